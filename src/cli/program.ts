@@ -1,0 +1,12 @@
+import { Command } from 'commander';
+import { packageVersion } from '../version.js';
+
+/** Builds the `rtb` command tree. Each sub-command lives in its own file and registers itself here. */
+export function buildProgram(): Command {
+  const program = new Command('rtb')
+    .description('rt-bootstrapper: landscape-specific Pod configuration for Kyma runtimes')
+    .version(packageVersion(), '-v, --version', 'print the version of rtb')
+    .showHelpAfterError()
+    .enablePositionalOptions();
+  return program;
+}
