@@ -1,0 +1,126 @@
+/**
+ * Registry rewriting by the webhook config's `overrides`: `{ "<source host>": "<target>" }`, where a
+ * target is a registry host optionally followed by a path prefix (`mirror.example.com/dockerhub`).
+ */
+import {
+  ImageReferenceError,
+  isValidRegistryHost,
+  looksLikeRegistryHost,
+  parseImageReference,
+  repositoryPathProblem,
+} from './image-reference.js';
+
+/** An override target split into its host and its (possibly empty) path prefix. */
+export interface RegistryTarget {
+  readonly host: string;
+  /** Path prefix without leading or trailing slash; `''` when the target is a bare host. */
+  readonly pathPrefix: string;
+}
+
+/** Rewrites one image; returns the new image, or undefined when the image stays as it is. */
+export type ImageRewriter = (image: string) => string | undefined;
+
+/**
+ * Checks an override key, returning why it cannot be a source registry or undefined when fine.
+ * A key that runtimes would not read as a registry host could never match an image.
+ */
+export function overrideSourceProblem(key: string): string | undefined {
+  if (!isValidRegistryHost(key)) return 'not a registry host (host or host:port, no path)';
+  if (!looksLikeRegistryHost(key))
+    return 'never matches: a registry host contains "." or ":" or is "localhost"';
+  return undefined;
+}
+
+/**
+ * Splits and checks an override target (`host[:port][/path]`).
+ *
+ * @throws ImageReferenceError when the host is invalid or would be read as a Docker Hub namespace
+ * (no `.`/`:`, not `localhost`), or the path prefix is not a valid repository path.
+ */
+export function parseRegistryTarget(target: string): RegistryTarget {
+  const slash = target.indexOf('/');
+  const host = slash === -1 ? target : target.slice(0, slash);
+  const pathPrefix = slash === -1 ? '' : target.slice(slash + 1);
+  const hostProblem = overrideSourceProblem(host);
+  if (hostProblem !== undefined)
+    throw new ImageReferenceError(target, `target host "${host}": ${hostProblem}`);
+  if (slash !== -1) {
+    const pathProblem = repositoryPathProblem(pathPrefix);
+    if (pathProblem !== undefined) throw new ImageReferenceError(target, `target path: ${pathProblem}`);
+  }
+  return { host, pathPrefix };
+}
+
+function isAtTarget(registry: string, repository: string, target: RegistryTarget): boolean {
+  if (registry !== target.host) return false;
+  if (target.pathPrefix === '') return true;
+  return repository === target.pathPrefix || repository.startsWith(`${target.pathPrefix}/`);
+}
+
+/**
+ * Prepares a rewriter for a set of overrides, parsing the targets once (the result is meant to be
+ * reused for every image of every request under one config).
+ *
+ * Semantics:
+ * - the source registry is matched exactly (port included, no case folding); an image without an
+ *   explicit registry has registry `docker.io` and matches an override key `docker.io`;
+ * - an image already under any target (host equal and path inside the prefix) is left alone, so
+ *   a second pass over a rewritten Pod is a no-op; this check wins over a matching key;
+ * - a non-matching image is returned as undefined, never canonicalised (`nginx` stays `nginx`).
+ *
+ * The returned function throws ImageReferenceError for an unparseable image, so callers can
+ * report it; the rewriter itself never produces an invalid reference (it throws instead, with the
+ * parse error as `cause`).
+ *
+ * @throws ImageReferenceError at creation for an invalid override key or target.
+ */
+export function createRegistryRewriter(overrides: Readonly<Record<string, string>>): ImageRewriter {
+  // A Map (not the object) so keys such as "__proto__" or "constructor" cannot hit the prototype.
+  const bySource = new Map<string, string>();
+  const targets: RegistryTarget[] = [];
+  for (const [source, target] of Object.entries(overrides)) {
+    const problem = overrideSourceProblem(source);
+    if (problem !== undefined) throw new ImageReferenceError(source, `override key: ${problem}`);
+    const parsed = parseRegistryTarget(target);
+    bySource.set(source, parsed.pathPrefix === '' ? parsed.host : `${parsed.host}/${parsed.pathPrefix}`);
+    targets.push(parsed);
+  }
+  if (bySource.size === 0) {
+    // Still parse, so an invalid image is reported the same way with and without overrides.
+    return (image) => {
+      parseImageReference(image);
+      return undefined;
+    };
+  }
+
+  return (image) => {
+    const ref = parseImageReference(image);
+    if (targets.some((t) => isAtTarget(ref.registry, ref.repository, t))) return undefined;
+    const target = bySource.get(ref.registry);
+    if (target === undefined) return undefined;
+
+    const tag = ref.tag === undefined ? '' : `:${ref.tag}`;
+    const digest = ref.digest === undefined ? '' : `@${ref.digest}`;
+    const rewritten = `${target}/${ref.repository}${tag}${digest}`;
+    try {
+      // A path prefix can push the name past its length limit; never hand out such a reference.
+      parseImageReference(rewritten);
+    } catch (error) {
+      throw new ImageReferenceError(image, `rewriting to "${rewritten}" gives an invalid reference`, {
+        cause: error,
+      });
+    }
+    return rewritten === image ? undefined : rewritten;
+  };
+}
+
+/**
+ * Rewrites the registry of one image by `overrides` (see createRegistryRewriter for the rules).
+ * Returns undefined when the image is unchanged. Seed example: with `{ "replace.me": "ghcr.io" }`,
+ * `replace.me/kyma-project/rt-bootstrapper/pause:e2e` becomes `ghcr.io/kyma-project/rt-bootstrapper/pause:e2e`.
+ *
+ * @throws ImageReferenceError for an unparseable image or an invalid override.
+ */
+export function rewriteImage(image: string, overrides: Readonly<Record<string, string>>): string | undefined {
+  return createRegistryRewriter(overrides)(image);
+}

@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ImageReferenceError } from '../../../src/image/image-reference.js';
+import {
+  createRegistryRewriter,
+  overrideSourceProblem,
+  parseRegistryTarget,
+  rewriteImage,
+} from '../../../src/image/registry-rewrite.js';
+
+const SHA256 = `sha256:${'b'.repeat(64)}`;
+
+const overrides = {
+  'replace.me': 'ghcr.io',
+  'docker.io': 'mirror.example.com/dockerhub',
+  'localhost:5000': 'registry.internal:5443',
+  'quay.io:443': 'mirror.example.com/quay/443',
+};
+
+const cases: readonly [name: string, image: string, expected: string | undefined][] = [
+  [
+    'seed example',
+    'replace.me/kyma-project/rt-bootstrapper/pause:e2e',
+    'ghcr.io/kyma-project/rt-bootstrapper/pause:e2e',
+  ],
+  ['explicit host, digest kept', `replace.me/a@${SHA256}`, `ghcr.io/a@${SHA256}`],
+  ['explicit host, tag and digest kept', `replace.me/a/b:1@${SHA256}`, `ghcr.io/a/b:1@${SHA256}`],
+  ['implicit docker.io, short name', 'nginx:1.25', 'mirror.example.com/dockerhub/library/nginx:1.25'],
+  ['implicit docker.io, no tag', 'nginx', 'mirror.example.com/dockerhub/library/nginx'],
+  ['implicit docker.io, namespace', 'bitnami/redis:7', 'mirror.example.com/dockerhub/bitnami/redis:7'],
+  ['explicit docker.io', 'docker.io/nginx', 'mirror.example.com/dockerhub/library/nginx'],
+  ['explicit docker.io/library', 'docker.io/library/nginx:x', 'mirror.example.com/dockerhub/library/nginx:x'],
+  ['port is part of the host', 'localhost:5000/x:1', 'registry.internal:5443/x:1'],
+  ['port must match exactly (other port)', 'localhost:5001/x:1', undefined],
+  ['port must match exactly (no port)', 'localhost/x:1', undefined],
+  ['port-qualified key', 'quay.io:443/org/app:2', 'mirror.example.com/quay/443/org/app:2'],
+  ['port-qualified key does not match bare host', 'quay.io/org/app:2', undefined],
+  ['index.docker.io is a different host', 'index.docker.io/library/nginx', undefined],
+  ['no case folding of hosts', 'Replace.Me/a', undefined],
+  ['suffix of a key is not a match', 'x.replace.me/a', undefined],
+  ['non-matching host unchanged', 'gcr.io/distroless/static', undefined],
+  ['already at bare target', 'ghcr.io/kyma-project/x:1', undefined],
+  ['already under path-prefix target', 'mirror.example.com/dockerhub/library/nginx:1.25', undefined],
+  ['prefix must end at a path boundary', 'mirror.example.com/dockerhub2/x', undefined],
+  ['target host outside the prefix is not a target', 'mirror.example.com/other/x', undefined],
+];
+
+void describe('rewriteImage', () => {
+  for (const [name, image, expected] of cases) {
+    void test(`${name}: ${image}`, () => {
+      assert.equal(rewriteImage(image, overrides), expected);
+      // Idempotence: a second pass over the result changes nothing.
+      if (expected !== undefined) assert.equal(rewriteImage(expected, overrides), undefined);
+    });
+  }
+
+  void test('without a docker.io key, short names stay exactly as written (never canonicalised)', () => {
+    const o = { 'replace.me': 'ghcr.io' };
+    for (const image of ['nginx', 'nginx:1.25', 'library/nginx', `nginx@${SHA256}`, 'docker.io/nginx']) {
+      assert.equal(rewriteImage(image, o), undefined, image);
+    }
+  });
+
+  void test('no overrides: nothing is rewritten', () => {
+    assert.equal(rewriteImage('replace.me/a:1', {}), undefined);
+  });
+
+  void test('an override to the same place is a no-op', () => {
+    assert.equal(rewriteImage('ghcr.io/a:1', { 'ghcr.io': 'ghcr.io' }), undefined);
+  });
+
+  void test('chained overrides: an image already at a target is never moved on (second pass stays a no-op)', () => {
+    const chain = { 'a.io': 'b.io', 'b.io': 'c.io' };
+    assert.equal(rewriteImage('a.io/x', chain), 'b.io/x');
+    assert.equal(rewriteImage('b.io/x', chain), undefined);
+  });
+
+  void test('override keys that collide with Object.prototype names are plain keys', () => {
+    assert.equal(rewriteImage('constructor.io/x', { 'constructor.io': 'ghcr.io' }), 'ghcr.io/x');
+    assert.equal(rewriteImage('localhost/x', { 'replace.me': 'ghcr.io' }), undefined);
+  });
+
+  void test('an unparseable image throws ImageReferenceError (with and without overrides)', () => {
+    assert.throws(() => rewriteImage('replace.me/UPPER:1', overrides), ImageReferenceError);
+    assert.throws(() => rewriteImage('', {}), ImageReferenceError);
+  });
+
+  void test('a rewrite that would exceed the name length throws with the parse error as cause', () => {
+    const longTarget = `mirror.example.com/${'p'.repeat(200)}`;
+    const image = `replace.me/${'a'.repeat(60)}:1`;
+    assert.throws(
+      () => rewriteImage(image, { 'replace.me': longTarget }),
+      (error: unknown) => {
+        assert.ok(error instanceof ImageReferenceError);
+        assert.equal(error.input, image);
+        assert.ok(error.cause instanceof ImageReferenceError);
+        return true;
+      },
+    );
+  });
+});
+
+void describe('createRegistryRewriter', () => {
+  void test('reuses parsed targets across images', () => {
+    const rewrite = createRegistryRewriter(overrides);
+    assert.equal(rewrite('replace.me/a'), 'ghcr.io/a');
+    assert.equal(rewrite('nginx'), 'mirror.example.com/dockerhub/library/nginx');
+    assert.equal(rewrite('ghcr.io/a'), undefined);
+  });
+
+  const badOverrides: readonly [Record<string, string>, RegExp][] = [
+    [{ 'no-dot': 'ghcr.io' }, /override key.*never matches/],
+    [{ 'reg.io/path': 'ghcr.io' }, /override key.*not a registry host/],
+    [{ 'replace.me': 'nodot' }, /target host "nodot".*never matches/],
+    [{ 'replace.me': 'ghcr.io/Upper' }, /target path.*lowercase/],
+    [{ 'replace.me': 'ghcr.io/' }, /target path/],
+    [{ 'replace.me': '' }, /target host/],
+  ];
+  for (const [o, message] of badOverrides) {
+    void test(`refuses ${JSON.stringify(o)}`, () => {
+      assert.throws(
+        () => createRegistryRewriter(o),
+        (error: unknown) => {
+          assert.ok(error instanceof ImageReferenceError);
+          assert.match(error.message, message);
+          return true;
+        },
+      );
+    });
+  }
+});
+
+void describe('parseRegistryTarget / overrideSourceProblem', () => {
+  void test('splits host and path prefix', () => {
+    assert.deepEqual(parseRegistryTarget('ghcr.io'), { host: 'ghcr.io', pathPrefix: '' });
+    assert.deepEqual(parseRegistryTarget('localhost:5001'), { host: 'localhost:5001', pathPrefix: '' });
+    assert.deepEqual(parseRegistryTarget('mirror.example.com/a/b'), {
+      host: 'mirror.example.com',
+      pathPrefix: 'a/b',
+    });
+  });
+
+  void test('accepts hosts runtimes read as registries, refuses others', () => {
+    for (const ok of ['ghcr.io', 'localhost', 'localhost:5000', 'myhost:5000', '[::1]:5000', '10.0.0.1']) {
+      assert.equal(overrideSourceProblem(ok), undefined, ok);
+    }
+    for (const bad of ['ghcr', 'ghcr.io/x', '', 'a b.io', '-a.io']) {
+      assert.notEqual(overrideSourceProblem(bad), undefined, bad);
+    }
+  });
+});
