@@ -1,0 +1,355 @@
+/**
+ * A keyed work queue and its worker loop, as client-go's rate-limited workqueue plus
+ * controller-runtime's controller loop. Guarantees:
+ * - a key queued several times is processed once (de-duplication);
+ * - a key is never processed by two workers at once: added while running, it is marked
+ *   dirty and runs again after the current run;
+ * - failures back off per key; `requeueAfter` schedules the next run; at most
+ *   `concurrency` handlers run at a time.
+ */
+import { defaultControllerRateLimiter, systemClock, type RateLimiter } from './backoff.js';
+import { DelayQueue } from './delay-queue.js';
+
+/** Per-queue metric sinks (client-go's `MetricsProvider`, already bound to the queue name). */
+export interface WorkQueueMetrics {
+  /** A key was added (not counted when de-duplicated). */
+  add(): void;
+  /** Current number of ready keys. */
+  depth(n: number): void;
+  /** Seconds a key waited between add and start of processing. */
+  queueDuration(seconds: number): void;
+  /** Seconds a handler ran. */
+  workDuration(seconds: number): void;
+  /** A rate-limited add (a retry). */
+  retry(): void;
+  /** Sum of seconds in-flight handlers have been running. */
+  unfinishedWork(seconds: number): void;
+  /** Seconds the longest in-flight handler has been running. */
+  longestRunningProcessor(seconds: number): void;
+}
+
+/** Creates the metric sinks of a queue by name; see `workqueue-metrics.ts`. */
+export interface WorkQueueMetricsProvider {
+  forQueue(name: string): WorkQueueMetrics;
+}
+
+/** Outcome of one handler run, as controller-runtime labels `controller_runtime_reconcile_total`. */
+export type ReconcileResultKind = 'success' | 'error' | 'requeue' | 'requeue_after';
+
+/** Per-controller reconcile metric sinks; see `reconcile-metrics.ts`. */
+export interface ReconcileMetrics {
+  maxConcurrency(n: number): void;
+  activeWorkers(delta: 1 | -1): void;
+  observe(result: ReconcileResultKind, seconds: number): void;
+}
+
+/** Creates the reconcile metric sinks of a controller by name. */
+export interface ReconcileMetricsProvider {
+  forController(name: string): ReconcileMetrics;
+}
+
+/** What a handler asks for after a successful run. */
+export interface HandlerResult {
+  /** Run the key again after this many ms (resets its failure backoff). */
+  readonly requeueAfter?: number;
+  /** Run the key again with rate limiting (counts as a retry). */
+  readonly requeue?: boolean;
+}
+
+/** Context of one handler run. */
+export interface HandlerContext {
+  /** Aborted by `shutDown()` (not by `shutDownWithDrain()`). */
+  readonly signal: AbortSignal;
+  /** Rate-limited adds of this key since it last succeeded. */
+  readonly retries: number;
+}
+
+/** Processes one key; throwing (or rejecting) retries it with backoff. */
+// `void` so a plain `async (key) => { ... }` without a return statement is a handler.
+// eslint-disable-next-line @typescript-eslint/no-invalid-void-type
+export type Handler = (key: string, ctx: HandlerContext) => Promise<HandlerResult | undefined | void>;
+
+/** Options of a {@link WorkQueue}. */
+export interface WorkQueueOptions {
+  /** Queue (and controller) name used as the metrics label. */
+  readonly name: string;
+  /** Delay policy of `addRateLimited` (default: client-go's default controller limiter). */
+  readonly rateLimiter?: RateLimiter;
+  readonly metrics?: WorkQueueMetricsProvider;
+  readonly reconcileMetrics?: ReconcileMetricsProvider;
+  /** How often unfinished-work gauges are refreshed (default 500 ms, as client-go). */
+  readonly metricsUpdatePeriodMs?: number;
+}
+
+/** Options of {@link WorkQueue.start}. */
+export interface StartOptions {
+  /** Maximum number of handlers running at once (default 1). */
+  readonly concurrency?: number;
+  /** Told about every handler failure (the key is retried regardless). */
+  readonly onError?: (key: string, err: unknown) => void;
+}
+
+/** Misuse of a work queue (e.g. started twice). */
+export class WorkQueueError extends Error {
+  override readonly name = 'WorkQueueError';
+}
+
+const noopMetrics: WorkQueueMetrics = {
+  add: () => undefined,
+  depth: () => undefined,
+  queueDuration: () => undefined,
+  workDuration: () => undefined,
+  retry: () => undefined,
+  unfinishedWork: () => undefined,
+  longestRunningProcessor: () => undefined,
+};
+
+/** A de-duplicating, per-key serialised, rate-limited work queue with a worker pool. */
+export class WorkQueue {
+  readonly name: string;
+  private readonly limiter: RateLimiter;
+  private readonly metrics: WorkQueueMetrics;
+  private readonly reconcileMetrics: ReconcileMetrics | undefined;
+  // Ready keys in FIFO order; `head` avoids O(n) shifts.
+  private ready: string[] = [];
+  private head = 0;
+  /** Keys that need processing: queued, or added again while processing. */
+  private readonly dirty = new Set<string>();
+  /** Keys being processed, with their start time. */
+  private readonly processing = new Map<string, number>();
+  private readonly addedAt = new Map<string, number>();
+  private readonly delayed: DelayQueue<string>;
+  private readonly wakeups: (() => void)[] = [];
+  private readonly idleWaiters: (() => void)[] = [];
+  private readonly abort = new AbortController();
+  private shuttingDown = false;
+  private started = false;
+  private ticker: NodeJS.Timeout | undefined;
+
+  constructor(private readonly opts: WorkQueueOptions) {
+    this.name = opts.name;
+    this.limiter = opts.rateLimiter ?? defaultControllerRateLimiter();
+    this.metrics = opts.metrics?.forQueue(opts.name) ?? noopMetrics;
+    this.reconcileMetrics = opts.reconcileMetrics?.forController(opts.name);
+    // Pending delays are pending work: the timer keeps the process alive until shutdown clears it.
+    this.delayed = new DelayQueue<string>((key) => {
+      this.add(key);
+    });
+  }
+
+  /** Queue `key` for processing now; a no-op if it is already queued or after shutdown. */
+  add(key: string): void {
+    if (this.shuttingDown) return;
+    // An immediate add supersedes a pending delayed one: the run it causes decides what comes next.
+    this.delayed.cancel(key);
+    if (this.dirty.has(key)) return;
+    this.metrics.add();
+    this.dirty.add(key);
+    this.addedAt.set(key, systemClock.now());
+    if (this.processing.has(key)) return; // re-queued by done()
+    this.push(key);
+  }
+
+  /** Queue `key` after `ms`; keeps the earlier deadline if it already waits, no-op if already queued. */
+  addAfter(key: string, ms: number): void {
+    if (this.shuttingDown) return;
+    if (!(ms > 0)) {
+      this.add(key);
+      return;
+    }
+    if (this.dirty.has(key)) return;
+    this.delayed.schedule(key, ms);
+  }
+
+  /** Queue `key` after the rate limiter's delay (per-key backoff, global bucket). */
+  addRateLimited(key: string): void {
+    if (this.shuttingDown) return;
+    this.metrics.retry();
+    this.addAfter(key, this.limiter.when(key));
+  }
+
+  /** Reset the backoff of `key` (after it succeeded). */
+  forget(key: string): void {
+    this.limiter.forget(key);
+  }
+
+  /** Rate-limited adds of `key` since it was last forgotten. */
+  numRequeues(key: string): number {
+    return this.limiter.retries(key);
+  }
+
+  /** Number of keys ready to be processed (not counting delayed or running ones). */
+  len(): number {
+    return this.ready.length - this.head;
+  }
+
+  /** Whether shutdown has begun. */
+  isShuttingDown(): boolean {
+    return this.shuttingDown;
+  }
+
+  /**
+   * Run `handler` for queued keys on up to `concurrency` workers until shutdown. The
+   * promise resolves when every worker has exited; it rejects only on misuse (started
+   * twice, bad concurrency), never because a handler failed.
+   */
+  async start(handler: Handler, opts: StartOptions = {}): Promise<void> {
+    if (this.started) throw new WorkQueueError(`work queue ${this.name} already started`);
+    const concurrency = opts.concurrency ?? 1;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new WorkQueueError(`concurrency must be a positive integer, got ${concurrency}`);
+    }
+    this.started = true;
+    this.reconcileMetrics?.maxConcurrency(concurrency);
+    this.startTicker();
+    const workers: Promise<void>[] = [];
+    for (let i = 0; i < concurrency; i++) workers.push(this.worker(handler, opts.onError));
+    try {
+      await Promise.all(workers);
+    } finally {
+      this.stopTicker();
+    }
+  }
+
+  /**
+   * Stop now: accept no new keys, drop queued and delayed ones, abort the signal of
+   * running handlers. Running handlers still finish; await `start()` to see workers exit.
+   */
+  shutDown(): void {
+    this.beginShutdown();
+    this.abort.abort(new WorkQueueError(`work queue ${this.name} shut down`));
+  }
+
+  /**
+   * Stop gracefully: accept no new keys, drop queued and delayed ones, and resolve once
+   * every running handler has finished (their signals are not aborted). Call `shutDown()`
+   * afterwards to abort handlers that take too long.
+   */
+  async shutDownWithDrain(): Promise<void> {
+    this.beginShutdown();
+    if (this.processing.size === 0) return;
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private beginShutdown(): void {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    this.delayed.clear();
+    this.ready = [];
+    this.head = 0;
+    this.dirty.clear();
+    this.addedAt.clear();
+    this.metrics.depth(0);
+    for (const wake of this.wakeups.splice(0)) wake();
+    if (!this.started) this.stopTicker();
+  }
+
+  private push(key: string): void {
+    this.ready.push(key);
+    this.metrics.depth(this.len());
+    this.wakeups.shift()?.();
+  }
+
+  private take(): string | undefined {
+    if (this.head >= this.ready.length) return undefined;
+    const key = this.ready[this.head];
+    this.head++;
+    // Compact once the consumed prefix dominates, keeping push/take amortised O(1).
+    if (this.head > 1024 && this.head * 2 > this.ready.length) {
+      this.ready = this.ready.slice(this.head);
+      this.head = 0;
+    }
+    this.metrics.depth(this.len());
+    return key;
+  }
+
+  private async next(): Promise<string | undefined> {
+    for (;;) {
+      if (this.shuttingDown) return undefined;
+      const key = this.take();
+      if (key !== undefined) return key;
+      await new Promise<void>((resolve) => this.wakeups.push(resolve));
+    }
+  }
+
+  private async worker(handler: Handler, onError: StartOptions['onError']): Promise<void> {
+    for (;;) {
+      const key = await this.next();
+      if (key === undefined) return;
+      await this.process(key, handler, onError);
+    }
+  }
+
+  private async process(key: string, handler: Handler, onError: StartOptions['onError']): Promise<void> {
+    const now = systemClock.now();
+    this.dirty.delete(key);
+    this.processing.set(key, now);
+    const added = this.addedAt.get(key);
+    this.addedAt.delete(key);
+    if (added !== undefined) this.metrics.queueDuration((now - added) / 1000);
+    this.reconcileMetrics?.activeWorkers(1);
+    let result: ReconcileResultKind;
+    try {
+      const res = await handler(key, { signal: this.abort.signal, retries: this.limiter.retries(key) });
+      if (res?.requeueAfter !== undefined && res.requeueAfter > 0) {
+        this.limiter.forget(key);
+        this.addAfter(key, res.requeueAfter);
+        result = 'requeue_after';
+      } else if (res?.requeue === true) {
+        this.addRateLimited(key);
+        result = 'requeue';
+      } else {
+        this.limiter.forget(key);
+        result = 'success';
+      }
+    } catch (err) {
+      result = 'error';
+      this.addRateLimited(key);
+      try {
+        onError?.(key, err);
+      } catch {
+        // A failing error reporter must not stop the worker.
+      }
+    }
+    const seconds = (systemClock.now() - now) / 1000;
+    this.reconcileMetrics?.observe(result, seconds);
+    this.reconcileMetrics?.activeWorkers(-1);
+    this.done(key, seconds);
+  }
+
+  private done(key: string, seconds: number): void {
+    this.processing.delete(key);
+    this.metrics.workDuration(seconds);
+    // Added while running: now it may run again.
+    if (this.dirty.has(key) && !this.shuttingDown) this.push(key);
+    if (this.processing.size === 0) for (const idle of this.idleWaiters.splice(0)) idle();
+  }
+
+  private startTicker(): void {
+    if (this.opts.metrics === undefined || this.ticker !== undefined || this.shuttingDown) return;
+    this.ticker = setInterval(() => {
+      this.updateUnfinishedWork();
+    }, this.opts.metricsUpdatePeriodMs ?? 500);
+    // Only a gauge refresh: never a reason to keep the process alive.
+    this.ticker.unref();
+  }
+
+  private stopTicker(): void {
+    if (this.ticker !== undefined) clearInterval(this.ticker);
+    this.ticker = undefined;
+    this.updateUnfinishedWork();
+  }
+
+  private updateUnfinishedWork(): void {
+    const now = systemClock.now();
+    let total = 0;
+    let longest = 0;
+    for (const started of this.processing.values()) {
+      const s = (now - started) / 1000;
+      total += s;
+      longest = Math.max(longest, s);
+    }
+    this.metrics.unfinishedWork(total);
+    this.metrics.longestRunningProcessor(longest);
+  }
+}
