@@ -31,24 +31,37 @@ export function overrideSourceProblem(key: string): string | undefined {
   return undefined;
 }
 
+function splitTarget(target: string): RegistryTarget {
+  const slash = target.indexOf('/');
+  return slash === -1
+    ? { host: target, pathPrefix: '' }
+    : { host: target.slice(0, slash), pathPrefix: target.slice(slash + 1) };
+}
+
+/**
+ * Checks an override target (`host[:port][/path]`), returning why it is invalid or undefined.
+ * The host must be one runtimes read as a registry, or rewritten images would land on Docker Hub.
+ */
+export function overrideTargetProblem(target: string): string | undefined {
+  const { host, pathPrefix } = splitTarget(target);
+  const hostProblem = overrideSourceProblem(host);
+  if (hostProblem !== undefined) return `target host "${host}": ${hostProblem}`;
+  if (target.includes('/')) {
+    const pathProblem = repositoryPathProblem(pathPrefix);
+    if (pathProblem !== undefined) return `target path: ${pathProblem}`;
+  }
+  return undefined;
+}
+
 /**
  * Splits and checks an override target (`host[:port][/path]`).
  *
- * @throws ImageReferenceError when the host is invalid or would be read as a Docker Hub namespace
- * (no `.`/`:`, not `localhost`), or the path prefix is not a valid repository path.
+ * @throws ImageReferenceError when overrideTargetProblem finds a problem.
  */
 export function parseRegistryTarget(target: string): RegistryTarget {
-  const slash = target.indexOf('/');
-  const host = slash === -1 ? target : target.slice(0, slash);
-  const pathPrefix = slash === -1 ? '' : target.slice(slash + 1);
-  const hostProblem = overrideSourceProblem(host);
-  if (hostProblem !== undefined)
-    throw new ImageReferenceError(target, `target host "${host}": ${hostProblem}`);
-  if (slash !== -1) {
-    const pathProblem = repositoryPathProblem(pathPrefix);
-    if (pathProblem !== undefined) throw new ImageReferenceError(target, `target path: ${pathProblem}`);
-  }
-  return { host, pathPrefix };
+  const problem = overrideTargetProblem(target);
+  if (problem !== undefined) throw new ImageReferenceError(target, problem);
+  return splitTarget(target);
 }
 
 function isAtTarget(registry: string, repository: string, target: RegistryTarget): boolean {
