@@ -2,12 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ItemExponentialBackoff, TokenBucketRateLimiter } from '../../../src/kube/backoff.js';
-import {
-  WorkQueue,
-  WorkQueueError,
-  type ReconcileResultKind,
-  type WorkQueueMetrics,
-} from '../../../src/kube/work-queue.js';
+import type { ReconcileResultKind, WorkQueueMetrics } from '../../../src/kube/metrics-hooks.js';
+import { WorkQueue, WorkQueueError } from '../../../src/kube/work-queue.js';
 
 interface Deferred {
   promise: Promise<void>;
