@@ -27,7 +27,7 @@ function findTests(dir) {
   return out;
 }
 
-const dirs = unitOnly ? ['test/unit'] : ['test/unit', 'test/integration'];
+const dirs = unitOnly ? ['test/unit'] : ['test/static', 'test/unit', 'test/integration'];
 let files = dirs.flatMap((d) => findTests(join(root, d))).map((f) => relative(root, f));
 if (filters.length > 0) files = files.filter((f) => filters.some((flt) => f.includes(flt)));
 if (files.length === 0) {

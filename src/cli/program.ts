@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { packageVersion } from '../version.js';
+import { registerControlPlaneCommand } from './commands/control-plane.js';
+import { registerLocalCommand } from './commands/local.js';
 
 /** Builds the `rtb` command tree. Each sub-command lives in its own file and registers itself here. */
 export function buildProgram(): Command {
@@ -8,5 +10,7 @@ export function buildProgram(): Command {
     .version(packageVersion(), '-v, --version', 'print the version of rtb')
     .showHelpAfterError()
     .enablePositionalOptions();
+  registerLocalCommand(program);
+  registerControlPlaneCommand(program);
   return program;
 }

@@ -1,7 +1,11 @@
 //go:build tools
 
-// Package tools pins kube-apiserver so `go mod tidy` keeps its dependencies;
-// the binary itself is built with `go build k8s.io/kubernetes/cmd/kube-apiserver`.
+// Package tools pins kube-apiserver (and kubectl, for checking kubeconfigs and for people
+// using the local landscape) so `go mod tidy` keeps their dependencies; the binaries are
+// built with `go build k8s.io/kubernetes/cmd/kube-apiserver` and `.../cmd/kubectl`.
 package tools
 
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)

@@ -1,0 +1,24 @@
+import type { Command } from 'commander';
+import { cleanCache, resolveBinaries } from '../../envtest/binaries.js';
+
+/** `rtb control-plane build|clean`: builds (or finds) kube-apiserver and etcd for tests and the local landscape. */
+export function registerControlPlaneCommand(program: Command): void {
+  const cmd = program
+    .command('control-plane')
+    .description('build or locate the kube-apiserver and etcd used by tests and `rtb local`');
+  cmd
+    .command('build')
+    .description('build kube-apiserver and etcd from their Go modules once (reused from the cache afterwards)')
+    .action(async () => {
+      const b = await resolveBinaries({ log: (line) => process.stderr.write(`rtb: ${line}\n`) });
+      process.stdout.write(
+        `kube-apiserver ${b.kubernetesVersion}: ${b.kubeApiserver}\nkubectl: ${b.kubectl ?? "(none)"}\netcd ${b.etcdVersion}: ${b.etcd}\n(${b.source})\n`,
+      );
+    });
+  cmd
+    .command('clean')
+    .description('remove the cached binaries')
+    .action(async () => {
+      await cleanCache();
+    });
+}

@@ -1,0 +1,210 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { resolveBinaries, type ControlPlaneBinaries } from './binaries.js';
+import { createClusterPki, type ClusterPki } from './cluster-pki.js';
+import { ControlPlaneError } from './errors.js';
+import { startEtcd, type EtcdServer } from './etcd.js';
+import { freePort } from './free-port.js';
+import { startKubeApiserver } from './kube-apiserver.js';
+import { renderKubeconfig } from './kubeconfig.js';
+import type { ManagedProcess } from './managed-process.js';
+import { trackTempDir, untrackTempDir } from './process-registry.js';
+
+/** Options for a local control plane. */
+export interface ControlPlaneOptions {
+  /** Cluster names, or how many (named `cluster-0`…). Default one. */
+  clusters?: number | readonly string[];
+  /** Reuse these binaries instead of resolving (and maybe building) them. */
+  binaries?: ControlPlaneBinaries;
+  /** Keep the working directory (logs, kubeconfigs) after stop. */
+  keepDir?: boolean;
+  /** Extra kube-apiserver flags for every cluster. */
+  apiserverArgs?: readonly string[];
+  log?: (line: string) => void;
+}
+
+/** One independent cluster: its own kube-apiserver and its own prefix in the shared etcd. */
+export class LocalCluster {
+  private process: ManagedProcess | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly port: number,
+    readonly dir: string,
+    readonly kubeconfigPath: string,
+    readonly kubeconfig: string,
+    private readonly pki: ClusterPki,
+    private readonly launch: () => Promise<ManagedProcess>,
+    initial: ManagedProcess,
+  ) {
+    this.process = initial;
+  }
+
+  /** `https://127.0.0.1:<port>`. */
+  get server(): string {
+    return `https://127.0.0.1:${this.port}`;
+  }
+
+  /** PEM of the cluster CA (what a client trusts and what signs client certificates). */
+  get caPem(): string {
+    return this.pki.ca.certPem;
+  }
+
+  /** The cluster's CA with its key, to issue further client certificates in tests. */
+  get ca(): ClusterPki['ca'] {
+    return this.pki.ca;
+  }
+
+  /** PID of the running kube-apiserver. */
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
+  /** Whether the API server runs. */
+  get running(): boolean {
+    return this.process?.running ?? false;
+  }
+
+  /** A fresh @kubernetes/client-node KubeConfig for the admin user. */
+  kubeConfig(): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromString(this.kubeconfig);
+    return kc;
+  }
+
+  /** Starts (or restarts) the API server on the same port with the same certificates. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.process = await this.launch();
+  }
+
+  /** Stops the API server; its data stays in etcd, so start() brings the same cluster back. */
+  async stop(): Promise<void> {
+    await this.process?.stop();
+  }
+}
+
+/**
+ * A real local control plane for tests and the local landscape: one etcd and N
+ * kube-apiservers on it, each with its own `--etcd-prefix`, on free loopback ports.
+ */
+export class ControlPlane {
+  private readonly clusterList: LocalCluster[] = [];
+  private stopped = false;
+
+  private constructor(
+    readonly dir: string,
+    readonly binaries: ControlPlaneBinaries,
+    readonly etcd: EtcdServer,
+    private readonly options: ControlPlaneOptions,
+  ) {}
+
+  /** Resolves the binaries, starts etcd and the clusters, and waits until every one is ready. */
+  static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+    const binaries = options.binaries ?? (await resolveBinaries({ log: options.log }));
+    const dir = await mkdtemp(join(tmpdir(), 'rtb-envtest-'));
+    if (!options.keepDir) trackTempDir(dir);
+    let etcd: EtcdServer | undefined;
+    try {
+      etcd = await startEtcd(binaries.etcd, join(dir, 'etcd'));
+      const plane = new ControlPlane(dir, binaries, etcd, options);
+      const spec = options.clusters ?? 1;
+      const names = typeof spec === 'number' ? Array.from({ length: spec }, (_, i) => `cluster-${i}`) : spec;
+      try {
+        await Promise.all(names.map((n) => plane.addCluster(n)));
+        // They start concurrently; keep the order the caller gave.
+        plane.clusterList.sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name));
+      } catch (error) {
+        await plane.stop();
+        throw error;
+      }
+      return plane;
+    } catch (error) {
+      await etcd?.stop();
+      if (!options.keepDir) {
+        await rm(dir, { recursive: true, force: true });
+        untrackTempDir(dir);
+      }
+      throw error;
+    }
+  }
+
+  /** The clusters, in the order they were added. */
+  get clusters(): readonly LocalCluster[] {
+    return this.clusterList;
+  }
+
+  /** The cluster of that name; throws if there is none. */
+  cluster(name: string): LocalCluster {
+    const found = this.clusterList.find((c) => c.name === name);
+    if (!found) throw new ControlPlaneError(`no cluster named ${name}`);
+    return found;
+  }
+
+  /** Adds one more independent cluster on the shared etcd. */
+  async addCluster(name: string): Promise<LocalCluster> {
+    if (this.stopped) throw new ControlPlaneError('the control plane is stopped');
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new ControlPlaneError(`invalid cluster name ${name}`);
+    if (this.clusterList.some((c) => c.name === name)) throw new ControlPlaneError(`duplicate cluster ${name}`);
+    const dir = join(this.dir, name);
+    await mkdir(dir, { recursive: true });
+    const pki = await createClusterPki(dir, name);
+    const readyTls = { ca: pki.ca.certPem, cert: pki.adminCertPem, key: pki.adminKeyPem };
+    let port = await freePort();
+    let everStarted = false;
+    const launch = async (): Promise<ManagedProcess> => {
+      let lastError: unknown;
+      for (let attempt = 0; attempt < 3; attempt++) {
+        try {
+          return await startKubeApiserver(
+            {
+              binary: this.binaries.kubeApiserver,
+              dir,
+              etcdUrl: this.etcd.url,
+              etcdPrefix: `/clusters/${name}`,
+              port,
+              pki: pki.files,
+              extraArgs: this.options.apiserverArgs,
+            },
+            readyTls,
+          );
+        } catch (error) {
+          lastError = error;
+          // Only a lost race for the port is worth another try on the first start.
+          const inUse = error instanceof Error && /address already in use/.test(error.message);
+          if (!inUse || everStarted) throw error;
+          port = await freePort();
+        }
+      }
+      throw lastError;
+    };
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    const first = await launch();
+    everStarted = true;
+    const kubeconfig = renderKubeconfig({
+      name,
+      server: `https://127.0.0.1:${port}`,
+      caPem: pki.ca.certPem,
+      clientCertPem: pki.adminCertPem,
+      clientKeyPem: pki.adminKeyPem,
+    });
+    await writeFile(kubeconfigPath, kubeconfig, { mode: 0o600 });
+    const cluster = new LocalCluster(name, port, dir, kubeconfigPath, kubeconfig, pki, launch, first);
+    this.clusterList.push(cluster);
+    return cluster;
+  }
+
+  /** Stops every API server, then etcd, and removes the working directory (unless kept). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await Promise.all(this.clusterList.map((c) => c.stop()));
+    await this.etcd.stop();
+    if (!this.options.keepDir) {
+      await rm(this.dir, { recursive: true, force: true });
+      untrackTempDir(this.dir);
+    }
+  }
+}

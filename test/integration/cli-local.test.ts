@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { eventually, isRunning } from '../support/control-plane.js';
+
+interface Run {
+  code: number | null;
+  out: string;
+  pids: number[];
+}
+
+/** Runs `rtb local` from source; sends `signal` once it says it is ready. */
+function runLocal(args: string[], signal?: NodeJS.Signals): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'local', ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    let pids: number[] = [];
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (signal && /Press Ctrl-C to stop/.test(out) && pids.length === 0) {
+        pids = childPids(child.pid!);
+        child.kill(signal);
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      resolve({ code, out, pids });
+    });
+  });
+}
+
+/** Direct children of a process (Linux lists them in /proc). */
+function childPids(parent: number): number[] {
+  try {
+    return readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+describe('rtb local (the main job)', () => {
+  test('--once starts the landscape, prints kubeconfigs and versions, and stops cleanly', async () => {
+    const run = await runLocal(['--once', '--clusters', 'kcp,runtime-a']);
+    assert.equal(run.code, 0, run.out);
+    assert.match(run.out, /kube-apiserver v1\.\d+\.\d+, etcd v3\.6\.\d+/);
+    assert.match(run.out, /cluster kcp: https:\/\/127\.0\.0\.1:\d+\n\s+kubeconfig: \/.*\/kcp\/kubeconfig/);
+    assert.match(run.out, /cluster runtime-a: https:\/\/127\.0\.0\.1:\d+/);
+    assert.match(run.out, /stopped\.\n$/);
+  });
+
+  test('Ctrl-C (SIGINT) stops every process it started and exits 0', async () => {
+    const run = await runLocal([], 'SIGINT');
+    assert.equal(run.code, 0, run.out);
+    assert.match(run.out, /SIGINT: stopping the local landscape/);
+    assert.ok(run.pids.length >= 2, `etcd and kube-apiserver were children: ${run.pids.join(',')}`);
+    await eventually(() => (run.pids.some(isRunning) ? undefined : true), 10_000, 'children to end');
+  });
+});

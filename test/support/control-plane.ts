@@ -1,0 +1,50 @@
+import { after, before } from 'node:test';
+import { ControlPlane, type ControlPlaneOptions } from '../../src/envtest/control-plane.js';
+
+/**
+ * Starts one real control plane for the calling test file (before its tests) and stops it
+ * after them. Returns a getter because the plane exists only once `before` has run.
+ */
+export function useControlPlane(options: ControlPlaneOptions = {}): () => ControlPlane {
+  let plane: ControlPlane | undefined;
+  before(async () => {
+    plane = await ControlPlane.start(options);
+  });
+  after(async () => {
+    await plane?.stop();
+  });
+  return () => {
+    if (!plane) throw new Error('the control plane is not started (use it inside a test)');
+    return plane;
+  };
+}
+
+/** Polls `fn` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await fn();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
+}
+
+/** Whether a PID still runs (zombies included as gone). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  return true;
+}
