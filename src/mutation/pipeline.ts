@@ -1,0 +1,183 @@
+/**
+ * The pure core of the mutating admission webhook: one Pod in, the mutated Pod and the JSON Patch
+ * that produces it out. No I/O: the caller fetches the Namespace, the config and whether the pull
+ * Secret exists, and turns the result into an AdmissionReview response.
+ */
+import {
+  ANNOTATION_DEFAULTED,
+  FEATURE_ADD_CLUSTER_TRUST_BUNDLE,
+  FEATURE_ADD_IMG_PULL_SECRET,
+  FEATURE_ALTER_IMG_REGISTRY,
+  FEATURE_SET_FIPS_MODE,
+  type Feature,
+  type WebhookConfig,
+} from '../api/webhook-config.js';
+import { createRegistryRewriter, type ImageRewriter } from '../image/registry-rewrite.js';
+import { addClusterTrustBundle } from './add-cluster-trust-bundle.js';
+import { addImagePullSecret } from './add-image-pull-secret.js';
+import { alterImageRegistry } from './alter-image-registry.js';
+import { selectFeatures } from './features.js';
+import { ALL_CONTAINER_KINDS, type ContainerKind, type ManipulationResult } from './manipulation.js';
+import { PatchBuilder, type PatchOperation } from './patch-builder.js';
+import type { Pod } from './pod.js';
+import { setFipsMode } from './set-fips-mode.js';
+
+/** The admission operations the webhook is registered for. */
+export type AdmissionOperation = 'CREATE' | 'UPDATE';
+
+/** The subresource through which ephemeral containers are added to a running Pod. */
+export const EPHEMERAL_CONTAINERS_SUBRESOURCE = 'ephemeralcontainers';
+
+/** Everything mutatePod needs; all of it comes from the AdmissionReview and caches. */
+export interface MutatePodInput {
+  /** The Pod from the request (`request.object`); never modified. */
+  readonly pod: Pod;
+  readonly operation: AdmissionOperation;
+  /** `request.subResource`; empty or absent for the Pod itself. */
+  readonly subResource?: string | undefined;
+  /** `request.oldObject` on UPDATE; limits image rewriting to images the request changes. */
+  readonly oldPod?: Pod | undefined;
+  /** The Pod's namespace (`request.namespace`; empty means `default`) and its annotations. */
+  readonly namespace: {
+    readonly name: string;
+    readonly annotations?: Readonly<Record<string, string>> | undefined;
+  };
+  readonly config: WebhookConfig;
+  /** Whether the pull Secret exists in the Pod's namespace. */
+  readonly pullSecretAvailable: boolean;
+}
+
+/** What mutatePod decided and did. */
+export interface MutatePodResult {
+  /** The mutated Pod (the input itself when nothing changed); shares unchanged parts with the input. */
+  readonly pod: Pod;
+  /** RFC 6902 operations against the input; empty when nothing changed. */
+  readonly patch: readonly PatchOperation[];
+  /** Features that apply to the Pod (and were allowed by the operation), in FEATURES order. */
+  readonly selected: readonly Feature[];
+  /** Features that actually changed the Pod. */
+  readonly applied: readonly Feature[];
+  /** Things asked for but not done, for logs and events. */
+  readonly warnings: readonly string[];
+  /** True when a pull-Secret reference was wanted but the Secret is unavailable (for metrics). */
+  readonly pullSecretSkipped: boolean;
+}
+
+/** What one request may change. */
+type Scope =
+  | { readonly kind: 'full' }
+  | { readonly kind: 'images'; readonly containerKinds: readonly ContainerKind[] }
+  | { readonly kind: 'none'; readonly reason: string };
+
+/**
+ * The API server lets an UPDATE change only container and init-container images (and metadata),
+ * and the ephemeralcontainers subresource only the new ephemeral containers; anything else would
+ * make it refuse the request. Other subresources do not carry a Pod at all.
+ */
+function scopeOf(operation: AdmissionOperation, subResource: string | undefined): Scope {
+  if (subResource === undefined || subResource === '') {
+    return operation === 'CREATE'
+      ? { kind: 'full' }
+      : { kind: 'images', containerKinds: ['containers', 'initContainers'] };
+  }
+  if (subResource === EPHEMERAL_CONTAINERS_SUBRESOURCE)
+    return { kind: 'images', containerKinds: ['ephemeralContainers'] };
+  return { kind: 'none', reason: `subresource ${JSON.stringify(subResource)} is not mutated` };
+}
+
+// Configs are replaced, never edited, so the overrides object identifies its rewriter; this
+// keeps target parsing off the per-request path.
+const rewriters = new WeakMap<object, ImageRewriter>();
+
+function rewriterFor(overrides: Readonly<Record<string, string>>): ImageRewriter {
+  let rewriter = rewriters.get(overrides);
+  if (rewriter === undefined) {
+    rewriter = createRegistryRewriter(overrides);
+    rewriters.set(overrides, rewriter);
+  }
+  return rewriter;
+}
+
+/**
+ * Applies the selected features to a Pod and returns the result with its JSON Patch.
+ *
+ * Features run in FEATURES order: alter-img-registry, add-img-pull-secret, set-fips-mode,
+ * add-cluster-trust-bundle. A Pod that changed gets `rt-bootstrapper.kyma-project.io/defaulted:
+ * "true"`; an unchanged Pod gets no patch at all. Applying the result again yields no patch.
+ * Problems with single items (an unparseable image, a conflicting mount) become warnings; the rest
+ * is still applied.
+ */
+export function mutatePod(input: MutatePodInput): MutatePodResult {
+  const { pod, config } = input;
+  const scope = scopeOf(input.operation, input.subResource);
+  const unchanged = (warnings: string[], selected: readonly Feature[] = []): MutatePodResult => ({
+    pod,
+    patch: [],
+    selected,
+    applied: [],
+    warnings,
+    pullSecretSkipped: false,
+  });
+  if (scope.kind === 'none') return unchanged([scope.reason]);
+
+  const features = selectFeatures({
+    config,
+    namespaceName: input.namespace.name,
+    namespaceAnnotations: input.namespace.annotations,
+    podAnnotations: pod.metadata?.annotations,
+  });
+  if (scope.kind === 'images') {
+    for (const feature of features) if (feature !== FEATURE_ALTER_IMG_REGISTRY) features.delete(feature);
+  }
+  const selected = [...features];
+  if (selected.length === 0) return unchanged([]);
+
+  const builder = new PatchBuilder(pod);
+  const warnings: string[] = [];
+  const applied: Feature[] = [];
+  let pullSecretSkipped = false;
+  const record = (feature: Feature, result: ManipulationResult): void => {
+    warnings.push(...result.warnings);
+    if (result.changed) applied.push(feature);
+  };
+
+  if (features.has(FEATURE_ALTER_IMG_REGISTRY)) {
+    let rewrite: ImageRewriter | undefined;
+    try {
+      rewrite = rewriterFor(config.overrides);
+    } catch (error) {
+      warnings.push(
+        `overrides unusable, images left unchanged: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    if (rewrite !== undefined) {
+      const images =
+        scope.kind === 'images'
+          ? { rewrite, containerKinds: scope.containerKinds, previous: input.oldPod }
+          : { rewrite, containerKinds: ALL_CONTAINER_KINDS };
+      record(FEATURE_ALTER_IMG_REGISTRY, alterImageRegistry(builder, images));
+    }
+  }
+  if (features.has(FEATURE_ADD_IMG_PULL_SECRET)) {
+    const result = addImagePullSecret(builder, {
+      secretName: config.imagePullSecret.name,
+      secretAvailable: input.pullSecretAvailable,
+    });
+    pullSecretSkipped = result.skipped !== undefined;
+    record(FEATURE_ADD_IMG_PULL_SECRET, result);
+  }
+  if (features.has(FEATURE_SET_FIPS_MODE)) record(FEATURE_SET_FIPS_MODE, setFipsMode(builder));
+  if (features.has(FEATURE_ADD_CLUSTER_TRUST_BUNDLE)) {
+    if (config.clusterTrustBundle === undefined) {
+      warnings.push('clusterTrustBundle is not configured; trust bundle not mounted');
+    } else {
+      record(FEATURE_ADD_CLUSTER_TRUST_BUNDLE, addClusterTrustBundle(builder, config.clusterTrustBundle));
+    }
+  }
+
+  if (!builder.changed) return { ...unchanged(warnings, selected), pullSecretSkipped };
+  if (builder.current.metadata?.annotations?.[ANNOTATION_DEFAULTED] !== 'true') {
+    builder.set(['metadata', 'annotations', ANNOTATION_DEFAULTED], 'true');
+  }
+  return { pod: builder.current, patch: builder.operations, selected, applied, warnings, pullSecretSkipped };
+}
