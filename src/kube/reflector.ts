@@ -1,0 +1,322 @@
+/**
+ * A list+watch reflector, as client-go's Reflector feeding an informer's Store: it
+ * lists a resource (paged), replaces the store atomically, then watches from the
+ * list's resourceVersion, and keeps doing so through every failure mode a long-lived
+ * watch meets: server-side timeouts, expired resourceVersions (410 → relist, with the
+ * difference delivered so no deletion is lost), silent connections (watchdog), and
+ * errors (jittered exponential backoff).
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { Backoff, systemClock, type BackoffOptions } from './backoff.js';
+import {
+  KubeApiError,
+  isResourceExpired,
+  isResourceVersionUnusable,
+  type KubeStatus,
+} from './kube-errors.js';
+import { Latch } from './latch.js';
+import type { ListerWatcher, WatchEventType } from './lister-watcher.js';
+import { Store, type KubeObject, type ReadonlyStore, type StoreChange } from './store.js';
+
+/** Callbacks for changes of the cache; they run after the store already holds the change. */
+export interface ResourceEventHandlers<T> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, newObj: T): void;
+  /** `finalStateUnknown`: the deletion was inferred by a relist; `obj` is the last state seen. */
+  onDelete?(obj: T, finalStateUnknown: boolean): void;
+}
+
+/** Minimal structured logger (pino's `Logger` fits). */
+export interface ReflectorLogger {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** Options of a {@link Reflector}. */
+export interface ReflectorOptions<T> {
+  /** For logs, e.g. the resource path. */
+  readonly name: string;
+  readonly listerWatcher: ListerWatcher<T>;
+  readonly handlers?: ResourceEventHandlers<T>;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** List page size; 0 lists in one request (default 500, as client-go's pager). */
+  readonly pageSize?: number;
+  /** Server-side watch timeout, drawn uniformly per watch (default 300–600 s). */
+  readonly watchTimeoutSeconds?: { readonly min: number; readonly max: number };
+  /** Restart a watch that delivered nothing, not even a bookmark, for this long; 0 disables (default 180 s). */
+  readonly inactivityTimeoutMs?: number;
+  /** Backoff between failed attempts (default client-go's: 800 ms … 30 s, factor 2, jitter 1). */
+  readonly backoff?: BackoffOptions;
+  /** A watch that delivered an event or lasted this long counts as healthy and resets the backoff (default 1 s). */
+  readonly minHealthyWatchMs?: number;
+  readonly random?: () => number;
+  readonly logger?: ReflectorLogger;
+}
+
+/** `waitForSync` after `stop()`, or before the first list completed when stopped. */
+export class ReflectorStoppedError extends Error {
+  override readonly name = 'ReflectorStoppedError';
+}
+
+type WatchOutcome = 'ended' | 'expired' | 'error' | 'watchdog' | 'stopped';
+
+const silentLogger: ReflectorLogger = { debug: () => undefined, warn: () => undefined };
+
+/** Keeps a {@link Store} in sync with one resource collection and reports its changes. */
+export class Reflector<T extends KubeObject> {
+  private readonly cache = new Store<T>();
+  private readonly handlers: ResourceEventHandlers<T>[] = [];
+  private readonly backoff: Backoff;
+  private readonly log: ReflectorLogger;
+  private readonly random: () => number;
+  private rv = '';
+  private readonly synced = new Latch();
+  /** Aborted by `stop()`: ends sleeps and, through `current`, the request in flight. */
+  private readonly lifetime = new AbortController();
+  private loop: Promise<void> | undefined;
+  /** Aborts the list or watch in flight. */
+  private current: AbortController | undefined;
+
+  constructor(private readonly opts: ReflectorOptions<T>) {
+    this.random = opts.random ?? Math.random;
+    this.backoff = new Backoff(
+      opts.backoff ?? { baseMs: 800, maxMs: 30_000, factor: 2, jitter: 1, random: this.random },
+    );
+    this.log = opts.logger ?? silentLogger;
+    if (opts.handlers) this.handlers.push(opts.handlers);
+  }
+
+  /** The cache, read-only. */
+  get store(): ReadonlyStore<T> {
+    return this.cache;
+  }
+
+  /** The resourceVersion the next watch starts from ('' before the first list). */
+  lastSyncResourceVersion(): string {
+    return this.rv;
+  }
+
+  /** Whether the first list has been stored. */
+  hasSynced(): boolean {
+    return this.synced.isOpen();
+  }
+
+  /**
+   * Add handlers; objects already cached are replayed to them as adds (as client-go's
+   * `AddEventHandler`), so a late subscriber misses nothing.
+   */
+  addEventHandler(handlers: ResourceEventHandlers<T>): void {
+    this.handlers.push(handlers);
+    for (const obj of this.cache.list()) this.call(handlers, { type: 'add', obj });
+  }
+
+  /** Start listing and watching in the background; a second call does nothing. */
+  start(): void {
+    if (this.loop !== undefined || this.stopped()) return;
+    this.loop = this.run();
+  }
+
+  /** Resolves once the first list is stored; rejects if stopped first or `signal` aborts. */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    return this.synced.wait(signal);
+  }
+
+  /** Stop: abort the request in flight, end the loop, and resolve when it has ended. */
+  async stop(): Promise<void> {
+    const reason = new ReflectorStoppedError(`reflector ${this.opts.name} stopped`);
+    this.lifetime.abort(reason);
+    this.current?.abort(reason);
+    this.synced.fail(reason);
+    await this.loop;
+  }
+
+  // A method, not a field read, so the compiler does not assume it is unchanged across awaits.
+  private stopped(): boolean {
+    return this.lifetime.signal.aborted;
+  }
+
+  private async run(): Promise<void> {
+    let needList = true;
+    while (!this.stopped()) {
+      if (needList) {
+        try {
+          await this.listAndReplace();
+          needList = false;
+          if (this.stopped()) break;
+        } catch (err) {
+          if (this.stopped()) break;
+          const delay = this.backoff.next();
+          this.log.warn(
+            { reflector: this.opts.name, err, delayMs: Math.round(delay) },
+            'list failed; backing off',
+          );
+          await this.sleep(delay);
+          continue;
+        }
+      }
+      const started = systemClock.now();
+      const { outcome, events, err } = await this.watchOnce();
+      if (outcome === 'stopped' || this.stopped()) break;
+      const healthy = events > 0 || systemClock.now() - started >= (this.opts.minHealthyWatchMs ?? 1_000);
+      if (healthy) this.backoff.reset();
+      if (outcome === 'expired') needList = true;
+      // Re-watch (or relist) at once after a healthy watch or a watchdog restart (the watch
+      // was silent for a long time already); back off after errors and after watches that
+      // ended fast without delivering anything, so a misbehaving server is not hammered.
+      const delayMs = outcome === 'error' || (!healthy && outcome !== 'watchdog') ? this.backoff.next() : 0;
+      const ctx = { reflector: this.opts.name, rv: this.rv, err, delayMs: Math.round(delayMs) };
+      if (outcome === 'watchdog') this.log.warn(ctx, 'watch silent for too long; restarting it');
+      else if (outcome === 'error') this.log.warn(ctx, 'watch failed; backing off');
+      else if (outcome === 'expired') this.log.debug(ctx, 'resourceVersion expired; relisting');
+      else this.log.debug(ctx, 'watch ended; watching again');
+      if (delayMs > 0) await this.sleep(delayMs);
+    }
+  }
+
+  private async listAndReplace(): Promise<void> {
+    const ac = new AbortController();
+    this.current = ac;
+    try {
+      const { labelSelector, fieldSelector } = this.opts;
+      let limit = this.opts.pageSize ?? 500;
+      const items: T[] = [];
+      let rv = '';
+      let cont: string | undefined;
+      for (;;) {
+        let page;
+        try {
+          page = await this.opts.listerWatcher.list(
+            { limit: limit > 0 ? limit : undefined, continue: cont, labelSelector, fieldSelector },
+            ac.signal,
+          );
+        } catch (err) {
+          // The continue token expired mid-way: restart with one unpaged list (as client-go's
+          // pager), which cannot expire half-way again.
+          if (cont === undefined || !isResourceExpired(err) || this.stopped()) throw err;
+          this.log.debug(
+            { reflector: this.opts.name, err },
+            'continue token expired; relisting without paging',
+          );
+          items.length = 0;
+          cont = undefined;
+          limit = 0;
+          continue;
+        }
+        items.push(...page.items);
+        rv = page.resourceVersion;
+        if (page.continue === undefined || page.continue === '') break;
+        cont = page.continue;
+      }
+      if (this.stopped()) return;
+      const changes = this.cache.replace(items);
+      this.rv = rv;
+      this.synced.open();
+      for (const change of changes) this.dispatch(change);
+    } finally {
+      if (this.current === ac) this.current = undefined;
+    }
+  }
+
+  private async watchOnce(): Promise<{ outcome: WatchOutcome; events: number; err?: unknown }> {
+    if (this.stopped()) return { outcome: 'stopped', events: 0 };
+    const ac = new AbortController();
+    this.current = ac;
+    // Mutated by callbacks; an object so the compiler does not narrow it to its initial values.
+    const st: { events: number; active: boolean; silent: boolean; errorStatus: KubeStatus | undefined } = {
+      events: 0,
+      active: true,
+      silent: false,
+      errorStatus: undefined,
+    };
+    const inactivityMs = this.opts.inactivityTimeoutMs ?? 180_000;
+    // The watch's socket keeps the process alive; the watchdog never should.
+    const watchdog =
+      inactivityMs > 0
+        ? setTimeout(() => {
+            st.silent = true;
+            st.active = false;
+            ac.abort(new Error('watch inactivity timeout'));
+          }, inactivityMs).unref()
+        : undefined;
+    const onEvent = (type: WatchEventType, obj: T | KubeStatus): void => {
+      if (!st.active) return;
+      if (type === 'ERROR') {
+        st.errorStatus = obj as KubeStatus;
+        st.active = false;
+        ac.abort(new Error('watch ERROR event'));
+        return;
+      }
+      st.events++;
+      watchdog?.refresh();
+      this.apply(type, obj as T);
+    };
+    const { min, max } = this.opts.watchTimeoutSeconds ?? { min: 300, max: 600 };
+    const timeoutSeconds = Math.floor(min + this.random() * Math.max(0, max - min + 1));
+    let thrown: unknown;
+    let threw = false;
+    try {
+      await this.opts.listerWatcher.watch(
+        {
+          resourceVersion: this.rv,
+          timeoutSeconds: Math.min(max, Math.max(1, timeoutSeconds)),
+          allowWatchBookmarks: true,
+          labelSelector: this.opts.labelSelector,
+          fieldSelector: this.opts.fieldSelector,
+        },
+        onEvent,
+        ac.signal,
+      );
+    } catch (err) {
+      threw = true;
+      thrown = err;
+    } finally {
+      st.active = false;
+      clearTimeout(watchdog);
+      if (this.current === ac) this.current = undefined;
+    }
+    const { events, errorStatus } = st;
+    if (this.stopped()) return { outcome: 'stopped', events };
+    if (errorStatus !== undefined) {
+      const err = KubeApiError.fromStatus(errorStatus);
+      return { outcome: isResourceVersionUnusable(err) ? 'expired' : 'error', events, err };
+    }
+    if (st.silent) return { outcome: 'watchdog', events };
+    if (threw)
+      return { outcome: isResourceVersionUnusable(thrown) ? 'expired' : 'error', events, err: thrown };
+    return { outcome: 'ended', events };
+  }
+
+  private apply(type: Exclude<WatchEventType, 'ERROR'>, obj: T): void {
+    const rv = obj.metadata?.resourceVersion;
+    try {
+      if (type === 'BOOKMARK') return; // only moves the resourceVersion, below
+      const change = type === 'DELETED' ? this.cache.remove(obj) : this.cache.upsert(obj);
+      if (change) this.dispatch(change);
+    } catch (err) {
+      this.log.warn({ reflector: this.opts.name, err, type }, 'ignoring malformed watch event');
+    } finally {
+      if (rv !== undefined && rv !== '') this.rv = rv;
+    }
+  }
+
+  private dispatch(change: StoreChange<T>): void {
+    for (const h of this.handlers) this.call(h, change);
+  }
+
+  private call(h: ResourceEventHandlers<T>, change: StoreChange<T>): void {
+    // A throwing handler must neither stop the reflector nor starve the other handlers.
+    try {
+      if (change.type === 'add') h.onAdd?.(change.obj);
+      else if (change.type === 'update') h.onUpdate?.(change.old, change.obj);
+      else h.onDelete?.(change.obj, change.finalStateUnknown);
+    } catch (err) {
+      this.log.warn({ reflector: this.opts.name, err, change: change.type }, 'event handler threw');
+    }
+  }
+
+  /** Waits `ms`, or less if `stop()` is called. */
+  private async sleep(ms: number): Promise<void> {
+    await delay(ms, undefined, { signal: this.lifetime.signal }).catch(() => undefined);
+  }
+}
