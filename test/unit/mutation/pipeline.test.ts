@@ -1,0 +1,283 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { parse } from 'yaml';
+import {
+  ANNOTATION_DEFAULTED,
+  FEATURE_ADD_CLUSTER_TRUST_BUNDLE,
+  FEATURE_ADD_IMG_PULL_SECRET,
+  FEATURE_ALTER_IMG_REGISTRY,
+  FEATURE_SET_FIPS_MODE,
+  FEATURES,
+  parseWebhookConfig,
+} from '../../../src/api/webhook-config.js';
+import { mutatePod, type MutatePodInput, type MutatePodResult } from '../../../src/mutation/pipeline.js';
+import type { Pod } from '../../../src/mutation/pod.js';
+import { applyOps, deepFreeze, makeConfig } from './support.js';
+
+function fixture(name: string): string {
+  return readFileSync(new URL(`../../fixtures/${name}`, import.meta.url), 'utf8');
+}
+
+const seedBefore = parse(fixture('seed-pod-before.yaml')) as Pod;
+const seedAfter = parse(fixture('seed-pod-after.yaml')) as Pod;
+const seedConfig = parseWebhookConfig(fixture('seed-config.json'));
+
+/** Runs mutatePod on a frozen input and checks that the patch reproduces the returned Pod. */
+function run(
+  input: Omit<MutatePodInput, 'namespace' | 'pullSecretAvailable'> & Partial<MutatePodInput>,
+): MutatePodResult {
+  const pod = deepFreeze(structuredClone(input.pod));
+  const result = mutatePod({ namespace: { name: 'default' }, pullSecretAvailable: true, ...input, pod });
+  assert.deepEqual(applyOps(pod, result.patch), result.pod, 'patch(input) equals the returned Pod');
+  if (result.patch.length === 0) assert.equal(result.pod, pod, 'an unchanged Pod is returned as it came');
+  return result;
+}
+
+const plainPod: Pod = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'p', namespace: 'team' },
+  spec: { containers: [{ name: 'app', image: 'replace.me/app:1' }] },
+};
+
+void describe('mutatePod: the seed example', () => {
+  void test('the seed Pod comes out exactly as the seed says', () => {
+    const result = run({ pod: seedBefore, operation: 'CREATE', config: seedConfig });
+    assert.deepEqual(result.pod, seedAfter);
+    assert.deepEqual(result.applied, [...FEATURES]);
+    assert.deepEqual(result.selected, [...FEATURES]);
+    assert.deepEqual(result.warnings, []);
+    assert.equal(result.pullSecretSkipped, false);
+  });
+
+  void test('the seed patch: precise operations, annotation key escaped', () => {
+    const result = run({ pod: seedBefore, operation: 'CREATE', config: seedConfig });
+    assert.deepEqual(
+      result.patch.map((op) => `${op.op} ${op.path}`),
+      [
+        'replace /spec/containers/0/image',
+        'add /spec/imagePullSecrets',
+        'add /spec/containers/0/env',
+        'add /spec/volumes',
+        'add /spec/containers/0/volumeMounts',
+        'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
+      ],
+    );
+  });
+
+  void test('a second pass over the seed result changes nothing', () => {
+    const again = run({ pod: seedAfter, operation: 'CREATE', config: seedConfig });
+    assert.deepEqual(again.patch, []);
+    assert.deepEqual(again.applied, []);
+    assert.deepEqual(again.selected, [...FEATURES]);
+  });
+});
+
+void describe('mutatePod: CREATE', () => {
+  void test('no feature selected: no patch, same object', () => {
+    const result = run({ pod: plainPod, operation: 'CREATE', config: makeConfig() });
+    assert.deepEqual(result.patch, []);
+    assert.deepEqual(result.selected, []);
+  });
+
+  void test('selected but nothing to change: no patch and no annotation', () => {
+    const pod: Pod = { ...plainPod, spec: { containers: [{ name: 'app', image: 'ghcr.io/app:1' }] } };
+    const result = run({
+      pod,
+      operation: 'CREATE',
+      config: makeConfig({ namespaceFeatures: { team: [FEATURE_ALTER_IMG_REGISTRY] } }),
+      namespace: { name: 'team' },
+    });
+    assert.deepEqual(result.patch, []);
+    assert.deepEqual(result.selected, [FEATURE_ALTER_IMG_REGISTRY]);
+  });
+
+  void test('a Pod without annotations gets the annotations object', () => {
+    const result = run({
+      pod: plainPod,
+      operation: 'CREATE',
+      config: makeConfig({ namespaceFeatures: { team: [FEATURE_ALTER_IMG_REGISTRY] } }),
+      namespace: { name: 'team' },
+    });
+    assert.deepEqual(result.patch, [
+      { op: 'replace', path: '/spec/containers/0/image', value: 'ghcr.io/app:1' },
+      { op: 'add', path: '/metadata/annotations', value: { [ANNOTATION_DEFAULTED]: 'true' } },
+    ]);
+  });
+
+  void test('a Pod without metadata gets metadata.annotations', () => {
+    const result = run({
+      pod: { spec: plainPod.spec },
+      operation: 'CREATE',
+      config: makeConfig(),
+      namespace: { name: 'team', annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true' } },
+    });
+    assert.deepEqual(result.patch.at(-1), {
+      op: 'add',
+      path: '/metadata',
+      value: { annotations: { [ANNOTATION_DEFAULTED]: 'true' } },
+    });
+  });
+
+  void test('an existing defaulted annotation is not rewritten; another value is replaced', () => {
+    const annotated = (value: string): Pod => ({
+      ...plainPod,
+      metadata: {
+        name: 'p',
+        annotations: { [ANNOTATION_DEFAULTED]: value, [FEATURE_SET_FIPS_MODE]: 'true' },
+      },
+    });
+    const same = run({ pod: annotated('true'), operation: 'CREATE', config: makeConfig() });
+    assert.deepEqual(
+      same.patch.map((op) => op.path),
+      ['/spec/containers/0/env'],
+    );
+    const other = run({ pod: annotated('false'), operation: 'CREATE', config: makeConfig() });
+    assert.deepEqual(other.patch.at(-1), {
+      op: 'replace',
+      path: '/metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
+      value: 'true',
+    });
+  });
+
+  void test('pull Secret unavailable: reported, the other features still applied', () => {
+    const result = run({
+      pod: seedBefore,
+      operation: 'CREATE',
+      config: seedConfig,
+      pullSecretAvailable: false,
+    });
+    assert.equal(result.pullSecretSkipped, true);
+    assert.equal(result.pod.spec?.imagePullSecrets, undefined);
+    assert.deepEqual(result.applied, [
+      FEATURE_ALTER_IMG_REGISTRY,
+      FEATURE_SET_FIPS_MODE,
+      FEATURE_ADD_CLUSTER_TRUST_BUNDLE,
+    ]);
+    assert.match(result.warnings.join('\n'), /pull Secret "registry-credentials" is not available/);
+  });
+
+  void test('the pull Secret name comes from the config', () => {
+    const config = makeConfig({ imagePullSecret: { name: 'my-creds' } });
+    const pod: Pod = { ...plainPod, metadata: { annotations: { [FEATURE_ADD_IMG_PULL_SECRET]: 'true' } } };
+    const result = run({ pod, operation: 'CREATE', config });
+    assert.deepEqual(result.pod.spec?.imagePullSecrets, [{ name: 'my-creds' }]);
+  });
+
+  void test('the namespace of the request decides, empty meaning "default"', () => {
+    const config = makeConfig({ namespaceFeatures: { default: [FEATURE_SET_FIPS_MODE] } });
+    assert.deepEqual(run({ pod: plainPod, operation: 'CREATE', config, namespace: { name: '' } }).applied, [
+      FEATURE_SET_FIPS_MODE,
+    ]);
+    assert.deepEqual(
+      run({ pod: plainPod, operation: 'CREATE', config, namespace: { name: 'team' } }).applied,
+      [],
+    );
+  });
+
+  void test('overrides that bypassed validation: a warning, the other features still applied', () => {
+    const config = { ...makeConfig(), overrides: { nodot: 'ghcr.io' } };
+    const result = run({
+      pod: {
+        ...plainPod,
+        metadata: { annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true', [FEATURE_SET_FIPS_MODE]: 'true' } },
+      },
+      operation: 'CREATE',
+      config,
+    });
+    assert.deepEqual(result.applied, [FEATURE_SET_FIPS_MODE]);
+    assert.match(result.warnings.join('\n'), /overrides unusable/);
+  });
+
+  void test('trust bundle selected without clusterTrustBundle config: a warning', () => {
+    const { clusterTrustBundle: _unused, ...rest } = makeConfig();
+    const result = run({
+      pod: { ...plainPod, metadata: { annotations: { [FEATURE_ADD_CLUSTER_TRUST_BUNDLE]: 'true' } } },
+      operation: 'CREATE',
+      config: rest,
+    });
+    assert.deepEqual(result.patch, []);
+    assert.match(result.warnings.join('\n'), /clusterTrustBundle is not configured/);
+  });
+});
+
+void describe('mutatePod: UPDATE and subresources', () => {
+  const all = {
+    [FEATURE_ALTER_IMG_REGISTRY]: 'true',
+    [FEATURE_SET_FIPS_MODE]: 'true',
+    'rt-cfg.kyma-project.io/all': 'true',
+  };
+  const running: Pod = {
+    metadata: { name: 'p', annotations: all },
+    spec: {
+      containers: [{ name: 'app', image: 'replace.me/app:1' }],
+      initContainers: [{ name: 'init', image: 'replace.me/init:1' }],
+      ephemeralContainers: [{ name: 'dbg', image: 'replace.me/dbg:1' }],
+    },
+  };
+
+  void test('UPDATE without oldPod: only images of containers and init containers, plus the annotation', () => {
+    const result = run({ pod: running, operation: 'UPDATE', config: makeConfig() });
+    assert.deepEqual(
+      result.patch.map((op) => `${op.op} ${op.path}`),
+      [
+        'replace /spec/containers/0/image',
+        'replace /spec/initContainers/0/image',
+        'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
+      ],
+    );
+    assert.deepEqual(result.selected, [FEATURE_ALTER_IMG_REGISTRY]);
+  });
+
+  void test('UPDATE that does not change images: nothing is rewritten (no container restarts)', () => {
+    const result = run({ pod: running, oldPod: running, operation: 'UPDATE', config: makeConfig() });
+    assert.deepEqual(result.patch, []);
+  });
+
+  void test('UPDATE that changes an image: only that image is rewritten', () => {
+    const updated: Pod = {
+      ...running,
+      spec: { ...running.spec!, containers: [{ name: 'app', image: 'replace.me/app:2' }] },
+    };
+    const result = run({ pod: updated, oldPod: running, operation: 'UPDATE', config: makeConfig() });
+    assert.deepEqual(result.patch[0], {
+      op: 'replace',
+      path: '/spec/containers/0/image',
+      value: 'ghcr.io/app:2',
+    });
+    assert.equal(result.patch.length, 2);
+  });
+
+  void test('pods/ephemeralcontainers: only new ephemeral containers', () => {
+    const withNew: Pod = {
+      ...running,
+      spec: {
+        ...running.spec!,
+        ephemeralContainers: [
+          ...running.spec!.ephemeralContainers!,
+          { name: 'dbg2', image: 'replace.me/dbg:2' },
+        ],
+      },
+    };
+    const result = run({
+      pod: withNew,
+      oldPod: running,
+      operation: 'UPDATE',
+      subResource: 'ephemeralcontainers',
+      config: makeConfig(),
+    });
+    assert.deepEqual(result.patch[0], {
+      op: 'replace',
+      path: '/spec/ephemeralContainers/1/image',
+      value: 'ghcr.io/dbg:2',
+    });
+    assert.equal(result.patch.length, 2);
+  });
+
+  void test('other subresources are never mutated', () => {
+    const result = run({ pod: running, operation: 'UPDATE', subResource: 'status', config: makeConfig() });
+    assert.deepEqual(result.patch, []);
+    assert.match(result.warnings.join('\n'), /subresource "status" is not mutated/);
+  });
+});
