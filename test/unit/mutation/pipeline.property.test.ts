@@ -1,0 +1,276 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import {
+  ANNOTATION_DEFAULTED,
+  FEATURE_ALL,
+  FEATURE_KEYS,
+  FEATURES,
+  parseWebhookConfig,
+  type ClusterTrustBundleConfig,
+  type FeatureKey,
+  type WebhookConfig,
+} from '../../../src/api/webhook-config.js';
+import { mutatePod, type MutatePodInput } from '../../../src/mutation/pipeline.js';
+import type { Container, EnvVar, Pod, Volume, VolumeMount } from '../../../src/mutation/pod.js';
+import { applyOps, deepFreeze, seedTrustBundle } from './support.js';
+
+const DIGEST = `sha256:${'c'.repeat(64)}`;
+
+const image = fc.oneof(
+  {
+    weight: 9,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom(
+          'replace.me/',
+          'docker.io/',
+          '',
+          'ghcr.io/',
+          'localhost:5000/',
+          'mirror.example.com/dockerhub/',
+          'quay.io/',
+        ),
+        fc.constantFrom('app', 'team/app', 'library/nginx', 'kyma-project/rt-bootstrapper/pause'),
+        fc.constantFrom('', ':1', ':e2e', `@${DIGEST}`, `:1@${DIGEST}`),
+      )
+      .map(([registry, repository, suffix]) => `${registry}${repository}${suffix}`),
+  },
+  { weight: 1, arbitrary: fc.constantFrom('', 'replace.me/Bad:1', 'a b', 'replace.me/x@sha256:short') },
+);
+
+const envVar: fc.Arbitrary<EnvVar> = fc.record(
+  {
+    name: fc.constantFrom('KYMA_FIPS_MODE_ENABLED', 'A', 'B'),
+    value: fc.constantFrom('true', 'false', 'x'),
+    valueFrom: fc.constant({ fieldRef: { fieldPath: 'metadata.name' } }),
+  },
+  { requiredKeys: ['name'] },
+);
+
+const volumeMount: fc.Arbitrary<VolumeMount> = fc.record(
+  {
+    name: fc.constantFrom('rt-bootstrapper-certs', 'data', 'ca'),
+    mountPath: fc.constantFrom('/etc/ssl/certs', '/etc/ssl/certs/', '/data', '/etc/ssl', '/opt/ca'),
+    readOnly: fc.boolean(),
+  },
+  { requiredKeys: ['name', 'mountPath'] },
+);
+
+const container = fc.record(
+  {
+    image,
+    env: fc.array(envVar, { maxLength: 4 }),
+    volumeMounts: fc.array(volumeMount, { maxLength: 3 }),
+  },
+  { requiredKeys: [] },
+);
+
+const containers = (prefix: string, minLength = 0): fc.Arbitrary<Container[]> =>
+  fc
+    .array(container, { minLength, maxLength: 3 })
+    .map((list) => list.map((c, i) => ({ name: `${prefix}${i}`, ...c })));
+
+const customTrustBundle: ClusterTrustBundleConfig = {
+  name: 'other-bundle',
+  certWritePath: 'ca.pem',
+  volumeName: 'ca',
+  volumeMountPath: '/opt/ca',
+};
+
+const volume: fc.Arbitrary<Volume> = fc.constantFrom<Volume>(
+  {
+    name: 'rt-bootstrapper-certs',
+    projected: {
+      defaultMode: 420,
+      sources: [{ clusterTrustBundle: { name: seedTrustBundle.name, path: seedTrustBundle.certWritePath } }],
+    },
+  },
+  { name: 'rt-bootstrapper-certs', emptyDir: {} },
+  { name: 'data', emptyDir: {} },
+  { name: 'ca', emptyDir: {} },
+);
+
+const annotationKeys = [...FEATURE_KEYS, ANNOTATION_DEFAULTED, 'a/b~c', 'x'];
+const annotations = fc.dictionary(
+  fc.constantFrom(...annotationKeys),
+  fc.constantFrom('true', 'false', 'maybe'),
+  {
+    maxKeys: 6,
+  },
+);
+
+const metadata = fc.record({ name: fc.constant('p'), annotations }, { requiredKeys: [] });
+
+// Mostly Pods with a spec and at least one container; now and then no spec at all.
+const pod: fc.Arbitrary<Pod> = fc.oneof(
+  { weight: 1, arbitrary: fc.record({ metadata }, { requiredKeys: [] }) },
+  {
+    weight: 9,
+    arbitrary: fc.record(
+      {
+        metadata: fc.record({ name: fc.constant('p'), annotations }, { requiredKeys: ['annotations'] }),
+        spec: fc.record(
+          {
+            containers: containers('c', 1),
+            initContainers: containers('i'),
+            ephemeralContainers: containers('e'),
+            volumes: fc.array(volume, { maxLength: 3 }),
+            imagePullSecrets: fc.subarray([{ name: 'registry-credentials' }, { name: 'other' }]),
+          },
+          { requiredKeys: ['containers'] },
+        ),
+      },
+      { requiredKeys: ['spec'] },
+    ),
+  },
+);
+
+const featureSubset = fc.subarray<FeatureKey>([...FEATURE_KEYS]);
+
+const config: fc.Arbitrary<WebhookConfig> = fc
+  .record({
+    available: fc.oneof(
+      { weight: 2, arbitrary: fc.constant([FEATURE_ALL]) },
+      { weight: 3, arbitrary: featureSubset },
+    ),
+    overrides: fc.subarray([
+      ['replace.me', 'ghcr.io'],
+      ['docker.io', 'mirror.example.com/dockerhub'],
+      ['localhost:5000', 'localhost:5001'],
+      ['ghcr.io', 'quay.io'],
+    ] as const),
+    trustBundle: fc.constantFrom(seedTrustBundle, customTrustBundle),
+    defaults: fc.dictionary(fc.constantFrom('default', 'team'), featureSubset, { maxKeys: 2 }),
+  })
+  .map(({ available, overrides, trustBundle, defaults }) => {
+    const offered = new Set<FeatureKey>(available.includes(FEATURE_ALL) ? FEATURE_KEYS : available);
+    const namespaceFeatures = Object.fromEntries(
+      Object.entries(defaults).map(([ns, keys]) => [
+        ns,
+        keys.filter((k) => k === FEATURE_ALL || offered.has(k)),
+      ]),
+    );
+    return parseWebhookConfig({
+      overrides: Object.fromEntries(overrides),
+      clusterTrustBundle: trustBundle,
+      availableFeatures: available,
+      namespaceFeatures,
+    });
+  });
+
+const request = fc.record({
+  pod,
+  other: pod,
+  config,
+  operation: fc.constantFrom('CREATE' as const, 'UPDATE' as const),
+  subResource: fc.constantFrom(undefined, undefined, undefined, 'ephemeralcontainers'),
+  oldPod: fc.constantFrom('none', 'same', 'other'),
+  namespace: fc.record({
+    name: fc.constantFrom('default', 'team', ''),
+    annotations: fc.dictionary(fc.constantFrom(...FEATURE_KEYS), fc.constantFrom('true', 'false'), {
+      maxKeys: 3,
+    }),
+  }),
+  pullSecretAvailable: fc.boolean(),
+});
+
+type Request = typeof request extends fc.Arbitrary<infer R> ? R : never;
+
+/** As the webhook gets it: decoded from JSON (plain objects, no undefined members), frozen. */
+function fromJson<T>(value: T): T {
+  return deepFreeze(JSON.parse(JSON.stringify(value)) as T);
+}
+
+function toInput(r: Request): MutatePodInput {
+  const input = fromJson(r.pod);
+  const oldPod = r.oldPod === 'same' ? input : r.oldPod === 'other' ? fromJson(r.other) : undefined;
+  return {
+    pod: input,
+    oldPod,
+    operation: r.operation,
+    subResource: r.subResource,
+    namespace: r.namespace,
+    config: r.config,
+    pullSecretAvailable: r.pullSecretAvailable,
+  };
+}
+
+const IMAGE_PATH = /^\/spec\/(containers|initContainers|ephemeralContainers)\/\d+\/image$/;
+const ANNOTATION_PATH = '/metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted';
+const RUNS = { numRuns: 1000 };
+
+void describe('mutatePod properties (fast-check)', () => {
+  void test('(a) applying the patch to the input yields the returned Pod; the input is untouched', () => {
+    fc.assert(
+      fc.property(request, (r) => {
+        const input = toInput(r);
+        const result = mutatePod(input);
+        assert.deepEqual(applyOps(input.pod, result.patch), result.pod);
+        assert.deepEqual(input.pod, JSON.parse(JSON.stringify(r.pod)), 'input unchanged');
+        if (result.patch.length === 0) {
+          assert.equal(result.pod, input.pod);
+        } else {
+          assert.equal(result.pod.metadata?.annotations?.[ANNOTATION_DEFAULTED], 'true');
+        }
+        assert.ok(result.applied.every((f) => result.selected.includes(f)));
+        assert.ok(result.selected.every((f) => FEATURES.includes(f)));
+      }),
+      RUNS,
+    );
+  });
+
+  void test('(b) a second pass over the mutated Pod yields no patch', () => {
+    fc.assert(
+      fc.property(request, (r) => {
+        const input = toInput(r);
+        const first = mutatePod(input);
+        const second = mutatePod({ ...input, pod: deepFreeze(first.pod) });
+        assert.deepEqual(second.patch, [], `second pass after ${JSON.stringify(first.patch)}`);
+      }),
+      RUNS,
+    );
+  });
+
+  void test('(c) UPDATE never touches anything but images and the defaulted annotation', () => {
+    fc.assert(
+      fc.property(request, (r) => {
+        const input = toInput({ ...r, operation: 'UPDATE' });
+        const result = mutatePod(input);
+        for (const op of result.patch) {
+          assert.notEqual(op.op, 'remove');
+          if (op.op === 'remove') continue;
+          if (IMAGE_PATH.test(op.path)) {
+            assert.equal(typeof op.value, 'string');
+          } else if (op.path === ANNOTATION_PATH) {
+            assert.equal(op.value, 'true');
+          } else if (op.path === '/metadata/annotations') {
+            assert.deepEqual(op.value, { [ANNOTATION_DEFAULTED]: 'true' });
+          } else if (op.path === '/metadata') {
+            assert.deepEqual(op.value, { annotations: { [ANNOTATION_DEFAULTED]: 'true' } });
+          } else {
+            assert.fail(`UPDATE touched ${op.path}`);
+          }
+        }
+        if (r.subResource === 'ephemeralcontainers') {
+          assert.ok(
+            result.patch.every(
+              (op) => !IMAGE_PATH.test(op.path) || op.path.startsWith('/spec/ephemeralContainers/'),
+            ),
+          );
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  void test('(d) an UPDATE that changes no image yields no patch', () => {
+    fc.assert(
+      fc.property(request, (r) => {
+        const result = mutatePod(toInput({ ...r, operation: 'UPDATE', oldPod: 'same' }));
+        assert.deepEqual(result.patch, []);
+      }),
+      RUNS,
+    );
+  });
+});
