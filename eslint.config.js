@@ -21,6 +21,8 @@ export default tseslint.config(
       // @kubernetes/client-node models are classes with no behaviour; plain object literals are
       // how the library itself expects them to be written.
       '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',
+      // For the same reason spreading a model (a plain object at run time) is fine.
+      '@typescript-eslint/no-misused-spread': 'off',
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

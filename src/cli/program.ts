@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { packageVersion } from '../version.js';
 import { registerControlPlaneCommand } from './commands/control-plane.js';
 import { registerLocalCommand } from './commands/local.js';
+import { registerWebhookCommand } from './commands/webhook.js';
 
 /** Builds the `rtb` command tree. Each sub-command lives in its own file and registers itself here. */
 export function buildProgram(): Command {
@@ -11,6 +12,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .enablePositionalOptions();
   registerLocalCommand(program);
+  registerWebhookCommand(program);
   registerControlPlaneCommand(program);
   return program;
 }

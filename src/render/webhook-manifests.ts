@@ -1,0 +1,259 @@
+import type {
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1Deployment,
+  V1MutatingWebhookConfiguration,
+  V1Namespace,
+  V1PodDisruptionBudget,
+  V1Probe,
+  V1Role,
+  V1RoleBinding,
+  V1Service,
+  V1ServiceAccount,
+} from '@kubernetes/client-node';
+import {
+  CONFIG_MAP_KEY,
+  CONFIG_MAP_NAME,
+  CONFIG_MAP_NAMESPACE,
+  DEFAULT_PULL_SECRET_NAME,
+} from '../api/webhook-config.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
+import { MUTATE_PATH } from '../webhook/webhook-server.js';
+
+/** Name of every namespaced object of the webhook, and the selector label value of its Pods. */
+export const WEBHOOK_NAME = 'rt-bootstrapper-webhook';
+/** The Secret holding the webhook's serving certificate (`tls.crt`, `tls.key`). */
+export const WEBHOOK_TLS_SECRET = 'rt-bootstrapper-webhook-tls';
+/** The name of the webhook inside the MutatingWebhookConfiguration. */
+export const MUTATING_WEBHOOK_NAME = 'pods.rt-bootstrapper.kyma-project.io';
+/** Label selecting the webhook's own Pods (kept out of its own objectSelector). */
+export const APP_NAME_LABEL = 'app.kubernetes.io/name';
+
+/** Settings of the rendered runtime manifests. */
+export interface WebhookManifestOptions {
+  readonly namespace?: string;
+  readonly image: string;
+  readonly replicas?: number;
+  /** PEM of the CA that signed the serving certificate, for `caBundle`. */
+  readonly caBundlePem?: string;
+  /** Call this URL instead of the in-cluster Service (local landscapes, tests). */
+  readonly url?: string;
+  readonly failurePolicy?: 'Ignore' | 'Fail';
+  readonly pullSecretName?: string;
+  readonly configMapName?: string;
+  readonly logLevel?: string;
+  /** Labels added to every object (for example a version stamp). */
+  readonly extraLabels?: Readonly<Record<string, string>>;
+}
+
+/** Everything `rtb render webhook` prints, in apply order. */
+export interface WebhookManifests {
+  readonly namespace: V1Namespace;
+  readonly serviceAccount: V1ServiceAccount;
+  readonly clusterRole: V1ClusterRole;
+  readonly clusterRoleBinding: V1ClusterRoleBinding;
+  readonly role: V1Role;
+  readonly roleBinding: V1RoleBinding;
+  readonly deployment: V1Deployment;
+  readonly podDisruptionBudget: V1PodDisruptionBudget;
+  readonly service: V1Service;
+  readonly mutatingWebhookConfiguration: V1MutatingWebhookConfiguration;
+}
+
+/**
+ * Renders the webhook's runtime manifests (pure). RBAC is least privilege: Secrets only by the
+ * pull Secret's name (list/watch through a name field selector), the ConfigMap only by name,
+ * namespaces read-only, and events to report.
+ */
+export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManifests {
+  const namespace = o.namespace ?? CONFIG_MAP_NAMESPACE;
+  const pullSecret = o.pullSecretName ?? DEFAULT_PULL_SECRET_NAME;
+  const configMap = o.configMapName ?? CONFIG_MAP_NAME;
+  const labels = { [APP_NAME_LABEL]: WEBHOOK_NAME, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, ...o.extraLabels };
+  const selector = { [APP_NAME_LABEL]: WEBHOOK_NAME };
+  const meta = (name: string, namespaced = true): { name: string; namespace?: string; labels: Record<string, string> } => ({
+    name,
+    ...(namespaced ? { namespace } : {}),
+    labels: { ...labels },
+  });
+  const subject = { kind: 'ServiceAccount', name: WEBHOOK_NAME, namespace };
+
+  return {
+    namespace: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+    serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(WEBHOOK_NAME) },
+    clusterRole: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: meta(WEBHOOK_NAME, false),
+      rules: [
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+        // create cannot be limited by name (the name is in the body); everything else is.
+        { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+        {
+          apiGroups: [''],
+          resources: ['secrets'],
+          resourceNames: [pullSecret],
+          verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'],
+        },
+        { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+      ],
+    },
+    clusterRoleBinding: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: meta(WEBHOOK_NAME, false),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: WEBHOOK_NAME },
+      subjects: [subject],
+    },
+    role: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta(WEBHOOK_NAME),
+      rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [configMap], verbs: ['get', 'list', 'watch'] }],
+    },
+    roleBinding: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta(WEBHOOK_NAME),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: WEBHOOK_NAME },
+      subjects: [subject],
+    },
+    deployment: renderDeployment(o, namespace, labels, selector, configMap),
+    podDisruptionBudget: {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: meta(WEBHOOK_NAME),
+      spec: { minAvailable: 1, selector: { matchLabels: selector } },
+    },
+    service: {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(WEBHOOK_NAME),
+      spec: { selector, ports: [{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }] },
+    },
+    mutatingWebhookConfiguration: renderMutatingWebhookConfiguration(o, namespace, labels),
+  };
+}
+
+function renderDeployment(
+  o: WebhookManifestOptions,
+  namespace: string,
+  labels: Record<string, string>,
+  selector: Record<string, string>,
+  configMap: string,
+): V1Deployment {
+  const probe = (path: string): V1Probe => ({
+    httpGet: { path, port: 'https', scheme: 'HTTPS' },
+    periodSeconds: 10,
+    timeoutSeconds: 2,
+  });
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: WEBHOOK_NAME, namespace, labels: { ...labels } },
+    spec: {
+      replicas: o.replicas ?? 2,
+      selector: { matchLabels: selector },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: {
+        metadata: { labels: { ...labels } },
+        spec: {
+          serviceAccountName: WEBHOOK_NAME,
+          terminationGracePeriodSeconds: 30,
+          securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+          // Spread the replicas so one node going away leaves the webhook answering.
+          topologySpreadConstraints: [
+            {
+              maxSkew: 1,
+              topologyKey: 'kubernetes.io/hostname',
+              whenUnsatisfiable: 'ScheduleAnyway',
+              labelSelector: { matchLabels: selector },
+            },
+          ],
+          containers: [
+            {
+              name: 'webhook',
+              image: o.image,
+              args: [
+                'webhook',
+                '--tls-cert=/etc/rt-bootstrapper/tls/tls.crt',
+                '--tls-key=/etc/rt-bootstrapper/tls/tls.key',
+                '--port=9443',
+                `--config-map=${namespace}/${configMap}`,
+                `--config-key=${CONFIG_MAP_KEY}`,
+                `--log-level=${o.logLevel ?? 'info'}`,
+              ],
+              ports: [{ name: 'https', containerPort: 9443, protocol: 'TCP' }],
+              readinessProbe: probe('/readyz'),
+              livenessProbe: probe('/healthz'),
+              resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+              volumeMounts: [{ name: 'tls', mountPath: '/etc/rt-bootstrapper/tls', readOnly: true }],
+            },
+          ],
+          volumes: [{ name: 'tls', secret: { secretName: WEBHOOK_TLS_SECRET } }],
+        },
+      },
+    },
+  };
+}
+
+function renderMutatingWebhookConfiguration(
+  o: WebhookManifestOptions,
+  namespace: string,
+  labels: Record<string, string>,
+): V1MutatingWebhookConfiguration {
+  const caBundle = o.caBundlePem ? Buffer.from(o.caBundlePem).toString('base64') : undefined;
+  const clientConfig = o.url
+    ? { url: o.url, ...(caBundle ? { caBundle } : {}) }
+    : { service: { name: WEBHOOK_NAME, namespace, path: MUTATE_PATH, port: 443 }, ...(caBundle ? { caBundle } : {}) };
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: WEBHOOK_NAME, labels: { ...labels } },
+    webhooks: [
+      {
+        name: MUTATING_WEBHOOK_NAME,
+        admissionReviewVersions: ['v1'],
+        clientConfig,
+        rules: [
+          { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
+          { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/ephemeralcontainers'], scope: 'Namespaced' },
+        ],
+        matchPolicy: 'Equivalent',
+        sideEffects: 'NoneOnDryRun',
+        reinvocationPolicy: 'IfNeeded',
+        timeoutSeconds: 5,
+        failurePolicy: o.failurePolicy ?? 'Ignore',
+        // kube-system stays out, and so do the webhook's own Pods: a webhook that must call
+        // itself to start could never come back after all its replicas went down.
+        namespaceSelector: {
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }],
+        },
+        objectSelector: {
+          matchExpressions: [{ key: APP_NAME_LABEL, operator: 'NotIn', values: [WEBHOOK_NAME] }],
+        },
+      },
+    ],
+  };
+}
+
+/** The manifests as a list in apply order (the webhook configuration last, once its backend exists). */
+export function webhookManifestList(m: WebhookManifests): readonly object[] {
+  return [
+    m.namespace,
+    m.serviceAccount,
+    m.clusterRole,
+    m.clusterRoleBinding,
+    m.role,
+    m.roleBinding,
+    m.service,
+    m.deployment,
+    m.podDisruptionBudget,
+    m.mutatingWebhookConfiguration,
+  ];
+}

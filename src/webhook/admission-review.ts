@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import type { PatchOperation } from '../mutation/patch-builder.js';
+import type { Pod } from '../mutation/pod.js';
+
+/** The request did not carry a usable `admission.k8s.io/v1` AdmissionReview (HTTP 400). */
+export class AdmissionDecodeError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'AdmissionDecodeError';
+  }
+}
+
+const groupVersionResource = z.object({ group: z.string(), version: z.string(), resource: z.string() });
+
+// Only the envelope is validated here; the Pod itself is the API server's, already validated
+// and defaulted, and the mutations read it defensively.
+const reviewSchema = z.object({
+  apiVersion: z.literal('admission.k8s.io/v1'),
+  kind: z.literal('AdmissionReview'),
+  request: z.looseObject({
+    uid: z.string().min(1),
+    resource: groupVersionResource,
+    subResource: z.string().optional(),
+    name: z.string().optional(),
+    namespace: z.string().optional(),
+    operation: z.enum(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']),
+    object: z.record(z.string(), z.unknown()).nullable().optional(),
+    oldObject: z.record(z.string(), z.unknown()).nullable().optional(),
+    dryRun: z.boolean().optional(),
+  }),
+});
+
+/** The parts of an AdmissionReview request the webhook uses. */
+export interface AdmissionRequest {
+  readonly uid: string;
+  readonly resource: { readonly group: string; readonly version: string; readonly resource: string };
+  readonly subResource: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  readonly object: Pod | undefined;
+  readonly oldObject: Pod | undefined;
+  readonly dryRun: boolean;
+}
+
+/** Parses and validates a request body; throws AdmissionDecodeError with the reason. */
+export function decodeAdmissionReview(body: Buffer | string): AdmissionRequest {
+  let json: unknown;
+  try {
+    json = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+  } catch (cause) {
+    throw new AdmissionDecodeError(`body is not JSON: ${(cause as Error).message}`, { cause });
+  }
+  const parsed = reviewSchema.safeParse(json);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const where = first && first.path.length > 0 ? first.path.join('.') : '(root)';
+    throw new AdmissionDecodeError(
+      `not an admission.k8s.io/v1 AdmissionReview: ${where}: ${first?.message ?? 'invalid'}`,
+      { cause: parsed.error },
+    );
+  }
+  const r = parsed.data.request;
+  return {
+    uid: r.uid,
+    resource: r.resource,
+    subResource: r.subResource ?? '',
+    name: r.name ?? '',
+    namespace: r.namespace ?? '',
+    operation: r.operation,
+    object: asPod(r.object),
+    oldObject: asPod(r.oldObject),
+    dryRun: r.dryRun ?? false,
+  };
+}
+
+/** What the webhook answers. */
+export interface AdmissionAnswer {
+  readonly uid: string;
+  readonly patch?: readonly PatchOperation[];
+  readonly warnings?: readonly string[];
+  /** Set only when configured to fail closed: the request is refused with this message. */
+  readonly denied?: string;
+}
+
+/** Encodes an AdmissionReview response: allowed with a JSONPatch when there is one, or denied. */
+export function encodeAdmissionResponse(answer: AdmissionAnswer): string {
+  const response: Record<string, unknown> = { uid: answer.uid, allowed: answer.denied === undefined };
+  if (answer.denied !== undefined) response.status = { code: 500, message: answer.denied };
+  if (answer.patch && answer.patch.length > 0) {
+    response.patchType = 'JSONPatch';
+    response.patch = Buffer.from(JSON.stringify(answer.patch)).toString('base64');
+  }
+  // The API server shows warnings to the client; it limits their count and length itself,
+  // but a bounded list keeps our answers small.
+  if (answer.warnings && answer.warnings.length > 0) {
+    response.warnings = answer.warnings.slice(0, 10).map((w) => w.slice(0, 240));
+  }
+  return JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });
+}
+
+// The envelope check proved it is an object; its fields are the API server's, read defensively.
+function asPod(value: Record<string, unknown> | null | undefined): Pod | undefined {
+  return value ?? undefined;
+}

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { ConfigError, parseWebhookConfig, type WebhookConfig } from '../api/webhook-config.js';
+import type { WebhookMetrics } from './webhook-metrics.js';
+
+/** Outcome of offering a new configuration text. */
+export type ConfigOffer =
+  | { readonly accepted: true; readonly changed: boolean; readonly digest: string }
+  | { readonly accepted: false; readonly error: ConfigError };
+
+/**
+ * Holds the configuration in force. A new text replaces it only if it is valid; a bad one is
+ * refused, logged with the offending fields and counted, and the last good one stays.
+ */
+export class ConfigHolder {
+  private current: WebhookConfig | undefined;
+  private currentDigest = '';
+  private generation = 0;
+  private readonly listeners: ((config: WebhookConfig) => void)[] = [];
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly metrics?: WebhookMetrics,
+  ) {}
+
+  /** The configuration in force, or undefined before the first good one. */
+  get(): WebhookConfig | undefined {
+    return this.current;
+  }
+
+  /** A short digest of the text in force (for logs and status). */
+  get digest(): string {
+    return this.currentDigest;
+  }
+
+  /** Called after every accepted change. */
+  onChange(listener: (config: WebhookConfig) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Offers the JSON text from `source` (a file path or ConfigMap key, for logs). */
+  offer(text: string, source: string): ConfigOffer {
+    const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
+    if (digest === this.currentDigest) return { accepted: true, changed: false, digest };
+    let config: WebhookConfig;
+    try {
+      config = parseWebhookConfig(text);
+    } catch (error) {
+      const configError =
+        error instanceof ConfigError
+          ? error
+          : new ConfigError([{ path: '(root)', message: String(error) }], { cause: error });
+      this.metrics?.configReloads.inc({ result: 'failure' });
+      this.logger.error(
+        { source, digest, issues: configError.issues, keptDigest: this.currentDigest || undefined },
+        'configuration refused; the last good configuration stays in force',
+      );
+      return { accepted: false, error: configError };
+    }
+    this.current = config;
+    this.currentDigest = digest;
+    this.generation++;
+    this.metrics?.configReloads.inc({ result: 'success' });
+    this.metrics?.configGeneration.set(this.generation);
+    this.logger.info({ source, digest, generation: this.generation }, 'configuration loaded');
+    for (const l of this.listeners) l(config);
+    return { accepted: true, changed: true, digest };
+  }
+}

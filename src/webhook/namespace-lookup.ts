@@ -1,0 +1,27 @@
+import type { CoreV1Api, V1Namespace } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { statusCodeOf } from '../kube/kube-errors.js';
+import type { Reflector } from '../kube/reflector.js';
+
+/**
+ * Namespace annotations for feature selection: from the namespace cache, with one GET as the
+ * fallback for a namespace created a moment ago that the watch has not delivered yet (the first
+ * Pod of a new namespace often arrives right behind it).
+ */
+export function namespaceAnnotationLookup(
+  namespaces: Reflector<V1Namespace>,
+  core: CoreV1Api,
+  logger: Logger,
+): (name: string) => Promise<Readonly<Record<string, string>> | undefined> {
+  return async (name) => {
+    const cached = namespaces.store.get(name);
+    if (cached) return cached.metadata?.annotations ?? {};
+    try {
+      const ns = await core.readNamespace({ name });
+      return ns.metadata?.annotations ?? {};
+    } catch (error) {
+      if (statusCodeOf(error) !== 404) logger.warn({ namespace: name, err: error }, 'cannot read namespace');
+      return undefined;
+    }
+  };
+}

@@ -1,0 +1,177 @@
+import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Namespace, type V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../api/webhook-config.js';
+import { KubeListWatch } from '../kube/list-watch.js';
+import { Reflector } from '../kube/reflector.js';
+import type { AdmissionContext } from './admission-handler.js';
+import { CertificateReloader, type CertificateFiles } from './certificate-reloader.js';
+import { ConfigHolder } from './config-holder.js';
+import { connectConfigMapSource } from './configmap-config-source.js';
+import { FileConfigSource } from './file-config-source.js';
+import { namespaceAnnotationLookup } from './namespace-lookup.js';
+import { PullSecretCopier, type SecretRef } from './pull-secret-copier.js';
+import { createWebhookMetrics } from './webhook-metrics.js';
+import { WebhookServer } from './webhook-server.js';
+
+/** Settings of `rtb webhook`. */
+export interface WebhookAppOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly tls: CertificateFiles;
+  /** Read the config from this file instead of the ConfigMap. */
+  readonly configFile?: string;
+  readonly configMap?: { readonly namespace: string; readonly name: string; readonly key: string };
+  readonly host?: string;
+  readonly port?: number;
+  /** Overrides the config's `failOpen`. */
+  readonly failOpen?: boolean;
+  readonly logger: Logger;
+  readonly registry?: Registry;
+  readonly excludedNamespaces?: readonly string[];
+}
+
+/** A running webhook process: server, caches, config, copier. */
+export interface WebhookApp {
+  readonly port: number;
+  readonly config: ConfigHolder;
+  readonly registry: Registry;
+  ready(): boolean;
+  /** Graceful: drains requests, then stops caches and workers. */
+  stop(): Promise<void>;
+}
+
+/** Starts the webhook: caches, config, pull-Secret copier, HTTPS server; resolves once serving. */
+export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp> {
+  const logger = o.logger;
+  const registry = o.registry ?? new Registry();
+  if (!o.registry) collectDefaultMetrics({ register: registry });
+  const metrics = createWebhookMetrics(registry);
+  const core = o.kubeConfig.makeApiClient(CoreV1Api);
+  const holder = new ConfigHolder(logger.child({ part: 'config' }), metrics);
+  const reflectorLogger = logger.child({ part: 'reflector' });
+
+  const namespaces = new Reflector<V1Namespace>({
+    name: 'namespaces',
+    listerWatcher: new KubeListWatch<V1Namespace>(o.kubeConfig, '/api/v1/namespaces'),
+    logger: reflectorLogger,
+  });
+  namespaces.start();
+
+  let configReflector: Reflector<V1ConfigMap> | undefined;
+  let fileSource: FileConfigSource | undefined;
+  if (o.configFile) {
+    fileSource = new FileConfigSource(o.configFile, holder, logger.child({ part: 'config' }));
+    await fileSource.start();
+  } else {
+    const cm = o.configMap ?? { namespace: CONFIG_MAP_NAMESPACE, name: CONFIG_MAP_NAME, key: CONFIG_MAP_KEY };
+    configReflector = new Reflector<V1ConfigMap>({
+      name: `configmap ${cm.namespace}/${cm.name}`,
+      listerWatcher: new KubeListWatch<V1ConfigMap>(o.kubeConfig, `/api/v1/namespaces/${cm.namespace}/configmaps`),
+      fieldSelector: `metadata.name=${cm.name}`,
+      logger: reflectorLogger,
+    });
+    connectConfigMapSource({ reflector: configReflector, key: cm.key, holder, logger });
+    configReflector.start();
+  }
+
+  // The pull Secret's name and namespace come from the config; when they change the copier and
+  // its Secret cache are rebuilt for the new name.
+  let copier: { ref: SecretRef; copier: PullSecretCopier; secrets: Reflector<V1Secret> } | undefined;
+  const startCopier = (ref: SecretRef): void => {
+    const secrets = new Reflector<V1Secret>({
+      name: `secrets named ${ref.name}`,
+      listerWatcher: new KubeListWatch<V1Secret>(o.kubeConfig, '/api/v1/secrets'),
+      // Only Secrets of that name: the cache never holds the cluster's other Secrets.
+      fieldSelector: `metadata.name=${ref.name}`,
+      logger: reflectorLogger,
+    });
+    const c = new PullSecretCopier({
+      core,
+      secrets,
+      namespaces,
+      source: ref,
+      metrics,
+      logger: logger.child({ part: 'pull-secret-copier' }),
+      ...(o.excludedNamespaces ? { excludedNamespaces: o.excludedNamespaces } : {}),
+    });
+    secrets.start();
+    c.start();
+    copier = { ref, copier: c, secrets };
+  };
+  const stopCopier = async (): Promise<void> => {
+    const current = copier;
+    copier = undefined;
+    if (!current) return;
+    await current.copier.stop();
+    await current.secrets.stop();
+  };
+  const refOf = (): SecretRef => {
+    const cfg = holder.get()?.imagePullSecret;
+    return { name: cfg?.name ?? 'registry-credentials', namespace: cfg?.namespace ?? 'kyma-system' };
+  };
+  holder.onChange(() => {
+    const ref = refOf();
+    if (copier && copier.ref.name === ref.name && copier.ref.namespace === ref.namespace) return;
+    void stopCopier().then(() => {
+      startCopier(ref);
+    });
+  });
+  if (!copier) startCopier(refOf());
+
+  const reloaderLogger = logger.child({ part: 'tls' });
+  const serverRef: { current?: WebhookServer } = {};
+  const reloader = new CertificateReloader(
+    o.tls,
+    (tls) => {
+      serverRef.current?.setSecureContext(tls);
+    },
+    (result) => {
+      metrics.certReloads.inc({ result });
+    },
+    reloaderLogger,
+  );
+  const tls = await reloader.load();
+
+  const context: AdmissionContext = {
+    config: () => holder.get(),
+    namespaceAnnotations: namespaceAnnotationLookup(namespaces, core, logger),
+    pullSecret: {
+      ensure: (namespace, opts) => copier?.copier.ensure(namespace, opts) ?? Promise.resolve(false),
+    },
+    metrics,
+    logger,
+    get failOpen() {
+      return o.failOpen ?? holder.get()?.failOpen ?? true;
+    },
+  };
+  const ready = (): boolean =>
+    holder.get() !== undefined && namespaces.hasSynced() && (copier?.secrets.hasSynced() ?? false);
+  const server = new WebhookServer({
+    tls,
+    ...(o.host !== undefined ? { host: o.host } : {}),
+    ...(o.port !== undefined ? { port: o.port } : {}),
+    context,
+    registry,
+    ready,
+    logger,
+  });
+  serverRef.current = server;
+  const port = await server.listen();
+  reloader.start();
+  logger.info({ port }, 'webhook serving');
+
+  return {
+    port,
+    config: holder,
+    registry,
+    ready,
+    async stop() {
+      reloader.stop();
+      await server.close();
+      fileSource?.stop();
+      await stopCopier();
+      await configReflector?.stop();
+      await namespaces.stop();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/** How one admission request ended, the `result` label. */
+export type AdmissionResult = 'mutated' | 'unchanged' | 'bad_request' | 'error';
+
+/** The webhook's Prometheus metrics. Labels are closed sets: never names, namespaces or secrets. */
+export interface WebhookMetrics {
+  readonly requests: Counter<'result'>;
+  readonly duration: Histogram<'result'>;
+  readonly mutations: Counter<'feature'>;
+  readonly configReloads: Counter<'result'>;
+  readonly configGeneration: Gauge;
+  readonly pullSecretCopies: Counter<'result'>;
+  readonly pullSecretMissing: Counter;
+  readonly certReloads: Counter<'result'>;
+}
+
+/** Registers the webhook metrics on `registry`. */
+export function createWebhookMetrics(registry: Registry): WebhookMetrics {
+  const registers = [registry];
+  return {
+    requests: new Counter({
+      name: 'rtb_webhook_requests_total',
+      help: 'Admission requests by result.',
+      labelNames: ['result'],
+      registers,
+    }),
+    duration: new Histogram({
+      name: 'rtb_webhook_request_duration_seconds',
+      help: 'Time to answer an admission request, by result.',
+      labelNames: ['result'],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    mutations: new Counter({
+      name: 'rtb_webhook_mutations_total',
+      help: 'Pods changed, by feature.',
+      labelNames: ['feature'],
+      registers,
+    }),
+    configReloads: new Counter({
+      name: 'rtb_webhook_config_reloads_total',
+      help: 'Configuration loads by result (failure: refused, the last good one stays in force).',
+      labelNames: ['result'],
+      registers,
+    }),
+    configGeneration: new Gauge({
+      name: 'rtb_webhook_config_generation',
+      help: 'How many configurations have been accepted since start.',
+      registers,
+    }),
+    pullSecretCopies: new Counter({
+      name: 'rtb_webhook_pull_secret_copies_total',
+      help: 'Writes of pull Secret copies into namespaces, by result.',
+      labelNames: ['result'],
+      registers,
+    }),
+    pullSecretMissing: new Counter({
+      name: 'rtb_webhook_pull_secret_source_missing_total',
+      help: 'Pods that asked for the pull Secret while its source did not exist (no reference added).',
+      registers,
+    }),
+    certReloads: new Counter({
+      name: 'rtb_webhook_certificate_reloads_total',
+      help: 'Reloads of the serving certificate, by result.',
+      labelNames: ['result'],
+      registers,
+    }),
+  };
+}

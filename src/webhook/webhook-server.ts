@@ -1,0 +1,221 @@
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { SecureContextOptions } from 'node:tls';
+import type { Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import { AdmissionDecodeError, decodeAdmissionReview, encodeAdmissionResponse } from './admission-review.js';
+import { handleAdmission, type AdmissionContext } from './admission-handler.js';
+
+/** Settings of the HTTPS server. */
+export interface WebhookServerOptions {
+  readonly tls: SecureContextOptions;
+  readonly host?: string;
+  readonly port?: number;
+  readonly context: AdmissionContext;
+  readonly registry: Registry;
+  /** Ready to serve: configuration loaded and caches synced. */
+  readonly ready: () => boolean;
+  readonly logger: Logger;
+  /** Largest accepted body; an AdmissionReview carries up to two Pods (default 4 MiB). */
+  readonly bodyLimitBytes?: number;
+}
+
+/** The mutation path the MutatingWebhookConfiguration points at. */
+export const MUTATE_PATH = '/mutate';
+
+/**
+ * The admission HTTPS server: `/mutate`, `/healthz`, `/readyz`, `/metrics`. TLS 1.2 or newer;
+ * the certificate is replaceable at run time; shutdown drains requests in flight.
+ */
+export class WebhookServer {
+  private readonly server: Server;
+  private inFlight = 0;
+  private draining = false;
+  private drained: (() => void) | undefined;
+
+  constructor(private readonly options: WebhookServerOptions) {
+    this.server = createServer(
+      {
+        ...options.tls,
+        minVersion: 'TLSv1.2',
+        // The API server keeps connections open for reuse (Go's idle timeout is 90 s); closing
+        // ours later than that avoids racing a request on a connection we are closing.
+        keepAliveTimeout: 120_000,
+        headersTimeout: 10_000,
+        requestTimeout: 30_000,
+      },
+      (req, res) => {
+        this.onRequest(req, res);
+      },
+    );
+    this.server.on('tlsClientError', (error) => {
+      options.logger.debug({ err: error }, 'TLS handshake failed');
+    });
+  }
+
+  /** Starts listening; resolves with the bound port. */
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port ?? 9443, this.options.host ?? '0.0.0.0', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    return this.port;
+  }
+
+  /** The bound port. */
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Replaces the serving certificate for new connections. */
+  setSecureContext(tls: SecureContextOptions): void {
+    this.server.setSecureContext(tls);
+  }
+
+  /** Stops accepting, answers what is in flight, then closes every connection. */
+  async close(timeoutMs = 25_000): Promise<void> {
+    this.draining = true;
+    const closed = new Promise<void>((resolve) => {
+      this.server.close(() => {
+        resolve();
+      });
+    });
+    this.server.closeIdleConnections();
+    if (this.inFlight > 0) {
+      await Promise.race([
+        new Promise<void>((resolve) => {
+          this.drained = resolve;
+        }),
+        new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref()),
+      ]);
+    }
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === MUTATE_PATH) {
+      if (req.method !== 'POST') {
+        this.reply(res, 405, 'only POST is allowed', { allow: 'POST' });
+        return;
+      }
+      this.inFlight++;
+      void this.admit(req, res).finally(() => {
+        this.inFlight--;
+        if (this.inFlight === 0) this.drained?.();
+      });
+      return;
+    }
+    if (req.method !== 'GET') {
+      this.reply(res, 405, 'only GET is allowed', { allow: 'GET' });
+      return;
+    }
+    if (path === '/healthz') {
+      this.reply(res, 200, 'ok');
+      return;
+    }
+    if (path === '/readyz') {
+      const ok = !this.draining && this.options.ready();
+      this.reply(res, ok ? 200 : 503, ok ? 'ok' : 'not ready');
+      return;
+    }
+    if (path === '/metrics') {
+      void this.options.registry.metrics().then(
+        (text) => {
+          this.reply(res, 200, text, { 'content-type': this.options.registry.contentType });
+        },
+        (error: unknown) => {
+          this.options.logger.error({ err: error }, 'cannot render metrics');
+          this.reply(res, 500, 'metrics unavailable');
+        },
+      );
+      return;
+    }
+    this.reply(res, 404, 'not found');
+  }
+
+  private async admit(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { metrics } = this.options.context;
+    const started = process.hrtime.bigint();
+    const done = (result: 'mutated' | 'unchanged' | 'bad_request' | 'error'): void => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.requests.inc({ result });
+      metrics.duration.observe({ result }, seconds);
+    };
+    let body: Buffer;
+    try {
+      body = await readBody(req, this.options.bodyLimitBytes ?? 4 * 1024 * 1024);
+    } catch (error) {
+      done('bad_request');
+      const tooLarge = error instanceof BodyTooLargeError;
+      this.reply(res, tooLarge ? 413 : 400, error instanceof Error ? error.message : 'unreadable body', {
+        ...(tooLarge ? { connection: 'close' } : {}),
+      });
+      return;
+    }
+    let request;
+    try {
+      request = decodeAdmissionReview(body);
+    } catch (error) {
+      done('bad_request');
+      const reason = error instanceof AdmissionDecodeError ? error.message : 'malformed AdmissionReview';
+      this.reply(res, 400, reason);
+      return;
+    }
+    const handled = await handleAdmission(request, this.options.context);
+    done(handled.result);
+    this.reply(res, 200, encodeAdmissionResponse(handled.answer), { 'content-type': 'application/json' });
+  }
+
+  private reply(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+    if (res.headersSent) return;
+    res.writeHead(status, {
+      'content-type': 'text/plain; charset=utf-8',
+      ...headers,
+      'content-length': Buffer.byteLength(body),
+    });
+    res.end(body);
+  }
+}
+
+/** The body exceeded the limit (HTTP 413). */
+export class BodyTooLargeError extends Error {
+  constructor(limit: number) {
+    super(`request body exceeds ${limit} bytes`);
+    this.name = 'BodyTooLargeError';
+  }
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? '0');
+    if (declared > limit) {
+      req.resume();
+      reject(new BodyTooLargeError(limit));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new BodyTooLargeError(limit));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      resolve(Buffer.concat(chunks, size));
+    });
+    req.on('error', (cause) => {
+      reject(new Error('the request body could not be read', { cause }));
+    });
+  });
+}

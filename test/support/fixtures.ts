@@ -1,0 +1,12 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import type { Pod } from '../../src/mutation/pod.js';
+
+const fixture = (name: string): string => readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
+
+/** The seed's Pod before the webhook (the Deployment's template as a Pod). */
+export const seedPodBefore = (): Pod => parse(fixture('seed-pod-before.yaml')) as Pod;
+/** The seed's Pod after the webhook. */
+export const seedPodAfter = (): Pod => parse(fixture('seed-pod-after.yaml')) as Pod;
+/** The seed's webhook configuration (JSON text). */
+export const seedConfigText = (): string => fixture('seed-config.json');

@@ -1,0 +1,68 @@
+import { AdmissionregistrationV1Api, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LocalCluster } from '../../src/envtest/control-plane.js';
+import { createCertificateAuthority, type CertificateAuthority } from '../../src/pki/certificate-authority.js';
+import { issueCertificate } from '../../src/pki/issue-certificate.js';
+import { silentLogger, type Logger } from '../../src/telemetry/logger.js';
+import { startWebhookApp, type WebhookApp, type WebhookAppOptions } from '../../src/webhook/webhook-app.js';
+import { eventually } from './control-plane.js';
+
+/** A webhook running in this process against a real cluster, with its own serving PKI. */
+export interface TestWebhook {
+  readonly app: WebhookApp;
+  readonly ca: CertificateAuthority;
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the webhook app on a free loopback port and waits until it is ready. */
+export async function startTestWebhook(
+  cluster: LocalCluster,
+  options: Partial<WebhookAppOptions> & { logger?: Logger } = {},
+): Promise<TestWebhook> {
+  const dir = await mkdtemp(join(tmpdir(), 'rtb-webhook-'));
+  const ca = await createCertificateAuthority({ commonName: 'webhook-test-ca' });
+  const serving = await issueCertificate(ca, {
+    commonName: 'rt-bootstrapper-webhook',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1'],
+    usage: 'server',
+  });
+  const certFile = join(dir, 'tls.crt');
+  const keyFile = join(dir, 'tls.key');
+  await writeFile(certFile, serving.certPem);
+  await writeFile(keyFile, serving.keyPem);
+  const app = await startWebhookApp({
+    kubeConfig: cluster.kubeConfig(),
+    tls: { certFile, keyFile },
+    host: '127.0.0.1',
+    port: 0,
+    logger: options.logger ?? silentLogger(),
+    ...options,
+  });
+  await eventually(() => (app.ready() ? true : undefined), 20_000, 'the webhook to be ready');
+  return {
+    app,
+    ca,
+    certFile,
+    keyFile,
+    url: `https://127.0.0.1:${app.port}/mutate`,
+    async stop() {
+      await app.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Registers `webhook` with the cluster's API server and waits until the API server calls it. */
+export async function registerWebhook(
+  cluster: LocalCluster,
+  configuration: V1MutatingWebhookConfiguration,
+): Promise<void> {
+  const api = cluster.kubeConfig().makeApiClient(AdmissionregistrationV1Api);
+  await api.createMutatingWebhookConfiguration({ body: configuration });
+}
