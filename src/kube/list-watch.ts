@@ -1,0 +1,268 @@
+/**
+ * The real {@link ListerWatcher}: plain HTTP GETs against an API server described by a
+ * client-node `KubeConfig`, for any collection path (core, grouped, CRDs, namespaced or
+ * not). The watch is streamed with node's http(s) module and split into
+ * newline-delimited JSON here, because client-node's `Watch` offers neither a
+ * server-side timeout nor control over restarts; the reflector owns both.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeApiError, isKubeStatus } from './kube-errors.js';
+import type {
+  ListOptions,
+  ListResult,
+  ListerWatcher,
+  WatchEventCallback,
+  WatchEventType,
+  WatchOptions,
+} from './lister-watcher.js';
+
+/** Options of a {@link KubeListWatch}. */
+export interface KubeListWatchOptions {
+  /** Client-side timeout of one list page (default 60 s). */
+  readonly listTimeoutMs?: number;
+  /** Sent as `User-Agent` (default `rt-bootstrapper`). */
+  readonly userAgent?: string;
+}
+
+// Error bodies are small Status objects; never buffer an unbounded one.
+const MAX_ERROR_BODY = 1 << 20;
+const EVENT_TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+/**
+ * Lists and watches the collection at `path`, e.g. `/api/v1/namespaces/kcp-system/secrets`
+ * or `/apis/certificates.k8s.io/v1beta1/clustertrustbundles`.
+ */
+export class KubeListWatch<T> implements ListerWatcher<T> {
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly path: string,
+    private readonly opts: KubeListWatchOptions = {},
+  ) {}
+
+  async list(opts: ListOptions, signal: AbortSignal): Promise<ListResult<T>> {
+    const timeout = AbortSignal.timeout(this.opts.listTimeoutMs ?? 60_000);
+    const sig = AbortSignal.any([signal, timeout]);
+    const query: Query = {
+      limit: opts.limit !== undefined && opts.limit > 0 ? opts.limit : undefined,
+      continue: opts.continue,
+      resourceVersion: opts.resourceVersion,
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+    };
+    let text: string;
+    try {
+      const res = await this.get(query, sig);
+      text = await readBody(res, Infinity);
+    } catch (err) {
+      if (!signal.aborted && timeout.aborted) {
+        throw new KubeApiError(`list ${this.path} timed out`, { reason: 'Timeout', cause: err });
+      }
+      throw err;
+    }
+    return parseList<T>(text, this.path);
+  }
+
+  async watch(opts: WatchOptions, onEvent: WatchEventCallback<T>, signal: AbortSignal): Promise<void> {
+    const query: Query = {
+      watch: 1,
+      resourceVersion: opts.resourceVersion,
+      timeoutSeconds: opts.timeoutSeconds,
+      allowWatchBookmarks: opts.allowWatchBookmarks,
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+    };
+    let res: http.IncomingMessage;
+    try {
+      res = await this.get(query, signal, true);
+    } catch (err) {
+      if (signal.aborted) return;
+      throw err;
+    }
+    await new Promise<void>((resolve, reject) => {
+      let pending = '';
+      let settled = false;
+      const finish = (err?: Error): void => {
+        if (settled) return;
+        settled = true;
+        if (err !== undefined && !signal.aborted) reject(err);
+        else resolve();
+      };
+      const fail = (err: Error): void => {
+        finish(err);
+        res.destroy();
+      };
+      const deliver = (line: string): void => {
+        if (line.trim() === '' || settled || signal.aborted) return;
+        let event: unknown;
+        try {
+          event = JSON.parse(line);
+        } catch (err) {
+          fail(new KubeApiError(`malformed watch event on ${this.path}`, { cause: err }));
+          return;
+        }
+        const { type, object } = (event ?? {}) as { type?: unknown; object?: unknown };
+        if (typeof type !== 'string' || typeof object !== 'object' || object === null) {
+          fail(new KubeApiError(`malformed watch event on ${this.path}: ${line.slice(0, 200)}`));
+          return;
+        }
+        if (!EVENT_TYPES.has(type)) return; // a type from the future: skip, as client-go does
+        onEvent(type as WatchEventType, object);
+      };
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        // A chunk may hold several events or a fragment of one; keep the unfinished tail.
+        const lines = (pending + chunk).split('\n');
+        pending = lines.pop() ?? '';
+        try {
+          for (const line of lines) deliver(line);
+        } catch (err) {
+          fail(new KubeApiError(`watch event handler failed on ${this.path}`, { cause: err }));
+        }
+      });
+      res.on('end', () => {
+        try {
+          deliver(pending);
+        } catch (err) {
+          fail(new KubeApiError(`watch event handler failed on ${this.path}`, { cause: err }));
+        }
+        finish();
+      });
+      res.on('error', (err) => {
+        finish(new KubeApiError(`watch ${this.path} broke: ${err.message}`, { cause: err }));
+      });
+      res.on('close', () => {
+        // 'close' without 'end' is a dropped connection, not a server-side timeout.
+        finish(res.complete ? undefined : new KubeApiError(`watch ${this.path} closed before its end`));
+      });
+    });
+  }
+
+  /** GET `path?query`; resolves with a 200 response, rejects with a `KubeApiError` otherwise. */
+  private async get(query: Query, signal: AbortSignal, keepAlive = false): Promise<http.IncomingMessage> {
+    const cluster = this.kc.getCurrentCluster();
+    if (cluster === null) throw new KubeApiError('kubeconfig has no current cluster');
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') params.set(k, String(v));
+    const qs = params.toString();
+    // Concatenate, not resolve: the server URL may carry a path prefix (proxies, Rancher).
+    const url = new URL(`${cluster.server.replace(/\/+$/, '')}${this.path}${qs === '' ? '' : `?${qs}`}`);
+    const options: https.RequestOptions = {};
+    try {
+      // Per request, so rotated tokens, exec credentials and client certificates are picked up.
+      await this.kc.applyToHTTPSOptions(options);
+    } catch (err) {
+      throw new KubeApiError(`cannot apply kubeconfig credentials for ${cluster.server}`, { cause: err });
+    }
+    const headers: http.OutgoingHttpHeaders = {};
+    if (options.headers !== undefined && !isHeaderList(options.headers))
+      Object.assign(headers, options.headers);
+    headers.Accept = 'application/json';
+    headers['User-Agent'] = this.opts.userAgent ?? 'rt-bootstrapper';
+    const mod = url.protocol === 'http:' ? http : https;
+    signal.throwIfAborted();
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = mod.request(url, { ...options, method: 'GET', headers, signal }, resolve);
+      req.on('error', (err) => {
+        reject(
+          signal.aborted
+            ? err
+            : new KubeApiError(`GET ${url.pathname} failed: ${err.message}`, { cause: err }),
+        );
+      });
+      if (keepAlive) {
+        // TCP keep-alive lets the kernel notice a dead peer under a quiet watch.
+        req.on('socket', (socket) => socket.setKeepAlive(true, 30_000));
+      }
+      req.end();
+    });
+    const code = res.statusCode ?? 0;
+    if (code === 200) return res;
+    const body = await readBody(res, MAX_ERROR_BODY).catch(() => '');
+    throw errorFromResponse(code, body, url.pathname);
+  }
+}
+
+function isHeaderList(h: http.OutgoingHttpHeaders | readonly string[]): h is readonly string[] {
+  return Array.isArray(h);
+}
+
+function readBody(res: http.IncomingMessage, limit: number): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+    });
+    res.on('end', () => {
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    res.on('error', (err) => {
+      reject(new KubeApiError(`reading response failed: ${err.message}`, { cause: err }));
+    });
+  });
+}
+
+function errorFromResponse(code: number, body: string, path: string): KubeApiError {
+  let status: unknown;
+  try {
+    status = JSON.parse(body);
+  } catch {
+    status = undefined;
+  }
+  if (isKubeStatus(status)) return KubeApiError.fromStatus(status, code);
+  const snippet = body.trim().slice(0, 200);
+  return new KubeApiError(`GET ${path}: HTTP ${code}${snippet === '' ? '' : `: ${snippet}`}`, {
+    statusCode: code,
+  });
+}
+
+interface RawList {
+  kind?: unknown;
+  apiVersion?: unknown;
+  metadata?: { resourceVersion?: unknown; continue?: unknown };
+  items?: unknown;
+}
+
+function parseList<T>(text: string, path: string): ListResult<T> {
+  let raw: RawList;
+  try {
+    raw = JSON.parse(text) as RawList;
+  } catch (err) {
+    throw new KubeApiError(`list ${path}: response is not JSON`, { statusCode: 200, cause: err });
+  }
+  if (typeof raw !== 'object' || !Array.isArray(raw.items)) {
+    throw new KubeApiError(`list ${path}: response has no items`, { statusCode: 200 });
+  }
+  const rv = raw.metadata?.resourceVersion;
+  const cont = raw.metadata?.continue;
+  // Items of built-in lists come without kind/apiVersion; restore them from the list so
+  // objects from a list look like objects from a watch.
+  const kind = typeof raw.kind === 'string' && raw.kind.endsWith('List') ? raw.kind.slice(0, -4) : undefined;
+  const apiVersion = typeof raw.apiVersion === 'string' ? raw.apiVersion : undefined;
+  const items = (raw.items as unknown[]).map((item) => {
+    if (typeof item !== 'object' || item === null) return item as T;
+    const o = item as { kind?: unknown; apiVersion?: unknown };
+    if (o.kind === undefined && kind !== undefined) o.kind = kind;
+    if (o.apiVersion === undefined && apiVersion !== undefined) o.apiVersion = apiVersion;
+    return o as T;
+  });
+  return {
+    items,
+    resourceVersion: typeof rv === 'string' ? rv : '',
+    continue: typeof cont === 'string' && cont !== '' ? cont : undefined,
+  };
+}
+
+/** A {@link KubeListWatch} for the collection at `path` of the kubeconfig's current cluster. */
+export function createListerWatcher<T>(
+  kc: KubeConfig,
+  path: string,
+  opts: KubeListWatchOptions = {},
+): ListerWatcher<T> {
+  return new KubeListWatch<T>(kc, path, opts);
+}
