@@ -41,3 +41,23 @@ export interface ReconcileMetrics {
 export interface ReconcileMetricsProvider {
   forController(name: string): ReconcileMetrics;
 }
+
+/**
+ * Wraps hooks so an exception in one is swallowed: metrics are best effort and must
+ * never break a worker loop or leave a key marked as processing.
+ */
+export function guardHooks<H extends object>(hooks: H): H {
+  return new Proxy(hooks, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]): unknown => {
+        try {
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        } catch {
+          return undefined;
+        }
+      };
+    },
+  });
+}

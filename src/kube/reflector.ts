@@ -61,7 +61,24 @@ export class ReflectorStoppedError extends Error {
 
 type WatchOutcome = 'ended' | 'expired' | 'error' | 'watchdog' | 'stopped';
 
-const silentLogger: ReflectorLogger = { debug: () => undefined, warn: () => undefined };
+/** Logging is best effort: a throwing logger must not reject the loop (an unhandled rejection). */
+function safeLogger(l: ReflectorLogger | undefined): ReflectorLogger {
+  const call = (fn: 'debug' | 'warn', obj: object, msg: string): void => {
+    try {
+      l?.[fn](obj, msg);
+    } catch {
+      // Nothing sensible left to do with a log line that cannot be written.
+    }
+  };
+  return {
+    debug: (obj, msg) => {
+      call('debug', obj, msg);
+    },
+    warn: (obj, msg) => {
+      call('warn', obj, msg);
+    },
+  };
+}
 
 /** Keeps a {@link Store} in sync with one resource collection and reports its changes. */
 export class Reflector<T extends KubeObject> {
@@ -83,7 +100,7 @@ export class Reflector<T extends KubeObject> {
     this.backoff = new Backoff(
       opts.backoff ?? { baseMs: 800, maxMs: 30_000, factor: 2, jitter: 1, random: this.random },
     );
-    this.log = opts.logger ?? silentLogger;
+    this.log = safeLogger(opts.logger);
     if (opts.handlers) this.handlers.push(opts.handlers);
   }
 

@@ -9,12 +9,13 @@
  */
 import { defaultControllerRateLimiter, systemClock, type RateLimiter } from './backoff.js';
 import { DelayQueue } from './delay-queue.js';
-import type {
-  ReconcileMetrics,
-  ReconcileMetricsProvider,
-  ReconcileResultKind,
-  WorkQueueMetrics,
-  WorkQueueMetricsProvider,
+import {
+  guardHooks,
+  type ReconcileMetrics,
+  type ReconcileMetricsProvider,
+  type ReconcileResultKind,
+  type WorkQueueMetrics,
+  type WorkQueueMetricsProvider,
 } from './metrics-hooks.js';
 
 /** What a handler asks for after a successful run. */
@@ -98,8 +99,9 @@ export class WorkQueue {
   constructor(private readonly opts: WorkQueueOptions) {
     this.name = opts.name;
     this.limiter = opts.rateLimiter ?? defaultControllerRateLimiter();
-    this.metrics = opts.metrics?.forQueue(opts.name) ?? noopMetrics;
-    this.reconcileMetrics = opts.reconcileMetrics?.forController(opts.name);
+    this.metrics = opts.metrics ? guardHooks(opts.metrics.forQueue(opts.name)) : noopMetrics;
+    const rm = opts.reconcileMetrics?.forController(opts.name);
+    this.reconcileMetrics = rm ? guardHooks(rm) : undefined;
     // Pending delays are pending work: the timer keeps the process alive until shutdown clears it.
     this.delayed = new DelayQueue<string>((key) => {
       this.add(key);

@@ -339,4 +339,22 @@ void describe('Reflector', () => {
     assert.deepEqual(late.sort(), ['a', 'b']);
     await reflector.stop();
   });
+
+  void test('a throwing logger does not break the loop', async () => {
+    let failures = 2;
+    const lw = new ScriptedListerWatcher<Obj>((opts) => {
+      if (failures-- > 0) throw new KubeApiError('unavailable', { statusCode: 503 });
+      return pagedList(
+        () => [obj('a', '1')],
+        () => '10',
+      )(opts);
+    });
+    const throwing = (): never => {
+      throw new Error('log sink closed');
+    };
+    const { reflector } = harness(lw, { logger: { debug: throwing, warn: throwing } });
+    reflector.start();
+    await reflector.waitForSync();
+    await reflector.stop();
+  });
 });

@@ -331,4 +331,39 @@ void describe('WorkQueue', () => {
     assert.ok(counts.add >= 3 && counts.retry >= 2 && counts.queueDuration >= 3 && counts.workDuration >= 3);
     assert.ok(depths.includes(3));
   });
+
+  void test('throwing metrics hooks neither break the loop nor leave a key stuck', async () => {
+    const boom = (): never => {
+      throw new Error('metrics backend down');
+    };
+    const q = new WorkQueue({
+      name: 'bad-metrics',
+      rateLimiter: fastLimiter(),
+      metrics: {
+        forQueue: () => ({
+          add: boom,
+          depth: boom,
+          queueDuration: boom,
+          workDuration: boom,
+          retry: boom,
+          unfinishedWork: boom,
+          longestRunningProcessor: boom,
+        }),
+      },
+      reconcileMetrics: {
+        forController: () => ({ maxConcurrency: boom, activeWorkers: boom, observe: boom }),
+      },
+    });
+    let runs = 0;
+    const running = q.start(async () => {
+      await Promise.resolve();
+      runs++;
+    });
+    q.add('a');
+    await until(() => runs === 1, 'first run');
+    q.add('a');
+    await until(() => runs === 2, 'second run');
+    q.shutDown();
+    await running;
+  });
 });
