@@ -3,6 +3,8 @@ import { packageVersion } from '../version.js';
 import { registerControlPlaneCommand } from './commands/control-plane.js';
 import { registerLocalCommand } from './commands/local.js';
 import { registerWebhookCommand } from './commands/webhook.js';
+import { registerMutateCommand } from './commands/mutate.js';
+import { registerRenderCommand } from './commands/render.js';
 
 /** Builds the `rtb` command tree. Each sub-command lives in its own file and registers itself here. */
 export function buildProgram(): Command {
@@ -13,6 +15,8 @@ export function buildProgram(): Command {
     .enablePositionalOptions();
   registerLocalCommand(program);
   registerWebhookCommand(program);
+  registerMutateCommand(program);
+  registerRenderCommand(program);
   registerControlPlaneCommand(program);
   return program;
 }

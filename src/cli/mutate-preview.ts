@@ -1,0 +1,83 @@
+import { parse, stringify } from 'yaml';
+import { ConfigError, parseWebhookConfig } from '../api/webhook-config.js';
+import { mutatePod, type AdmissionOperation } from '../mutation/pipeline.js';
+import type { Pod } from '../mutation/pod.js';
+
+/** Output format of `rtb mutate`. */
+export type PreviewOutput = 'yaml' | 'json' | 'patch';
+
+/** The input of `rtb mutate` could not be used; the message is the one-line reason. */
+export class PreviewInputError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'PreviewInputError';
+  }
+}
+
+/** Texts and choices of one preview. */
+export interface PreviewInput {
+  readonly podText: string;
+  readonly configText: string;
+  readonly namespaceText?: string;
+  readonly operation?: AdmissionOperation;
+  readonly output?: PreviewOutput;
+}
+
+function parseDocument(text: string, what: string): unknown {
+  try {
+    return parse(text) as unknown;
+  } catch (cause) {
+    const first = (cause instanceof Error ? cause.message : String(cause)).split('\n')[0] ?? '';
+    throw new PreviewInputError(`${what} is not valid YAML or JSON: ${first}`, { cause });
+  }
+}
+
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/**
+ * What `rtb mutate` prints: the Pod after exactly the webhook's pipeline (or its JSON Patch).
+ * No cluster is needed; the pull Secret's source is assumed to exist.
+ */
+export function previewMutation(input: PreviewInput): string {
+  const pod = asObject(parseDocument(input.podText, 'the Pod'));
+  if (pod?.kind !== 'Pod' || (pod.apiVersion !== undefined && pod.apiVersion !== 'v1')) {
+    const kind = typeof pod?.kind === 'string' ? pod.kind : 'no kind';
+    throw new PreviewInputError(`the input is not a Pod (apiVersion v1, kind Pod); found ${kind}`);
+  }
+  let config;
+  try {
+    config = parseWebhookConfig(input.configText);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      const first = error.issues[0];
+      throw new PreviewInputError(`invalid config: ${first ? `${first.path}: ${first.message}` : error.message}`, { cause: error });
+    }
+    throw error;
+  }
+  let namespaceName = (asObject(pod.metadata)?.namespace as string | undefined) ?? 'default';
+  let namespaceAnnotations: Record<string, string> | undefined;
+  if (input.namespaceText !== undefined) {
+    const ns = asObject(parseDocument(input.namespaceText, 'the Namespace'));
+    if (ns?.kind !== 'Namespace') throw new PreviewInputError('--namespace is not a Namespace (kind Namespace)');
+    const meta = asObject(ns.metadata);
+    if (typeof meta?.name === 'string') namespaceName = meta.name;
+    namespaceAnnotations = asObject(meta?.annotations) as Record<string, string> | undefined;
+  }
+  const result = mutatePod({
+    pod: pod as Pod,
+    operation: input.operation ?? 'CREATE',
+    namespace: { name: namespaceName, annotations: namespaceAnnotations },
+    config,
+    pullSecretAvailable: true,
+  });
+  switch (input.output ?? 'yaml') {
+    case 'patch':
+      return `${JSON.stringify(result.patch, null, 2)}\n`;
+    case 'json':
+      return `${JSON.stringify(result.pod, null, 2)}\n`;
+    case 'yaml':
+      return stringify(result.pod);
+  }
+}

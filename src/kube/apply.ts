@@ -1,0 +1,50 @@
+import {
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+
+/** Our field manager for server-side apply. */
+export const FIELD_MANAGER = 'rt-bootstrapper';
+
+/** An object could not be applied; names the object. */
+export class ApplyError extends Error {
+  constructor(
+    message: string,
+    readonly object: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'ApplyError';
+  }
+}
+
+/** `kind namespace/name` of an object, for messages. */
+export function describeObject(o: KubernetesObject): string {
+  const ns = o.metadata?.namespace ? `${o.metadata.namespace}/` : '';
+  return `${o.kind ?? '?'} ${ns}${o.metadata?.name ?? '?'}`;
+}
+
+/**
+ * Server-side applies objects in order under our field manager (force: we own these fields).
+ * Stops at the first failure, so an order such as "backend before registration" holds.
+ */
+export async function applyObjects(
+  kc: KubeConfig,
+  objects: readonly KubernetesObject[],
+  fieldManager = FIELD_MANAGER,
+): Promise<KubernetesObject[]> {
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  const applied: KubernetesObject[] = [];
+  for (const o of objects) {
+    try {
+      applied.push(
+        await api.patch(o, undefined, undefined, fieldManager, true, PatchStrategy.ServerSideApply),
+      );
+    } catch (cause) {
+      throw new ApplyError(`cannot apply ${describeObject(o)}`, describeObject(o), { cause });
+    }
+  }
+  return applied;
+}

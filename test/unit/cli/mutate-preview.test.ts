@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { parse } from 'yaml';
+import { PreviewInputError, previewMutation } from '../../../src/cli/mutate-preview.js';
+
+const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/${name}`, import.meta.url), 'utf8');
+const podText = fixture('seed-pod-before.yaml');
+const configText = fixture('seed-config.json');
+
+describe('rtb mutate (preview)', () => {
+  test('the seed Pod comes out as the seed after-manifest', () => {
+    const out = parse(previewMutation({ podText, configText })) as unknown;
+    assert.deepEqual(out, parse(fixture('seed-pod-after.yaml')));
+  });
+
+  test('-o patch prints the JSON patch, -o json the Pod as JSON', () => {
+    const patch = JSON.parse(previewMutation({ podText, configText, output: 'patch' })) as { op: string; path: string }[];
+    assert.ok(patch.length > 0);
+    assert.ok(patch.every((op) => ['add', 'replace'].includes(op.op)));
+    const pod = JSON.parse(previewMutation({ podText, configText, output: 'json' })) as { kind: string };
+    assert.equal(pod.kind, 'Pod');
+  });
+
+  test('--operation UPDATE rewrites only images', () => {
+    const pod = parse(previewMutation({ podText, configText, operation: 'UPDATE' })) as {
+      spec: { containers: { image: string; env?: unknown }[]; volumes?: unknown };
+    };
+    assert.equal(pod.spec.containers[0]?.image, 'ghcr.io/kyma-project/rt-bootstrapper/pause:e2e');
+    assert.equal(pod.spec.containers[0]?.env, undefined);
+    assert.equal(pod.spec.volumes, undefined);
+  });
+
+  test('--namespace annotations opt a plain Pod in', () => {
+    const plain = 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: replace.me/x:1}]}\n';
+    const ns = 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  annotations: {"rt-cfg.kyma-project.io/alter-img-registry": "true"}\n';
+    const pod = parse(previewMutation({ podText: plain, configText, namespaceText: ns })) as { spec: { containers: { image: string }[] } };
+    assert.equal(pod.spec.containers[0]?.image, 'ghcr.io/x:1');
+    const without = parse(previewMutation({ podText: plain, configText })) as { spec: { containers: { image: string }[] } };
+    assert.equal(without.spec.containers[0]?.image, 'replace.me/x:1');
+  });
+
+  for (const [what, input, reason] of [
+    ['not a Pod', { podText: 'kind: Deployment\napiVersion: apps/v1\n', configText }, /not a Pod/],
+    ['invalid YAML', { podText: 'kind: [Pod', configText }, /not valid YAML/],
+    ['invalid config', { podText, configText: '{"availableFeatures":["rt-cfg.kyma-project.io/x"]}' }, /invalid config: availableFeatures\[0\]/],
+    ['config not JSON', { podText, configText: '{' }, /invalid config/],
+    ['a namespace that is not one', { podText, configText, namespaceText: 'kind: Pod' }, /not a Namespace/],
+  ] as const) {
+    test(`refuses ${what} with a reason`, () => {
+      assert.throws(() => previewMutation(input), (e: unknown) => e instanceof PreviewInputError && reason.test(e.message));
+    });
+  }
+
+  test('the CLI exits 2 with a one-line reason on bad input, 0 on good input', () => {
+    const run = (args: string[], input?: string) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'mutate', ...args], { input, encoding: 'utf8' });
+    const bad = run(['-f', '-', '--config', 'test/fixtures/seed-config.json'], 'kind: Service\n');
+    assert.equal(bad.status, 2);
+    assert.equal(bad.stderr.trim().split('\n').length, 1);
+    assert.match(bad.stderr, /^rtb mutate: the input is not a Pod/);
+    const missing = run(['-f', 'no-such-file.yaml', '--config', 'test/fixtures/seed-config.json']);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /cannot read the Pod no-such-file\.yaml: ENOENT/);
+    const good = run(['-f', 'test/fixtures/seed-pod-before.yaml', '--config', 'test/fixtures/seed-config.json', '-o', 'json']);
+    assert.equal(good.status, 0, good.stderr);
+    assert.match(good.stdout, /"ghcr.io\/kyma-project\/rt-bootstrapper\/pause:e2e"/);
+  });
+});
