@@ -1,7 +1,6 @@
 import { parse, stringify } from 'yaml';
 import { ConfigError, parseWebhookConfig } from '../api/webhook-config.js';
 import { mutatePod, type AdmissionOperation } from '../mutation/pipeline.js';
-import type { Pod } from '../mutation/pod.js';
 
 /** Output format of `rtb mutate`. */
 export type PreviewOutput = 'yaml' | 'json' | 'patch';
@@ -66,7 +65,7 @@ export function previewMutation(input: PreviewInput): string {
     namespaceAnnotations = asObject(meta?.annotations) as Record<string, string> | undefined;
   }
   const result = mutatePod({
-    pod: pod as Pod,
+    pod,
     operation: input.operation ?? 'CREATE',
     namespace: { name: namespaceName, annotations: namespaceAnnotations },
     config,

@@ -27,8 +27,8 @@ describe('rtb mutate (preview)', () => {
     const pod = parse(previewMutation({ podText, configText, operation: 'UPDATE' })) as {
       spec: { containers: { image: string; env?: unknown }[]; volumes?: unknown };
     };
-    assert.equal(pod.spec.containers[0]?.image, 'ghcr.io/kyma-project/rt-bootstrapper/pause:e2e');
-    assert.equal(pod.spec.containers[0]?.env, undefined);
+    assert.equal(pod.spec.containers[0]!.image, 'ghcr.io/kyma-project/rt-bootstrapper/pause:e2e');
+    assert.equal(pod.spec.containers[0]!.env, undefined);
     assert.equal(pod.spec.volumes, undefined);
   });
 
