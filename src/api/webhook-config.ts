@@ -41,15 +41,20 @@ export const ANNOTATION_DEFAULTED = 'rt-bootstrapper.kyma-project.io/defaulted';
 /** The FIPS environment variable. */
 export const ENV_FIPS_MODE = 'KYMA_FIPS_MODE_ENABLED';
 
-/** Where the config lives on a runtime. */
+/** Namespace of the config ConfigMap on a runtime. */
 export const CONFIG_MAP_NAMESPACE = 'kyma-system';
+/** Name of the config ConfigMap. */
 export const CONFIG_MAP_NAME = 'rt-bootstrapper-config';
+/** The ConfigMap data key holding the JSON. */
 export const CONFIG_MAP_KEY = 'rt-bootstrapper-config.json';
 
-/** Defaults for omitted optional fields. */
+/** Default of `clusterTrustBundle.volumeName`. */
 export const DEFAULT_CTB_VOLUME_NAME = 'rt-bootstrapper-certs';
+/** Default of `clusterTrustBundle.volumeMountPath`. */
 export const DEFAULT_CTB_MOUNT_PATH = '/etc/ssl/certs';
+/** Default of `imagePullSecret.name`. */
 export const DEFAULT_PULL_SECRET_NAME = 'registry-credentials';
+/** Default of `imagePullSecret.namespace` (where the source Secret lives). */
 export const DEFAULT_PULL_SECRET_NAMESPACE = 'kyma-system';
 
 const FEATURE_KEY_SET: ReadonlySet<string> = new Set(FEATURE_KEYS);

@@ -53,7 +53,8 @@ const KNOWN_DIGEST_RE: Readonly<Record<string, RegExp>> = {
   sha384: /^[a-f0-9]{96}$/,
   sha512: /^[a-f0-9]{128}$/,
 };
-const NAME_MAX_LENGTH = 255;
+/** Longest name (registry and repository, without tag and digest) runtimes accept. */
+export const NAME_MAX_LENGTH = 255;
 const WHITESPACE_RE = /\s/;
 
 /**

@@ -5,6 +5,7 @@
 import {
   ImageReferenceError,
   isValidRegistryHost,
+  NAME_MAX_LENGTH,
   looksLikeRegistryHost,
   parseImageReference,
   repositoryPathProblem,
@@ -115,12 +116,17 @@ export function createRegistryRewriter(overrides: Readonly<Record<string, string
     const tag = ref.tag === undefined ? '' : `:${ref.tag}`;
     const digest = ref.digest === undefined ? '' : `@${ref.digest}`;
     const rewritten = `${target}/${ref.repository}${tag}${digest}`;
-    try {
-      // A path prefix can push the name past its length limit; never hand out such a reference.
-      parseImageReference(rewritten);
-    } catch (error) {
+    // Target and repository are valid, so only the name length can break; re-parse just then,
+    // to hand the precise parse error on as the cause.
+    if (target.length + 1 + ref.repository.length > NAME_MAX_LENGTH) {
+      let cause: unknown;
+      try {
+        parseImageReference(rewritten);
+      } catch (error) {
+        cause = error;
+      }
       throw new ImageReferenceError(image, `rewriting to "${rewritten}" gives an invalid reference`, {
-        cause: error,
+        cause,
       });
     }
     return rewritten === image ? undefined : rewritten;

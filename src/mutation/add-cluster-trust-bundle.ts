@@ -2,7 +2,6 @@
  * Feature `rt-cfg.kyma-project.io/add-cluster-trust-bundle`: a projected volume with the
  * ClusterTrustBundle, mounted read-only in every container and init container.
  */
-import { isDeepStrictEqual } from 'node:util';
 import type { ClusterTrustBundleConfig } from '../api/webhook-config.js';
 import {
   containerLabel,
@@ -39,6 +38,24 @@ export function clusterTrustBundleMount(config: ClusterTrustBundleConfig): Volum
   return { mountPath: config.volumeMountPath, name: config.volumeName, readOnly: true };
 }
 
+// Structural equality of JSON data. node:util's isDeepStrictEqual costs microseconds per call
+// and compares prototypes, neither of which we want on the admission path.
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]))
+    );
+  }
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every(
+    (k) =>
+      Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+  );
+}
+
 // `/etc/ssl/certs/` and `/etc/ssl//certs` are the same directory to the runtime.
 function normalizeMountPath(path: string): string {
   const collapsed = path.replace(/\/{2,}/g, '/');
@@ -67,7 +84,7 @@ export function addClusterTrustBundle(
   const volumesValue: unknown = builder.current.spec?.volumes;
   const volumes = Array.isArray(volumesValue) ? (volumesValue as Volume[]) : [];
   const existing = volumes.find((v) => v.name === config.volumeName);
-  if (existing !== undefined && !isDeepStrictEqual(existing, volume)) {
+  if (existing !== undefined && !jsonEqual(existing, volume)) {
     warnings.push(
       `volume ${JSON.stringify(config.volumeName)} exists and is not the trust-bundle volume; trust bundle not mounted`,
     );

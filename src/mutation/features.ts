@@ -1,7 +1,13 @@
 /**
  * Which features apply to a Pod: the decision table of DESIGN.md section 3.
  */
-import { expandFeatureKeys, FEATURE_ALL, type Feature, type WebhookConfig } from '../api/webhook-config.js';
+import {
+  expandFeatureKeys,
+  FEATURE_ALL,
+  type Feature,
+  type FeatureKey,
+  type WebhookConfig,
+} from '../api/webhook-config.js';
 
 /** Everything the decision depends on. */
 export interface FeatureSelectionInput {
@@ -12,12 +18,26 @@ export interface FeatureSelectionInput {
   readonly podAnnotations?: Readonly<Record<string, string>> | undefined;
 }
 
+const NO_FEATURES: ReadonlySet<Feature> = new Set();
+
 /** The namespace an empty namespace name stands for. */
 export const DEFAULT_NAMESPACE = 'default';
 
 // Own members only: a namespace or annotation called "constructor" must not find Object's.
 function lookup<V>(map: Readonly<Record<string, V>> | undefined, key: string): V | undefined {
   return map !== undefined && Object.hasOwn(map, key) ? map[key] : undefined;
+}
+
+// Configs are replaced, never edited, so an expanded key list can be cached by its array.
+const expanded = new WeakMap<readonly FeatureKey[], Set<Feature>>();
+
+function expandCached(keys: readonly FeatureKey[]): Set<Feature> {
+  let features = expanded.get(keys);
+  if (features === undefined) {
+    features = expandFeatureKeys(keys);
+    expanded.set(keys, features);
+  }
+  return features;
 }
 
 /** The Pod's own verdict on a feature: the specific key first, then `all`; undefined if silent. */
@@ -48,12 +68,13 @@ function podVerdict(
  * - Values are compared exactly: only `"true"` and `"false"` count.
  */
 export function selectFeatures(input: FeatureSelectionInput): Set<Feature> {
-  const available = expandFeatureKeys(input.config.availableFeatures);
+  const available = expandCached(input.config.availableFeatures);
   const selected = new Set<Feature>();
   if (available.size === 0) return selected;
 
   const namespace = input.namespaceName === '' ? DEFAULT_NAMESPACE : input.namespaceName;
-  const namespaceDefaults = expandFeatureKeys(lookup(input.config.namespaceFeatures, namespace) ?? []);
+  const defaults = lookup(input.config.namespaceFeatures, namespace);
+  const namespaceDefaults = defaults === undefined ? NO_FEATURES : expandCached(defaults);
   const namespaceAll = lookup(input.namespaceAnnotations, FEATURE_ALL) === 'true';
 
   for (const feature of available) {

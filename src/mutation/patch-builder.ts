@@ -22,8 +22,12 @@ function isNode(value: unknown): value is JsonNode {
   return typeof value === 'object' && value !== null;
 }
 
+const NEEDS_ESCAPE = /[~/]/;
+
 /** Escapes one JSON-pointer reference token (RFC 6901): `~` → `~0`, then `/` → `~1`. */
 export function escapePointerToken(token: string): string {
+  // Most tokens (field names, indices) need nothing; skip the two scans for them.
+  if (!NEEDS_ESCAPE.test(token)) return token;
   return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
@@ -60,12 +64,16 @@ function getChild(node: JsonNode, token: string | number): unknown {
 export function cloneJson<V>(value: V, visit?: (created: object) => void): V {
   if (!isNode(value)) return value;
   if (Array.isArray(value)) {
-    const copy: unknown[] = value.map((item: unknown) => cloneJson(item, visit));
+    const copy: unknown[] = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) copy[i] = cloneJson<unknown>(value[i], visit);
     visit?.(copy);
     return copy as V;
   }
+  const source = value as Record<string, unknown>;
   const copy: Record<string, unknown> = {};
-  for (const [key, member] of Object.entries(value)) {
+  for (const key in source) {
+    if (!Object.hasOwn(source, key)) continue;
+    const member = source[key];
     if (member !== undefined) setMember(copy, key, cloneJson(member, visit));
   }
   visit?.(copy);
@@ -82,7 +90,8 @@ export class PatchBuilder<T extends object> {
   readonly #original: T;
   #root: JsonNode;
   // Nodes this builder created (copies and inserted values); only these may be written to.
-  readonly #owned = new WeakSet<object>();
+  // A Set, not a WeakSet: the builder lives for one request and Set lookups are cheaper.
+  readonly #owned = new Set<object>();
   readonly #operations: PatchOperation[] = [];
 
   constructor(original: T) {
