@@ -8,14 +8,11 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { Backoff, systemClock, type BackoffOptions } from './backoff.js';
-import {
-  KubeApiError,
-  isResourceExpired,
-  isResourceVersionUnusable,
-  type KubeStatus,
-} from './kube-errors.js';
+import { KubeApiError, isResourceVersionUnusable, type KubeStatus } from './kube-errors.js';
 import { Latch } from './latch.js';
+import { safeLogger, type KubeLogger } from './safe-logger.js';
 import type { ListerWatcher, WatchEventType } from './lister-watcher.js';
+import { listAll } from './pager.js';
 import { Store, type KubeObject, type ReadonlyStore, type StoreChange } from './store.js';
 
 /** Callbacks for changes of the cache; they run after the store already holds the change. */
@@ -27,10 +24,7 @@ export interface ResourceEventHandlers<T> {
 }
 
 /** Minimal structured logger (pino's `Logger` fits). */
-export interface ReflectorLogger {
-  debug(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
+export type ReflectorLogger = KubeLogger;
 
 /** Options of a {@link Reflector}. */
 export interface ReflectorOptions<T> {
@@ -60,25 +54,6 @@ export class ReflectorStoppedError extends Error {
 }
 
 type WatchOutcome = 'ended' | 'expired' | 'error' | 'watchdog' | 'stopped';
-
-/** Logging is best effort: a throwing logger must not reject the loop (an unhandled rejection). */
-function safeLogger(l: ReflectorLogger | undefined): ReflectorLogger {
-  const call = (fn: 'debug' | 'warn', obj: object, msg: string): void => {
-    try {
-      l?.[fn](obj, msg);
-    } catch {
-      // Nothing sensible left to do with a log line that cannot be written.
-    }
-  };
-  return {
-    debug: (obj, msg) => {
-      call('debug', obj, msg);
-    },
-    warn: (obj, msg) => {
-      call('warn', obj, msg);
-    },
-  };
-}
 
 /** Keeps a {@link Store} in sync with one resource collection and reports its changes. */
 export class Reflector<T extends KubeObject> {
@@ -195,39 +170,24 @@ export class Reflector<T extends KubeObject> {
     const ac = new AbortController();
     this.current = ac;
     try {
-      const { labelSelector, fieldSelector } = this.opts;
-      let limit = this.opts.pageSize ?? 500;
-      const items: T[] = [];
-      let rv = '';
-      let cont: string | undefined;
-      for (;;) {
-        let page;
-        try {
-          page = await this.opts.listerWatcher.list(
-            { limit: limit > 0 ? limit : undefined, continue: cont, labelSelector, fieldSelector },
-            ac.signal,
-          );
-        } catch (err) {
-          // The continue token expired mid-way: restart with one unpaged list (as client-go's
-          // pager), which cannot expire half-way again.
-          if (cont === undefined || !isResourceExpired(err) || this.stopped()) throw err;
-          this.log.debug(
-            { reflector: this.opts.name, err },
-            'continue token expired; relisting without paging',
-          );
-          items.length = 0;
-          cont = undefined;
-          limit = 0;
-          continue;
-        }
-        items.push(...page.items);
-        rv = page.resourceVersion;
-        if (page.continue === undefined || page.continue === '') break;
-        cont = page.continue;
-      }
+      const { items, resourceVersion } = await listAll(
+        this.opts.listerWatcher,
+        {
+          pageSize: this.opts.pageSize ?? 500,
+          labelSelector: this.opts.labelSelector,
+          fieldSelector: this.opts.fieldSelector,
+          onRestart: (err) => {
+            this.log.debug(
+              { reflector: this.opts.name, err },
+              'continue token expired; relisting without paging',
+            );
+          },
+        },
+        ac.signal,
+      );
       if (this.stopped()) return;
       const changes = this.cache.replace(items);
-      this.rv = rv;
+      this.rv = resourceVersion;
       this.synced.open();
       for (const change of changes) this.dispatch(change);
     } finally {

@@ -9,6 +9,7 @@
  */
 import { defaultControllerRateLimiter, systemClock, type RateLimiter } from './backoff.js';
 import { DelayQueue } from './delay-queue.js';
+import { Fifo } from './fifo.js';
 import {
   guardHooks,
   type ReconcileMetrics,
@@ -80,9 +81,8 @@ export class WorkQueue {
   private readonly limiter: RateLimiter;
   private readonly metrics: WorkQueueMetrics;
   private readonly reconcileMetrics: ReconcileMetrics | undefined;
-  // Ready keys in FIFO order; `head` avoids O(n) shifts.
-  private ready: string[] = [];
-  private head = 0;
+  /** Keys ready to run, oldest first. */
+  private readonly ready = new Fifo<string>();
   /** Keys that need processing: queued, or added again while processing. */
   private readonly dirty = new Set<string>();
   /** Keys being processed, with their start time. */
@@ -151,7 +151,7 @@ export class WorkQueue {
 
   /** Number of keys ready to be processed (not counting delayed or running ones). */
   len(): number {
-    return this.ready.length - this.head;
+    return this.ready.length;
   }
 
   /** Whether shutdown has begun. */
@@ -206,8 +206,7 @@ export class WorkQueue {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     this.delayed.clear();
-    this.ready = [];
-    this.head = 0;
+    this.ready.clear();
     this.dirty.clear();
     this.addedAt.clear();
     this.metrics.depth(0);
@@ -222,15 +221,8 @@ export class WorkQueue {
   }
 
   private take(): string | undefined {
-    if (this.head >= this.ready.length) return undefined;
-    const key = this.ready[this.head];
-    this.head++;
-    // Compact once the consumed prefix dominates, keeping push/take amortised O(1).
-    if (this.head > 1024 && this.head * 2 > this.ready.length) {
-      this.ready = this.ready.slice(this.head);
-      this.head = 0;
-    }
-    this.metrics.depth(this.len());
+    const key = this.ready.shift();
+    if (key !== undefined) this.metrics.depth(this.len());
     return key;
   }
 
