@@ -47,8 +47,8 @@ function refusal(input: unknown): ConfigError {
   assert.fail('config was accepted');
 }
 
-void describe('parseWebhookConfig: accepted configs', () => {
-  void test('the seed config fixture (JSON text)', () => {
+describe('parseWebhookConfig: accepted configs', () => {
+  test('the seed config fixture (JSON text)', () => {
     const config = parseWebhookConfig(seedConfigText);
     assert.deepEqual(config, {
       overrides: { 'replace.me': 'ghcr.io' },
@@ -65,20 +65,20 @@ void describe('parseWebhookConfig: accepted configs', () => {
     } satisfies WebhookConfig);
   });
 
-  void test('the upstream-shaped config; unknown nested fields are dropped', () => {
+  test('the upstream-shaped config; unknown nested fields are dropped', () => {
     const config = parseWebhookConfig(upstreamConfig);
     assert.equal(config.clusterTrustBundle?.name, 'rt-bootstrapper-k3d.test:ctb:1');
     assert.equal('resyncInterval' in (config.clusterTrustBundle ?? {}), false);
     assert.deepEqual(config.overrides, upstreamConfig.overrides);
   });
 
-  void test('unknown top-level fields are accepted and ignored (forward compatibility)', () => {
+  test('unknown top-level fields are accepted and ignored (forward compatibility)', () => {
     const config = parseWebhookConfig({ ...upstreamConfig, landscape: 'eu', futureFeature: { a: 1 } });
     assert.equal('landscape' in config, false);
     assert.equal('futureFeature' in config, false);
   });
 
-  void test('minimal config: defaults filled in', () => {
+  test('minimal config: defaults filled in', () => {
     assert.deepEqual(parseWebhookConfig({ availableFeatures: [] }), {
       overrides: {},
       availableFeatures: [],
@@ -88,7 +88,7 @@ void describe('parseWebhookConfig: accepted configs', () => {
     });
   });
 
-  void test('clusterTrustBundle defaults for volumeName and volumeMountPath', () => {
+  test('clusterTrustBundle defaults for volumeName and volumeMountPath', () => {
     const config = parseWebhookConfig({
       availableFeatures: [FEATURE_ADD_CLUSTER_TRUST_BUNDLE],
       clusterTrustBundle: { name: 'ctb', certWritePath: 'ca.pem' },
@@ -101,7 +101,7 @@ void describe('parseWebhookConfig: accepted configs', () => {
     });
   });
 
-  void test('ours: failOpen false, imagePullSecret partly given', () => {
+  test('ours: failOpen false, imagePullSecret partly given', () => {
     const config = parseWebhookConfig({
       availableFeatures: [FEATURE_ALL],
       clusterTrustBundle: { name: 'ctb', certWritePath: 'sub/dir/ca.pem' },
@@ -112,7 +112,7 @@ void describe('parseWebhookConfig: accepted configs', () => {
     assert.deepEqual(config.imagePullSecret, { name: 'my.pull-secret', namespace: 'kyma-system' });
   });
 
-  void test('override targets with ports and path prefixes; port-qualified and localhost keys', () => {
+  test('override targets with ports and path prefixes; port-qualified and localhost keys', () => {
     const o = {
       'docker.io': 'mirror.example.com/dockerhub',
       'localhost:5000': 'localhost:5001/a/b',
@@ -267,9 +267,9 @@ const refused: readonly [name: string, input: unknown, path: string, message: Re
   ['failOpen not boolean', { availableFeatures: [], failOpen: 'yes' }, 'failOpen', /expected boolean/],
 ];
 
-void describe('parseWebhookConfig: refused configs name the offending path', () => {
+describe('parseWebhookConfig: refused configs name the offending path', () => {
   for (const [name, input, path, message] of refused) {
-    void test(name, () => {
+    test(name, () => {
       const error = refusal(input);
       const issue = error.issues.find((i) => i.path === path);
       assert.ok(issue, `an issue at ${path}; got ${JSON.stringify(error.issues)}`);
@@ -278,7 +278,7 @@ void describe('parseWebhookConfig: refused configs name the offending path', () 
     });
   }
 
-  void test('the exact message for an unknown feature', () => {
+  test('the exact message for an unknown feature', () => {
     const error = refusal({
       availableFeatures: [FEATURE_ALTER_IMG_REGISTRY, FEATURE_SET_FIPS_MODE, 'rt-cfg.kyma-project.io/foo'],
     });
@@ -288,7 +288,7 @@ void describe('parseWebhookConfig: refused configs name the offending path', () 
     assert.match(error.message, /availableFeatures\[2\]: unknown feature "rt-cfg.kyma-project.io\/foo"/);
   });
 
-  void test('every issue is reported, not just the first', () => {
+  test('every issue is reported, not just the first', () => {
     const error = refusal({ availableFeatures: ['a', 'b'], overrides: { x: 'y' }, failOpen: 1 });
     assert.deepEqual(
       error.issues.map((i) => i.path).sort(),
@@ -296,7 +296,7 @@ void describe('parseWebhookConfig: refused configs name the offending path', () 
     );
   });
 
-  void test('invalid JSON text is a ConfigError with the syntax error as cause', () => {
+  test('invalid JSON text is a ConfigError with the syntax error as cause', () => {
     const error = refusal('{"availableFeatures": [');
     assert.deepEqual(
       error.issues.map((i) => i.path),
@@ -307,14 +307,14 @@ void describe('parseWebhookConfig: refused configs name the offending path', () 
   });
 });
 
-void describe('feature keys', () => {
-  void test('isFeatureKey', () => {
+describe('feature keys', () => {
+  test('isFeatureKey', () => {
     for (const key of [...FEATURES, FEATURE_ALL]) assert.equal(isFeatureKey(key), true, key);
     for (const key of ['rt-cfg.kyma-project.io/foo', '', 1, undefined, 'all'])
       assert.equal(isFeatureKey(key), false);
   });
 
-  void test('expandFeatureKeys expands all, keeps FEATURES order and drops duplicates', () => {
+  test('expandFeatureKeys expands all, keeps FEATURES order and drops duplicates', () => {
     assert.deepEqual([...expandFeatureKeys([FEATURE_ALL])], [...FEATURES]);
     assert.deepEqual(
       [...expandFeatureKeys([FEATURE_SET_FIPS_MODE, FEATURE_ALTER_IMG_REGISTRY, FEATURE_SET_FIPS_MODE])],
@@ -323,7 +323,7 @@ void describe('feature keys', () => {
     assert.deepEqual([...expandFeatureKeys([])], []);
   });
 
-  void test('formatConfigPath', () => {
+  test('formatConfigPath', () => {
     assert.equal(formatConfigPath([]), '(root)');
     assert.equal(formatConfigPath(['a', 'b', 2]), 'a.b[2]');
     assert.equal(formatConfigPath(['overrides', 'replace.me']), 'overrides["replace.me"]');

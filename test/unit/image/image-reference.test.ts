@@ -142,9 +142,9 @@ const valid: readonly [input: string, expected: Expected, canonical: string][] =
   ],
 ];
 
-void describe('parseImageReference: valid references', () => {
+describe('parseImageReference: valid references', () => {
   for (const [input, expected, canonical] of valid) {
-    void test(input, () => {
+    test(input, () => {
       const ref = parseImageReference(input);
       assert.deepEqual(ref, { tag: undefined, digest: undefined, ...expected });
       assert.equal(formatImageReference(ref), canonical);
@@ -196,9 +196,9 @@ const invalid: readonly [input: string, reason: RegExp][] = [
   ['a'.repeat(256), /longer than 255/],
 ];
 
-void describe('parseImageReference: invalid references', () => {
+describe('parseImageReference: invalid references', () => {
   for (const [input, reason] of invalid) {
-    void test(JSON.stringify(input), () => {
+    test(JSON.stringify(input), () => {
       assert.throws(
         () => parseImageReference(input),
         (error: unknown) => {

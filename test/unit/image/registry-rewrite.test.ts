@@ -45,47 +45,47 @@ const cases: readonly [name: string, image: string, expected: string | undefined
   ['target host outside the prefix is not a target', 'mirror.example.com/other/x', undefined],
 ];
 
-void describe('rewriteImage', () => {
+describe('rewriteImage', () => {
   for (const [name, image, expected] of cases) {
-    void test(`${name}: ${image}`, () => {
+    test(`${name}: ${image}`, () => {
       assert.equal(rewriteImage(image, overrides), expected);
       // Idempotence: a second pass over the result changes nothing.
       if (expected !== undefined) assert.equal(rewriteImage(expected, overrides), undefined);
     });
   }
 
-  void test('without a docker.io key, short names stay exactly as written (never canonicalised)', () => {
+  test('without a docker.io key, short names stay exactly as written (never canonicalised)', () => {
     const o = { 'replace.me': 'ghcr.io' };
     for (const image of ['nginx', 'nginx:1.25', 'library/nginx', `nginx@${SHA256}`, 'docker.io/nginx']) {
       assert.equal(rewriteImage(image, o), undefined, image);
     }
   });
 
-  void test('no overrides: nothing is rewritten', () => {
+  test('no overrides: nothing is rewritten', () => {
     assert.equal(rewriteImage('replace.me/a:1', {}), undefined);
   });
 
-  void test('an override to the same place is a no-op', () => {
+  test('an override to the same place is a no-op', () => {
     assert.equal(rewriteImage('ghcr.io/a:1', { 'ghcr.io': 'ghcr.io' }), undefined);
   });
 
-  void test('chained overrides: an image already at a target is never moved on (second pass stays a no-op)', () => {
+  test('chained overrides: an image already at a target is never moved on (second pass stays a no-op)', () => {
     const chain = { 'a.io': 'b.io', 'b.io': 'c.io' };
     assert.equal(rewriteImage('a.io/x', chain), 'b.io/x');
     assert.equal(rewriteImage('b.io/x', chain), undefined);
   });
 
-  void test('override keys that collide with Object.prototype names are plain keys', () => {
+  test('override keys that collide with Object.prototype names are plain keys', () => {
     assert.equal(rewriteImage('constructor.io/x', { 'constructor.io': 'ghcr.io' }), 'ghcr.io/x');
     assert.equal(rewriteImage('localhost/x', { 'replace.me': 'ghcr.io' }), undefined);
   });
 
-  void test('an unparseable image throws ImageReferenceError (with and without overrides)', () => {
+  test('an unparseable image throws ImageReferenceError (with and without overrides)', () => {
     assert.throws(() => rewriteImage('replace.me/UPPER:1', overrides), ImageReferenceError);
     assert.throws(() => rewriteImage('', {}), ImageReferenceError);
   });
 
-  void test('a rewrite that would exceed the name length throws with the parse error as cause', () => {
+  test('a rewrite that would exceed the name length throws with the parse error as cause', () => {
     const longTarget = `mirror.example.com/${'p'.repeat(200)}`;
     const image = `replace.me/${'a'.repeat(60)}:1`;
     assert.throws(
@@ -100,8 +100,8 @@ void describe('rewriteImage', () => {
   });
 });
 
-void describe('createRegistryRewriter', () => {
-  void test('reuses parsed targets across images', () => {
+describe('createRegistryRewriter', () => {
+  test('reuses parsed targets across images', () => {
     const rewrite = createRegistryRewriter(overrides);
     assert.equal(rewrite('replace.me/a'), 'ghcr.io/a');
     assert.equal(rewrite('nginx'), 'mirror.example.com/dockerhub/library/nginx');
@@ -117,7 +117,7 @@ void describe('createRegistryRewriter', () => {
     [{ 'replace.me': '' }, /target host/],
   ];
   for (const [o, message] of badOverrides) {
-    void test(`refuses ${JSON.stringify(o)}`, () => {
+    test(`refuses ${JSON.stringify(o)}`, () => {
       assert.throws(
         () => createRegistryRewriter(o),
         (error: unknown) => {
@@ -130,8 +130,8 @@ void describe('createRegistryRewriter', () => {
   }
 });
 
-void describe('parseRegistryTarget / overrideSourceProblem', () => {
-  void test('splits host and path prefix', () => {
+describe('parseRegistryTarget / overrideSourceProblem', () => {
+  test('splits host and path prefix', () => {
     assert.deepEqual(parseRegistryTarget('ghcr.io'), { host: 'ghcr.io', pathPrefix: '' });
     assert.deepEqual(parseRegistryTarget('localhost:5001'), { host: 'localhost:5001', pathPrefix: '' });
     assert.deepEqual(parseRegistryTarget('mirror.example.com/a/b'), {
@@ -140,7 +140,7 @@ void describe('parseRegistryTarget / overrideSourceProblem', () => {
     });
   });
 
-  void test('accepts hosts runtimes read as registries, refuses others', () => {
+  test('accepts hosts runtimes read as registries, refuses others', () => {
     for (const ok of ['ghcr.io', 'localhost', 'localhost:5000', 'myhost:5000', '[::1]:5000', '10.0.0.1']) {
       assert.equal(overrideSourceProblem(ok), undefined, ok);
     }

@@ -176,9 +176,9 @@ const cases: readonly Case[] = [
   },
 ];
 
-void describe('addClusterTrustBundle', () => {
+describe('addClusterTrustBundle', () => {
   for (const c of cases) {
-    void test(c.name, () => {
+    test(c.name, () => {
       const { result, pod, patch } = edit(c.pod, (b) => addClusterTrustBundle(b, seedTrustBundle));
       assert.deepEqual(pod.spec?.volumes, c.volumes);
       assert.deepEqual(
@@ -199,7 +199,7 @@ void describe('addClusterTrustBundle', () => {
     });
   }
 
-  void test('ephemeral containers are not mounted', () => {
+  test('ephemeral containers are not mounted', () => {
     const { pod } = edit(
       { spec: { containers: [{ name: 'a' }], ephemeralContainers: [{ name: 'e' }] } },
       (b) => addClusterTrustBundle(b, seedTrustBundle),
@@ -207,7 +207,7 @@ void describe('addClusterTrustBundle', () => {
     assert.equal(pod.spec?.ephemeralContainers?.[0]?.volumeMounts, undefined);
   });
 
-  void test('custom volume name and mount path', () => {
+  test('custom volume name and mount path', () => {
     const config = { ...seedTrustBundle, volumeName: 'ca', volumeMountPath: '/opt/ca' };
     const { pod, patch } = edit({ spec: { containers: [{ name: 'a' }] } }, (b) =>
       addClusterTrustBundle(b, config),
@@ -223,7 +223,7 @@ void describe('addClusterTrustBundle', () => {
     );
   });
 
-  void test('the volume is exactly the seed’s', () => {
+  test('the volume is exactly the seed’s', () => {
     assert.deepEqual(clusterTrustBundleVolume(seedTrustBundle), ours);
   });
 });

@@ -54,9 +54,9 @@ const cases: readonly Case[] = [
   },
 ];
 
-void describe('addImagePullSecret', () => {
+describe('addImagePullSecret', () => {
   for (const c of cases) {
-    void test(c.name, () => {
+    test(c.name, () => {
       const { result, pod, patch } = edit(c.pod, (b) =>
         addImagePullSecret(b, { secretName, secretAvailable: c.available }),
       );
@@ -70,7 +70,7 @@ void describe('addImagePullSecret', () => {
     });
   }
 
-  void test('the patch appends with …/- when the list exists', () => {
+  test('the patch appends with …/- when the list exists', () => {
     const { patch } = edit({ spec: { containers: [], imagePullSecrets: [{ name: 'a' }] } }, (b) =>
       addImagePullSecret(b, { secretName, secretAvailable: true }),
     );

@@ -121,9 +121,9 @@ const cases: readonly Case[] = [
   },
 ];
 
-void describe('alterImageRegistry', () => {
+describe('alterImageRegistry', () => {
   for (const c of cases) {
-    void test(c.name, () => {
+    test(c.name, () => {
       const { result, pod, patch } = edit(c.pod, (b) => alterImageRegistry(b, { rewrite, ...c.options }));
       for (const [kind, images] of Object.entries(c.images)) {
         const list = (pod.spec as unknown as Record<string, { image?: string }[] | undefined>)[kind] ?? [];
@@ -145,7 +145,7 @@ void describe('alterImageRegistry', () => {
     });
   }
 
-  void test('the seed image', () => {
+  test('the seed image', () => {
     const { patch } = edit(
       {
         spec: { containers: [{ name: 'pause', image: 'replace.me/kyma-project/rt-bootstrapper/pause:e2e' }] },

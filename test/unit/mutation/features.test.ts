@@ -153,9 +153,9 @@ const rows: readonly Row[] = [
   },
 ];
 
-void describe('selectFeatures truth table', () => {
+describe('selectFeatures truth table', () => {
   for (const row of rows) {
-    void test(row.name, () => {
+    test(row.name, () => {
       const selected = selectFeatures({
         config: {
           availableFeatures: [...row.available],
@@ -169,7 +169,7 @@ void describe('selectFeatures truth table', () => {
     });
   }
 
-  void test('exhaustive: for every combination of sources, one feature follows the contract', () => {
+  test('exhaustive: for every combination of sources, one feature follows the contract', () => {
     const values = [undefined, 'true', 'false'] as const;
     for (const available of [true, false]) {
       for (const inConfig of [true, false]) {

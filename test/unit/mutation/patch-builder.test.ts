@@ -19,7 +19,7 @@ function build(doc: Doc, edits: (b: PatchBuilder<Doc>) => void): PatchBuilder<Do
   return builder;
 }
 
-void describe('JSON pointers', () => {
+describe('JSON pointers', () => {
   const tokens: readonly [string, string][] = [
     ['plain', 'plain'],
     ['a/b', 'a~1b'],
@@ -30,12 +30,12 @@ void describe('JSON pointers', () => {
     ['rt-bootstrapper.kyma-project.io/defaulted', 'rt-bootstrapper.kyma-project.io~1defaulted'],
   ];
   for (const [token, escaped] of tokens) {
-    void test(`escapes ${JSON.stringify(token)}`, () => {
+    test(`escapes ${JSON.stringify(token)}`, () => {
       assert.equal(escapePointerToken(token), escaped);
     });
   }
 
-  void test('toJsonPointer', () => {
+  test('toJsonPointer', () => {
     const path: JsonPath = ['spec', 'containers', 0, 'env'];
     assert.equal(toJsonPointer(path), '/spec/containers/0/env');
     assert.equal(toJsonPointer([]), '');
@@ -43,8 +43,8 @@ void describe('JSON pointers', () => {
   });
 });
 
-void describe('PatchBuilder.set', () => {
-  void test('replace for an existing member, add for an absent one', () => {
+describe('PatchBuilder.set', () => {
+  test('replace for an existing member, add for an absent one', () => {
     const b = build({ a: { x: 1 } }, (b) => {
       b.set(['a', 'x'], 2);
       b.set(['a', 'y'], 3);
@@ -56,7 +56,7 @@ void describe('PatchBuilder.set', () => {
     assert.deepEqual(b.current, { a: { x: 2, y: 3 } });
   });
 
-  void test('absent parents are added as one subtree', () => {
+  test('absent parents are added as one subtree', () => {
     const b = build({ kind: 'Pod' }, (b) => {
       b.set(['metadata', 'annotations', 'a/b'], 'true');
     });
@@ -69,14 +69,14 @@ void describe('PatchBuilder.set', () => {
     assert.deepEqual(c.operations, [{ op: 'add', path: '/metadata/annotations', value: { 'a/b': 'true' } }]);
   });
 
-  void test('a null parent is replaced by the subtree', () => {
+  test('a null parent is replaced by the subtree', () => {
     const b = build({ metadata: { annotations: null } }, (b) => {
       b.set(['metadata', 'annotations', 'k'], 'v');
     });
     assert.deepEqual(b.operations, [{ op: 'replace', path: '/metadata/annotations', value: { k: 'v' } }]);
   });
 
-  void test('array element replace and add at the end', () => {
+  test('array element replace and add at the end', () => {
     const b = build({ list: ['a', 'b'] }, (b) => {
       b.set(['list', 1], 'B');
       b.set(['list', 2], 'c');
@@ -88,7 +88,7 @@ void describe('PatchBuilder.set', () => {
     );
   });
 
-  void test('refuses paths it cannot build', () => {
+  test('refuses paths it cannot build', () => {
     const b = new PatchBuilder<Doc>(deepFreeze({ s: 'str', list: [] }));
     assert.throws(() => {
       b.set([], 1);
@@ -107,7 +107,7 @@ void describe('PatchBuilder.set', () => {
     }, /no such array index/);
   });
 
-  void test('"__proto__" is an ordinary member name', () => {
+  test('"__proto__" is an ordinary member name', () => {
     // Not checked with rfc6902, which (rightly) refuses to apply "__proto__" paths.
     const b = new PatchBuilder<Doc>(deepFreeze({}));
     b.set(['m', '__proto__'], { polluted: true });
@@ -120,8 +120,8 @@ void describe('PatchBuilder.set', () => {
   });
 });
 
-void describe('PatchBuilder.append', () => {
-  void test('to an existing array: add …/-', () => {
+describe('PatchBuilder.append', () => {
+  test('to an existing array: add …/-', () => {
     const b = build({ spec: { list: [{ n: 1 }] } }, (b) => {
       b.append(['spec', 'list'], { n: 2 });
       b.append(['spec', 'list'], { n: 3 });
@@ -132,7 +132,7 @@ void describe('PatchBuilder.append', () => {
     ]);
   });
 
-  void test('to an absent array: the array is added, later appends use …/-', () => {
+  test('to an absent array: the array is added, later appends use …/-', () => {
     const b = build({}, (b) => {
       b.append(['spec', 'list'], 'a');
       b.append(['spec', 'list'], 'b');
@@ -144,7 +144,7 @@ void describe('PatchBuilder.append', () => {
     assert.deepEqual(b.current, { spec: { list: ['a', 'b'] } });
   });
 
-  void test('recorded values are snapshots, not views of the document', () => {
+  test('recorded values are snapshots, not views of the document', () => {
     const value = { name: 'x' };
     const b = build({}, (b) => {
       b.append(['list'], value);
@@ -154,7 +154,7 @@ void describe('PatchBuilder.append', () => {
     assert.deepEqual(value, { name: 'x' }, 'the caller’s value is not adopted');
   });
 
-  void test('refuses a non-array', () => {
+  test('refuses a non-array', () => {
     const b = new PatchBuilder<Doc>(deepFreeze({ a: { b: 1 } }));
     assert.throws(() => {
       b.append(['a'], 1);
@@ -162,8 +162,8 @@ void describe('PatchBuilder.append', () => {
   });
 });
 
-void describe('PatchBuilder.remove', () => {
-  void test('array elements and members', () => {
+describe('PatchBuilder.remove', () => {
+  test('array elements and members', () => {
     const b = build({ list: [1, 2, 3], obj: { a: 1, b: 2 } }, (b) => {
       b.remove(['list', 2]);
       b.remove(['list', 0]);
@@ -177,7 +177,7 @@ void describe('PatchBuilder.remove', () => {
     ]);
   });
 
-  void test('refuses what is not there', () => {
+  test('refuses what is not there', () => {
     const b = new PatchBuilder<Doc>(deepFreeze({ list: [1], obj: {} }));
     assert.throws(() => {
       b.remove(['list', 1]);
@@ -194,8 +194,8 @@ void describe('PatchBuilder.remove', () => {
   });
 });
 
-void describe('copy on write', () => {
-  void test('untouched subtrees are shared, the edited path is copied, the input is untouched', () => {
+describe('copy on write', () => {
+  test('untouched subtrees are shared, the edited path is copied, the input is untouched', () => {
     const input = deepFreeze({ spec: { a: { deep: [1] }, b: { x: 1 } }, status: { phase: 'Pending' } });
     const b = new PatchBuilder(input);
     b.set(['spec', 'b', 'x'], 2);
@@ -208,7 +208,7 @@ void describe('copy on write', () => {
     assert.equal(b.original, input);
   });
 
-  void test('no edits: current is the input and there are no operations', () => {
+  test('no edits: current is the input and there are no operations', () => {
     const input = deepFreeze({ a: 1 });
     const b = new PatchBuilder(input);
     assert.equal(b.current, input);
@@ -217,8 +217,8 @@ void describe('copy on write', () => {
   });
 });
 
-void describe('cloneJson', () => {
-  void test('deep copy without undefined members', () => {
+describe('cloneJson', () => {
+  test('deep copy without undefined members', () => {
     const source = { a: [{ b: 1 }], c: undefined, d: null };
     const copy = cloneJson(source);
     assert.deepEqual(copy, { a: [{ b: 1 }], d: null });

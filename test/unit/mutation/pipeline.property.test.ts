@@ -200,8 +200,8 @@ const IMAGE_PATH = /^\/spec\/(containers|initContainers|ephemeralContainers)\/\d
 const ANNOTATION_PATH = '/metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted';
 const RUNS = { numRuns: 1000 };
 
-void describe('mutatePod properties (fast-check)', () => {
-  void test('(a) applying the patch to the input yields the returned Pod; the input is untouched', () => {
+describe('mutatePod properties (fast-check)', () => {
+  test('(a) applying the patch to the input yields the returned Pod; the input is untouched', () => {
     fc.assert(
       fc.property(request, (r) => {
         const input = toInput(r);
@@ -220,7 +220,7 @@ void describe('mutatePod properties (fast-check)', () => {
     );
   });
 
-  void test('(b) a second pass over the mutated Pod yields no patch', () => {
+  test('(b) a second pass over the mutated Pod yields no patch', () => {
     fc.assert(
       fc.property(request, (r) => {
         const input = toInput(r);
@@ -232,7 +232,7 @@ void describe('mutatePod properties (fast-check)', () => {
     );
   });
 
-  void test('(c) UPDATE never touches anything but images and the defaulted annotation', () => {
+  test('(c) UPDATE never touches anything but images and the defaulted annotation', () => {
     fc.assert(
       fc.property(request, (r) => {
         const input = toInput({ ...r, operation: 'UPDATE' });
@@ -264,7 +264,7 @@ void describe('mutatePod properties (fast-check)', () => {
     );
   });
 
-  void test('(d) an UPDATE that changes no image yields no patch', () => {
+  test('(d) an UPDATE that changes no image yields no patch', () => {
     fc.assert(
       fc.property(request, (r) => {
         const result = mutatePod(toInput({ ...r, operation: 'UPDATE', oldPod: 'same' }));

@@ -41,8 +41,8 @@ const plainPod: Pod = {
   spec: { containers: [{ name: 'app', image: 'replace.me/app:1' }] },
 };
 
-void describe('mutatePod: the seed example', () => {
-  void test('the seed Pod comes out exactly as the seed says', () => {
+describe('mutatePod: the seed example', () => {
+  test('the seed Pod comes out exactly as the seed says', () => {
     const result = run({ pod: seedBefore, operation: 'CREATE', config: seedConfig });
     assert.deepEqual(result.pod, seedAfter);
     assert.deepEqual(result.applied, [...FEATURES]);
@@ -51,7 +51,7 @@ void describe('mutatePod: the seed example', () => {
     assert.equal(result.pullSecretSkipped, false);
   });
 
-  void test('the seed patch: precise operations, annotation key escaped', () => {
+  test('the seed patch: precise operations, annotation key escaped', () => {
     const result = run({ pod: seedBefore, operation: 'CREATE', config: seedConfig });
     assert.deepEqual(
       result.patch.map((op) => `${op.op} ${op.path}`),
@@ -66,7 +66,7 @@ void describe('mutatePod: the seed example', () => {
     );
   });
 
-  void test('a second pass over the seed result changes nothing', () => {
+  test('a second pass over the seed result changes nothing', () => {
     const again = run({ pod: seedAfter, operation: 'CREATE', config: seedConfig });
     assert.deepEqual(again.patch, []);
     assert.deepEqual(again.applied, []);
@@ -74,14 +74,14 @@ void describe('mutatePod: the seed example', () => {
   });
 });
 
-void describe('mutatePod: CREATE', () => {
-  void test('no feature selected: no patch, same object', () => {
+describe('mutatePod: CREATE', () => {
+  test('no feature selected: no patch, same object', () => {
     const result = run({ pod: plainPod, operation: 'CREATE', config: makeConfig() });
     assert.deepEqual(result.patch, []);
     assert.deepEqual(result.selected, []);
   });
 
-  void test('selected but nothing to change: no patch and no annotation', () => {
+  test('selected but nothing to change: no patch and no annotation', () => {
     const pod: Pod = { ...plainPod, spec: { containers: [{ name: 'app', image: 'ghcr.io/app:1' }] } };
     const result = run({
       pod,
@@ -93,7 +93,7 @@ void describe('mutatePod: CREATE', () => {
     assert.deepEqual(result.selected, [FEATURE_ALTER_IMG_REGISTRY]);
   });
 
-  void test('a Pod without annotations gets the annotations object', () => {
+  test('a Pod without annotations gets the annotations object', () => {
     const result = run({
       pod: plainPod,
       operation: 'CREATE',
@@ -106,7 +106,7 @@ void describe('mutatePod: CREATE', () => {
     ]);
   });
 
-  void test('a Pod without metadata gets metadata.annotations', () => {
+  test('a Pod without metadata gets metadata.annotations', () => {
     const result = run({
       pod: { spec: plainPod.spec },
       operation: 'CREATE',
@@ -120,7 +120,7 @@ void describe('mutatePod: CREATE', () => {
     });
   });
 
-  void test('an existing defaulted annotation is not rewritten; another value is replaced', () => {
+  test('an existing defaulted annotation is not rewritten; another value is replaced', () => {
     const annotated = (value: string): Pod => ({
       ...plainPod,
       metadata: {
@@ -141,7 +141,7 @@ void describe('mutatePod: CREATE', () => {
     });
   });
 
-  void test('pull Secret unavailable: reported, the other features still applied', () => {
+  test('pull Secret unavailable: reported, the other features still applied', () => {
     const result = run({
       pod: seedBefore,
       operation: 'CREATE',
@@ -158,14 +158,14 @@ void describe('mutatePod: CREATE', () => {
     assert.match(result.warnings.join('\n'), /pull Secret "registry-credentials" is not available/);
   });
 
-  void test('the pull Secret name comes from the config', () => {
+  test('the pull Secret name comes from the config', () => {
     const config = makeConfig({ imagePullSecret: { name: 'my-creds' } });
     const pod: Pod = { ...plainPod, metadata: { annotations: { [FEATURE_ADD_IMG_PULL_SECRET]: 'true' } } };
     const result = run({ pod, operation: 'CREATE', config });
     assert.deepEqual(result.pod.spec?.imagePullSecrets, [{ name: 'my-creds' }]);
   });
 
-  void test('the namespace of the request decides, empty meaning "default"', () => {
+  test('the namespace of the request decides, empty meaning "default"', () => {
     const config = makeConfig({ namespaceFeatures: { default: [FEATURE_SET_FIPS_MODE] } });
     assert.deepEqual(run({ pod: plainPod, operation: 'CREATE', config, namespace: { name: '' } }).applied, [
       FEATURE_SET_FIPS_MODE,
@@ -176,7 +176,7 @@ void describe('mutatePod: CREATE', () => {
     );
   });
 
-  void test('overrides that bypassed validation: a warning, the other features still applied', () => {
+  test('overrides that bypassed validation: a warning, the other features still applied', () => {
     const config = { ...makeConfig(), overrides: { nodot: 'ghcr.io' } };
     const result = run({
       pod: {
@@ -190,7 +190,7 @@ void describe('mutatePod: CREATE', () => {
     assert.match(result.warnings.join('\n'), /overrides unusable/);
   });
 
-  void test('trust bundle selected without clusterTrustBundle config: a warning', () => {
+  test('trust bundle selected without clusterTrustBundle config: a warning', () => {
     const { clusterTrustBundle: _unused, ...rest } = makeConfig();
     const result = run({
       pod: { ...plainPod, metadata: { annotations: { [FEATURE_ADD_CLUSTER_TRUST_BUNDLE]: 'true' } } },
@@ -202,7 +202,7 @@ void describe('mutatePod: CREATE', () => {
   });
 });
 
-void describe('mutatePod: UPDATE and subresources', () => {
+describe('mutatePod: UPDATE and subresources', () => {
   const all = {
     [FEATURE_ALTER_IMG_REGISTRY]: 'true',
     [FEATURE_SET_FIPS_MODE]: 'true',
@@ -217,7 +217,7 @@ void describe('mutatePod: UPDATE and subresources', () => {
     },
   };
 
-  void test('UPDATE without oldPod: only images of containers and init containers, plus the annotation', () => {
+  test('UPDATE without oldPod: only images of containers and init containers, plus the annotation', () => {
     const result = run({ pod: running, operation: 'UPDATE', config: makeConfig() });
     assert.deepEqual(
       result.patch.map((op) => `${op.op} ${op.path}`),
@@ -230,12 +230,12 @@ void describe('mutatePod: UPDATE and subresources', () => {
     assert.deepEqual(result.selected, [FEATURE_ALTER_IMG_REGISTRY]);
   });
 
-  void test('UPDATE that does not change images: nothing is rewritten (no container restarts)', () => {
+  test('UPDATE that does not change images: nothing is rewritten (no container restarts)', () => {
     const result = run({ pod: running, oldPod: running, operation: 'UPDATE', config: makeConfig() });
     assert.deepEqual(result.patch, []);
   });
 
-  void test('UPDATE that changes an image: only that image is rewritten', () => {
+  test('UPDATE that changes an image: only that image is rewritten', () => {
     const updated: Pod = {
       ...running,
       spec: { ...running.spec!, containers: [{ name: 'app', image: 'replace.me/app:2' }] },
@@ -249,7 +249,7 @@ void describe('mutatePod: UPDATE and subresources', () => {
     assert.equal(result.patch.length, 2);
   });
 
-  void test('pods/ephemeralcontainers: only new ephemeral containers', () => {
+  test('pods/ephemeralcontainers: only new ephemeral containers', () => {
     const withNew: Pod = {
       ...running,
       spec: {
@@ -275,7 +275,7 @@ void describe('mutatePod: UPDATE and subresources', () => {
     assert.equal(result.patch.length, 2);
   });
 
-  void test('other subresources are never mutated', () => {
+  test('other subresources are never mutated', () => {
     const result = run({ pod: running, operation: 'UPDATE', subResource: 'status', config: makeConfig() });
     assert.deepEqual(result.patch, []);
     assert.match(result.warnings.join('\n'), /subresource "status" is not mutated/);

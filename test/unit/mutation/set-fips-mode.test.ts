@@ -86,9 +86,9 @@ const cases: readonly Case[] = [
   },
 ];
 
-void describe('setFipsMode', () => {
+describe('setFipsMode', () => {
   for (const c of cases) {
-    void test(c.name, () => {
+    test(c.name, () => {
       const pod: Pod = {
         spec: { containers: [c.env === undefined ? { name: 'a' } : { name: 'a', env: c.env }] },
       };
@@ -103,7 +103,7 @@ void describe('setFipsMode', () => {
     });
   }
 
-  void test('every container and init container, not ephemeral containers', () => {
+  test('every container and init container, not ephemeral containers', () => {
     const pod: Pod = {
       spec: {
         containers: [
@@ -124,7 +124,7 @@ void describe('setFipsMode', () => {
     assert.equal(out.spec.ephemeralContainers?.[0]!.env, undefined);
   });
 
-  void test('no spec or no containers: unchanged', () => {
+  test('no spec or no containers: unchanged', () => {
     assert.equal(edit({}, (b) => setFipsMode(b)).result.changed, false);
     assert.equal(edit({ spec: { containers: [] } }, (b) => setFipsMode(b)).result.changed, false);
   });
