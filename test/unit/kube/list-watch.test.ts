@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, isResourceExpired } from '../../../src/kube/kube-errors.js';
 import { KubeListWatch, createListerWatcher } from '../../../src/kube/list-watch.js';
+import { Reflector } from '../../../src/kube/reflector.js';
 import type { WatchEventType } from '../../../src/kube/lister-watcher.js';
 
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void;
@@ -237,5 +238,55 @@ void describe('KubeListWatch', () => {
       ),
       KubeApiError,
     );
+  });
+
+  void test('a Reflector over KubeListWatch syncs, follows the watch and relists after ERROR 410', async () => {
+    let lists = 0;
+    const openWatches: http.ServerResponse[] = [];
+    route = (_req, res, url) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (url.searchParams.get('watch') === null) {
+        lists++;
+        const items = lists === 1 ? [{ metadata: { name: 'a', resourceVersion: '1' } }] : [];
+        res.end(
+          JSON.stringify({
+            kind: 'SecretList',
+            apiVersion: 'v1',
+            metadata: { resourceVersion: `${lists}0` },
+            items,
+          }),
+        );
+        return;
+      }
+      openWatches.push(res);
+      if (url.searchParams.get('resourceVersion') === '10') {
+        res.write(
+          `${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'b', resourceVersion: '11' } } })}\n`,
+        );
+        res.write(
+          `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } })}\n`,
+        );
+      }
+    };
+    const events: string[] = [];
+    const reflector = new Reflector<{ metadata?: { name?: string; resourceVersion?: string } }>({
+      name: 'secrets',
+      listerWatcher: createListerWatcher(kubeConfig(base), path),
+      backoff: { baseMs: 5, maxMs: 20 },
+      handlers: {
+        onAdd: (o) => events.push(`add ${o.metadata?.name ?? ''}`),
+        onDelete: (o, unknown) =>
+          events.push(`delete ${o.metadata?.name ?? ''}${unknown ? ' (relist)' : ''}`),
+      },
+    });
+    reflector.start();
+    await reflector.waitForSync();
+    const deadline = Date.now() + 5_000;
+    while (reflector.lastSyncResourceVersion() !== '20' || openWatches.length < 2) {
+      assert.ok(Date.now() < deadline, `stuck at rv ${reflector.lastSyncResourceVersion()}`);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    assert.deepEqual(events, ['add a', 'add b', 'delete a (relist)', 'delete b (relist)']);
+    await reflector.stop();
   });
 });
