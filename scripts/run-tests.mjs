@@ -37,10 +37,14 @@ if (files.length === 0) {
 
 if (!unitOnly) {
   // Build the control plane before any test starts so no test timeout covers a cold Go build.
-  const build = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'control-plane', 'build'], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+  const build = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'control-plane', 'build'],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
   if (build.status !== 0) {
     console.error('run-tests: the control plane could not be built (see above)');
     console.log('0 passed, 1 failed');

@@ -32,7 +32,9 @@ function parseDocument(text: string, what: string): unknown {
 }
 
 function asObject(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 /**
@@ -51,7 +53,10 @@ export function previewMutation(input: PreviewInput): string {
   } catch (error) {
     if (error instanceof ConfigError) {
       const first = error.issues[0];
-      throw new PreviewInputError(`invalid config: ${first ? `${first.path}: ${first.message}` : error.message}`, { cause: error });
+      throw new PreviewInputError(
+        `invalid config: ${first ? `${first.path}: ${first.message}` : error.message}`,
+        { cause: error },
+      );
     }
     throw error;
   }
@@ -59,7 +64,8 @@ export function previewMutation(input: PreviewInput): string {
   let namespaceAnnotations: Record<string, string> | undefined;
   if (input.namespaceText !== undefined) {
     const ns = asObject(parseDocument(input.namespaceText, 'the Namespace'));
-    if (ns?.kind !== 'Namespace') throw new PreviewInputError('--namespace is not a Namespace (kind Namespace)');
+    if (ns?.kind !== 'Namespace')
+      throw new PreviewInputError('--namespace is not a Namespace (kind Namespace)');
     const meta = asObject(ns.metadata);
     if (typeof meta?.name === 'string') namespaceName = meta.name;
     namespaceAnnotations = asObject(meta?.annotations) as Record<string, string> | undefined;

@@ -179,7 +179,8 @@ function runGo(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<voi
     });
     child.on('close', (code) => {
       if (code === 0) resolve();
-      else reject(new ControlPlaneError(`go ${args.join(' ')} failed (exit ${code ?? 'signal'}):\n${stderr}`));
+      else
+        reject(new ControlPlaneError(`go ${args.join(' ')} failed (exit ${code ?? 'signal'}):\n${stderr}`));
     });
   });
 }

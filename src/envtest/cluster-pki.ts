@@ -47,7 +47,9 @@ export async function createClusterPki(dir: string, clusterName: string): Promis
     writeFile(files.caCert, ca.certPem),
     writeFile(files.servingCert, serving.certPem),
     writeFile(files.servingKey, serving.keyPem, { mode: 0o600 }),
-    exportPrivateKeyPem(saKeys.privateKey).then((pem) => writeFile(files.serviceAccountKey, pem, { mode: 0o600 })),
+    exportPrivateKeyPem(saKeys.privateKey).then((pem) =>
+      writeFile(files.serviceAccountKey, pem, { mode: 0o600 }),
+    ),
     exportPublicKeyPem(saKeys.publicKey).then((pem) => writeFile(files.serviceAccountPub, pem)),
   ]);
   return { ca, files, adminCertPem: admin.certPem, adminKeyPem: admin.keyPem };

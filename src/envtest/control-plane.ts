@@ -146,8 +146,10 @@ export class ControlPlane {
   /** Adds one more independent cluster on the shared etcd. */
   async addCluster(name: string): Promise<LocalCluster> {
     if (this.stopped) throw new ControlPlaneError('the control plane is stopped');
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new ControlPlaneError(`invalid cluster name ${name}`);
-    if (this.clusterList.some((c) => c.name === name)) throw new ControlPlaneError(`duplicate cluster ${name}`);
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name))
+      throw new ControlPlaneError(`invalid cluster name ${name}`);
+    if (this.clusterList.some((c) => c.name === name))
+      throw new ControlPlaneError(`duplicate cluster ${name}`);
     const dir = join(this.dir, name);
     await mkdir(dir, { recursive: true });
     const pki = await createClusterPki(dir, name);

@@ -20,18 +20,23 @@ export async function startEtcd(binary: string, dir: string, timeoutMs = 30_000)
     const [clientPort, peerPort] = [await freePort(), await freePort()];
     const url = `http://127.0.0.1:${clientPort}`;
     const peer = `http://127.0.0.1:${peerPort}`;
-    const proc = new ManagedProcess('etcd', binary, [
-      '--name=default',
-      `--data-dir=${dataDir}`,
-      `--listen-client-urls=${url}`,
-      `--advertise-client-urls=${url}`,
-      `--listen-peer-urls=${peer}`,
-      `--initial-advertise-peer-urls=${peer}`,
-      `--initial-cluster=default=${peer}`,
-      '--unsafe-no-fsync=true',
-      '--quota-backend-bytes=4294967296',
-      '--log-level=warn',
-    ], join(dir, 'etcd.log'));
+    const proc = new ManagedProcess(
+      'etcd',
+      binary,
+      [
+        '--name=default',
+        `--data-dir=${dataDir}`,
+        `--listen-client-urls=${url}`,
+        `--advertise-client-urls=${url}`,
+        `--listen-peer-urls=${peer}`,
+        `--initial-advertise-peer-urls=${peer}`,
+        `--initial-cluster=default=${peer}`,
+        '--unsafe-no-fsync=true',
+        '--quota-backend-bytes=4294967296',
+        '--log-level=warn',
+      ],
+      join(dir, 'etcd.log'),
+    );
     proc.start();
     try {
       await waitReady(proc, `${url}/health`, undefined, timeoutMs);

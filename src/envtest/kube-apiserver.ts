@@ -51,7 +51,12 @@ export async function startKubeApiserver(
   readyTls: ProbeTls,
   timeoutMs = 90_000,
 ): Promise<ManagedProcess> {
-  const proc = new ManagedProcess(`kube-apiserver(${o.etcdPrefix})`, o.binary, kubeApiserverArgs(o), join(o.dir, 'kube-apiserver.log'));
+  const proc = new ManagedProcess(
+    `kube-apiserver(${o.etcdPrefix})`,
+    o.binary,
+    kubeApiserverArgs(o),
+    join(o.dir, 'kube-apiserver.log'),
+  );
   proc.start();
   try {
     await waitReady(proc, `https://127.0.0.1:${o.port}/readyz`, readyTls, timeoutMs);

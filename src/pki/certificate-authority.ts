@@ -55,7 +55,10 @@ export async function createCertificateAuthority(options: CreateCaOptions): Prom
 }
 
 /** Loads a CA from PEM (for example from a Secret); refuses a certificate that is not a CA. */
-export async function loadCertificateAuthority(certPem: string, keyPem: string): Promise<CertificateAuthority> {
+export async function loadCertificateAuthority(
+  certPem: string,
+  keyPem: string,
+): Promise<CertificateAuthority> {
   let certificate: x509.X509Certificate;
   try {
     certificate = new x509.X509Certificate(certPem);

@@ -27,7 +27,10 @@ export interface IssuedCertificate {
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
 
 /** Issues an ECDSA P-256 leaf certificate signed by the CA. */
-export async function issueCertificate(ca: CertificateAuthority, options: IssueOptions): Promise<IssuedCertificate> {
+export async function issueCertificate(
+  ca: CertificateAuthority,
+  options: IssueOptions,
+): Promise<IssuedCertificate> {
   const now = options.now ?? new Date();
   const keys = await generateKeyPair();
   const usages: string[] = [];

@@ -71,7 +71,10 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
   const configMap = o.configMapName ?? CONFIG_MAP_NAME;
   const labels = { [APP_NAME_LABEL]: WEBHOOK_NAME, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, ...o.extraLabels };
   const selector = { [APP_NAME_LABEL]: WEBHOOK_NAME };
-  const meta = (name: string, namespaced = true): { name: string; namespace?: string; labels: Record<string, string> } => ({
+  const meta = (
+    name: string,
+    namespaced = true,
+  ): { name: string; namespace?: string; labels: Record<string, string> } => ({
     name,
     ...(namespaced ? { namespace } : {}),
     labels: { ...labels },
@@ -109,7 +112,14 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: meta(WEBHOOK_NAME),
-      rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [configMap], verbs: ['get', 'list', 'watch'] }],
+      rules: [
+        {
+          apiGroups: [''],
+          resources: ['configmaps'],
+          resourceNames: [configMap],
+          verbs: ['get', 'list', 'watch'],
+        },
+      ],
     },
     roleBinding: {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -160,7 +170,11 @@ function renderDeployment(
         spec: {
           serviceAccountName: WEBHOOK_NAME,
           terminationGracePeriodSeconds: 30,
-          securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 65532,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           // Spread the replicas so one node going away leaves the webhook answering.
           topologySpreadConstraints: [
             {
@@ -210,7 +224,10 @@ function renderMutatingWebhookConfiguration(
   const caBundle = o.caBundlePem ? Buffer.from(o.caBundlePem).toString('base64') : undefined;
   const clientConfig = o.url
     ? { url: o.url, ...(caBundle ? { caBundle } : {}) }
-    : { service: { name: WEBHOOK_NAME, namespace, path: MUTATE_PATH, port: 443 }, ...(caBundle ? { caBundle } : {}) };
+    : {
+        service: { name: WEBHOOK_NAME, namespace, path: MUTATE_PATH, port: 443 },
+        ...(caBundle ? { caBundle } : {}),
+      };
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
@@ -221,8 +238,20 @@ function renderMutatingWebhookConfiguration(
         admissionReviewVersions: ['v1'],
         clientConfig,
         rules: [
-          { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-          { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/ephemeralcontainers'], scope: 'Namespaced' },
+          {
+            operations: ['CREATE', 'UPDATE'],
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            resources: ['pods'],
+            scope: 'Namespaced',
+          },
+          {
+            operations: ['UPDATE'],
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            resources: ['pods/ephemeralcontainers'],
+            scope: 'Namespaced',
+          },
         ],
         matchPolicy: 'Equivalent',
         sideEffects: 'NoneOnDryRun',
@@ -232,7 +261,9 @@ function renderMutatingWebhookConfiguration(
         // kube-system stays out, and so do the webhook's own Pods: a webhook that must call
         // itself to start could never come back after all its replicas went down.
         namespaceSelector: {
-          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }],
+          matchExpressions: [
+            { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] },
+          ],
         },
         objectSelector: {
           matchExpressions: [{ key: APP_NAME_LABEL, operator: 'NotIn', values: [WEBHOOK_NAME] }],

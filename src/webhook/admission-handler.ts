@@ -33,7 +33,10 @@ export interface HandledAdmission {
  * Decides the answer to one decoded AdmissionReview. Only Pods are mutated; anything else is
  * allowed untouched. An internal error never blocks a Pod unless configured to fail closed.
  */
-export async function handleAdmission(req: AdmissionRequest, ctx: AdmissionContext): Promise<HandledAdmission> {
+export async function handleAdmission(
+  req: AdmissionRequest,
+  ctx: AdmissionContext,
+): Promise<HandledAdmission> {
   const log = ctx.logger.child({ uid: req.uid, namespace: req.namespace, name: req.name, op: req.operation });
   try {
     return await decide(req, ctx, log);
@@ -87,15 +90,23 @@ async function decide(req: AdmissionRequest, ctx: AdmissionContext, log: Logger)
   });
   if (result.pullSecretSkipped) {
     ctx.metrics.pullSecretMissing.inc();
-    log.warn({ secret: config.imagePullSecret.name }, 'pull Secret source missing; no imagePullSecrets reference added');
+    log.warn(
+      { secret: config.imagePullSecret.name },
+      'pull Secret source missing; no imagePullSecrets reference added',
+    );
   }
   if (result.warnings.length > 0) log.warn({ warnings: result.warnings }, 'some manipulations were skipped');
-  if (result.patch.length === 0) return unchanged(result.warnings.length > 0 ? [...result.warnings] : undefined);
+  if (result.patch.length === 0)
+    return unchanged(result.warnings.length > 0 ? [...result.warnings] : undefined);
   for (const feature of result.applied) ctx.metrics.mutations.inc({ feature });
   // Per-request success is debug: at thousands of Pods a minute info would drown the rest.
   log.debug({ applied: result.applied }, 'pod mutated');
   return {
-    answer: { uid: req.uid, patch: result.patch, ...(result.warnings.length > 0 ? { warnings: [...result.warnings] } : {}) },
+    answer: {
+      uid: req.uid,
+      patch: result.patch,
+      ...(result.warnings.length > 0 ? { warnings: [...result.warnings] } : {}),
+    },
     result: 'mutated',
   };
 }

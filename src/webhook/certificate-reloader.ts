@@ -95,7 +95,10 @@ export class CertificateReloader {
       // A new certificate with the old key (or the reverse) while files are swapped one by one:
       // keep serving with the old pair and try again on the next change.
       this.onResult('failure', error);
-      this.logger.warn({ err: error }, 'new certificate and key do not fit together yet; keeping the old pair');
+      this.logger.warn(
+        { err: error },
+        'new certificate and key do not fit together yet; keeping the old pair',
+      );
       return;
     }
     this.apply(material);

@@ -19,7 +19,10 @@ export function connectConfigMapSource(input: {
     const where = `configmap ${cm.metadata?.namespace ?? ''}/${cm.metadata?.name ?? ''}`;
     const text = cm.data?.[key];
     if (text === undefined) {
-      logger.error({ source: where, key }, 'the ConfigMap has no such key; keeping the last good configuration');
+      logger.error(
+        { source: where, key },
+        'the ConfigMap has no such key; keeping the last good configuration',
+      );
       return;
     }
     holder.offer(text, `${where}#${key}`);

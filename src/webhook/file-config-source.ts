@@ -56,7 +56,10 @@ export class FileConfigSource {
       try {
         text = await readFile(this.path, 'utf8');
       } catch (error) {
-        this.logger.warn({ err: error, path: this.path }, 'cannot read the config file; keeping the last good one');
+        this.logger.warn(
+          { err: error, path: this.path },
+          'cannot read the config file; keeping the last good one',
+        );
         return;
       }
       this.holder.offer(text, this.path);

@@ -173,7 +173,10 @@ export class PullSecretCopier implements PullSecretEnsurer {
     } catch (error) {
       if (statusCodeOf(error) === 409) return true;
       this.o.metrics.pullSecretCopies.inc({ result: 'failed' });
-      this.o.logger.error({ namespace, err: error }, 'cannot create the pull Secret copy; no reference added');
+      this.o.logger.error(
+        { namespace, err: error },
+        'cannot create the pull Secret copy; no reference added',
+      );
       return false;
     }
   }

@@ -8,7 +8,11 @@ export type CopyDecision =
   | { readonly action: 'conflict'; readonly why: string };
 
 /** Namespaces that never get a copy (system namespaces hold no workloads of ours). */
-export const DEFAULT_EXCLUDED_NAMESPACES: readonly string[] = ['kube-system', 'kube-public', 'kube-node-lease'];
+export const DEFAULT_EXCLUDED_NAMESPACES: readonly string[] = [
+  'kube-system',
+  'kube-public',
+  'kube-node-lease',
+];
 
 /**
  * Decides, without I/O, what the copy of the pull Secret in `namespace` should become: a copy
@@ -40,7 +44,10 @@ export function decidePullSecretCopy(input: {
   };
   if (!copy) return { action: 'create', secret: desired };
   if (copy.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE) {
-    return { action: 'conflict', why: `a Secret ${source.metadata.name} not managed by rt-bootstrapper exists` };
+    return {
+      action: 'conflict',
+      why: `a Secret ${source.metadata.name} not managed by rt-bootstrapper exists`,
+    };
   }
   const same =
     (copy.type ?? 'Opaque') === (source.type ?? 'Opaque') &&

@@ -1,4 +1,10 @@
-import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Namespace, type V1Secret } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  type KubeConfig,
+  type V1ConfigMap,
+  type V1Namespace,
+  type V1Secret,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../api/webhook-config.js';
@@ -66,7 +72,10 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     const cm = o.configMap ?? { namespace: CONFIG_MAP_NAMESPACE, name: CONFIG_MAP_NAME, key: CONFIG_MAP_KEY };
     configReflector = new Reflector<V1ConfigMap>({
       name: `configmap ${cm.namespace}/${cm.name}`,
-      listerWatcher: new KubeListWatch<V1ConfigMap>(o.kubeConfig, `/api/v1/namespaces/${cm.namespace}/configmaps`),
+      listerWatcher: new KubeListWatch<V1ConfigMap>(
+        o.kubeConfig,
+        `/api/v1/namespaces/${cm.namespace}/configmaps`,
+      ),
       fieldSelector: `metadata.name=${cm.name}`,
       logger: reflectorLogger,
     });

@@ -172,7 +172,12 @@ export class WebhookServer {
     this.reply(res, 200, encodeAdmissionResponse(handled.answer), { 'content-type': 'application/json' });
   }
 
-  private reply(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+  private reply(
+    res: ServerResponse,
+    status: number,
+    body: string,
+    headers: Record<string, string> = {},
+  ): void {
     if (res.headersSent) return;
     res.writeHead(status, {
       'content-type': 'text/plain; charset=utf-8',

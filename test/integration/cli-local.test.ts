@@ -35,19 +35,44 @@ function runLocal(args: string[], signal?: NodeJS.Signals): Promise<Run> {
 /** Direct children of a process (Linux lists them in /proc). */
 function childPids(parent: number): number[] {
   try {
-    return readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    return readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
 }
 
 describe('rtb local (the main job)', () => {
-  test('--once starts the landscape, prints kubeconfigs and versions, and stops cleanly', async () => {
-    const run = await runLocal(['--once', '--clusters', 'kcp,runtime-a']);
+  test('--once starts the landscape, shows the seed Pod as stored with each manipulation, and stops cleanly', async () => {
+    const run = await runLocal(['--once', '--runtimes', 'runtime-a,runtime-b']);
     assert.equal(run.code, 0, run.out);
     assert.match(run.out, /kube-apiserver v1\.\d+\.\d+, etcd v3\.6\.\d+/);
-    assert.match(run.out, /cluster kcp: https:\/\/127\.0\.0\.1:\d+\n\s+kubeconfig: \/.*\/kcp\/kubeconfig/);
-    assert.match(run.out, /cluster runtime-a: https:\/\/127\.0\.0\.1:\d+/);
+    assert.match(
+      run.out,
+      /cluster runtime-a: https:\/\/127\.0\.0\.1:\d+\n\s+kubeconfig: \/.*\/runtime-a\/kubeconfig/,
+    );
+    assert.match(run.out, /cluster runtime-b: https:\/\/127\.0\.0\.1:\d+/);
+    for (const manipulation of [
+      /registry rewrite\s+pause: replace\.me\/kyma-project\/rt-bootstrapper\/pause:e2e → ghcr\.io\/kyma-project\/rt-bootstrapper\/pause:e2e/,
+      /FIPS mode\s+pause: env KYMA_FIPS_MODE_ENABLED=true/,
+      /trust bundle mount pause: rt-bootstrapper-certs at \/etc\/ssl\/certs \(read-only\)/,
+      /trust bundle\s+volume rt-bootstrapper-certs: ClusterTrustBundle rt-bootstrapper-k3d\.test:ctb:1/,
+      /pull secret\s+imagePullSecrets \+= registry-credentials/,
+    ]) {
+      assert.equal(
+        run.out.match(new RegExp(manipulation.source, 'g'))?.length,
+        2,
+        `${manipulation.source} on both runtimes`,
+      );
+    }
+    // The stored Pod is printed as the API server returned it.
+    assert.match(
+      run.out,
+      /as stored by the API server after the webhook:[\s\S]*image: ghcr\.io\/kyma-project/,
+    );
     assert.match(run.out, /stopped\.\n$/);
   });
 

@@ -58,14 +58,20 @@ describe('the local control plane', () => {
     const rtNames = (await rt.listNamespace()).items.map((n) => n.metadata?.name);
     assert.ok(kcpNames.includes('only-on-kcp'));
     assert.ok(!rtNames.includes('only-on-kcp'));
-    await assert.rejects(rt.readNamespacedConfigMap({ name: 'kcp-only', namespace: 'default' }), /404|not found/i);
+    await assert.rejects(
+      rt.readNamespacedConfigMap({ name: 'kcp-only', namespace: 'default' }),
+      /404|not found/i,
+    );
   });
 
   test('a ClusterTrustBundle can be created and read back', async () => {
     const ca = await createCertificateAuthority({ commonName: 'bundle-test' });
     const api = plane().cluster('runtime-a').kubeConfig().makeApiClient(CertificatesV1beta1Api);
     await api.createClusterTrustBundle({
-      body: { metadata: { name: 'rt-test.example.com:ctb:1' }, spec: { signerName: 'rt-test.example.com/ctb', trustBundle: ca.certPem } },
+      body: {
+        metadata: { name: 'rt-test.example.com:ctb:1' },
+        spec: { signerName: 'rt-test.example.com/ctb', trustBundle: ca.certPem },
+      },
     });
     const back = await api.readClusterTrustBundle({ name: 'rt-test.example.com:ctb:1' });
     assert.equal(back.spec.signerName, 'rt-test.example.com/ctb');
@@ -89,12 +95,19 @@ describe('the local control plane', () => {
       }),
     });
     const source = created.spec?.volumes?.[0]?.projected?.sources?.[0];
-    assert.deepEqual(JSON.parse(JSON.stringify(source?.clusterTrustBundle)), { name: 'rt-test.example.com:ctb:1', path: 'ca.pem' });
+    assert.deepEqual(JSON.parse(JSON.stringify(source?.clusterTrustBundle)), {
+      name: 'rt-test.example.com:ctb:1',
+      path: 'ca.pem',
+    });
   });
 
   test('a MutatingWebhookConfiguration with a loopback URL is called and its patch stored', async () => {
     const ca = await createCertificateAuthority({ commonName: 'webhook-ca' });
-    const serving = await issueCertificate(ca, { commonName: '127.0.0.1', ipAddresses: ['127.0.0.1'], usage: 'server' });
+    const serving = await issueCertificate(ca, {
+      commonName: '127.0.0.1',
+      ipAddresses: ['127.0.0.1'],
+      usage: 'server',
+    });
     let calls = 0;
     const server: Server = createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
       const chunks: Buffer[] = [];
@@ -135,7 +148,10 @@ describe('the local control plane', () => {
               sideEffects: 'None',
               failurePolicy: 'Fail',
               namespaceSelector: { matchLabels: { hooked: 'yes' } },
-              clientConfig: { url: `https://127.0.0.1:${port}/mutate`, caBundle: Buffer.from(ca.certPem).toString('base64') },
+              clientConfig: {
+                url: `https://127.0.0.1:${port}/mutate`,
+                caBundle: Buffer.from(ca.certPem).toString('base64'),
+              },
               rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
             },
           ],
@@ -143,11 +159,15 @@ describe('the local control plane', () => {
       });
       const core = kc.makeApiClient(CoreV1Api);
       // The API server's webhook informer needs a moment to see the new configuration.
-      const stored = await eventually(async () => {
-        const name = `hooked-${Date.now()}`;
-        const p = await core.createNamespacedPod({ namespace: 'hooked', body: pod(name) });
-        return p.metadata?.labels?.['mutated-by'] === 'test-webhook' ? p : undefined;
-      }, 20_000, 'the webhook to be called');
+      const stored = await eventually(
+        async () => {
+          const name = `hooked-${Date.now()}`;
+          const p = await core.createNamespacedPod({ namespace: 'hooked', body: pod(name) });
+          return p.metadata?.labels?.['mutated-by'] === 'test-webhook' ? p : undefined;
+        },
+        20_000,
+        'the webhook to be called',
+      );
       const read = await core.readNamespacedPod({ name: stored.metadata!.name!, namespace: 'hooked' });
       assert.equal(read.metadata?.labels?.['mutated-by'], 'test-webhook');
       assert.ok(calls >= 1);
@@ -159,25 +179,27 @@ describe('the local control plane', () => {
 
 describe('harness cleanup', () => {
   const run = (mode: string, signal?: NodeJS.Signals) =>
-    new Promise<{ pids: number[]; dir: string; code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/harness-child.ts', mode], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let out = '';
-      let info: { pids: number[]; dir: string } | undefined;
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-        if (!info && out.includes('\n')) {
-          info = JSON.parse(out.split('\n')[0]!) as { pids: number[]; dir: string };
-          if (signal) child.kill(signal);
-        }
-      });
-      child.on('error', reject);
-      child.on('exit', (code, sig) => {
-        if (!info) reject(new Error(`child ended before starting a control plane (${code ?? sig})`));
-        else resolve({ ...info, code, signal: sig });
-      });
-    });
+    new Promise<{ pids: number[]; dir: string; code: number | null; signal: NodeJS.Signals | null }>(
+      (resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/harness-child.ts', mode], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        let out = '';
+        let info: { pids: number[]; dir: string } | undefined;
+        child.stdout.on('data', (c: Buffer) => {
+          out += c.toString();
+          if (!info && out.includes('\n')) {
+            info = JSON.parse(out.split('\n')[0]!) as { pids: number[]; dir: string };
+            if (signal) child.kill(signal);
+          }
+        });
+        child.on('error', reject);
+        child.on('exit', (code, sig) => {
+          if (!info) reject(new Error(`child ended before starting a control plane (${code ?? sig})`));
+          else resolve({ ...info, code, signal: sig });
+        });
+      },
+    );
 
   for (const [mode, signal] of [
     ['stop', undefined],

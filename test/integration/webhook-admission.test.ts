@@ -16,7 +16,11 @@ const dockerConfig = (auth: string): Record<string, string> => ({
   '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { 'ghcr.io': { auth } } })).toString('base64'),
 });
 
-const plainPod = (name: string, annotations: Record<string, string> = {}, image = 'replace.me/app:1'): V1Pod => ({
+const plainPod = (
+  name: string,
+  annotations: Record<string, string> = {},
+  image = 'replace.me/app:1',
+): V1Pod => ({
   metadata: { name, annotations },
   spec: { containers: [{ name: 'app', image }] },
 });
@@ -28,27 +32,45 @@ describe('the webhook through a real kube-apiserver', () => {
     await core.createNamespace({ body: { metadata: { name: 'kyma-system' } } });
     await core.createNamespacedSecret({
       namespace: 'kyma-system',
-      body: { metadata: { name: 'registry-credentials' }, type: 'kubernetes.io/dockerconfigjson', data: dockerConfig('v1') },
+      body: {
+        metadata: { name: 'registry-credentials' },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: dockerConfig('v1'),
+      },
     });
     await core.createNamespacedConfigMap({
       namespace: 'kyma-system',
-      body: { metadata: { name: 'rt-bootstrapper-config' }, data: { 'rt-bootstrapper-config.json': seedConfigText() } },
+      body: {
+        metadata: { name: 'rt-bootstrapper-config' },
+        data: { 'rt-bootstrapper-config.json': seedConfigText() },
+      },
     });
     // dry-run-ns gets no background copy, so the dry-run test sees only what admission writes.
     webhook = await startTestWebhook(cluster, {
       excludedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', 'dry-run-ns'],
     });
-    const manifests = renderWebhookManifests({ image: 'unused', url: webhook.url, caBundlePem: webhook.ca.certPem, failurePolicy: 'Fail' });
+    const manifests = renderWebhookManifests({
+      image: 'unused',
+      url: webhook.url,
+      caBundlePem: webhook.ca.certPem,
+      failurePolicy: 'Fail',
+    });
     await registerWebhook(cluster, manifests.mutatingWebhookConfiguration);
     // The API server's webhook informer needs a moment; probe with a dry-run create.
-    await eventually(async () => {
-      const probe = await core.createNamespacedPod({
-        namespace: 'default',
-        body: plainPod('probe', { [FIPS]: 'true' }),
-        dryRun: 'All',
-      });
-      return probe.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/defaulted'] === 'true' ? true : undefined;
-    }, 20_000, 'the API server to call the webhook');
+    await eventually(
+      async () => {
+        const probe = await core.createNamespacedPod({
+          namespace: 'default',
+          body: plainPod('probe', { [FIPS]: 'true' }),
+          dryRun: 'All',
+        });
+        return probe.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/defaulted'] === 'true'
+          ? true
+          : undefined;
+      },
+      20_000,
+      'the API server to call the webhook',
+    );
   });
 
   after(async () => {
@@ -65,7 +87,10 @@ describe('the webhook through a real kube-apiserver', () => {
     assert.equal(c.image, e.image);
     assert.deepEqual(JSON.parse(JSON.stringify(c.env)), e.env);
     assert.deepEqual(JSON.parse(JSON.stringify(c.volumeMounts)), e.volumeMounts);
-    assert.deepEqual(JSON.parse(JSON.stringify(stored.spec!.imagePullSecrets)), expected.spec!.imagePullSecrets);
+    assert.deepEqual(
+      JSON.parse(JSON.stringify(stored.spec!.imagePullSecrets)),
+      expected.spec!.imagePullSecrets,
+    );
     assert.deepEqual(JSON.parse(JSON.stringify(stored.spec!.volumes)), expected.spec!.volumes);
   });
 
@@ -75,15 +100,23 @@ describe('the webhook through a real kube-apiserver', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(inPod.spec!.containers[0]!.env)), [
       { name: 'KYMA_FIPS_MODE_ENABLED', value: 'true' },
     ]);
-    const outPod = await core.createNamespacedPod({ namespace: 'fips-ns', body: plainPod('out', { [FIPS]: 'false' }) });
+    const outPod = await core.createNamespacedPod({
+      namespace: 'fips-ns',
+      body: plainPod('out', { [FIPS]: 'false' }),
+    });
     assert.equal(outPod.spec!.containers[0]!.env, undefined);
     assert.equal(outPod.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/defaulted'], undefined);
   });
 
   test('the pull Secret is created in a brand-new namespace before the Pod is stored', async () => {
     await core.createNamespace({ body: { metadata: { name: 'brand-new' } } });
-    const pod = await core.createNamespacedPod({ namespace: 'brand-new', body: plainPod('needs-secret', { [PULL]: 'true' }) });
-    assert.deepEqual(JSON.parse(JSON.stringify(pod.spec!.imagePullSecrets)), [{ name: 'registry-credentials' }]);
+    const pod = await core.createNamespacedPod({
+      namespace: 'brand-new',
+      body: plainPod('needs-secret', { [PULL]: 'true' }),
+    });
+    assert.deepEqual(JSON.parse(JSON.stringify(pod.spec!.imagePullSecrets)), [
+      { name: 'registry-credentials' },
+    ]);
     // Created synchronously on the admission path, so it is there the moment the Pod is.
     const copy = await core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'brand-new' });
     assert.equal(copy.type, 'kubernetes.io/dockerconfigjson');
@@ -98,8 +131,13 @@ describe('the webhook through a real kube-apiserver', () => {
       body: plainPod('dry', { [PULL]: 'true' }),
       dryRun: 'All',
     });
-    assert.deepEqual(JSON.parse(JSON.stringify(pod.spec!.imagePullSecrets)), [{ name: 'registry-credentials' }]);
-    await assert.rejects(core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'dry-run-ns' }), /404|not found/i);
+    assert.deepEqual(JSON.parse(JSON.stringify(pod.spec!.imagePullSecrets)), [
+      { name: 'registry-credentials' },
+    ]);
+    await assert.rejects(
+      core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'dry-run-ns' }),
+      /404|not found/i,
+    );
     await core.createNamespacedPod({ namespace: 'dry-run-ns', body: plainPod('real', { [PULL]: 'true' }) });
     const copy = await core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'dry-run-ns' });
     assert.ok(copy.data, 'the real create made the copy');
@@ -112,16 +150,34 @@ describe('the webhook through a real kube-apiserver', () => {
     await core.replaceNamespacedSecret({
       name: 'registry-credentials',
       namespace: 'kyma-system',
-      body: { metadata: { name: 'registry-credentials' }, type: 'kubernetes.io/dockerconfigjson', data: dockerConfig('v2') },
+      body: {
+        metadata: { name: 'registry-credentials' },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: dockerConfig('v2'),
+      },
     });
-    await eventually(async () => ((await read()).data?.['.dockerconfigjson'] === dockerConfig('v2')['.dockerconfigjson'] ? true : undefined), 15_000, 'the copy to follow the source');
+    await eventually(
+      async () =>
+        (await read()).data?.['.dockerconfigjson'] === dockerConfig('v2')['.dockerconfigjson']
+          ? true
+          : undefined,
+      15_000,
+      'the copy to follow the source',
+    );
     const current = await read();
     await core.replaceNamespacedSecret({
       name: 'registry-credentials',
       namespace: 'copies',
       body: { ...current, data: dockerConfig('tampered') },
     });
-    await eventually(async () => ((await read()).data?.['.dockerconfigjson'] === dockerConfig('v2')['.dockerconfigjson'] ? true : undefined), 15_000, 'the edited copy to be restored');
+    await eventually(
+      async () =>
+        (await read()).data?.['.dockerconfigjson'] === dockerConfig('v2')['.dockerconfigjson']
+          ? true
+          : undefined,
+      15_000,
+      'the edited copy to be restored',
+    );
     await core.deleteNamespacedSecret({ name: 'registry-credentials', namespace: 'copies' });
     await eventually(async () => (await read()).data, 15_000, 'the deleted copy to be restored');
   });
@@ -132,37 +188,78 @@ describe('the webhook through a real kube-apiserver', () => {
     await core.replaceNamespacedConfigMap({
       name: 'rt-bootstrapper-config',
       namespace: 'kyma-system',
-      body: { metadata: { name: 'rt-bootstrapper-config' }, data: { 'rt-bootstrapper-config.json': JSON.stringify(config) } },
+      body: {
+        metadata: { name: 'rt-bootstrapper-config' },
+        data: { 'rt-bootstrapper-config.json': JSON.stringify(config) },
+      },
     });
     let n = 0;
-    await eventually(async () => {
-      const pod = await core.createNamespacedPod({ namespace: 'default', body: plainPod(`live-${n++}`, { [REGISTRY]: 'true' }), dryRun: 'All' });
-      return pod.spec!.containers[0]!.image === 'mirror.example.com/ghcr/app:1' ? true : undefined;
-    }, 15_000, 'the new override');
+    await eventually(
+      async () => {
+        const pod = await core.createNamespacedPod({
+          namespace: 'default',
+          body: plainPod(`live-${n++}`, { [REGISTRY]: 'true' }),
+          dryRun: 'All',
+        });
+        return pod.spec!.containers[0]!.image === 'mirror.example.com/ghcr/app:1' ? true : undefined;
+      },
+      15_000,
+      'the new override',
+    );
 
-    const before = ((await webhook.app.registry.getSingleMetric('rtb_webhook_config_reloads_total')?.get())?.values.find((v) => v.labels.result === 'failure')?.value ?? 0);
+    const before =
+      (await webhook.app.registry.getSingleMetric('rtb_webhook_config_reloads_total')?.get())?.values.find(
+        (v) => v.labels.result === 'failure',
+      )?.value ?? 0;
     await core.replaceNamespacedConfigMap({
       name: 'rt-bootstrapper-config',
       namespace: 'kyma-system',
-      body: { metadata: { name: 'rt-bootstrapper-config' }, data: { 'rt-bootstrapper-config.json': '{"availableFeatures":["rt-cfg.kyma-project.io/nope"]}' } },
+      body: {
+        metadata: { name: 'rt-bootstrapper-config' },
+        data: { 'rt-bootstrapper-config.json': '{"availableFeatures":["rt-cfg.kyma-project.io/nope"]}' },
+      },
     });
-    await eventually(async () => {
-      const v = (await webhook.app.registry.getSingleMetric('rtb_webhook_config_reloads_total')?.get())?.values.find((x) => x.labels.result === 'failure')?.value ?? 0;
-      return v > before ? true : undefined;
-    }, 15_000, 'the bad config to be refused');
-    const pod = await core.createNamespacedPod({ namespace: 'default', body: plainPod('still-good', { [REGISTRY]: 'true' }) });
-    assert.equal(pod.spec!.containers[0]!.image, 'mirror.example.com/ghcr/app:1', 'the last good config stays in force');
+    await eventually(
+      async () => {
+        const v =
+          (
+            await webhook.app.registry.getSingleMetric('rtb_webhook_config_reloads_total')?.get()
+          )?.values.find((x) => x.labels.result === 'failure')?.value ?? 0;
+        return v > before ? true : undefined;
+      },
+      15_000,
+      'the bad config to be refused',
+    );
+    const pod = await core.createNamespacedPod({
+      namespace: 'default',
+      body: plainPod('still-good', { [REGISTRY]: 'true' }),
+    });
+    assert.equal(
+      pod.spec!.containers[0]!.image,
+      'mirror.example.com/ghcr/app:1',
+      'the last good config stays in force',
+    );
     // Put the seed config back for the other tests.
     await core.replaceNamespacedConfigMap({
       name: 'rt-bootstrapper-config',
       namespace: 'kyma-system',
-      body: { metadata: { name: 'rt-bootstrapper-config' }, data: { 'rt-bootstrapper-config.json': seedConfigText() } },
+      body: {
+        metadata: { name: 'rt-bootstrapper-config' },
+        data: { 'rt-bootstrapper-config.json': seedConfigText() },
+      },
     });
-    await eventually(() => (webhook.app.config.get()?.overrides['replace.me'] === 'ghcr.io' ? true : undefined), 15_000, 'seed config back');
+    await eventually(
+      () => (webhook.app.config.get()?.overrides['replace.me'] === 'ghcr.io' ? true : undefined),
+      15_000,
+      'seed config back',
+    );
   });
 
   test('an UPDATE rewrites only the image', async () => {
-    await core.createNamespacedPod({ namespace: 'default', body: plainPod('updated', { [REGISTRY]: 'true', [FIPS]: 'true' }) });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: plainPod('updated', { [REGISTRY]: 'true', [FIPS]: 'true' }),
+    });
     const current = await core.readNamespacedPod({ name: 'updated', namespace: 'default' });
     const envBefore = JSON.parse(JSON.stringify(current.spec!.containers[0]!.env)) as unknown;
     current.spec!.containers[0]!.image = 'replace.me/app:2';
@@ -172,10 +269,17 @@ describe('the webhook through a real kube-apiserver', () => {
   });
 
   test('an ephemeral container added through the subresource gets its registry rewritten', async () => {
-    await core.createNamespacedPod({ namespace: 'default', body: plainPod('debug-me', { [REGISTRY]: 'true' }) });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: plainPod('debug-me', { [REGISTRY]: 'true' }),
+    });
     const current = await core.readNamespacedPod({ name: 'debug-me', namespace: 'default' });
     current.spec!.ephemeralContainers = [{ name: 'debugger', image: 'replace.me/busybox:1.36' }];
-    const stored = await core.replaceNamespacedPodEphemeralcontainers({ name: 'debug-me', namespace: 'default', body: current });
+    const stored = await core.replaceNamespacedPodEphemeralcontainers({
+      name: 'debug-me',
+      namespace: 'default',
+      body: current,
+    });
     assert.equal(stored.spec!.ephemeralContainers?.[0]?.image, 'ghcr.io/busybox:1.36');
   });
 });

@@ -4,7 +4,11 @@ import { describe, test } from 'node:test';
 import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { applyObjects } from '../../src/kube/apply.js';
-import { renderWebhookManifests, webhookManifestList, WEBHOOK_NAME } from '../../src/render/webhook-manifests.js';
+import {
+  renderWebhookManifests,
+  webhookManifestList,
+  WEBHOOK_NAME,
+} from '../../src/render/webhook-manifests.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { startTestWebhook } from '../support/webhook.js';
@@ -15,16 +19,28 @@ describe('the rendered runtime manifests on a real API server', () => {
   test('apply cleanly, and the webhook works with exactly the rendered RBAC and no more', async () => {
     const cluster = plane().cluster('runtime');
     const admin = cluster.kubeConfig();
-    const manifests = renderWebhookManifests({ image: 'example.com/rtb:test', url: 'https://127.0.0.1:1/mutate' });
+    const manifests = renderWebhookManifests({
+      image: 'example.com/rtb:test',
+      url: 'https://127.0.0.1:1/mutate',
+    });
     // Everything but the registration (it would point at nothing here).
     const objects = webhookManifestList(manifests).slice(0, -1) as KubernetesObject[];
     await applyObjects(admin, objects);
     const core = admin.makeApiClient(CoreV1Api);
-    await core.createNamespacedSecret({ namespace: 'kyma-system', body: { metadata: { name: 'registry-credentials' }, data: { a: 'Yg==' } } });
-    await core.createNamespacedSecret({ namespace: 'kyma-system', body: { metadata: { name: 'someone-elses' }, data: { a: 'Yg==' } } });
+    await core.createNamespacedSecret({
+      namespace: 'kyma-system',
+      body: { metadata: { name: 'registry-credentials' }, data: { a: 'Yg==' } },
+    });
+    await core.createNamespacedSecret({
+      namespace: 'kyma-system',
+      body: { metadata: { name: 'someone-elses' }, data: { a: 'Yg==' } },
+    });
     await core.createNamespacedConfigMap({
       namespace: 'kyma-system',
-      body: { metadata: { name: 'rt-bootstrapper-config' }, data: { 'rt-bootstrapper-config.json': seedConfigText() } },
+      body: {
+        metadata: { name: 'rt-bootstrapper-config' },
+        data: { 'rt-bootstrapper-config.json': seedConfigText() },
+      },
     });
 
     // The API server maps a client certificate's CN to the user name: this is the ServiceAccount's identity.
@@ -35,10 +51,19 @@ describe('the rendered runtime manifests on a real API server', () => {
     });
     const sa = new KubeConfig();
     sa.loadFromString(
-      renderKubeconfig({ name: 'sa', server: cluster.server, caPem: cluster.caPem, clientCertPem: identity.certPem, clientKeyPem: identity.keyPem }),
+      renderKubeconfig({
+        name: 'sa',
+        server: cluster.server,
+        caPem: cluster.caPem,
+        clientCertPem: identity.certPem,
+        clientKeyPem: identity.keyPem,
+      }),
     );
     const saCore = sa.makeApiClient(CoreV1Api);
-    await assert.rejects(saCore.readNamespacedSecret({ name: 'someone-elses', namespace: 'kyma-system' }), /403|forbidden/i);
+    await assert.rejects(
+      saCore.readNamespacedSecret({ name: 'someone-elses', namespace: 'kyma-system' }),
+      /403|forbidden/i,
+    );
     await assert.rejects(saCore.listNamespacedSecret({ namespace: 'kyma-system' }), /403|forbidden/i);
     await assert.rejects(saCore.listNamespacedConfigMap({ namespace: 'kube-system' }), /403|forbidden/i);
 
@@ -46,7 +71,8 @@ describe('the rendered runtime manifests on a real API server', () => {
     try {
       await core.createNamespace({ body: { metadata: { name: 'rbac-check' } } });
       const copy = await eventually(
-        async () => (await core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'rbac-check' })).data,
+        async () =>
+          (await core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'rbac-check' })).data,
         15_000,
         'the copier to work under the ServiceAccount',
       );

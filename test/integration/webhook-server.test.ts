@@ -26,7 +26,14 @@ interface Reply {
 function post(path: string, body: string | Buffer, method = 'POST'): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: webhook.app.port, path, method, ca: webhook.ca.certPem, headers: { 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port: webhook.app.port,
+        path,
+        method,
+        ca: webhook.ca.certPem,
+        headers: { 'content-type': 'application/json' },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -66,7 +73,10 @@ describe('the webhook server', () => {
     });
     await core.createNamespacedConfigMap({
       namespace: 'kyma-system',
-      body: { metadata: { name: 'rt-bootstrapper-config' }, data: { 'rt-bootstrapper-config.json': seedConfigText() } },
+      body: {
+        metadata: { name: 'rt-bootstrapper-config' },
+        data: { 'rt-bootstrapper-config.json': seedConfigText() },
+      },
     });
     const sink = new Writable({
       write(chunk: Buffer, _enc, cb) {
@@ -74,7 +84,9 @@ describe('the webhook server', () => {
         cb();
       },
     });
-    webhook = await startTestWebhook(cluster, { logger: createLogger({ level: 'debug', destination: sink }) });
+    webhook = await startTestWebhook(cluster, {
+      logger: createLogger({ level: 'debug', destination: sink }),
+    });
   });
   after(async () => {
     await webhook.stop();
@@ -83,12 +95,19 @@ describe('the webhook server', () => {
   test('answers a seed Pod with the uid echoed and a JSONPatch', async () => {
     const reply = await post('/mutate', review(seedPodBefore(), { uid: 'abc-123' }));
     assert.equal(reply.status, 200);
-    const body = JSON.parse(reply.body) as { response: { uid: string; allowed: boolean; patchType: string; patch: string } };
+    const body = JSON.parse(reply.body) as {
+      response: { uid: string; allowed: boolean; patchType: string; patch: string };
+    };
     assert.equal(body.response.uid, 'abc-123');
     assert.equal(body.response.allowed, true);
     assert.equal(body.response.patchType, 'JSONPatch');
-    const ops = JSON.parse(Buffer.from(body.response.patch, 'base64').toString()) as { op: string; path: string }[];
-    assert.ok(ops.some((o) => o.path.startsWith('/spec/containers/0/image') || o.path === '/spec/containers'));
+    const ops = JSON.parse(Buffer.from(body.response.patch, 'base64').toString()) as {
+      op: string;
+      path: string;
+    }[];
+    assert.ok(
+      ops.some((o) => o.path.startsWith('/spec/containers/0/image') || o.path === '/spec/containers'),
+    );
   });
 
   test('a malformed AdmissionReview gets HTTP 400 with the reason', async () => {
@@ -116,7 +135,10 @@ describe('the webhook server', () => {
     const metrics = await post('/metrics', '', 'GET');
     assert.match(metrics.body, /rtb_webhook_requests_total\{result="bad_request"\} \d+/);
     assert.match(metrics.body, /rtb_webhook_request_duration_seconds_bucket/);
-    assert.match(metrics.body, /rtb_webhook_mutations_total\{feature="rt-cfg.kyma-project.io\/set-fips-mode"\}/);
+    assert.match(
+      metrics.body,
+      /rtb_webhook_mutations_total\{feature="rt-cfg.kyma-project.io\/set-fips-mode"\}/,
+    );
     assert.match(metrics.body, /rtb_webhook_config_reloads_total\{result="success"\} 1/);
   });
 
@@ -124,11 +146,23 @@ describe('the webhook server', () => {
     const pod = fc.oneof(
       fc.anything(),
       fc.record({
-        metadata: fc.oneof(fc.anything(), fc.record({ annotations: fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.constant('true'))) })),
+        metadata: fc.oneof(
+          fc.anything(),
+          fc.record({ annotations: fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.constant('true'))) }),
+        ),
         spec: fc.oneof(
           fc.anything(),
           fc.record({
-            containers: fc.oneof(fc.anything(), fc.array(fc.record({ name: fc.string(), image: fc.oneof(fc.string(), fc.anything()), env: fc.anything() }))),
+            containers: fc.oneof(
+              fc.anything(),
+              fc.array(
+                fc.record({
+                  name: fc.string(),
+                  image: fc.oneof(fc.string(), fc.anything()),
+                  env: fc.anything(),
+                }),
+              ),
+            ),
             volumes: fc.anything(),
             imagePullSecrets: fc.anything(),
           }),
@@ -147,7 +181,10 @@ describe('the webhook server', () => {
     let bad = 0;
     for (const b of samples) {
       const reply = await post('/mutate', b);
-      assert.ok(reply.status === 200 || reply.status === 400, `status ${reply.status} for ${b.slice(0, 200)}`);
+      assert.ok(
+        reply.status === 200 || reply.status === 400,
+        `status ${reply.status} for ${b.slice(0, 200)}`,
+      );
       if (reply.status === 200) {
         const parsed = JSON.parse(reply.body) as { response: { uid: string; allowed: boolean } };
         assert.equal(parsed.response.uid, 'u-1');
@@ -160,7 +197,13 @@ describe('the webhook server', () => {
 
   test('refuses TLS below 1.2', async () => {
     const result = await new Promise<string>((resolve) => {
-      const socket = connect({ host: '127.0.0.1', port: webhook.app.port, ca: webhook.ca.certPem, maxVersion: 'TLSv1.1', minVersion: 'TLSv1' });
+      const socket = connect({
+        host: '127.0.0.1',
+        port: webhook.app.port,
+        ca: webhook.ca.certPem,
+        maxVersion: 'TLSv1.1',
+        minVersion: 'TLSv1',
+      });
       socket.on('secureConnect', () => {
         socket.destroy();
         resolve('connected');
@@ -175,28 +218,47 @@ describe('the webhook server', () => {
   test('a renewed certificate is served to new connections without a restart', async () => {
     const serial = (): Promise<string> =>
       new Promise((resolve, reject) => {
-        const socket = connect({ host: '127.0.0.1', port: webhook.app.port, rejectUnauthorized: false }, () => {
-          resolve(socket.getPeerCertificate().serialNumber);
-          socket.destroy();
-        });
+        const socket = connect(
+          { host: '127.0.0.1', port: webhook.app.port, rejectUnauthorized: false },
+          () => {
+            resolve(socket.getPeerCertificate().serialNumber);
+            socket.destroy();
+          },
+        );
         socket.on('error', reject);
       });
     const before = await serial();
     const ca = await createCertificateAuthority({ commonName: 'renewed-ca' });
-    const next = await issueCertificate(ca, { commonName: 'renewed', ipAddresses: ['127.0.0.1'], usage: 'server' });
+    const next = await issueCertificate(ca, {
+      commonName: 'renewed',
+      ipAddresses: ['127.0.0.1'],
+      usage: 'server',
+    });
     // Key first, then certificate: between the two writes the pair does not match and the old one stays.
     await writeFile(webhook.keyFile, next.keyPem);
     await writeFile(webhook.certFile, next.certPem);
     const expected = next.certificate.serialNumber.toUpperCase().replace(/^0+/, '');
-    await eventually(async () => ((await serial()).toUpperCase().replace(/^0+/, '') === expected ? true : undefined), 15_000, 'the new certificate');
+    await eventually(
+      async () => ((await serial()).toUpperCase().replace(/^0+/, '') === expected ? true : undefined),
+      15_000,
+      'the new certificate',
+    );
     assert.notEqual(before, expected);
   });
 
   test('no log line carries the pull Secret contents', async () => {
     const core = plane().cluster('runtime').kubeConfig().makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: 'log-check' } } });
-    await eventually(async () => (await core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'log-check' })).data, 15_000, 'a copy');
-    assert.ok(logLines.some((l) => l.includes('pull Secret copy written')), 'the copy was logged');
+    await eventually(
+      async () =>
+        (await core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'log-check' })).data,
+      15_000,
+      'a copy',
+    );
+    assert.ok(
+      logLines.some((l) => l.includes('pull Secret copy written')),
+      'the copy was logged',
+    );
     assert.ok(!logLines.some((l) => l.includes(SECRET_MARKER)), 'no line holds the secret');
   });
 });
@@ -208,7 +270,14 @@ describe('graceful shutdown', () => {
     const half = Math.floor(body.length / 2);
     const reply = new Promise<Reply>((resolve, reject) => {
       const req = request(
-        { host: '127.0.0.1', port: drained.app.port, path: '/mutate', method: 'POST', ca: drained.ca.certPem, headers: { 'content-length': Buffer.byteLength(body) } },
+        {
+          host: '127.0.0.1',
+          port: drained.app.port,
+          path: '/mutate',
+          method: 'POST',
+          ca: drained.ca.certPem,
+          headers: { 'content-length': Buffer.byteLength(body) },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

@@ -12,7 +12,12 @@ const run = (cmd: string, args: string[]): Promise<{ code: number; out: string }
   });
 
 test('the whole project type-checks (tsc --noEmit)', async () => {
-  const { code, out } = await run(process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json']);
+  const { code, out } = await run(process.execPath, [
+    'node_modules/typescript/bin/tsc',
+    '--noEmit',
+    '-p',
+    'tsconfig.json',
+  ]);
   assert.equal(code, 0, out);
 });
 

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { Pod } from '../../src/mutation/pod.js';
 
-const fixture = (name: string): string => readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
+const fixture = (name: string): string =>
+  readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
 
 /** The seed's Pod before the webhook (the Deployment's template as a Pod). */
 export const seedPodBefore = (): Pod => parse(fixture('seed-pod-before.yaml')) as Pod;

@@ -3,7 +3,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
-import { createCertificateAuthority, type CertificateAuthority } from '../../src/pki/certificate-authority.js';
+import {
+  createCertificateAuthority,
+  type CertificateAuthority,
+} from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { silentLogger, type Logger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp, type WebhookAppOptions } from '../../src/webhook/webhook-app.js';

@@ -8,11 +8,13 @@ export function registerControlPlaneCommand(program: Command): void {
     .description('build or locate the kube-apiserver and etcd used by tests and `rtb local`');
   cmd
     .command('build')
-    .description('build kube-apiserver and etcd from their Go modules once (reused from the cache afterwards)')
+    .description(
+      'build kube-apiserver and etcd from their Go modules once (reused from the cache afterwards)',
+    )
     .action(async () => {
       const b = await resolveBinaries({ log: (line) => process.stderr.write(`rtb: ${line}\n`) });
       process.stdout.write(
-        `kube-apiserver ${b.kubernetesVersion}: ${b.kubeApiserver}\nkubectl: ${b.kubectl ?? "(none)"}\netcd ${b.etcdVersion}: ${b.etcd}\n(${b.source})\n`,
+        `kube-apiserver ${b.kubernetesVersion}: ${b.kubeApiserver}\nkubectl: ${b.kubectl ?? '(none)'}\netcd ${b.etcdVersion}: ${b.etcd}\n(${b.source})\n`,
       );
     });
   cmd

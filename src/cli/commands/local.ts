@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
-import { ControlPlane } from '../../envtest/control-plane.js';
+import { startLandscape } from '../../local/landscape.js';
+import { createLogger } from '../../telemetry/logger.js';
 
 /** Options of `rtb local`. */
 interface LocalOptions {
-  clusters: string;
+  runtimes: string;
+  logLevel: string;
   once?: boolean;
 }
 
@@ -14,11 +16,15 @@ interface LocalOptions {
 export function registerLocalCommand(program: Command): void {
   program
     .command('local')
-    .description('run the local landscape: real kube-apiservers on loopback (Ctrl-C stops it)')
-    .option('--clusters <names>', 'comma-separated cluster names', 'kcp')
+    .description('run the local landscape: real clusters, the webhook, the seed example (Ctrl-C stops it)')
+    .option('--runtimes <names>', 'comma-separated runtime cluster names', 'runtime')
+    .option('--log-level <level>', 'log level of the in-process components (JSON on stderr)', 'warn')
     .option('--once', 'stop as soon as everything is up (for scripts and smoke tests)')
     .action(async (opts: LocalOptions) => {
-      const names = opts.clusters.split(',').map((n) => n.trim()).filter(Boolean);
+      const names = opts.runtimes
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean);
       const say = (line: string): void => {
         process.stdout.write(`${line}\n`);
       };
@@ -47,23 +53,16 @@ export function registerLocalCommand(program: Command): void {
       process.on('SIGINT', onInt);
       process.on('SIGTERM', onTerm);
       try {
-        const started = Date.now();
-        const plane = await ControlPlane.start({
-          clusters: names,
-          log: (line) => {
-            say(`· ${line}`);
-          },
+        const landscape = await startLandscape({
+          say,
+          runtimes: names,
+          logger: createLogger({ name: 'local', level: opts.logLevel, destination: process.stderr }),
         });
-        const b = plane.binaries;
-        say(`kube-apiserver ${b.kubernetesVersion}, etcd ${b.etcdVersion} (${b.source})`);
-        for (const c of plane.clusters) say(`cluster ${c.name}: ${c.server}\n  kubeconfig: ${c.kubeconfigPath}`);
-        const first = plane.clusters[0]?.kubeconfigPath ?? '';
-        say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s. Try: ${b.kubectl ?? 'kubectl'} --kubeconfig ${first} get ns`);
         if (opts.once) requestStop('--once');
         else say('Press Ctrl-C to stop.');
         await stopRequested;
         say(`\n${reason ?? 'stop'}: stopping the local landscape…`);
-        await plane.stop();
+        await landscape.stop();
         say('stopped.');
       } finally {
         process.off('SIGINT', onInt);

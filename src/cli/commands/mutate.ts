@@ -14,7 +14,10 @@ function readInput(path: string, what: string): string {
   try {
     return readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (cause) {
-    throw new PreviewInputError(`cannot read ${what} ${path}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}`, { cause });
+    throw new PreviewInputError(
+      `cannot read ${what} ${path}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}`,
+      { cause },
+    );
   }
 }
 
@@ -26,8 +29,12 @@ export function registerMutateCommand(program: Command): void {
     .requiredOption('-f, --file <pod.yaml|->', 'the Pod (YAML or JSON; - reads stdin)')
     .requiredOption('--config <config.json>', 'the webhook config (rt-bootstrapper-config.json)')
     .option('--namespace <namespace.yaml>', "the Pod's Namespace, for its annotations")
-    .addOption(new Option('--operation <op>', 'admission operation').choices(['CREATE', 'UPDATE']).default('CREATE'))
-    .addOption(new Option('-o, --output <format>', 'output').choices(['yaml', 'json', 'patch']).default('yaml'))
+    .addOption(
+      new Option('--operation <op>', 'admission operation').choices(['CREATE', 'UPDATE']).default('CREATE'),
+    )
+    .addOption(
+      new Option('-o, --output <format>', 'output').choices(['yaml', 'json', 'patch']).default('yaml'),
+    )
     .action((flags: MutateFlags) => {
       try {
         const out = previewMutation({

@@ -14,7 +14,8 @@ interface RenderWebhookFlags {
 }
 
 /** Default webhook image: the release of this CLI. */
-export const defaultImage = (): string => `europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:${packageVersion()}`;
+export const defaultImage = (): string =>
+  `europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:${packageVersion()}`;
 
 /** Prints manifests as a multi-document YAML stream. */
 export function toYamlStream(objects: readonly object[]): string {
@@ -26,7 +27,9 @@ export function registerRenderCommand(program: Command): void {
   const render = program.command('render').description('print manifests');
   render
     .command('webhook')
-    .description("print the runtime's webhook manifests (ServiceAccount, RBAC, Deployment, PDB, Service, MutatingWebhookConfiguration)")
+    .description(
+      "print the runtime's webhook manifests (ServiceAccount, RBAC, Deployment, PDB, Service, MutatingWebhookConfiguration)",
+    )
     .option('--image <image>', 'webhook image (default: this release)')
     .option('--namespace <namespace>', 'namespace', 'kyma-system')
     .option('--replicas <n>', 'replicas', '2')

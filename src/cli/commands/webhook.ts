@@ -21,15 +21,26 @@ export function registerWebhookCommand(program: Command): void {
   program
     .command('webhook')
     .description('serve the mutating admission webhook for Pods (runs in each runtime)')
-    .option('--tls-cert <file>', 'serving certificate (PEM); re-read when it changes', '/etc/rt-bootstrapper/tls/tls.crt')
-    .option('--tls-key <file>', 'serving key (PEM); re-read when it changes', '/etc/rt-bootstrapper/tls/tls.key')
+    .option(
+      '--tls-cert <file>',
+      'serving certificate (PEM); re-read when it changes',
+      '/etc/rt-bootstrapper/tls/tls.crt',
+    )
+    .option(
+      '--tls-key <file>',
+      'serving key (PEM); re-read when it changes',
+      '/etc/rt-bootstrapper/tls/tls.key',
+    )
     .option('--port <port>', 'HTTPS port', '9443')
     .option('--host <address>', 'listen address', '0.0.0.0')
     .option('--kubeconfig <file>', 'kubeconfig (default: in-cluster, or $KUBECONFIG)')
     .option('--config-file <file>', 'read the config from this file instead of the ConfigMap')
     .option('--config-map <namespace/name>', 'the config ConfigMap', 'kyma-system/rt-bootstrapper-config')
     .option('--config-key <key>', 'the ConfigMap key', 'rt-bootstrapper-config.json')
-    .option('--fail-closed', 'refuse a Pod when mutating it fails (default: admit it unchanged with a warning)')
+    .option(
+      '--fail-closed',
+      'refuse a Pod when mutating it fails (default: admit it unchanged with a warning)',
+    )
     .option('--log-level <level>', 'log level', 'info')
     .action(async (flags: WebhookFlags) => {
       const logger = createLogger({ name: 'webhook', level: flags.logLevel });

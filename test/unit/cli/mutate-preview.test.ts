@@ -5,7 +5,8 @@ import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { PreviewInputError, previewMutation } from '../../../src/cli/mutate-preview.js';
 
-const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/${name}`, import.meta.url), 'utf8');
+const fixture = (name: string): string =>
+  readFileSync(new URL(`../../fixtures/${name}`, import.meta.url), 'utf8');
 const podText = fixture('seed-pod-before.yaml');
 const configText = fixture('seed-config.json');
 
@@ -16,7 +17,10 @@ describe('rtb mutate (preview)', () => {
   });
 
   test('-o patch prints the JSON patch, -o json the Pod as JSON', () => {
-    const patch = JSON.parse(previewMutation({ podText, configText, output: 'patch' })) as { op: string; path: string }[];
+    const patch = JSON.parse(previewMutation({ podText, configText, output: 'patch' })) as {
+      op: string;
+      path: string;
+    }[];
     assert.ok(patch.length > 0);
     assert.ok(patch.every((op) => ['add', 'replace'].includes(op.op)));
     const pod = JSON.parse(previewMutation({ podText, configText, output: 'json' })) as { kind: string };
@@ -33,29 +37,45 @@ describe('rtb mutate (preview)', () => {
   });
 
   test('--namespace annotations opt a plain Pod in', () => {
-    const plain = 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: replace.me/x:1}]}\n';
-    const ns = 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  annotations: {"rt-cfg.kyma-project.io/alter-img-registry": "true"}\n';
-    const pod = parse(previewMutation({ podText: plain, configText, namespaceText: ns })) as { spec: { containers: { image: string }[] } };
+    const plain =
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: replace.me/x:1}]}\n';
+    const ns =
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  annotations: {"rt-cfg.kyma-project.io/alter-img-registry": "true"}\n';
+    const pod = parse(previewMutation({ podText: plain, configText, namespaceText: ns })) as {
+      spec: { containers: { image: string }[] };
+    };
     assert.equal(pod.spec.containers[0]?.image, 'ghcr.io/x:1');
-    const without = parse(previewMutation({ podText: plain, configText })) as { spec: { containers: { image: string }[] } };
+    const without = parse(previewMutation({ podText: plain, configText })) as {
+      spec: { containers: { image: string }[] };
+    };
     assert.equal(without.spec.containers[0]?.image, 'replace.me/x:1');
   });
 
   for (const [what, input, reason] of [
     ['not a Pod', { podText: 'kind: Deployment\napiVersion: apps/v1\n', configText }, /not a Pod/],
     ['invalid YAML', { podText: 'kind: [Pod', configText }, /not valid YAML/],
-    ['invalid config', { podText, configText: '{"availableFeatures":["rt-cfg.kyma-project.io/x"]}' }, /invalid config: availableFeatures\[0\]/],
+    [
+      'invalid config',
+      { podText, configText: '{"availableFeatures":["rt-cfg.kyma-project.io/x"]}' },
+      /invalid config: availableFeatures\[0\]/,
+    ],
     ['config not JSON', { podText, configText: '{' }, /invalid config/],
     ['a namespace that is not one', { podText, configText, namespaceText: 'kind: Pod' }, /not a Namespace/],
   ] as const) {
     test(`refuses ${what} with a reason`, () => {
-      assert.throws(() => previewMutation(input), (e: unknown) => e instanceof PreviewInputError && reason.test(e.message));
+      assert.throws(
+        () => previewMutation(input),
+        (e: unknown) => e instanceof PreviewInputError && reason.test(e.message),
+      );
     });
   }
 
   test('the CLI exits 2 with a one-line reason on bad input, 0 on good input', () => {
     const run = (args: string[], input?: string) =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'mutate', ...args], { input, encoding: 'utf8' });
+      spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'mutate', ...args], {
+        input,
+        encoding: 'utf8',
+      });
     const bad = run(['-f', '-', '--config', 'test/fixtures/seed-config.json'], 'kind: Service\n');
     assert.equal(bad.status, 2);
     assert.equal(bad.stderr.trim().split('\n').length, 1);
@@ -63,7 +83,14 @@ describe('rtb mutate (preview)', () => {
     const missing = run(['-f', 'no-such-file.yaml', '--config', 'test/fixtures/seed-config.json']);
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /cannot read the Pod no-such-file\.yaml: ENOENT/);
-    const good = run(['-f', 'test/fixtures/seed-pod-before.yaml', '--config', 'test/fixtures/seed-config.json', '-o', 'json']);
+    const good = run([
+      '-f',
+      'test/fixtures/seed-pod-before.yaml',
+      '--config',
+      'test/fixtures/seed-config.json',
+      '-o',
+      'json',
+    ]);
     assert.equal(good.status, 0, good.stderr);
     assert.match(good.stdout, /"ghcr.io\/kyma-project\/rt-bootstrapper\/pause:e2e"/);
   });

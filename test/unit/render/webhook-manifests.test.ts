@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { renderWebhookManifests, webhookManifestList, WEBHOOK_NAME } from '../../../src/render/webhook-manifests.js';
+import {
+  renderWebhookManifests,
+  webhookManifestList,
+  WEBHOOK_NAME,
+} from '../../../src/render/webhook-manifests.js';
 
 const m = renderWebhookManifests({ image: 'example.com/rtb:1.2.3', caBundlePem: 'PEM' });
 const hook = m.mutatingWebhookConfiguration.webhooks![0]!;
@@ -20,7 +24,12 @@ describe('rendered webhook manifests', () => {
       ],
     );
     assert.equal(hook.clientConfig.caBundle, Buffer.from('PEM').toString('base64'));
-    assert.deepEqual(hook.clientConfig.service, { name: WEBHOOK_NAME, namespace: 'kyma-system', path: '/mutate', port: 443 });
+    assert.deepEqual(hook.clientConfig.service, {
+      name: WEBHOOK_NAME,
+      namespace: 'kyma-system',
+      path: '/mutate',
+      port: 443,
+    });
   });
 
   test('kube-system and the webhook itself are kept out', () => {
@@ -30,7 +39,10 @@ describe('rendered webhook manifests', () => {
     const own = m.deployment.spec!.template.metadata!.labels!;
     const expr = hook.objectSelector!.matchExpressions![0]!;
     assert.equal(expr.operator, 'NotIn');
-    assert.ok(expr.values!.includes(own[expr.key]!), 'the objectSelector excludes the webhook Pods by their own label');
+    assert.ok(
+      expr.values!.includes(own[expr.key]!),
+      'the objectSelector excludes the webhook Pods by their own label',
+    );
   });
 
   test('two replicas, a PodDisruptionBudget, a Service on 443', () => {
@@ -48,7 +60,12 @@ describe('rendered webhook manifests', () => {
       assert.deepEqual(r.resourceNames, ['registry-credentials']);
     }
     assert.deepEqual(m.role.rules, [
-      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['rt-bootstrapper-config'], verbs: ['get', 'list', 'watch'] },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        resourceNames: ['rt-bootstrapper-config'],
+        verbs: ['get', 'list', 'watch'],
+      },
     ]);
     const namespaces = m.clusterRole.rules!.find((r) => r.resources!.includes('namespaces'))!;
     assert.deepEqual(namespaces.verbs, ['get', 'list', 'watch']);
@@ -56,7 +73,10 @@ describe('rendered webhook manifests', () => {
 
   test('a URL client config for local landscapes; the registration is applied last', () => {
     const local = renderWebhookManifests({ image: 'x', url: 'https://127.0.0.1:9443/mutate' });
-    assert.equal(local.mutatingWebhookConfiguration.webhooks![0]!.clientConfig.url, 'https://127.0.0.1:9443/mutate');
+    assert.equal(
+      local.mutatingWebhookConfiguration.webhooks![0]!.clientConfig.url,
+      'https://127.0.0.1:9443/mutate',
+    );
     assert.equal(local.mutatingWebhookConfiguration.webhooks![0]!.clientConfig.service, undefined);
     const list = webhookManifestList(local);
     assert.equal((list.at(-1) as { kind: string }).kind, 'MutatingWebhookConfiguration');
