@@ -1,0 +1,25 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { packageVersion } from '../../../src/version.js';
+
+const rtb = (...args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8' });
+
+test('rtb --version prints the package version', () => {
+  const r = rtb('--version');
+  assert.equal(r.status, 0);
+  assert.equal(r.stdout.trim(), packageVersion());
+});
+
+test('rtb --help lists the commands', () => {
+  const r = rtb('--help');
+  assert.equal(r.status, 0);
+  for (const c of ['local', 'webhook', 'mutate', 'render', 'control-plane']) assert.match(r.stdout, new RegExp(`^  ${c}\\b`, 'm'));
+});
+
+test('an unknown command fails with a message', () => {
+  const r = rtb('no-such-command');
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /unknown command/);
+});
