@@ -1,0 +1,74 @@
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+
+/** API group of our CRD. */
+export const RTB_GROUP = 'rt-bootstrapper.kyma-project.io';
+/** API version of our CRD. */
+export const RTB_VERSION = 'v1alpha1';
+/** `apiVersion` of a RuntimeBootstrapper. */
+export const RTB_API_VERSION = `${RTB_GROUP}/${RTB_VERSION}`;
+/** Plural resource name. */
+export const RTB_PLURAL = 'runtimebootstrappers';
+/** Finalizer that keeps a RuntimeBootstrapper until the runtime is cleaned up. */
+export const RTB_FINALIZER = 'rt-bootstrapper.kyma-project.io/cleanup';
+/** Annotation an operator sets (value "true") to release the finalizer of an unreachable runtime. */
+export const FORCE_RELEASE_ANNOTATION = 'rt-bootstrapper.kyma-project.io/force-release';
+/** Annotation stamped on every synced object on a runtime: the source-set version it belongs to. */
+export const SET_VERSION_ANNOTATION = 'rt-bootstrapper.kyma-project.io/set-version';
+/** Label on RuntimeBootstrappers created for a Runtime CR (auto-create mode). */
+export const RUNTIME_ID_LABEL = 'kyma-project.io/runtime-id';
+
+/** Lifecycle states shown in `status.state`. */
+export type BootstrapperState = 'Pending' | 'Installing' | 'Ready' | 'Error' | 'Deleting' | 'Paused';
+
+/** Condition types of a RuntimeBootstrapper. */
+export type ConditionType = 'RuntimeReachable' | 'Installed' | 'ConfigurationSynced' | 'WebhookReady';
+
+/** A status condition (metav1.Condition). */
+export interface Condition {
+  type: ConditionType;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+/** `spec` of a RuntimeBootstrapper. */
+export interface RuntimeBootstrapperSpec {
+  runtimeID: string;
+  kubeconfigSecretRef?: { name?: string; namespace?: string; key?: string };
+  paused?: boolean;
+}
+
+/** `status` of a RuntimeBootstrapper. */
+export interface RuntimeBootstrapperStatus {
+  state?: BootstrapperState;
+  observedGeneration?: number;
+  appliedVersion?: string;
+  appliedAt?: string;
+  webhookVersion?: string;
+  conditions?: Condition[];
+}
+
+/** The custom resource. */
+export interface RuntimeBootstrapper {
+  apiVersion?: string;
+  kind?: string;
+  metadata: V1ObjectMeta & { name: string; namespace: string };
+  spec: RuntimeBootstrapperSpec;
+  status?: RuntimeBootstrapperStatus;
+}
+
+/** The kubeconfig Secret of a runtime, defaulted to KIM's convention. */
+export function kubeconfigSecretOf(rb: RuntimeBootstrapper): {
+  name: string;
+  namespace: string;
+  key: string;
+} {
+  const ref = rb.spec.kubeconfigSecretRef ?? {};
+  return {
+    name: ref.name ?? `kubeconfig-${rb.spec.runtimeID}`,
+    namespace: ref.namespace ?? rb.metadata.namespace,
+    key: ref.key ?? 'config',
+  };
+}

@@ -1,0 +1,173 @@
+import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import {
+  RTB_FINALIZER,
+  RTB_GROUP,
+  RTB_PLURAL,
+  RTB_VERSION,
+  kubeconfigSecretOf,
+  type RuntimeBootstrapper,
+} from '../../api/runtime-bootstrapper.js';
+import { statusCodeOf } from '../../kube/kube-errors.js';
+import { kubeRequest } from '../../kube/kube-request.js';
+import type { ReadonlyStore } from '../../kube/store.js';
+import type { HandlerResult } from '../../kube/work-queue.js';
+import type { CertificateAuthority } from '../../pki/certificate-authority.js';
+import { issueCertificate } from '../../pki/issue-certificate.js';
+import { needsRenewal } from '../../pki/renewal.js';
+import { WEBHOOK_NAME } from '../../render/webhook-manifests.js';
+import type { DirectMetrics } from './direct-metrics.js';
+import { RuntimeClientPool } from './runtime-clients.js';
+import { RuntimeInstaller } from './runtime-installer.js';
+import type { WebhookRelease, WebhookTls } from './runtime-manifests.js';
+import { runStateMachine, sFnInitialize, type BootstrapperOps, type StateContext } from './state-machine.js';
+import { StatusBuilder, statusChanged } from './status-builder.js';
+import type { SyncSetResult } from './sync-set.js';
+
+/** What the reconciler reads and writes. */
+export interface ReconcilerDeps {
+  readonly kcp: KubeConfig;
+  readonly bootstrappers: ReadonlyStore<RuntimeBootstrapper>;
+  readonly kubeconfigSecrets: ReadonlyStore<V1Secret>;
+  readonly pool: RuntimeClientPool;
+  readonly ca: () => CertificateAuthority;
+  readonly release: WebhookRelease;
+  /** The current source set and when it last changed. */
+  readonly currentSet: () => { result: SyncSetResult; changedAt: number };
+  readonly metrics: DirectMetrics;
+  readonly logger: Logger;
+  readonly webhookNamespace?: string;
+  readonly certificateValidityMs?: number;
+  readonly renewBeforeMs?: number;
+  readonly runtimeTimeoutMs?: number;
+}
+
+/**
+ * Reconciles one RuntimeBootstrapper: runs the per-runtime state machine with real I/O and
+ * writes the status only when it changed.
+ */
+export class BootstrapperReconciler {
+  private readonly forced = new Set<string>();
+
+  constructor(private readonly d: ReconcilerDeps) {}
+
+  /** The next reconcile of `key` re-applies everything (periodic resync, drift repair). */
+  force(key: string): void {
+    this.forced.add(key);
+  }
+
+  /** Work-queue handler. */
+  async reconcile(key: string): Promise<HandlerResult | undefined> {
+    const rb = this.d.bootstrappers.get(key);
+    if (!rb) return undefined;
+    const log = this.d.logger.child({ runtimeBootstrapper: key, runtime: rb.spec.runtimeID });
+    const forceResync = this.forced.delete(key);
+    const { result: set, changedAt } = this.d.currentSet();
+    const status = new StatusBuilder(rb, new Date());
+    const ops = this.ops(rb);
+    const ctx: StateContext = { rb, set, release: this.d.release, forceResync, ops, status, wrote: false };
+    const outcome = await runStateMachine(sFnInitialize, ctx);
+    const next = status.build();
+    if (set.ok && next.appliedVersion === set.set.version && rb.status?.appliedVersion !== set.set.version) {
+      this.d.metrics.propagationSeconds.observe((Date.now() - changedAt) / 1000);
+    }
+    if (statusChanged(rb.status, next)) await this.writeStatus(rb, next);
+    if (outcome.error) {
+      this.d.metrics.syncErrors.inc({ reason: reasonOf(next) });
+      log.warn({ err: outcome.error, state: next.state }, 'runtime reconcile failed; retrying with backoff');
+      if (forceResync) this.forced.add(key);
+      throw outcome.error;
+    }
+    log.debug({ state: next.state, appliedVersion: next.appliedVersion }, 'reconciled');
+    return outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : undefined;
+  }
+
+  private ops(rb: RuntimeBootstrapper): BootstrapperOps {
+    let installer: RuntimeInstaller | undefined;
+    let tls: WebhookTls | undefined;
+    const namespace = this.d.webhookNamespace ?? 'kyma-system';
+    const need = (): RuntimeInstaller => {
+      if (!installer) throw new Error('internal: runtime not connected');
+      return installer;
+    };
+    return {
+      addFinalizer: () => this.setFinalizers(rb, [...(rb.metadata.finalizers ?? []), RTB_FINALIZER]),
+      releaseFinalizer: async () => {
+        await this.setFinalizers(
+          rb,
+          (rb.metadata.finalizers ?? []).filter((f) => f !== RTB_FINALIZER),
+        );
+        this.d.pool.drop(rb.spec.runtimeID);
+      },
+      connect: async () => {
+        const ref = kubeconfigSecretOf(rb);
+        const secret = this.d.kubeconfigSecrets.get(`${ref.namespace}/${ref.name}`);
+        const data = secret?.data?.[ref.key];
+        if (!data)
+          throw new Error(`kubeconfig Secret ${ref.namespace}/${ref.name} (key ${ref.key}) not found`);
+        const kc = this.d.pool.get(rb.spec.runtimeID, Buffer.from(data, 'base64').toString('utf8'));
+        this.d.metrics.runtimeClients.set(this.d.pool.size);
+        installer = new RuntimeInstaller(kc, this.d.runtimeTimeoutMs);
+        await installer.probe();
+      },
+      webhookTls: async () => {
+        if (tls) return tls;
+        const ca = this.d.ca();
+        const current = await need().readTls(namespace);
+        const renewBefore = this.d.renewBeforeMs ?? 30 * 24 * 3600_000;
+        if (
+          current &&
+          current.caPem?.trim() === ca.certPem.trim() &&
+          !(await needsRenewal(current.certPem, ca, new Date(), renewBefore))
+        ) {
+          tls = { certPem: current.certPem, keyPem: current.keyPem, caPem: ca.certPem };
+          return tls;
+        }
+        const issued = await issueCertificate(ca, {
+          commonName: `${WEBHOOK_NAME}.${namespace}.svc`,
+          dnsNames: [`${WEBHOOK_NAME}.${namespace}.svc`, `${WEBHOOK_NAME}.${namespace}.svc.cluster.local`],
+          usage: 'server',
+          validityMs: this.d.certificateValidityMs ?? 90 * 24 * 3600_000,
+        });
+        tls = { certPem: issued.certPem, keyPem: issued.keyPem, caPem: ca.certPem };
+        return tls;
+      },
+      apply: (objects) => need().apply(objects),
+      deploymentReadiness: () => need().deploymentReadiness(namespace),
+      uninstall: (plan) => need().uninstall(plan),
+    };
+  }
+
+  private path(rb: RuntimeBootstrapper, sub = ''): string {
+    return `/apis/${RTB_GROUP}/${RTB_VERSION}/namespaces/${rb.metadata.namespace}/${RTB_PLURAL}/${rb.metadata.name}${sub}`;
+  }
+
+  private async setFinalizers(rb: RuntimeBootstrapper, finalizers: string[]): Promise<void> {
+    // resourceVersion makes it a compare-and-swap: a concurrent change fails with 409 and retries.
+    await kubeRequest(this.d.kcp, {
+      method: 'PATCH',
+      path: this.path(rb),
+      body: { metadata: { finalizers, resourceVersion: rb.metadata.resourceVersion } },
+      timeoutMs: 15_000,
+    });
+  }
+
+  private async writeStatus(rb: RuntimeBootstrapper, status: RuntimeBootstrapper['status']): Promise<void> {
+    try {
+      await kubeRequest(this.d.kcp, {
+        method: 'PATCH',
+        path: this.path(rb, '/status'),
+        body: { status },
+        timeoutMs: 15_000,
+      });
+    } catch (error) {
+      // Gone after its finalizer was released: nothing left to report on.
+      if (statusCodeOf(error) !== 404) throw error;
+    }
+  }
+}
+
+function reasonOf(status: RuntimeBootstrapper['status']): string {
+  const failing = status?.conditions?.find((c) => c.status !== 'True');
+  return failing ? `${failing.type}:${failing.reason}` : 'Unknown';
+}

@@ -1,0 +1,71 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { BootstrapperState } from '../../api/runtime-bootstrapper.js';
+
+/** Direct-mode metrics. No runtime label anywhere: 5,000 runtimes would explode the series. */
+export interface DirectMetrics {
+  readonly runtimesByState: Gauge<'state'>;
+  readonly runtimesByVersion: Gauge<'version'>;
+  readonly propagationSeconds: Histogram;
+  readonly syncErrors: Counter<'reason'>;
+  readonly runtimeClients: Gauge;
+}
+
+const STATES: readonly BootstrapperState[] = [
+  'Pending',
+  'Installing',
+  'Ready',
+  'Error',
+  'Deleting',
+  'Paused',
+];
+
+/** Registers the direct-mode metrics. */
+export function createDirectMetrics(registry: Registry): DirectMetrics {
+  const registers = [registry];
+  const runtimesByState = new Gauge({
+    name: 'rtb_runtimes',
+    help: 'RuntimeBootstrappers by state.',
+    labelNames: ['state'],
+    registers,
+  });
+  for (const s of STATES) runtimesByState.set({ state: s }, 0);
+  return {
+    runtimesByState,
+    runtimesByVersion: new Gauge({
+      name: 'rtb_runtimes_by_applied_version',
+      help: 'RuntimeBootstrappers by the source-set version applied (few distinct values at any time).',
+      labelNames: ['version'],
+      registers,
+    }),
+    propagationSeconds: new Histogram({
+      name: 'rtb_propagation_seconds',
+      help: 'Time from a source change on the KCP until a runtime has the new set applied.',
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
+      registers,
+    }),
+    syncErrors: new Counter({
+      name: 'rtb_runtime_sync_errors_total',
+      help: 'Failed runtime reconciles by reason (the runtime itself is named in its CR status).',
+      labelNames: ['reason'],
+      registers,
+    }),
+    runtimeClients: new Gauge({ name: 'rtb_runtime_clients', help: 'Runtime API clients held.', registers }),
+  };
+}
+
+/** Recomputes the per-state and per-version gauges from the statuses in the cache. */
+export function refreshStateGauges(
+  metrics: DirectMetrics,
+  statuses: Iterable<{ state?: BootstrapperState; appliedVersion?: string } | undefined>,
+): void {
+  const byState = new Map<string, number>(STATES.map((s) => [s, 0]));
+  const byVersion = new Map<string, number>();
+  for (const s of statuses) {
+    const state = s?.state ?? 'Pending';
+    byState.set(state, (byState.get(state) ?? 0) + 1);
+    if (s?.appliedVersion) byVersion.set(s.appliedVersion, (byVersion.get(s.appliedVersion) ?? 0) + 1);
+  }
+  for (const [state, n] of byState) metrics.runtimesByState.set({ state }, n);
+  metrics.runtimesByVersion.reset();
+  for (const [version, n] of byVersion) metrics.runtimesByVersion.set({ version }, n);
+}

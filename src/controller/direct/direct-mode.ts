@@ -1,0 +1,229 @@
+import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import {
+  RTB_GROUP,
+  RTB_PLURAL,
+  RTB_VERSION,
+  kubeconfigSecretOf,
+  type RuntimeBootstrapper,
+} from '../../api/runtime-bootstrapper.js';
+import { createListerWatcher } from '../../kube/list-watch.js';
+import { Reflector } from '../../kube/reflector.js';
+import { WorkQueue } from '../../kube/work-queue.js';
+import { PrometheusWorkQueueMetrics } from '../../kube/workqueue-metrics.js';
+import { PrometheusReconcileMetrics } from '../../kube/reconcile-metrics.js';
+import type { CertificateAuthority } from '../../pki/certificate-authority.js';
+import { loadOrCreateCa } from '../../pki/ca-secret.js';
+import { BootstrapperReconciler } from './bootstrapper-reconciler.js';
+import { createDirectMetrics, refreshStateGauges } from './direct-metrics.js';
+import { RuntimeClientPool } from './runtime-clients.js';
+import type { WebhookRelease } from './runtime-manifests.js';
+import { buildSyncSet, type SyncSetResult, type SyncSources } from './sync-set.js';
+import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
+
+/** The sources as direct mode needs them (the source watcher satisfies this). */
+export interface DirectSources {
+  snapshot(): SyncSources;
+  onChange(listener: (snapshot: SyncSources) => void): void;
+}
+
+/** Settings of direct mode. */
+export interface DirectModeOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  readonly sources: DirectSources;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly release: WebhookRelease;
+  /** Runtimes reconciled at once (default 16). */
+  readonly concurrency?: number;
+  /** Re-apply everything this often to catch drift (default 10 min; 0 disables). */
+  readonly resyncMs?: number;
+  /** Source changes within this window become one fan-out (default 500 ms). */
+  readonly coalesceMs?: number;
+  /** Label selector of KIM's kubeconfig Secrets (default `kyma-project.io/runtime-id`). */
+  readonly kubeconfigSelector?: string;
+  /** Create a RuntimeBootstrapper per Runtime CR matching this selector ('' = all); undefined = off. */
+  readonly autoCreateSelector?: string;
+  readonly caSecretName?: string;
+  readonly runtimeTimeoutMs?: number;
+}
+
+/** A running direct mode. */
+export interface DirectMode {
+  /** Queues a runtime for an immediate re-apply of its set (drift repair). */
+  resync(runtimeId: string): boolean;
+  readonly reconciler: BootstrapperReconciler;
+  stop(): Promise<void>;
+}
+
+/**
+ * Direct mode: every RuntimeBootstrapper's runtime gets the webhook and the current source set
+ * written directly. Fan-out is a keyed queue with bounded concurrency and per-runtime backoff,
+ * so one slow or failing runtime never holds the others back.
+ */
+export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode> {
+  const log = o.logger.child({ mode: 'direct' });
+  const metrics = createDirectMetrics(o.registry);
+  const ns = o.namespace;
+  const bootstrappers = new Reflector<RuntimeBootstrapper>({
+    name: 'runtimebootstrappers',
+    listerWatcher: createListerWatcher<RuntimeBootstrapper>(
+      o.kubeConfig,
+      `/apis/${RTB_GROUP}/${RTB_VERSION}/namespaces/${ns}/${RTB_PLURAL}`,
+    ),
+    logger: log,
+  });
+  const kubeconfigs = new Reflector<V1Secret>({
+    name: 'kubeconfig secrets',
+    listerWatcher: createListerWatcher<V1Secret>(o.kubeConfig, `/api/v1/namespaces/${ns}/secrets`),
+    // Only KIM's kubeconfig Secrets, never every Secret of the namespace.
+    labelSelector: o.kubeconfigSelector ?? 'kyma-project.io/runtime-id',
+    logger: log,
+  });
+  const ca: CertificateAuthority = await loadOrCreateCa(
+    o.kubeConfig.makeApiClient(CoreV1Api),
+    { namespace: ns, name: o.caSecretName ?? 'rt-bootstrapper-ca' },
+    'rt-bootstrapper CA',
+  );
+
+  let current: { result: SyncSetResult; changedAt: number } = {
+    result: buildSyncSet(o.sources.snapshot()),
+    changedAt: Date.now(),
+  };
+  const pool = new RuntimeClientPool();
+  pool.start();
+  const reconciler = new BootstrapperReconciler({
+    kcp: o.kubeConfig,
+    bootstrappers: bootstrappers.store,
+    kubeconfigSecrets: kubeconfigs.store,
+    pool,
+    ca: () => ca,
+    release: o.release,
+    currentSet: () => current,
+    metrics,
+    logger: log,
+    ...(o.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: o.runtimeTimeoutMs } : {}),
+  });
+  const queue = new WorkQueue({
+    name: 'runtimebootstrapper',
+    metrics: new PrometheusWorkQueueMetrics(o.registry),
+    reconcileMetrics: new PrometheusReconcileMetrics(o.registry),
+  });
+  const enqueueAll = (): void => {
+    for (const rb of bootstrappers.store.list()) queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
+  };
+
+  bootstrappers.addEventHandler({
+    onAdd: (rb) => {
+      queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
+    },
+    onUpdate: (old, rb) => {
+      // Our own status writes come back as updates; only spec and lifecycle changes need work.
+      const m = rb.metadata;
+      const changed =
+        old.metadata.generation !== m.generation ||
+        old.metadata.deletionTimestamp !== m.deletionTimestamp ||
+        JSON.stringify(old.metadata.annotations) !== JSON.stringify(m.annotations) ||
+        JSON.stringify(old.metadata.finalizers) !== JSON.stringify(m.finalizers);
+      if (changed) queue.add(`${m.namespace}/${m.name}`);
+    },
+  });
+  kubeconfigs.addEventHandler({
+    onUpdate: (_old, secret) => {
+      // A rotated kubeconfig: the runtimes using it reconnect with the new credentials.
+      for (const rb of bootstrappers.store.list()) {
+        const ref = kubeconfigSecretOf(rb);
+        if (ref.namespace === secret.metadata?.namespace && ref.name === secret.metadata.name) {
+          queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
+        }
+      }
+    },
+    onAdd: (secret) => {
+      for (const rb of bootstrappers.store.list()) {
+        const ref = kubeconfigSecretOf(rb);
+        if (ref.name === secret.metadata?.name && rb.status?.state === 'Error')
+          queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
+      }
+    },
+  });
+
+  let coalesce: NodeJS.Timeout | undefined;
+  o.sources.onChange(() => {
+    // A burst of source events becomes one fan-out with the final set.
+    if (coalesce) return;
+    coalesce = setTimeout(() => {
+      coalesce = undefined;
+      current = { result: buildSyncSet(o.sources.snapshot()), changedAt: Date.now() };
+      const r = current.result;
+      log.info(
+        r.ok ? { version: r.set.version } : { problem: r.reason },
+        r.ok ? 'source set changed; fanning out' : 'source set inconsistent; not propagated',
+      );
+      enqueueAll();
+    }, o.coalesceMs ?? 500);
+  });
+
+  bootstrappers.start();
+  kubeconfigs.start();
+  await Promise.all([bootstrappers.waitForSync(), kubeconfigs.waitForSync()]);
+  current = { result: buildSyncSet(o.sources.snapshot()), changedAt: current.changedAt };
+  const running = queue.start((key) => reconciler.reconcile(key), { concurrency: o.concurrency ?? 16 });
+  enqueueAll();
+
+  const resyncMs = o.resyncMs ?? 10 * 60_000;
+  const resync =
+    resyncMs > 0
+      ? setInterval(() => {
+          for (const rb of bootstrappers.store.list())
+            reconciler.force(`${rb.metadata.namespace}/${rb.metadata.name}`);
+          enqueueAll();
+        }, resyncMs)
+      : undefined;
+  const gauges = setInterval(() => {
+    refreshStateGauges(
+      metrics,
+      bootstrappers.store.list().map((rb) => rb.status),
+    );
+    metrics.runtimeClients.set(pool.size);
+  }, 2_000);
+  gauges.unref();
+
+  let mirror: RuntimeMirror | undefined;
+  if (o.autoCreateSelector !== undefined) {
+    mirror = await startRuntimeMirror({
+      kubeConfig: o.kubeConfig,
+      namespace: ns,
+      selector: o.autoCreateSelector,
+      bootstrappers: bootstrappers.store,
+      logger: log,
+    });
+  }
+  log.info(
+    { runtimes: bootstrappers.store.list().length, release: o.release.version },
+    'direct mode started',
+  );
+
+  return {
+    reconciler,
+    resync(runtimeId) {
+      const rb = bootstrappers.store.list().find((r) => r.spec.runtimeID === runtimeId);
+      if (!rb) return false;
+      const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
+      reconciler.force(key);
+      queue.add(key);
+      return true;
+    },
+    async stop() {
+      if (resync) clearInterval(resync);
+      clearInterval(gauges);
+      if (coalesce) clearTimeout(coalesce);
+      await mirror?.stop();
+      await queue.shutDownWithDrain();
+      await running;
+      await Promise.all([bootstrappers.stop(), kubeconfigs.stop()]);
+      pool.stop();
+    },
+  };
+}

@@ -1,0 +1,175 @@
+import {
+  AdmissionregistrationV1Api,
+  AppsV1Api,
+  CertificatesV1beta1Api,
+  CoreV1Api,
+  KubernetesObjectApi,
+  VersionApi,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { applyObjects } from '../../kube/apply.js';
+import { statusCodeOf } from '../../kube/kube-errors.js';
+import { WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '../../render/webhook-manifests.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
+import type { RuntimePlan } from './runtime-manifests.js';
+import { withTimeout } from './with-timeout.js';
+
+/** The runtime's API server could not be reached; says why. */
+export class RuntimeUnreachableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RuntimeUnreachableError';
+  }
+}
+
+/** Readiness of the webhook Deployment, as a kubelet and the deployment controller report it. */
+export interface DeploymentReadiness {
+  readonly ready: boolean;
+  readonly message: string;
+}
+
+const MANAGED = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+
+/** All reads and writes on one runtime; every call is bounded in time. */
+export class RuntimeInstaller {
+  private readonly core: CoreV1Api;
+
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly timeoutMs = 10_000,
+  ) {
+    this.core = kc.makeApiClient(CoreV1Api);
+  }
+
+  /** Checks that the API server answers; throws RuntimeUnreachableError otherwise. */
+  async probe(): Promise<void> {
+    try {
+      await withTimeout(
+        this.kc.makeApiClient(VersionApi).getCode(),
+        Math.min(this.timeoutMs, 5_000),
+        'the API server',
+      );
+    } catch (cause) {
+      throw new RuntimeUnreachableError(`the runtime's API server is unreachable: ${messageOf(cause)}`, {
+        cause,
+      });
+    }
+  }
+
+  /** Server-side applies the objects, in order. */
+  async apply(objects: readonly KubernetesObject[]): Promise<void> {
+    await withTimeout(applyObjects(this.kc, objects), this.timeoutMs * Math.max(1, objects.length), 'apply');
+  }
+
+  /** The webhook's current TLS material on the runtime, if any. */
+  async readTls(namespace: string): Promise<{ certPem: string; keyPem: string; caPem?: string } | undefined> {
+    try {
+      const s = await withTimeout(
+        this.core.readNamespacedSecret({ name: WEBHOOK_TLS_SECRET, namespace }),
+        this.timeoutMs,
+        'read TLS Secret',
+      );
+      const d = s.data ?? {};
+      const dec = (k: string): string | undefined =>
+        d[k] ? Buffer.from(d[k], 'base64').toString() : undefined;
+      const certPem = dec('tls.crt');
+      const keyPem = dec('tls.key');
+      const caPem = dec('ca.crt');
+      return certPem && keyPem ? { certPem, keyPem, ...(caPem ? { caPem } : {}) } : undefined;
+    } catch (error) {
+      if (statusCodeOf(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** Whether the webhook Deployment is rolled out and available. */
+  async deploymentReadiness(namespace: string): Promise<DeploymentReadiness> {
+    try {
+      const d = await withTimeout(
+        this.kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: WEBHOOK_NAME, namespace }),
+        this.timeoutMs,
+        'read Deployment',
+      );
+      const want = d.spec?.replicas ?? 1;
+      const s = d.status ?? {};
+      const observed = (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0);
+      const ready = observed && (s.updatedReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want;
+      return {
+        ready,
+        message: ready
+          ? `${s.availableReplicas ?? 0}/${want} replicas available`
+          : `waiting for the rollout: ${s.updatedReplicas ?? 0} updated, ${s.availableReplicas ?? 0} available of ${want}${observed ? '' : ' (not yet observed)'}`,
+      };
+    } catch (error) {
+      if (statusCodeOf(error) === 404)
+        return { ready: false, message: 'the webhook Deployment does not exist' };
+      throw error;
+    }
+  }
+
+  /**
+   * Removes everything we installed: the MutatingWebhookConfiguration first (a dangling webhook
+   * must never block the runtime), then the webhook's objects, then every object carrying our
+   * label (the synced set and the pull Secret's copies in all namespaces). Namespaces stay.
+   */
+  async uninstall(plan: Pick<RuntimePlan, 'registration' | 'webhook'>): Promise<void> {
+    const objects = KubernetesObjectApi.makeApiClient(this.kc);
+    const remove = async (o: KubernetesObject): Promise<void> => {
+      try {
+        await withTimeout(objects.delete(o), this.timeoutMs, `delete ${o.kind ?? ''}`);
+      } catch (error) {
+        if (statusCodeOf(error) !== 404) throw error;
+      }
+    };
+    await remove(plan.registration);
+    for (const o of [...plan.webhook].reverse()) await remove(o);
+    const secrets = await withTimeout(
+      this.core.listSecretForAllNamespaces({ labelSelector: MANAGED }),
+      this.timeoutMs,
+      'list Secrets',
+    );
+    for (const s of secrets.items) await remove({ apiVersion: 'v1', kind: 'Secret', metadata: s.metadata });
+    const maps = await withTimeout(
+      this.core.listConfigMapForAllNamespaces({ labelSelector: MANAGED }),
+      this.timeoutMs,
+      'list ConfigMaps',
+    );
+    for (const m of maps.items) await remove({ apiVersion: 'v1', kind: 'ConfigMap', metadata: m.metadata });
+    const bundles = await withTimeout(
+      this.kc.makeApiClient(CertificatesV1beta1Api).listClusterTrustBundle({ labelSelector: MANAGED }),
+      this.timeoutMs,
+      'list ClusterTrustBundles',
+    );
+    for (const b of bundles.items) {
+      await remove({
+        apiVersion: 'certificates.k8s.io/v1beta1',
+        kind: 'ClusterTrustBundle',
+        metadata: b.metadata,
+      });
+    }
+  }
+
+  /** Whether a MutatingWebhookConfiguration of ours is still registered (for tests and status). */
+  async registrationPresent(): Promise<boolean> {
+    try {
+      await withTimeout(
+        this.kc
+          .makeApiClient(AdmissionregistrationV1Api)
+          .readMutatingWebhookConfiguration({ name: WEBHOOK_NAME }),
+        this.timeoutMs,
+        'read registration',
+      );
+      return true;
+    } catch (error) {
+      if (statusCodeOf(error) === 404) return false;
+      throw error;
+    }
+  }
+}
+
+function messageOf(error: unknown): string {
+  const raw = error instanceof Error ? error.message : String(error);
+  // client-node errors carry headers and bodies; the first line is what a person needs.
+  return raw.split('\n')[0]?.slice(0, 300) ?? 'unknown error';
+}

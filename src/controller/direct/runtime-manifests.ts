@@ -1,0 +1,113 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  renderWebhookManifests,
+  WEBHOOK_TLS_SECRET,
+  type WebhookManifests,
+} from '../../render/webhook-manifests.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
+import type { SyncSet } from './sync-set.js';
+
+/** Label carrying the webhook version on every webhook object we install. */
+export const WEBHOOK_VERSION_LABEL = 'rt-bootstrapper.kyma-project.io/webhook-version';
+
+/** The webhook release to install. */
+export interface WebhookRelease {
+  readonly image: string;
+  /** Stamped on the objects; a change rolls every runtime forward. */
+  readonly version: string;
+}
+
+/** TLS material of one runtime's webhook. */
+export interface WebhookTls {
+  readonly certPem: string;
+  readonly keyPem: string;
+  readonly caPem: string;
+}
+
+/** What a runtime should hold, in the order it is applied. */
+export interface RuntimePlan {
+  /** Namespaces and the versioned set (trust bundle, pull Secret, ConfigMap). */
+  readonly sources: readonly KubernetesObject[];
+  /** ServiceAccount, RBAC, TLS Secret, Service, Deployment, PodDisruptionBudget. */
+  readonly webhook: readonly KubernetesObject[];
+  /** The MutatingWebhookConfiguration: applied only once the Deployment is ready. */
+  readonly registration: KubernetesObject;
+  readonly manifests: WebhookManifests;
+}
+
+const asObject = (o: object): KubernetesObject => o;
+
+/** The namespaces the set needs and the set itself, in apply order (pure). */
+export function planSources(set: SyncSet, webhookNamespace = 'kyma-system'): KubernetesObject[] {
+  const namespaces = new Set<string>([webhookNamespace]);
+  for (const o of set.objects) if (o.metadata?.namespace) namespaces.add(o.metadata.namespace);
+  return [
+    ...[...namespaces].map((name) => asObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
+    ...set.objects,
+  ];
+}
+
+/** The webhook objects for a release (pure); TLS may be absent when only names are needed (removal). */
+export function planWebhook(
+  set: Pick<SyncSet, 'config'> | undefined,
+  release: WebhookRelease,
+  tls?: WebhookTls,
+): Pick<RuntimePlan, 'webhook' | 'registration' | 'manifests'> {
+  const manifests = renderWebhookManifests({
+    image: release.image,
+    ...(tls ? { caBundlePem: tls.caPem } : {}),
+    ...(set ? { pullSecretName: set.config.imagePullSecret.name } : {}),
+    extraLabels: { [WEBHOOK_VERSION_LABEL]: release.version },
+  });
+  const tlsSecret: KubernetesObject = asObject({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: {
+      name: WEBHOOK_TLS_SECRET,
+      namespace: manifests.namespace.metadata?.name,
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [WEBHOOK_VERSION_LABEL]: release.version },
+    },
+    data: tls
+      ? {
+          'tls.crt': Buffer.from(tls.certPem).toString('base64'),
+          'tls.key': Buffer.from(tls.keyPem).toString('base64'),
+          'ca.crt': Buffer.from(tls.caPem).toString('base64'),
+        }
+      : {},
+  });
+  return {
+    webhook: [
+      manifests.serviceAccount,
+      manifests.clusterRole,
+      manifests.clusterRoleBinding,
+      manifests.role,
+      manifests.roleBinding,
+      tlsSecret,
+      manifests.service,
+      manifests.deployment,
+      manifests.podDisruptionBudget,
+    ].map(asObject),
+    registration: asObject(manifests.mutatingWebhookConfiguration),
+    manifests,
+  };
+}
+
+/** Plans all of a runtime's objects from the set, the release and its TLS material (pure). */
+export function planRuntime(set: SyncSet, release: WebhookRelease, tls: WebhookTls): RuntimePlan {
+  return { sources: planSources(set), ...planWebhook(set, release, tls) };
+}
+
+/**
+ * The order of removal: the registration first, so no API server keeps calling a webhook that
+ * is going away, then the webhook, then the synced objects. Namespaces stay (others use them).
+ */
+export function removalOrder(
+  plan: Pick<RuntimePlan, 'registration' | 'webhook' | 'sources'>,
+): KubernetesObject[] {
+  return [
+    plan.registration,
+    ...[...plan.webhook].reverse(),
+    ...[...plan.sources].reverse().filter((o) => o.kind !== 'Namespace'),
+  ];
+}

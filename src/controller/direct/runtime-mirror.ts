@@ -1,0 +1,112 @@
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import {
+  RTB_API_VERSION,
+  RTB_GROUP,
+  RTB_PLURAL,
+  RTB_VERSION,
+  type RuntimeBootstrapper,
+} from '../../api/runtime-bootstrapper.js';
+import { statusCodeOf } from '../../kube/kube-errors.js';
+import { kubeRequest } from '../../kube/kube-request.js';
+import { createListerWatcher } from '../../kube/list-watch.js';
+import { Reflector } from '../../kube/reflector.js';
+import type { ReadonlyStore } from '../../kube/store.js';
+import { WorkQueue } from '../../kube/work-queue.js';
+
+/** Marks a RuntimeBootstrapper this mirror created, so it deletes only its own. */
+export const MIRRORED_LABEL = 'rt-bootstrapper.kyma-project.io/mirrors-runtime';
+
+/** What the mirror decided for one runtime (pure). */
+export type MirrorDecision = 'create' | 'delete' | 'none';
+
+/** Create a bootstrapper for a Runtime that has none; delete ours when its Runtime is gone. */
+export function decideMirror(
+  runtimeExists: boolean,
+  bootstrapper: RuntimeBootstrapper | undefined,
+): MirrorDecision {
+  if (runtimeExists) return bootstrapper ? 'none' : 'create';
+  if (bootstrapper?.metadata.labels?.[MIRRORED_LABEL] === 'true' && !bootstrapper.metadata.deletionTimestamp)
+    return 'delete';
+  return 'none';
+}
+
+/** A running mirror. */
+export interface RuntimeMirror {
+  stop(): Promise<void>;
+}
+
+/**
+ * Keeps one RuntimeBootstrapper per KIM `Runtime` (named like it, filtered by a label
+ * selector) and deletes it with the Runtime; its finalizer then cleans up the runtime.
+ * No garbage collector is assumed (KCP tests run without kube-controller-manager).
+ */
+export async function startRuntimeMirror(o: {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  selector: string;
+  bootstrappers: ReadonlyStore<RuntimeBootstrapper>;
+  logger: Logger;
+}): Promise<RuntimeMirror> {
+  const runtimes = new Reflector<KubernetesObject>({
+    name: 'runtimes',
+    listerWatcher: createListerWatcher<KubernetesObject>(
+      o.kubeConfig,
+      `/apis/infrastructuremanager.kyma-project.io/v1/namespaces/${o.namespace}/runtimes`,
+    ),
+    ...(o.selector ? { labelSelector: o.selector } : {}),
+    logger: o.logger,
+  });
+  const queue = new WorkQueue({ name: 'runtime-mirror' });
+  const enqueue = (obj: KubernetesObject): void => {
+    if (obj.metadata?.name) queue.add(obj.metadata.name);
+  };
+  runtimes.addEventHandler({ onAdd: enqueue, onDelete: enqueue });
+  const base = `/apis/${RTB_GROUP}/${RTB_VERSION}/namespaces/${o.namespace}/${RTB_PLURAL}`;
+  runtimes.start();
+  await runtimes.waitForSync();
+  // Bootstrappers whose Runtime vanished while we were not running.
+  for (const rb of o.bootstrappers.list())
+    if (rb.metadata.labels?.[MIRRORED_LABEL] === 'true') queue.add(rb.metadata.name);
+  const running = queue.start(
+    async (name) => {
+      const decision = decideMirror(
+        runtimes.store.get(`${o.namespace}/${name}`) !== undefined,
+        o.bootstrappers.get(`${o.namespace}/${name}`),
+      );
+      if (decision === 'create') {
+        const body: RuntimeBootstrapper = {
+          apiVersion: RTB_API_VERSION,
+          kind: 'RuntimeBootstrapper',
+          metadata: {
+            name,
+            namespace: o.namespace,
+            labels: { [MIRRORED_LABEL]: 'true', 'kyma-project.io/runtime-id': name },
+          },
+          spec: { runtimeID: name },
+        };
+        try {
+          await kubeRequest(o.kubeConfig, { method: 'POST', path: base, body });
+          o.logger.info({ runtime: name }, 'RuntimeBootstrapper created for a Runtime');
+        } catch (error) {
+          if (statusCodeOf(error) !== 409) throw error;
+        }
+      } else if (decision === 'delete') {
+        try {
+          await kubeRequest(o.kubeConfig, { method: 'DELETE', path: `${base}/${name}` });
+          o.logger.info({ runtime: name }, 'RuntimeBootstrapper deleted with its Runtime');
+        } catch (error) {
+          if (statusCodeOf(error) !== 404) throw error;
+        }
+      }
+    },
+    { concurrency: 4 },
+  );
+  return {
+    async stop() {
+      await queue.shutDownWithDrain();
+      await running;
+      await runtimes.stop();
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import type {
+  BootstrapperState,
+  Condition,
+  ConditionType,
+  RuntimeBootstrapper,
+  RuntimeBootstrapperStatus,
+} from '../../api/runtime-bootstrapper.js';
+
+/**
+ * Builds the next status from the current one (pure): a condition's lastTransitionTime moves
+ * only when its status changes, as metav1.Condition semantics ask.
+ */
+export class StatusBuilder {
+  private readonly next: RuntimeBootstrapperStatus;
+
+  constructor(
+    private readonly rb: RuntimeBootstrapper,
+    private readonly now: Date,
+  ) {
+    const current = rb.status ?? {};
+    this.next = {
+      ...current,
+      conditions: [...(current.conditions ?? [])],
+      observedGeneration: rb.metadata.generation ?? 0,
+    };
+  }
+
+  /** Sets `status.state`. */
+  state(state: BootstrapperState): this {
+    this.next.state = state;
+    return this;
+  }
+
+  /** Sets a condition. */
+  condition(type: ConditionType, status: Condition['status'], reason: string, message: string): this {
+    const list = this.next.conditions ?? [];
+    const old = list.find((c) => c.type === type);
+    const updated: Condition = {
+      type,
+      status,
+      reason,
+      message: message.slice(0, 32_000),
+      observedGeneration: this.rb.metadata.generation ?? 0,
+      lastTransitionTime: old && old.status === status ? old.lastTransitionTime : this.now.toISOString(),
+    };
+    this.next.conditions = [...list.filter((c) => c.type !== type), updated].sort(
+      (a, b) => order(a.type) - order(b.type),
+    );
+    return this;
+  }
+
+  /** Records the set version and webhook release applied. */
+  applied(fields: { appliedVersion?: string; webhookVersion?: string }): this {
+    if (fields.appliedVersion !== undefined) {
+      this.next.appliedVersion = fields.appliedVersion;
+      this.next.appliedAt = this.now.toISOString();
+    }
+    if (fields.webhookVersion !== undefined) this.next.webhookVersion = fields.webhookVersion;
+    return this;
+  }
+
+  /** The condition as it will be written. */
+  get(type: ConditionType): Condition | undefined {
+    return this.next.conditions?.find((c) => c.type === type);
+  }
+
+  /** The status to write. */
+  build(): RuntimeBootstrapperStatus {
+    return this.next;
+  }
+}
+
+const ORDER: readonly ConditionType[] = [
+  'RuntimeReachable',
+  'Installed',
+  'ConfigurationSynced',
+  'WebhookReady',
+];
+const order = (t: ConditionType): number => ORDER.indexOf(t);
+
+/** Whether two statuses differ in anything a person or a controller would care about. */
+export function statusChanged(
+  a: RuntimeBootstrapperStatus | undefined,
+  b: RuntimeBootstrapperStatus,
+): boolean {
+  return JSON.stringify(a ?? {}) !== JSON.stringify(b);
+}

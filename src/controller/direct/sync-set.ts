@@ -1,0 +1,109 @@
+import type {
+  KubernetesObject,
+  V1ConfigMap,
+  V1Secret,
+  V1beta1ClusterTrustBundle,
+} from '@kubernetes/client-node';
+import {
+  CONFIG_MAP_KEY,
+  CONFIG_MAP_NAME,
+  CONFIG_MAP_NAMESPACE,
+  ConfigError,
+  parseWebhookConfig,
+  type WebhookConfig,
+} from '../../api/webhook-config.js';
+import { SET_VERSION_ANNOTATION } from '../../api/runtime-bootstrapper.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
+
+/** The KCP's sources as the source watcher sees them (structurally its `SourceSnapshot`). */
+export interface SyncSources {
+  readonly pullSecret?: V1Secret;
+  readonly clusterTrustBundle?: V1beta1ClusterTrustBundle;
+  readonly configMap?: V1ConfigMap;
+  /** Hash over the three sources' contents. */
+  readonly version: string;
+  /** Missing or invalid sources as the watcher reported them; any of them stops propagation. */
+  readonly problems?: readonly { readonly source: string; readonly reason: string }[];
+}
+
+/** The three runtime objects of one source version, in the order they must be applied. */
+export interface SyncSet {
+  readonly version: string;
+  readonly config: WebhookConfig;
+  /** Trust bundle first, then pull Secret, then ConfigMap: the config never refers to what is not there yet. */
+  readonly objects: readonly KubernetesObject[];
+}
+
+/** Either a consistent set or why the sources must not be propagated. */
+export type SyncSetResult =
+  { readonly ok: true; readonly set: SyncSet } | { readonly ok: false; readonly reason: string };
+
+const stamp = (version: string): { labels: Record<string, string>; annotations: Record<string, string> } => ({
+  labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+  annotations: { [SET_VERSION_ANNOTATION]: version },
+});
+
+/**
+ * Turns the KCP sources into the runtime objects of one versioned set (pure), or refuses an
+ * inconsistent set: any source the watcher reports missing or invalid, a missing or invalid
+ * config, or a config naming a trust bundle the KCP does not hold.
+ */
+export function buildSyncSet(sources: SyncSources): SyncSetResult {
+  if (sources.problems && sources.problems.length > 0) {
+    return { ok: false, reason: sources.problems.map((p) => `${p.source}: ${p.reason}`).join('; ') };
+  }
+  const cm = sources.configMap;
+  const where = `ConfigMap ${cm?.metadata?.namespace ?? ''}/${cm?.metadata?.name ?? ''}`;
+  if (!cm) return { ok: false, reason: 'the webhook ConfigMap is missing on the KCP' };
+  const text = cm.data?.[CONFIG_MAP_KEY];
+  if (text === undefined) return { ok: false, reason: `${where} has no key ${CONFIG_MAP_KEY}` };
+  let config: WebhookConfig;
+  try {
+    config = parseWebhookConfig(text);
+  } catch (error) {
+    const detail =
+      error instanceof ConfigError
+        ? error.issues.map((i) => `${i.path}: ${i.message}`).join('; ')
+        : String(error);
+    return { ok: false, reason: `${where} holds an invalid config: ${detail}` };
+  }
+  const objects: KubernetesObject[] = [];
+  const wantedBundle = config.clusterTrustBundle?.name;
+  const bundle = sources.clusterTrustBundle;
+  if (wantedBundle !== undefined) {
+    if (bundle?.metadata?.name !== wantedBundle) {
+      const held = bundle?.metadata?.name ? ` (the KCP holds ${bundle.metadata.name})` : '';
+      return {
+        ok: false,
+        reason: `the config names ClusterTrustBundle ${wantedBundle}, which does not exist on the KCP${held}`,
+      };
+    }
+    objects.push({
+      apiVersion: 'certificates.k8s.io/v1beta1',
+      kind: 'ClusterTrustBundle',
+      metadata: { name: wantedBundle, ...stamp(sources.version) },
+      spec: { ...bundle.spec },
+    } as KubernetesObject);
+  }
+  const secret = sources.pullSecret;
+  if (secret) {
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: config.imagePullSecret.name,
+        namespace: config.imagePullSecret.namespace,
+        ...stamp(sources.version),
+      },
+      ...(secret.type ? { type: secret.type } : {}),
+      data: { ...(secret.data ?? {}) },
+    } as KubernetesObject);
+  }
+  objects.push({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: CONFIG_MAP_NAME, namespace: CONFIG_MAP_NAMESPACE, ...stamp(sources.version) },
+    data: { [CONFIG_MAP_KEY]: text },
+  } as KubernetesObject);
+  return { ok: true, set: { version: sources.version, config, objects } };
+}

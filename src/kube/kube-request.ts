@@ -1,0 +1,86 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeApiError, isKubeStatus } from './kube-errors.js';
+
+/** One API request. */
+export interface KubeRequest {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** E.g. `/apis/rt-bootstrapper.kyma-project.io/v1alpha1/namespaces/kcp-system/runtimebootstrappers/x/status`. */
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  readonly body?: unknown;
+  /** For PATCH: `application/merge-patch+json` (default), `application/json-patch+json`, `application/apply-patch+yaml`. */
+  readonly contentType?: string;
+  readonly timeoutMs?: number;
+}
+
+// Error bodies are small Status objects; never buffer an unbounded one.
+const MAX_ERROR_BODY = 1 << 20;
+
+/**
+ * A raw, time-bounded request through a KubeConfig's credentials: for what the generated
+ * client makes awkward (status subresources of custom resources, patch content types) and for
+ * calls that must never hang (a runtime that blackholes traffic).
+ */
+export async function kubeRequest<T>(kc: KubeConfig, r: KubeRequest): Promise<T> {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new KubeApiError('kubeconfig has no current cluster');
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(r.query ?? {}))
+    if (v !== undefined && v !== '') params.set(k, String(v));
+  const qs = params.toString();
+  const url = new URL(`${cluster.server.replace(/\/+$/, '')}${r.path}${qs === '' ? '' : `?${qs}`}`);
+  const options: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(options);
+  const headers: http.OutgoingHttpHeaders = {
+    ...(options.headers && !Array.isArray(options.headers)
+      ? (options.headers as http.OutgoingHttpHeaders)
+      : {}),
+    Accept: 'application/json',
+    'User-Agent': 'rt-bootstrapper',
+  };
+  let payload: string | undefined;
+  if (r.body !== undefined) {
+    payload = JSON.stringify(r.body);
+    headers['Content-Type'] =
+      r.method === 'PATCH' ? (r.contentType ?? 'application/merge-patch+json') : 'application/json';
+    headers['Content-Length'] = Buffer.byteLength(payload);
+  }
+  const signal = AbortSignal.timeout(r.timeoutMs ?? 30_000);
+  const mod = url.protocol === 'http:' ? http : https;
+  const { code, text } = await new Promise<{ code: number; text: string }>((resolve, reject) => {
+    const req = mod.request(url, { ...options, method: r.method, headers, signal }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= MAX_ERROR_BODY || (res.statusCode ?? 0) < 300) chunks.push(c);
+      });
+      res.on('end', () => {
+        resolve({ code: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', (err) => {
+      reject(
+        new KubeApiError(
+          signal.aborted
+            ? `${r.method} ${url.pathname} timed out`
+            : `${r.method} ${url.pathname} failed: ${err.message}`,
+          { cause: err, ...(signal.aborted ? { reason: 'Timeout' } : {}) },
+        ),
+      );
+    });
+    req.end(payload);
+  });
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (code >= 200 && code < 300) return parsed as T;
+  if (isKubeStatus(parsed)) throw KubeApiError.fromStatus(parsed, code);
+  throw new KubeApiError(`${r.method} ${url.pathname}: HTTP ${code}`, { statusCode: code });
+}

@@ -1,0 +1,479 @@
+import {
+  AdmissionregistrationV1Api,
+  AppsV1Api,
+  CertificatesV1beta1Api,
+  RbacAuthorizationV1Api,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { RTB_API_VERSION, type RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
+import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
+import { startDirectMode, type DirectMode } from '../../src/controller/direct/direct-mode.js';
+import { createSourceWatcher, type SourceWatcher } from '../../src/controller/sources/source-set.js';
+import { ensureCrds } from '../../src/kube/crd.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+import { eventually, useControlPlane } from '../support/control-plane.js';
+import { seedConfigText } from '../support/fixtures.js';
+import {
+  CTB_NAME,
+  KCP_PULL_SECRET,
+  apply,
+  bindClusterAdmin,
+  coreOf,
+  dockerConfig,
+  kubeconfigFor,
+  markDeploymentAvailable,
+  putKubeconfigSecret,
+  putSources,
+} from '../support/kcp.js';
+import { registerWebhook, startTestWebhook } from '../support/webhook.js';
+
+const RUNTIMES = ['rt-1', 'rt-2', 'rt-3'] as const;
+const plane = useControlPlane({ clusters: ['kcp', ...RUNTIMES] });
+const SET_VERSION = 'rt-bootstrapper.kyma-project.io/set-version';
+const RB_PATH = '/apis/rt-bootstrapper.kyma-project.io/v1alpha1/namespaces/kcp-system/runtimebootstrappers';
+
+const kcp = () => plane().cluster('kcp');
+const rt = (id: string) => plane().cluster(id);
+const readRb = (id: string) =>
+  kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${id}` });
+const condition = (rb: RuntimeBootstrapper, type: string) =>
+  rb.status?.conditions?.find((c) => c.type === type);
+
+async function waitState(id: string, state: string, timeoutMs = 30_000): Promise<RuntimeBootstrapper> {
+  return eventually(
+    async () => {
+      const rb = await readRb(id);
+      return rb.status?.state === state ? rb : undefined;
+    },
+    timeoutMs,
+    `${id} to be ${state}`,
+  );
+}
+
+async function runtimeSecretAuth(id: string): Promise<string | undefined> {
+  const s = await coreOf(rt(id)).readNamespacedSecret({
+    name: 'registry-credentials',
+    namespace: 'kyma-system',
+  });
+  const json = JSON.parse(Buffer.from(s.data?.['.dockerconfigjson'] ?? '', 'base64').toString()) as {
+    auths: Record<string, { auth: string }>;
+  };
+  return json.auths['ghcr.io']?.auth;
+}
+
+let sources: SourceWatcher;
+let direct: DirectMode;
+
+describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook on runtimes', () => {
+  before(async () => {
+    await ensureCrds(kcp().kubeConfig(), [runtimeBootstrapperCrd()]);
+    await putSources(kcp());
+    for (const id of RUNTIMES) {
+      // rt-2 uses an identity bound by RBAC, so its rotation can be proven by revoking the old one.
+      if (id === 'rt-2') {
+        await bindClusterAdmin(rt(id), 'rtb-old');
+        await putKubeconfigSecret(kcp(), id, await kubeconfigFor(rt(id), 'rtb-old'));
+      } else
+        await putKubeconfigSecret(
+          kcp(),
+          id,
+          await kubeconfigFor(rt(id), 'rtb-controller', ['system:masters']),
+        );
+    }
+    const logger = silentLogger();
+    sources = createSourceWatcher({
+      kubeConfig: kcp().kubeConfig(),
+      namespace: 'kcp-system',
+      pullSecretName: KCP_PULL_SECRET,
+      clusterTrustBundleName: CTB_NAME,
+      configMapName: 'rt-bootstrapper-config',
+      logger,
+    });
+    await sources.start();
+    direct = await startDirectMode({
+      kubeConfig: kcp().kubeConfig(),
+      namespace: 'kcp-system',
+      sources,
+      logger,
+      registry: new Registry(),
+      release: { image: 'example.com/rt-bootstrapper:1.0.0', version: '1.0.0' },
+      resyncMs: 0,
+      coalesceMs: 100,
+      runtimeTimeoutMs: 3_000,
+    });
+  });
+  after(async () => {
+    await direct.stop();
+    await sources.stop();
+  });
+
+  test('creating a CR installs the webhook set; the status walks to Ready once the Deployment is available', async () => {
+    for (const id of RUNTIMES) {
+      await kubeRequest(kcp().kubeConfig(), {
+        method: 'POST',
+        path: RB_PATH,
+        body: {
+          apiVersion: RTB_API_VERSION,
+          kind: 'RuntimeBootstrapper',
+          metadata: { name: id },
+          spec: { runtimeID: id },
+        },
+      });
+    }
+    for (const id of RUNTIMES) {
+      const installing = await waitState(id, 'Installing');
+      assert.equal(condition(installing, 'RuntimeReachable')?.status, 'True');
+      assert.equal(condition(installing, 'ConfigurationSynced')?.status, 'True');
+      assert.equal(condition(installing, 'Installed')?.status, 'True');
+      assert.equal(condition(installing, 'WebhookReady')?.status, 'False');
+      assert.ok(installing.metadata.finalizers?.includes('rt-bootstrapper.kyma-project.io/cleanup'));
+      const apps = rt(id).kubeConfig().makeApiClient(AppsV1Api);
+      const d = await apps.readNamespacedDeployment({
+        name: 'rt-bootstrapper-webhook',
+        namespace: 'kyma-system',
+      });
+      assert.equal(d.spec?.template.spec?.containers[0]?.image, 'example.com/rt-bootstrapper:1.0.0');
+      // No registration before its backend is available.
+      const hooks = rt(id).kubeConfig().makeApiClient(AdmissionregistrationV1Api);
+      await assert.rejects(
+        hooks.readMutatingWebhookConfiguration({ name: 'rt-bootstrapper-webhook' }),
+        /404|not found/i,
+      );
+      await markDeploymentAvailable(rt(id));
+    }
+    for (const id of RUNTIMES) {
+      const ready = await waitState(id, 'Ready');
+      const status = ready.status;
+      assert.ok(status);
+      assert.equal(status.appliedVersion, sources.snapshot().version);
+      assert.equal(status.observedGeneration, ready.metadata.generation);
+      const hooks = rt(id).kubeConfig().makeApiClient(AdmissionregistrationV1Api);
+      const mwc = await hooks.readMutatingWebhookConfiguration({ name: 'rt-bootstrapper-webhook' });
+      assert.ok(
+        mwc.webhooks?.[0]?.clientConfig.caBundle,
+        'registered with the CA of its serving certificate',
+      );
+      const tls = await coreOf(rt(id)).readNamespacedSecret({
+        name: 'rt-bootstrapper-webhook-tls',
+        namespace: 'kyma-system',
+      });
+      assert.ok(tls.data?.['tls.crt']);
+    }
+  });
+
+  test('rotating the pull Secret reaches every runtime, stamped, trust bundle then Secret then ConfigMap', async () => {
+    const previous = sources.snapshot().version;
+    await apply(kcp(), [
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: dockerConfig('v2'),
+      } as KubernetesObject,
+    ]);
+    const version = await eventually(() =>
+      sources.snapshot().version !== previous ? sources.snapshot().version : undefined,
+    );
+    for (const id of RUNTIMES) {
+      await eventually(
+        async () => ((await runtimeSecretAuth(id)) === 'v2' ? true : undefined),
+        20_000,
+        `${id} to get the new Secret`,
+      );
+      await eventually(
+        async () => ((await readRb(id)).status?.appliedVersion === version ? true : undefined),
+        20_000,
+        `${id} status`,
+      );
+      const secret = await coreOf(rt(id)).readNamespacedSecret({
+        name: 'registry-credentials',
+        namespace: 'kyma-system',
+      });
+      const cm = await coreOf(rt(id)).readNamespacedConfigMap({
+        name: 'rt-bootstrapper-config',
+        namespace: 'kyma-system',
+      });
+      const ctb = await rt(id)
+        .kubeConfig()
+        .makeApiClient(CertificatesV1beta1Api)
+        .readClusterTrustBundle({ name: CTB_NAME });
+      for (const o of [secret, cm, ctb]) assert.equal(o.metadata?.annotations?.[SET_VERSION], version);
+      // resourceVersions grow with every write in a cluster: they show the order of the writes.
+      const rv = (o: { metadata?: { resourceVersion?: string } }) => Number(o.metadata?.resourceVersion);
+      assert.ok(
+        rv(ctb) < rv(secret) && rv(secret) < rv(cm),
+        `order: ctb ${rv(ctb)} < secret ${rv(secret)} < configmap ${rv(cm)}`,
+      );
+    }
+  });
+
+  test('a ConfigMap change arrives everywhere and the webhook on that runtime applies it', async () => {
+    const hook = await startTestWebhook(rt('rt-1'));
+    try {
+      const manifests = renderWebhookManifests({ image: 'x', url: hook.url, caBundlePem: hook.ca.certPem });
+      await registerWebhook(rt('rt-1'), {
+        ...manifests.mutatingWebhookConfiguration,
+        metadata: { name: 'test-direct-webhook' },
+      });
+      const config = JSON.parse(seedConfigText()) as { overrides: Record<string, string> };
+      config.overrides = { 'replace.me': 'mirror.example.com/via-kcp' };
+      await apply(kcp(), [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
+          data: { 'rt-bootstrapper-config.json': JSON.stringify(config) },
+        } as KubernetesObject,
+      ]);
+      for (const id of RUNTIMES) {
+        await eventually(
+          async () => {
+            const cm = await coreOf(rt(id)).readNamespacedConfigMap({
+              name: 'rt-bootstrapper-config',
+              namespace: 'kyma-system',
+            });
+            return cm.data?.['rt-bootstrapper-config.json']?.includes('via-kcp') ? true : undefined;
+          },
+          20_000,
+          `${id} to get the new config`,
+        );
+      }
+      let n = 0;
+      await eventually(
+        async () => {
+          const pod = await coreOf(rt('rt-1')).createNamespacedPod({
+            namespace: 'default',
+            dryRun: 'All',
+            body: {
+              metadata: {
+                name: `p${n++}`,
+                annotations: { 'rt-cfg.kyma-project.io/alter-img-registry': 'true' },
+              },
+              spec: { containers: [{ name: 'c', image: 'replace.me/app:1' }] },
+            },
+          });
+          return pod.spec?.containers[0]?.image === 'mirror.example.com/via-kcp/app:1' ? true : undefined;
+        },
+        20_000,
+        'the webhook on rt-1 to apply the config from the KCP',
+      );
+    } finally {
+      await hook.stop();
+    }
+  });
+
+  test('an unreachable runtime marks only its own CR as failing, and recovers when it is back', async () => {
+    await rt('rt-3').stop();
+    await apply(kcp(), [
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: dockerConfig('v3'),
+      } as KubernetesObject,
+    ]);
+    const failing = await waitState('rt-3', 'Error');
+    assert.equal(condition(failing, 'RuntimeReachable')?.status, 'False');
+    assert.match(condition(failing, 'RuntimeReachable')?.message ?? '', /unreachable/);
+    for (const id of ['rt-1', 'rt-2']) {
+      await eventually(
+        async () => ((await runtimeSecretAuth(id)) === 'v3' ? true : undefined),
+        20_000,
+        `${id} unaffected`,
+      );
+      assert.equal((await waitState(id, 'Ready')).status?.state, 'Ready');
+    }
+    await rt('rt-3').start();
+    await eventually(
+      async () => ((await runtimeSecretAuth('rt-3')) === 'v3' ? true : undefined),
+      60_000,
+      'rt-3 to catch up',
+    );
+    await waitState('rt-3', 'Ready', 60_000);
+  });
+
+  test('a rotated kubeconfig Secret is used at once', async () => {
+    await bindClusterAdmin(rt('rt-2'), 'rtb-new');
+    await putKubeconfigSecret(kcp(), 'rt-2', await kubeconfigFor(rt('rt-2'), 'rtb-new'));
+    // Revoke the old identity at once: from now on only the new credentials can write.
+    await rt('rt-2')
+      .kubeConfig()
+      .makeApiClient(RbacAuthorizationV1Api)
+      .deleteClusterRoleBinding({ name: 'test-rtb-old' });
+    await apply(kcp(), [
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: dockerConfig('v4'),
+      } as KubernetesObject,
+    ]);
+    await eventually(
+      async () => ((await runtimeSecretAuth('rt-2')) === 'v4' ? true : undefined),
+      30_000,
+      'rt-2 written with the new credentials',
+    );
+    assert.equal((await waitState('rt-2', 'Ready')).status?.state, 'Ready');
+  });
+
+  test('paused: no writes at all, then it catches up when unpaused', async () => {
+    await kubeRequest(kcp().kubeConfig(), {
+      method: 'PATCH',
+      path: `${RB_PATH}/rt-1`,
+      body: { spec: { paused: true } },
+    });
+    await waitState('rt-1', 'Paused');
+    await apply(kcp(), [
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: dockerConfig('v5'),
+      } as KubernetesObject,
+    ]);
+    await eventually(
+      async () => ((await runtimeSecretAuth('rt-3')) === 'v5' ? true : undefined),
+      20_000,
+      'the others to move on',
+    );
+    const before = await coreOf(rt('rt-1')).listSecretForAllNamespaces();
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.equal(await runtimeSecretAuth('rt-1'), 'v4', 'the paused runtime kept the old Secret');
+    const afterList = await coreOf(rt('rt-1')).listSecretForAllNamespaces();
+    assert.equal(afterList.metadata?.resourceVersion !== undefined, true);
+    assert.deepEqual(
+      afterList.items.map((s) => s.metadata?.resourceVersion),
+      before.items.map((s) => s.metadata?.resourceVersion),
+      'no Secret on the paused runtime was written',
+    );
+    await kubeRequest(kcp().kubeConfig(), {
+      method: 'PATCH',
+      path: `${RB_PATH}/rt-1`,
+      body: { spec: { paused: false } },
+    });
+    await eventually(
+      async () => ((await runtimeSecretAuth('rt-1')) === 'v5' ? true : undefined),
+      20_000,
+      'rt-1 to catch up',
+    );
+  });
+
+  test('an inconsistent source set is not propagated and every CR says why', async () => {
+    const config = JSON.parse(seedConfigText()) as { clusterTrustBundle: { name: string } };
+    config.clusterTrustBundle.name = 'no-such.example.com:ctb:9';
+    await apply(kcp(), [
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
+        data: { 'rt-bootstrapper-config.json': JSON.stringify(config) },
+      } as KubernetesObject,
+    ]);
+    for (const id of RUNTIMES) {
+      const rb = await eventually(
+        async () => {
+          const r = await readRb(id);
+          return condition(r, 'ConfigurationSynced')?.reason === 'InconsistentSources' ? r : undefined;
+        },
+        20_000,
+        `${id} to report the inconsistency`,
+      );
+      assert.match(condition(rb, 'ConfigurationSynced')?.message ?? '', /no-such\.example\.com:ctb:9/);
+      const cm = await coreOf(rt(id)).readNamespacedConfigMap({
+        name: 'rt-bootstrapper-config',
+        namespace: 'kyma-system',
+      });
+      assert.ok(!cm.data?.['rt-bootstrapper-config.json']?.includes('no-such'), 'nothing propagated');
+    }
+    await apply(kcp(), [
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
+        data: { 'rt-bootstrapper-config.json': seedConfigText() },
+      } as KubernetesObject,
+    ]);
+    for (const id of RUNTIMES) await waitState(id, 'Ready');
+  });
+
+  test('deleting a CR removes everything from the runtime, the webhook configuration first, then releases the finalizer', async () => {
+    const runtime = rt('rt-3');
+    const deletions: string[] = [];
+    const { Watch } = await import('@kubernetes/client-node');
+    const watch = new Watch(runtime.kubeConfig());
+    const aborts: AbortController[] = [];
+    for (const path of [
+      '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+      '/apis/apps/v1/namespaces/kyma-system/deployments',
+    ]) {
+      aborts.push(
+        await watch.watch(
+          path,
+          {},
+          (type, obj: KubernetesObject) => {
+            if (type === 'DELETED') deletions.push(obj.kind ?? path);
+          },
+          () => undefined,
+        ),
+      );
+    }
+    // A copy of the pull Secret made by the webhook in some namespace is ours too.
+    await coreOf(runtime).createNamespace({ body: { metadata: { name: 'team-a' } } });
+    await coreOf(runtime).createNamespacedSecret({
+      namespace: 'team-a',
+      body: {
+        metadata: {
+          name: 'registry-credentials',
+          labels: { 'app.kubernetes.io/managed-by': 'rt-bootstrapper' },
+        },
+        data: { a: 'Yg==' },
+      },
+    });
+    await kubeRequest(kcp().kubeConfig(), { method: 'DELETE', path: `${RB_PATH}/rt-3` });
+    await eventually(
+      async () => {
+        try {
+          await readRb('rt-3');
+          return undefined;
+        } catch {
+          return true;
+        }
+      },
+      30_000,
+      'the CR to be gone (finalizer released)',
+    );
+    for (const a of aborts) a.abort();
+    const core = coreOf(runtime);
+    const secrets = await core.listSecretForAllNamespaces({
+      labelSelector: 'app.kubernetes.io/managed-by=rt-bootstrapper',
+    });
+    assert.deepEqual(
+      secrets.items.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`),
+      [],
+    );
+    const maps = await core.listConfigMapForAllNamespaces({
+      labelSelector: 'app.kubernetes.io/managed-by=rt-bootstrapper',
+    });
+    assert.equal(maps.items.length, 0);
+    const apps = runtime.kubeConfig().makeApiClient(AppsV1Api);
+    assert.equal((await apps.listNamespacedDeployment({ namespace: 'kyma-system' })).items.length, 0);
+    const bundles = await runtime.kubeConfig().makeApiClient(CertificatesV1beta1Api).listClusterTrustBundle();
+    assert.equal(bundles.items.length, 0);
+    assert.deepEqual(
+      deletions.slice(0, 2),
+      ['MutatingWebhookConfiguration', 'Deployment'],
+      `deletion order: ${deletions.join(', ')}`,
+    );
+    // The others are untouched.
+    assert.equal((await waitState('rt-1', 'Ready')).status?.state, 'Ready');
+  });
+});

@@ -1,0 +1,140 @@
+import {
+  CoreV1Api,
+  KubeConfig,
+  RbacAuthorizationV1Api,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import type { LocalCluster } from '../../src/envtest/control-plane.js';
+import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
+import { issueCertificate } from '../../src/pki/issue-certificate.js';
+import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
+import { applyObjects } from '../../src/kube/apply.js';
+import { seedConfigText } from './fixtures.js';
+
+/** The seed's trust bundle name and its signer. */
+export const CTB_NAME = 'rt-bootstrapper-k3d.test:ctb:1';
+export const CTB_SIGNER = 'rt-bootstrapper-k3d.test/ctb';
+/** The KCP's pull Secret name in tests. */
+export const KCP_PULL_SECRET = 'registry-credentials';
+
+/** Base64 of a dockerconfigjson with a recognisable auth value. */
+export const dockerConfig = (auth: string): Record<string, string> => ({
+  '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { 'ghcr.io': { auth } } })).toString('base64'),
+});
+
+/** A kubeconfig for `cluster` with a client certificate for user `user` (groups optional). */
+export async function kubeconfigFor(
+  cluster: LocalCluster,
+  user: string,
+  groups: string[] = [],
+): Promise<string> {
+  const id = await issueCertificate(cluster.ca, { commonName: user, organizations: groups, usage: 'client' });
+  return renderKubeconfig({
+    name: cluster.name,
+    server: cluster.server,
+    caPem: cluster.caPem,
+    clientCertPem: id.certPem,
+    clientKeyPem: id.keyPem,
+  });
+}
+
+/** Makes `user` cluster-admin on `cluster` through a ClusterRoleBinding named after it. */
+export async function bindClusterAdmin(cluster: LocalCluster, user: string): Promise<void> {
+  await cluster
+    .kubeConfig()
+    .makeApiClient(RbacAuthorizationV1Api)
+    .createClusterRoleBinding({
+      body: {
+        metadata: { name: `test-${user}` },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+      },
+    });
+}
+
+/** Writes (creates or replaces) KIM's kubeconfig Secret of a runtime on the KCP. */
+export async function putKubeconfigSecret(
+  kcp: LocalCluster,
+  runtimeId: string,
+  kubeconfig: string,
+): Promise<void> {
+  await applyObjects(kcp.kubeConfig(), [
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: `kubeconfig-${runtimeId}`,
+        namespace: 'kcp-system',
+        labels: { 'kyma-project.io/runtime-id': runtimeId, 'operator.kyma-project.io/kyma-name': runtimeId },
+      },
+      data: { config: Buffer.from(kubeconfig).toString('base64') },
+    } as KubernetesObject,
+  ]);
+}
+
+/** The KCP's three sources: pull Secret, ClusterTrustBundle, webhook ConfigMap (the seed's). */
+export async function putSources(
+  kcp: LocalCluster,
+  opts: { auth?: string; configText?: string } = {},
+): Promise<void> {
+  const ca = await createCertificateAuthority({ commonName: 'landscape CA' });
+  await applyObjects(kcp.kubeConfig(), [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kcp-system' } },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: dockerConfig(opts.auth ?? 'v1'),
+    } as KubernetesObject,
+    {
+      apiVersion: 'certificates.k8s.io/v1beta1',
+      kind: 'ClusterTrustBundle',
+      metadata: { name: CTB_NAME },
+      spec: { signerName: CTB_SIGNER, trustBundle: ca.certPem },
+    } as KubernetesObject,
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
+      data: { 'rt-bootstrapper-config.json': opts.configText ?? seedConfigText() },
+    } as KubernetesObject,
+  ]);
+}
+
+/** Replaces a source object's content on the KCP (server-side apply). */
+export async function apply(cluster: LocalCluster, objects: KubernetesObject[]): Promise<void> {
+  await applyObjects(cluster.kubeConfig(), objects);
+}
+
+/** Sets the webhook Deployment's status the way the deployment controller and kubelet would. */
+export async function markDeploymentAvailable(runtime: LocalCluster): Promise<void> {
+  const kc: KubeConfig = runtime.kubeConfig();
+  const { AppsV1Api } = await import('@kubernetes/client-node');
+  const apps = kc.makeApiClient(AppsV1Api);
+  const d = await apps.readNamespacedDeployment({
+    name: 'rt-bootstrapper-webhook',
+    namespace: 'kyma-system',
+  });
+  const replicas = d.spec?.replicas ?? 1;
+  await apps.replaceNamespacedDeploymentStatus({
+    name: 'rt-bootstrapper-webhook',
+    namespace: 'kyma-system',
+    body: {
+      ...d,
+      status: {
+        observedGeneration: d.metadata?.generation ?? 1,
+        replicas,
+        updatedReplicas: replicas,
+        readyReplicas: replicas,
+        availableReplicas: replicas,
+        conditions: [
+          { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'test' },
+        ],
+      },
+    },
+  });
+}
+
+/** Core client of a cluster. */
+export const coreOf = (c: LocalCluster): CoreV1Api => c.kubeConfig().makeApiClient(CoreV1Api);
