@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { packageVersion } from '../version.js';
 import { registerControlPlaneCommand } from './commands/control-plane.js';
+import { registerControllerCommand } from './commands/controller.js';
 import { registerLocalCommand } from './commands/local.js';
 import { registerWebhookCommand } from './commands/webhook.js';
 import { registerMutateCommand } from './commands/mutate.js';
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
     .enablePositionalOptions();
   registerLocalCommand(program);
   registerWebhookCommand(program);
+  registerControllerCommand(program);
   registerMutateCommand(program);
   registerRenderCommand(program);
   registerControlPlaneCommand(program);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
+import { controllerManifestList, renderControllerManifests } from '../../render/controller-manifests.js';
 import { renderWebhookManifests, webhookManifestList } from '../../render/webhook-manifests.js';
 import { packageVersion } from '../../version.js';
 
@@ -13,6 +14,18 @@ interface RenderWebhookFlags {
   failurePolicy: 'Ignore' | 'Fail';
 }
 
+interface RenderControllerFlags {
+  image?: string;
+  namespace: string;
+  replicas: string;
+  pullSecret: string;
+  clusterTrustBundle?: string;
+  configMap: string;
+  runtimeSelector?: string;
+  signal: 'annotation' | 'label';
+  coalesce: string;
+}
+
 /** Default webhook image: the release of this CLI. */
 export const defaultImage = (): string =>
   `europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:${packageVersion()}`;
@@ -22,7 +35,7 @@ export function toYamlStream(objects: readonly object[]): string {
   return objects.map((o) => `---\n${stringify(o)}`).join('');
 }
 
-/** `rtb render …`: prints the manifests a runtime (webhook) needs. */
+/** `rtb render …`: prints the manifests a runtime (webhook) or the KCP (controller) needs. */
 export function registerRenderCommand(program: Command): void {
   const render = program.command('render').description('print manifests');
   render
@@ -46,5 +59,33 @@ export function registerRenderCommand(program: Command): void {
         failurePolicy: flags.failurePolicy,
       });
       process.stdout.write(toYamlStream(webhookManifestList(manifests)));
+    });
+  render
+    .command('controller')
+    .description(
+      "print the KCP controller's manifests (ServiceAccount, least-privilege RBAC incl. the Lease, Deployment)",
+    )
+    .option('--image <image>', 'controller image (default: this release)')
+    .option('--namespace <namespace>', 'namespace', 'kcp-system')
+    .option('--replicas <n>', 'replicas (one leads, the others stand by)', '2')
+    .requiredOption('--pull-secret <name>', 'the registry pull Secret in the namespace')
+    .option('--cluster-trust-bundle <name>', 'the ClusterTrustBundle to watch')
+    .option('--config-map <name>', 'the webhook ConfigMap', 'rt-bootstrapper-config')
+    .option('--runtime-selector <selector>', 'label selector narrowing the Runtimes')
+    .option('--signal <kind>', 'annotation or label', 'annotation')
+    .option('--coalesce <duration>', 'quiet period coalescing a burst of changes', '2s')
+    .action((flags: RenderControllerFlags) => {
+      const manifests = renderControllerManifests({
+        image: flags.image ?? defaultImage(),
+        namespace: flags.namespace,
+        replicas: Number.parseInt(flags.replicas, 10),
+        pullSecretName: flags.pullSecret,
+        ...(flags.clusterTrustBundle ? { clusterTrustBundleName: flags.clusterTrustBundle } : {}),
+        configMapName: flags.configMap,
+        ...(flags.runtimeSelector ? { runtimeSelector: flags.runtimeSelector } : {}),
+        signal: flags.signal,
+        coalesce: flags.coalesce,
+      });
+      process.stdout.write(toYamlStream(controllerManifestList(manifests)));
     });
 }

@@ -1,0 +1,36 @@
+/**
+ * The CustomResourceDefinitions shipped in `config/crd/` (the package ships `config/`), parsed
+ * so tests and the local landscape can apply them without a YAML step of their own.
+ */
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+
+/** A CRD file is missing, unreadable or not a CustomResourceDefinition. */
+export class CrdLoadError extends Error {
+  override readonly name = 'CrdLoadError';
+}
+
+// From src/api/ and from dist/api/ alike, the package root is two levels up.
+const CRD_DIR = new URL('../../config/crd/', import.meta.url);
+
+/** Reads and parses `config/crd/<file>`; throws {@link CrdLoadError} if it is not a CRD. */
+export function loadCrd(file: string): V1CustomResourceDefinition {
+  const url = new URL(file, CRD_DIR);
+  let doc: unknown;
+  try {
+    doc = parse(readFileSync(url, 'utf8'));
+  } catch (cause) {
+    throw new CrdLoadError(`cannot read CRD ${url.pathname}`, { cause });
+  }
+  const crd = doc as Partial<V1CustomResourceDefinition> | null;
+  if (crd?.kind !== 'CustomResourceDefinition' || crd.apiVersion !== 'apiextensions.k8s.io/v1') {
+    throw new CrdLoadError(`${url.pathname} is not an apiextensions.k8s.io/v1 CustomResourceDefinition`);
+  }
+  return crd as V1CustomResourceDefinition;
+}
+
+/** KIM's Runtime CRD, a faithful subset (`config/crd/runtime.yaml`). */
+export function runtimeCrd(): V1CustomResourceDefinition {
+  return loadCrd('runtime.yaml');
+}

@@ -1,0 +1,311 @@
+/**
+ * `rtb controller`: watches the sources, serves /healthz, /readyz and /metrics over plain
+ * HTTP, and runs one mode (annotate or direct) on the leader only.
+ *
+ * Leadership: every replica watches the sources and is ready once they synced; only the Lease
+ * holder runs the mode. On losing the Lease the mode is stopped at once (its `isLeader()` turns
+ * false before the Lease can expire for others) and the process stands for election again; the
+ * mode is level-based, so a new term starts from the cluster's state. If stopping the mode
+ * hangs, /healthz fails so the kubelet restarts the container.
+ */
+import http from 'node:http';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { LeaderElector, type LeaderElectionTiming } from '../kube/leader-election.js';
+import type { Logger } from '../telemetry/logger.js';
+import { startAnnotateMode } from './annotate/annotate-mode.js';
+import type { SignalKind } from './annotate/signal-decision.js';
+import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.js';
+import { createEventRecorder, type EventRecorder } from './events.js';
+import { createSourceWatcher, type SourceWatcher } from './sources/source-set.js';
+
+/** Settings a mode reads (the CLI's flags). */
+export interface ModeOptions {
+  /** Narrows the Runtimes (label selector); all in the namespace when undefined. */
+  readonly runtimeSelector?: string;
+  /** Annotate mode: annotation (KIM's contract) or label (the seed's wording). */
+  readonly signal: SignalKind;
+  /** Quiet period that coalesces a burst of source changes into one signal pass. */
+  readonly coalesceMs: number;
+  /** Parallel writes to Runtimes. */
+  readonly concurrency: number;
+  /** Re-evaluate the sources this often even without events (a level-based safety net). */
+  readonly resyncMs: number;
+  /** ConfigMap in the namespace holding the controller's state. */
+  readonly stateConfigMapName: string;
+}
+
+/** What a mode gets from the app. */
+export interface ModeContext {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  readonly sources: SourceWatcher;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly metrics: ControllerMetrics;
+  readonly events: EventRecorder;
+  /** Check before every write: false the moment leadership is lost or stopping began. */
+  readonly isLeader: () => boolean;
+  readonly options: ModeOptions;
+  /** This process's identity (the Lease holder name). */
+  readonly identity: string;
+  /** Aborted when leadership is lost or the app stops (also while the mode is starting). */
+  readonly signal: AbortSignal;
+}
+
+/** A running mode. */
+export interface ModeHandle {
+  stop(): Promise<void>;
+}
+
+/** Starts a mode; resolves when it runs. */
+export type ModeStarter = (ctx: ModeContext) => Promise<ModeHandle>;
+
+/** The modes of this build. Direct mode registers itself here once it exists. */
+export const modes: Readonly<Record<string, ModeStarter | undefined>> = {
+  annotate: startAnnotateMode,
+};
+
+/** The requested mode does not exist in this build. */
+export class ModeUnavailableError extends Error {
+  override readonly name = 'ModeUnavailableError';
+}
+
+/** Settings of {@link startControllerApp}. */
+export interface ControllerAppOptions {
+  readonly kubeConfig: KubeConfig;
+  /** Namespace of the sources, the Runtimes, the Lease and the state (`kcp-system`). */
+  readonly namespace: string;
+  readonly pullSecretName: string;
+  readonly clusterTrustBundleName?: string;
+  readonly configMapName: string;
+  readonly configMapKey?: string;
+  readonly mode: string;
+  readonly modeOptions: ModeOptions;
+  /** false runs the mode in this process unconditionally (one replica, tests). */
+  readonly leaderElection:
+    false | { readonly leaseName: string; readonly timing?: Partial<LeaderElectionTiming> };
+  readonly host?: string;
+  /** HTTP port of /healthz, /readyz, /metrics (0 picks a free one). */
+  readonly port?: number;
+  readonly identity?: string;
+  readonly logger: Logger;
+  /** A registry of your own (default: a new one with the process metrics). */
+  readonly registry?: Registry;
+  /** How long stopping the mode may take before /healthz fails (default 60 s). */
+  readonly modeStopTimeoutMs?: number;
+}
+
+/** A running controller process. */
+export interface ControllerApp {
+  readonly port: number;
+  readonly identity: string;
+  readonly registry: Registry;
+  readonly sources: SourceWatcher;
+  /** Whether this process runs the mode now. */
+  isLeader(): boolean;
+  /** /readyz: the sources have synced. */
+  ready(): boolean;
+  /** /healthz. */
+  healthy(): boolean;
+  /** Resolves once the sources synced (rejects if they never can, e.g. stopped first). */
+  synced(): Promise<void>;
+  /** Graceful: stops the mode, releases the Lease, stops the watches and the server. */
+  stop(): Promise<void>;
+}
+
+/** The default identity: `<pod name or hostname>_<uuid>`, as client-go's. */
+export function defaultIdentity(): string {
+  return `${process.env.POD_NAME ?? hostname()}_${randomUUID()}`;
+}
+
+/** Starts the controller; resolves once the HTTP server listens (sources sync in the background). */
+export async function startControllerApp(o: ControllerAppOptions): Promise<ControllerApp> {
+  const starter = modes[o.mode];
+  if (starter === undefined) {
+    throw new ModeUnavailableError(
+      `mode "${o.mode}" is not available in this build (available: ${Object.keys(modes).join(', ')})`,
+    );
+  }
+  const logger = o.logger.child({ controller: o.mode });
+  const identity = o.identity ?? defaultIdentity();
+  const registry = o.registry ?? new Registry();
+  if (!o.registry) collectDefaultMetrics({ register: registry });
+  const metrics = createControllerMetrics(registry);
+  const events = createEventRecorder({
+    kubeConfig: o.kubeConfig,
+    namespace: o.namespace,
+    reportingController: 'rt-bootstrapper.kyma-project.io/controller',
+    reportingInstance: identity.slice(0, 128),
+    logger,
+  });
+  const sources = createSourceWatcher({
+    kubeConfig: o.kubeConfig,
+    namespace: o.namespace,
+    pullSecretName: o.pullSecretName,
+    ...(o.clusterTrustBundleName !== undefined ? { clusterTrustBundleName: o.clusterTrustBundleName } : {}),
+    configMapName: o.configMapName,
+    ...(o.configMapKey !== undefined ? { configMapKey: o.configMapKey } : {}),
+    logger: logger.child({ part: 'sources' }),
+    metrics,
+    events,
+  });
+
+  let unhealthy: string | undefined;
+  let stopping = false;
+  let mode: { handle: Promise<ModeHandle | undefined>; abort: AbortController } | undefined;
+  const elector =
+    o.leaderElection === false
+      ? undefined
+      : new LeaderElector({
+          kubeConfig: o.kubeConfig,
+          namespace: o.namespace,
+          name: o.leaderElection.leaseName,
+          identity,
+          ...(o.leaderElection.timing ? { timing: o.leaderElection.timing } : {}),
+          logger,
+          onStatus: (leading) => {
+            if (o.leaderElection !== false)
+              metrics.leaderStatus.set({ name: o.leaderElection.leaseName }, leading ? 1 : 0);
+          },
+        });
+  if (o.leaderElection !== false) metrics.leaderStatus.set({ name: o.leaderElection.leaseName }, 0);
+  const isLeader = (): boolean => !stopping && (elector ? elector.isLeader() : true);
+
+  const startMode = (): void => {
+    const abort = new AbortController();
+    const ctx: ModeContext = {
+      kubeConfig: o.kubeConfig,
+      namespace: o.namespace,
+      sources,
+      logger,
+      registry,
+      metrics,
+      events,
+      isLeader,
+      options: o.modeOptions,
+      identity,
+      signal: abort.signal,
+    };
+    const handle = starter(ctx).catch((err: unknown) => {
+      if (!abort.signal.aborted) {
+        logger.error({ err }, 'the mode failed to start');
+        unhealthy = 'the mode failed to start';
+      }
+      return undefined;
+    });
+    mode = { handle, abort };
+  };
+  const stopMode = async (): Promise<void> => {
+    const current = mode;
+    mode = undefined;
+    if (!current) return;
+    current.abort.abort();
+    const limit = o.modeStopTimeoutMs ?? 60_000;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => {
+        resolve('timeout');
+      }, limit);
+    });
+    const stopped = current.handle.then(async (h) => {
+      await h?.stop();
+      return 'stopped' as const;
+    });
+    const outcome = await Promise.race([stopped, timedOut]).finally(() => {
+      clearTimeout(timer);
+    });
+    if (outcome === 'timeout') {
+      unhealthy = `stopping the mode took longer than ${limit} ms`;
+      logger.error({ limitMs: limit }, 'the mode did not stop in time; failing /healthz');
+    }
+  };
+
+  const syncedPromise = sources.start();
+  // Observed here so a failed sync is never an unhandled rejection; callers see it via synced().
+  syncedPromise.then(
+    () => {
+      if (stopping) return;
+      if (elector) {
+        elector.start({
+          onStartedLeading: () => {
+            startMode();
+          },
+          onStoppedLeading: stopMode,
+        });
+      } else {
+        startMode();
+      }
+    },
+    (err: unknown) => {
+      if (!stopping) logger.error({ err }, 'the sources could not be watched');
+    },
+  );
+
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const reply = (code: number, body: string, type = 'text/plain; charset=utf-8'): void => {
+      res.writeHead(code, { 'Content-Type': type });
+      res.end(body);
+    };
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      reply(405, 'method not allowed\n');
+      return;
+    }
+    if (path === '/healthz') {
+      if (unhealthy === undefined) reply(200, 'ok\n');
+      else reply(500, `${unhealthy}\n`);
+    } else if (path === '/readyz') {
+      if (sources.synced()) reply(200, 'ok\n');
+      else reply(503, 'sources not synced\n');
+    } else if (path === '/metrics') {
+      registry.metrics().then(
+        (text) => {
+          reply(200, text, registry.contentType);
+        },
+        (err: unknown) => {
+          logger.warn({ err }, 'cannot render metrics');
+          reply(500, 'cannot render metrics\n');
+        },
+      );
+    } else {
+      reply(404, 'not found\n');
+    }
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port ?? 8080, o.host ?? '0.0.0.0', () => {
+      const addr = server.address();
+      resolve(typeof addr === 'object' && addr !== null ? addr.port : (o.port ?? 8080));
+    });
+  });
+  logger.info({ port, identity, mode: o.mode, leaderElection: elector !== undefined }, 'controller serving');
+
+  return {
+    port,
+    identity,
+    registry,
+    sources,
+    isLeader: () => mode !== undefined && isLeader(),
+    ready: () => sources.synced(),
+    healthy: () => unhealthy === undefined,
+    synced: () => syncedPromise,
+    async stop() {
+      stopping = true;
+      // The elector stops the mode before it releases the Lease, so no standby starts early.
+      if (elector) await elector.stop();
+      await stopMode();
+      await sources.stop();
+      await events.flush();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      });
+      logger.info({}, 'controller stopped');
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * Content versions of the three sources (pure). A version names the content only — Secret
+ * `type` + `data`, ConfigMap `data` + `binaryData`, ClusterTrustBundle `spec` — so metadata
+ * updates, relists and restarts never change it, and it is stable across key order.
+ *
+ * Versions appear in logs, metric labels, events and annotations, so they must not let anyone
+ * recover what they name. The ConfigMap and the trust bundle are public, a plain SHA-256 is
+ * enough; the pull Secret may hold a guessable password, so its version is a memory-hard
+ * scrypt digest, which makes guessing it from the version as slow as guessing it at all.
+ */
+import { createHash, scryptSync } from 'node:crypto';
+import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+
+/** Hex digits of a version: 64 bits, plenty to tell a handful of contents apart. */
+const VERSION_HEX_DIGITS = 16;
+/** scrypt cost of the Secret's version (16 MiB, tens of ms): paid once per content change. */
+const SECRET_SCRYPT = { N: 1 << 14, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
+const SECRET_SALT = 'rt-bootstrapper/source-version/secret/v1';
+
+/** JSON with object keys sorted at every depth, so equal content gives equal text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
+    return sorted;
+  });
+}
+
+function sha256Version(domain: string, text: string): string {
+  return createHash('sha256')
+    .update(domain)
+    .update('\0')
+    .update(text)
+    .digest('hex')
+    .slice(0, VERSION_HEX_DIGITS);
+}
+
+// scrypt is slow by design; remember the last few results by a plain digest of the input so
+// repeated computations of the same content (each reflector event) cost a hash, not a scrypt.
+// The digest stays in this process's memory and is never exposed.
+const secretVersions = new Map<string, string>();
+const SECRET_CACHE_SIZE = 16;
+
+/** The content version of a pull Secret: `type` (API default `Opaque`) and `data`. */
+export function secretContentVersion(secret: V1Secret): string {
+  const text = canonicalJson({ type: secret.type ?? 'Opaque', data: secret.data ?? {} });
+  const key = createHash('sha256').update(text).digest('hex');
+  const cached = secretVersions.get(key);
+  if (cached !== undefined) return cached;
+  const version = scryptSync(text, SECRET_SALT, VERSION_HEX_DIGITS / 2, SECRET_SCRYPT).toString('hex');
+  if (secretVersions.size >= SECRET_CACHE_SIZE) {
+    const oldest = secretVersions.keys().next();
+    if (oldest.done !== true) secretVersions.delete(oldest.value);
+  }
+  secretVersions.set(key, version);
+  return version;
+}
+
+/** The content version of a ConfigMap: `data` and `binaryData` (absent and empty are equal). */
+export function configMapContentVersion(cm: V1ConfigMap): string {
+  return sha256Version('configmap', canonicalJson({ data: cm.data ?? {}, binaryData: cm.binaryData ?? {} }));
+}
+
+/** The content version of a ClusterTrustBundle: its `spec`. */
+export function clusterTrustBundleContentVersion(ctb: V1beta1ClusterTrustBundle): string {
+  return sha256Version('clustertrustbundle', canonicalJson(ctb.spec));
+}
+
+/**
+ * The version of the whole set: one digest over the per-source versions in a fixed order, a
+ * missing source counting as such, so any content change of any source changes it.
+ */
+export function sourceSetVersion(versions: {
+  readonly pullSecret: string | undefined;
+  readonly clusterTrustBundle: string | undefined;
+  readonly configMap: string | undefined;
+}): string {
+  const parts = [versions.pullSecret, versions.clusterTrustBundle, versions.configMap].map((v) => v ?? '-');
+  return sha256Version('source-set', parts.join(','));
+}

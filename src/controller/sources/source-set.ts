@@ -1,0 +1,318 @@
+/**
+ * Watches the three sources on the KCP — the pull Secret, the ClusterTrustBundle (optional)
+ * and the webhook ConfigMap — and reports changes of their content. A change is a change of
+ * the content version (content-hash.ts): relists, resyncs, metadata-only updates and restarts
+ * are not changes. A missing or invalid source is reported (log, metric, Event) as a problem;
+ * deciding not to propagate it is the consumers' job, and `problems()` tells them when.
+ */
+import type { KubeConfig, V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import { CONFIG_MAP_KEY } from '../../api/webhook-config.js';
+import { KubeListWatch } from '../../kube/list-watch.js';
+import { Reflector } from '../../kube/reflector.js';
+import type { KubeObject } from '../../kube/store.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { ControllerMetrics, SourceProblemReason } from '../controller-metrics.js';
+import { nullEventRecorder, type EventObjectRef, type EventRecorder } from '../events.js';
+import {
+  clusterTrustBundleContentVersion,
+  configMapContentVersion,
+  secretContentVersion,
+  sourceSetVersion,
+} from './content-hash.js';
+import { validateClusterTrustBundle, validateConfigMap, validatePullSecret } from './source-validation.js';
+
+/** The three sources. */
+export type SourceKind = 'pullSecret' | 'clusterTrustBundle' | 'configMap';
+
+/** Every source kind, in the order versions are combined. */
+export const SOURCE_KINDS: readonly SourceKind[] = ['pullSecret', 'clusterTrustBundle', 'configMap'];
+
+/** What the KCP holds right now, content only. */
+export interface SourceSnapshot {
+  /** undefined = missing. */
+  readonly pullSecret?: V1Secret;
+  /** undefined = missing or not configured. */
+  readonly clusterTrustBundle?: V1beta1ClusterTrustBundle;
+  readonly configMap?: V1ConfigMap;
+  /** Content version per source (undefined if missing). */
+  readonly versions: Readonly<Record<SourceKind, string | undefined>>;
+  /** The set version: one digest over the three content versions. */
+  readonly version: string;
+  /** The problems at the time of the snapshot; non-empty means "do not propagate". */
+  readonly problems: readonly SourceProblem[];
+}
+
+/** A missing or invalid source. */
+export interface SourceProblem {
+  readonly source: SourceKind;
+  /** What is wrong, naming fields and keys, never values. */
+  readonly reason: string;
+  readonly type: SourceProblemReason;
+}
+
+/** Watches the sources; see the file comment. */
+export interface SourceWatcher {
+  /** Starts the reflectors; resolves when all of them have synced. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Whether every reflector has synced and a baseline is known. */
+  synced(): boolean;
+  snapshot(): SourceSnapshot;
+  problems(): readonly SourceProblem[];
+  /**
+   * Called after each content change (coalescing is the consumer's job), with the kinds that
+   * changed. Returns a function that removes the listener.
+   */
+  onChange(listener: (snapshot: SourceSnapshot, changed: readonly SourceKind[]) => void): () => void;
+}
+
+/** Settings of {@link createSourceWatcher}. */
+export interface SourceWatcherOptions {
+  readonly kubeConfig: KubeConfig;
+  /** Namespace of the pull Secret and the ConfigMap (`kcp-system`). */
+  readonly namespace: string;
+  readonly pullSecretName: string;
+  /** Not watched (and never a problem) when undefined. */
+  readonly clusterTrustBundleName?: string;
+  readonly configMapName: string;
+  /** The ConfigMap key holding the webhook config (default `rt-bootstrapper-config.json`). */
+  readonly configMapKey?: string;
+  readonly logger: Logger;
+  readonly metrics?: ControllerMetrics;
+  readonly events?: EventRecorder;
+}
+
+interface SourceDef {
+  readonly kind: SourceKind;
+  /** Store key: `namespace/name`, or `name` when cluster-scoped. */
+  readonly key: string;
+  readonly ref: EventObjectRef;
+  readonly reflector: Reflector<KubeObject>;
+  readonly version: (obj: KubeObject) => string;
+  readonly validate: (obj: KubeObject) => string | undefined;
+  readonly log: Logger;
+}
+
+interface SourceState {
+  obj?: KubeObject;
+  version?: string;
+  problem?: SourceProblem;
+}
+
+const sameProblem = (a: SourceProblem | undefined, b: SourceProblem | undefined): boolean =>
+  a?.type === b?.type && a?.reason === b?.reason;
+
+class KubeSourceWatcher implements SourceWatcher {
+  private readonly defs: SourceDef[] = [];
+  private readonly state: Record<SourceKind, SourceState> = {
+    pullSecret: {},
+    clusterTrustBundle: {},
+    configMap: {},
+  };
+  private readonly listeners = new Set<(s: SourceSnapshot, changed: readonly SourceKind[]) => void>();
+  private readonly events: EventRecorder;
+  private isSynced = false;
+  private cached: SourceSnapshot | undefined;
+
+  constructor(private readonly o: SourceWatcherOptions) {
+    this.events = o.events ?? nullEventRecorder;
+    const ns = o.namespace;
+    const reflectorLog = o.logger.child({ part: 'source-reflector' });
+    const def = <T extends KubeObject>(
+      kind: SourceKind,
+      path: string,
+      name: string,
+      namespace: string | undefined,
+      ref: Omit<EventObjectRef, 'name' | 'namespace'>,
+      version: (obj: T) => string,
+      validate: (obj: T) => string | undefined,
+    ): void => {
+      const key = namespace === undefined ? name : `${namespace}/${name}`;
+      const reflector = new Reflector<KubeObject>({
+        name: `${kind} ${key}`,
+        listerWatcher: new KubeListWatch<KubeObject>(o.kubeConfig, path),
+        // Only the one object: the cache never holds any other Secret of the namespace.
+        fieldSelector: `metadata.name=${name}`,
+        logger: reflectorLog,
+      });
+      const d: SourceDef = {
+        kind,
+        key,
+        ref: { ...ref, name, ...(namespace !== undefined ? { namespace } : {}) },
+        reflector,
+        version: version as (obj: KubeObject) => string,
+        validate: validate as (obj: KubeObject) => string | undefined,
+        log: o.logger.child({ source: kind, key }),
+      };
+      const refresh = (): void => {
+        this.refresh(d);
+      };
+      reflector.addEventHandler({ onAdd: refresh, onUpdate: refresh, onDelete: refresh });
+      this.defs.push(d);
+    };
+    def<V1Secret>(
+      'pullSecret',
+      `/api/v1/namespaces/${ns}/secrets`,
+      o.pullSecretName,
+      ns,
+      { apiVersion: 'v1', kind: 'Secret' },
+      secretContentVersion,
+      validatePullSecret,
+    );
+    if (o.clusterTrustBundleName !== undefined) {
+      def<V1beta1ClusterTrustBundle>(
+        'clusterTrustBundle',
+        '/apis/certificates.k8s.io/v1beta1/clustertrustbundles',
+        o.clusterTrustBundleName,
+        undefined,
+        { apiVersion: 'certificates.k8s.io/v1beta1', kind: 'ClusterTrustBundle' },
+        clusterTrustBundleContentVersion,
+        validateClusterTrustBundle,
+      );
+    }
+    const cmKey = o.configMapKey ?? CONFIG_MAP_KEY;
+    def<V1ConfigMap>(
+      'configMap',
+      `/api/v1/namespaces/${ns}/configmaps`,
+      o.configMapName,
+      ns,
+      { apiVersion: 'v1', kind: 'ConfigMap' },
+      configMapContentVersion,
+      (cm) => validateConfigMap(cm, cmKey),
+    );
+    // Export every series from the start, so "no problem" reads 0 rather than nothing.
+    for (const d of this.defs) {
+      for (const reason of ['missing', 'invalid'] as const)
+        o.metrics?.sourceProblems.set({ source: d.kind, reason }, 0);
+      o.metrics?.sourceChanges.inc({ source: d.kind }, 0);
+    }
+  }
+
+  async start(): Promise<void> {
+    for (const d of this.defs) d.reflector.start();
+    await Promise.all(this.defs.map((d) => d.reflector.waitForSync()));
+    // The first lists are the baseline, not changes: a restart must not look like a change.
+    for (const d of this.defs) this.observe(d);
+    this.isSynced = true;
+    this.o.logger.info(
+      { version: this.snapshot().version, problems: this.problems().length },
+      'sources synced',
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.isSynced = false;
+    await Promise.all(this.defs.map((d) => d.reflector.stop()));
+  }
+
+  synced(): boolean {
+    return this.isSynced;
+  }
+
+  snapshot(): SourceSnapshot {
+    if (this.cached) return this.cached;
+    const versions = {
+      pullSecret: this.state.pullSecret.version,
+      clusterTrustBundle: this.state.clusterTrustBundle.version,
+      configMap: this.state.configMap.version,
+    };
+    const snap: SourceSnapshot = {
+      ...(this.state.pullSecret.obj ? { pullSecret: this.state.pullSecret.obj } : {}),
+      ...(this.state.clusterTrustBundle.obj
+        ? { clusterTrustBundle: this.state.clusterTrustBundle.obj as V1beta1ClusterTrustBundle }
+        : {}),
+      ...(this.state.configMap.obj ? { configMap: this.state.configMap.obj } : {}),
+      versions,
+      version: sourceSetVersion(versions),
+      problems: this.problems(),
+    };
+    this.cached = snap;
+    return snap;
+  }
+
+  problems(): readonly SourceProblem[] {
+    return SOURCE_KINDS.flatMap((k) => {
+      const p = this.state[k].problem;
+      return p ? [p] : [];
+    });
+  }
+
+  onChange(listener: (snapshot: SourceSnapshot, changed: readonly SourceKind[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** A reflector event: before the baseline nothing counts, afterwards content changes do. */
+  private refresh(d: SourceDef): void {
+    if (!this.isSynced) return;
+    const before = this.state[d.kind].version;
+    this.observe(d);
+    const after = this.state[d.kind].version;
+    if (before === after) return;
+    this.o.metrics?.sourceChanges.inc({ source: d.kind });
+    d.log.info({ from: before ?? null, to: after ?? null }, 'source content changed');
+    this.events.record({
+      regarding: d.ref,
+      type: 'Normal',
+      reason: 'SourceChanged',
+      action: 'Watch',
+      note: `content of ${d.ref.kind} ${d.key} changed to version ${after ?? '(deleted)'}`,
+    });
+    const snap = this.snapshot();
+    for (const l of [...this.listeners]) {
+      try {
+        l(snap, [d.kind]);
+      } catch (err) {
+        d.log.error({ err }, 'source change listener threw');
+      }
+    }
+  }
+
+  /** Reads the cached object, its version and its problem; reports problem transitions. */
+  private observe(d: SourceDef): void {
+    const obj = d.reflector.store.get(d.key);
+    const s = this.state[d.kind];
+    s.obj = obj;
+    s.version = obj ? d.version(obj) : undefined;
+    this.cached = undefined;
+    let problem: SourceProblem | undefined;
+    if (!obj) {
+      problem = { source: d.kind, type: 'missing', reason: `${d.ref.kind} ${d.key} does not exist` };
+    } else {
+      const invalid = d.validate(obj);
+      if (invalid !== undefined) problem = { source: d.kind, type: 'invalid', reason: invalid };
+    }
+    const previous = s.problem;
+    s.problem = problem;
+    if (sameProblem(previous, problem)) return;
+    const m = this.o.metrics?.sourceProblems;
+    if (previous) m?.set({ source: d.kind, reason: previous.type }, 0);
+    if (problem) {
+      m?.set({ source: d.kind, reason: problem.type }, 1);
+      d.log.warn({ problem: problem.type, reason: problem.reason }, 'source not usable; not propagated');
+      this.events.record({
+        regarding: d.ref,
+        type: 'Warning',
+        reason: problem.type === 'missing' ? 'SourceMissing' : 'SourceInvalid',
+        action: 'Validate',
+        note: `${d.ref.kind} ${d.key} is ${problem.type}: ${problem.reason}; not propagated until fixed`,
+      });
+    } else if (previous) {
+      d.log.info({}, 'source usable again');
+      this.events.record({
+        regarding: d.ref,
+        type: 'Normal',
+        reason: 'SourceRecovered',
+        action: 'Validate',
+        note: `${d.ref.kind} ${d.key} is usable again`,
+      });
+    }
+  }
+}
+
+/** A watcher of the three sources; call `start()` and wait for it before reading snapshots. */
+export function createSourceWatcher(opts: SourceWatcherOptions): SourceWatcher {
+  return new KubeSourceWatcher(opts);
+}

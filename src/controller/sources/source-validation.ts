@@ -1,0 +1,76 @@
+/**
+ * Whether a source object is usable (pure). A reason names what is wrong and where, never a
+ * value: reasons go to logs, events and metrics, and the pull Secret's values are secret.
+ */
+import { X509Certificate } from 'node:crypto';
+import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import { CONFIG_MAP_KEY, ConfigError, parseWebhookConfig } from '../../api/webhook-config.js';
+
+const DOCKER_CONFIG_JSON = 'kubernetes.io/dockerconfigjson';
+const DOCKER_CFG = 'kubernetes.io/dockercfg';
+
+function decodeJsonObject(base64: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(base64, 'base64').toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a pull Secret cannot be used, or undefined if it can. */
+export function validatePullSecret(secret: V1Secret): string | undefined {
+  const data = secret.data ?? {};
+  const type = secret.type ?? 'Opaque';
+  if (type === DOCKER_CONFIG_JSON || type === DOCKER_CFG) {
+    const key = type === DOCKER_CONFIG_JSON ? '.dockerconfigjson' : '.dockercfg';
+    const raw = data[key];
+    if (raw === undefined || raw === '') return `type ${type} needs a non-empty key ${key}`;
+    const parsed = decodeJsonObject(raw);
+    if (parsed === undefined) return `key ${key} is not a JSON object`;
+    if (type === DOCKER_CONFIG_JSON) {
+      const auths = parsed.auths;
+      if (typeof auths !== 'object' || auths === null || Array.isArray(auths))
+        return `key ${key} has no "auths" object`;
+    }
+    return undefined;
+  }
+  if (Object.keys(data).length === 0) return 'the Secret holds no data';
+  return undefined;
+}
+
+/** Why a webhook ConfigMap cannot be used (it must pass `parseWebhookConfig`), or undefined. */
+export function validateConfigMap(cm: V1ConfigMap, key = CONFIG_MAP_KEY): string | undefined {
+  const text = cm.data?.[key];
+  if (text === undefined) return `key ${key} is missing`;
+  try {
+    parseWebhookConfig(text);
+    return undefined;
+  } catch (err) {
+    // ConfigError lists paths and rules, never the offending values.
+    if (err instanceof ConfigError) return err.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+    return 'the config cannot be parsed';
+  }
+}
+
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g;
+
+/** Why a ClusterTrustBundle cannot be used (it needs at least one valid certificate), or undefined. */
+export function validateClusterTrustBundle(ctb: V1beta1ClusterTrustBundle): string | undefined {
+  const pem = ctb.spec.trustBundle;
+  let certificates = 0;
+  let index = 0;
+  for (const match of pem.matchAll(PEM_BLOCK)) {
+    index++;
+    if (match[1] !== 'CERTIFICATE') return `PEM block ${index} is not a CERTIFICATE`;
+    try {
+      new X509Certificate(match[0]);
+    } catch {
+      return `certificate ${index} cannot be parsed`;
+    }
+    certificates++;
+  }
+  return certificates === 0 ? 'spec.trustBundle holds no certificate' : undefined;
+}

@@ -1,0 +1,404 @@
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, as client-go's `leaderelection`: one
+ * candidate holds the Lease and renews it every `retryPeriod`; the others poll and may take
+ * it only after they have seen the same record unchanged for its `leaseDurationSeconds` (by
+ * their own clock, so no clock is compared across machines), or at once when it was
+ * released. Writes use the Lease's resourceVersion, so two candidates can never both win.
+ *
+ * Safety: a leader that could not renew within `renewDeadline` of sending its last
+ * successful renewal stops leading; since `renewDeadline < leaseDuration` and every other
+ * candidate starts counting only when it observes that renewal (later than it was sent), the
+ * old leader has stopped before anyone may start. `isLeader()` applies the same deadline by
+ * the clock, so work is fenced even while the renew loop is still waiting on a request.
+ */
+import {
+  CoordinationV1Api,
+  Observable,
+  V1MicroTime,
+  type ConfigurationOptions,
+  type KubeConfig,
+  type RequestContext,
+  type ResponseContext,
+  type V1Lease,
+  type V1LeaseSpec,
+} from '@kubernetes/client-node';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from '../telemetry/logger.js';
+import { statusCodeOf } from './kube-errors.js';
+
+/** Timing of an election (client-go's defaults: 15 s, 10 s, 2 s). */
+export interface LeaderElectionTiming {
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
+/** client-go's defaults. */
+export const DEFAULT_LEADER_ELECTION_TIMING: LeaderElectionTiming = {
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+};
+
+/** client-go's `JitterFactor`: candidates poll every `retryPeriod × [1, 2.2)`. */
+const JITTER_FACTOR = 1.2;
+
+/** Bad timing or identity. */
+export class LeaderElectionConfigError extends Error {
+  override readonly name = 'LeaderElectionConfigError';
+}
+
+/** The fields of a Lease's spec that the election reads. */
+export interface LeaseRecord {
+  /** '' when released or never held. */
+  readonly holderIdentity: string;
+  /** The holder's lease duration; 0 if unset. */
+  readonly leaseDurationSeconds: number;
+  readonly leaseTransitions: number;
+}
+
+/** What a candidate should do with the Lease it just read. */
+export type LeaseDecision =
+  | { readonly kind: 'create' }
+  | { readonly kind: 'renew' }
+  | { readonly kind: 'acquire' }
+  | { readonly kind: 'wait'; readonly holder: string; readonly expiresInMs: number };
+
+/** Input of {@link decideLease}. */
+export interface LeaseObservation {
+  readonly identity: string;
+  /** undefined: no Lease object exists. */
+  readonly record: LeaseRecord | undefined;
+  /** Local monotonic ms when this record (this resourceVersion) was first observed. */
+  readonly observedAtMs: number;
+  readonly nowMs: number;
+  /** Used when the record carries no duration. */
+  readonly defaultLeaseDurationMs: number;
+}
+
+/** The pure decision of one election round (client-go's `tryAcquireOrRenew`). */
+export function decideLease(o: LeaseObservation): LeaseDecision {
+  if (o.record === undefined) return { kind: 'create' };
+  const holder = o.record.holderIdentity;
+  if (holder === o.identity) return { kind: 'renew' };
+  if (holder === '') return { kind: 'acquire' };
+  const durationMs =
+    o.record.leaseDurationSeconds > 0 ? o.record.leaseDurationSeconds * 1000 : o.defaultLeaseDurationMs;
+  const expiresAt = o.observedAtMs + durationMs;
+  if (o.nowMs < expiresAt) return { kind: 'wait', holder, expiresInMs: expiresAt - o.nowMs };
+  return { kind: 'acquire' };
+}
+
+/** The Lease spec to write for a `create`, `renew` or `acquire` decision (pure). */
+export function nextLeaseSpec(
+  kind: 'create' | 'renew' | 'acquire',
+  identity: string,
+  current: V1LeaseSpec | undefined,
+  now: Date,
+  leaseDurationSeconds: number,
+): V1LeaseSpec {
+  const at = new V1MicroTime(now.getTime());
+  const transitions = current?.leaseTransitions ?? 0;
+  return {
+    holderIdentity: identity,
+    leaseDurationSeconds,
+    acquireTime: kind === 'renew' && current?.acquireTime !== undefined ? current.acquireTime : at,
+    renewTime: at,
+    leaseTransitions: kind === 'acquire' ? transitions + 1 : transitions,
+  };
+}
+
+/** The record of a Lease as the election reads it. */
+export function leaseRecordOf(lease: V1Lease): LeaseRecord {
+  return {
+    holderIdentity: lease.spec?.holderIdentity ?? '',
+    leaseDurationSeconds: lease.spec?.leaseDurationSeconds ?? 0,
+    leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+  };
+}
+
+/** Called as leadership comes and goes. */
+export interface LeaderCallbacks {
+  /** Start working; `signal` aborts the moment leadership is lost or the elector stops. */
+  onStartedLeading(signal: AbortSignal): Promise<void> | void;
+  /** Stop working; the elector waits for it before releasing the Lease or competing again. */
+  onStoppedLeading(): Promise<void> | void;
+  /** The observed holder changed (for logs). */
+  onNewLeader?(identity: string): void;
+}
+
+/** Settings of a {@link LeaderElector}. */
+export interface LeaderElectorOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  /** Name of the Lease. */
+  readonly name: string;
+  /** Unique per process, e.g. `<pod name>_<random>`. */
+  readonly identity: string;
+  readonly timing?: Partial<LeaderElectionTiming>;
+  readonly logger: Logger;
+  /** Told whenever this process starts or stops leading (metrics). */
+  readonly onStatus?: (leading: boolean) => void;
+}
+
+type Attempt = 'leading' | { held: string } | 'conflict';
+
+/** A candidate in the election for one Lease; see the file comment. */
+export class LeaderElector {
+  private readonly api: CoordinationV1Api;
+  private readonly timing: LeaderElectionTiming;
+  private readonly log: Logger;
+  private readonly lifetime = new AbortController();
+  private loop: Promise<void> | undefined;
+  private leading = false;
+  /** Monotonic ms when the last successful write of our record was sent. */
+  private renewedAt = 0;
+  private observedRv: string | undefined;
+  private observedAt = 0;
+  private observedHolder: string | undefined;
+
+  constructor(private readonly o: LeaderElectorOptions) {
+    this.timing = { ...DEFAULT_LEADER_ELECTION_TIMING, ...o.timing };
+    const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = this.timing;
+    if (!(leaseDurationMs > renewDeadlineMs))
+      throw new LeaderElectionConfigError('the lease duration must be greater than the renew deadline');
+    if (!(renewDeadlineMs > JITTER_FACTOR * retryPeriodMs))
+      throw new LeaderElectionConfigError(
+        `the renew deadline must be greater than ${JITTER_FACTOR} × the retry period`,
+      );
+    if (!(retryPeriodMs > 0)) throw new LeaderElectionConfigError('the retry period must be positive');
+    if (o.identity === '') throw new LeaderElectionConfigError('the identity must not be empty');
+    this.api = o.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.log = o.logger.child({ lease: `${o.namespace}/${o.name}`, identity: o.identity });
+  }
+
+  /** Whether this process leads now: it holds the Lease and its last renewal is fresh enough. */
+  isLeader(): boolean {
+    return this.leading && performance.now() < this.renewedAt + this.timing.renewDeadlineMs;
+  }
+
+  /** The holder last observed ('' if released, undefined before the first read). */
+  observedLeader(): string | undefined {
+    return this.observedHolder;
+  }
+
+  /** Competes, leads, and after a loss competes again, until `stop()`. A second call does nothing. */
+  start(callbacks: LeaderCallbacks): void {
+    if (this.loop !== undefined || this.lifetime.signal.aborted) return;
+    this.loop = this.run(callbacks).catch((err: unknown) => {
+      this.log.error({ err }, 'leader election loop failed');
+    });
+  }
+
+  /** Stops competing; if leading, stops the work first, then releases the Lease for a standby. */
+  async stop(): Promise<void> {
+    this.lifetime.abort();
+    await this.loop;
+  }
+
+  private stopped(): boolean {
+    return this.lifetime.signal.aborted;
+  }
+
+  private async run(cb: LeaderCallbacks): Promise<void> {
+    while (!this.stopped()) {
+      if (!(await this.acquire(cb))) return;
+      const lost = new AbortController();
+      this.setLeading(true);
+      this.log.info({}, 'became leader');
+      // The work runs beside the renew loop; its failures are its own to report.
+      const work = Promise.resolve()
+        .then(() => cb.onStartedLeading(lost.signal))
+        .catch((err: unknown) => {
+          this.log.error({ err }, 'starting the leader work failed');
+        });
+      const why = await this.renew(cb);
+      this.setLeading(false);
+      lost.abort();
+      if (why === 'lost') this.log.warn({}, 'leadership lost; stopping work');
+      await work;
+      try {
+        await cb.onStoppedLeading();
+      } catch (err) {
+        this.log.error({ err }, 'stopping the leader work failed');
+      }
+      if (this.stopped()) {
+        await this.release();
+        return;
+      }
+      // Re-enter candidacy: the work is level-based and starts from the cluster's state again.
+      this.log.info({}, 'standing for election again');
+    }
+  }
+
+  private setLeading(leading: boolean): void {
+    this.leading = leading;
+    try {
+      this.o.onStatus?.(leading);
+    } catch {
+      // Metrics are best effort.
+    }
+  }
+
+  /** Polls until the Lease is ours (true) or the elector stops (false). */
+  private async acquire(cb: LeaderCallbacks): Promise<boolean> {
+    while (!this.stopped()) {
+      const sentAt = performance.now();
+      try {
+        const outcome = await this.attempt(this.timing.retryPeriodMs * 2, cb);
+        if (outcome === 'leading') {
+          this.renewedAt = sentAt;
+          return true;
+        }
+      } catch (err) {
+        this.log.warn({ err }, 'cannot read or acquire the lease');
+      }
+      await this.sleep(this.timing.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR));
+    }
+    return false;
+  }
+
+  /** Renews every retry period until the deadline passes without success, another holds it, or stop. */
+  private async renew(cb: LeaderCallbacks): Promise<'lost' | 'stopped'> {
+    for (;;) {
+      await this.sleep(this.timing.retryPeriodMs);
+      if (this.stopped()) return 'stopped';
+      const sentAt = performance.now();
+      const remaining = this.renewedAt + this.timing.renewDeadlineMs - sentAt;
+      if (remaining <= 0) return 'lost';
+      try {
+        const outcome = await this.attempt(remaining, cb);
+        if (outcome === 'leading') this.renewedAt = sentAt;
+        else if (outcome !== 'conflict') return 'lost';
+      } catch (err) {
+        this.log.warn({ err }, 'cannot renew the lease');
+      }
+    }
+  }
+
+  /** One round: read, decide, write. Every request is bounded by `budgetMs`. */
+  private async attempt(budgetMs: number, cb: LeaderCallbacks): Promise<Attempt> {
+    const deadline = performance.now() + budgetMs;
+    const opts = (): ConfigurationOptions => timeoutOptions(Math.max(1, deadline - performance.now()));
+    const { namespace, name, identity } = this.o;
+    let lease: V1Lease | undefined;
+    try {
+      lease = await this.api.readNamespacedLease({ name, namespace }, opts());
+    } catch (err) {
+      if (statusCodeOf(err) !== 404) throw err;
+    }
+    const now = performance.now();
+    const rv = lease?.metadata?.resourceVersion;
+    if (rv !== this.observedRv) {
+      this.observedRv = rv;
+      this.observedAt = now;
+    }
+    const record = lease ? leaseRecordOf(lease) : undefined;
+    if (record !== undefined && record.holderIdentity !== this.observedHolder) {
+      this.observedHolder = record.holderIdentity;
+      if (record.holderIdentity !== '') {
+        this.log.info({ leader: record.holderIdentity }, 'new leader observed');
+        cb.onNewLeader?.(record.holderIdentity);
+      }
+    }
+    const decision = decideLease({
+      identity,
+      record,
+      observedAtMs: this.observedAt,
+      nowMs: now,
+      defaultLeaseDurationMs: this.timing.leaseDurationMs,
+    });
+    if (decision.kind === 'wait') return { held: decision.holder };
+    const durationSeconds = Math.ceil(this.timing.leaseDurationMs / 1000);
+    const spec = nextLeaseSpec(decision.kind, identity, lease?.spec, new Date(), durationSeconds);
+    try {
+      const written =
+        decision.kind === 'create'
+          ? await this.api.createNamespacedLease(
+              {
+                namespace,
+                body: {
+                  apiVersion: 'coordination.k8s.io/v1',
+                  kind: 'Lease',
+                  metadata: { name, namespace },
+                  spec,
+                },
+              },
+              opts(),
+            )
+          : await this.api.replaceNamespacedLease(
+              // The resourceVersion read above makes this write conditional: optimistic concurrency.
+              {
+                name,
+                namespace,
+                body: { ...lease, metadata: { ...lease?.metadata, name, namespace }, spec },
+              },
+              opts(),
+            );
+      this.observedRv = written.metadata?.resourceVersion;
+      this.observedAt = performance.now();
+      this.observedHolder = identity;
+      return 'leading';
+    } catch (err) {
+      // 409: someone wrote the Lease since we read it; the next round reads again.
+      if (statusCodeOf(err) === 409) return 'conflict';
+      throw err;
+    }
+  }
+
+  /** Gives the Lease up so a standby takes over at once (client-go's ReleaseOnCancel). */
+  private async release(): Promise<void> {
+    const { namespace, name, identity } = this.o;
+    try {
+      const lease = await this.api.readNamespacedLease(
+        { name, namespace },
+        timeoutOptions(this.timing.retryPeriodMs),
+      );
+      if (lease.spec?.holderIdentity !== identity) return;
+      const at = new V1MicroTime();
+      await this.api.replaceNamespacedLease(
+        {
+          name,
+          namespace,
+          body: {
+            ...lease,
+            spec: {
+              holderIdentity: '',
+              leaseDurationSeconds: 1,
+              acquireTime: at,
+              renewTime: at,
+              leaseTransitions: lease.spec.leaseTransitions ?? 0,
+            },
+          },
+        },
+        timeoutOptions(this.timing.retryPeriodMs),
+      );
+      this.log.info({}, 'lease released');
+    } catch (err) {
+      this.log.warn({ err }, 'cannot release the lease; a standby takes over when it expires');
+    }
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    await delay(ms, undefined, { signal: this.lifetime.signal }).catch(() => undefined);
+  }
+}
+
+/**
+ * Per-request options that abort the request after `ms`: client-node sets no timeout of its
+ * own, and a renewal that hangs must not outlive the renew deadline.
+ */
+function timeoutOptions(ms: number): ConfigurationOptions {
+  return {
+    middleware: [
+      {
+        pre: (ctx: RequestContext) => {
+          ctx.setSignal(AbortSignal.timeout(Math.ceil(ms)));
+          return new Observable(Promise.resolve(ctx));
+        },
+        post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
+      },
+    ],
+    middlewareMergeStrategy: 'append',
+  };
+}

@@ -1,0 +1,244 @@
+import type {
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1Deployment,
+  V1PolicyRule,
+  V1Probe,
+  V1Role,
+  V1RoleBinding,
+  V1ServiceAccount,
+} from '@kubernetes/client-node';
+import { RUNTIME_GROUP, RUNTIME_NAMESPACE, RUNTIME_PLURAL } from '../api/runtime.js';
+import { CONFIG_MAP_NAME } from '../api/webhook-config.js';
+import { DEFAULT_STATE_CONFIG_MAP } from '../controller/annotate/signal-state-store.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
+
+/** Name of the controller's ServiceAccount, RBAC objects and Deployment. */
+export const CONTROLLER_NAME = 'rt-bootstrapper-controller';
+/** Default name of the leader-election Lease. */
+export const CONTROLLER_LEASE_NAME = 'rt-bootstrapper-controller';
+/** The controller's plain-HTTP port for /healthz, /readyz and /metrics. */
+export const CONTROLLER_METRICS_PORT = 8080;
+
+/** Settings of the rendered KCP manifests. */
+export interface ControllerManifestOptions {
+  readonly image: string;
+  readonly namespace?: string;
+  readonly replicas?: number;
+  readonly mode?: 'annotate' | 'direct';
+  readonly pullSecretName: string;
+  readonly clusterTrustBundleName?: string;
+  readonly configMapName?: string;
+  readonly stateConfigMapName?: string;
+  readonly leaseName?: string;
+  readonly runtimeSelector?: string;
+  readonly signal?: 'annotation' | 'label';
+  readonly coalesce?: string;
+  readonly logLevel?: string;
+  /** Further namespaced rules (a mode that needs more, e.g. direct mode's own resources). */
+  readonly extraRules?: readonly V1PolicyRule[];
+  /** Labels added to every object. */
+  readonly extraLabels?: Readonly<Record<string, string>>;
+}
+
+/** Everything `rtb render controller` prints, in apply order. */
+export interface ControllerManifests {
+  readonly serviceAccount: V1ServiceAccount;
+  readonly role: V1Role;
+  readonly roleBinding: V1RoleBinding;
+  /** Only when a ClusterTrustBundle is watched (it is cluster-scoped). */
+  readonly clusterRole?: V1ClusterRole;
+  readonly clusterRoleBinding?: V1ClusterRoleBinding;
+  readonly deployment: V1Deployment;
+}
+
+/**
+ * Renders the controller's KCP manifests (pure). RBAC is least privilege: the sources read-only
+ * and by name (list/watch work through the name field selector the controller uses), the Lease
+ * and the state ConfigMap writable by name only (create cannot be limited by name), Runtimes
+ * readable and patchable (the signal), and Events.
+ */
+export function renderControllerManifests(o: ControllerManifestOptions): ControllerManifests {
+  const namespace = o.namespace ?? RUNTIME_NAMESPACE;
+  const configMap = o.configMapName ?? CONFIG_MAP_NAME;
+  const stateConfigMap = o.stateConfigMapName ?? DEFAULT_STATE_CONFIG_MAP;
+  const lease = o.leaseName ?? CONTROLLER_LEASE_NAME;
+  const labels = {
+    'app.kubernetes.io/name': CONTROLLER_NAME,
+    [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
+    ...o.extraLabels,
+  };
+  const selector = { 'app.kubernetes.io/name': CONTROLLER_NAME };
+  const meta = (namespaced = true): { name: string; namespace?: string; labels: Record<string, string> } => ({
+    name: CONTROLLER_NAME,
+    ...(namespaced ? { namespace } : {}),
+    labels: { ...labels },
+  });
+  const subject = { kind: 'ServiceAccount', name: CONTROLLER_NAME, namespace };
+  const read = ['get', 'list', 'watch'];
+  const rules: V1PolicyRule[] = [
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [o.pullSecretName], verbs: read },
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: [configMap], verbs: read },
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+    {
+      apiGroups: [''],
+      resources: ['configmaps'],
+      resourceNames: [stateConfigMap],
+      verbs: ['get', 'update', 'patch'],
+    },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      resourceNames: [lease],
+      verbs: ['get', 'update', 'patch'],
+    },
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+  ];
+  if ((o.mode ?? 'annotate') === 'annotate') {
+    rules.push({ apiGroups: [RUNTIME_GROUP], resources: [RUNTIME_PLURAL], verbs: [...read, 'patch'] });
+  }
+  rules.push(...(o.extraRules ?? []));
+
+  const ctb = o.clusterTrustBundleName;
+  return {
+    serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta() },
+    role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(), rules },
+    roleBinding: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta(),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: CONTROLLER_NAME },
+      subjects: [subject],
+    },
+    ...(ctb !== undefined
+      ? {
+          clusterRole: {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'ClusterRole',
+            metadata: meta(false),
+            rules: [
+              {
+                apiGroups: ['certificates.k8s.io'],
+                resources: ['clustertrustbundles'],
+                resourceNames: [ctb],
+                verbs: read,
+              },
+            ],
+          },
+          clusterRoleBinding: {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'ClusterRoleBinding',
+            metadata: meta(false),
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CONTROLLER_NAME },
+            subjects: [subject],
+          },
+        }
+      : {}),
+    deployment: renderDeployment(o, namespace, labels, selector, { configMap, stateConfigMap, lease }),
+  };
+}
+
+/** The controller's container arguments (the flags of `rtb controller`). */
+export function controllerArgs(
+  o: ControllerManifestOptions,
+  namespace: string,
+  names: { configMap: string; stateConfigMap: string; lease: string },
+): string[] {
+  return [
+    'controller',
+    `--mode=${o.mode ?? 'annotate'}`,
+    `--namespace=${namespace}`,
+    `--pull-secret=${o.pullSecretName}`,
+    ...(o.clusterTrustBundleName !== undefined ? [`--cluster-trust-bundle=${o.clusterTrustBundleName}`] : []),
+    `--config-map=${names.configMap}`,
+    `--state-config-map=${names.stateConfigMap}`,
+    ...(o.runtimeSelector !== undefined ? [`--runtime-selector=${o.runtimeSelector}`] : []),
+    `--signal=${o.signal ?? 'annotation'}`,
+    `--coalesce=${o.coalesce ?? '2s'}`,
+    `--metrics-port=${CONTROLLER_METRICS_PORT}`,
+    '--leader-elect',
+    `--leader-election-id=${names.lease}`,
+    `--log-level=${o.logLevel ?? 'info'}`,
+  ];
+}
+
+function renderDeployment(
+  o: ControllerManifestOptions,
+  namespace: string,
+  labels: Record<string, string>,
+  selector: Record<string, string>,
+  names: { configMap: string; stateConfigMap: string; lease: string },
+): V1Deployment {
+  const probe = (path: string): V1Probe => ({
+    httpGet: { path, port: 'http-metrics' },
+    periodSeconds: 10,
+    timeoutSeconds: 2,
+  });
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: CONTROLLER_NAME, namespace, labels: { ...labels } },
+    spec: {
+      replicas: o.replicas ?? 2,
+      selector: { matchLabels: selector },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: {
+        metadata: {
+          labels: { ...labels },
+          annotations: {
+            'prometheus.io/scrape': 'true',
+            'prometheus.io/port': String(CONTROLLER_METRICS_PORT),
+          },
+        },
+        spec: {
+          serviceAccountName: CONTROLLER_NAME,
+          // SIGTERM stops the mode and releases the Lease, so the standby takes over at once.
+          terminationGracePeriodSeconds: 30,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 65532,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          topologySpreadConstraints: [
+            {
+              maxSkew: 1,
+              topologyKey: 'kubernetes.io/hostname',
+              whenUnsatisfiable: 'ScheduleAnyway',
+              labelSelector: { matchLabels: selector },
+            },
+          ],
+          containers: [
+            {
+              name: 'controller',
+              image: o.image,
+              args: controllerArgs(o, namespace, names),
+              env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+              ports: [{ name: 'http-metrics', containerPort: CONTROLLER_METRICS_PORT, protocol: 'TCP' }],
+              readinessProbe: probe('/readyz'),
+              livenessProbe: probe('/healthz'),
+              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/** The manifests as a list in apply order (RBAC before the Deployment that needs it). */
+export function controllerManifestList(m: ControllerManifests): readonly object[] {
+  return [
+    m.serviceAccount,
+    m.role,
+    m.roleBinding,
+    ...(m.clusterRole ? [m.clusterRole] : []),
+    ...(m.clusterRoleBinding ? [m.clusterRoleBinding] : []),
+    m.deployment,
+  ];
+}
