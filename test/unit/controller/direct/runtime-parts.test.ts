@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
+import { decideMirror } from '../../../../src/controller/direct/runtime-mirror.js';
+import {
+  RuntimeClientPool,
+  RuntimeKubeconfigError,
+} from '../../../../src/controller/direct/runtime-clients.js';
+import { renderKubeconfig } from '../../../../src/envtest/kubeconfig.js';
+
+const kubeconfig = (server: string) =>
+  renderKubeconfig({ name: 'x', server, caPem: 'CA', clientCertPem: 'C', clientKeyPem: 'K' });
+
+describe('runtime client pool', () => {
+  test('one client per runtime, rebuilt when the kubeconfig changes, dropped when idle', () => {
+    let now = 0;
+    const pool = new RuntimeClientPool(1_000, () => now);
+    const a = pool.get('rt-1', kubeconfig('https://a:6443'));
+    assert.equal(pool.get('rt-1', kubeconfig('https://a:6443')), a);
+    const rotated = pool.get('rt-1', kubeconfig('https://b:6443'));
+    assert.notEqual(rotated, a);
+    assert.equal(rotated.getCurrentCluster()?.server, 'https://b:6443');
+    pool.get('rt-2', kubeconfig('https://c:6443'));
+    now = 500;
+    pool.get('rt-2', kubeconfig('https://c:6443'));
+    now = 1_200;
+    assert.equal(pool.sweep(), 1);
+    assert.equal(pool.size, 1);
+  });
+
+  test('a broken kubeconfig is a typed error that does not quote it', () => {
+    const pool = new RuntimeClientPool();
+    assert.throws(
+      () => pool.get('rt-x', 'token: s3cr3t-value\n: : :'),
+      (e: unknown) => e instanceof RuntimeKubeconfigError && !e.message.includes('s3cr3t'),
+    );
+  });
+});
+
+describe('runtime mirror decision', () => {
+  const rb = (labels: Record<string, string> = {}, deleting = false): RuntimeBootstrapper => ({
+    metadata: {
+      name: 'r',
+      namespace: 'kcp-system',
+      labels,
+      ...(deleting ? { deletionTimestamp: new Date() } : {}),
+    },
+    spec: { runtimeID: 'r' },
+  });
+  test('create for a Runtime without one; delete only what it created; nothing otherwise', () => {
+    assert.equal(decideMirror(true, undefined), 'create');
+    assert.equal(decideMirror(true, rb()), 'none');
+    assert.equal(
+      decideMirror(false, rb({ 'rt-bootstrapper.kyma-project.io/mirrors-runtime': 'true' })),
+      'delete',
+    );
+    assert.equal(decideMirror(false, rb()), 'none', 'a hand-made bootstrapper stays');
+    assert.equal(
+      decideMirror(false, rb({ 'rt-bootstrapper.kyma-project.io/mirrors-runtime': 'true' }, true)),
+      'none',
+    );
+    assert.equal(decideMirror(false, undefined), 'none');
+  });
+});

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { buildSyncSet, type SyncSources } from '../../../../src/controller/direct/sync-set.js';
+import {
+  planRuntime,
+  planSources,
+  removalOrder,
+} from '../../../../src/controller/direct/runtime-manifests.js';
+import { seedConfigText } from '../../../support/fixtures.js';
+
+const sources = (over: Partial<SyncSources> = {}): SyncSources => ({
+  version: 'v-1',
+  pullSecret: {
+    metadata: { name: 'kcp-pull', namespace: 'kcp-system' },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': 'e30=' },
+  },
+  clusterTrustBundle: {
+    metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' },
+    spec: { signerName: 'rt-bootstrapper-k3d.test/ctb', trustBundle: 'PEM' },
+  },
+  configMap: {
+    metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
+    data: { 'rt-bootstrapper-config.json': seedConfigText() },
+  },
+  ...over,
+});
+
+describe('buildSyncSet', () => {
+  test('a consistent set: trust bundle, then pull Secret, then ConfigMap, each stamped with the version', () => {
+    const r = buildSyncSet(sources());
+    assert.ok(r.ok);
+    assert.deepEqual(
+      r.set.objects.map((o) => o.kind),
+      ['ClusterTrustBundle', 'Secret', 'ConfigMap'],
+    );
+    for (const o of r.set.objects) {
+      const meta = o.metadata!;
+      assert.equal(meta.annotations!['rt-bootstrapper.kyma-project.io/set-version'], 'v-1');
+      assert.equal(meta.labels!['app.kubernetes.io/managed-by'], 'rt-bootstrapper');
+    }
+    const secret = r.set.objects[1] as {
+      metadata: { name: string; namespace: string };
+      type: string;
+      data: Record<string, string>;
+    };
+    // The runtime's name comes from the config, not from the KCP's flag.
+    assert.deepEqual(
+      [secret.metadata.namespace, secret.metadata.name, secret.type],
+      ['kyma-system', 'registry-credentials', 'kubernetes.io/dockerconfigjson'],
+    );
+    assert.deepEqual(secret.data, { '.dockerconfigjson': 'e30=' });
+  });
+
+  for (const [what, over, reason] of [
+    ['no ConfigMap', { configMap: undefined }, /ConfigMap is missing/],
+    [
+      'a ConfigMap without the key',
+      { configMap: { metadata: { name: 'c', namespace: 'n' }, data: {} } },
+      /has no key rt-bootstrapper-config.json/,
+    ],
+    [
+      'an invalid config',
+      {
+        configMap: {
+          metadata: { name: 'c', namespace: 'n' },
+          data: { 'rt-bootstrapper-config.json': '{"availableFeatures":["x"]}' },
+        },
+      },
+      /invalid config: availableFeatures\[0\]/,
+    ],
+    [
+      'a config naming a bundle the KCP lacks',
+      { clusterTrustBundle: undefined },
+      /names ClusterTrustBundle rt-bootstrapper-k3d.test:ctb:1, which does not exist/,
+    ],
+    [
+      'a bundle of another name',
+      { clusterTrustBundle: { metadata: { name: 'other:ctb:2' }, spec: { trustBundle: 'PEM' } } },
+      /the KCP holds other:ctb:2/,
+    ],
+    [
+      'a problem the watcher reported',
+      { problems: [{ source: 'pullSecret', reason: 'missing' }] },
+      /pullSecret: missing/,
+    ],
+  ] as const) {
+    test(`refuses ${what}`, () => {
+      const r = buildSyncSet(sources(over));
+      assert.ok(!r.ok);
+      assert.match(r.reason, reason);
+    });
+  }
+});
+
+describe('runtime plan', () => {
+  const r = buildSyncSet(sources());
+  assert.ok(r.ok);
+  const plan = planRuntime(
+    r.set,
+    { image: 'img:1', version: '1.0.0' },
+    { certPem: 'C', keyPem: 'K', caPem: 'CA' },
+  );
+
+  test('namespaces come before the set', () => {
+    const kinds = planSources(r.set).map((o) => o.kind);
+    assert.deepEqual(kinds, ['Namespace', 'ClusterTrustBundle', 'Secret', 'ConfigMap']);
+  });
+
+  test('webhook objects carry the release version; the registration trusts the CA', () => {
+    for (const o of plan.webhook)
+      assert.equal(o.metadata?.labels?.['rt-bootstrapper.kyma-project.io/webhook-version'], '1.0.0');
+    const reg = plan.registration as { webhooks: { clientConfig: { caBundle: string } }[] };
+    assert.equal(reg.webhooks[0]?.clientConfig.caBundle, Buffer.from('CA').toString('base64'));
+    const tls = plan.webhook.find((o) => o.kind === 'Secret') as { data: Record<string, string> };
+    assert.equal(Buffer.from(tls.data['tls.crt'] ?? '', 'base64').toString(), 'C');
+  });
+
+  test('removal: the registration first, the Deployment before its RBAC, namespaces never', () => {
+    const order = removalOrder(plan).map((o) => o.kind);
+    assert.equal(order[0], 'MutatingWebhookConfiguration');
+    assert.ok(order.indexOf('Deployment') < order.indexOf('ServiceAccount'));
+    assert.ok(!order.includes('Namespace'));
+  });
+});
