@@ -405,6 +405,44 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
     for (const id of RUNTIMES) await waitState(id, 'Ready');
   });
 
+  test('a new webhook release rolls every runtime forward', async () => {
+    await direct.stop();
+    direct = await startDirectMode({
+      kubeConfig: kcp().kubeConfig(),
+      namespace: 'kcp-system',
+      sources,
+      logger: silentLogger(),
+      registry: new Registry(),
+      release: { image: 'example.com/rt-bootstrapper:1.1.0', version: '1.1.0' },
+      resyncMs: 0,
+      coalesceMs: 100,
+      runtimeTimeoutMs: 3_000,
+    });
+    await Promise.all(
+      RUNTIMES.map(async (id) => {
+        const apps = rt(id).kubeConfig().makeApiClient(AppsV1Api);
+        await eventually(
+          async () => {
+            const d = await apps.readNamespacedDeployment({
+              name: 'rt-bootstrapper-webhook',
+              namespace: 'kyma-system',
+            });
+            return d.spec?.template.spec?.containers[0]?.image === 'example.com/rt-bootstrapper:1.1.0'
+              ? true
+              : undefined;
+          },
+          20_000,
+          `${id} to get the new image`,
+        );
+        // The new generation is not rolled out until the Deployment reports it.
+        await waitState(id, 'Installing');
+        await markDeploymentAvailable(rt(id));
+        const ready = await waitState(id, 'Ready');
+        assert.equal(ready.status?.webhookVersion, '1.1.0');
+      }),
+    );
+  });
+
   test('deleting a CR removes everything from the runtime, the webhook configuration first, then releases the finalizer', async () => {
     const runtime = rt('rt-3');
     const deletions: string[] = [];
