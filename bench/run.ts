@@ -1,0 +1,43 @@
+// Every benchmark, one after the other, then a summary (`npm run bench`). Each benchmark starts
+// and stops its own clusters and child processes; a failing one is reported and the next still
+// runs. The exit status is 1 if any benchmark failed (a missed target is not a failure: the
+// figures are printed, never asserted).
+import { cpus } from 'node:os';
+import { podCreateSummary, runPodCreateLatency, type PodCreateFigures } from './pod-create-latency.js';
+import { say } from './support/env.js';
+import { throughputSummary, runWebhookThroughput, type ThroughputFigures } from './webhook-throughput.js';
+
+async function main(): Promise<void> {
+  const started = new Date();
+  const failures: string[] = [];
+  let throughput: ThroughputFigures | undefined;
+  let pods: PodCreateFigures | undefined;
+  try {
+    throughput = await runWebhookThroughput(say);
+  } catch (error) {
+    failures.push(
+      `webhook-throughput: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+  }
+  say('');
+  try {
+    pods = await runPodCreateLatency(say);
+  } catch (error) {
+    failures.push(
+      `pod-create-latency: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+  }
+
+  say('');
+  say('== summary ==');
+  say(
+    `${started.toISOString()}, node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ` +
+      `${Math.round((Date.now() - started.getTime()) / 1000)} s`,
+  );
+  if (throughput) for (const line of throughputSummary(throughput)) say(line);
+  if (pods) for (const line of podCreateSummary(pods)) say(line);
+  for (const failure of failures) say(`FAILED ${failure}`);
+  if (failures.length > 0) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,321 @@
+// Webhook throughput, latency and memory (issue 3).
+//
+//   npx tsx bench/webhook-throughput.ts
+//
+// The real webhook (`rtb webhook`, compiled by tsc, plain node) serves from a real local
+// cluster's caches in its own process; a bare node:https server with the same certificate and
+// server settings, answering the webhook's own response to the same request, is the baseline,
+// also in its own process. The load generators run in a third process. With taskset both
+// servers are pinned to CPU 1 and the load to CPU 0, so on two cores a server never competes
+// with its own load. Rounds alternate baseline and webhook and everything is measured in the
+// same run; the CPU that other processes on the (shared) machine used during each measurement
+// is printed next to it. The figures are printed, never asserted.
+//
+// Environment (for trial runs): BENCH_ROUNDS (3), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3),
+// BENCH_CONNECTIONS (8), BENCH_RATE (1000), BENCH_RATE_SECONDS (10), BENCH_IDLE_SECONDS (10);
+// BENCH_CPU_PROF=<dir> runs the webhook with --cpu-prof and keeps its profile in <dir>.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ControlPlane } from '../src/envtest/control-plane.js';
+import { envNumber, isMain, say as print } from './support/env.js';
+import type { AutocannonConfig, AutocannonResult } from './support/load-autocannon.js';
+import type { PacedConfig, PacedResult } from './support/load-paced.js';
+import { memoryKib } from './support/proc.js';
+import { buildChildren, canPin, pinToCpu, runNode, scratchDir, sleep } from './support/processes.js';
+import { describeLatency, mb, median, ms, verdict } from './support/stats.js';
+import {
+  admissionReviewFor,
+  applyWebhookSources,
+  defaultedSeedPod,
+  patchOf,
+  post,
+  startBareServer,
+  startWebhookProcess,
+  writeServingTls,
+  type ServerProcess,
+} from './support/webhook-under-test.js';
+
+const SERVER_CPU = 1;
+const LOAD_CPU = 0;
+
+/** Targets of issue 3. */
+export const THROUGHPUT_TARGETS = { ratio: 0.7, fixedRateP99Ms: 2, rssMb: 100 } as const;
+
+/** One closed-loop run against one server. */
+export interface MaxRun extends AutocannonResult {
+  readonly round: number;
+}
+
+/** One fixed-rate run against one server. */
+export interface PacedRun extends PacedResult {
+  readonly round: number;
+}
+
+/** What the throughput benchmark measured. */
+export interface ThroughputFigures {
+  readonly pinned: boolean;
+  readonly connections: number;
+  readonly seconds: number;
+  readonly requestBytes: number;
+  readonly responseBytes: number;
+  readonly patchOperations: number;
+  readonly bare: readonly MaxRun[];
+  readonly webhook: readonly MaxRun[];
+  readonly bareRps: number;
+  readonly webhookRps: number;
+  /** Median webhook requests/s over median baseline requests/s. */
+  readonly ratio: number;
+  /** Requests per server CPU-second, webhook over baseline (does not depend on saturation). */
+  readonly ratioPerCpu: number;
+  readonly rate: number;
+  readonly rateSeconds: number;
+  readonly pacedWebhook: readonly PacedRun[];
+  readonly pacedBare: readonly PacedRun[];
+  /** Median over the fixed-rate rounds of the webhook's p50 and p99. */
+  readonly fixedRateP50: number;
+  readonly fixedRateP99: number;
+  readonly rssReadyKib: number;
+  readonly rssIdleKib: number;
+  readonly rssAfterKib: number;
+  readonly rssPeakKib: number;
+  readonly idleSeconds: number;
+  readonly webhookLogProblems: number;
+}
+
+/** Runs the benchmark; prints as it goes and returns the figures. */
+export async function runWebhookThroughput(say: (line: string) => void = print): Promise<ThroughputFigures> {
+  const rounds = envNumber('BENCH_ROUNDS', 3);
+  const seconds = envNumber('BENCH_SECONDS', 10);
+  const warmupSeconds = envNumber('BENCH_WARMUP_SECONDS', 3);
+  const connections = envNumber('BENCH_CONNECTIONS', 8);
+  const rate = envNumber('BENCH_RATE', 1000);
+  const rateSeconds = envNumber('BENCH_RATE_SECONDS', 10);
+  const idleSeconds = envNumber('BENCH_IDLE_SECONDS', 10);
+  const profileDir = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
+
+  say('== webhook throughput (issue 3) ==');
+  const scripts = buildChildren(say);
+  const scratch = await scratchDir('rtb-bench-throughput-');
+  const dir = scratch.dir;
+  let plane: ControlPlane | undefined;
+  const servers: ServerProcess[] = [];
+  try {
+    plane = await ControlPlane.start({ clusters: ['bench'] });
+    const cluster = plane.cluster('bench');
+    say(`cluster: kube-apiserver ${plane.binaries.kubernetesVersion}, etcd ${plane.binaries.etcdVersion}`);
+    const kc = cluster.kubeConfig();
+    await applyWebhookSources(kc);
+    const tls = await writeServingTls(dir);
+
+    const webhook = await startWebhookProcess(
+      scripts,
+      cluster,
+      tls,
+      dir,
+      profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    );
+    servers.push(webhook);
+    const rssReady = memoryKib(webhook.pid).rss;
+    const pinned = canPin();
+    if (pinned) pinToCpu(webhook.pid, SERVER_CPU);
+    say(
+      `webhook: rtb webhook (compiled, node ${process.version}), pid ${webhook.pid}` +
+        (pinned
+          ? `, pinned to CPU ${SERVER_CPU}; load generators on CPU ${LOAD_CPU}`
+          : ', not pinned (no taskset)'),
+    );
+    say(`  resident memory when ready: ${mb(rssReady)}; idling ${idleSeconds} s`);
+    await sleep(idleSeconds * 1000);
+    const rssIdle = memoryKib(webhook.pid).rss;
+    say(`  resident memory idle after start: ${mb(rssIdle)}`);
+
+    const body = admissionReviewFor(await defaultedSeedPod(kc));
+    const bodyFile = join(dir, 'admission-review.json');
+    await writeFile(bodyFile, body);
+    // The first request also creates the pull Secret's copy in namespace default.
+    const first = await post(webhook.url, body, tls.caPem);
+    if (first.status !== 200) throw new Error(`the webhook answered ${first.status}: ${first.body}`);
+    const patch = patchOf(first.body);
+    const second = await post(webhook.url, body, tls.caPem);
+    patchOf(second.body);
+    const responseFile = join(dir, 'admission-response.json');
+    await writeFile(responseFile, second.body);
+    say(
+      `request: AdmissionReview of the seed Pod (as the API server defaults it; namespace default, CREATE), ` +
+        `${Buffer.byteLength(body)} B; answer: ${patch.length} JSON-patch operations, ${Buffer.byteLength(second.body)} B`,
+    );
+
+    const bare = await startBareServer(scripts, tls, responseFile, dir);
+    servers.push(bare);
+    if (pinned) pinToCpu(bare.pid, SERVER_CPU);
+    say(`baseline: bare node:https server answering that response, pid ${bare.pid}`);
+
+    const closedLoop = async (target: ServerProcess, label: string, round: number): Promise<MaxRun> => {
+      const resultFile = join(dir, `max-${label}-${round}.result.json`);
+      const config: AutocannonConfig = {
+        url: target.url,
+        bodyFile,
+        connections,
+        warmupSeconds,
+        durationSeconds: seconds,
+        serverPid: target.pid,
+        resultFile,
+      };
+      const configFile = join(dir, `max-${label}-${round}.json`);
+      await writeFile(configFile, JSON.stringify(config));
+      await runNode(
+        `autocannon-${label}-${round}`,
+        scripts.loadAutocannon,
+        [configFile],
+        dir,
+        pinned ? LOAD_CPU : undefined,
+      );
+      const r = JSON.parse(await readFile(resultFile, 'utf8')) as AutocannonResult;
+      say(
+        `  round ${round} ${label.padEnd(7)} ${r.requestsPerSecond.toFixed(0).padStart(6)} req/s, ` +
+          `${describeLatency(r.latency, ['p50', 'p99'])}; CPU: server ${r.serverCpu.toFixed(2)}, ` +
+          `load ${r.loadCpu.toFixed(2)}, others ${r.otherCpu.toFixed(2)}` +
+          (r.non2xx + r.errors + r.timeouts > 0
+            ? `; non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}`
+            : ''),
+      );
+      return { ...r, round };
+    };
+
+    const paced = async (target: ServerProcess, label: string, round: number): Promise<PacedRun> => {
+      const resultFile = join(dir, `paced-${label}-${round}.result.json`);
+      const config: PacedConfig = {
+        url: target.url,
+        bodyFile,
+        caFile: tls.caFile,
+        rate,
+        warmupSeconds,
+        durationSeconds: rateSeconds,
+        maxSockets: 16,
+        serverPid: target.pid,
+        resultFile,
+      };
+      const configFile = join(dir, `paced-${label}-${round}.json`);
+      await writeFile(configFile, JSON.stringify(config));
+      await runNode(
+        `paced-${label}-${round}`,
+        scripts.loadPaced,
+        [configFile],
+        dir,
+        pinned ? LOAD_CPU : undefined,
+      );
+      const r = JSON.parse(await readFile(resultFile, 'utf8')) as PacedResult;
+      say(
+        `  round ${round} ${label.padEnd(7)} ${r.achievedRate.toFixed(0)} req/s, ${r.ok} ok, ${r.failed} failed; ` +
+          `${describeLatency(r.latency, ['p50', 'p90', 'p99', 'p999'])}; pacer lag p99 ${ms(r.sendLag.p99)}; ` +
+          `CPU: server ${r.serverCpu.toFixed(2)}, others ${r.otherCpu.toFixed(2)}`,
+      );
+      return { ...r, round };
+    };
+
+    say(
+      `max throughput: autocannon 8.0.0 (closed loop), ${connections} keep-alive connections, ` +
+        `${warmupSeconds} s warm-up + ${seconds} s per run, ${rounds} rounds alternating`,
+    );
+    const bareRuns: MaxRun[] = [];
+    const webhookRuns: MaxRun[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      const order = round % 2 === 1 ? (['bare', 'webhook'] as const) : (['webhook', 'bare'] as const);
+      for (const which of order) {
+        if (which === 'bare') bareRuns.push(await closedLoop(bare, 'bare', round));
+        else webhookRuns.push(await closedLoop(webhook, 'webhook', round));
+      }
+    }
+
+    say(
+      `fixed rate: ${rate} req/s open loop (node:https keep-alive), ${warmupSeconds} s warm-up + ` +
+        `${rateSeconds} s per run, ${rounds} rounds alternating; latency from send to last byte`,
+    );
+    const pacedWebhook: PacedRun[] = [];
+    const pacedBare: PacedRun[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      const order = round % 2 === 1 ? (['webhook', 'bare'] as const) : (['bare', 'webhook'] as const);
+      for (const which of order) {
+        if (which === 'bare') pacedBare.push(await paced(bare, 'bare', round));
+        else pacedWebhook.push(await paced(webhook, 'webhook', round));
+      }
+    }
+
+    say(`idling ${idleSeconds} s after the load`);
+    await sleep(idleSeconds * 1000);
+    const after = memoryKib(webhook.pid);
+    const log = await readFile(webhook.proc.logPath, 'utf8');
+    const webhookLogProblems = log.split('\n').filter((l) => /"level":"(warn|error|fatal)"/.test(l)).length;
+
+    const bareRps = median(bareRuns.map((r) => r.requestsPerSecond));
+    const webhookRps = median(webhookRuns.map((r) => r.requestsPerSecond));
+    const perCpu = (runs: readonly MaxRun[]): number =>
+      median(runs.map((r) => r.requestsPerSecond / r.serverCpu));
+    const figures: ThroughputFigures = {
+      pinned,
+      connections,
+      seconds,
+      requestBytes: Buffer.byteLength(body),
+      responseBytes: Buffer.byteLength(second.body),
+      patchOperations: patch.length,
+      bare: bareRuns,
+      webhook: webhookRuns,
+      bareRps,
+      webhookRps,
+      ratio: webhookRps / bareRps,
+      ratioPerCpu: perCpu(webhookRuns) / perCpu(bareRuns),
+      rate,
+      rateSeconds,
+      pacedWebhook,
+      pacedBare,
+      fixedRateP50: median(pacedWebhook.map((r) => r.latency.p50)),
+      fixedRateP99: median(pacedWebhook.map((r) => r.latency.p99)),
+      rssReadyKib: rssReady,
+      rssIdleKib: rssIdle,
+      rssAfterKib: after.rss,
+      rssPeakKib: after.peak,
+      idleSeconds,
+      webhookLogProblems,
+    };
+    say('-- webhook throughput: result --');
+    for (const line of throughputSummary(figures)) say(line);
+    return figures;
+  } finally {
+    for (const s of servers.reverse()) await s.proc.stop();
+    await plane?.stop();
+    await scratch.remove();
+    if (profileDir) say(`webhook CPU profile: ${profileDir}`);
+  }
+}
+
+/** The result lines with the targets. */
+export function throughputSummary(f: ThroughputFigures): string[] {
+  const t = THROUGHPUT_TARGETS;
+  const lat = (runs: readonly (MaxRun | PacedRun)[], key: 'p50' | 'p99'): string =>
+    ms(median(runs.map((r) => r.latency[key])));
+  const rssWorst = Math.max(f.rssIdleKib, f.rssAfterKib);
+  return [
+    `max throughput (median of ${f.webhook.length} rounds, ${f.connections} connections):`,
+    `  bare    ${f.bareRps.toFixed(0).padStart(6)} req/s, p50 ${lat(f.bare, 'p50')}, p99 ${lat(f.bare, 'p99')}`,
+    `  webhook ${f.webhookRps.toFixed(0).padStart(6)} req/s, p50 ${lat(f.webhook, 'p50')}, p99 ${lat(f.webhook, 'p99')}`,
+    `  ratio webhook/bare ${f.ratio.toFixed(2)} (target >= ${t.ratio}: ${verdict(f.ratio >= t.ratio)}); ` +
+      `per server CPU-second ${f.ratioPerCpu.toFixed(2)}`,
+    `fixed rate ${f.rate} req/s (median of ${f.pacedWebhook.length} runs of ${f.rateSeconds} s):`,
+    `  webhook p50 ${ms(f.fixedRateP50)}, p99 ${ms(f.fixedRateP99)} ` +
+      `(target p99 < ${t.fixedRateP99Ms} ms: ${verdict(f.fixedRateP99 < t.fixedRateP99Ms)})`,
+    `  bare    p50 ${lat(f.pacedBare, 'p50')}, p99 ${lat(f.pacedBare, 'p99')}`,
+    `webhook resident memory (VmRSS): ${mb(f.rssReadyKib)} when ready, ${mb(f.rssIdleKib)} idle ${f.idleSeconds} s ` +
+      `after start, ${mb(f.rssAfterKib)} idle ${f.idleSeconds} s after the load, peak (VmHWM) ${mb(f.rssPeakKib)} ` +
+      `(target < ${t.rssMb} MB: ${verdict((rssWorst * 1024) / 1e6 < t.rssMb)})`,
+    `webhook log: ${f.webhookLogProblems} warn/error lines`,
+  ];
+}
+
+if (isMain(import.meta.url)) {
+  runWebhookThroughput().catch((error: unknown) => {
+    process.stderr.write(
+      `webhook-throughput: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  });
+}
