@@ -102,7 +102,7 @@ class AnnotateMode implements ModeHandle {
     await this.runtimes.waitForSync(this.ctx.signal);
     const onError = (controller: string) => (key: string, err: unknown) => {
       if (err instanceof NotLeaderError) return;
-      this.log.warn({ controller, key, err }, 'reconcile failed; retrying with backoff');
+      this.log.warn({ controller, objectKey: key, err }, 'reconcile failed; retrying with backoff');
     };
     this.loops = [
       this.sourceQueue.start((key) => this.reconcileSources(key), { onError: onError(SOURCES_CONTROLLER) }),
@@ -147,7 +147,7 @@ class AnnotateMode implements ModeHandle {
   }
 
   private async reconcileSources(key: string): Promise<HandlerResult> {
-    const log = this.log.child({ controller: SOURCES_CONTROLLER, key });
+    const log = this.log.child({ controller: SOURCES_CONTROLLER, objectKey: key });
     this.requireLeader();
     const { state, resourceVersion } = await this.store.read();
     const snapshot = this.ctx.sources.snapshot();
@@ -156,6 +156,7 @@ class AnnotateMode implements ModeHandle {
       state,
       activePass: this.pass ? { version: this.pass.version, pending: this.pass.pending.size } : undefined,
       lastChangeAt: this.lastChangeAt,
+      changePending: this.coalescer.pending(),
       now: new Date(),
     });
     switch (action.kind) {
@@ -178,6 +179,7 @@ class AnnotateMode implements ModeHandle {
         this.showSignalled(action.state);
         break;
       case 'continue':
+      case 'settling':
         break;
       case 'start':
         this.requireLeader();
@@ -259,7 +261,7 @@ class AnnotateMode implements ModeHandle {
     this.requireLeader();
     const runtime = this.runtimes.store.get(key);
     const decision = decideRuntimeSignal(runtime, pass, this.ctx.options.signal);
-    const log = this.log.child({ controller: RUNTIMES_CONTROLLER, key });
+    const log = this.log.child({ controller: RUNTIMES_CONTROLLER, objectKey: key });
     if (decision.kind === 'skip') {
       this.ctx.metrics.runtimesSkipped.inc({ reason: decision.reason });
       pass.skipped++;

@@ -53,6 +53,8 @@ export type SourceAction =
     }
   /** The pass for the current set is running. */
   | { readonly kind: 'continue' }
+  /** Changes are still arriving (within the coalescing window): wait for them to settle. */
+  | { readonly kind: 'settling' }
   /** The pass for the current set has handled every Runtime: persist `state`. */
   | { readonly kind: 'complete'; readonly state: SignalState };
 
@@ -69,6 +71,8 @@ export interface SourceActionInput {
   readonly activePass: { readonly version: string; readonly pending: number } | undefined;
   /** When this process last saw a content change; undefined if it saw none since it started. */
   readonly lastChangeAt: Date | undefined;
+  /** Whether a burst of changes is still being coalesced (its end triggers a new evaluation). */
+  readonly changePending: boolean;
   readonly now: Date;
 }
 
@@ -103,6 +107,8 @@ export function decideSourceAction(i: SourceActionInput): SourceAction {
       resumed: true,
     };
   }
+  // Resyncs must not cut a burst short: the coalescer evaluates again once it is quiet.
+  if (i.changePending) return { kind: 'settling' };
   // A change while nobody watched (restart, no leader) dates from now: at worst a Runtime
   // created meanwhile is signalled once more than needed, never one less.
   const changeTime = i.lastChangeAt ?? now;

@@ -142,7 +142,7 @@ class KubeSourceWatcher implements SourceWatcher {
         reflector,
         version: version as (obj: KubeObject) => string,
         validate: validate as (obj: KubeObject) => string | undefined,
-        log: o.logger.child({ source: kind, key }),
+        log: o.logger.child({ source: kind, objectKey: key }),
       };
       const refresh = (): void => {
         this.refresh(d);

@@ -1,0 +1,319 @@
+import { EventsV1Api } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import { FORCE_PATCH_RECONCILIATION } from '../../src/api/runtime.js';
+import { SIGNALLED_VERSION_ANNOTATION } from '../../src/controller/annotate/signal-decision.js';
+import { SIGNAL_STATE_KEY } from '../../src/controller/annotate/signal-state-store.js';
+import type { ControllerApp } from '../../src/controller/controller-app.js';
+import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
+import { eventually, useControlPlane } from '../support/control-plane.js';
+import {
+  CONFIG_MAP,
+  FakeKim,
+  LogSink,
+  NS,
+  PULL_SECRET,
+  configVariant,
+  createRuntime,
+  dockerConfig,
+  metricValue,
+  readRuntime,
+  setConfigText,
+  setPullSecret,
+  setTrustBundle,
+  setUpKcp,
+  startTestController,
+  type Kcp,
+} from './controller-fixtures.js';
+
+const SELECTED = Array.from({ length: 12 }, (_, i) => `rt-${String(i).padStart(2, '0')}`);
+const UNSELECTED = ['other-0', 'other-1', 'other-2'];
+const SELECTOR = { 'rtb-test': 'selected' };
+const COALESCE_MS = 2_500;
+
+describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
+  const plane = useControlPlane({ clusters: ['kcp'] });
+  let kcp: Kcp;
+  let kim: FakeKim;
+  let app: ControllerApp;
+  const logs = new LogSink();
+  const secrets: string[] = [];
+  let auth = 0;
+  const nextAuth = (): string => {
+    auth++;
+    const value = `s3cr3t-auth-${auth}-${Math.random().toString(36).slice(2)}`;
+    secrets.push(value, dockerConfig(value)['.dockerconfigjson']!);
+    return value;
+  };
+
+  const start = (): Promise<ControllerApp> =>
+    startTestController(kcp.kc, {
+      logs,
+      modeOptions: {
+        signal: 'annotation',
+        runtimeSelector: 'rtb-test=selected',
+        coalesceMs: COALESCE_MS,
+        concurrency: 4,
+        // A short resync: the sources are re-evaluated all the time, and that must signal nobody.
+        resyncMs: 300,
+        stateConfigMapName: 'rt-bootstrapper-controller-state',
+      },
+    });
+
+  const readState = async (): Promise<{ version: string; phase: string } | undefined> => {
+    const cm = await kcp.core
+      .readNamespacedConfigMap({ name: 'rt-bootstrapper-controller-state', namespace: NS })
+      .catch(() => undefined);
+    const text = cm?.data?.[SIGNAL_STATE_KEY];
+    return text === undefined ? undefined : (JSON.parse(text) as { version: string; phase: string });
+  };
+
+  /** Waits until the current source set has been signalled completely. */
+  const passCompleted = (what: string): Promise<string> =>
+    eventually(
+      async () => {
+        const version = app.sources.snapshot().version;
+        const s = await readState();
+        return s?.version === version && s.phase === 'Completed' ? version : undefined;
+      },
+      60_000,
+      what,
+    );
+
+  /** Waits until the source set was evaluated `n` more times (a barrier for "nothing happened"). */
+  const evaluations = async (n: number): Promise<void> => {
+    const count = (): Promise<number> =>
+      metricValue(app, 'controller_runtime_reconcile_total', { controller: 'annotate-sources' });
+    const from = await count();
+    await eventually(
+      async () => ((await count()) >= from + n ? true : undefined),
+      30_000,
+      `${n} evaluations`,
+    );
+  };
+
+  /** Runs `change`, then asserts every selected Runtime was signalled exactly once for it. */
+  const signalsEachOnce = async (
+    t: TestContext,
+    what: string,
+    change: () => Promise<unknown>,
+  ): Promise<void> => {
+    const before = new Map(kim.consumed);
+    const signalledBefore = await metricValue(app, 'rtb_controller_runtimes_signalled_total');
+    const started = performance.now();
+    await change();
+    await eventually(() => (kim.since(before).size === SELECTED.length ? true : undefined), 60_000, what);
+    const latency = performance.now() - started;
+    const version = await passCompleted(`the pass for ${what} to complete`);
+    await evaluations(3);
+    const got = kim.since(before);
+    assert.deepEqual(
+      [...got.entries()].sort(),
+      SELECTED.map((n) => [n, 1]),
+      `${what}: every selected Runtime once, no other`,
+    );
+    assert.equal(
+      await metricValue(app, 'rtb_controller_runtimes_signalled_total'),
+      signalledBefore + SELECTED.length,
+    );
+    const rt = await readRuntime(kcp, SELECTED[0]!);
+    assert.equal(rt.metadata?.annotations?.[SIGNALLED_VERSION_ANNOTATION], version);
+    assert.equal(await metricValue(app, 'rtb_controller_signalled_version_info', { version }), 1);
+    t.diagnostic(
+      `${what}: ${SELECTED.length} runtimes signalled and consumed ${Math.round(latency)} ms after the write (coalesce window ${COALESCE_MS} ms)`,
+    );
+  };
+
+  /** Asserts nobody was signalled since `before` and nobody carries the signal. */
+  const nobodySignalled = async (before: ReadonlyMap<string, number>, what: string): Promise<void> => {
+    await evaluations(3);
+    assert.deepEqual([...kim.since(before).entries()], [], what);
+    for (const name of [...SELECTED, ...UNSELECTED]) {
+      const rt = await readRuntime(kcp, name);
+      assert.equal(rt.metadata?.annotations?.[FORCE_PATCH_RECONCILIATION], undefined, `${what}: ${name}`);
+    }
+  };
+
+  before(async () => {
+    const cluster = plane().cluster('kcp');
+    kcp = await setUpKcp(cluster, cluster.caPem);
+    await setPullSecret(kcp, nextAuth());
+    for (const name of SELECTED) await createRuntime(kcp, name, SELECTOR);
+    for (const name of UNSELECTED) await createRuntime(kcp, name);
+    kim = new FakeKim(kcp);
+    await kim.start();
+    app = await start();
+  });
+
+  after(async () => {
+    await app.stop();
+    await kim.stop();
+  });
+
+  test('the first start records the current sources and signals nobody', async () => {
+    await passCompleted('the baseline');
+    await nobodySignalled(new Map(), 'first start');
+    assert.equal(await metricValue(app, 'rtb_controller_runtimes_signalled_total'), 0);
+  });
+
+  test('a pull Secret content change signals every selected Runtime once', async (t) => {
+    await signalsEachOnce(t, 'pull Secret change', () => setPullSecret(kcp, nextAuth()));
+  });
+
+  test('a ClusterTrustBundle content change signals every selected Runtime once', async (t) => {
+    const ca = await createCertificateAuthority({ commonName: 'rotated-ca' });
+    await signalsEachOnce(t, 'trust bundle change', () => setTrustBundle(kcp, ca.certPem));
+  });
+
+  test('a ConfigMap content change signals every selected Runtime once', async (t) => {
+    await signalsEachOnce(t, 'ConfigMap change', () =>
+      setConfigText(kcp, configVariant('mirror-1.example.com')),
+    );
+  });
+
+  test('a relabel of a source and the periodic resync signal nobody', async () => {
+    const before = new Map(kim.consumed);
+    const changes = await metricValue(app, 'rtb_controller_source_changes_total');
+    const current = await kcp.core.readNamespacedSecret({ name: PULL_SECRET, namespace: NS });
+    const relabelled = await kcp.core.replaceNamespacedSecret({
+      name: PULL_SECRET,
+      namespace: NS,
+      body: { ...current, metadata: { ...current.metadata, labels: { relabelled: 'yes' } } },
+    });
+    const rv = relabelled.metadata?.resourceVersion;
+    await eventually(
+      () => (app.sources.snapshot().pullSecret?.metadata?.resourceVersion === rv ? true : undefined),
+      15_000,
+      'the watcher to see the relabel',
+    );
+    assert.equal(await metricValue(app, 'rtb_controller_source_changes_total'), changes, 'not a change');
+    await nobodySignalled(before, 'relabel and resync');
+  });
+
+  test('a burst of changes within the window signals each Runtime once', async (t) => {
+    const passes = await metricValue(app, 'rtb_controller_signal_passes_total');
+    await signalsEachOnce(t, 'a burst of five changes', async () => {
+      for (let i = 0; i < 4; i++) await setPullSecret(kcp, nextAuth());
+      await setConfigText(kcp, configVariant('mirror-burst.example.com'));
+    });
+    assert.equal(await metricValue(app, 'rtb_controller_signal_passes_total'), passes + 1, 'one pass');
+  });
+
+  test('an invalid or missing source is reported and never propagated; the same content back is no change', async (t) => {
+    const before = new Map(kim.consumed);
+    await setConfigText(kcp, '{"availableFeatures":["rt-cfg.kyma-project.io/not-a-feature"]}');
+    await eventually(
+      async () =>
+        (await metricValue(app, 'rtb_controller_source_problem', {
+          source: 'configMap',
+          reason: 'invalid',
+        })) === 1
+          ? true
+          : undefined,
+      15_000,
+      'the invalid ConfigMap to be reported',
+    );
+    const events = kcp.kc.makeApiClient(EventsV1Api);
+    const reasons = async (): Promise<string[]> =>
+      (await events.listNamespacedEvent({ namespace: NS })).items.map(
+        (e) => `${e.reason ?? ''}/${e.regarding?.name ?? ''}`,
+      );
+    await eventually(
+      async () => ((await reasons()).includes(`SourceInvalid/${CONFIG_MAP}`) ? true : undefined),
+      15_000,
+      'a SourceInvalid event',
+    );
+    assert.ok(logs.text().includes('source not usable'), 'logged');
+    await nobodySignalled(before, 'invalid config');
+
+    // A missing Secret is a problem too; recreated with the content last signalled, it is no change.
+    const secret = await kcp.core.readNamespacedSecret({ name: PULL_SECRET, namespace: NS });
+    await kcp.core.deleteNamespacedSecret({ name: PULL_SECRET, namespace: NS });
+    await eventually(
+      async () =>
+        (await metricValue(app, 'rtb_controller_source_problem', {
+          source: 'pullSecret',
+          reason: 'missing',
+        })) === 1
+          ? true
+          : undefined,
+      15_000,
+      'the missing Secret to be reported',
+    );
+    await eventually(
+      async () => ((await reasons()).includes(`SourceMissing/${PULL_SECRET}`) ? true : undefined),
+      15_000,
+      'a SourceMissing event',
+    );
+    await kcp.core.createNamespacedSecret({
+      namespace: NS,
+      body: { metadata: { name: PULL_SECRET }, type: secret.type, data: secret.data },
+    });
+    await eventually(
+      async () =>
+        (await metricValue(app, 'rtb_controller_source_problem', { source: 'pullSecret' })) === 0
+          ? true
+          : undefined,
+      15_000,
+      'the Secret to be usable again',
+    );
+    await nobodySignalled(before, 'missing Secret, recreated unchanged');
+
+    // Fixing the config is a change of the set: signalled once.
+    await signalsEachOnce(t, 'the config fixed', () =>
+      setConfigText(kcp, configVariant('mirror-2.example.com')),
+    );
+  });
+
+  test('a Runtime created after a change is not signalled for it, but for the next one', async (t) => {
+    const before = new Map(kim.consumed);
+    await setPullSecret(kcp, nextAuth());
+    // Creation times have second precision: wait for the next second, then create, within the window.
+    await new Promise((r) => setTimeout(r, 1_100 - (Date.now() % 1000)));
+    await createRuntime(kcp, 'rt-late', SELECTOR);
+    await passCompleted('the pass');
+    await evaluations(3);
+    const got = kim.since(before);
+    assert.equal(got.get('rt-late'), undefined, 'the late Runtime was not signalled');
+    assert.equal(got.size, SELECTED.length, 'the others were');
+    SELECTED.push('rt-late');
+    await signalsEachOnce(t, 'the next change', () => setPullSecret(kcp, nextAuth()));
+  });
+
+  test('a restart signals nobody; a change made while the controller was down is signalled once', async (t) => {
+    const before = new Map(kim.consumed);
+    await app.stop();
+    app = await start();
+    await nobodySignalled(before, 'after a restart');
+    await app.stop();
+    await setConfigText(kcp, configVariant('mirror-3.example.com'));
+    await signalsEachOnce(t, 'a change while down', async () => {
+      app = await start();
+    });
+  });
+
+  test('a watch cut by restarting the API server recovers with no lost change', async (t) => {
+    const cluster = plane().cluster('kcp');
+    await cluster.stop();
+    await cluster.start();
+    await signalsEachOnce(t, 'a change right after the API server restart', () =>
+      setPullSecret(kcp, nextAuth()),
+    );
+  });
+
+  test('logs carry the object key; the Secret content reaches no log, metric or event', async () => {
+    const signalled = logs.lines
+      .map((l) => JSON.parse(l) as { msg?: string; objectKey?: string })
+      .filter((l) => l.msg === 'runtime signalled');
+    assert.ok(signalled.length > 0);
+    for (const line of signalled) assert.match(line.objectKey ?? '', new RegExp(`^${NS}/rt-`));
+    const metrics = await app.registry.metrics();
+    const events = await kcp.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: NS });
+    const notes = JSON.stringify(events.items.map((e) => e.note));
+    for (const secret of secrets) {
+      assert.ok(!logs.text().includes(secret), 'not in the logs');
+      assert.ok(!metrics.includes(secret), 'not in the metrics');
+      assert.ok(!notes.includes(secret), 'not in the events');
+    }
+  });
+});
