@@ -10,6 +10,7 @@ import type {
   V1RoleBinding,
   V1Service,
   V1ServiceAccount,
+  V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import {
   CONFIG_MAP_KEY,
@@ -44,7 +45,16 @@ export interface WebhookManifestOptions {
   readonly logLevel?: string;
   /** Labels added to every object (for example a version stamp). */
   readonly extraLabels?: Readonly<Record<string, string>>;
+  /** The KCP drift listener (`https://host:port`); enables the drift channel when set. */
+  readonly driftListenerUrl?: string;
 }
+
+/** The Secret with the runtime's drift client certificate (`tls.crt`, `tls.key`, `ca.crt`). */
+export const WATCHER_TLS_SECRET = 'rt-bootstrapper-watcher-tls';
+/** The validating webhook that reports tampering with our objects. */
+export const DRIFT_WEBHOOK_NAME = 'drift.rt-bootstrapper.kyma-project.io';
+/** The drift webhook's path on the webhook server. */
+export const VALIDATE_PATH = '/validate';
 
 /** Everything `rtb render webhook` prints, in apply order. */
 export interface WebhookManifests {
@@ -58,6 +68,8 @@ export interface WebhookManifests {
   readonly podDisruptionBudget: V1PodDisruptionBudget;
   readonly service: V1Service;
   readonly mutatingWebhookConfiguration: V1MutatingWebhookConfiguration;
+  /** Present when the drift channel is enabled. */
+  readonly validatingWebhookConfiguration?: V1ValidatingWebhookConfiguration;
 }
 
 /**
@@ -142,6 +154,9 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       spec: { selector, ports: [{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }] },
     },
     mutatingWebhookConfiguration: renderMutatingWebhookConfiguration(o, namespace, labels),
+    ...(o.driftListenerUrl
+      ? { validatingWebhookConfiguration: renderDriftWebhookConfiguration(o, namespace, labels) }
+      : {}),
   };
 }
 
@@ -196,6 +211,14 @@ function renderDeployment(
                 `--config-map=${namespace}/${configMap}`,
                 `--config-key=${CONFIG_MAP_KEY}`,
                 `--log-level=${o.logLevel ?? 'info'}`,
+                ...(o.driftListenerUrl
+                  ? [
+                      `--drift-url=${o.driftListenerUrl}`,
+                      '--drift-cert=/etc/rt-bootstrapper/watcher/tls.crt',
+                      '--drift-key=/etc/rt-bootstrapper/watcher/tls.key',
+                      '--drift-ca=/etc/rt-bootstrapper/watcher/ca.crt',
+                    ]
+                  : []),
               ],
               ports: [{ name: 'https', containerPort: 9443, protocol: 'TCP' }],
               readinessProbe: probe('/readyz'),
@@ -206,10 +229,18 @@ function renderDeployment(
                 readOnlyRootFilesystem: true,
                 capabilities: { drop: ['ALL'] },
               },
-              volumeMounts: [{ name: 'tls', mountPath: '/etc/rt-bootstrapper/tls', readOnly: true }],
+              volumeMounts: [
+                { name: 'tls', mountPath: '/etc/rt-bootstrapper/tls', readOnly: true },
+                ...(o.driftListenerUrl
+                  ? [{ name: 'watcher', mountPath: '/etc/rt-bootstrapper/watcher', readOnly: true }]
+                  : []),
+              ],
             },
           ],
-          volumes: [{ name: 'tls', secret: { secretName: WEBHOOK_TLS_SECRET } }],
+          volumes: [
+            { name: 'tls', secret: { secretName: WEBHOOK_TLS_SECRET } },
+            ...(o.driftListenerUrl ? [{ name: 'watcher', secret: { secretName: WATCHER_TLS_SECRET } }] : []),
+          ],
         },
       },
     },
@@ -273,6 +304,53 @@ function renderMutatingWebhookConfiguration(
   };
 }
 
+function renderDriftWebhookConfiguration(
+  o: WebhookManifestOptions,
+  namespace: string,
+  labels: Record<string, string>,
+): V1ValidatingWebhookConfiguration {
+  const caBundle = o.caBundlePem ? Buffer.from(o.caBundlePem).toString('base64') : undefined;
+  const url = o.url ? o.url.replace(/\/mutate$/, VALIDATE_PATH) : undefined;
+  const clientConfig = url
+    ? { url, ...(caBundle ? { caBundle } : {}) }
+    : {
+        service: { name: WEBHOOK_NAME, namespace, path: VALIDATE_PATH, port: 443 },
+        ...(caBundle ? { caBundle } : {}),
+      };
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: `${WEBHOOK_NAME}-drift`, labels: { ...labels } },
+    webhooks: [
+      {
+        name: DRIFT_WEBHOOK_NAME,
+        admissionReviewVersions: ['v1'],
+        clientConfig,
+        // Only observes: it always allows, never blocks, and writes nothing.
+        failurePolicy: 'Ignore',
+        sideEffects: 'None',
+        timeoutSeconds: 2,
+        matchPolicy: 'Equivalent',
+        objectSelector: { matchLabels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
+        rules: [
+          {
+            operations: ['UPDATE', 'DELETE'],
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            resources: ['secrets', 'configmaps'],
+          },
+          {
+            operations: ['UPDATE', 'DELETE'],
+            apiGroups: ['certificates.k8s.io'],
+            apiVersions: ['*'],
+            resources: ['clustertrustbundles'],
+          },
+        ],
+      },
+    ],
+  };
+}
+
 /** The manifests as a list in apply order (the webhook configuration last, once its backend exists). */
 export function webhookManifestList(m: WebhookManifests): readonly object[] {
   return [
@@ -286,5 +364,6 @@ export function webhookManifestList(m: WebhookManifests): readonly object[] {
     m.deployment,
     m.podDisruptionBudget,
     m.mutatingWebhookConfiguration,
+    ...(m.validatingWebhookConfiguration ? [m.validatingWebhookConfiguration] : []),
   ];
 }

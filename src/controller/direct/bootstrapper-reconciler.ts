@@ -15,11 +15,12 @@ import type { HandlerResult } from '../../kube/work-queue.js';
 import type { CertificateAuthority } from '../../pki/certificate-authority.js';
 import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
-import { WEBHOOK_NAME } from '../../render/webhook-manifests.js';
+import { x509 } from '../../pki/crypto-provider.js';
+import { WATCHER_TLS_SECRET, WEBHOOK_NAME } from '../../render/webhook-manifests.js';
 import type { DirectMetrics } from './direct-metrics.js';
 import { RuntimeClientPool } from './runtime-clients.js';
 import { RuntimeInstaller } from './runtime-installer.js';
-import type { WebhookRelease, WebhookTls } from './runtime-manifests.js';
+import type { DriftSettings, WebhookRelease, WebhookTls } from './runtime-manifests.js';
 import { runStateMachine, sFnInitialize, type BootstrapperOps, type StateContext } from './state-machine.js';
 import { StatusBuilder, statusChanged } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
@@ -30,7 +31,14 @@ export interface ReconcilerDeps {
   readonly bootstrappers: ReadonlyStore<RuntimeBootstrapper>;
   readonly kubeconfigSecrets: ReadonlyStore<V1Secret>;
   readonly pool: RuntimeClientPool;
-  readonly ca: () => CertificateAuthority;
+  /** The CA that signs, and the bundle of CAs to trust (two during a CA rotation). */
+  readonly cas: { current(): CertificateAuthority; trustBundle(): string };
+  /** The drift channel; off when undefined. */
+  readonly drift?: {
+    readonly listenerUrl: string;
+    readonly clientValidityMs?: number;
+    readonly renewBeforeMs?: number;
+  };
   readonly release: WebhookRelease;
   /** The current source set and when it last changed. */
   readonly currentSet: () => { result: SyncSetResult; changedAt: number };
@@ -85,6 +93,8 @@ export class BootstrapperReconciler {
   private ops(rb: RuntimeBootstrapper): BootstrapperOps {
     let installer: RuntimeInstaller | undefined;
     let tls: WebhookTls | undefined;
+    let drift: DriftSettings | undefined;
+    let serverHost = '';
     const namespace = this.d.webhookNamespace ?? 'kyma-system';
     const need = (): RuntimeInstaller => {
       if (!installer) throw new Error('internal: runtime not connected');
@@ -106,21 +116,23 @@ export class BootstrapperReconciler {
         if (!data)
           throw new Error(`kubeconfig Secret ${ref.namespace}/${ref.name} (key ${ref.key}) not found`);
         const kc = this.d.pool.get(rb.spec.runtimeID, Buffer.from(data, 'base64').toString('utf8'));
+        serverHost = hostOf(kc.getCurrentCluster()?.server);
         this.d.metrics.runtimeClients.set(this.d.pool.size);
         installer = new RuntimeInstaller(kc, this.d.runtimeTimeoutMs);
         await installer.probe();
       },
       webhookTls: async () => {
         if (tls) return tls;
-        const ca = this.d.ca();
+        const ca = this.d.cas.current();
+        const bundle = this.d.cas.trustBundle();
         const current = await need().readTls(namespace);
         const renewBefore = this.d.renewBeforeMs ?? 30 * 24 * 3600_000;
         if (
           current &&
-          current.caPem?.trim() === ca.certPem.trim() &&
+          current.caPem === bundle &&
           !(await needsRenewal(current.certPem, ca, new Date(), renewBefore))
         ) {
-          tls = { certPem: current.certPem, keyPem: current.keyPem, caPem: ca.certPem };
+          tls = { certPem: current.certPem, keyPem: current.keyPem, caPem: bundle };
           return tls;
         }
         const issued = await issueCertificate(ca, {
@@ -129,8 +141,42 @@ export class BootstrapperReconciler {
           usage: 'server',
           validityMs: this.d.certificateValidityMs ?? 90 * 24 * 3600_000,
         });
-        tls = { certPem: issued.certPem, keyPem: issued.keyPem, caPem: ca.certPem };
+        tls = { certPem: issued.certPem, keyPem: issued.keyPem, caPem: bundle };
         return tls;
+      },
+      drift: async () => {
+        const settings = this.d.drift;
+        if (!settings) return undefined;
+        if (drift) return drift;
+        const ca = this.d.cas.current();
+        const bundle = this.d.cas.trustBundle();
+        const domain = domainOf(rb, serverHost);
+        const current = await need().readTls(namespace, WATCHER_TLS_SECRET);
+        const renewBefore = settings.renewBeforeMs ?? 7 * 24 * 3600_000;
+        const reusable =
+          current !== undefined &&
+          current.caPem === bundle &&
+          !(await needsRenewal(current.certPem, ca, new Date(), renewBefore)) &&
+          identifies(current.certPem, rb.spec.runtimeID, domain);
+        if (reusable) {
+          drift = {
+            listenerUrl: settings.listenerUrl,
+            clientTls: { certPem: current.certPem, keyPem: current.keyPem, caPem: bundle },
+          };
+          return drift;
+        }
+        // CN = runtime ID, SAN = its domain: what the KCP listener verifies and pins.
+        const issued = await issueCertificate(ca, {
+          commonName: rb.spec.runtimeID,
+          dnsNames: [domain],
+          usage: 'client',
+          validityMs: settings.clientValidityMs ?? 30 * 24 * 3600_000,
+        });
+        drift = {
+          listenerUrl: settings.listenerUrl,
+          clientTls: { certPem: issued.certPem, keyPem: issued.keyPem, caPem: bundle },
+        };
+        return drift;
       },
       apply: (objects) => need().apply(objects),
       deploymentReadiness: () => need().deploymentReadiness(namespace),
@@ -164,6 +210,33 @@ export class BootstrapperReconciler {
       // Gone after its finalizer was released: nothing left to report on.
       if (statusCodeOf(error) !== 404) throw error;
     }
+  }
+}
+
+/** Annotation with the runtime's domain (KIM's name for it). */
+export const SKR_DOMAIN_ANNOTATION = 'skr-domain';
+
+/** The runtime's domain: the `skr-domain` annotation, else the host of its API server URL. */
+export function domainOf(rb: RuntimeBootstrapper, serverHost: string): string {
+  return rb.metadata.annotations?.[SKR_DOMAIN_ANNOTATION] ?? serverHost;
+}
+
+function hostOf(server: string | undefined): string {
+  try {
+    return server ? new URL(server).hostname.replace(/^\[|\]$/g, '') : '';
+  } catch {
+    return '';
+  }
+}
+
+function identifies(certPem: string, runtimeId: string, domain: string): boolean {
+  try {
+    const cert = new x509.X509Certificate(certPem);
+    const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
+    const dns = san?.names.items.filter((n) => n.type === 'dns').map((n) => n.value) ?? [];
+    return cert.subjectName.getField('CN')[0] === runtimeId && dns.includes(domain);
+  } catch {
+    return false;
   }
 }
 

@@ -13,8 +13,7 @@ import { Reflector } from '../../kube/reflector.js';
 import { WorkQueue } from '../../kube/work-queue.js';
 import { PrometheusWorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import { PrometheusReconcileMetrics } from '../../kube/reconcile-metrics.js';
-import type { CertificateAuthority } from '../../pki/certificate-authority.js';
-import { loadOrCreateCa } from '../../pki/ca-secret.js';
+import { CaStore } from '../../pki/ca-store.js';
 import { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import { createDirectMetrics, refreshStateGauges } from './direct-metrics.js';
 import { RuntimeClientPool } from './runtime-clients.js';
@@ -47,6 +46,14 @@ export interface DirectModeOptions {
   /** Create a RuntimeBootstrapper per Runtime CR matching this selector ('' = all); undefined = off. */
   readonly autoCreateSelector?: string;
   readonly caSecretName?: string;
+  /** A CA store shared with the drift listener (loaded); otherwise one is made from caSecretName. */
+  readonly caStore?: CaStore;
+  /** The drift channel: runtimes get a client certificate and report tampering to this URL. */
+  readonly drift?: {
+    readonly listenerUrl: string;
+    readonly clientValidityMs?: number;
+    readonly renewBeforeMs?: number;
+  };
   readonly runtimeTimeoutMs?: number;
 }
 
@@ -82,11 +89,13 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     labelSelector: o.kubeconfigSelector ?? 'kyma-project.io/runtime-id',
     logger: log,
   });
-  const ca: CertificateAuthority = await loadOrCreateCa(
-    o.kubeConfig.makeApiClient(CoreV1Api),
-    { namespace: ns, name: o.caSecretName ?? 'rt-bootstrapper-ca' },
-    'rt-bootstrapper CA',
-  );
+  const cas =
+    o.caStore ??
+    new CaStore(o.kubeConfig.makeApiClient(CoreV1Api), {
+      namespace: ns,
+      name: o.caSecretName ?? 'rt-bootstrapper-ca',
+    });
+  if (!o.caStore) await cas.load();
 
   let current: { result: SyncSetResult; changedAt: number } = {
     result: buildSyncSet(o.sources.snapshot()),
@@ -99,7 +108,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     bootstrappers: bootstrappers.store,
     kubeconfigSecrets: kubeconfigs.store,
     pool,
-    ca: () => ca,
+    cas,
+    ...(o.drift ? { drift: o.drift } : {}),
     release: o.release,
     currentSet: () => current,
     metrics,

@@ -62,11 +62,14 @@ export class RuntimeInstaller {
     await withTimeout(applyObjects(this.kc, objects), this.timeoutMs * Math.max(1, objects.length), 'apply');
   }
 
-  /** The webhook's current TLS material on the runtime, if any. */
-  async readTls(namespace: string): Promise<{ certPem: string; keyPem: string; caPem?: string } | undefined> {
+  /** TLS material in a Secret on the runtime (webhook serving or drift client certificate), if any. */
+  async readTls(
+    namespace: string,
+    name = WEBHOOK_TLS_SECRET,
+  ): Promise<{ certPem: string; keyPem: string; caPem?: string } | undefined> {
     try {
       const s = await withTimeout(
-        this.core.readNamespacedSecret({ name: WEBHOOK_TLS_SECRET, namespace }),
+        this.core.readNamespacedSecret({ name, namespace }),
         this.timeoutMs,
         'read TLS Secret',
       );
@@ -109,7 +112,7 @@ export class RuntimeInstaller {
   }
 
   /**
-   * Removes everything we installed: the MutatingWebhookConfiguration first (a dangling webhook
+   * Removes everything we installed: the webhook configurations first (a dangling webhook
    * must never block the runtime), then the webhook's objects, then every object carrying our
    * label (the synced set and the pull Secret's copies in all namespaces). Namespaces stay.
    */
@@ -122,7 +125,7 @@ export class RuntimeInstaller {
         if (statusCodeOf(error) !== 404) throw error;
       }
     };
-    await remove(plan.registration);
+    for (const o of plan.registration) await remove(o);
     for (const o of [...plan.webhook].reverse()) await remove(o);
     const secrets = await withTimeout(
       this.core.listSecretForAllNamespaces({ labelSelector: MANAGED }),

@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   renderWebhookManifests,
+  WATCHER_TLS_SECRET,
   WEBHOOK_TLS_SECRET,
   type WebhookManifests,
 } from '../../render/webhook-manifests.js';
@@ -24,14 +25,21 @@ export interface WebhookTls {
   readonly caPem: string;
 }
 
+/** The drift channel of one runtime: where to report, and its client certificate. */
+export interface DriftSettings {
+  readonly listenerUrl: string;
+  /** Client certificate (CN = runtime ID, SAN = its domain), its key, and the CAs to trust for the listener. */
+  readonly clientTls?: WebhookTls;
+}
+
 /** What a runtime should hold, in the order it is applied. */
 export interface RuntimePlan {
   /** Namespaces and the versioned set (trust bundle, pull Secret, ConfigMap). */
   readonly sources: readonly KubernetesObject[];
   /** ServiceAccount, RBAC, TLS Secret, Service, Deployment, PodDisruptionBudget. */
   readonly webhook: readonly KubernetesObject[];
-  /** The MutatingWebhookConfiguration: applied only once the Deployment is ready. */
-  readonly registration: KubernetesObject;
+  /** The webhook configurations (mutating, and the drift one): applied only once the Deployment is ready. */
+  readonly registration: readonly KubernetesObject[];
   readonly manifests: WebhookManifests;
 }
 
@@ -52,9 +60,11 @@ export function planWebhook(
   set: Pick<SyncSet, 'config'> | undefined,
   release: WebhookRelease,
   tls?: WebhookTls,
+  drift?: DriftSettings,
 ): Pick<RuntimePlan, 'webhook' | 'registration' | 'manifests'> {
   const manifests = renderWebhookManifests({
     image: release.image,
+    ...(drift ? { driftListenerUrl: drift.listenerUrl } : {}),
     ...(tls ? { caBundlePem: tls.caPem } : {}),
     ...(set ? { pullSecretName: set.config.imagePullSecret.name } : {}),
     extraLabels: { [WEBHOOK_VERSION_LABEL]: release.version },
@@ -76,6 +86,27 @@ export function planWebhook(
         }
       : {},
   });
+  const watcherSecret: KubernetesObject[] = drift
+    ? [
+        asObject({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          type: 'kubernetes.io/tls',
+          metadata: {
+            name: WATCHER_TLS_SECRET,
+            namespace: manifests.namespace.metadata?.name,
+            labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [WEBHOOK_VERSION_LABEL]: release.version },
+          },
+          data: drift.clientTls
+            ? {
+                'tls.crt': Buffer.from(drift.clientTls.certPem).toString('base64'),
+                'tls.key': Buffer.from(drift.clientTls.keyPem).toString('base64'),
+                'ca.crt': Buffer.from(drift.clientTls.caPem).toString('base64'),
+              }
+            : {},
+        }),
+      ]
+    : [];
   return {
     webhook: [
       manifests.serviceAccount,
@@ -84,18 +115,29 @@ export function planWebhook(
       manifests.role,
       manifests.roleBinding,
       tlsSecret,
+      ...watcherSecret,
       manifests.service,
       manifests.deployment,
       manifests.podDisruptionBudget,
     ].map(asObject),
-    registration: asObject(manifests.mutatingWebhookConfiguration),
+    registration: [
+      asObject(manifests.mutatingWebhookConfiguration),
+      ...(manifests.validatingWebhookConfiguration
+        ? [asObject(manifests.validatingWebhookConfiguration)]
+        : []),
+    ],
     manifests,
   };
 }
 
 /** Plans all of a runtime's objects from the set, the release and its TLS material (pure). */
-export function planRuntime(set: SyncSet, release: WebhookRelease, tls: WebhookTls): RuntimePlan {
-  return { sources: planSources(set), ...planWebhook(set, release, tls) };
+export function planRuntime(
+  set: SyncSet,
+  release: WebhookRelease,
+  tls: WebhookTls,
+  drift?: DriftSettings,
+): RuntimePlan {
+  return { sources: planSources(set), ...planWebhook(set, release, tls, drift) };
 }
 
 /**
@@ -106,7 +148,7 @@ export function removalOrder(
   plan: Pick<RuntimePlan, 'registration' | 'webhook' | 'sources'>,
 ): KubernetesObject[] {
   return [
-    plan.registration,
+    ...plan.registration,
     ...[...plan.webhook].reverse(),
     ...[...plan.sources].reverse().filter((o) => o.kind !== 'Namespace'),
   ];

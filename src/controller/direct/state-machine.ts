@@ -3,7 +3,13 @@ import {
   RTB_FINALIZER,
   type RuntimeBootstrapper,
 } from '../../api/runtime-bootstrapper.js';
-import { planSources, planWebhook, type WebhookRelease, type WebhookTls } from './runtime-manifests.js';
+import {
+  planSources,
+  planWebhook,
+  type DriftSettings,
+  type WebhookRelease,
+  type WebhookTls,
+} from './runtime-manifests.js';
 import type { StatusBuilder } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
 import type { DeploymentReadiness } from './runtime-installer.js';
@@ -17,6 +23,8 @@ export interface BootstrapperOps {
   connect(): Promise<void>;
   /** The webhook's TLS material for this runtime (reused while valid, else issued). */
   webhookTls(): Promise<WebhookTls>;
+  /** The drift channel's settings with this runtime's client certificate; undefined when the channel is off. */
+  drift(): Promise<DriftSettings | undefined>;
   apply(objects: readonly KubernetesObject[]): Promise<void>;
   deploymentReadiness(): Promise<DeploymentReadiness>;
   uninstall(plan: ReturnType<typeof planWebhook>): Promise<void>;
@@ -125,7 +133,7 @@ export const sFnInstallWebhook: StateFn = async (ctx) => {
   if (installed && !ctx.forceResync) return sFnWaitForWebhook;
   try {
     const tls = await ctx.ops.webhookTls();
-    await ctx.ops.apply(planWebhook(ctx.set.set, ctx.release, tls).webhook);
+    await ctx.ops.apply(planWebhook(ctx.set.set, ctx.release, tls, await ctx.ops.drift()).webhook);
   } catch (error) {
     ctx.status.state('Error').condition('Installed', 'False', 'ApplyFailed', firstLine(error));
     return { error: errorOf(error) };
@@ -160,7 +168,7 @@ export const sFnRegister: StateFn = async (ctx) => {
   if (!registered || ctx.wrote || ctx.forceResync) {
     try {
       const tls = await ctx.ops.webhookTls();
-      await ctx.ops.apply([planWebhook(ctx.set.set, ctx.release, tls).registration]);
+      await ctx.ops.apply(planWebhook(ctx.set.set, ctx.release, tls, await ctx.ops.drift()).registration);
     } catch (error) {
       ctx.status.state('Error').condition('WebhookReady', 'False', 'RegistrationFailed', firstLine(error));
       return { error: errorOf(error) };
@@ -196,7 +204,11 @@ export const sFnDelete: StateFn = async (ctx) => {
     return { error: errorOf(error) };
   }
   try {
-    await ctx.ops.uninstall(planWebhook(ctx.set.ok ? ctx.set.set : undefined, ctx.release));
+    await ctx.ops.uninstall(
+      planWebhook(ctx.set.ok ? ctx.set.set : undefined, ctx.release, undefined, {
+        listenerUrl: 'https://unused',
+      }),
+    );
   } catch (error) {
     ctx.status.condition('Installed', 'Unknown', 'RemovalFailed', firstLine(error));
     return { error: errorOf(error) };

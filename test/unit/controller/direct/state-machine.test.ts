@@ -35,6 +35,7 @@ class RecordingOps implements BootstrapperOps {
     return { ready: this.ready, message: this.ready ? 'ok' : 'rolling' };
   };
   uninstall = () => this.step('uninstall');
+  drift = () => Promise.resolve(undefined);
 }
 
 const set: SyncSetResult = buildSyncSet({
