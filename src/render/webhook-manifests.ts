@@ -19,7 +19,7 @@ import {
   DEFAULT_PULL_SECRET_NAME,
 } from '../api/webhook-config.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
-import { MUTATE_PATH } from '../webhook/webhook-server.js';
+import { MUTATE_PATH, VALIDATE_PATH } from '../webhook/webhook-server.js';
 
 /** Name of every namespaced object of the webhook, and the selector label value of its Pods. */
 export const WEBHOOK_NAME = 'rt-bootstrapper-webhook';
@@ -53,8 +53,6 @@ export interface WebhookManifestOptions {
 export const WATCHER_TLS_SECRET = 'rt-bootstrapper-watcher-tls';
 /** The validating webhook that reports tampering with our objects. */
 export const DRIFT_WEBHOOK_NAME = 'drift.rt-bootstrapper.kyma-project.io';
-/** The drift webhook's path on the webhook server. */
-export const VALIDATE_PATH = '/validate';
 
 /** Everything `rtb render webhook` prints, in apply order. */
 export interface WebhookManifests {

@@ -19,6 +19,8 @@ import { namespaceAnnotationLookup } from './namespace-lookup.js';
 import { PullSecretCopier, type SecretRef } from './pull-secret-copier.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer } from './webhook-server.js';
+import { DriftForwarder } from '../watcher/drift-forwarder.js';
+import { handleDriftValidation } from '../watcher/validation-handler.js';
 
 /** Settings of `rtb webhook`. */
 export interface WebhookAppOptions {
@@ -34,6 +36,13 @@ export interface WebhookAppOptions {
   readonly logger: Logger;
   readonly registry?: Registry;
   readonly excludedNamespaces?: readonly string[];
+  /** The drift channel: report tampering with our objects to the KCP listener over mutual TLS. */
+  readonly drift?: {
+    readonly url: string;
+    readonly certFile: string;
+    readonly keyFile: string;
+    readonly caFile: string;
+  };
 }
 
 /** A running webhook process: server, caches, config, copier. */
@@ -155,7 +164,16 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   };
   const ready = (): boolean =>
     holder.get() !== undefined && namespaces.hasSynced() && (copier?.secrets.hasSynced() ?? false);
+  const forwarder = o.drift
+    ? new DriftForwarder({
+        url: o.drift.url,
+        tls: { certFile: o.drift.certFile, keyFile: o.drift.keyFile, caFile: o.drift.caFile },
+        logger: logger.child({ part: 'drift-forwarder' }),
+        registry,
+      })
+    : undefined;
   const server = new WebhookServer({
+    ...(forwarder ? { validate: (body: Buffer) => handleDriftValidation(body, forwarder) } : {}),
     tls,
     ...(o.host !== undefined ? { host: o.host } : {}),
     ...(o.port !== undefined ? { port: o.port } : {}),
@@ -177,6 +195,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     async stop() {
       reloader.stop();
       await server.close();
+      await forwarder?.stop();
       fileSource?.stop();
       await stopCopier();
       await configReflector?.stop();

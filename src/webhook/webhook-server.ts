@@ -19,7 +19,12 @@ export interface WebhookServerOptions {
   readonly logger: Logger;
   /** Largest accepted body; an AdmissionReview carries up to two Pods (default 4 MiB). */
   readonly bodyLimitBytes?: number;
+  /** The drift webhook's handler, served at {@link VALIDATE_PATH} when set. */
+  readonly validate?: (body: Buffer) => { status: number; body: string };
 }
+
+/** The path of the drift (validating) webhook. */
+export const VALIDATE_PATH = '/validate';
 
 /** The mutation path the MutatingWebhookConfiguration points at. */
 export const MUTATE_PATH = '/mutate';
@@ -111,6 +116,18 @@ export class WebhookServer {
       });
       return;
     }
+    if (path === VALIDATE_PATH && this.options.validate) {
+      if (req.method !== 'POST') {
+        this.reply(res, 405, 'only POST is allowed', { allow: 'POST' });
+        return;
+      }
+      this.inFlight++;
+      void this.observe(req, res, this.options.validate).finally(() => {
+        this.inFlight--;
+        if (this.inFlight === 0) this.drained?.();
+      });
+      return;
+    }
     if (req.method !== 'GET') {
       this.reply(res, 405, 'only GET is allowed', { allow: 'GET' });
       return;
@@ -170,6 +187,28 @@ export class WebhookServer {
     const handled = await handleAdmission(request, this.options.context);
     done(handled.result);
     this.reply(res, 200, encodeAdmissionResponse(handled.answer), { 'content-type': 'application/json' });
+  }
+
+  private async observe(
+    req: IncomingMessage,
+    res: ServerResponse,
+    validate: (body: Buffer) => { status: number; body: string },
+  ): Promise<void> {
+    let body: Buffer;
+    try {
+      body = await readBody(req, this.options.bodyLimitBytes ?? 4 * 1024 * 1024);
+    } catch (error) {
+      const tooLarge = error instanceof BodyTooLargeError;
+      this.reply(res, tooLarge ? 413 : 400, error instanceof Error ? error.message : 'unreadable body');
+      return;
+    }
+    const answer = validate(body);
+    this.reply(
+      res,
+      answer.status,
+      answer.body,
+      answer.status === 200 ? { 'content-type': 'application/json' } : {},
+    );
   }
 
   private reply(

@@ -14,6 +14,10 @@ interface WebhookFlags {
   configKey: string;
   failClosed?: boolean;
   logLevel: string;
+  driftUrl?: string;
+  driftCert: string;
+  driftKey: string;
+  driftCa: string;
 }
 
 /** `rtb webhook`: the mutating admission webhook of a runtime. */
@@ -42,6 +46,13 @@ export function registerWebhookCommand(program: Command): void {
       'refuse a Pod when mutating it fails (default: admit it unchanged with a warning)',
     )
     .option('--log-level <level>', 'log level', 'info')
+    .option(
+      '--drift-url <url>',
+      'KCP drift listener (https://host:port); enables reporting tampering with our objects',
+    )
+    .option('--drift-cert <file>', 'drift client certificate', '/etc/rt-bootstrapper/watcher/tls.crt')
+    .option('--drift-key <file>', 'drift client key', '/etc/rt-bootstrapper/watcher/tls.key')
+    .option('--drift-ca <file>', 'CA bundle of the KCP listener', '/etc/rt-bootstrapper/watcher/ca.crt')
     .action(async (flags: WebhookFlags) => {
       const logger = createLogger({ name: 'webhook', level: flags.logLevel });
       const kc = new KubeConfig();
@@ -57,6 +68,16 @@ export function registerWebhookCommand(program: Command): void {
         host: flags.host,
         port: Number.parseInt(flags.port, 10),
         ...(flags.failClosed ? { failOpen: false } : {}),
+        ...(flags.driftUrl
+          ? {
+              drift: {
+                url: flags.driftUrl,
+                certFile: flags.driftCert,
+                keyFile: flags.driftKey,
+                caFile: flags.driftCa,
+              },
+            }
+          : {}),
         logger,
       });
       await new Promise<void>((resolve) => {
