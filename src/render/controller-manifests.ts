@@ -93,7 +93,7 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
       resourceNames: [lease],
       verbs: ['get', 'update', 'patch'],
     },
-
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ];
   if ((o.mode ?? 'annotate') === 'annotate') {
     rules.push({ apiGroups: [RUNTIME_GROUP], resources: [RUNTIME_PLURAL], verbs: [...read, 'patch'] });
