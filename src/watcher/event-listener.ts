@@ -1,0 +1,279 @@
+import { X509Certificate, randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import { BodyTooLargeError, readLimitedBody } from './limited-body.js';
+import { acceptedKind, createListenerMetrics, type ListenerMetrics } from './listener-metrics.js';
+import { issuedByOneOf, peerIdentityOf, verifyPeer, type PeerIdentity } from './peer-identity.js';
+import { RuntimeRateLimiter, type RuntimeRateLimit } from './runtime-rate-limiter.js';
+import { WATCH_EVENT_PATH, WatchEventError, parseWatchEvent, type WatchEvent } from './watch-event.js';
+
+/** The listener's serving certificate and key (PEM). */
+export interface ListenerTls {
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+/** Settings of the KCP drift listener. */
+export interface EventListenerOptions {
+  readonly tls: ListenerTls;
+  /** Client certificates must be issued by one of these (old and new during a CA rotation). */
+  readonly trustedCaPems: readonly string[];
+  readonly host?: string;
+  /** Default 8443; 0 picks a free port. */
+  readonly port?: number;
+  /** The runtime a client certificate's CN names, with its known domain; undefined if unknown. */
+  readonly lookupRuntime: (runtimeId: string) => { domain: string } | undefined;
+  /** Called for each accepted event; should only enqueue (it runs before the 202 is sent). */
+  readonly onEvent: (runtimeId: string, event: WatchEvent, receivedAt: number) => void;
+  /** Per runtime (default 5 per second, burst 20). */
+  readonly rateLimit?: RuntimeRateLimit;
+  /** Largest accepted body (default 16 KiB; an event is about 150 bytes). */
+  readonly bodyLimitBytes?: number;
+  readonly registry: Registry;
+  readonly logger: Logger;
+}
+
+/** The listener's options are unusable (no trusted CA, a CA that does not parse). */
+export class EventListenerError extends Error {
+  override readonly name = 'EventListenerError';
+}
+
+/** What a connection proved, computed on its first request and kept for the next ones. */
+interface ConnectionTrust {
+  readonly identity: PeerIdentity;
+  /** The trusted-CA generation the peer certificate was last checked against. */
+  generation: number;
+}
+
+/**
+ * The KCP end of the drift channel: an HTTPS server that accepts WatchEvents from runtimes over
+ * mutual TLS. A client certificate not issued by a trusted CA is refused in the handshake; then
+ * the CN must name a known runtime and a DNS SAN must equal its domain (SAN pinning, else 403).
+ * Each runtime has its own token bucket (429 with Retry-After, before the body is read), bodies
+ * are bounded (413), and an accepted event is handed to `onEvent` and answered 202. Trusted CAs
+ * and the serving certificate can be replaced while running.
+ */
+export class EventListener {
+  private readonly server: Server;
+  private readonly metrics: ListenerMetrics;
+  private readonly limiter: RuntimeRateLimiter;
+  private readonly bodyLimit: number;
+  private readonly trust = new WeakMap<TLSSocket, ConnectionTrust>();
+  private tls: ListenerTls;
+  private trustedCaPems: string[];
+  private trustedCas: X509Certificate[];
+  private generation = 0;
+
+  constructor(private readonly opts: EventListenerOptions) {
+    this.metrics = createListenerMetrics(opts.registry);
+    this.limiter = new RuntimeRateLimiter(opts.rateLimit ?? { perSecond: 5, burst: 20 });
+    this.bodyLimit = opts.bodyLimitBytes ?? 16 * 1024;
+    this.tls = opts.tls;
+    this.trustedCaPems = [...opts.trustedCaPems];
+    this.trustedCas = parseCas(opts.trustedCaPems);
+    this.server = createServer(
+      {
+        cert: opts.tls.certPem,
+        key: opts.tls.keyPem,
+        ca: this.trustedCaPems,
+        requestCert: true,
+        rejectUnauthorized: true,
+        minVersion: 'TLSv1.2',
+        // A peer that never finishes its handshake or headers must not hold a socket for long.
+        handshakeTimeout: 10_000,
+        headersTimeout: 10_000,
+        requestTimeout: 15_000,
+        // Longer than the forwarder's 30 s idle timeout: the client closes first, so it never
+        // writes into a connection we are closing.
+        keepAliveTimeout: 60_000,
+      },
+      (req, res) => {
+        this.onRequest(req, res);
+      },
+    );
+    this.server.on('tlsClientError', (error) => {
+      this.metrics.tlsHandshakeFailures.inc();
+      // The error names the failed check (e.g. unknown CA), never key material.
+      opts.logger.debug({ err: error }, 'drift listener: TLS handshake failed');
+    });
+  }
+
+  /** Starts listening; resolves with the bound port. */
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.opts.port ?? 8443, this.opts.host ?? '0.0.0.0', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /**
+   * Replaces the CAs client certificates must chain to. New handshakes use them at once; session
+   * tickets are re-keyed so no client resumes past the new check, and open connections are
+   * re-checked on their next request (a certificate no longer trusted loses its connection).
+   */
+  setTrustedCas(pems: readonly string[]): void {
+    const parsed = parseCas(pems);
+    this.applySecureContext(this.tls, pems);
+    this.trustedCaPems = [...pems];
+    this.trustedCas = parsed;
+    this.generation++;
+    this.server.closeIdleConnections();
+  }
+
+  /** Replaces the serving certificate for new connections (renewal). */
+  setServingCertificate(tls: ListenerTls): void {
+    this.applySecureContext(tls, this.trustedCaPems);
+    this.tls = tls;
+  }
+
+  /** Stops accepting, lets requests in flight finish for up to `timeoutMs`, then closes all. */
+  async close(timeoutMs = 5_000): Promise<void> {
+    const closed = new Promise<void>((resolve) => {
+      this.server.close(() => {
+        resolve();
+      });
+    });
+    this.server.closeIdleConnections();
+    const timer = setTimeout(() => {
+      this.server.closeAllConnections();
+    }, timeoutMs);
+    await closed;
+    clearTimeout(timer);
+  }
+
+  private applySecureContext(tls: ListenerTls, caPems: readonly string[]): void {
+    // Throws on a key that does not fit the certificate, leaving the previous context in force.
+    this.server.setSecureContext({
+      cert: tls.certPem,
+      key: tls.keyPem,
+      ca: [...caPems],
+      // setSecureContext keeps the old ticket keys, which would let a client resume a session
+      // established under the old trust without showing its certificate again.
+      ticketKeys: randomBytes(48),
+    });
+  }
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const started = process.hrtime.bigint();
+    const reply = (status: number, body: string, headers: Record<string, string> = {}): void => {
+      if (!res.headersSent) {
+        res.writeHead(status, {
+          'content-type': 'text/plain; charset=utf-8',
+          ...headers,
+          'content-length': Buffer.byteLength(body),
+        });
+        res.end(body);
+      }
+      const code = String(status);
+      this.metrics.requests.inc({ code });
+      this.metrics.duration.observe({ code }, Number(process.hrtime.bigint() - started) / 1e9);
+    };
+    if ((req.url ?? '/').split('?')[0] !== WATCH_EVENT_PATH) {
+      reply(404, 'not found');
+      return;
+    }
+    if (req.method !== 'POST') {
+      reply(405, 'only POST is allowed', { allow: 'POST' });
+      return;
+    }
+    const socket = req.socket as TLSSocket;
+    const trust = this.connectionTrust(socket);
+    if (trust === undefined) {
+      // A connection from before the trusted CAs changed, whose certificate they no longer cover:
+      // end it as the handshake would now, so the client reconnects (perhaps with a renewed
+      // certificate) instead of reading a final answer.
+      this.metrics.rejectedVerifications.inc({ reason: 'untrusted_ca' });
+      socket.destroy();
+      return;
+    }
+    let verdict;
+    try {
+      verdict = verifyPeer(trust.identity, this.opts.lookupRuntime);
+    } catch (error) {
+      this.opts.logger.error({ err: error }, 'drift listener: runtime lookup failed');
+      reply(503, 'runtime lookup failed');
+      return;
+    }
+    if (!verdict.ok) {
+      this.metrics.rejectedVerifications.inc({ reason: verdict.reason });
+      this.opts.logger.warn(
+        { runtimeId: trust.identity.commonName?.slice(0, 253), reason: verdict.reason },
+        'drift listener: client certificate refused',
+      );
+      reply(
+        403,
+        verdict.reason === 'unknown_runtime'
+          ? 'unknown runtime'
+          : 'certificate does not name the runtime domain',
+      );
+      return;
+    }
+    // Cheap before the body is read: a flooding runtime costs a map lookup and a short answer.
+    const waitMs = this.limiter.tryTake(verdict.runtimeId);
+    if (waitMs > 0) {
+      reply(429, 'too many drift events', { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) });
+      return;
+    }
+    void this.receive(req, verdict.runtimeId, reply);
+  }
+
+  private async receive(
+    req: IncomingMessage,
+    runtimeId: string,
+    reply: (status: number, body: string, headers?: Record<string, string>) => void,
+  ): Promise<void> {
+    let event: WatchEvent;
+    try {
+      event = parseWatchEvent(await readLimitedBody(req, this.bodyLimit));
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) reply(413, error.message, { connection: 'close' });
+      else if (error instanceof WatchEventError) reply(400, error.message);
+      else reply(400, 'unreadable body');
+      return;
+    }
+    try {
+      this.opts.onEvent(runtimeId, event, Date.now());
+    } catch (error) {
+      this.opts.logger.error({ err: error, runtimeId }, 'drift listener: event handler failed');
+      reply(500, 'event not accepted');
+      return;
+    }
+    this.metrics.eventsAccepted.inc({ kind: acceptedKind(event.watchedGvk.kind) });
+    reply(202, 'accepted');
+  }
+
+  /** The connection's identity, checked against the current CAs; undefined if no longer trusted. */
+  private connectionTrust(socket: TLSSocket): ConnectionTrust | undefined {
+    const known = this.trust.get(socket);
+    if (known?.generation === this.generation) return known;
+    const peer = socket.getPeerX509Certificate();
+    if (peer === undefined || !issuedByOneOf(peer, this.trustedCas)) return undefined;
+    const trust = known ?? { identity: peerIdentityOf(socket.getPeerCertificate()), generation: 0 };
+    trust.generation = this.generation;
+    this.trust.set(socket, trust);
+    return trust;
+  }
+}
+
+// Each entry may be a bundle of several certificates, as TLS's `ca` option accepts.
+function parseCas(pems: readonly string[]): X509Certificate[] {
+  const blocks = pems.flatMap((pem) => pem.match(PEM_CERTIFICATE) ?? []);
+  if (blocks.length === 0) throw new EventListenerError('at least one trusted CA certificate is needed');
+  return blocks.map((pem, i) => {
+    try {
+      return new X509Certificate(pem);
+    } catch (cause) {
+      throw new EventListenerError(`trusted CA certificate #${i} does not parse`, { cause });
+    }
+  });
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;

@@ -1,0 +1,45 @@
+import type { IncomingMessage } from 'node:http';
+
+/** The body exceeded the limit (HTTP 413). */
+export class BodyTooLargeError extends Error {
+  override readonly name = 'BodyTooLargeError';
+
+  constructor(readonly limit: number) {
+    super(`request body exceeds ${limit} bytes`);
+  }
+}
+
+/**
+ * Reads a request body of at most `limit` bytes. The declared length is checked before reading
+ * and the streamed size while reading (chunked bodies declare none); past the limit the rest is
+ * discarded, so the peer can read our 413 rather than hit a reset.
+ */
+export function readLimitedBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? '0');
+    if (declared > limit) {
+      req.resume();
+      reject(new BodyTooLargeError(limit));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.resume();
+        reject(new BodyTooLargeError(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.on('end', () => {
+      resolve(Buffer.concat(chunks, size));
+    });
+    req.on('error', (cause) => {
+      reject(new Error('the request body could not be read', { cause }));
+    });
+  });
+}
