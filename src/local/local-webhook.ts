@@ -1,15 +1,11 @@
-import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import {
-  CONFIG_MAP_KEY,
-  CONFIG_MAP_NAME,
-  CONFIG_MAP_NAMESPACE,
-  parseWebhookConfig,
-} from '../api/webhook-config.js';
+import { CONFIG_MAP_NAMESPACE } from '../api/webhook-config.js';
 import type { LocalCluster } from '../envtest/control-plane.js';
 import { applyObjects } from '../kube/apply.js';
+import { landscapeSourceObjects } from './landscape-sources.js';
 import { createCertificateAuthority } from '../pki/certificate-authority.js';
 import { issueCertificate } from '../pki/issue-certificate.js';
 import { renderWebhookManifests } from '../render/webhook-manifests.js';
@@ -30,43 +26,18 @@ export interface LocalWebhook {
  */
 export async function installLocalWebhook(
   cluster: LocalCluster,
-  options: { configText: string; logger: Logger; failurePolicy?: 'Ignore' | 'Fail' },
+  options: {
+    configText?: string;
+    logger: Logger;
+    failurePolicy?: 'Ignore' | 'Fail';
+    drift?: { url: string; certFile: string; keyFile: string; caFile: string };
+  },
 ): Promise<LocalWebhook> {
   const kc = cluster.kubeConfig();
-  const config = parseWebhookConfig(options.configText);
-  const bundleCa = await createCertificateAuthority({ commonName: `${cluster.name} landscape CA` });
-  const sources: KubernetesObject[] = [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CONFIG_MAP_NAMESPACE } },
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: config.imagePullSecret.name, namespace: config.imagePullSecret.namespace },
-      type: 'kubernetes.io/dockerconfigjson',
-      data: {
-        '.dockerconfigjson': Buffer.from(
-          JSON.stringify({ auths: { 'ghcr.io': { auth: 'bG9jYWw6bGFuZHNjYXBl' } } }),
-        ).toString('base64'),
-      },
-    } as KubernetesObject,
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: CONFIG_MAP_NAME, namespace: CONFIG_MAP_NAMESPACE },
-      data: { [CONFIG_MAP_KEY]: options.configText },
-    } as KubernetesObject,
-  ];
-  if (config.clusterTrustBundle) {
-    // A signer-linked bundle's name is `<signer with / as :>:<suffix>`; derive the signer back.
-    const parts = config.clusterTrustBundle.name.split(':');
-    const signerName = parts.length >= 3 ? `${parts[0] ?? ''}/${parts[1] ?? ''}` : undefined;
-    sources.push({
-      apiVersion: 'certificates.k8s.io/v1beta1',
-      kind: 'ClusterTrustBundle',
-      metadata: { name: config.clusterTrustBundle.name },
-      spec: { ...(signerName ? { signerName } : {}), trustBundle: bundleCa.certPem },
-    } as KubernetesObject);
+  // Alone, the runtime gets its sources here; in a landscape with a KCP the controller writes them.
+  if (options.configText !== undefined) {
+    await applyObjects(kc, await landscapeSourceObjects({ configText: options.configText, namespace: CONFIG_MAP_NAMESPACE }));
   }
-  await applyObjects(kc, sources);
 
   const dir = join(cluster.dir, 'webhook');
   await mkdir(dir, { recursive: true });

@@ -1,0 +1,50 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, parseWebhookConfig } from '../api/webhook-config.js';
+import { createCertificateAuthority } from '../pki/certificate-authority.js';
+
+/**
+ * The three source objects of a landscape (pull Secret, ClusterTrustBundle, webhook ConfigMap)
+ * in `namespace`: on a KCP (`kcp-system`) for the controller to propagate, or directly on a
+ * lone runtime (`kyma-system`). The pull credentials are placeholders: nothing is pulled here.
+ */
+export async function landscapeSourceObjects(o: {
+  configText: string;
+  namespace: string;
+  pullSecretName?: string;
+  auth?: string;
+}): Promise<KubernetesObject[]> {
+  const config = parseWebhookConfig(o.configText);
+  const objects: KubernetesObject[] = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.namespace } },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: o.pullSecretName ?? config.imagePullSecret.name, namespace: o.namespace },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: {
+        '.dockerconfigjson': Buffer.from(
+          JSON.stringify({ auths: { 'ghcr.io': { auth: Buffer.from(o.auth ?? 'local:landscape').toString('base64') } } }),
+        ).toString('base64'),
+      },
+    } as KubernetesObject,
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: CONFIG_MAP_NAME, namespace: o.namespace },
+      data: { [CONFIG_MAP_KEY]: o.configText },
+    } as KubernetesObject,
+  ];
+  if (config.clusterTrustBundle) {
+    const bundleCa = await createCertificateAuthority({ commonName: 'landscape CA' });
+    // A signer-linked bundle's name is `<signer with / as :>:<suffix>`; derive the signer back.
+    const parts = config.clusterTrustBundle.name.split(':');
+    const signerName = parts.length >= 3 ? `${parts[0] ?? ''}/${parts[1] ?? ''}` : undefined;
+    objects.splice(1, 0, {
+      apiVersion: 'certificates.k8s.io/v1beta1',
+      kind: 'ClusterTrustBundle',
+      metadata: { name: config.clusterTrustBundle.name },
+      spec: { ...(signerName ? { signerName } : {}), trustBundle: bundleCa.certPem },
+    } as KubernetesObject);
+  }
+  return objects;
+}
