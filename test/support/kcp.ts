@@ -1,6 +1,5 @@
 import {
   CoreV1Api,
-  KubeConfig,
   RbacAuthorizationV1Api,
   type KubernetesObject,
 } from '@kubernetes/client-node';
@@ -9,6 +8,7 @@ import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { applyObjects } from '../../src/kube/apply.js';
+import { markDeploymentAvailable as markAvailable } from '../../src/local/simulated-kubelet.js';
 import { seedConfigText } from './fixtures.js';
 
 /** The seed's trust bundle name and its signer. */
@@ -109,31 +109,9 @@ export async function apply(cluster: LocalCluster, objects: KubernetesObject[]):
 
 /** Sets the webhook Deployment's status the way the deployment controller and kubelet would. */
 export async function markDeploymentAvailable(runtime: LocalCluster): Promise<void> {
-  const kc: KubeConfig = runtime.kubeConfig();
-  const { AppsV1Api } = await import('@kubernetes/client-node');
-  const apps = kc.makeApiClient(AppsV1Api);
-  const d = await apps.readNamespacedDeployment({
-    name: 'rt-bootstrapper-webhook',
-    namespace: 'kyma-system',
-  });
-  const replicas = d.spec?.replicas ?? 1;
-  await apps.replaceNamespacedDeploymentStatus({
-    name: 'rt-bootstrapper-webhook',
-    namespace: 'kyma-system',
-    body: {
-      ...d,
-      status: {
-        observedGeneration: d.metadata?.generation ?? 1,
-        replicas,
-        updatedReplicas: replicas,
-        readyReplicas: replicas,
-        availableReplicas: replicas,
-        conditions: [
-          { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'test' },
-        ],
-      },
-    },
-  });
+  if (!(await markAvailable(runtime.kubeConfig(), 'kyma-system', 'rt-bootstrapper-webhook'))) {
+    throw new Error(`no webhook Deployment on ${runtime.name}`);
+  }
 }
 
 /** Core client of a cluster. */
