@@ -2,9 +2,8 @@
  * The CustomResourceDefinitions shipped in `config/crd/` (the package ships `config/`), parsed
  * so tests and the local landscape can apply them without a YAML step of their own.
  */
-import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { loadYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
 
 /** A CRD file is missing, unreadable or not a CustomResourceDefinition. */
 export class CrdLoadError extends Error {
@@ -14,12 +13,16 @@ export class CrdLoadError extends Error {
 // From src/api/ and from dist/api/ alike, the package root is two levels up.
 const CRD_DIR = new URL('../../config/crd/', import.meta.url);
 
-/** Reads and parses `config/crd/<file>`; throws {@link CrdLoadError} if it is not a CRD. */
+/**
+ * Reads and parses `config/crd/<file>` into client-node's model (so `enum` is `_enum`, as the
+ * type says, and the client serialises it back correctly); throws {@link CrdLoadError} if it
+ * is not a CRD.
+ */
 export function loadCrd(file: string): V1CustomResourceDefinition {
   const url = new URL(file, CRD_DIR);
   let doc: unknown;
   try {
-    doc = parse(readFileSync(url, 'utf8'));
+    doc = loadYaml(readFileSync(url, 'utf8'));
   } catch (cause) {
     throw new CrdLoadError(`cannot read CRD ${url.pathname}`, { cause });
   }

@@ -1,4 +1,4 @@
-import { EventsV1Api, KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { EventsV1Api, KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -57,7 +57,11 @@ class CuttableProxy {
 
   /** Refuse new connections and break the open ones. */
   async cut(): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) =>
+      this.server.close(() => {
+        resolve();
+      }),
+    );
     for (const s of this.sockets) s.destroy();
     await closed;
   }
@@ -147,7 +151,7 @@ describe('two controller replicas with leader election, under the rendered least
       configMapName: CONFIG_MAP,
     });
     // Everything but the Deployment: the replicas run in this process under the same identity.
-    await applyObjects(kcp.kc, controllerManifestList(manifests).slice(0, -1) as KubernetesObject[]);
+    await applyObjects(kcp.kc, controllerManifestList(manifests).slice(0, -1));
     for (const name of RUNTIMES) await createRuntime(kcp, name);
     kim = new FakeKim(kcp);
     await kim.start();

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  CONTROLLER_NAME,
+  controllerManifestList,
+  renderControllerManifests,
+} from '../../../src/render/controller-manifests.js';
+
+const m = renderControllerManifests({
+  image: 'example.com/rtb:1.2.3',
+  pullSecretName: 'pull',
+  clusterTrustBundleName: 'ctb',
+  runtimeSelector: 'env=prod',
+});
+
+describe('rendered controller manifests', () => {
+  test('two replicas, probes on the plain-HTTP port, the flags of rtb controller', () => {
+    const d = m.deployment;
+    assert.equal(d.metadata?.namespace, 'kcp-system');
+    assert.equal(d.spec?.replicas, 2);
+    const c = d.spec.template.spec!.containers[0]!;
+    assert.equal(c.image, 'example.com/rtb:1.2.3');
+    assert.equal(c.readinessProbe?.httpGet?.path, '/readyz');
+    assert.equal(c.livenessProbe?.httpGet?.path, '/healthz');
+    assert.equal(c.ports?.[0]?.containerPort, 8080);
+    assert.deepEqual(c.args, [
+      'controller',
+      '--mode=annotate',
+      '--namespace=kcp-system',
+      '--pull-secret=pull',
+      '--cluster-trust-bundle=ctb',
+      '--config-map=rt-bootstrapper-config',
+      '--state-config-map=rt-bootstrapper-controller-state',
+      '--runtime-selector=env=prod',
+      '--signal=annotation',
+      '--coalesce=2s',
+      '--metrics-port=8080',
+      '--leader-elect',
+      '--leader-election-id=rt-bootstrapper-controller',
+      '--log-level=info',
+    ]);
+    assert.equal(d.spec.template.spec!.serviceAccountName, CONTROLLER_NAME);
+    assert.equal(c.env?.[0]?.valueFrom?.fieldRef?.fieldPath, 'metadata.name');
+  });
+
+  test('RBAC: sources read-only and by name, writes only to the Lease, the state, Runtimes and Events', () => {
+    const rules = m.role.rules!;
+    const writes = rules.filter((r) => r.verbs.some((v) => !['get', 'list', 'watch'].includes(v)));
+    for (const r of writes) {
+      const what = `${r.apiGroups!.join()}/${r.resources!.join()}`;
+      if (r.verbs.join() === 'create') {
+        assert.ok(
+          ['/configmaps', 'coordination.k8s.io/leases', ',events.k8s.io/events'].includes(what),
+          what,
+        );
+        continue;
+      }
+      if (what === 'infrastructuremanager.kyma-project.io/runtimes') {
+        assert.deepEqual(r.verbs, ['get', 'list', 'watch', 'patch']);
+        continue;
+      }
+      if (what === ',events.k8s.io/events') continue;
+      assert.ok(r.resourceNames && r.resourceNames.length === 1, `${what} is limited by name`);
+    }
+    const secrets = rules.filter((r) => r.resources!.includes('secrets'));
+    assert.deepEqual(secrets, [
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['pull'], verbs: ['get', 'list', 'watch'] },
+    ]);
+    assert.deepEqual(m.clusterRole?.rules, [
+      {
+        apiGroups: ['certificates.k8s.io'],
+        resources: ['clustertrustbundles'],
+        resourceNames: ['ctb'],
+        verbs: ['get', 'list', 'watch'],
+      },
+    ]);
+    assert.equal(m.roleBinding.subjects?.[0]?.name, CONTROLLER_NAME);
+  });
+
+  test('no ClusterTrustBundle, no cluster-wide RBAC; the Deployment comes last', () => {
+    const plain = renderControllerManifests({ image: 'i', pullSecretName: 'pull' });
+    assert.equal(plain.clusterRole, undefined);
+    const list = controllerManifestList(plain) as { kind: string }[];
+    assert.deepEqual(
+      list.map((o) => o.kind),
+      ['ServiceAccount', 'Role', 'RoleBinding', 'Deployment'],
+    );
+    assert.equal((controllerManifestList(m) as { kind: string }[]).length, 6);
+  });
+});

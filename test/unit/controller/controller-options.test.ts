@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { runtimeCrd } from '../../../src/api/crds.js';
+import { RUNTIME_GROUP, RUNTIME_KIND, RUNTIME_PLURAL } from '../../../src/api/runtime.js';
+import { FlagError, parseDuration } from '../../../src/cli/commands/controller.js';
+import { ModeUnavailableError, modes, startControllerApp } from '../../../src/controller/controller-app.js';
+import { silentLogger } from '../../../src/telemetry/logger.js';
+
+describe('rtb controller options', () => {
+  test('durations in Go syntax', () => {
+    assert.equal(parseDuration('500ms'), 500);
+    assert.equal(parseDuration('2s'), 2000);
+    assert.equal(parseDuration('1m30s'), 90_000);
+    assert.equal(parseDuration('1h'), 3_600_000);
+    assert.equal(parseDuration('1.5s'), 1500);
+    for (const bad of ['', '2', 's', '2x', '2s ', '-1s', '1s2'])
+      assert.throws(() => parseDuration(bad), FlagError, bad);
+  });
+
+  test('annotate is a mode; an unknown or absent mode fails clearly before anything starts', async () => {
+    assert.equal(typeof modes.annotate, 'function');
+    const opts = {
+      kubeConfig: new KubeConfig(),
+      namespace: 'kcp-system',
+      pullSecretName: 'p',
+      configMapName: 'c',
+      modeOptions: {
+        signal: 'annotation' as const,
+        coalesceMs: 1,
+        concurrency: 1,
+        resyncMs: 1,
+        stateConfigMapName: 's',
+      },
+      leaderElection: false as const,
+      logger: silentLogger(),
+    };
+    await assert.rejects(startControllerApp({ ...opts, mode: 'nope' }), ModeUnavailableError);
+    if (modes.direct === undefined) {
+      await assert.rejects(startControllerApp({ ...opts, mode: 'direct' }), /mode "direct" is not available/);
+    }
+  });
+});
+
+describe('the shipped Runtime CRD', () => {
+  test("is KIM's group, kind and scope, with spec.shoot, status.state and conditions", () => {
+    const crd = runtimeCrd();
+    assert.equal(crd.metadata?.name, `${RUNTIME_PLURAL}.${RUNTIME_GROUP}`);
+    assert.equal(crd.spec.names.kind, RUNTIME_KIND);
+    assert.equal(crd.spec.scope, 'Namespaced');
+    const v1 = crd.spec.versions.find((v) => v.name === 'v1')!;
+    assert.ok(v1.served && v1.storage);
+    assert.deepEqual(v1.subresources?.status, {});
+    const schema = v1.schema!.openAPIV3Schema!;
+    const shoot = schema.properties!.spec!.properties!.shoot!;
+    assert.deepEqual([...shoot.required!].sort(), [
+      'name',
+      'networking',
+      'platformRegion',
+      'provider',
+      'purpose',
+      'region',
+      'secretBindingName',
+    ]);
+    assert.equal(schema.properties!.spec!.x_kubernetes_preserve_unknown_fields, true);
+    assert.deepEqual(schema.properties!.status!.properties!.state!._enum, [
+      'Pending',
+      'Ready',
+      'Terminating',
+      'Failed',
+    ]);
+    assert.equal(schema.properties!.status!.properties!.conditions!.type, 'array');
+  });
+});

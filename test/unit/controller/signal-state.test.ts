@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { SignalState } from '../../../src/controller/annotate/signal-decision.js';
+import {
+  parseSignalState,
+  serializeSignalState,
+} from '../../../src/controller/annotate/signal-state-store.js';
+
+describe('the persisted signal state', () => {
+  test('round-trips', () => {
+    const state: SignalState = {
+      version: 'abc',
+      changeTime: '2026-01-01T00:00:00.000Z',
+      phase: 'Signalling',
+      sources: { pullSecret: 'p', clusterTrustBundle: undefined, configMap: 'm' },
+    };
+    assert.deepEqual(parseSignalState(serializeSignalState(state)), {
+      version: 'abc',
+      changeTime: '2026-01-01T00:00:00.000Z',
+      phase: 'Signalling',
+      sources: { pullSecret: 'p', configMap: 'm' },
+    });
+  });
+
+  test('absent, unreadable or incomplete state counts as none', () => {
+    for (const text of [
+      undefined,
+      '',
+      '{',
+      'null',
+      '[]',
+      '{"version":"","changeTime":"x","phase":"Completed"}',
+      '{"version":"v","phase":"Completed"}',
+      '{"version":"v","changeTime":"x","phase":"Unknown"}',
+    ]) {
+      assert.equal(parseSignalState(text), undefined, String(text));
+    }
+  });
+});

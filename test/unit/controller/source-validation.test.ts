@@ -1,0 +1,81 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  validateClusterTrustBundle,
+  validateConfigMap,
+  validatePullSecret,
+} from '../../../src/controller/sources/source-validation.js';
+import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
+import { seedConfigText } from '../../support/fixtures.js';
+
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+const SECRET_VALUE = 'sup3r-s3cret-token';
+
+describe('source validation', () => {
+  test('a dockerconfigjson Secret needs its key, JSON and an auths object', () => {
+    const type = 'kubernetes.io/dockerconfigjson';
+    const good = b64(JSON.stringify({ auths: { 'r.example.com': { auth: SECRET_VALUE } } }));
+    assert.equal(validatePullSecret({ type, data: { '.dockerconfigjson': good } }), undefined);
+    assert.match(validatePullSecret({ type, data: {} }) ?? '', /needs a non-empty key \.dockerconfigjson/);
+    assert.match(
+      validatePullSecret({ type, data: { '.dockerconfigjson': b64(SECRET_VALUE) } }) ?? '',
+      /not a JSON/,
+    );
+    assert.match(
+      validatePullSecret({ type, data: { '.dockerconfigjson': b64(`{"nope":"${SECRET_VALUE}"}`) } }) ?? '',
+      /no "auths"/,
+    );
+  });
+
+  test('reasons never contain the Secret values', () => {
+    const bad: V1Secret[] = [
+      { type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': b64(SECRET_VALUE) } },
+      { type: 'kubernetes.io/dockercfg', data: { '.dockercfg': b64(SECRET_VALUE) } },
+      {
+        type: 'kubernetes.io/dockerconfigjson',
+        data: { '.dockerconfigjson': b64(`{"a":"${SECRET_VALUE}"}`) },
+      },
+    ];
+    for (const secret of bad) {
+      const reason = validatePullSecret(secret) ?? '';
+      assert.notEqual(reason, '');
+      assert.ok(!reason.includes(SECRET_VALUE) && !reason.includes(b64(SECRET_VALUE)), reason);
+    }
+  });
+
+  test('other Secret types need some data', () => {
+    assert.equal(validatePullSecret({ type: 'Opaque', data: { a: b64('x') } }), undefined);
+    assert.match(validatePullSecret({ type: 'Opaque' }) ?? '', /no data/);
+  });
+
+  test('the ConfigMap must hold a config parseWebhookConfig accepts', () => {
+    assert.equal(validateConfigMap({ data: { 'rt-bootstrapper-config.json': seedConfigText() } }), undefined);
+    assert.match(validateConfigMap({ data: {} }) ?? '', /rt-bootstrapper-config\.json is missing/);
+    assert.match(validateConfigMap({ data: { 'rt-bootstrapper-config.json': '{' } }) ?? '', /invalid JSON/);
+    assert.match(
+      validateConfigMap({ data: { 'rt-bootstrapper-config.json': '{"availableFeatures":["x"]}' } }) ?? '',
+      /availableFeatures/,
+    );
+    assert.equal(validateConfigMap({ data: { other: seedConfigText() } }, 'other'), undefined);
+  });
+
+  test('a ClusterTrustBundle needs at least one parsable certificate and nothing else', async () => {
+    const ca = await createCertificateAuthority({ commonName: 'validation-test' });
+    const spec = (trustBundle: string) => ({ spec: { signerName: 'x/y', trustBundle } });
+    assert.equal(validateClusterTrustBundle(spec(ca.certPem)), undefined);
+    assert.equal(validateClusterTrustBundle(spec(`${ca.certPem}\n${ca.certPem}`)), undefined);
+    assert.match(validateClusterTrustBundle(spec('')) ?? '', /no certificate/);
+    assert.match(
+      validateClusterTrustBundle(spec('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n')) ??
+        '',
+      /certificate 1 cannot be parsed/,
+    );
+    assert.match(
+      validateClusterTrustBundle(
+        spec(`${ca.certPem}-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n`),
+      ) ?? '',
+      /PEM block 2 is not a CERTIFICATE/,
+    );
+  });
+});
