@@ -117,15 +117,16 @@ export class EventListener {
   /**
    * Replaces the CAs client certificates must chain to. New handshakes use them at once; session
    * tickets are re-keyed so no client resumes past the new check, and open connections are
-   * re-checked on their next request (a certificate no longer trusted loses its connection).
+   * re-checked on their next request (one whose certificate is no longer trusted is closed).
    */
   setTrustedCas(pems: readonly string[]): void {
     const parsed = parseCas(pems);
     this.applySecureContext(this.tls, pems);
     this.trustedCaPems = [...pems];
     this.trustedCas = parsed;
+    // Open connections are not cut here (a client still trusted would see a needless reset);
+    // each is re-checked on its next request instead.
     this.generation++;
-    this.server.closeIdleConnections();
   }
 
   /** Replaces the serving certificate for new connections (renewal). */
@@ -155,8 +156,11 @@ export class EventListener {
       cert: tls.certPem,
       key: tls.keyPem,
       ca: [...caPems],
-      // setSecureContext keeps the old ticket keys, which would let a client resume a session
-      // established under the old trust without showing its certificate again.
+      // Fields left out here fall back to defaults, not to the constructor's values.
+      minVersion: 'TLSv1.2',
+      // A resumed session skips the client certificate, so no ticket issued under the previous
+      // trust may be honoured. Node makes fresh keys when none are given but keeps given ones;
+      // passing new ones each time does not depend on which happened before.
       ticketKeys: randomBytes(48),
     });
   }

@@ -13,10 +13,13 @@ export function parseRetryAfter(
   let ms: number;
   if (/^\d+$/.test(raw)) {
     ms = Number(raw) * 1000;
-  } else {
+  } else if (/^[A-Za-z]{3,9},? /.test(raw)) {
+    // Every HTTP-date form starts with the day name; Date.parse alone takes "-1" for a year.
     const at = Date.parse(raw);
     if (Number.isNaN(at)) return undefined;
     ms = at - now;
+  } else {
+    return undefined;
   }
   return Math.min(capMs, Math.max(0, ms));
 }

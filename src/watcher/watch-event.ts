@@ -53,7 +53,7 @@ export function parseWatchEvent(body: Buffer | string): WatchEvent {
   try {
     json = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
   } catch (cause) {
-    throw new WatchEventError('body is not JSON', '(root)', { cause });
+    throw new WatchEventError('not a WatchEvent: (root): body is not JSON', '(root)', { cause });
   }
   const parsed = watchEventSchema.safeParse(json);
   if (!parsed.success) {
