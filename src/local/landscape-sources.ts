@@ -23,7 +23,9 @@ export async function landscapeSourceObjects(o: {
       type: 'kubernetes.io/dockerconfigjson',
       data: {
         '.dockerconfigjson': Buffer.from(
-          JSON.stringify({ auths: { 'ghcr.io': { auth: Buffer.from(o.auth ?? 'local:landscape').toString('base64') } } }),
+          JSON.stringify({
+            auths: { 'ghcr.io': { auth: Buffer.from(o.auth ?? 'local:landscape').toString('base64') } },
+          }),
         ).toString('base64'),
       },
     } as KubernetesObject,

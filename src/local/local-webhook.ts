@@ -8,7 +8,7 @@ import { applyObjects } from '../kube/apply.js';
 import { landscapeSourceObjects } from './landscape-sources.js';
 import { createCertificateAuthority } from '../pki/certificate-authority.js';
 import { issueCertificate } from '../pki/issue-certificate.js';
-import { renderWebhookManifests } from '../render/webhook-manifests.js';
+import { renderWebhookManifests, WEBHOOK_NAME } from '../render/webhook-manifests.js';
 import { startWebhookApp, type WebhookApp } from '../webhook/webhook-app.js';
 
 /** A webhook serving one local cluster from this process. */
@@ -36,7 +36,10 @@ export async function installLocalWebhook(
   const kc = cluster.kubeConfig();
   // Alone, the runtime gets its sources here; in a landscape with a KCP the controller writes them.
   if (options.configText !== undefined) {
-    await applyObjects(kc, await landscapeSourceObjects({ configText: options.configText, namespace: CONFIG_MAP_NAMESPACE }));
+    await applyObjects(
+      kc,
+      await landscapeSourceObjects({ configText: options.configText, namespace: CONFIG_MAP_NAMESPACE }),
+    );
   }
 
   const dir = join(cluster.dir, 'webhook');
@@ -65,7 +68,12 @@ export async function installLocalWebhook(
     caBundlePem: servingCa.certPem,
     failurePolicy: options.failurePolicy ?? 'Ignore',
   });
-  await applyObjects(kc, [manifests.mutatingWebhookConfiguration]);
+  // Its own name: in a landscape the controller owns `rt-bootstrapper-webhook` (pointing at the
+  // in-cluster Service, which cannot run without a kubelet) and would overwrite ours.
+  const registration = manifests.mutatingWebhookConfiguration;
+  await applyObjects(kc, [
+    { ...registration, metadata: { ...registration.metadata, name: `${WEBHOOK_NAME}-local` } },
+  ]);
   await waitUntilCalled(cluster, app);
   return { app, url, stop: () => app.stop() };
 }

@@ -6,7 +6,11 @@ import { statusCodeOf } from '../kube/kube-errors.js';
  * would. Local clusters run no kubelet and no controller-manager, so nothing else ever does;
  * resolves false when the Deployment does not exist (yet).
  */
-export async function markDeploymentAvailable(kc: KubeConfig, namespace: string, name: string): Promise<boolean> {
+export async function markDeploymentAvailable(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+): Promise<boolean> {
   const apps = kc.makeApiClient(AppsV1Api);
   let d;
   try {
@@ -27,7 +31,14 @@ export async function markDeploymentAvailable(kc: KubeConfig, namespace: string,
         updatedReplicas: replicas,
         readyReplicas: replicas,
         availableReplicas: replicas,
-        conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'simulated kubelet' }],
+        conditions: [
+          {
+            type: 'Available',
+            status: 'True',
+            reason: 'MinimumReplicasAvailable',
+            message: 'simulated kubelet',
+          },
+        ],
       },
     },
   });

@@ -17,7 +17,7 @@ export function registerLocalCommand(program: Command): void {
   program
     .command('local')
     .description('run the local landscape: real clusters, the webhook, the seed example (Ctrl-C stops it)')
-    .option('--runtimes <names>', 'comma-separated runtime cluster names', 'runtime')
+    .option('--runtimes <names>', 'comma-separated runtime cluster names', 'runtime-1,runtime-2')
     .option('--log-level <level>', 'log level of the in-process components (JSON on stderr)', 'warn')
     .option('--once', 'stop as soon as everything is up (for scripts and smoke tests)')
     .action(async (opts: LocalOptions) => {

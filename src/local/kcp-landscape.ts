@@ -1,0 +1,153 @@
+import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import {
+  RTB_API_VERSION,
+  RTB_GROUP,
+  RTB_PLURAL,
+  RTB_VERSION,
+  type RuntimeBootstrapper,
+} from '../api/runtime-bootstrapper.js';
+import { runtimeBootstrapperCrd } from '../api/runtime-bootstrapper-crd.js';
+import { startDirectMode, type DirectMode } from '../controller/direct/direct-mode.js';
+import { createSourceWatcher, type SourceWatcher } from '../controller/sources/source-set.js';
+import type { LocalCluster } from '../envtest/control-plane.js';
+import { applyObjects } from '../kube/apply.js';
+import { ensureCrds } from '../kube/crd.js';
+import { kubeRequest } from '../kube/kube-request.js';
+import { packageVersion } from '../version.js';
+import { landscapeSourceObjects } from './landscape-sources.js';
+import { markDeploymentAvailable } from './simulated-kubelet.js';
+
+/** The KCP side of the local landscape: sources, controller in direct mode, one CR per runtime. */
+export interface KcpLandscape {
+  readonly direct: DirectMode;
+  readonly sources: SourceWatcher;
+  readBootstrapper(runtimeId: string): Promise<RuntimeBootstrapper>;
+  stop(): Promise<void>;
+}
+
+const RB_PATH = `/apis/${RTB_GROUP}/${RTB_VERSION}/namespaces/kcp-system/${RTB_PLURAL}`;
+
+/**
+ * Sets up the KCP as KIM would leave it (namespace, the three sources, one kubeconfig Secret
+ * per runtime) plus our CRD, starts the controller in direct mode in this process and creates a
+ * RuntimeBootstrapper per runtime.
+ */
+export async function startKcpLandscape(o: {
+  kcp: LocalCluster;
+  runtimes: readonly LocalCluster[];
+  configText: string;
+  logger: Logger;
+}): Promise<KcpLandscape> {
+  const kc = o.kcp.kubeConfig();
+  await ensureCrds(kc, [runtimeBootstrapperCrd()]);
+  await applyObjects(
+    kc,
+    await landscapeSourceObjects({
+      configText: o.configText,
+      namespace: 'kcp-system',
+      pullSecretName: 'registry-credentials',
+    }),
+  );
+  for (const rt of o.runtimes) {
+    await applyObjects(kc, [
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: `kubeconfig-${rt.name}`,
+          namespace: 'kcp-system',
+          labels: { 'kyma-project.io/runtime-id': rt.name, 'operator.kyma-project.io/kyma-name': rt.name },
+        },
+        data: { config: Buffer.from(rt.kubeconfig).toString('base64') },
+      } as KubernetesObject,
+    ]);
+  }
+  const config = JSON.parse(o.configText) as { clusterTrustBundle?: { name?: string } };
+  const sources = createSourceWatcher({
+    kubeConfig: kc,
+    namespace: 'kcp-system',
+    pullSecretName: 'registry-credentials',
+    ...(config.clusterTrustBundle?.name ? { clusterTrustBundleName: config.clusterTrustBundle.name } : {}),
+    configMapName: 'rt-bootstrapper-config',
+    logger: o.logger,
+  });
+  await sources.start();
+  const direct = await startDirectMode({
+    kubeConfig: kc,
+    namespace: 'kcp-system',
+    sources,
+    logger: o.logger,
+    registry: new Registry(),
+    release: {
+      image: `europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:${packageVersion()}`,
+      version: packageVersion(),
+    },
+    coalesceMs: 100,
+  });
+  for (const rt of o.runtimes) {
+    await kubeRequest(kc, {
+      method: 'POST',
+      path: RB_PATH,
+      body: {
+        apiVersion: RTB_API_VERSION,
+        kind: 'RuntimeBootstrapper',
+        metadata: { name: rt.name },
+        spec: { runtimeID: rt.name },
+      },
+    });
+  }
+  // No kubelet runs here: report the webhook Deployments available once they exist (and after
+  // every new generation), as the deployment controller would.
+  const kubelet = setInterval(() => {
+    for (const rt of o.runtimes) {
+      if (rt.running)
+        void markDeploymentAvailable(rt.kubeConfig(), 'kyma-system', 'rt-bootstrapper-webhook').catch(
+          () => false,
+        );
+    }
+  }, 500);
+  kubelet.unref();
+  return {
+    direct,
+    sources,
+    readBootstrapper: (id) =>
+      kubeRequest<RuntimeBootstrapper>(kc, { method: 'GET', path: `${RB_PATH}/${id}` }),
+    async stop() {
+      clearInterval(kubelet);
+      await direct.stop();
+      await sources.stop();
+    },
+  };
+}
+
+/** Waits until every runtime's CR is Ready. */
+export async function waitReady(k: KcpLandscape, ids: readonly string[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const id of ids) {
+    for (;;) {
+      const rb = await k.readBootstrapper(id);
+      if (rb.status?.state === 'Ready') break;
+      if (Date.now() > deadline) {
+        const why = rb.status?.conditions?.find((c) => c.status !== 'True');
+        throw new Error(`${id} is not Ready (${rb.status?.state ?? 'no status'}: ${why?.message ?? ''})`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+/** Reads the synced ConfigMap's set version on a runtime. */
+export async function runtimeSetVersion(rt: LocalCluster): Promise<string | undefined> {
+  const core = rt.kubeConfig().makeApiClient(CoreV1Api);
+  try {
+    const cm = await core.readNamespacedConfigMap({
+      name: 'rt-bootstrapper-config',
+      namespace: 'kyma-system',
+    });
+    return cm.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/set-version'];
+  } catch {
+    return undefined;
+  }
+}
