@@ -1,14 +1,13 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { LeaderElectionConfigError, LeaderElector } from '../../../src/kube/leader-election.js';
 import {
-  LeaderElectionConfigError,
-  LeaderElector,
   decideLease,
   leaseRecordOf,
   nextLeaseSpec,
   type LeaseObservation,
-} from '../../../src/kube/leader-election.js';
+} from '../../../src/kube/lease-decision.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 
 const obs = (over: Partial<LeaseObservation>): LeaseObservation => ({

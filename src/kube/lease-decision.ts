@@ -1,0 +1,75 @@
+/**
+ * The pure part of leader election (client-go's `tryAcquireOrRenew` decision): given the Lease
+ * a candidate just read and when it first saw that version, decide whether to create, renew,
+ * acquire or wait, and build the record to write. No I/O, no clock of its own.
+ */
+import { V1MicroTime, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
+
+/** The fields of a Lease's spec that the election reads. */
+export interface LeaseRecord {
+  /** '' when released or never held. */
+  readonly holderIdentity: string;
+  /** The holder's lease duration; 0 if unset. */
+  readonly leaseDurationSeconds: number;
+  readonly leaseTransitions: number;
+}
+
+/** What a candidate should do with the Lease it just read. */
+export type LeaseDecision =
+  | { readonly kind: 'create' }
+  | { readonly kind: 'renew' }
+  | { readonly kind: 'acquire' }
+  | { readonly kind: 'wait'; readonly holder: string; readonly expiresInMs: number };
+
+/** Input of {@link decideLease}. */
+export interface LeaseObservation {
+  readonly identity: string;
+  /** undefined: no Lease object exists. */
+  readonly record: LeaseRecord | undefined;
+  /** Local monotonic ms when this record (this resourceVersion) was first observed. */
+  readonly observedAtMs: number;
+  readonly nowMs: number;
+  /** Used when the record carries no duration. */
+  readonly defaultLeaseDurationMs: number;
+}
+
+/** The pure decision of one election round (client-go's `tryAcquireOrRenew`). */
+export function decideLease(o: LeaseObservation): LeaseDecision {
+  if (o.record === undefined) return { kind: 'create' };
+  const holder = o.record.holderIdentity;
+  if (holder === o.identity) return { kind: 'renew' };
+  if (holder === '') return { kind: 'acquire' };
+  const durationMs =
+    o.record.leaseDurationSeconds > 0 ? o.record.leaseDurationSeconds * 1000 : o.defaultLeaseDurationMs;
+  const expiresAt = o.observedAtMs + durationMs;
+  if (o.nowMs < expiresAt) return { kind: 'wait', holder, expiresInMs: expiresAt - o.nowMs };
+  return { kind: 'acquire' };
+}
+
+/** The Lease spec to write for a `create`, `renew` or `acquire` decision (pure). */
+export function nextLeaseSpec(
+  kind: 'create' | 'renew' | 'acquire',
+  identity: string,
+  current: V1LeaseSpec | undefined,
+  now: Date,
+  leaseDurationSeconds: number,
+): V1LeaseSpec {
+  const at = new V1MicroTime(now.getTime());
+  const transitions = current?.leaseTransitions ?? 0;
+  return {
+    holderIdentity: identity,
+    leaseDurationSeconds,
+    acquireTime: kind === 'renew' && current?.acquireTime !== undefined ? current.acquireTime : at,
+    renewTime: at,
+    leaseTransitions: kind === 'acquire' ? transitions + 1 : transitions,
+  };
+}
+
+/** The record of a Lease as the election reads it. */
+export function leaseRecordOf(lease: V1Lease): LeaseRecord {
+  return {
+    holderIdentity: lease.spec?.holderIdentity ?? '',
+    leaseDurationSeconds: lease.spec?.leaseDurationSeconds ?? 0,
+    leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+  };
+}
