@@ -73,6 +73,17 @@ export class ModeUnavailableError extends Error {
   override readonly name = 'ModeUnavailableError';
 }
 
+/** The starter of mode `name`; throws {@link ModeUnavailableError} if this build has none. */
+export function modeStarter(name: string): ModeStarter {
+  const starter = modes[name];
+  if (starter === undefined) {
+    throw new ModeUnavailableError(
+      `mode "${name}" is not available in this build (available: ${Object.keys(modes).join(', ')})`,
+    );
+  }
+  return starter;
+}
+
 /** Settings of {@link startControllerApp}. */
 export interface ControllerAppOptions {
   readonly kubeConfig: KubeConfig;
@@ -123,12 +134,7 @@ export function defaultIdentity(): string {
 
 /** Starts the controller; resolves once the HTTP server listens (sources sync in the background). */
 export async function startControllerApp(o: ControllerAppOptions): Promise<ControllerApp> {
-  const starter = modes[o.mode];
-  if (starter === undefined) {
-    throw new ModeUnavailableError(
-      `mode "${o.mode}" is not available in this build (available: ${Object.keys(modes).join(', ')})`,
-    );
-  }
+  const starter = modeStarter(o.mode);
   const logger = o.logger.child({ controller: o.mode });
   const identity = o.identity ?? defaultIdentity();
   const registry = o.registry ?? new Registry();

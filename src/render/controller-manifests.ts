@@ -75,10 +75,11 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
     labels: { ...labels },
   });
   const subject = { kind: 'ServiceAccount', name: CONTROLLER_NAME, namespace };
-  const read = ['get', 'list', 'watch'];
+  // A fresh array per rule: a shared one would print as a YAML anchor and alias.
+  const read = (): string[] => ['get', 'list', 'watch'];
   const rules: V1PolicyRule[] = [
-    { apiGroups: [''], resources: ['secrets'], resourceNames: [o.pullSecretName], verbs: read },
-    { apiGroups: [''], resources: ['configmaps'], resourceNames: [configMap], verbs: read },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [o.pullSecretName], verbs: read() },
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: [configMap], verbs: read() },
     { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
     {
       apiGroups: [''],
@@ -96,7 +97,7 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ];
   if ((o.mode ?? 'annotate') === 'annotate') {
-    rules.push({ apiGroups: [RUNTIME_GROUP], resources: [RUNTIME_PLURAL], verbs: [...read, 'patch'] });
+    rules.push({ apiGroups: [RUNTIME_GROUP], resources: [RUNTIME_PLURAL], verbs: [...read(), 'patch'] });
   }
   rules.push(...(o.extraRules ?? []));
 
@@ -122,7 +123,7 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
                 apiGroups: ['certificates.k8s.io'],
                 resources: ['clustertrustbundles'],
                 resourceNames: [ctb],
-                verbs: read,
+                verbs: read(),
               },
             ],
           },
@@ -205,7 +206,7 @@ function renderDeployment(
               maxSkew: 1,
               topologyKey: 'kubernetes.io/hostname',
               whenUnsatisfiable: 'ScheduleAnyway',
-              labelSelector: { matchLabels: selector },
+              labelSelector: { matchLabels: { ...selector } },
             },
           ],
           containers: [

@@ -4,7 +4,7 @@ import { CONFIG_MAP_KEY, CONFIG_MAP_NAME } from '../../api/webhook-config.js';
 import { RUNTIME_NAMESPACE } from '../../api/runtime.js';
 import { DEFAULT_STATE_CONFIG_MAP } from '../../controller/annotate/signal-state-store.js';
 import type { SignalKind } from '../../controller/annotate/signal-decision.js';
-import { startControllerApp } from '../../controller/controller-app.js';
+import { modeStarter, startControllerApp } from '../../controller/controller-app.js';
 import { CONTROLLER_LEASE_NAME } from '../../render/controller-manifests.js';
 import { createLogger } from '../../telemetry/logger.js';
 
@@ -105,6 +105,7 @@ export function registerControllerCommand(program: Command): void {
     .option('--retry-period <duration>', 'how often candidates and the leader touch the Lease', '2s')
     .option('--log-level <level>', 'log level', 'info')
     .action(async (flags: ControllerFlags) => {
+      modeStarter(flags.mode); // fail on an unavailable mode before touching the cluster
       const logger = createLogger({ name: 'controller', level: flags.logLevel });
       const kc = new KubeConfig();
       if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);

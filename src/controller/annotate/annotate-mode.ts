@@ -17,6 +17,7 @@ import { PrometheusReconcileMetrics } from '../../kube/reconcile-metrics.js';
 import { objectKey } from '../../kube/store.js';
 import { WorkQueue, type HandlerResult } from '../../kube/work-queue.js';
 import { PrometheusWorkQueueMetrics } from '../../kube/workqueue-metrics.js';
+import type { Logger } from '../../telemetry/logger.js';
 import type { ModeContext, ModeHandle, ModeStarter } from '../controller-app.js';
 import { Coalescer } from './coalescer.js';
 import { RuntimeSignaller, SignalError } from './runtime-signaller.js';
@@ -55,7 +56,7 @@ class AnnotateMode implements ModeHandle {
   private readonly coalescer: Coalescer;
   private readonly store: SignalStateStore;
   private readonly signaller: RuntimeSignaller;
-  private readonly log;
+  private readonly log: Logger;
   private pass: RunningPass | undefined;
   private lastChangeAt: Date | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -184,18 +185,18 @@ class AnnotateMode implements ModeHandle {
       case 'start':
         this.requireLeader();
         if (!action.resumed) await this.store.write(action.state, resourceVersion);
-        this.beginPass(action.pass, action.resumed);
+        this.beginPass(action.pass, action.resumed, log);
         break;
       case 'complete':
         this.requireLeader();
         await this.store.write(action.state, resourceVersion);
-        this.completePass(action.state);
+        this.completePass(action.state, log);
         break;
     }
     return { requeueAfter: this.ctx.options.resyncMs };
   }
 
-  private beginPass(p: SignalPass, resumed: boolean): void {
+  private beginPass(p: SignalPass, resumed: boolean, log: Logger): void {
     const pass: RunningPass = {
       ...p,
       pending: new Set(),
@@ -210,7 +211,7 @@ class AnnotateMode implements ModeHandle {
     }
     this.ctx.metrics.signalPasses.inc({ kind: resumed ? 'resumed' : 'new' });
     this.ctx.metrics.signalPending.set(pass.pending.size);
-    this.log.info(
+    log.info(
       {
         version: pass.version,
         changeTime: pass.changeTime.toISOString(),
@@ -223,14 +224,14 @@ class AnnotateMode implements ModeHandle {
     if (pass.pending.size === 0) this.sourceQueue.add(SOURCE_SET_KEY);
   }
 
-  private completePass(state: SignalState): void {
+  private completePass(state: SignalState, log: Logger): void {
     const pass = this.pass;
     this.pass = undefined;
     this.showSignalled(state);
     const durationMs = pass ? Math.round(performance.now() - pass.startedAt) : 0;
     const signalled = pass?.signalled ?? 0;
     const skipped = pass?.skipped ?? 0;
-    this.log.info({ version: state.version, signalled, skipped, durationMs }, 'signal pass completed');
+    log.info({ version: state.version, signalled, skipped, durationMs }, 'signal pass completed');
     if (signalled > 0) {
       this.ctx.events.record({
         regarding: {
