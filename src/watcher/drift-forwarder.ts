@@ -2,6 +2,7 @@ import type { Agent } from 'node:https';
 import { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { Backoff, type BackoffOptions } from '../kube/backoff.js';
+import { DropLog } from './drop-log.js';
 import {
   createForwarderMetrics,
   type DropReason,
@@ -9,6 +10,7 @@ import {
   type SendResult,
 } from './forwarder-metrics.js';
 import { ReloadingTlsAgent, type ClientTlsFiles } from './reloading-tls-agent.js';
+import { PendingEvents } from './pending-events.js';
 import { postJson, type PostHandle } from './post-json.js';
 import { parseRetryAfter } from './retry-after.js';
 import { WATCH_EVENT_PATH, encodeWatchEvent, type WatchEvent } from './watch-event.js';
@@ -54,7 +56,6 @@ type Outcome =
 
 // A Retry-After beyond this is treated as this: the KCP may be confused, drift still matters.
 const RETRY_AFTER_CAP_MS = 5 * 60_000;
-const QUEUE_FULL_LOG_EVERY_MS = 10_000;
 
 /**
  * The runtime end of the drift channel. `send` only enqueues (the admission answer never waits
@@ -71,24 +72,30 @@ export class DriftForwarder {
   private readonly backoff: Backoff;
   private readonly jitter: number;
   private readonly random: () => number;
-  private readonly queue: Pending[] = [];
-  /** Bodies of the events waiting (not the one in flight): the de-duplication index. */
-  private readonly waiting = new Set<string>();
+  private readonly queue = new PendingEvents<Pending>();
   private inFlight: Pending | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
   private activePost: PostHandle | undefined;
   private interruptSleep: (() => void) | undefined;
   private idleWaiters: (() => void)[] = [];
-  private queueFullSince = 0;
-  private queueFullSuppressed = 0;
+  private readonly dropLog: DropLog;
 
   constructor(private readonly opts: DriftForwarderOptions) {
-    const base = new URL(opts.url);
+    let base: URL;
+    try {
+      base = new URL(opts.url);
+    } catch (cause) {
+      throw new DriftForwarderError('the listener URL does not parse', { cause });
+    }
     if (base.protocol !== 'https:')
       throw new DriftForwarderError(`the listener URL must be https: ${base.origin}`);
+    if (!((opts.maxQueue ?? 1) >= 1) || !((opts.maxAttempts ?? 1) >= 1)) {
+      throw new DriftForwarderError('maxQueue and maxAttempts must be at least 1');
+    }
     this.target = new URL(base.origin + base.pathname.replace(/\/+$/, '') + WATCH_EVENT_PATH);
     this.metrics = createForwarderMetrics(opts.registry ?? new Registry());
+    this.dropLog = new DropLog(opts.logger);
     this.jitter = opts.backoff?.jitter ?? 0.2;
     this.random = opts.backoff?.random ?? Math.random;
     this.backoff = new Backoff({
@@ -116,7 +123,7 @@ export class DriftForwarder {
       return;
     }
     const body = encodeWatchEvent(event);
-    if (this.waiting.has(body)) {
+    if (this.queue.has(body)) {
       // The one waiting will tell the KCP the same thing, and no earlier than this one would.
       this.metrics.deduplicated.inc();
       return;
@@ -126,7 +133,6 @@ export class DriftForwarder {
       return;
     }
     this.queue.push({ event, body, enqueuedAt: performance.now(), attempts: 0 });
-    this.waiting.add(body);
     this.updateDepth();
     this.loop ??= this.run();
   }
@@ -159,8 +165,7 @@ export class DriftForwarder {
     this.interruptSleep?.();
     this.activePost?.abort(new Error('the drift forwarder is stopping'));
     await this.loop;
-    const left = this.queue.splice(0);
-    this.waiting.clear();
+    const left = this.queue.drain();
     for (const p of left) this.drop(p, 'stopped', false);
     if (left.length > 0)
       this.opts.logger.warn({ dropped: left.length }, 'drift forwarder stopped with events pending');
@@ -174,7 +179,6 @@ export class DriftForwarder {
       while (!this.stopped) {
         const next = this.queue.shift();
         if (next === undefined) break;
-        this.waiting.delete(next.body);
         this.inFlight = next;
         const outcome = await this.attempt(next);
         this.inFlight = undefined;
@@ -210,6 +214,8 @@ export class DriftForwarder {
       this.opts.logger.warn({ err: error }, 'no usable client certificate for the drift channel');
       return this.count({ result: 'no_tls_material' });
     }
+    // stop() may have come while the files were read; it could not abort a request not yet made.
+    if (this.hasStopped()) return { result: 'network_error' };
     try {
       const post = postJson(this.target, agent, p.body, this.opts.requestTimeoutMs ?? 5000);
       this.activePost = post;
@@ -232,13 +238,12 @@ export class DriftForwarder {
 
   private retryLater(p: Pending): void {
     this.metrics.retries.inc();
-    if (this.waiting.has(p.body)) {
+    if (this.queue.has(p.body)) {
       // The same event arrived while this one was in flight: keep the newer, with fresh attempts.
       this.metrics.deduplicated.inc();
       return;
     }
-    this.queue.unshift(p);
-    this.waiting.add(p.body);
+    this.queue.pushFront(p);
   }
 
   private retryDelay(retryAfterMs: number | undefined): number {
@@ -273,21 +278,7 @@ export class DriftForwarder {
     extra: Record<string, unknown> = {},
   ): void {
     this.metrics.dropped.inc({ reason });
-    if (!log || p === undefined) return;
-    const fields = { ...coordinates(p.event), reason, attempts: p.attempts, ...extra };
-    if (reason !== 'queue_full') {
-      this.opts.logger.warn(fields, 'drift event dropped');
-      return;
-    }
-    // A storm fills the queue with thousands of drops a second; one line per period tells the story.
-    const now = performance.now();
-    if (now - this.queueFullSince < QUEUE_FULL_LOG_EVERY_MS) {
-      this.queueFullSuppressed++;
-      return;
-    }
-    this.opts.logger.warn({ ...fields, alsoDropped: this.queueFullSuppressed }, 'drift event dropped');
-    this.queueFullSince = now;
-    this.queueFullSuppressed = 0;
+    if (log && p !== undefined) this.dropLog.dropped(p.event, reason, { attempts: p.attempts, ...extra });
   }
 
   // A method, not the field: TypeScript would keep the loop's narrowing across the await.
@@ -308,14 +299,4 @@ export class DriftForwarder {
     this.idleWaiters = [];
     for (const w of waiters) w();
   }
-}
-
-// Object coordinates only: names of Secrets are not secret, their data never reaches here.
-function coordinates(e: WatchEvent): Record<string, string> {
-  const { group, version, kind } = e.watchedGvk;
-  return {
-    kind: `${group === '' ? '' : group + '/'}${version}/${kind}`,
-    namespace: e.watched.Namespace,
-    name: e.watched.Name,
-  };
 }

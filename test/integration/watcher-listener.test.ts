@@ -5,12 +5,13 @@ import { Agent, request } from 'node:https';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { Registry } from 'prom-client';
 import type { CertificateAuthority } from '../../src/pki/certificate-authority.js';
 import type { IssuedCertificate } from '../../src/pki/issue-certificate.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
+import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
 import { DriftForwarder } from '../../src/watcher/drift-forwarder.js';
 import { EventListener, type EventListenerOptions } from '../../src/watcher/event-listener.js';
 import { WATCH_EVENT_PATH, encodeWatchEvent, type WatchEvent } from '../../src/watcher/watch-event.js';
@@ -78,6 +79,7 @@ describe('the drift listener over mutual TLS', () => {
   let rt1: IssuedCertificate;
   let rt2: IssuedCertificate;
   let l: Awaited<ReturnType<typeof startListener>>;
+  const logLines: string[] = [];
   const post = (client: IssuedCertificate | undefined, extra: Partial<Parameters<typeof call>[0]> = {}) =>
     call({
       port: l.port,
@@ -94,7 +96,18 @@ describe('the drift listener over mutual TLS', () => {
       runtimeClientCert(ca, 'rt-1', 'rt-1.kyma.example'),
       runtimeClientCert(ca, 'rt-2', 'other.example', 'rt-2.kyma.example'),
     ]);
-    l = await startListener(ca, serving, { rateLimit: { perSecond: 5, burst: 5 } });
+    l = await startListener(ca, serving, {
+      rateLimit: { perSecond: 5, burst: 5 },
+      logger: createLogger({
+        level: 'debug',
+        destination: new Writable({
+          write(chunk: Buffer, _enc, done) {
+            logLines.push(chunk.toString());
+            done();
+          },
+        }),
+      }),
+    });
   });
 
   after(async () => {
@@ -307,6 +320,19 @@ describe('the drift listener over mutual TLS', () => {
       norm(renewed.certificate.serialNumber),
       'a mismatched pair is refused',
     );
+  });
+
+  test('refusals are logged with the runtime ID and reason, never with key material', () => {
+    const text = logLines.join('');
+    assert.ok(
+      logLines.some(
+        (line) => line.includes('"reason":"san_mismatch"') && line.includes('"runtimeId":"rt-1"'),
+      ),
+    );
+    assert.ok(logLines.some((line) => line.includes('TLS handshake failed')));
+    for (const pem of [serving.keyPem, rt1.keyPem, rt2.keyPem])
+      assert.ok(!text.includes(pem.split('\n')[1]!));
+    assert.ok(!text.includes('PRIVATE KEY'));
   });
 });
 

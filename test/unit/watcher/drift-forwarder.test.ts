@@ -5,11 +5,12 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { Registry } from 'prom-client';
 import type { CertificateAuthority } from '../../../src/pki/certificate-authority.js';
-import { silentLogger } from '../../../src/telemetry/logger.js';
+import { createLogger, silentLogger } from '../../../src/telemetry/logger.js';
 import {
   DriftForwarder,
   DriftForwarderError,
@@ -295,6 +296,51 @@ describe('DriftForwarder', () => {
     await cp(files.caFile, join(missing, 'ca.crt'));
     await f.flush(10_000);
     assert.equal(server.seen.length, 1);
+  });
+
+  test('logs name dropped events (a full queue once per period) and never carry key material', async () => {
+    reset((n) => (n === 1 ? 'hold' : { status: 202 }));
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'debug',
+      destination: new Writable({
+        write(chunk: Buffer, _enc, done) {
+          lines.push(chunk.toString());
+          done();
+        },
+      }),
+    });
+    // A key that does not belong to the certificate: the forwarder must say so without quoting it.
+    const mismatched = join(dir, 'mismatched');
+    const { mkdir, cp, readFile } = await import('node:fs/promises');
+    await mkdir(mismatched);
+    const other = await runtimeClientCert(await newCa('other'), 'rt-1', 'rt-1.example');
+    const badFiles = await writeClientFiles(mismatched, other, await readFile(files.caFile, 'utf8'));
+    await cp(files.keyFile, badFiles.keyFile);
+    const { f: bad } = forwarder({ tls: badFiles, logger, maxAttempts: 2 });
+    bad.send(event('never'));
+    await bad.flush(10_000);
+    const { f } = forwarder({ logger, maxQueue: 1 });
+    for (let i = 0; i < 6; i++) f.send(event(`storm-${i}`));
+    await waitFor(() => server.seen.length === 1, 'the first request');
+    server.seen[0]!.res.writeHead(202).end();
+    await f.flush(10_000);
+    const text = lines.join('');
+    const dropped = lines.filter((l) => l.includes('drift event dropped'));
+    assert.equal(
+      dropped.filter((l) => l.includes('"reason":"queue_full"')).length,
+      1,
+      'one line for 4 drops',
+    );
+    assert.equal(dropped.filter((l) => l.includes('"reason":"max_attempts"')).length, 1);
+    assert.ok(dropped.every((l) => l.includes('"namespace":"kyma-system"')));
+    assert.ok(text.includes('no usable client certificate'));
+    const keyPems = [await readFile(files.keyFile, 'utf8'), other.keyPem];
+    for (const pem of keyPems) {
+      const body = pem.split('\n')[1]!;
+      assert.ok(!text.includes(body), 'no private key in the logs');
+    }
+    assert.ok(!text.includes('PRIVATE KEY'));
   });
 
   test('the URL must be https; its path is kept and the event path appended', async () => {
