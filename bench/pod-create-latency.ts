@@ -22,6 +22,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { ANNOTATION_DEFAULTED } from '../src/api/webhook-config.js';
 import { ControlPlane, type LocalCluster } from '../src/envtest/control-plane.js';
@@ -29,6 +30,7 @@ import { applyObjects } from '../src/kube/apply.js';
 import { renderWebhookManifests } from '../src/render/webhook-manifests.js';
 import { envNumber, isMain, say as print } from './support/env.js';
 import { PodClient } from './support/pod-client.js';
+import { machineCpuSeconds } from './support/proc.js';
 import { buildChildren, scratchDir, sleep } from './support/processes.js';
 import { describeLatency, ms, summarize, verdict, type LatencySummary } from './support/stats.js';
 import {
@@ -76,6 +78,8 @@ export interface PodCreateFigures {
   readonly webhookSide: ServerSide;
   /** What the echo server counted: did the API server keep its connection to the webhook alive? */
   readonly echoConnections: string;
+  /** Cores the whole machine used during the measurement (the clusters, the servers and anything else). */
+  readonly machineCpu: number;
 }
 
 const podNamed = (template: V1Pod, name: string): V1Pod => ({
@@ -198,7 +202,9 @@ export async function runPodCreateLatency(say: (line: string) => void = print): 
     );
     await interleaved(warmup, series);
     const before = await durationHistogram(webhook.url, tls.caPem);
+    const machine0 = machineCpuSeconds();
     const [without, withWebhook, withEcho, mutatedWithout] = await interleaved(pods, series);
+    const machine1 = machineCpuSeconds();
     const after = await durationHistogram(webhook.url, tls.caPem);
     await echoServer.proc.stop();
     const echoLog = await readFile(echoServer.proc.logPath, 'utf8');
@@ -216,6 +222,7 @@ export async function runPodCreateLatency(say: (line: string) => void = print): 
       addedMedianCalibrated: addedMedian - (calHooked!.p50 - calPlain!.p50),
       webhookSide: serverSide(before, after),
       echoConnections,
+      machineCpu: (machine1.busy - machine0.busy) / ((machine1.total - machine0.total) / cpus().length),
     };
     say('-- Pod creation latency: result --');
     for (const line of podCreateSummary(figures)) say(line);
@@ -234,7 +241,8 @@ export function podCreateSummary(f: PodCreateFigures): string[] {
   const cal = f.calibration;
   const side = f.webhookSide;
   return [
-    `Pod creation, ${f.pods} sequential creates per series (interleaved):`,
+    `Pod creation, ${f.pods} sequential creates per series (interleaved; the machine was busy ` +
+      `${f.machineCpu.toFixed(2)} of ${cpus().length} cores meanwhile):`,
     `  without webhook (plain)             ${describeLatency(f.without, keys)}`,
     `  with the webhook (hooked)           ${describeLatency(f.withWebhook, keys)}`,
     `  with a no-work echo webhook (echo)  ${describeLatency(f.withEcho, keys)}`,

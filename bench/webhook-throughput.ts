@@ -288,6 +288,13 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
   }
 }
 
+/** The run during which other processes used the least CPU, as `label p50 …, p99 … (others x cores)`. */
+function quietest(runs: readonly PacedRun[], label: string): string {
+  const best = [...runs].sort((a, b) => a.otherCpu - b.otherCpu)[0];
+  if (!best) return `${label} none`;
+  return `${label} p50 ${ms(best.latency.p50)}, p99 ${ms(best.latency.p99)} (others ${best.otherCpu.toFixed(2)} cores)`;
+}
+
 /** The result lines with the targets. */
 export function throughputSummary(f: ThroughputFigures): string[] {
   const t = THROUGHPUT_TARGETS;
@@ -304,6 +311,7 @@ export function throughputSummary(f: ThroughputFigures): string[] {
     `  webhook p50 ${ms(f.fixedRateP50)}, p99 ${ms(f.fixedRateP99)} ` +
       `(target p99 < ${t.fixedRateP99Ms} ms: ${verdict(f.fixedRateP99 < t.fixedRateP99Ms)})`,
     `  bare    p50 ${lat(f.pacedBare, 'p50')}, p99 ${lat(f.pacedBare, 'p99')}`,
+    `  quietest runs (least CPU used by other processes): ${quietest(f.pacedWebhook, 'webhook')}; ${quietest(f.pacedBare, 'bare')}`,
     `webhook resident memory (VmRSS): ${mb(f.rssReadyKib)} when ready, ${mb(f.rssIdleKib)} idle ${f.idleSeconds} s ` +
       `after start, ${mb(f.rssAfterKib)} idle ${f.idleSeconds} s after the load, peak (VmHWM) ${mb(f.rssPeakKib)} ` +
       `(target < ${t.rssMb} MB: ${verdict((rssWorst * 1024) / 1e6 < t.rssMb)})`,
