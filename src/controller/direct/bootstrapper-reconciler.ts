@@ -48,6 +48,8 @@ export interface ReconcilerDeps {
   readonly certificateValidityMs?: number;
   readonly renewBeforeMs?: number;
   readonly runtimeTimeoutMs?: number;
+  /** Told after every reconcile (drift repair latency). */
+  readonly onReconciled?: (key: string, ok: boolean) => void;
 }
 
 /**
@@ -80,6 +82,7 @@ export class BootstrapperReconciler {
       this.d.metrics.propagationSeconds.observe((Date.now() - changedAt) / 1000);
     }
     if (statusChanged(rb.status, next)) await this.writeStatus(rb, next);
+    this.d.onReconciled?.(key, outcome.error === undefined && next.state !== 'Error');
     if (outcome.error) {
       this.d.metrics.syncErrors.inc({ reason: reasonOf(next) });
       log.warn({ err: outcome.error, state: next.state }, 'runtime reconcile failed; retrying with backoff');

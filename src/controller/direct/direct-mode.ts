@@ -20,6 +20,7 @@ import { RuntimeClientPool } from './runtime-clients.js';
 import type { WebhookRelease } from './runtime-manifests.js';
 import { buildSyncSet, type SyncSetResult, type SyncSources } from './sync-set.js';
 import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
+import { startDriftEndpoint, type DriftEndpoint, type DriftEndpointOptions } from './drift-endpoint.js';
 
 /** The sources as direct mode needs them (the source watcher satisfies this). */
 export interface DirectSources {
@@ -48,6 +49,14 @@ export interface DirectModeOptions {
   readonly caSecretName?: string;
   /** A CA store shared with the drift listener (loaded); otherwise one is made from caSecretName. */
   readonly caStore?: CaStore;
+  /** Serve the drift listener in this process (needs `drift`). */
+  readonly driftListener?: DriftEndpointOptions;
+  /** Rotate the CA this long before it expires, keeping the old one trusted for the grace period. */
+  readonly caRotation?: {
+    readonly renewBeforeMs: number;
+    readonly graceMs: number;
+    readonly checkEveryMs?: number;
+  };
   /** The drift channel: runtimes get a client certificate and report tampering to this URL. */
   readonly drift?: {
     readonly listenerUrl: string;
@@ -59,6 +68,10 @@ export interface DirectModeOptions {
 
 /** A running direct mode. */
 export interface DirectMode {
+  /** The drift listener's port, when it runs here. */
+  readonly driftPort: number | undefined;
+  /** The CA store (for tests and the drift channel). */
+  readonly cas: CaStore;
   /** Queues a runtime for an immediate re-apply of its set (drift repair). */
   resync(runtimeId: string): boolean;
   readonly reconciler: BootstrapperReconciler;
@@ -115,7 +128,11 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     metrics,
     logger: log,
     ...(o.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: o.runtimeTimeoutMs } : {}),
+    onReconciled: (key, ok) => {
+      endpoint?.reconciled(key, ok);
+    },
   });
+  let endpoint: DriftEndpoint | undefined;
   const queue = new WorkQueue({
     name: 'runtimebootstrapper',
     metrics: new PrometheusWorkQueueMetrics(o.registry),
@@ -200,6 +217,44 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   }, 2_000);
   gauges.unref();
 
+  const resyncRuntime = (runtimeId: string): string | undefined => {
+    const rb = bootstrappers.store.list().find((r) => r.spec.runtimeID === runtimeId);
+    if (!rb) return undefined;
+    const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
+    reconciler.force(key);
+    queue.add(key);
+    return key;
+  };
+  if (o.driftListener) {
+    endpoint = await startDriftEndpoint({
+      options: o.driftListener,
+      cas,
+      bootstrappers: bootstrappers.store,
+      kubeconfigs: kubeconfigs.store,
+      resync: resyncRuntime,
+      registry: o.registry,
+      logger: log,
+    });
+  }
+  const rotation = o.caRotation;
+  const caUpkeep = rotation
+    ? setInterval(() => {
+        void cas
+          .rotateIfExpiring(rotation.renewBeforeMs, rotation.graceMs)
+          .then(async (rotated) => {
+            if (!rotated) return;
+            log.info('CA rotated; re-issuing certificates on every runtime');
+            await endpoint?.refresh();
+            for (const rb of bootstrappers.store.list())
+              reconciler.force(`${rb.metadata.namespace}/${rb.metadata.name}`);
+            enqueueAll();
+          })
+          .catch((error: unknown) => {
+            log.error({ err: error }, 'CA rotation failed');
+          });
+      }, rotation.checkEveryMs ?? 3600_000)
+    : undefined;
+  caUpkeep?.unref();
   let mirror: RuntimeMirror | undefined;
   if (o.autoCreateSelector !== undefined) {
     mirror = await startRuntimeMirror({
@@ -217,15 +272,14 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
 
   return {
     reconciler,
+    cas,
+    driftPort: endpoint?.port,
     resync(runtimeId) {
-      const rb = bootstrappers.store.list().find((r) => r.spec.runtimeID === runtimeId);
-      if (!rb) return false;
-      const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
-      reconciler.force(key);
-      queue.add(key);
-      return true;
+      return resyncRuntime(runtimeId) !== undefined;
     },
     async stop() {
+      if (caUpkeep) clearInterval(caUpkeep);
+      await endpoint?.stop();
       if (resync) clearInterval(resync);
       clearInterval(gauges);
       if (coalesce) clearTimeout(coalesce);

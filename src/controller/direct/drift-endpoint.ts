@@ -1,0 +1,136 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { Histogram, type Registry } from 'prom-client';
+import { parse } from 'yaml';
+import { kubeconfigSecretOf, type RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import type { ReadonlyStore } from '../../kube/store.js';
+import type { CaStore } from '../../pki/ca-store.js';
+import { issueCertificate } from '../../pki/issue-certificate.js';
+import { needsRenewal } from '../../pki/renewal.js';
+import { EventListener } from '../../watcher/event-listener.js';
+import { domainOf } from './bootstrapper-reconciler.js';
+
+/** Where the KCP listens for drift events, and the names its serving certificate carries. */
+export interface DriftEndpointOptions {
+  readonly host?: string;
+  readonly port?: number;
+  /** DNS names and IPs of the listener as runtimes reach it. */
+  readonly dnsNames?: readonly string[];
+  readonly ipAddresses?: readonly string[];
+  readonly rateLimit?: { perSecond: number; burst: number };
+}
+
+/** The running listener with its upkeep. */
+export interface DriftEndpoint {
+  readonly port: number;
+  /** Called by direct mode after a runtime reconcile: closes the repair-latency measurement. */
+  reconciled(key: string, ok: boolean): void;
+  /** Re-reads the CA store (after a rotation) into the listener's trust and serving certificate. */
+  refresh(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const SERVING_VALIDITY_MS = 90 * 24 * 3600_000;
+const SERVING_RENEW_BEFORE_MS = 30 * 24 * 3600_000;
+
+/**
+ * The KCP end of the drift channel: the mutual-TLS listener, fed with the runtimes direct mode
+ * manages (CN = runtime ID, SAN pinned to the runtime's domain); a valid event queues that
+ * runtime for an immediate re-sync. Measures repair latency from event to re-applied set.
+ */
+export async function startDriftEndpoint(o: {
+  options: DriftEndpointOptions;
+  cas: CaStore;
+  bootstrappers: ReadonlyStore<RuntimeBootstrapper>;
+  kubeconfigs: ReadonlyStore<V1Secret>;
+  resync: (runtimeId: string) => string | undefined;
+  registry: Registry;
+  logger: Logger;
+}): Promise<DriftEndpoint> {
+  const repair = new Histogram({
+    name: 'rtb_drift_repair_seconds',
+    help: 'Time from a drift event received by the KCP until its runtime had the set re-applied.',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [o.registry],
+  });
+  const pending = new Map<string, number>();
+  const hosts = new Map<string, { rv: string; host: string }>();
+  const serverHost = (rb: RuntimeBootstrapper): string => {
+    const ref = kubeconfigSecretOf(rb);
+    const secret = o.kubeconfigs.get(`${ref.namespace}/${ref.name}`);
+    const rv = secret?.metadata?.resourceVersion ?? '';
+    const cached = hosts.get(rb.spec.runtimeID);
+    if (cached?.rv === rv) return cached.host;
+    let host = '';
+    try {
+      const text = Buffer.from(secret?.data?.[ref.key] ?? '', 'base64').toString();
+      const kubeconfig = parse(text) as { clusters?: { cluster?: { server?: string } }[] };
+      host = new URL(kubeconfig.clusters?.[0]?.cluster?.server ?? '').hostname;
+    } catch {
+      host = '';
+    }
+    hosts.set(rb.spec.runtimeID, { rv, host });
+    return host;
+  };
+  const issueServing = async (): Promise<{ certPem: string; keyPem: string }> => {
+    const issued = await issueCertificate(o.cas.current(), {
+      commonName: 'rt-bootstrapper-drift-listener',
+      dnsNames: [...(o.options.dnsNames ?? ['localhost'])],
+      ipAddresses: [...(o.options.ipAddresses ?? ['127.0.0.1'])],
+      usage: 'server',
+      validityMs: SERVING_VALIDITY_MS,
+    });
+    return { certPem: issued.certPem, keyPem: issued.keyPem };
+  };
+  let serving = await issueServing();
+  const listener = new EventListener({
+    tls: serving,
+    trustedCaPems: o.cas.trusted(),
+    ...(o.options.host !== undefined ? { host: o.options.host } : {}),
+    ...(o.options.port !== undefined ? { port: o.options.port } : {}),
+    ...(o.options.rateLimit ? { rateLimit: o.options.rateLimit } : {}),
+    lookupRuntime: (runtimeId) => {
+      const rb = o.bootstrappers.list().find((r) => r.spec.runtimeID === runtimeId);
+      return rb ? { domain: domainOf(rb, serverHost(rb)) } : undefined;
+    },
+    onEvent: (runtimeId, event, receivedAt) => {
+      const key = o.resync(runtimeId);
+      if (key !== undefined && !pending.has(key)) pending.set(key, receivedAt);
+      o.logger.info(
+        { runtime: runtimeId, watched: event.watched, kind: event.watchedGvk.kind },
+        'drift reported; re-syncing',
+      );
+    },
+    registry: o.registry,
+    logger: o.logger.child({ part: 'drift-listener' }),
+  });
+  const port = await listener.listen();
+  const refresh = async (): Promise<void> => {
+    listener.setTrustedCas(o.cas.trusted());
+    if (await needsRenewal(serving.certPem, o.cas.current(), new Date(), SERVING_RENEW_BEFORE_MS)) {
+      serving = await issueServing();
+      listener.setServingCertificate(serving);
+    }
+  };
+  const upkeep = setInterval(() => {
+    void refresh().catch((error: unknown) => {
+      o.logger.error({ err: error }, 'cannot renew the drift listener certificate');
+    });
+  }, 3600_000);
+  upkeep.unref();
+  o.logger.info({ port }, 'drift listener serving');
+  return {
+    port,
+    reconciled(key, ok) {
+      const since = pending.get(key);
+      if (since === undefined || !ok) return;
+      pending.delete(key);
+      repair.observe((Date.now() - since) / 1000);
+    },
+    refresh,
+    async stop() {
+      clearInterval(upkeep);
+      await listener.close();
+    },
+  };
+}

@@ -1,0 +1,362 @@
+import { CertificatesV1beta1Api, type KubernetesObject } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { RTB_API_VERSION, type RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
+import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
+import { startDirectMode, type DirectMode } from '../../src/controller/direct/direct-mode.js';
+import { createSourceWatcher, type SourceWatcher } from '../../src/controller/sources/source-set.js';
+import { freePort } from '../../src/envtest/free-port.js';
+import { ensureCrds } from '../../src/kube/crd.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
+import { issueCertificate } from '../../src/pki/issue-certificate.js';
+import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+import { applyObjects } from '../../src/kube/apply.js';
+import { eventually, useControlPlane } from '../support/control-plane.js';
+import {
+  CTB_NAME,
+  KCP_PULL_SECRET,
+  coreOf,
+  dockerConfig,
+  markDeploymentAvailable,
+  putKubeconfigSecret,
+  putSources,
+  kubeconfigFor,
+} from '../support/kcp.js';
+import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
+
+const RUNTIMES = ['rt-a', 'rt-b'] as const;
+const plane = useControlPlane({ clusters: ['kcp', ...RUNTIMES] });
+const RB_PATH = '/apis/rt-bootstrapper.kyma-project.io/v1alpha1/namespaces/kcp-system/runtimebootstrappers';
+const domain = (id: string): string => `${id}.kyma.example.com`;
+const kcp = () => plane().cluster('kcp');
+const rt = (id: string) => plane().cluster(id);
+
+let sources: SourceWatcher;
+let direct: DirectMode;
+const kcpRegistry = new Registry();
+let listenerPort = 0;
+const webhooks = new Map<string, TestWebhook>();
+const syncers: NodeJS.Timeout[] = [];
+let dir = '';
+const repairs: number[] = [];
+
+/** Copies the runtime's drift Secret into files, as a kubelet keeps a Secret volume current. */
+async function syncWatcherFiles(id: string): Promise<void> {
+  const s = await coreOf(rt(id)).readNamespacedSecret({
+    name: 'rt-bootstrapper-watcher-tls',
+    namespace: 'kyma-system',
+  });
+  for (const key of ['tls.crt', 'tls.key', 'ca.crt']) {
+    await writeFile(join(dir, id, key), Buffer.from(s.data?.[key] ?? '', 'base64'));
+  }
+}
+
+async function readyAll(): Promise<void> {
+  for (const id of RUNTIMES) {
+    await eventually(
+      async () => {
+        const rb = await kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), {
+          method: 'GET',
+          path: `${RB_PATH}/${id}`,
+        });
+        if (rb.status?.state === 'Installing') await markDeploymentAvailable(rt(id)).catch(() => undefined);
+        return rb.status?.state === 'Ready' ? true : undefined;
+      },
+      30_000,
+      `${id} Ready`,
+    );
+  }
+}
+
+/** Tampers, then measures until `restored` holds. */
+async function timeRepair(
+  tamper: () => Promise<unknown>,
+  restored: () => Promise<boolean>,
+  what: string,
+): Promise<number> {
+  const t0 = performance.now();
+  await tamper();
+  await eventually(async () => ((await restored()) ? true : undefined), 15_000, what);
+  const ms = performance.now() - t0;
+  repairs.push(ms);
+  return ms;
+}
+
+describe('drift channel: runtimes report tampering over mutual TLS and the KCP repairs it', () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rtb-drift-'));
+    await ensureCrds(kcp().kubeConfig(), [runtimeBootstrapperCrd()]);
+    await putSources(kcp());
+    for (const id of RUNTIMES)
+      await putKubeconfigSecret(kcp(), id, await kubeconfigFor(rt(id), 'rtb-controller', ['system:masters']));
+    const logger = silentLogger();
+    sources = createSourceWatcher({
+      kubeConfig: kcp().kubeConfig(),
+      namespace: 'kcp-system',
+      pullSecretName: KCP_PULL_SECRET,
+      clusterTrustBundleName: CTB_NAME,
+      configMapName: 'rt-bootstrapper-config',
+      logger,
+    });
+    await sources.start();
+    listenerPort = await freePort();
+    direct = await startDirectMode({
+      kubeConfig: kcp().kubeConfig(),
+      namespace: 'kcp-system',
+      sources,
+      logger,
+      registry: kcpRegistry,
+      release: { image: 'example.com/rt-bootstrapper:1.0.0', version: '1.0.0' },
+      resyncMs: 0,
+      coalesceMs: 100,
+      drift: { listenerUrl: `https://127.0.0.1:${listenerPort}` },
+      driftListener: {
+        host: '127.0.0.1',
+        port: listenerPort,
+        ipAddresses: ['127.0.0.1'],
+        rateLimit: { perSecond: 20, burst: 40 },
+      },
+    });
+    for (const id of RUNTIMES) {
+      await kubeRequest(kcp().kubeConfig(), {
+        method: 'POST',
+        path: RB_PATH,
+        body: {
+          apiVersion: RTB_API_VERSION,
+          kind: 'RuntimeBootstrapper',
+          metadata: { name: id, annotations: { 'skr-domain': domain(id) } },
+          spec: { runtimeID: id },
+        },
+      });
+    }
+    await readyAll();
+    for (const id of RUNTIMES) {
+      const { mkdir } = await import('node:fs/promises');
+      await mkdir(join(dir, id), { recursive: true });
+      await syncWatcherFiles(id);
+      syncers.push(setInterval(() => void syncWatcherFiles(id).catch(() => undefined), 200));
+      const hook = await startTestWebhook(rt(id), {
+        drift: {
+          url: `https://127.0.0.1:${listenerPort}`,
+          certFile: join(dir, id, 'tls.crt'),
+          keyFile: join(dir, id, 'tls.key'),
+          caFile: join(dir, id, 'ca.crt'),
+        },
+      });
+      webhooks.set(id, hook);
+      // The controller's drift registration points at the in-cluster Service; the test serves it from here.
+      const vwc = renderWebhookManifests({
+        image: 'x',
+        url: hook.url,
+        caBundlePem: hook.ca.certPem,
+        driftListenerUrl: 'https://unused',
+      }).validatingWebhookConfiguration!;
+      await applyObjects(rt(id).kubeConfig(), [
+        { ...vwc, metadata: { ...vwc.metadata, name: 'drift-local' } },
+      ]);
+    }
+    // The API server's informer needs a moment to see the new registration.
+    await new Promise((r) => setTimeout(r, 1_500));
+  });
+  after(async () => {
+    for (const s of syncers) clearInterval(s);
+    for (const w of webhooks.values()) await w.stop();
+    await direct.stop();
+    await sources.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('an edited pull Secret, a changed ConfigMap and a deleted trust bundle are restored promptly', async (t) => {
+    const accepted = async (): Promise<number> =>
+      (await kcpRegistry.getSingleMetric('rtb_drift_listener_events_accepted_total')?.get())?.values.reduce(
+        (a, v) => a + v.value,
+        0,
+      ) ?? 0;
+    const acceptedBefore = await accepted();
+    for (const id of RUNTIMES) {
+      const core = coreOf(rt(id));
+      const original = await core.readNamespacedSecret({
+        name: 'registry-credentials',
+        namespace: 'kyma-system',
+      });
+      const ms1 = await timeRepair(
+        () =>
+          core.replaceNamespacedSecret({
+            name: 'registry-credentials',
+            namespace: 'kyma-system',
+            body: { ...original, data: dockerConfig('tampered') },
+          }),
+        async () =>
+          (await core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'kyma-system' }))
+            .data?.['.dockerconfigjson'] === original.data?.['.dockerconfigjson'],
+        `${id}: pull Secret restored`,
+      );
+      const cm = await core.readNamespacedConfigMap({
+        name: 'rt-bootstrapper-config',
+        namespace: 'kyma-system',
+      });
+      const ms2 = await timeRepair(
+        () =>
+          core.replaceNamespacedConfigMap({
+            name: 'rt-bootstrapper-config',
+            namespace: 'kyma-system',
+            body: { ...cm, data: { 'rt-bootstrapper-config.json': '{}' } },
+          }),
+        async () =>
+          (await core.readNamespacedConfigMap({ name: 'rt-bootstrapper-config', namespace: 'kyma-system' }))
+            .data?.['rt-bootstrapper-config.json'] === cm.data?.['rt-bootstrapper-config.json'],
+        `${id}: ConfigMap restored`,
+      );
+      const certs = rt(id).kubeConfig().makeApiClient(CertificatesV1beta1Api);
+      const ms3 = await timeRepair(
+        () => certs.deleteClusterTrustBundle({ name: CTB_NAME }),
+        async () => {
+          try {
+            await certs.readClusterTrustBundle({ name: CTB_NAME });
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        `${id}: ClusterTrustBundle restored`,
+      );
+      t.diagnostic(
+        `${id}: repair after Secret edit ${ms1.toFixed(0)} ms, ConfigMap edit ${ms2.toFixed(0)} ms, CTB delete ${ms3.toFixed(0)} ms`,
+      );
+      // Far quicker than the periodic resync this replaces (minutes); generous for a shared machine.
+      for (const ms of [ms1, ms2, ms3]) assert.ok(ms < 10_000, `repaired in ${ms} ms`);
+    }
+    // Direct mode watches no runtime and its periodic resync is off here: the events did it.
+    assert.ok((await accepted()) - acceptedBefore >= 6, 'each tamper arrived as a drift event');
+    const repair = await kcpRegistry.getSingleMetric('rtb_drift_repair_seconds')?.get();
+    const repaired =
+      repair?.values.find((v) => v.metricName === 'rtb_drift_repair_seconds_count')?.value ?? 0;
+    assert.ok(
+      repaired >= 1,
+      `repairs measured: ${repaired}, accepted: ${(await accepted()) - acceptedBefore}`,
+    );
+  });
+
+  test('a deleted namespace copy of the pull Secret comes back', async () => {
+    const core = coreOf(rt('rt-a'));
+    await core.createNamespace({ body: { metadata: { name: 'team-drift' } } });
+    const read = () => core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'team-drift' });
+    const copy = await eventually(async () => (await read()).data, 15_000, 'a copy');
+    await timeRepair(
+      () => core.deleteNamespacedSecret({ name: 'registry-credentials', namespace: 'team-drift' }),
+      async () => {
+        try {
+          return JSON.stringify((await read()).data) === JSON.stringify(copy);
+        } catch {
+          return false;
+        }
+      },
+      'the copy restored',
+    );
+  });
+
+  test('the listener refuses certificates of another CA at the TLS layer and a foreign SAN with 403', async () => {
+    const post = (cert: { certPem: string; keyPem: string }) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: listenerPort,
+            path: '/v2/rt-bootstrapper/event',
+            method: 'POST',
+            cert: cert.certPem,
+            key: cert.keyPem,
+            ca: direct.cas.trustBundle(),
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end(
+          JSON.stringify({
+            watched: { Namespace: 'kyma-system', Name: 'x' },
+            watchedGvk: { group: '', version: 'v1', kind: 'Secret' },
+          }),
+        );
+      });
+    const foreignCa = await createCertificateAuthority({ commonName: 'foreign' });
+    const foreign = await issueCertificate(foreignCa, {
+      commonName: 'rt-a',
+      dnsNames: [domain('rt-a')],
+      usage: 'client',
+    });
+    await assert.rejects(post(foreign));
+    const wrongSan = await issueCertificate(direct.cas.current(), {
+      commonName: 'rt-a',
+      dnsNames: ['evil.example.com'],
+      usage: 'client',
+    });
+    assert.equal(await post(wrongSan), 403);
+    const good = await issueCertificate(direct.cas.current(), {
+      commonName: 'rt-a',
+      dnsNames: [domain('rt-a')],
+      usage: 'client',
+    });
+    assert.equal(await post(good), 202);
+  });
+
+  test('after a CA rotation the renewed client certificates are used and no event is lost', async () => {
+    const before = (
+      await coreOf(rt('rt-b')).readNamespacedSecret({
+        name: 'rt-bootstrapper-watcher-tls',
+        namespace: 'kyma-system',
+      })
+    ).data?.['tls.crt'];
+    await direct.cas.rotate(60 * 60_000);
+    // What the periodic CA upkeep does after a rotation.
+    for (const id of RUNTIMES) direct.resync(id);
+    await eventually(
+      async () => {
+        const now = (
+          await coreOf(rt('rt-b')).readNamespacedSecret({
+            name: 'rt-bootstrapper-watcher-tls',
+            namespace: 'kyma-system',
+          })
+        ).data?.['tls.crt'];
+        return now !== before ? true : undefined;
+      },
+      20_000,
+      'a renewed client certificate on rt-b',
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    const core = coreOf(rt('rt-b'));
+    const original = await core.readNamespacedSecret({
+      name: 'registry-credentials',
+      namespace: 'kyma-system',
+    });
+    await timeRepair(
+      () =>
+        core.replaceNamespacedSecret({
+          name: 'registry-credentials',
+          namespace: 'kyma-system',
+          body: { ...original, data: dockerConfig('after-rotation') },
+        }),
+      async () =>
+        (await core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'kyma-system' })).data?.[
+          '.dockerconfigjson'
+        ] === original.data?.['.dockerconfigjson'],
+      'repair after the rotation',
+    );
+  });
+
+  test('summary of repair latency', (t) => {
+    const sorted = [...repairs].sort((a, b) => a - b);
+    const pick = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+    t.diagnostic(`repairs: ${sorted.length}, p50 ${pick(0.5).toFixed(0)} ms, max ${pick(1).toFixed(0)} ms`);
+    assert.ok(sorted.length >= 8);
+  });
+});
