@@ -80,6 +80,17 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
       what,
     );
 
+  /** Waits until the watcher has seen the source set move away from `previous`. */
+  const versionChangedFrom = (previous: string): Promise<string> =>
+    eventually(
+      () => {
+        const v = app.sources.snapshot().version;
+        return v !== previous ? v : undefined;
+      },
+      30_000,
+      'the watcher to see the change',
+    );
+
   /** Waits until the source set was evaluated `n` more times (a barrier for "nothing happened"). */
   const evaluations = async (n: number): Promise<void> => {
     const count = (): Promise<number> =>
@@ -267,7 +278,9 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
 
   test('a Runtime created after a change is not signalled for it, but for the next one', async (t) => {
     const before = new Map(kim.consumed);
+    const previous = app.sources.snapshot().version;
     await setPullSecret(kcp, nextAuth());
+    await versionChangedFrom(previous);
     // Creation times have second precision: wait for the next second, then create, within the window.
     await new Promise((r) => setTimeout(r, 1_100 - (Date.now() % 1000)));
     await createRuntime(kcp, 'rt-late', SELECTOR);
@@ -299,6 +312,36 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
     await signalsEachOnce(t, 'a change right after the API server restart', () =>
       setPullSecret(kcp, nextAuth()),
     );
+  });
+
+  test('--signal=label writes a label of the same key instead', async () => {
+    await app.stop();
+    app = await startTestController(kcp.kc, {
+      logs,
+      modeOptions: {
+        signal: 'label',
+        runtimeSelector: 'rtb-test=selected',
+        coalesceMs: 200,
+        concurrency: 4,
+        resyncMs: 300,
+        stateConfigMapName: 'rt-bootstrapper-controller-state',
+      },
+    });
+    await passCompleted('the restart in label mode');
+    const before = new Map(kim.consumed);
+    const previous = app.sources.snapshot().version;
+    await setPullSecret(kcp, nextAuth());
+    await versionChangedFrom(previous);
+    const version = await passCompleted('the pass in label mode');
+    for (const name of SELECTED) {
+      const rt = await readRuntime(kcp, name);
+      assert.equal(rt.metadata?.labels?.[FORCE_PATCH_RECONCILIATION], 'true', name);
+      assert.equal(rt.metadata.annotations?.[SIGNALLED_VERSION_ANNOTATION], version, name);
+    }
+    for (const name of UNSELECTED) {
+      assert.equal((await readRuntime(kcp, name)).metadata!.labels?.[FORCE_PATCH_RECONCILIATION], undefined);
+    }
+    assert.deepEqual([...kim.since(before).entries()], [], 'no annotation was written');
   });
 
   test('logs carry the object key; the Secret content reaches no log, metric or event', async () => {
