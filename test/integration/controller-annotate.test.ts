@@ -284,6 +284,11 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
     // Creation times have second precision: wait for the next second, then create, within the window.
     await new Promise((r) => setTimeout(r, 1_100 - (Date.now() % 1000)));
     await createRuntime(kcp, 'rt-late', SELECTOR);
+    await eventually(
+      () => (kim.since(before).size >= SELECTED.length ? true : undefined),
+      60_000,
+      'the existing Runtimes to be signalled',
+    );
     await passCompleted('the pass');
     await evaluations(3);
     const got = kim.since(before);
