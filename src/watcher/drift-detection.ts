@@ -8,7 +8,12 @@ export interface DriftRequest {
   readonly name?: string;
   readonly object?: unknown;
   readonly oldObject?: unknown;
+  /** `request.options`: Create/Update/Patch/DeleteOptions, whose `fieldManager` names the writer. */
+  readonly options?: unknown;
 }
+
+/** The field manager rt-bootstrapper writes with (controller and copier); such writes are repairs, not drift. */
+export const OWN_FIELD_MANAGER = 'rt-bootstrapper';
 
 /**
  * The fields that make up an object's content, per kind we manage. Everything else (labels,
@@ -30,6 +35,8 @@ const CONTENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
 export function driftEventFor(req: DriftRequest): WatchEvent | undefined {
   const fields = CONTENT_FIELDS[`${req.kind.group}/${req.kind.kind}`];
   if (fields === undefined) return undefined;
+  // Our own writes (a repair, a rotation) would otherwise echo back as drift once each.
+  if (isRecord(req.options) && req.options.fieldManager === OWN_FIELD_MANAGER) return undefined;
   if (req.operation === 'UPDATE') {
     // Without the old object a change cannot be ruled out; a needless re-sync is cheap,
     // a missed drift is not.

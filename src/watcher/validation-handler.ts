@@ -24,6 +24,7 @@ const reviewSchema = z.object({
     object: z.unknown().optional(),
     oldObject: z.unknown().optional(),
     dryRun: z.boolean().optional(),
+    options: z.unknown().optional(),
   }),
 });
 

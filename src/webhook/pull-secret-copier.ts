@@ -1,5 +1,6 @@
 import type { CoreV1Api, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { FIELD_MANAGER } from '../kube/apply.js';
 import { statusCodeOf } from '../kube/kube-errors.js';
 import type { Reflector } from '../kube/reflector.js';
 import { WorkQueue } from '../kube/work-queue.js';
@@ -121,8 +122,15 @@ export class PullSecretCopier implements PullSecretEnsurer {
   private async write(namespace: string, action: 'create' | 'update', secret: V1Secret): Promise<void> {
     const name = this.o.source.name;
     try {
-      if (action === 'create') await this.o.core.createNamespacedSecret({ namespace, body: secret });
-      else await this.o.core.replaceNamespacedSecret({ name, namespace, body: secret });
+      if (action === 'create')
+        await this.o.core.createNamespacedSecret({ namespace, body: secret, fieldManager: FIELD_MANAGER });
+      else
+        await this.o.core.replaceNamespacedSecret({
+          name,
+          namespace,
+          body: secret,
+          fieldManager: FIELD_MANAGER,
+        });
       this.o.metrics.pullSecretCopies.inc({ result: action === 'create' ? 'created' : 'updated' });
       this.o.logger.info({ namespace, secret: name, action }, 'pull Secret copy written');
     } catch (error) {
@@ -132,7 +140,11 @@ export class PullSecretCopier implements PullSecretEnsurer {
         // The type is immutable: replace the copy as a whole.
         await this.o.core.deleteNamespacedSecret({ name, namespace });
         const { resourceVersion: _rv, ...metadata } = secret.metadata ?? {};
-        await this.o.core.createNamespacedSecret({ namespace, body: { ...secret, metadata } });
+        await this.o.core.createNamespacedSecret({
+          namespace,
+          body: { ...secret, metadata },
+          fieldManager: FIELD_MANAGER,
+        });
         this.o.metrics.pullSecretCopies.inc({ result: 'recreated' });
         return;
       }
@@ -166,7 +178,11 @@ export class PullSecretCopier implements PullSecretEnsurer {
     const decision = decidePullSecretCopy({ source, copy: undefined, namespace, namespaceActive: true });
     if (decision.action !== 'create') return decision.action === 'none';
     try {
-      await this.o.core.createNamespacedSecret({ namespace, body: decision.secret });
+      await this.o.core.createNamespacedSecret({
+        namespace,
+        body: decision.secret,
+        fieldManager: FIELD_MANAGER,
+      });
       this.o.metrics.pullSecretCopies.inc({ result: 'created' });
       this.o.logger.info({ namespace, secret: this.o.source.name }, 'pull Secret copied for a new Pod');
       return true;

@@ -195,6 +195,8 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     async stop() {
       reloader.stop();
       await server.close();
+      // Deliver what is queued before stopping (stop drops the rest).
+      await forwarder?.flush(5_000).catch(() => undefined);
       await forwarder?.stop();
       fileSource?.stop();
       await stopCopier();

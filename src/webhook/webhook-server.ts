@@ -78,7 +78,8 @@ export class WebhookServer {
 
   /** Replaces the serving certificate for new connections. */
   setSecureContext(tls: SecureContextOptions): void {
-    this.server.setSecureContext(tls);
+    // setSecureContext resets every option not passed again: keep the TLS floor.
+    this.server.setSecureContext({ ...tls, minVersion: 'TLSv1.2' });
   }
 
   /** Stops accepting, answers what is in flight, then closes every connection. */

@@ -1,4 +1,4 @@
-import { CertificatesV1beta1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { CertificatesV1beta1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
@@ -237,7 +237,9 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
     assert.ok((await accepted()) - acceptedBefore >= 6, 'each tamper arrived as a drift event');
     const repair = await kcpRegistry.getSingleMetric('rtb_drift_repair_seconds')?.get();
     const repaired =
-      repair?.values.find((v) => v.metricName === 'rtb_drift_repair_seconds_count')?.value ?? 0;
+      repair?.values.find(
+        (v) => (v as { metricName?: string }).metricName === 'rtb_drift_repair_seconds_count',
+      )?.value ?? 0;
     assert.ok(
       repaired >= 1,
       `repairs measured: ${repaired}, accepted: ${(await accepted()) - acceptedBefore}`,
@@ -316,9 +318,7 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
         namespace: 'kyma-system',
       })
     ).data?.['tls.crt'];
-    await direct.cas.rotate(60 * 60_000);
-    // What the periodic CA upkeep does after a rotation.
-    for (const id of RUNTIMES) direct.resync(id);
+    await direct.rotateCa(60 * 60_000);
     await eventually(
       async () => {
         const now = (

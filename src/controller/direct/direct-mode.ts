@@ -72,6 +72,8 @@ export interface DirectMode {
   readonly driftPort: number | undefined;
   /** The CA store (for tests and the drift channel). */
   readonly cas: CaStore;
+  /** Rotates the CA now: the listener trusts old and new, and every runtime gets new certificates. */
+  rotateCa(graceMs: number): Promise<void>;
   /** Queues a runtime for an immediate re-apply of its set (drift repair). */
   resync(runtimeId: string): boolean;
   readonly reconciler: BootstrapperReconciler;
@@ -236,18 +238,20 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       logger: log,
     });
   }
+  const afterRotation = async (): Promise<void> => {
+    log.info('CA rotated; re-issuing certificates on every runtime');
+    await endpoint?.refresh();
+    for (const rb of bootstrappers.store.list())
+      reconciler.force(`${rb.metadata.namespace}/${rb.metadata.name}`);
+    enqueueAll();
+  };
   const rotation = o.caRotation;
   const caUpkeep = rotation
     ? setInterval(() => {
         void cas
           .rotateIfExpiring(rotation.renewBeforeMs, rotation.graceMs)
           .then(async (rotated) => {
-            if (!rotated) return;
-            log.info('CA rotated; re-issuing certificates on every runtime');
-            await endpoint?.refresh();
-            for (const rb of bootstrappers.store.list())
-              reconciler.force(`${rb.metadata.namespace}/${rb.metadata.name}`);
-            enqueueAll();
+            if (rotated) await afterRotation();
           })
           .catch((error: unknown) => {
             log.error({ err: error }, 'CA rotation failed');
@@ -274,6 +278,10 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     reconciler,
     cas,
     driftPort: endpoint?.port,
+    async rotateCa(graceMs) {
+      await cas.rotate(graceMs);
+      await afterRotation();
+    },
     resync(runtimeId) {
       return resyncRuntime(runtimeId) !== undefined;
     },

@@ -184,3 +184,20 @@ describe('driftEventFor', () => {
     );
   });
 });
+
+test('our own writes (field manager rt-bootstrapper) are repairs, not drift', () => {
+  const base = {
+    operation: 'UPDATE' as const,
+    kind: { group: '', version: 'v1', kind: 'Secret' },
+    namespace: 'kyma-system',
+    name: 'registry-credentials',
+    oldObject: { data: { a: 'MQ==' } },
+    object: { data: { a: 'Mg==' } },
+  };
+  assert.equal(
+    driftEventFor({ ...base, options: { kind: 'UpdateOptions', fieldManager: 'rt-bootstrapper' } }),
+    undefined,
+  );
+  assert.ok(driftEventFor({ ...base, options: { kind: 'UpdateOptions', fieldManager: 'kubectl-edit' } }));
+  assert.ok(driftEventFor(base));
+});
