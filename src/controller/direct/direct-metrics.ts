@@ -1,13 +1,14 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { counterOn, gaugeOn, histogramOn } from '../../kube/prom-metrics.js';
 import type { BootstrapperState } from '../../api/runtime-bootstrapper.js';
 
 /** Direct-mode metrics. No runtime label anywhere: 5,000 runtimes would explode the series. */
 export interface DirectMetrics {
   readonly runtimesByState: Gauge<'state'>;
   readonly runtimesByVersion: Gauge<'version'>;
-  readonly propagationSeconds: Histogram;
+  readonly propagationSeconds: Histogram<never>;
   readonly syncErrors: Counter<'reason'>;
-  readonly runtimeClients: Gauge;
+  readonly runtimeClients: Gauge<never>;
 }
 
 const STATES: readonly BootstrapperState[] = [
@@ -21,35 +22,36 @@ const STATES: readonly BootstrapperState[] = [
 
 /** Registers the direct-mode metrics. */
 export function createDirectMetrics(registry: Registry): DirectMetrics {
-  const registers = [registry];
-  const runtimesByState = new Gauge({
+  // get-or-create: direct mode starts again each time this replica regains leadership.
+  const runtimesByState = gaugeOn(registry, {
     name: 'rtb_runtimes',
     help: 'RuntimeBootstrappers by state.',
     labelNames: ['state'],
-    registers,
   });
   for (const s of STATES) runtimesByState.set({ state: s }, 0);
   return {
     runtimesByState,
-    runtimesByVersion: new Gauge({
+    runtimesByVersion: gaugeOn(registry, {
       name: 'rtb_runtimes_by_applied_version',
       help: 'RuntimeBootstrappers by the source-set version applied (few distinct values at any time).',
       labelNames: ['version'],
-      registers,
     }),
-    propagationSeconds: new Histogram({
+    propagationSeconds: histogramOn(registry, {
       name: 'rtb_propagation_seconds',
       help: 'Time from a source change on the KCP until a runtime has the new set applied.',
+      labelNames: [],
       buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
-      registers,
     }),
-    syncErrors: new Counter({
+    syncErrors: counterOn(registry, {
       name: 'rtb_runtime_sync_errors_total',
       help: 'Failed runtime reconciles by reason (the runtime itself is named in its CR status).',
       labelNames: ['reason'],
-      registers,
     }),
-    runtimeClients: new Gauge({ name: 'rtb_runtime_clients', help: 'Runtime API clients held.', registers }),
+    runtimeClients: gaugeOn(registry, {
+      name: 'rtb_runtime_clients',
+      help: 'Runtime API clients held.',
+      labelNames: [],
+    }),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { histogramOn } from '../../kube/prom-metrics.js';
 import { parse } from 'yaml';
 import { kubeconfigSecretOf, type RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { ReadonlyStore } from '../../kube/store.js';
@@ -47,11 +48,11 @@ export async function startDriftEndpoint(o: {
   registry: Registry;
   logger: Logger;
 }): Promise<DriftEndpoint> {
-  const repair = new Histogram({
+  const repair = histogramOn(o.registry, {
     name: 'rtb_drift_repair_seconds',
     help: 'Time from a drift event received by the KCP until its runtime had the set re-applied.',
+    labelNames: [],
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [o.registry],
   });
   const pending = new Map<string, number>();
   const hosts = new Map<string, { rv: string; host: string }>();
