@@ -55,6 +55,11 @@ class CuttableProxy {
     this.port = (this.server.address() as net.AddressInfo).port;
   }
 
+  /** Accept connections again, on the same port. */
+  async restore(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(this.port, '127.0.0.1', resolve));
+  }
+
   /** Refuse new connections and break the open ones. */
   async cut(): Promise<void> {
     const closed = new Promise<void>((resolve) =>
@@ -93,6 +98,7 @@ describe('two controller replicas with leader election, under the rendered least
   let kim: FakeKim;
   const apps: ControllerApp[] = [];
   const logs = new LogSink();
+  const proxies: CuttableProxy[] = [];
   let auth = 0;
 
   const start = async (kc: KubeConfig): Promise<ControllerApp> => {
@@ -159,6 +165,7 @@ describe('two controller replicas with leader election, under the rendered least
 
   after(async () => {
     await Promise.all(apps.map((a) => a.stop()));
+    await Promise.all(proxies.map((p) => p.cut()));
     await kim.stop();
   });
 
@@ -203,11 +210,12 @@ describe('two controller replicas with leader election, under the rendered least
     await changeSignalledOnce('a change after the takeover');
   });
 
-  test('a leader cut off from the API server stops working before the standby starts', async (t) => {
+  test('a leader cut off from the API server stops before the standby starts, and can lead again once reconnected', async (t) => {
     const cluster = plane().cluster('kcp');
     // The current leader keeps leading; a new replica behind a proxy joins, and leadership is
     // moved to it by stopping the current one, so the proxied replica is the leader to cut off.
     const proxy = new CuttableProxy(cluster.port);
+    proxies.push(proxy);
     await proxy.listen();
     const proxied = await start(await serviceAccountKubeConfig(cluster, `https://127.0.0.1:${proxy.port}`));
     const first = await oneLeader();
@@ -244,6 +252,22 @@ describe('two controller replicas with leader election, under the rendered least
       `cut-off leader stopped ${Math.round(leaderStoppedAt! - cutAt)} ms after the cut; standby led after ${Math.round(standbyStartedAt! - cutAt)} ms (renew deadline ${TIMING.renewDeadlineMs} ms, lease ${TIMING.leaseDurationMs} ms)`,
     );
     await changeSignalledOnce('a change after the failover');
+
+    // The cut-off replica stood for election again: reconnected, it can lead again.
+    await proxy.restore();
+    await eventually(
+      async () => ((await get(proxied, '/readyz')) === 200 ? true : undefined),
+      30_000,
+      'ready',
+    );
+    await standby.stop();
+    apps.splice(apps.indexOf(standby), 1);
+    await eventually(
+      () => (proxied.isLeader() ? true : undefined),
+      30_000,
+      'the reconnected replica to lead again',
+    );
+    await changeSignalledOnce('a change led by the reconnected replica');
   });
 
   test('every call of the replicas was allowed by the rendered RBAC', async () => {
