@@ -180,6 +180,9 @@ class AnnotateMode implements ModeHandle {
         this.showSignalled(action.state);
         break;
       case 'continue':
+        // Runtimes left pending while a source was unusable get their turn again.
+        for (const k of this.pass?.pending ?? []) this.runtimeQueue.add(k);
+        break;
       case 'settling':
         break;
       case 'start':
@@ -260,6 +263,9 @@ class AnnotateMode implements ModeHandle {
     const pass = this.pass;
     if (!pass?.pending.has(key)) return;
     this.requireLeader();
+    // A source turned missing or invalid mid-pass: signalling now would make KIM propagate it.
+    // The key stays pending; the evaluation after the fix resumes it.
+    if (this.ctx.sources.problems().length > 0) return;
     const runtime = this.runtimes.store.get(key);
     const decision = decideRuntimeSignal(runtime, pass, this.ctx.options.signal);
     const log = this.log.child({ controller: RUNTIMES_CONTROLLER, objectKey: key });

@@ -40,7 +40,7 @@ export interface SignalPass {
 export type SourceAction =
   /** A source is missing or invalid: propagate nothing. */
   | { readonly kind: 'hold'; readonly problems: readonly SourceProblem[] }
-  /** Nothing was ever recorded: record the current set without signalling (first install). */
+  /** Nothing was ever recorded: record the current set (even with problems) without signalling. */
   | { readonly kind: 'baseline'; readonly state: SignalState }
   /** The current set has been signalled completely. */
   | { readonly kind: 'idle'; readonly state: SignalState }
@@ -79,7 +79,8 @@ export interface SourceActionInput {
 /** Decides what to do with the current source set (level-based: only states are compared). */
 export function decideSourceAction(i: SourceActionInput): SourceAction {
   const { snapshot, state, now } = i;
-  if (snapshot.problems.length > 0) return { kind: 'hold', problems: snapshot.problems };
+  // The first evaluation ever records what the KCP holds, usable or not: if a source is still
+  // missing at install, its later creation is then a change, and is signalled.
   if (state === undefined) {
     return {
       kind: 'baseline',
@@ -92,6 +93,7 @@ export function decideSourceAction(i: SourceActionInput): SourceAction {
       },
     };
   }
+  if (snapshot.problems.length > 0) return { kind: 'hold', problems: snapshot.problems };
   if (state.version === snapshot.version) {
     if (state.phase === 'Completed') return { kind: 'idle', state };
     if (i.activePass?.version === snapshot.version) {

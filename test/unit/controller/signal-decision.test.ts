@@ -31,7 +31,11 @@ const signalling = (version: string): SignalState => ({
 describe('what to do with the source set', () => {
   test('a missing or invalid source holds everything, whatever the state', () => {
     const problems = [{ source: 'configMap' as const, type: 'invalid' as const, reason: 'bad' }];
-    for (const state of [undefined, signalling('v1'), signalling('v2')]) {
+    for (const state of [
+      signalling('v1'),
+      signalling('v2'),
+      { ...signalling('v2'), phase: 'Completed' as const },
+    ]) {
       const a = decideSourceAction(input({ snapshot: { version: 'v2', versions, problems }, state }));
       assert.deepEqual(a, { kind: 'hold', problems });
     }
@@ -42,6 +46,13 @@ describe('what to do with the source set', () => {
     assert.ok(a.kind === 'baseline');
     assert.equal(a.state.version, 'v2');
     assert.equal(a.state.phase, 'Completed');
+    // Even with a problem: a source created later is then a change of the set, and signalled.
+    const problems = [{ source: 'clusterTrustBundle' as const, type: 'missing' as const, reason: 'absent' }];
+    const b = decideSourceAction(
+      input({ state: undefined, snapshot: { version: 'v0', versions, problems } }),
+    );
+    assert.ok(b.kind === 'baseline');
+    assert.equal(b.state.version, 'v0');
   });
 
   test('the set already signalled completely: idle (a restart or resync changes nothing)', () => {
