@@ -94,6 +94,8 @@ export interface ControllerAppOptions {
   readonly configMapName: string;
   readonly configMapKey?: string;
   readonly mode: string;
+  /** Runs this instead of `modes[mode]` (a mode built with settings of its own, e.g. direct). */
+  readonly starter?: ModeStarter;
   readonly modeOptions: ModeOptions;
   /** false runs the mode in this process unconditionally (one replica, tests). */
   readonly leaderElection:
@@ -134,7 +136,7 @@ export function defaultIdentity(): string {
 
 /** Starts the controller; resolves once the HTTP server listens (sources sync in the background). */
 export async function startControllerApp(o: ControllerAppOptions): Promise<ControllerApp> {
-  const starter = modeStarter(o.mode);
+  const starter = o.starter ?? modeStarter(o.mode);
   const logger = o.logger.child({ controller: o.mode });
   const identity = o.identity ?? defaultIdentity();
   const registry = o.registry ?? new Registry();
