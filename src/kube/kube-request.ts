@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterAccess } from './cluster-access.js';
 import { KubeApiError, isKubeStatus } from './kube-errors.js';
 
 /** One API request. */
@@ -19,11 +19,11 @@ export interface KubeRequest {
 const MAX_ERROR_BODY = 1 << 20;
 
 /**
- * A raw, time-bounded request through a KubeConfig's credentials: for what the generated
- * client makes awkward (status subresources of custom resources, patch content types) and for
- * calls that must never hang (a runtime that blackholes traffic).
+ * A raw, time-bounded request through a kubeconfig's credentials ({@link ClusterAccess}): for
+ * what the generated client makes awkward (status subresources of custom resources, patch
+ * content types) and for calls that must never hang (a runtime that blackholes traffic).
  */
-export async function kubeRequest<T>(kc: KubeConfig, r: KubeRequest): Promise<T> {
+export async function kubeRequest<T>(kc: ClusterAccess, r: KubeRequest): Promise<T> {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new KubeApiError('kubeconfig has no current cluster');
   const params = new URLSearchParams();

@@ -1,13 +1,13 @@
 /**
  * The real {@link ListerWatcher}: plain HTTP GETs against an API server described by a
- * client-node `KubeConfig`, for any collection path (core, grouped, CRDs, namespaced or
- * not). The watch is streamed with node's http(s) module and split into
- * newline-delimited JSON here, because client-node's `Watch` offers neither a
- * server-side timeout nor control over restarts; the reflector owns both.
+ * {@link ClusterAccess} (client-node's `KubeConfig` or `KubeconfigLite`), for any collection
+ * path (core, grouped, CRDs, namespaced or not). The watch is streamed with node's http(s)
+ * module and split into newline-delimited JSON here, because client-node's `Watch` offers
+ * neither a server-side timeout nor control over restarts; the reflector owns both.
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterAccess } from './cluster-access.js';
 import { KubeApiError, isKubeStatus } from './kube-errors.js';
 import type {
   ListOptions,
@@ -38,7 +38,7 @@ type Query = Record<string, string | number | boolean | undefined>;
  */
 export class KubeListWatch<T> implements ListerWatcher<T> {
   constructor(
-    private readonly kc: KubeConfig,
+    private readonly kc: ClusterAccess,
     private readonly path: string,
     private readonly opts: KubeListWatchOptions = {},
   ) {}
@@ -260,7 +260,7 @@ function parseList<T>(text: string, path: string): ListResult<T> {
 
 /** A {@link KubeListWatch} for the collection at `path` of the kubeconfig's current cluster. */
 export function createListerWatcher<T>(
-  kc: KubeConfig,
+  kc: ClusterAccess,
   path: string,
   opts: KubeListWatchOptions = {},
 ): ListerWatcher<T> {
