@@ -1,7 +1,12 @@
-import type { CoreV1Api, V1Namespace } from '@kubernetes/client-node';
+import type { V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { statusCodeOf } from '../kube/kube-errors.js';
 import type { Reflector } from '../kube/reflector.js';
+
+/** The Namespace read of the lookup (client-node's `CoreV1Api` has it with this shape). */
+export interface NamespaceReads {
+  readNamespace(param: { name: string }): Promise<V1Namespace>;
+}
 
 /**
  * Namespace annotations for feature selection: from the namespace cache, with one GET as the
@@ -10,7 +15,7 @@ import type { Reflector } from '../kube/reflector.js';
  */
 export function namespaceAnnotationLookup(
   namespaces: Reflector<V1Namespace>,
-  core: CoreV1Api,
+  core: NamespaceReads,
   logger: Logger,
 ): (name: string) => Promise<Readonly<Record<string, string>> | undefined> {
   return async (name) => {

@@ -1,9 +1,10 @@
-import type { CoreV1Api, V1Namespace, V1Secret } from '@kubernetes/client-node';
+import type { V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { FIELD_MANAGER } from '../kube/apply.js';
 import { statusCodeOf } from '../kube/kube-errors.js';
 import type { Reflector } from '../kube/reflector.js';
 import { WorkQueue } from '../kube/work-queue.js';
+// The field manager of every rt-bootstrapper write; the drift webhook recognises its own repairs by it.
+import { OWN_FIELD_MANAGER as FIELD_MANAGER } from '../watcher/drift-detection.js';
 import { decidePullSecretCopy, DEFAULT_EXCLUDED_NAMESPACES } from './pull-secret-desired.js';
 import type { PullSecretEnsurer } from './admission-handler.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
@@ -14,9 +15,25 @@ export interface SecretRef {
   readonly namespace: string;
 }
 
+/** The Secret writes of the copier (client-node's `CoreV1Api` has them with these shapes). */
+export interface SecretWrites {
+  createNamespacedSecret(param: {
+    namespace: string;
+    body: V1Secret;
+    fieldManager?: string;
+  }): Promise<unknown>;
+  replaceNamespacedSecret(param: {
+    name: string;
+    namespace: string;
+    body: V1Secret;
+    fieldManager?: string;
+  }): Promise<unknown>;
+  deleteNamespacedSecret(param: { name: string; namespace: string }): Promise<unknown>;
+}
+
 /** What the copier needs. */
 export interface PullSecretCopierOptions {
-  readonly core: CoreV1Api;
+  readonly core: SecretWrites;
   /** Secrets named like the pull Secret, in all namespaces (source and copies). */
   readonly secrets: Reflector<V1Secret>;
   readonly namespaces: Reflector<V1Namespace>;

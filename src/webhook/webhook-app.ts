@@ -1,18 +1,14 @@
-import {
-  CoreV1Api,
-  type KubeConfig,
-  type V1ConfigMap,
-  type V1Namespace,
-  type V1Secret,
-} from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../api/webhook-config.js';
+import type { ClusterAccess } from '../kube/cluster-access.js';
 import { KubeListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
 import type { AdmissionContext } from './admission-handler.js';
 import { CertificateReloader, type CertificateFiles } from './certificate-reloader.js';
 import { ConfigHolder } from './config-holder.js';
+import { coreCalls } from './core-calls.js';
 import { connectConfigMapSource } from './configmap-config-source.js';
 import { FileConfigSource } from './file-config-source.js';
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
@@ -24,7 +20,11 @@ import { handleDriftValidation } from '../watcher/validation-handler.js';
 
 /** Settings of `rtb webhook`. */
 export interface WebhookAppOptions {
-  readonly kubeConfig: KubeConfig;
+  /**
+   * The cluster: client-node's `KubeConfig`, or `loadClusterAccess()`'s lighter loader (what
+   * `rtb webhook` uses, so the process never loads client-node's generated APIs).
+   */
+  readonly kubeConfig: ClusterAccess;
   readonly tls: CertificateFiles;
   /** Read the config from this file instead of the ConfigMap. */
   readonly configFile?: string;
@@ -61,7 +61,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   const registry = o.registry ?? new Registry();
   if (!o.registry) collectDefaultMetrics({ register: registry });
   const metrics = createWebhookMetrics(registry);
-  const core = o.kubeConfig.makeApiClient(CoreV1Api);
+  const core = coreCalls(o.kubeConfig);
   const holder = new ConfigHolder(logger.child({ part: 'config' }), metrics);
   const reflectorLogger = logger.child({ part: 'reflector' });
 
