@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
-import { cleanCache, resolveBinaries } from '../../envtest/binaries.js';
 
-/** `rtb control-plane build|clean`: builds (or finds) kube-apiserver and etcd for tests and the local landscape. */
+/**
+ * `rtb control-plane build|clean`: builds (or finds) kube-apiserver and etcd for tests and the
+ * local landscape. The implementation is imported when the command runs.
+ */
 export function registerControlPlaneCommand(program: Command): void {
   const cmd = program
     .command('control-plane')
@@ -12,6 +14,7 @@ export function registerControlPlaneCommand(program: Command): void {
       'build kube-apiserver and etcd from their Go modules once (reused from the cache afterwards)',
     )
     .action(async () => {
+      const { resolveBinaries } = await import('../../envtest/binaries.js');
       const b = await resolveBinaries({ log: (line) => process.stderr.write(`rtb: ${line}\n`) });
       process.stdout.write(
         `kube-apiserver ${b.kubernetesVersion}: ${b.kubeApiserver}\nkubectl: ${b.kubectl ?? '(none)'}\netcd ${b.etcdVersion}: ${b.etcd}\n(${b.source})\n`,
@@ -21,6 +24,7 @@ export function registerControlPlaneCommand(program: Command): void {
     .command('clean')
     .description('remove the cached binaries')
     .action(async () => {
+      const { cleanCache } = await import('../../envtest/binaries.js');
       await cleanCache();
     });
 }

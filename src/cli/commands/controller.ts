@@ -1,14 +1,17 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { Option, type Command } from 'commander';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME } from '../../api/webhook-config.js';
 import { RUNTIME_NAMESPACE } from '../../api/runtime.js';
-import { DEFAULT_STATE_CONFIG_MAP } from '../../controller/annotate/signal-state-store.js';
 import type { SignalKind } from '../../controller/annotate/signal-decision.js';
-import { modeStarter, startControllerApp } from '../../controller/controller-app.js';
-import { CONTROLLER_LEASE_NAME } from '../../render/controller-manifests.js';
-import { createLogger } from '../../telemetry/logger.js';
 
-interface ControllerFlags {
+// Copies of DEFAULT_STATE_CONFIG_MAP (controller/annotate/signal-state-store.ts) and
+// CONTROLLER_LEASE_NAME (render/controller-manifests.ts): importing those modules here would load
+// the controller and client-node for every command. test/unit/cli/lazy-commands.test.ts keeps
+// them equal.
+const DEFAULT_STATE_CONFIG_MAP = 'rt-bootstrapper-controller-state';
+const CONTROLLER_LEASE_NAME = 'rt-bootstrapper-controller';
+
+/** The flags of `rtb controller`. */
+export interface ControllerFlags {
   mode: string;
   kubeconfig?: string;
   namespace: string;
@@ -54,14 +57,18 @@ export function parseDuration(text: string): number {
   return total;
 }
 
-function positiveInt(name: string, text: string): number {
+/** A non-negative integer flag value. */
+export function positiveInt(name: string, text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 0)
     throw new FlagError(`--${name} must be a non-negative integer, got "${text}"`);
   return n;
 }
 
-/** `rtb controller`: the KCP controller (sources → mode), with leader election. */
+/**
+ * `rtb controller`: the KCP controller (sources → mode), with leader election. Only the flags are
+ * registered here; the controller (./controller-action.ts) is imported when the command runs.
+ */
 export function registerControllerCommand(program: Command): void {
   program
     .command('controller')
@@ -105,57 +112,7 @@ export function registerControllerCommand(program: Command): void {
     .option('--retry-period <duration>', 'how often candidates and the leader touch the Lease', '2s')
     .option('--log-level <level>', 'log level', 'info')
     .action(async (flags: ControllerFlags) => {
-      modeStarter(flags.mode); // fail on an unavailable mode before touching the cluster
-      const logger = createLogger({ name: 'controller', level: flags.logLevel });
-      const kc = new KubeConfig();
-      if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
-      else kc.loadFromDefault();
-      const concurrency = positiveInt('concurrency', flags.concurrency);
-      if (concurrency < 1) throw new FlagError('--concurrency must be at least 1');
-      const app = await startControllerApp({
-        kubeConfig: kc,
-        namespace: flags.namespace,
-        pullSecretName: flags.pullSecret,
-        ...(flags.clusterTrustBundle ? { clusterTrustBundleName: flags.clusterTrustBundle } : {}),
-        configMapName: flags.configMap,
-        configMapKey: flags.configKey,
-        mode: flags.mode,
-        modeOptions: {
-          ...(flags.runtimeSelector ? { runtimeSelector: flags.runtimeSelector } : {}),
-          signal: flags.signal,
-          coalesceMs: parseDuration(flags.coalesce),
-          concurrency,
-          resyncMs: parseDuration(flags.resync),
-          stateConfigMapName: flags.stateConfigMap,
-        },
-        leaderElection: flags.leaderElect
-          ? {
-              leaseName: flags.leaderElectionId,
-              timing: {
-                leaseDurationMs: parseDuration(flags.leaseDuration),
-                renewDeadlineMs: parseDuration(flags.renewDeadline),
-                retryPeriodMs: parseDuration(flags.retryPeriod),
-              },
-            }
-          : false,
-        host: flags.metricsHost,
-        port: positiveInt('metrics-port', flags.metricsPort),
-        logger,
-      });
-      await new Promise<void>((resolve) => {
-        const onSignal = (signal: string): void => {
-          logger.info({ signal }, 'stopping');
-          void app.stop().then(resolve, (error: unknown) => {
-            logger.error({ err: error }, 'unclean stop');
-            resolve();
-          });
-        };
-        process.once('SIGTERM', () => {
-          onSignal('SIGTERM');
-        });
-        process.once('SIGINT', () => {
-          onSignal('SIGINT');
-        });
-      });
+      const { runController } = await import('./controller-action.js');
+      await runController(flags);
     });
 }

@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { startLandscape } from '../../local/landscape.js';
-import { createLogger } from '../../telemetry/logger.js';
 
 /** Options of `rtb local`. */
 interface LocalOptions {
@@ -53,6 +51,11 @@ export function registerLocalCommand(program: Command): void {
       process.on('SIGINT', onInt);
       process.on('SIGTERM', onTerm);
       try {
+        // Imported here, after the signal handlers: only `rtb local` loads the landscape.
+        const [{ startLandscape }, { createLogger }] = await Promise.all([
+          import('../../local/landscape.js'),
+          import('../../telemetry/logger.js'),
+        ]);
         const landscape = await startLandscape({
           say,
           runtimes: names,

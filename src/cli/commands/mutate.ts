@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { readFileSync } from 'node:fs';
-import { PreviewInputError, previewMutation, type PreviewOutput } from '../mutate-preview.js';
+import type { PreviewInputError, PreviewOutput } from '../mutate-preview.js';
 
 interface MutateFlags {
   file: string;
@@ -10,11 +10,11 @@ interface MutateFlags {
   output: PreviewOutput;
 }
 
-function readInput(path: string, what: string): string {
+function readInput(path: string, what: string, InputError: typeof PreviewInputError): string {
   try {
     return readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (cause) {
-    throw new PreviewInputError(
+    throw new InputError(
       `cannot read ${what} ${path}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}`,
       { cause },
     );
@@ -35,18 +35,21 @@ export function registerMutateCommand(program: Command): void {
     .addOption(
       new Option('-o, --output <format>', 'output').choices(['yaml', 'json', 'patch']).default('yaml'),
     )
-    .action((flags: MutateFlags) => {
+    .action(async (flags: MutateFlags) => {
+      // The mutation code (and yaml) is imported only when the command runs.
+      const preview = await import('../mutate-preview.js');
+      const read = (path: string, what: string): string => readInput(path, what, preview.PreviewInputError);
       try {
-        const out = previewMutation({
-          podText: readInput(flags.file, 'the Pod'),
-          configText: readInput(flags.config, 'the config'),
-          ...(flags.namespace ? { namespaceText: readInput(flags.namespace, 'the Namespace') } : {}),
+        const out = preview.previewMutation({
+          podText: read(flags.file, 'the Pod'),
+          configText: read(flags.config, 'the config'),
+          ...(flags.namespace ? { namespaceText: read(flags.namespace, 'the Namespace') } : {}),
           operation: flags.operation,
           output: flags.output,
         });
         process.stdout.write(out);
       } catch (error) {
-        if (!(error instanceof PreviewInputError)) throw error;
+        if (!(error instanceof preview.PreviewInputError)) throw error;
         process.stderr.write(`rtb mutate: ${error.message.replace(/\s+/g, ' ')}\n`);
         process.exitCode = 2;
       }

@@ -1,11 +1,7 @@
 import type { Command } from 'commander';
-import { readFileSync } from 'node:fs';
-import { stringify } from 'yaml';
-import { controllerManifestList, renderControllerManifests } from '../../render/controller-manifests.js';
-import { renderWebhookManifests, webhookManifestList } from '../../render/webhook-manifests.js';
-import { packageVersion } from '../../version.js';
 
-interface RenderWebhookFlags {
+/** The flags of `rtb render webhook`. */
+export interface RenderWebhookFlags {
   image?: string;
   namespace: string;
   replicas: string;
@@ -14,7 +10,8 @@ interface RenderWebhookFlags {
   failurePolicy: 'Ignore' | 'Fail';
 }
 
-interface RenderControllerFlags {
+/** The flags of `rtb render controller`. */
+export interface RenderControllerFlags {
   image?: string;
   namespace: string;
   replicas: string;
@@ -26,16 +23,10 @@ interface RenderControllerFlags {
   coalesce: string;
 }
 
-/** Default webhook image: the release of this CLI. */
-export const defaultImage = (): string =>
-  `europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:${packageVersion()}`;
-
-/** Prints manifests as a multi-document YAML stream. */
-export function toYamlStream(objects: readonly object[]): string {
-  return objects.map((o) => `---\n${stringify(o)}`).join('');
-}
-
-/** `rtb render …`: prints the manifests a runtime (webhook) or the KCP (controller) needs. */
+/**
+ * `rtb render …`: prints the manifests a runtime (webhook) or the KCP (controller) needs. The
+ * renderers (and yaml) are imported when a sub-command runs (./render-action.ts).
+ */
 export function registerRenderCommand(program: Command): void {
   const render = program.command('render').description('print manifests');
   render
@@ -49,16 +40,9 @@ export function registerRenderCommand(program: Command): void {
     .option('--ca-bundle <file>', "PEM of the CA that signed the webhook's serving certificate")
     .option('--url <url>', 'call this URL instead of the in-cluster Service')
     .option('--failure-policy <policy>', 'Ignore or Fail', 'Ignore')
-    .action((flags: RenderWebhookFlags) => {
-      const manifests = renderWebhookManifests({
-        image: flags.image ?? defaultImage(),
-        namespace: flags.namespace,
-        replicas: Number.parseInt(flags.replicas, 10),
-        ...(flags.caBundle ? { caBundlePem: readFileSync(flags.caBundle, 'utf8') } : {}),
-        ...(flags.url ? { url: flags.url } : {}),
-        failurePolicy: flags.failurePolicy,
-      });
-      process.stdout.write(toYamlStream(webhookManifestList(manifests)));
+    .action(async (flags: RenderWebhookFlags) => {
+      const { renderWebhook } = await import('./render-action.js');
+      renderWebhook(flags);
     });
   render
     .command('controller')
@@ -74,18 +58,8 @@ export function registerRenderCommand(program: Command): void {
     .option('--runtime-selector <selector>', 'label selector narrowing the Runtimes')
     .option('--signal <kind>', 'annotation or label', 'annotation')
     .option('--coalesce <duration>', 'quiet period coalescing a burst of changes', '2s')
-    .action((flags: RenderControllerFlags) => {
-      const manifests = renderControllerManifests({
-        image: flags.image ?? defaultImage(),
-        namespace: flags.namespace,
-        replicas: Number.parseInt(flags.replicas, 10),
-        pullSecretName: flags.pullSecret,
-        ...(flags.clusterTrustBundle ? { clusterTrustBundleName: flags.clusterTrustBundle } : {}),
-        configMapName: flags.configMap,
-        ...(flags.runtimeSelector ? { runtimeSelector: flags.runtimeSelector } : {}),
-        signal: flags.signal,
-        coalesce: flags.coalesce,
-      });
-      process.stdout.write(toYamlStream(controllerManifestList(manifests)));
+    .action(async (flags: RenderControllerFlags) => {
+      const { renderController } = await import('./render-action.js');
+      renderController(flags);
     });
 }

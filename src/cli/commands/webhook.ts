@@ -1,9 +1,7 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import type { Command } from 'commander';
-import { createLogger } from '../../telemetry/logger.js';
-import { startWebhookApp } from '../../webhook/webhook-app.js';
 
-interface WebhookFlags {
+/** The flags of `rtb webhook`. */
+export interface WebhookFlags {
   tlsCert: string;
   tlsKey: string;
   port: string;
@@ -20,7 +18,11 @@ interface WebhookFlags {
   driftCa: string;
 }
 
-/** `rtb webhook`: the mutating admission webhook of a runtime. */
+/**
+ * `rtb webhook`: the mutating admission webhook of a runtime. Only the flags are registered here;
+ * the implementation (./webhook-action.ts) is imported when the command runs, so other commands
+ * do not load it and `rtb webhook` does not load the others.
+ */
 export function registerWebhookCommand(program: Command): void {
   program
     .command('webhook')
@@ -54,46 +56,7 @@ export function registerWebhookCommand(program: Command): void {
     .option('--drift-key <file>', 'drift client key', '/etc/rt-bootstrapper/watcher/tls.key')
     .option('--drift-ca <file>', 'CA bundle of the KCP listener', '/etc/rt-bootstrapper/watcher/ca.crt')
     .action(async (flags: WebhookFlags) => {
-      const logger = createLogger({ name: 'webhook', level: flags.logLevel });
-      const kc = new KubeConfig();
-      if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
-      else kc.loadFromDefault();
-      const [namespace, name] = flags.configMap.split('/');
-      if (!namespace || !name) throw new Error(`--config-map must be namespace/name, got ${flags.configMap}`);
-      const app = await startWebhookApp({
-        kubeConfig: kc,
-        tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey },
-        ...(flags.configFile ? { configFile: flags.configFile } : {}),
-        configMap: { namespace, name, key: flags.configKey },
-        host: flags.host,
-        port: Number.parseInt(flags.port, 10),
-        ...(flags.failClosed ? { failOpen: false } : {}),
-        ...(flags.driftUrl
-          ? {
-              drift: {
-                url: flags.driftUrl,
-                certFile: flags.driftCert,
-                keyFile: flags.driftKey,
-                caFile: flags.driftCa,
-              },
-            }
-          : {}),
-        logger,
-      });
-      await new Promise<void>((resolve) => {
-        const onSignal = (signal: string): void => {
-          logger.info({ signal }, 'draining and stopping');
-          void app.stop().then(resolve, (error: unknown) => {
-            logger.error({ err: error }, 'unclean stop');
-            resolve();
-          });
-        };
-        process.once('SIGTERM', () => {
-          onSignal('SIGTERM');
-        });
-        process.once('SIGINT', () => {
-          onSignal('SIGINT');
-        });
-      });
+      const { runWebhook } = await import('./webhook-action.js');
+      await runWebhook(flags);
     });
 }
