@@ -37,11 +37,20 @@ export async function handleAdmission(
   req: AdmissionRequest,
   ctx: AdmissionContext,
 ): Promise<HandledAdmission> {
-  const log = ctx.logger.child({ uid: req.uid, namespace: req.namespace, name: req.name, op: req.operation });
+  // The request's logger is made on first use: most requests log nothing, and a pino child
+  // (bindings serialised, redaction set up) costs several microseconds each.
+  let child: Logger | undefined;
+  const log = (): Logger =>
+    (child ??= ctx.logger.child({
+      uid: req.uid,
+      namespace: req.namespace,
+      name: req.name,
+      op: req.operation,
+    }));
   try {
     return await decide(req, ctx, log);
   } catch (error) {
-    log.error({ err: error }, 'mutation failed');
+    log().error({ err: error }, 'mutation failed');
     const message = `rt-bootstrapper could not mutate this Pod: ${error instanceof Error ? error.message : String(error)}`;
     return ctx.failOpen
       ? { answer: { uid: req.uid, warnings: [message] }, result: 'error' }
@@ -49,7 +58,11 @@ export async function handleAdmission(
   }
 }
 
-async function decide(req: AdmissionRequest, ctx: AdmissionContext, log: Logger): Promise<HandledAdmission> {
+async function decide(
+  req: AdmissionRequest,
+  ctx: AdmissionContext,
+  log: () => Logger,
+): Promise<HandledAdmission> {
   const unchanged = (warnings?: string[]): HandledAdmission => ({
     answer: { uid: req.uid, ...(warnings ? { warnings } : {}) },
     result: 'unchanged',
@@ -59,7 +72,7 @@ async function decide(req: AdmissionRequest, ctx: AdmissionContext, log: Logger)
 
   const config = ctx.config();
   if (!config) {
-    log.warn('no configuration loaded yet; Pod admitted unchanged');
+    log().warn('no configuration loaded yet; Pod admitted unchanged');
     return unchanged(['rt-bootstrapper has no configuration yet; the Pod was not changed']);
   }
   const namespaceName = req.namespace === '' ? 'default' : req.namespace;
@@ -90,17 +103,18 @@ async function decide(req: AdmissionRequest, ctx: AdmissionContext, log: Logger)
   });
   if (result.pullSecretSkipped) {
     ctx.metrics.pullSecretMissing.inc();
-    log.warn(
+    log().warn(
       { secret: config.imagePullSecret.name },
       'pull Secret source missing; no imagePullSecrets reference added',
     );
   }
-  if (result.warnings.length > 0) log.warn({ warnings: result.warnings }, 'some manipulations were skipped');
+  if (result.warnings.length > 0)
+    log().warn({ warnings: result.warnings }, 'some manipulations were skipped');
   if (result.patch.length === 0)
     return unchanged(result.warnings.length > 0 ? [...result.warnings] : undefined);
   for (const feature of result.applied) ctx.metrics.mutations.inc({ feature });
   // Per-request success is debug: at thousands of Pods a minute info would drown the rest.
-  log.debug({ applied: result.applied }, 'pod mutated');
+  if (ctx.logger.isLevelEnabled('debug')) log().debug({ applied: result.applied }, 'pod mutated');
   return {
     answer: {
       uid: req.uid,

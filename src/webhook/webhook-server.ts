@@ -104,7 +104,9 @@ export class WebhookServer {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
-    const path = (req.url ?? '/').split('?')[0];
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
     if (path === MUTATE_PATH) {
       if (req.method !== 'POST') {
         this.reply(res, 405, 'only POST is allowed', { allow: 'POST' });
@@ -257,7 +259,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       chunks.push(chunk);
     });
     req.on('end', () => {
-      resolve(Buffer.concat(chunks, size));
+      // An AdmissionReview usually arrives in one chunk: hand that on without a copy.
+      resolve(chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, size));
     });
     req.on('error', (cause) => {
       reject(new Error('the request body could not be read', { cause }));
