@@ -98,6 +98,29 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
   ];
   if ((o.mode ?? 'annotate') === 'annotate') {
     rules.push({ apiGroups: [RUNTIME_GROUP], resources: [RUNTIME_PLURAL], verbs: [...read(), 'patch'] });
+  } else {
+    // Direct mode: its own CRs (with status and finalizers), KIM's kubeconfig Secrets (listed by
+    // label, so not limited by name), its CA Secret by name, and Runtimes for --auto-create.
+    rules.push(
+      {
+        apiGroups: ['rt-bootstrapper.kyma-project.io'],
+        resources: ['runtimebootstrappers'],
+        verbs: [...read(), 'create', 'delete', 'patch', 'update'],
+      },
+      {
+        apiGroups: ['rt-bootstrapper.kyma-project.io'],
+        resources: ['runtimebootstrappers/status', 'runtimebootstrappers/finalizers'],
+        verbs: ['get', 'patch', 'update'],
+      },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: ['rt-bootstrapper-ca'],
+        verbs: ['get', 'update', 'patch'],
+      },
+      { apiGroups: [RUNTIME_GROUP], resources: [RUNTIME_PLURAL], verbs: read() },
+    );
   }
   rules.push(...(o.extraRules ?? []));
 

@@ -1,11 +1,15 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { modeStarter, startControllerApp } from '../../controller/controller-app.js';
+import { directModeStarter, type DirectModeSettings } from '../../controller/direct/direct-mode-starter.js';
+import { packageVersion } from '../../version.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { FlagError, parseDuration, positiveInt, type ControllerFlags } from './controller.js';
 
 /** Runs `rtb controller` until SIGTERM or SIGINT. */
 export async function runController(flags: ControllerFlags): Promise<void> {
-  modeStarter(flags.mode); // fail on an unavailable mode before touching the cluster
+  // Direct mode is built from its own flags; any other mode must exist in the registry.
+  const starter =
+    flags.mode === 'direct' ? directModeStarter(directSettings(flags)) : modeStarter(flags.mode);
   const logger = createLogger({ name: 'controller', level: flags.logLevel });
   const kc = new KubeConfig();
   if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
@@ -20,6 +24,7 @@ export async function runController(flags: ControllerFlags): Promise<void> {
     configMapName: flags.configMap,
     configMapKey: flags.configKey,
     mode: flags.mode,
+    starter,
     modeOptions: {
       ...(flags.runtimeSelector ? { runtimeSelector: flags.runtimeSelector } : {}),
       signal: flags.signal,
@@ -57,4 +62,38 @@ export async function runController(flags: ControllerFlags): Promise<void> {
       onSignal('SIGINT');
     });
   });
+}
+
+/** Direct mode's settings from the flags. */
+export function directSettings(flags: ControllerFlags): DirectModeSettings {
+  const version = flags.webhookVersion ?? packageVersion();
+  let driftListener: DirectModeSettings['driftListener'];
+  if (flags.driftListen) {
+    const at = flags.driftListen.lastIndexOf(':');
+    const host = flags.driftListen.slice(0, at) || '0.0.0.0';
+    const port = positiveInt('drift-listen port', flags.driftListen.slice(at + 1));
+    if (!flags.driftUrl)
+      throw new FlagError('--drift-listen needs --drift-url (how runtimes reach the listener)');
+    const urlHost = new URL(flags.driftUrl).hostname;
+    const isIp = /^[\d.]+$|:/.test(urlHost);
+    driftListener = {
+      host,
+      port,
+      dnsNames: [...(flags.driftDnsNames?.split(',').filter(Boolean) ?? []), ...(isIp ? [] : [urlHost])],
+      ipAddresses: isIp ? [urlHost] : [],
+    };
+  }
+  return {
+    release: {
+      image: flags.webhookImage ?? `europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:${version}`,
+      version,
+    },
+    ...(flags.autoCreate !== undefined
+      ? { autoCreateSelector: flags.autoCreate === true ? '' : String(flags.autoCreate) }
+      : {}),
+    ...(flags.driftUrl ? { drift: { listenerUrl: flags.driftUrl } } : {}),
+    ...(driftListener ? { driftListener } : {}),
+    caRotation: { renewBeforeMs: parseDuration(flags.caRenewBefore), graceMs: parseDuration(flags.caGrace) },
+    runtimeTimeoutMs: parseDuration(flags.runtimeTimeout),
+  };
 }

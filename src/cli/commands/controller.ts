@@ -33,6 +33,15 @@ export interface ControllerFlags {
   renewDeadline: string;
   retryPeriod: string;
   logLevel: string;
+  webhookImage?: string;
+  webhookVersion?: string;
+  autoCreate?: string | boolean;
+  driftListen?: string;
+  driftUrl?: string;
+  driftDnsNames?: string;
+  caRenewBefore: string;
+  caGrace: string;
+  runtimeTimeout: string;
 }
 
 /** A flag value is malformed. */
@@ -111,6 +120,31 @@ export function registerControllerCommand(program: Command): void {
     )
     .option('--retry-period <duration>', 'how often candidates and the leader touch the Lease', '2s')
     .option('--log-level <level>', 'log level', 'info')
+    .option(
+      '--webhook-image <image>',
+      'direct mode: the webhook image installed on runtimes (default: this release)',
+    )
+    .option(
+      '--webhook-version <version>',
+      'direct mode: the webhook version stamped on runtimes (default: this release)',
+    )
+    .option(
+      '--auto-create [selector]',
+      'direct mode: keep one RuntimeBootstrapper per Runtime (optionally narrowed by a label selector)',
+    )
+    .option('--drift-listen <host:port>', 'direct mode: serve the drift listener here (mutual TLS)')
+    .option('--drift-url <url>', 'direct mode: the listener URL as runtimes reach it (https://host:port)')
+    .option(
+      '--drift-dns-names <names>',
+      "direct mode: comma-separated DNS names of the listener's certificate",
+    )
+    .option('--ca-renew-before <duration>', 'direct mode: rotate the CA this long before it expires', '720h')
+    .option(
+      '--ca-grace <duration>',
+      'direct mode: keep the previous CA trusted this long after a rotation',
+      '168h',
+    )
+    .option('--runtime-timeout <duration>', 'direct mode: bound of one call to a runtime', '10s')
     .action(async (flags: ControllerFlags) => {
       const { runController } = await import('./controller-action.js');
       await runController(flags);
