@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
 import { runtimeCrd } from '../../src/api/crds.js';
