@@ -3,6 +3,7 @@ import { stringify } from 'yaml';
 import { controllerManifestList, renderControllerManifests } from '../../render/controller-manifests.js';
 import { renderWebhookManifests, webhookManifestList } from '../../render/webhook-manifests.js';
 import { packageVersion } from '../../version.js';
+import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
 import type { RenderControllerFlags, RenderWebhookFlags } from './render.js';
 
 /** Default webhook image: the release of this CLI. */
@@ -39,6 +40,8 @@ export function renderController(flags: RenderControllerFlags): void {
     ...(flags.runtimeSelector ? { runtimeSelector: flags.runtimeSelector } : {}),
     signal: flags.signal,
     coalesce: flags.coalesce,
+    mode: flags.mode,
   });
-  process.stdout.write(toYamlStream(controllerManifestList(manifests)));
+  const crds = flags.mode === 'direct' ? [runtimeBootstrapperCrd()] : [];
+  process.stdout.write(toYamlStream([...crds, ...controllerManifestList(manifests)]));
 }

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 
 /** The flags of `rtb render webhook`. */
 export interface RenderWebhookFlags {
@@ -21,6 +21,7 @@ export interface RenderControllerFlags {
   runtimeSelector?: string;
   signal: 'annotation' | 'label';
   coalesce: string;
+  mode: 'annotate' | 'direct';
 }
 
 /**
@@ -58,6 +59,11 @@ export function registerRenderCommand(program: Command): void {
     .option('--runtime-selector <selector>', 'label selector narrowing the Runtimes')
     .option('--signal <kind>', 'annotation or label', 'annotation')
     .option('--coalesce <duration>', 'quiet period coalescing a burst of changes', '2s')
+    .addOption(
+      new Option('--mode <mode>', 'annotate or direct (direct adds its CRD and RBAC)')
+        .choices(['annotate', 'direct'])
+        .default('annotate'),
+    )
     .action(async (flags: RenderControllerFlags) => {
       const { renderController } = await import('./render-action.js');
       renderController(flags);
