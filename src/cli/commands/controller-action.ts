@@ -91,7 +91,19 @@ export function directSettings(flags: ControllerFlags): DirectModeSettings {
     ...(flags.autoCreate !== undefined
       ? { autoCreateSelector: flags.autoCreate === true ? '' : String(flags.autoCreate) }
       : {}),
-    ...(flags.driftUrl ? { drift: { listenerUrl: flags.driftUrl } } : {}),
+    ...(flags.driftUrl
+      ? {
+          drift: {
+            listenerUrl: flags.driftUrl,
+            clientValidityMs: parseDuration(flags.certValidity),
+            renewBeforeMs: parseDuration(flags.certRenewBefore),
+          },
+        }
+      : {}),
+    servingCertificate: {
+      validityMs: parseDuration(flags.certValidity),
+      renewBeforeMs: parseDuration(flags.certRenewBefore),
+    },
     ...(driftListener ? { driftListener } : {}),
     caRotation: { renewBeforeMs: parseDuration(flags.caRenewBefore), graceMs: parseDuration(flags.caGrace) },
     runtimeTimeoutMs: parseDuration(flags.runtimeTimeout),

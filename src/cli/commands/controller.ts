@@ -42,6 +42,8 @@ export interface ControllerFlags {
   caRenewBefore: string;
   caGrace: string;
   runtimeTimeout: string;
+  certValidity: string;
+  certRenewBefore: string;
 }
 
 /** A flag value is malformed. */
@@ -143,6 +145,16 @@ export function registerControllerCommand(program: Command): void {
       '--ca-grace <duration>',
       'direct mode: keep the previous CA trusted this long after a rotation',
       '168h',
+    )
+    .option(
+      '--cert-validity <duration>',
+      'direct mode: validity of issued webhook and drift client certificates',
+      '2160h',
+    )
+    .option(
+      '--cert-renew-before <duration>',
+      'direct mode: re-issue certificates this long before they expire',
+      '720h',
     )
     .option('--runtime-timeout <duration>', 'direct mode: bound of one call to a runtime', '10s')
     .action(async (flags: ControllerFlags) => {

@@ -47,6 +47,8 @@ export interface DirectModeOptions {
   /** Create a RuntimeBootstrapper per Runtime CR matching this selector ('' = all); undefined = off. */
   readonly autoCreateSelector?: string;
   readonly caSecretName?: string;
+  /** Validity and renew-before of the webhook serving certificates issued per runtime. */
+  readonly servingCertificate?: { readonly validityMs: number; readonly renewBeforeMs: number };
   /** A CA store shared with the drift listener (loaded); otherwise one is made from caSecretName. */
   readonly caStore?: CaStore;
   /** Serve the drift listener in this process (needs `drift`). */
@@ -125,6 +127,12 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     pool,
     cas,
     ...(o.drift ? { drift: o.drift } : {}),
+    ...(o.servingCertificate
+      ? {
+          certificateValidityMs: o.servingCertificate.validityMs,
+          renewBeforeMs: o.servingCertificate.renewBeforeMs,
+        }
+      : {}),
     release: o.release,
     currentSet: () => current,
     metrics,
