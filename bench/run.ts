@@ -3,7 +3,9 @@
 // runs. The exit status is 1 if any benchmark failed (a missed target is not a failure: the
 // figures are printed, never asserted).
 import { cpus } from 'node:os';
+import { driftSummary, runDriftRepair, type DriftFigures } from './drift-repair.js';
 import { podCreateSummary, runPodCreateLatency, type PodCreateFigures } from './pod-create-latency.js';
+import { propagationSummary, runPropagation, type PropagationFigures } from './propagation.js';
 import { say } from './support/env.js';
 import { throughputSummary, runWebhookThroughput, type ThroughputFigures } from './webhook-throughput.js';
 
@@ -12,6 +14,8 @@ async function main(): Promise<void> {
   const failures: string[] = [];
   let throughput: ThroughputFigures | undefined;
   let pods: PodCreateFigures | undefined;
+  const propagation: PropagationFigures[] = [];
+  let drift: DriftFigures | undefined;
   try {
     throughput = await runWebhookThroughput(say);
   } catch (error) {
@@ -28,6 +32,24 @@ async function main(): Promise<void> {
     );
   }
 
+  // BENCH_RUNTIMES lists the numbers of runtimes (default 10; e.g. 10,20).
+  for (const n of (process.env.BENCH_RUNTIMES ?? '10').split(',').map((v) => Number(v.trim()))) {
+    say('');
+    try {
+      propagation.push(await runPropagation(say, n));
+    } catch (error) {
+      failures.push(
+        `propagation (${n} runtimes): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+    }
+  }
+  say('');
+  try {
+    drift = await runDriftRepair(say);
+  } catch (error) {
+    failures.push(`drift-repair: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  }
+
   say('');
   say('== summary ==');
   say(
@@ -36,6 +58,8 @@ async function main(): Promise<void> {
   );
   if (throughput) for (const line of throughputSummary(throughput)) say(line);
   if (pods) for (const line of podCreateSummary(pods)) say(line);
+  for (const p of propagation) for (const line of propagationSummary(p)) say(line);
+  if (drift) for (const line of driftSummary(drift)) say(line);
   for (const failure of failures) say(`FAILED ${failure}`);
   if (failures.length > 0) process.exitCode = 1;
 }

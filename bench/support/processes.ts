@@ -20,6 +20,10 @@ export interface ChildScripts {
   readonly bareServer: string;
   readonly loadAutocannon: string;
   readonly loadPaced: string;
+  /** The KCP controller in direct mode (`support/controller-child.ts`). */
+  readonly controllerChild: string;
+  /** A runtime's webhook with the drift channel (`support/drift-webhook-child.ts`). */
+  readonly driftWebhookChild: string;
 }
 
 let built: ChildScripts | undefined;
@@ -57,6 +61,8 @@ export function buildChildren(say: (line: string) => void): ChildScripts {
     bareServer: join(BUILD_DIR, 'bench', 'support', 'bare-server.js'),
     loadAutocannon: join(BUILD_DIR, 'bench', 'support', 'load-autocannon.js'),
     loadPaced: join(BUILD_DIR, 'bench', 'support', 'load-paced.js'),
+    controllerChild: join(BUILD_DIR, 'bench', 'support', 'controller-child.js'),
+    driftWebhookChild: join(BUILD_DIR, 'bench', 'support', 'drift-webhook-child.js'),
   };
   return built;
 }
