@@ -25,3 +25,18 @@ test('ESLint with typescript-eslint type-checked rules is clean', async () => {
   const { code, out } = await run(process.execPath, ['node_modules/eslint/bin/eslint.js', '.']);
   assert.equal(code, 0, out);
 });
+
+test('the code is formatted with Prettier', async () => {
+  const { code, out } = await run(process.execPath, [
+    'node_modules/prettier/bin/prettier.cjs',
+    '--check',
+    'src',
+    'test',
+    'scripts',
+    'bench',
+    'config',
+    'docs',
+    'README.md',
+  ]);
+  assert.equal(code, 0, out);
+});

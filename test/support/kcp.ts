@@ -1,8 +1,4 @@
-import {
-  CoreV1Api,
-  RbacAuthorizationV1Api,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import { CoreV1Api, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';

@@ -15,7 +15,8 @@ test('rtb --version prints the package version', () => {
 test('rtb --help lists the commands', () => {
   const r = rtb('--help');
   assert.equal(r.status, 0);
-  for (const c of ['local', 'webhook', 'mutate', 'render', 'control-plane']) assert.match(r.stdout, new RegExp(`^  ${c}\\b`, 'm'));
+  for (const c of ['local', 'webhook', 'mutate', 'render', 'control-plane'])
+    assert.match(r.stdout, new RegExp(`^  ${c}\\b`, 'm'));
 });
 
 test('an unknown command fails with a message', () => {
