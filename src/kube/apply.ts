@@ -20,6 +20,19 @@ export class ApplyError extends Error {
   }
 }
 
+// One object API per KubeConfig: it caches API discovery, which would otherwise cost three GETs
+// on every call (and a runtime client lives as long as its kubeconfig is unchanged).
+const objectApis = new WeakMap<KubeConfig, KubernetesObjectApi>();
+
+function objectApiFor(kc: KubeConfig): KubernetesObjectApi {
+  let api = objectApis.get(kc);
+  if (!api) {
+    api = KubernetesObjectApi.makeApiClient(kc);
+    objectApis.set(kc, api);
+  }
+  return api;
+}
+
 /** `kind namespace/name` of an object, for messages. */
 export function describeObject(o: KubernetesObject): string {
   const ns = o.metadata?.namespace ? `${o.metadata.namespace}/` : '';
@@ -35,7 +48,7 @@ export async function applyObjects(
   objects: readonly KubernetesObject[],
   fieldManager = FIELD_MANAGER,
 ): Promise<KubernetesObject[]> {
-  const api = KubernetesObjectApi.makeApiClient(kc);
+  const api = objectApiFor(kc);
   const applied: KubernetesObject[] = [];
   for (const o of objects) {
     try {

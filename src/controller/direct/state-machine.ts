@@ -39,7 +39,7 @@ export interface StateContext {
   readonly forceResync: boolean;
   readonly ops: BootstrapperOps;
   readonly status: StatusBuilder;
-  /** Set by states that wrote to the runtime, so the registration is refreshed too. */
+  /** Set when the webhook's objects were (re)applied, so its registration is refreshed too. */
   wrote: boolean;
 }
 
@@ -118,7 +118,6 @@ export const sFnSyncConfiguration: StateFn = async (ctx) => {
     ctx.status.state('Error').condition('ConfigurationSynced', 'False', 'ApplyFailed', firstLine(error));
     return { error: errorOf(error) };
   }
-  ctx.wrote = true;
   ctx.status
     .condition('ConfigurationSynced', 'True', 'Applied', `source set ${ctx.set.set.version} applied`)
     .applied(current ? {} : { appliedVersion: ctx.set.set.version });
