@@ -20,7 +20,12 @@ import { WATCHER_TLS_SECRET, WEBHOOK_NAME } from '../../render/webhook-manifests
 import type { DirectMetrics } from './direct-metrics.js';
 import { RuntimeClientPool } from './runtime-clients.js';
 import { RuntimeInstaller } from './runtime-installer.js';
-import type { DriftSettings, WebhookRelease, WebhookTls } from './runtime-manifests.js';
+import {
+  planSources,
+  type DriftSettings,
+  type WebhookRelease,
+  type WebhookTls,
+} from './runtime-manifests.js';
 import { runStateMachine, sFnInitialize, type BootstrapperOps, type StateContext } from './state-machine.js';
 import { StatusBuilder, statusChanged } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
@@ -64,6 +69,23 @@ export class BootstrapperReconciler {
   /** The next reconcile of `key` re-applies everything (periodic resync, drift repair). */
   force(key: string): void {
     this.forced.add(key);
+  }
+
+  /**
+   * Drift repair's fast path: re-applies only the versioned set to the runtime, outside the full
+   * state machine, so a repair never waits behind a whole reconcile of the same runtime (writes
+   * are server-side applies of the same content, so running beside it is safe). The reported
+   * object is back after a handful of requests; the forced full reconcile queued with it covers
+   * everything else (the webhook's own objects).
+   */
+  async repairSet(key: string): Promise<void> {
+    const rb = this.d.bootstrappers.get(key);
+    const { result: set } = this.d.currentSet();
+    if (!rb || !set.ok || rb.spec.paused || rb.metadata.deletionTimestamp) return;
+    if (rb.status?.appliedVersion === undefined) return; // not installed yet: the reconcile does it
+    const ops = this.ops(rb);
+    await ops.connect();
+    await ops.apply(planSources(set.set));
   }
 
   /** Work-queue handler. */

@@ -235,13 +235,31 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     queue.add(key);
     return key;
   };
+  // Drift repairs get their own queue: the set is re-applied at once, even while the runtime's
+  // full reconcile runs, and the full reconcile follows.
+  const repairs = new WorkQueue({
+    name: 'drift-repair',
+    metrics: new PrometheusWorkQueueMetrics(o.registry),
+  });
+  const repairing = repairs.start(
+    async (key) => {
+      await reconciler.repairSet(key);
+      endpoint?.reconciled(key, true);
+    },
+    { concurrency: o.concurrency ?? 16 },
+  );
+  const repairRuntime = (runtimeId: string): string | undefined => {
+    const key = resyncRuntime(runtimeId);
+    if (key !== undefined) repairs.add(key);
+    return key;
+  };
   if (o.driftListener) {
     endpoint = await startDriftEndpoint({
       options: o.driftListener,
       cas,
       bootstrappers: bootstrappers.store,
       kubeconfigs: kubeconfigs.store,
-      resync: resyncRuntime,
+      resync: repairRuntime,
       registry: o.registry,
       logger: log,
     });
@@ -300,6 +318,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       clearInterval(gauges);
       if (coalesce) clearTimeout(coalesce);
       await mirror?.stop();
+      await repairs.shutDownWithDrain();
+      await repairing;
       await queue.shutDownWithDrain();
       await running;
       await Promise.all([bootstrappers.stop(), kubeconfigs.stop()]);
