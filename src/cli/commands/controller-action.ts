@@ -4,6 +4,7 @@ import { directModeStarter, type DirectModeSettings } from '../../controller/dir
 import { packageVersion } from '../../version.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { FlagError, parseDuration, positiveInt, type ControllerFlags } from './controller.js';
+import { runUntilSignal } from '../run-until-signal.js';
 
 /** Runs `rtb controller` until SIGTERM or SIGINT. */
 export async function runController(flags: ControllerFlags): Promise<void> {
@@ -47,21 +48,7 @@ export async function runController(flags: ControllerFlags): Promise<void> {
     port: positiveInt('metrics-port', flags.metricsPort),
     logger,
   });
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: string): void => {
-      logger.info({ signal }, 'stopping');
-      void app.stop().then(resolve, (error: unknown) => {
-        logger.error({ err: error }, 'unclean stop');
-        resolve();
-      });
-    };
-    process.once('SIGTERM', () => {
-      onSignal('SIGTERM');
-    });
-    process.once('SIGINT', () => {
-      onSignal('SIGINT');
-    });
-  });
+  await runUntilSignal(app, logger, 'stopping');
 }
 
 /** Direct mode's settings from the flags. */

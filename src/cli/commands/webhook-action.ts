@@ -2,6 +2,7 @@ import { loadClusterAccess } from '../../kube/cluster-access.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { startWebhookApp } from '../../webhook/webhook-app.js';
 import type { WebhookFlags } from './webhook.js';
+import { runUntilSignal } from '../run-until-signal.js';
 
 /** Runs `rtb webhook` until SIGTERM or SIGINT, then drains and stops. */
 export async function runWebhook(flags: WebhookFlags): Promise<void> {
@@ -30,19 +31,5 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
       : {}),
     logger,
   });
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: string): void => {
-      logger.info({ signal }, 'draining and stopping');
-      void app.stop().then(resolve, (error: unknown) => {
-        logger.error({ err: error }, 'unclean stop');
-        resolve();
-      });
-    };
-    process.once('SIGTERM', () => {
-      onSignal('SIGTERM');
-    });
-    process.once('SIGINT', () => {
-      onSignal('SIGINT');
-    });
-  });
+  await runUntilSignal(app, logger, 'draining and stopping');
 }
