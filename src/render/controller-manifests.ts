@@ -8,6 +8,7 @@ import type {
   V1RoleBinding,
   V1ServiceAccount,
 } from '@kubernetes/client-node';
+import { httpProbe, restrictedContainerSecurityContext, restrictedPodSecurityContext } from './hardening.js';
 import { RUNTIME_GROUP, RUNTIME_NAMESPACE, RUNTIME_PLURAL } from '../api/runtime.js';
 import { CONFIG_MAP_NAME } from '../api/webhook-config.js';
 import { DEFAULT_STATE_CONFIG_MAP } from '../controller/annotate/signal-state-store.js';
@@ -194,11 +195,7 @@ function renderDeployment(
   selector: Record<string, string>,
   names: { configMap: string; stateConfigMap: string; lease: string },
 ): V1Deployment {
-  const probe = (path: string): V1Probe => ({
-    httpGet: { path, port: 'http-metrics' },
-    periodSeconds: 10,
-    timeoutSeconds: 2,
-  });
+  const probe = (path: string): V1Probe => httpProbe(path, 'http-metrics');
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -219,11 +216,7 @@ function renderDeployment(
           serviceAccountName: CONTROLLER_NAME,
           // SIGTERM stops the mode and releases the Lease, so the standby takes over at once.
           terminationGracePeriodSeconds: 30,
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 65532,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: restrictedPodSecurityContext(),
           topologySpreadConstraints: [
             {
               maxSkew: 1,
@@ -242,11 +235,7 @@ function renderDeployment(
               readinessProbe: probe('/readyz'),
               livenessProbe: probe('/healthz'),
               resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ['ALL'] },
-              },
+              securityContext: restrictedContainerSecurityContext(),
             },
           ],
         },

@@ -12,6 +12,7 @@ import type {
   V1ServiceAccount,
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
+import { httpProbe, restrictedContainerSecurityContext, restrictedPodSecurityContext } from './hardening.js';
 import {
   CONFIG_MAP_KEY,
   CONFIG_MAP_NAME,
@@ -165,11 +166,7 @@ function renderDeployment(
   selector: Record<string, string>,
   configMap: string,
 ): V1Deployment {
-  const probe = (path: string): V1Probe => ({
-    httpGet: { path, port: 'https', scheme: 'HTTPS' },
-    periodSeconds: 10,
-    timeoutSeconds: 2,
-  });
+  const probe = (path: string): V1Probe => httpProbe(path, 'https', 'HTTPS');
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -183,11 +180,7 @@ function renderDeployment(
         spec: {
           serviceAccountName: WEBHOOK_NAME,
           terminationGracePeriodSeconds: 30,
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 65532,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: restrictedPodSecurityContext(),
           // Spread the replicas so one node going away leaves the webhook answering.
           topologySpreadConstraints: [
             {
@@ -222,11 +215,7 @@ function renderDeployment(
               readinessProbe: probe('/readyz'),
               livenessProbe: probe('/healthz'),
               resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ['ALL'] },
-              },
+              securityContext: restrictedContainerSecurityContext(),
               volumeMounts: [
                 { name: 'tls', mountPath: '/etc/rt-bootstrapper/tls', readOnly: true },
                 ...(o.driftListenerUrl

@@ -1,0 +1,22 @@
+import type { V1PodSecurityContext, V1Probe, V1SecurityContext } from '@kubernetes/client-node';
+
+/** Pod security context of every Deployment we render (Pod Security "restricted"). */
+export const restrictedPodSecurityContext = (): V1PodSecurityContext => ({
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  seccompProfile: { type: 'RuntimeDefault' },
+});
+
+/** Container security context of every container we render. */
+export const restrictedContainerSecurityContext = (): V1SecurityContext => ({
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+});
+
+/** An HTTP(S) GET probe on a named port. */
+export const httpProbe = (path: string, port: string, scheme?: 'HTTPS'): V1Probe => ({
+  httpGet: { path, port, ...(scheme ? { scheme } : {}) },
+  periodSeconds: 10,
+  timeoutSeconds: 2,
+});
