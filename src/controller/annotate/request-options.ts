@@ -7,42 +7,18 @@
  *   it built is swapped for a keep-alive agent with the same TLS options, shared per distinct
  *   options, so rotated credentials still get their own connections.
  */
-import { createHash } from 'node:crypto';
-import https from 'node:https';
 import {
   Observable,
   type ConfigurationOptions,
   type RequestContext,
   type ResponseContext,
 } from '@kubernetes/client-node';
+import { KeepAliveAgents } from '../../kube/keep-alive-agents.js';
 
 /** Default bound of one API request. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
-const MAX_AGENTS = 8;
-const agents = new Map<string, https.Agent>();
-
-/** A keep-alive agent with the TLS options of `agent`, or `agent` itself if it is not plain https. */
-function sharedAgent(agent: unknown): unknown {
-  if (!(agent instanceof https.Agent) || agent.constructor !== https.Agent) return agent; // proxies etc.
-  const o = agent.options;
-  const fingerprint = createHash('sha256')
-    .update(JSON.stringify([o.ca, o.cert, o.key, o.pfx, o.passphrase, o.servername, o.rejectUnauthorized]))
-    .digest('hex');
-  let shared = agents.get(fingerprint);
-  if (shared === undefined) {
-    if (agents.size >= MAX_AGENTS) {
-      const oldest = agents.keys().next();
-      if (oldest.done !== true) {
-        agents.get(oldest.value)?.destroy();
-        agents.delete(oldest.value);
-      }
-    }
-    shared = new https.Agent({ ...o, keepAlive: true, maxSockets: 64 });
-    agents.set(fingerprint, shared);
-  }
-  return shared;
-}
+const agents = new KeepAliveAgents(8);
 
 /** Options aborting the request after `timeoutMs`, optionally with a Content-Type. */
 export function requestOptions(timeoutMs: number, contentType?: string): ConfigurationOptions {
@@ -52,7 +28,8 @@ export function requestOptions(timeoutMs: number, contentType?: string): Configu
         pre: (ctx: RequestContext) => {
           ctx.setSignal(AbortSignal.timeout(timeoutMs));
           if (contentType !== undefined) ctx.setHeaderParam('Content-Type', contentType);
-          ctx.setAgent(sharedAgent(ctx.getAgent()) as https.Agent);
+          const agent = agents.replace(ctx.getAgent());
+          if (agent !== undefined) ctx.setAgent(agent);
           return new Observable(Promise.resolve(ctx));
         },
         post: (res: ResponseContext) => new Observable(Promise.resolve(res)),

@@ -66,7 +66,12 @@ export interface DirectModeOptions {
     readonly renewBeforeMs?: number;
   };
   readonly runtimeTimeoutMs?: number;
+  /** How long after a drift repair the forced full reconcile follows (default 1 s). */
+  readonly driftConfirmDelayMs?: number;
 }
+
+/** Default of {@link DirectModeOptions.driftConfirmDelayMs}. */
+export const DRIFT_CONFIRM_DELAY_MS = 1_000;
 
 /** A running direct mode. */
 export interface DirectMode {
@@ -76,7 +81,7 @@ export interface DirectMode {
   readonly cas: CaStore;
   /** Rotates the CA now: the listener trusts old and new, and every runtime gets new certificates. */
   rotateCa(graceMs: number): Promise<void>;
-  /** Queues a runtime for an immediate re-apply of its set (drift repair). */
+  /** Queues a runtime for an immediate full re-apply; false if no RuntimeBootstrapper names it. */
   resync(runtimeId: string): boolean;
   readonly reconciler: BootstrapperReconciler;
   stop(): Promise<void>;
@@ -227,13 +232,9 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   }, 2_000);
   gauges.unref();
 
-  const resyncRuntime = (runtimeId: string): string | undefined => {
+  const keyOfRuntime = (runtimeId: string): string | undefined => {
     const rb = bootstrappers.store.list().find((r) => r.spec.runtimeID === runtimeId);
-    if (!rb) return undefined;
-    const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
-    reconciler.force(key);
-    queue.add(key);
-    return key;
+    return rb ? `${rb.metadata.namespace}/${rb.metadata.name}` : undefined;
   };
   // Drift repairs get their own queue: the set is re-applied at once, even while the runtime's
   // full reconcile runs, and the full reconcile follows.
@@ -248,9 +249,16 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     },
     { concurrency: o.concurrency ?? 16 },
   );
+  // The drift webhook reports a write before the API server stores it, so an immediate repair
+  // could land first and be overwritten by the tamper. The forced full reconcile that follows
+  // every repair therefore waits a moment: it re-applies the set (and the webhook's own
+  // objects) after the tamper is stored, and it stays out of the way of the fast path.
   const repairRuntime = (runtimeId: string): string | undefined => {
-    const key = resyncRuntime(runtimeId);
-    if (key !== undefined) repairs.add(key);
+    const key = keyOfRuntime(runtimeId);
+    if (key === undefined) return undefined;
+    repairs.add(key);
+    reconciler.force(key);
+    queue.addAfter(key, o.driftConfirmDelayMs ?? DRIFT_CONFIRM_DELAY_MS);
     return key;
   };
   if (o.driftListener) {
@@ -309,7 +317,11 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       await afterRotation();
     },
     resync(runtimeId) {
-      return resyncRuntime(runtimeId) !== undefined;
+      const key = keyOfRuntime(runtimeId);
+      if (key === undefined) return false;
+      reconciler.force(key);
+      queue.add(key);
+      return true;
     },
     async stop() {
       if (caUpkeep) clearInterval(caUpkeep);

@@ -1,5 +1,6 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
+import { KeepAliveKubeConfig } from '../../kube/keep-alive-kubeconfig.js';
 
 /** A runtime's kubeconfig could not be used. */
 export class RuntimeKubeconfigError extends Error {
@@ -11,14 +12,16 @@ export class RuntimeKubeconfigError extends Error {
 
 interface Entry {
   readonly digest: string;
-  readonly kc: KubeConfig;
+  readonly kc: KeepAliveKubeConfig;
   lastUsed: number;
 }
 
 /**
  * One client per runtime, made lazily from its kubeconfig text, rebuilt when the text changes
  * (KIM rotates kubeconfigs about every 14 h) and dropped after being idle, so 5,000 runtimes
- * never hold 5,000 clients at once unless they are all busy.
+ * never hold 5,000 clients at once unless they are all busy. A client keeps its connections
+ * alive (one TLS handshake per runtime instead of one per request) and lets them go when it is
+ * rebuilt or dropped.
  */
 export class RuntimeClientPool {
   private readonly entries = new Map<string, Entry>();
@@ -37,7 +40,7 @@ export class RuntimeClientPool {
       existing.lastUsed = this.now();
       return existing.kc;
     }
-    const kc = new KubeConfig();
+    const kc = new KeepAliveKubeConfig();
     try {
       kc.loadFromString(kubeconfig);
     } catch (cause) {
@@ -46,12 +49,14 @@ export class RuntimeClientPool {
     }
     if (!kc.getCurrentCluster())
       throw new RuntimeKubeconfigError(`the kubeconfig of runtime ${runtimeId} names no cluster`);
+    existing?.kc.close();
     this.entries.set(runtimeId, { digest, kc, lastUsed: this.now() });
     return kc;
   }
 
   /** Forgets a runtime's client (it was deleted). */
   drop(runtimeId: string): void {
+    this.entries.get(runtimeId)?.kc.close();
     this.entries.delete(runtimeId);
   }
 
@@ -66,6 +71,7 @@ export class RuntimeClientPool {
     let dropped = 0;
     for (const [id, e] of this.entries) {
       if (e.lastUsed < cutoff) {
+        e.kc.close();
         this.entries.delete(id);
         dropped++;
       }
@@ -83,6 +89,7 @@ export class RuntimeClientPool {
   stop(): void {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
+    for (const e of this.entries.values()) e.kc.close();
     this.entries.clear();
   }
 }
