@@ -89,6 +89,29 @@ async function timeRepair(
   return ms;
 }
 
+/** POSTs a WatchEvent to the KCP listener with `cert`; resolves the HTTP status. */
+function postEvent(cert: { certPem: string; keyPem: string }, event: unknown): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: listenerPort,
+        path: '/v2/rt-bootstrapper/event',
+        method: 'POST',
+        cert: cert.certPem,
+        key: cert.keyPem,
+        ca: direct.cas.trustBundle(),
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(event));
+  });
+}
+
 describe('drift channel: runtimes report tampering over mutual TLS and the KCP repairs it', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'rtb-drift-'));
@@ -116,6 +139,8 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
       release: { image: 'example.com/rt-bootstrapper:1.0.0', version: '1.0.0' },
       resyncMs: 0,
       coalesceMs: 100,
+      // Long enough that the late write below lands between the fast path and the confirmation.
+      driftConfirmDelayMs: 2_000,
       drift: { listenerUrl: `https://127.0.0.1:${listenerPort}` },
       driftListener: {
         host: '127.0.0.1',
@@ -266,29 +291,9 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
 
   test('the listener refuses certificates of another CA at the TLS layer and a foreign SAN with 403', async () => {
     const post = (cert: { certPem: string; keyPem: string }) =>
-      new Promise<number>((resolve, reject) => {
-        const req = request(
-          {
-            host: '127.0.0.1',
-            port: listenerPort,
-            path: '/v2/rt-bootstrapper/event',
-            method: 'POST',
-            cert: cert.certPem,
-            key: cert.keyPem,
-            ca: direct.cas.trustBundle(),
-          },
-          (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          },
-        );
-        req.on('error', reject);
-        req.end(
-          JSON.stringify({
-            watched: { Namespace: 'kyma-system', Name: 'x' },
-            watchedGvk: { group: '', version: 'v1', kind: 'Secret' },
-          }),
-        );
+      postEvent(cert, {
+        watched: { Namespace: 'kyma-system', Name: 'x' },
+        watchedGvk: { group: '', version: 'v1', kind: 'Secret' },
       });
     const foreignCa = await createCertificateAuthority({ commonName: 'foreign' });
     const foreign = await issueCertificate(foreignCa, {
@@ -309,6 +314,43 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
       usage: 'client',
     });
     assert.equal(await post(good), 202);
+  });
+
+  test('a write reported before the API server stored it is repaired as well', async () => {
+    // The drift webhook reports a write before it is stored, so the fast path can run first and
+    // find nothing to repair. Here the report comes first and the write half a second later;
+    // the write carries our own field manager, so it is not reported again: only the
+    // confirmation that follows every repair can restore it (the periodic resync is off).
+    const core = coreOf(rt('rt-a'));
+    const name = 'rt-bootstrapper-config';
+    const read = async () =>
+      (await core.readNamespacedConfigMap({ name, namespace: 'kyma-system' })).data?.[
+        'rt-bootstrapper-config.json'
+      ];
+    const original = await read();
+    const cert = await issueCertificate(direct.cas.current(), {
+      commonName: 'rt-a',
+      dnsNames: [domain('rt-a')],
+      usage: 'client',
+    });
+    const status = await postEvent(cert, {
+      watched: { Namespace: 'kyma-system', Name: name },
+      watchedGvk: { group: '', version: 'v1', kind: 'ConfigMap' },
+    });
+    assert.equal(status, 202);
+    await new Promise((r) => setTimeout(r, 500));
+    await kubeRequest(rt('rt-a').kubeConfig(), {
+      method: 'PATCH',
+      path: `/api/v1/namespaces/kyma-system/configmaps/${name}`,
+      query: { fieldManager: 'rt-bootstrapper' },
+      body: { data: { 'rt-bootstrapper-config.json': '{"late":"write"}' } },
+    });
+    assert.equal(await read(), '{"late":"write"}');
+    await eventually(
+      async () => ((await read()) === original ? true : undefined),
+      10_000,
+      'the late write undone',
+    );
   });
 
   test('after a CA rotation the renewed client certificates are used and no event is lost', async () => {
