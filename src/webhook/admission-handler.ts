@@ -2,7 +2,11 @@ import type { Logger } from 'pino';
 import { FEATURE_ADD_IMG_PULL_SECRET, type WebhookConfig } from '../api/webhook-config.js';
 import { selectFeatures } from '../mutation/features.js';
 import { mutatePod } from '../mutation/pipeline.js';
-import type { AdmissionAnswer, AdmissionRequest } from './admission-review.js';
+import {
+  admissionResponseTemplate,
+  type AdmissionAnswer,
+  type AdmissionRequest,
+} from './admission-review.js';
 import type { AdmissionResult, WebhookMetrics } from './webhook-metrics.js';
 
 /** Makes sure the pull Secret exists in a namespace; resolves whether it is there. */
@@ -27,6 +31,36 @@ export interface AdmissionContext {
 export interface HandledAdmission {
   readonly answer: AdmissionAnswer;
   readonly result: AdmissionResult;
+  /** What the answer was decided from, to answer an identical request again (see replay). */
+  readonly record?: AdmissionRecord;
+}
+
+/**
+ * A decided answer with everything outside the request body it depends on: the configuration
+ * in force, the namespace's annotations and whether the pull Secret was there. Reused only
+ * while all three are unchanged.
+ */
+export interface AdmissionRecord {
+  readonly namespaceName: string;
+  readonly name: string;
+  readonly operation: AdmissionRequest['operation'];
+  readonly dryRun: boolean;
+  /** Whether the pull Secret had to be ensured (a new Pod that asks for it). */
+  readonly ensuresPullSecret: boolean;
+  readonly config: WebhookConfig;
+  readonly namespaceAnnotations: Readonly<Record<string, string>> | undefined;
+  readonly pullSecretAvailable: boolean;
+  readonly result: 'mutated' | 'unchanged';
+  readonly outcome: Outcome;
+  /** The encoded AdmissionReview response for a uid. */
+  readonly respond: (uid: string) => string;
+}
+
+/** What a decision reports besides its answer: counted and logged on every use. */
+interface Outcome {
+  readonly applied: readonly string[];
+  readonly warnings: readonly string[];
+  readonly pullSecretSkipped: boolean;
 }
 
 /**
@@ -37,16 +71,7 @@ export async function handleAdmission(
   req: AdmissionRequest,
   ctx: AdmissionContext,
 ): Promise<HandledAdmission> {
-  // The request's logger is made on first use: most requests log nothing, and a pino child
-  // (bindings serialised, redaction set up) costs several microseconds each.
-  let child: Logger | undefined;
-  const log = (): Logger =>
-    (child ??= ctx.logger.child({
-      uid: req.uid,
-      namespace: req.namespace,
-      name: req.name,
-      op: req.operation,
-    }));
+  const log = lazyLogger(ctx.logger, req.uid, req.namespace, req.name, req.operation);
   try {
     return await decide(req, ctx, log);
   } catch (error) {
@@ -56,6 +81,67 @@ export async function handleAdmission(
       ? { answer: { uid: req.uid, warnings: [message] }, result: 'error' }
       : { answer: { uid: req.uid, denied: message }, result: 'error' };
   }
+}
+
+/**
+ * Answers a request identical (uid aside) to the one `record` was decided from, doing the
+ * decision's side effect (the pull Secret) and its counting and logging again; undefined when
+ * anything the record depends on changed or failed, and the request must be decided anew.
+ */
+export async function replayAdmission(
+  record: AdmissionRecord,
+  uid: string,
+  ctx: AdmissionContext,
+): Promise<{ readonly body: string; readonly result: AdmissionResult } | undefined> {
+  try {
+    if (ctx.config() !== record.config) return undefined;
+    const annotations = await ctx.namespaceAnnotations(record.namespaceName);
+    if (!sameAnnotations(annotations, record.namespaceAnnotations)) return undefined;
+    if (record.ensuresPullSecret) {
+      const available = await ctx.pullSecret.ensure(record.namespaceName, { dryRun: record.dryRun });
+      if (available !== record.pullSecretAvailable) return undefined;
+    }
+  } catch {
+    return undefined; // the full path meets the same error and answers it
+  }
+  const log = lazyLogger(ctx.logger, uid, record.namespaceName, record.name, record.operation);
+  report(record.outcome, record.config, ctx, log);
+  return { body: record.respond(uid), result: record.result };
+}
+
+// The request's logger is made on first use: most requests log nothing, and a pino child
+// (bindings serialised, redaction set up) costs several microseconds each.
+function lazyLogger(base: Logger, uid: string, namespace: string, name: string, op: string): () => Logger {
+  let child: Logger | undefined;
+  return () => (child ??= base.child({ uid, namespace, name, op }));
+}
+
+function sameAnnotations(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
+}
+
+/** Counts and logs what a decision did (the same for a first answer and a replayed one). */
+function report(outcome: Outcome, config: WebhookConfig, ctx: AdmissionContext, log: () => Logger): void {
+  if (outcome.pullSecretSkipped) {
+    ctx.metrics.pullSecretMissing.inc();
+    log().warn(
+      { secret: config.imagePullSecret.name },
+      'pull Secret source missing; no imagePullSecrets reference added',
+    );
+  }
+  if (outcome.warnings.length > 0)
+    log().warn({ warnings: outcome.warnings }, 'some manipulations were skipped');
+  for (const feature of outcome.applied) ctx.metrics.mutations.inc({ feature });
+  // Per-request success is debug: at thousands of Pods a minute info would drown the rest.
+  if (outcome.applied.length > 0 && ctx.logger.isLevelEnabled('debug'))
+    log().debug({ applied: outcome.applied }, 'pod mutated');
 }
 
 async function decide(
@@ -82,15 +168,17 @@ async function decide(
   // The Secret must exist before the Pod that references it is stored, so it is ensured
   // here, on the request path, and only for a new Pod that asks for it.
   let pullSecretAvailable = false;
-  if (req.operation === 'CREATE' && req.subResource === '') {
-    const wanted = selectFeatures({
+  const ensuresPullSecret =
+    req.operation === 'CREATE' &&
+    req.subResource === '' &&
+    selectFeatures({
       config,
       namespaceName,
       namespaceAnnotations,
       podAnnotations: pod.metadata?.annotations,
     }).has(FEATURE_ADD_IMG_PULL_SECRET);
-    if (wanted) pullSecretAvailable = await ctx.pullSecret.ensure(namespaceName, { dryRun: req.dryRun });
-  }
+  if (ensuresPullSecret)
+    pullSecretAvailable = await ctx.pullSecret.ensure(namespaceName, { dryRun: req.dryRun });
 
   const result = mutatePod({
     pod,
@@ -101,26 +189,31 @@ async function decide(
     config,
     pullSecretAvailable,
   });
-  if (result.pullSecretSkipped) {
-    ctx.metrics.pullSecretMissing.inc();
-    log().warn(
-      { secret: config.imagePullSecret.name },
-      'pull Secret source missing; no imagePullSecrets reference added',
-    );
-  }
-  if (result.warnings.length > 0)
-    log().warn({ warnings: result.warnings }, 'some manipulations were skipped');
-  if (result.patch.length === 0)
-    return unchanged(result.warnings.length > 0 ? [...result.warnings] : undefined);
-  for (const feature of result.applied) ctx.metrics.mutations.inc({ feature });
-  // Per-request success is debug: at thousands of Pods a minute info would drown the rest.
-  if (ctx.logger.isLevelEnabled('debug')) log().debug({ applied: result.applied }, 'pod mutated');
+  const outcome: Outcome = {
+    applied: result.patch.length === 0 ? [] : result.applied,
+    warnings: result.warnings,
+    pullSecretSkipped: result.pullSecretSkipped,
+  };
+  report(outcome, config, ctx, log);
+  const warnings = result.warnings.length > 0 ? { warnings: [...result.warnings] } : {};
+  const answer: Omit<AdmissionAnswer, 'uid'> =
+    result.patch.length === 0 ? warnings : { patch: result.patch, ...warnings };
+  const resultKind = result.patch.length === 0 ? 'unchanged' : 'mutated';
   return {
-    answer: {
-      uid: req.uid,
-      patch: result.patch,
-      ...(result.warnings.length > 0 ? { warnings: [...result.warnings] } : {}),
+    answer: { uid: req.uid, ...answer },
+    result: resultKind,
+    record: {
+      namespaceName,
+      name: req.name,
+      operation: req.operation,
+      dryRun: req.dryRun,
+      ensuresPullSecret,
+      config,
+      namespaceAnnotations,
+      pullSecretAvailable,
+      result: resultKind,
+      outcome,
+      respond: admissionResponseTemplate(answer),
     },
-    result: 'mutated',
   };
 }

@@ -166,6 +166,13 @@ export function encodeAdmissionResponse(answer: AdmissionAnswer): string {
   return `${out}}}`;
 }
 
+/** The encoded response as a function of its uid: an answer encoded once and reused. */
+export function admissionResponseTemplate(answer: Omit<AdmissionAnswer, 'uid'>): (uid: string) => string {
+  const head = `${REVIEW_HEAD}{"uid":`;
+  const tail = encodeAdmissionResponse({ ...answer, uid: '' }).slice(head.length + 2);
+  return (uid) => head + JSON.stringify(uid) + tail;
+}
+
 // The envelope around every response.
 const REVIEW_HEAD = '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":';
 

@@ -13,6 +13,8 @@ export interface WebhookMetrics {
   readonly pullSecretCopies: Counter<'result'>;
   readonly pullSecretMissing: Counter;
   readonly certReloads: Counter<'result'>;
+  /** Requests looked up among the answers kept for identical requests, by outcome. */
+  readonly memo: Counter<'outcome'>;
 }
 
 /** Registers the webhook metrics on `registry`. */
@@ -64,6 +66,12 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
       name: 'rtb_webhook_certificate_reloads_total',
       help: 'Reloads of the serving certificate, by result.',
       labelNames: ['result'],
+      registers,
+    }),
+    memo: new Counter({
+      name: 'rtb_webhook_answer_reuse_total',
+      help: 'Requests identical (uid aside) to an earlier one: answer reused (hit) or decided anew because the configuration, namespace or pull Secret changed (stale).',
+      labelNames: ['outcome'],
       registers,
     }),
   };

@@ -5,7 +5,13 @@ import type { SecureContextOptions } from 'node:tls';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { AdmissionDecodeError, decodeAdmissionReview, encodeAdmissionResponse } from './admission-review.js';
-import { handleAdmission, type AdmissionContext } from './admission-handler.js';
+import {
+  handleAdmission,
+  replayAdmission,
+  type AdmissionContext,
+  type AdmissionRecord,
+} from './admission-handler.js';
+import { AdmissionMemo } from './admission-memo.js';
 
 /** Settings of the HTTPS server. */
 export interface WebhookServerOptions {
@@ -19,6 +25,8 @@ export interface WebhookServerOptions {
   readonly logger: Logger;
   /** Largest accepted body; an AdmissionReview carries up to two Pods (default 4 MiB). */
   readonly bodyLimitBytes?: number;
+  /** Answers kept for identical requests (default 512; 0 turns the memo off). */
+  readonly memoEntries?: number;
   /** The drift webhook's handler, served at {@link VALIDATE_PATH} when set. */
   readonly validate?: (body: Buffer) => { status: number; body: string };
 }
@@ -38,8 +46,11 @@ export class WebhookServer {
   private inFlight = 0;
   private draining = false;
   private drained: (() => void) | undefined;
+  private readonly memo: AdmissionMemo<AdmissionRecord> | undefined;
 
   constructor(private readonly options: WebhookServerOptions) {
+    const memoEntries = options.memoEntries ?? 512;
+    this.memo = memoEntries > 0 ? new AdmissionMemo(memoEntries) : undefined;
     this.server = createServer(
       {
         ...options.tls,
@@ -178,6 +189,18 @@ export class WebhookServer {
       });
       return;
     }
+    const probe = this.memo?.probe(body);
+    const record = probe && this.memo?.get(probe.key);
+    if (probe && record) {
+      const replayed = await replayAdmission(record, probe.uid, this.options.context);
+      metrics.memo.inc({ outcome: replayed ? 'hit' : 'stale' });
+      if (replayed) {
+        done(replayed.result);
+        this.reply(res, 200, replayed.body, JSON_TYPE);
+        return;
+      }
+      this.memo?.delete(probe.key);
+    }
     let request;
     try {
       request = decodeAdmissionReview(body);
@@ -189,7 +212,12 @@ export class WebhookServer {
     }
     const handled = await handleAdmission(request, this.options.context);
     done(handled.result);
-    this.reply(res, 200, encodeAdmissionResponse(handled.answer), { 'content-type': 'application/json' });
+    if (handled.record) {
+      if (probe && AdmissionMemo.keyable(body, probe, request.uid)) this.memo?.set(probe.key, handled.record);
+      this.reply(res, 200, handled.record.respond(request.uid), JSON_TYPE);
+      return;
+    }
+    this.reply(res, 200, encodeAdmissionResponse(handled.answer), JSON_TYPE);
   }
 
   private async observe(
@@ -229,6 +257,8 @@ export class WebhookServer {
     res.end(body);
   }
 }
+
+const JSON_TYPE = { 'content-type': 'application/json' } as const;
 
 /** The body exceeded the limit (HTTP 413). */
 export class BodyTooLargeError extends Error {

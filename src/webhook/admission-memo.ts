@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+
+/** Where the memo keys a request body, and the request uid it found there. */
+export interface MemoProbe {
+  readonly key: string;
+  readonly uid: string;
+  /** Where the uid ends in the body. */
+  readonly end: number;
+}
+
+// The envelope up to the request's uid, as the API server writes it (Go's field order: kind,
+// apiVersion, request; uid first in the request) and in the other common order. Only a body
+// that starts so is keyed: then the masked span is `request.uid` and nothing else.
+const PREFIXES = [
+  '{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"',
+  '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"',
+].map((p) => Buffer.from(p));
+const QUOTE = 0x22;
+const UID_CHARS = /^[0-9A-Za-z-]{1,128}$/;
+
+function prefixLength(body: Buffer): number {
+  for (const p of PREFIXES)
+    if (body.length > p.length && body.compare(p, 0, p.length, 0, p.length) === 0) return p.length;
+  return -1;
+}
+
+/**
+ * Answers already decided, by request body minus its uid. The Pods a ReplicaSet, a Job or a
+ * rollout creates are byte-identical when they reach admission (the name is generated, and
+ * the uid set, only after it), so a scale-up asks the same question many times: the memo lets
+ * the webhook skip parsing and mutating for all but the first. A record is reused only when
+ * everything else it was decided from is unchanged (see `replayAdmission`), and only after a
+ * full decode proved that the masked span was the request's uid ({@link AdmissionMemo.keyable}).
+ *
+ * Keys are SHA-256 digests, so memory is bounded by the entry count and the answers; least
+ * recently used entries go first.
+ */
+export class AdmissionMemo<T> {
+  private readonly entries = new Map<string, T>();
+
+  constructor(
+    private readonly maxEntries = 512,
+    /** Larger bodies are not memoised (hashing them costs more than it saves elsewhere). */
+    private readonly maxBodyBytes = 256 * 1024,
+  ) {}
+
+  /**
+   * The key of `body` with the request uid masked, or undefined when the body cannot be keyed
+   * (too large, no uid member, or a uid that is not a plain UUID-like token).
+   */
+  probe(body: Buffer): MemoProbe | undefined {
+    if (body.length > this.maxBodyBytes) return undefined;
+    const start = prefixLength(body);
+    if (start === -1) return undefined;
+    const end = body.indexOf(QUOTE, start);
+    if (end === -1) return undefined;
+    const uid = body.toString('latin1', start, end);
+    if (!UID_CHARS.test(uid)) return undefined;
+    const key = createHash('sha256')
+      .update(body.subarray(0, start))
+      .update(body.subarray(end))
+      .digest('base64');
+    return { key, uid, end };
+  }
+
+  /**
+   * Whether a record decided from `body` may be keyed by `probe`: the decoded request's uid is
+   * the masked one, and no later `uid` member repeats it (JSON keeps the last of duplicate
+   * members, so a body could otherwise carry another uid than the one masked).
+   */
+  static keyable(body: Buffer, probe: MemoProbe, decodedUid: string): boolean {
+    return decodedUid === probe.uid && body.indexOf(`"uid":"${probe.uid}"`, probe.end) === -1;
+  }
+
+  /** The record for `key`, refreshed as most recently used. */
+  get(key: string): T | undefined {
+    const hit = this.entries.get(key);
+    if (hit !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+    }
+    return hit;
+  }
+
+  /** Remembers `record` for `key`, evicting the least recently used beyond the bound. */
+  set(key: string, record: T): void {
+    this.entries.delete(key);
+    this.entries.set(key, record);
+    if (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done !== true) this.entries.delete(oldest.value);
+    }
+  }
+
+  /** Forgets `key` (its record no longer applies). */
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** How many records are held. */
+  get size(): number {
+    return this.entries.size;
+  }
+}
