@@ -94,6 +94,32 @@ describe('the webhook through a real kube-apiserver', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(stored.spec!.volumes)), expected.spec!.volumes);
   });
 
+  test('the Pods of one template (generateName, as a ReplicaSet makes them) reuse one answer', async () => {
+    const reused = async (): Promise<number> =>
+      (await webhook.app.registry.getSingleMetric('rtb_webhook_answer_reuse_total')?.get())?.values.find(
+        (v) => v.labels.outcome === 'hit',
+      )?.value ?? 0;
+    const before = await reused();
+    const template = seedPodBefore();
+    const { name: _omitted, ...metadata } = template.metadata ?? {};
+    const body = { ...template, metadata: { ...metadata, generateName: 'replica-' } } as V1Pod;
+    // The API server sends them byte-identical but for the request uid (the name is generated
+    // and managedFields carry a time in seconds, so Pods created within a second match).
+    const pods = await Promise.all(
+      Array.from({ length: 6 }, () => core.createNamespacedPod({ namespace: 'default', body })),
+    );
+    const expected = seedPodAfter().spec!.containers[0]!;
+    for (const pod of pods) {
+      assert.match(pod.metadata?.name ?? '', /^replica-/);
+      assert.equal(pod.spec!.containers[0]!.image, expected.image);
+      assert.deepEqual(JSON.parse(JSON.stringify(pod.spec!.containers[0]!.env)), expected.env);
+      assert.deepEqual(JSON.parse(JSON.stringify(pod.spec!.imagePullSecrets)), [
+        { name: 'registry-credentials' },
+      ]);
+    }
+    assert.ok((await reused()) - before >= 1, `answers reused: ${(await reused()) - before} of 6`);
+  });
+
   test('a namespace annotation opts all its Pods in; a Pod annotation "false" opts one out', async () => {
     await core.createNamespace({ body: { metadata: { name: 'fips-ns', annotations: { [FIPS]: 'true' } } } });
     const inPod = await core.createNamespacedPod({ namespace: 'fips-ns', body: plainPod('in') });
