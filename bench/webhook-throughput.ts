@@ -14,6 +14,7 @@
 // Environment (for trial runs): BENCH_ROUNDS (3), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3),
 // BENCH_CONNECTIONS (8), BENCH_RATE (1000), BENCH_RATE_SECONDS (10), BENCH_IDLE_SECONDS (10);
 // BENCH_CPU_PROF=<dir> runs the webhook with --cpu-prof and keeps its profile in <dir>.
+import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ControlPlane } from '../src/envtest/control-plane.js';
@@ -36,6 +37,8 @@ import {
 } from './support/webhook-under-test.js';
 
 const SERVER_CPU = 1;
+// Four times the webhook's memo (512 answers), so a request never finds its answer kept.
+const DISTINCT_PODS = 2048;
 const LOAD_CPU = 0;
 
 /** Targets of issue 3. */
@@ -67,6 +70,11 @@ export interface ThroughputFigures {
   readonly ratio: number;
   /** Requests per server CPU-second, webhook over baseline (does not depend on saturation). */
   readonly ratioPerCpu: number;
+  /** The webhook with distinct Pods (no answer reused). */
+  readonly distinct: readonly MaxRun[];
+  readonly distinctRps: number;
+  readonly distinctRatio: number;
+  readonly distinctRatioPerCpu: number;
   readonly rate: number;
   readonly rateSeconds: number;
   readonly pacedWebhook: readonly PacedRun[];
@@ -129,9 +137,27 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
     const rssIdle = memoryKib(webhook.pid).rss;
     say(`  resident memory idle after start: ${mb(rssIdle)}`);
 
-    const body = admissionReviewFor(await defaultedSeedPod(kc));
+    const seedPod = await defaultedSeedPod(kc);
+    const body = admissionReviewFor(seedPod);
     const bodyFile = join(dir, 'admission-review.json');
     await writeFile(bodyFile, body);
+    // Distinct Pods: the same Pod under DISTINCT_PODS names, so no two requests within 4 times
+    // the webhook's memo are alike and every answer is decided anew.
+    const bodiesFile = join(dir, 'admission-reviews-distinct.json');
+    await writeFile(
+      bodiesFile,
+      JSON.stringify(
+        Array.from({ length: DISTINCT_PODS }, (_, i) =>
+          admissionReviewFor(
+            {
+              ...seedPod,
+              metadata: { ...seedPod.metadata, name: `${seedPod.metadata?.name ?? 'pod'}-${i}` },
+            },
+            randomUUID(),
+          ),
+        ),
+      ),
+    );
     // The first request also creates the pull Secret's copy in namespace default.
     const first = await post(webhook.url, body, tls.caPem);
     if (first.status !== 200) throw new Error(`the webhook answered ${first.status}: ${first.body}`);
@@ -155,6 +181,7 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
       const config: AutocannonConfig = {
         url: target.url,
         bodyFile,
+        ...(label === 'distinct' ? { bodiesFile } : {}),
         connections,
         warmupSeconds,
         durationSeconds: seconds,
@@ -217,13 +244,22 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
       `max throughput: autocannon 8.0.0 (closed loop), ${connections} keep-alive connections, ` +
         `${warmupSeconds} s warm-up + ${seconds} s per run, ${rounds} rounds alternating`,
     );
+    say(
+      `  webhook: the seed request again and again (answers reused, as for a ReplicaSet's Pods); ` +
+        `distinct: ${DISTINCT_PODS} Pods of other names in turn (every answer decided anew)`,
+    );
     const bareRuns: MaxRun[] = [];
     const webhookRuns: MaxRun[] = [];
+    const distinctRuns: MaxRun[] = [];
     for (let round = 1; round <= rounds; round++) {
-      const order = round % 2 === 1 ? (['bare', 'webhook'] as const) : (['webhook', 'bare'] as const);
+      const order =
+        round % 2 === 1
+          ? (['bare', 'webhook', 'distinct'] as const)
+          : (['distinct', 'webhook', 'bare'] as const);
       for (const which of order) {
         if (which === 'bare') bareRuns.push(await closedLoop(bare, 'bare', round));
-        else webhookRuns.push(await closedLoop(webhook, 'webhook', round));
+        else if (which === 'webhook') webhookRuns.push(await closedLoop(webhook, 'webhook', round));
+        else distinctRuns.push(await closedLoop(webhook, 'distinct', round));
       }
     }
 
@@ -249,6 +285,7 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
 
     const bareRps = median(bareRuns.map((r) => r.requestsPerSecond));
     const webhookRps = median(webhookRuns.map((r) => r.requestsPerSecond));
+    const distinctRps = median(distinctRuns.map((r) => r.requestsPerSecond));
     const perCpu = (runs: readonly MaxRun[]): number =>
       median(runs.map((r) => r.requestsPerSecond / r.serverCpu));
     const figures: ThroughputFigures = {
@@ -264,6 +301,10 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
       webhookRps,
       ratio: webhookRps / bareRps,
       ratioPerCpu: perCpu(webhookRuns) / perCpu(bareRuns),
+      distinct: distinctRuns,
+      distinctRps,
+      distinctRatio: distinctRps / bareRps,
+      distinctRatioPerCpu: perCpu(distinctRuns) / perCpu(bareRuns),
       rate,
       rateSeconds,
       pacedWebhook,
@@ -307,6 +348,9 @@ export function throughputSummary(f: ThroughputFigures): string[] {
     `  webhook ${f.webhookRps.toFixed(0).padStart(6)} req/s, p50 ${lat(f.webhook, 'p50')}, p99 ${lat(f.webhook, 'p99')}`,
     `  ratio webhook/bare ${f.ratio.toFixed(2)} (target >= ${t.ratio}: ${verdict(f.ratio >= t.ratio)}); ` +
       `per server CPU-second ${f.ratioPerCpu.toFixed(2)}`,
+    `  distinct Pods ${f.distinctRps.toFixed(0).padStart(6)} req/s, p50 ${lat(f.distinct, 'p50')}, p99 ${lat(f.distinct, 'p99')}`,
+    `  ratio distinct/bare ${f.distinctRatio.toFixed(2)} (target >= ${t.ratio}: ${verdict(f.distinctRatio >= t.ratio)}); ` +
+      `per server CPU-second ${f.distinctRatioPerCpu.toFixed(2)}`,
     `fixed rate ${f.rate} req/s (median of ${f.pacedWebhook.length} runs of ${f.rateSeconds} s):`,
     `  webhook p50 ${ms(f.fixedRateP50)}, p99 ${ms(f.fixedRateP99)} ` +
       `(target p99 < ${t.fixedRateP99Ms} ms: ${verdict(f.fixedRateP99 < t.fixedRateP99Ms)})`,

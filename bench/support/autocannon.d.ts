@@ -17,6 +17,19 @@ declare module 'autocannon' {
       renderProgressBar?: boolean;
       renderResultsTable?: boolean;
       renderLatencyTable?: boolean;
+      /** Cycled per connection; `setupRequest` may rewrite each request before it is sent. */
+      requests?: readonly RequestSpec[];
+    }
+
+    interface RawRequest {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string | Buffer;
+    }
+
+    interface RequestSpec extends RawRequest {
+      setupRequest?: (request: RawRequest, context: Record<string, unknown>) => RawRequest;
     }
 
     interface Result {

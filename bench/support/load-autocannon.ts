@@ -12,6 +12,11 @@ import { summarize, type LatencySummary } from './stats.js';
 export interface AutocannonConfig {
   readonly url: string;
   readonly bodyFile: string;
+  /**
+   * A JSON array of bodies to send instead, each request the next one (shared by all
+   * connections, so no two requests within one cycle of the list are the same).
+   */
+  readonly bodiesFile?: string;
   readonly connections: number;
   readonly warmupSeconds: number;
   readonly durationSeconds: number;
@@ -42,6 +47,22 @@ async function main(): Promise<void> {
   if (!configFile) throw new Error('usage: load-autocannon <config.json>');
   const config = JSON.parse(readFileSync(configFile, 'utf8')) as AutocannonConfig;
   const body = readFileSync(config.bodyFile);
+  const bodies = config.bodiesFile
+    ? (JSON.parse(readFileSync(config.bodiesFile, 'utf8')) as string[]).map((b) => Buffer.from(b))
+    : undefined;
+  let next = 0;
+  const cycle = bodies
+    ? {
+        requests: [
+          {
+            setupRequest: (request: autocannon.RawRequest) => {
+              request.body = bodies[next++ % bodies.length];
+              return request;
+            },
+          },
+        ],
+      }
+    : {};
   const options = (seconds: number): autocannon.Options => ({
     url: config.url,
     method: 'POST',
@@ -54,6 +75,7 @@ async function main(): Promise<void> {
     renderProgressBar: false,
     renderResultsTable: false,
     renderLatencyTable: false,
+    ...cycle,
   });
 
   if (config.warmupSeconds > 0) await autocannon(options(config.warmupSeconds));
