@@ -27,8 +27,9 @@ import { join } from 'node:path';
 import { ANNOTATION_DEFAULTED } from '../src/api/webhook-config.js';
 import { ControlPlane, type LocalCluster } from '../src/envtest/control-plane.js';
 import { applyObjects } from '../src/kube/apply.js';
-import { renderWebhookManifests } from '../src/render/webhook-manifests.js';
+import { MUTATING_WEBHOOK_NAME, renderWebhookManifests } from '../src/render/webhook-manifests.js';
 import { envNumber, isMain, say as print } from './support/env.js';
+import { meanCallMs, webhookCallTotals } from './support/apiserver-webhook-metric.js';
 import { PodClient } from './support/pod-client.js';
 import { machineCpuSeconds } from './support/proc.js';
 import { buildChildren, scratchDir, sleep } from './support/processes.js';
@@ -71,6 +72,11 @@ export interface PodCreateFigures {
   readonly withEcho: LatencySummary;
   /** The mutated Pod created on the cluster without a webhook. */
   readonly mutatedWithout: LatencySummary;
+  /** The seed Pod with generateName on the cluster with the webhook (answers reused). */
+  readonly replicas: LatencySummary;
+  readonly addedMedianReplicas: number;
+  /** The API server's own mean time per webhook call (request, answer, patch applied), hooked and echo. */
+  readonly apiserverCallMs: { readonly hooked: number; readonly echo: number };
   /** Median with the webhook minus median without. */
   readonly addedMedian: number;
   /** The same, less the two clusters' own difference measured in the calibration. */
@@ -91,7 +97,14 @@ interface Series {
   readonly client: PodClient;
   readonly pod: V1Pod;
   readonly mutatedExpected: boolean;
+  /** Created with this generateName instead of a name of its own, as a ReplicaSet creates Pods. */
+  readonly generateName?: string;
 }
+
+const generated = (template: V1Pod, prefix: string): V1Pod => {
+  const { name: _name, ...metadata } = template.metadata ?? {};
+  return { ...template, metadata: { ...metadata, generateName: prefix } };
+};
 
 /** Runs the benchmark; prints as it goes and returns the figures. */
 export async function runPodCreateLatency(say: (line: string) => void = print): Promise<PodCreateFigures> {
@@ -150,7 +163,11 @@ export async function runPodCreateLatency(say: (line: string) => void = print): 
         for (let k = 0; k < series.length; k++) {
           const index = (i + k) % series.length;
           const s = series[index]!;
-          const created = await s.client.create('default', podNamed(s.pod, `bench-${++serial}`));
+          const body =
+            s.generateName === undefined
+              ? podNamed(s.pod, `bench-${++serial}`)
+              : generated(s.pod, s.generateName);
+          const created = await s.client.create('default', body);
           const isMutated = created.pod.metadata?.annotations?.[ANNOTATION_DEFAULTED] === 'true';
           if (isMutated !== s.mutatedExpected) {
             throw new Error(
@@ -195,17 +212,25 @@ export async function runPodCreateLatency(say: (line: string) => void = print): 
       { client: hookedClient, pod: template, mutatedExpected: true },
       { client: echoClient, pod: template, mutatedExpected: true },
       { client: plainClient, pod: mutatedPod, mutatedExpected: true },
+      { client: hookedClient, pod: template, mutatedExpected: true, generateName: 'bench-replica-' },
     ];
     say(
       `measurement: ${warmup} warm-up + ${pods} creates per series, interleaved: seed Pod on plain, on hooked, ` +
-        `on echo, and the mutated Pod on plain`,
+        `on echo, the mutated Pod on plain, and the seed Pod with generateName on hooked (as a ReplicaSet ` +
+        `creates them: alike at admission, so the webhook can reuse its answer)`,
     );
     await interleaved(warmup, series);
     const before = await durationHistogram(webhook.url, tls.caPem);
+    const callsBefore = await Promise.all(
+      [hookedClient, echoClient].map((c) => webhookCallTotals(c, MUTATING_WEBHOOK_NAME)),
+    );
     const machine0 = machineCpuSeconds();
-    const [without, withWebhook, withEcho, mutatedWithout] = await interleaved(pods, series);
+    const [without, withWebhook, withEcho, mutatedWithout, replicas] = await interleaved(pods, series);
     const machine1 = machineCpuSeconds();
     const after = await durationHistogram(webhook.url, tls.caPem);
+    const callsAfter = await Promise.all(
+      [hookedClient, echoClient].map((c) => webhookCallTotals(c, MUTATING_WEBHOOK_NAME)),
+    );
     await echoServer.proc.stop();
     const echoLog = await readFile(echoServer.proc.logPath, 'utf8');
     const echoConnections = /served \d+ requests on \d+ TLS connections/.exec(echoLog)?.[0] ?? 'unknown';
@@ -218,6 +243,12 @@ export async function runPodCreateLatency(say: (line: string) => void = print): 
       withWebhook: withWebhook!,
       withEcho: withEcho!,
       mutatedWithout: mutatedWithout!,
+      replicas: replicas!,
+      addedMedianReplicas: replicas!.p50 - without!.p50,
+      apiserverCallMs: {
+        hooked: meanCallMs(callsBefore[0]!, callsAfter[0]!),
+        echo: meanCallMs(callsBefore[1]!, callsAfter[1]!),
+      },
       addedMedian,
       addedMedianCalibrated: addedMedian - (calHooked!.p50 - calPlain!.p50),
       webhookSide: serverSide(before, after),
@@ -247,6 +278,8 @@ export function podCreateSummary(f: PodCreateFigures): string[] {
     `  with the webhook (hooked)           ${describeLatency(f.withWebhook, keys)}`,
     `  with a no-work echo webhook (echo)  ${describeLatency(f.withEcho, keys)}`,
     `  the mutated Pod, no webhook (plain) ${describeLatency(f.mutatedWithout, keys)}`,
+    `  generateName Pods, webhook (hooked) ${describeLatency(f.replicas, keys)}; added median ` +
+      `${ms(f.addedMedianReplicas)} (target < ${POD_CREATE_TARGET_MS} ms: ${verdict(f.addedMedianReplicas < POD_CREATE_TARGET_MS)})`,
     `  added median ${ms(f.addedMedian)} (target < ${POD_CREATE_TARGET_MS} ms: ${verdict(f.addedMedian < POD_CREATE_TARGET_MS)}); ` +
       `less the clusters' own difference before registration (p50 plain ${ms(cal.plain.p50)}, ` +
       `hooked ${ms(cal.hooked.p50)}, echo ${ms(cal.echo.p50)}): ${ms(f.addedMedianCalibrated)}`,
@@ -255,6 +288,8 @@ export function podCreateSummary(f: PodCreateFigures): string[] {
       `our webhook over the no-work one ${ms(f.withWebhook.p50 - f.withEcho.p50)}`,
     `  the webhook's own timer (admission metric): mean ${ms(side.meanMs)} over ${side.count} requests; ` +
       side.buckets.map((b) => `<= ${b.leMs} ms ${(b.share * 100).toFixed(0)}%`).join(', '),
+    `  the API server's own timer per webhook call (apiserver_admission_webhook_admission_duration_seconds, ` +
+      `mean): hooked ${ms(f.apiserverCallMs.hooked)}, echo ${ms(f.apiserverCallMs.echo)}`,
     `  the echo server ${f.echoConnections} (warm-up and probes included)`,
   ];
 }

@@ -71,6 +71,23 @@ export class PodClient {
     });
   }
 
+  /** GET `path` as text (e.g. `/metrics`); throws on any status but 200. */
+  getText(path: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const req = request(new URL(path, this.server), { ...this.options, agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode === 200) resolve(text);
+          else reject(new Error(`GET ${path} answered ${res.statusCode ?? '?'}: ${text.slice(0, 200)}`));
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
   close(): void {
     this.agent.destroy();
   }
