@@ -3,10 +3,12 @@
  * HTTP, and runs one mode (annotate or direct) on the leader only.
  *
  * Leadership: every replica watches the sources and is ready once they synced; only the Lease
- * holder runs the mode. On losing the Lease the mode is stopped at once (its `isLeader()` turns
- * false before the Lease can expire for others) and the process stands for election again; the
- * mode is level-based, so a new term starts from the cluster's state. If stopping the mode
- * hangs, /healthz fails so the kubelet restarts the container.
+ * holder runs the mode, started once the sources were listed again after the Lease was won
+ * (leader-term.ts: a cache from before a partition must not be acted on). On losing the Lease
+ * the mode is stopped at once (its `isLeader()` turns false before the Lease can expire for
+ * others) and the process stands for election again; the mode is level-based, so a new term
+ * starts from the cluster's state. If stopping the mode hangs, /healthz fails so the kubelet
+ * restarts the container.
  */
 import http from 'node:http';
 import { hostname } from 'node:os';
@@ -19,6 +21,7 @@ import { startAnnotateMode } from './annotate/annotate-mode.js';
 import type { SignalKind } from './annotate/signal-decision.js';
 import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.js';
 import { createEventRecorder, type EventRecorder } from './events.js';
+import { startLeaderTerm } from './leader-term.js';
 import { createSourceWatcher, type SourceWatcher } from './sources/source-set.js';
 
 /** Settings a mode reads (the CLI's flags). */
@@ -197,7 +200,7 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
       identity,
       signal: abort.signal,
     };
-    const handle = starter(ctx).catch((err: unknown) => {
+    const handle = startLeaderTerm(sources, starter, ctx).catch((err: unknown) => {
       if (!abort.signal.aborted) {
         logger.error({ err }, 'the mode failed to start');
         unhealthy = 'the mode failed to start';

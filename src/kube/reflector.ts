@@ -4,15 +4,16 @@
  * list's resourceVersion, and keeps doing so through every failure mode a long-lived
  * watch meets: server-side timeouts, expired resourceVersions (410 → relist, with the
  * difference delivered so no deletion is lost), silent connections (watchdog), and
- * errors (jittered exponential backoff).
+ * errors (jittered exponential backoff). `relist()` lists again on demand, for callers that
+ * must prove the cache current before acting on it.
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import { Backoff, systemClock, type BackoffOptions } from './backoff.js';
 import { KubeApiError, isResourceVersionUnusable, type KubeStatus } from './kube-errors.js';
 import { Latch } from './latch.js';
 import { safeLogger, type KubeLogger } from './safe-logger.js';
 import type { ListerWatcher, WatchEventType } from './lister-watcher.js';
 import { listAll } from './pager.js';
+import { RelistRequests } from './relist-requests.js';
 import { Store, type KubeObject, type ReadonlyStore, type StoreChange } from './store.js';
 
 /** Callbacks for changes of the cache; they run after the store already holds the change. */
@@ -53,7 +54,7 @@ export class ReflectorStoppedError extends Error {
   override readonly name = 'ReflectorStoppedError';
 }
 
-type WatchOutcome = 'ended' | 'expired' | 'error' | 'watchdog' | 'stopped';
+type WatchOutcome = 'ended' | 'expired' | 'error' | 'watchdog' | 'stopped' | 'relist';
 
 /** Keeps a {@link Store} in sync with one resource collection and reports its changes. */
 export class Reflector<T extends KubeObject> {
@@ -69,6 +70,7 @@ export class Reflector<T extends KubeObject> {
   private loop: Promise<void> | undefined;
   /** Aborts the list or watch in flight. */
   private current: AbortController | undefined;
+  private readonly relists = new RelistRequests();
 
   constructor(private readonly opts: ReflectorOptions<T>) {
     this.random = opts.random ?? Math.random;
@@ -114,12 +116,23 @@ export class Reflector<T extends KubeObject> {
     return this.synced.wait(signal);
   }
 
+  /**
+   * Lists again from the API server; resolves once a list that started after this call is
+   * stored and its changes were dispatched, so the cache is at least as new as the server's
+   * state at the time of the call. The watch in flight ends and a backoff sleep is cut short.
+   * Rejects if stopped or `signal` aborts.
+   */
+  relist(signal?: AbortSignal): Promise<void> {
+    return this.relists.request(signal);
+  }
+
   /** Stop: abort the request in flight, end the loop, and resolve when it has ended. */
   async stop(): Promise<void> {
     const reason = new ReflectorStoppedError(`reflector ${this.opts.name} stopped`);
     this.lifetime.abort(reason);
     this.current?.abort(reason);
     this.synced.fail(reason);
+    this.relists.failAll(reason);
     await this.loop;
   }
 
@@ -131,7 +144,7 @@ export class Reflector<T extends KubeObject> {
   private async run(): Promise<void> {
     let needList = true;
     while (!this.stopped()) {
-      if (needList) {
+      if (needList || this.relists.pending()) {
         try {
           await this.listAndReplace();
           needList = false;
@@ -143,13 +156,17 @@ export class Reflector<T extends KubeObject> {
             { reflector: this.opts.name, err, delayMs: Math.round(delay) },
             'list failed; backing off',
           );
-          await this.sleep(delay);
+          await this.relists.sleep(delay, this.lifetime.signal);
           continue;
         }
       }
+      // A relist requested during the last list: that list may predate the request. No await
+      // between this check and the watch's start, so no request can slip in unseen.
+      if (this.relists.pending()) continue;
       const started = systemClock.now();
       const { outcome, events, err } = await this.watchOnce();
       if (outcome === 'stopped' || this.stopped()) break;
+      if (outcome === 'relist') continue;
       const healthy = events > 0 || systemClock.now() - started >= (this.opts.minHealthyWatchMs ?? 1_000);
       if (healthy) this.backoff.reset();
       if (outcome === 'expired') needList = true;
@@ -162,13 +179,14 @@ export class Reflector<T extends KubeObject> {
       else if (outcome === 'error') this.log.warn(ctx, 'watch failed; backing off');
       else if (outcome === 'expired') this.log.debug(ctx, 'resourceVersion expired; relisting');
       else this.log.debug(ctx, 'watch ended; watching again');
-      if (delayMs > 0) await this.sleep(delayMs);
+      if (delayMs > 0) await this.relists.sleep(delayMs, this.lifetime.signal);
     }
   }
 
   private async listAndReplace(): Promise<void> {
     const ac = new AbortController();
     this.current = ac;
+    const seq = this.relists.listStarted();
     try {
       const { items, resourceVersion } = await listAll(
         this.opts.listerWatcher,
@@ -190,6 +208,7 @@ export class Reflector<T extends KubeObject> {
       this.rv = resourceVersion;
       this.synced.open();
       for (const change of changes) this.dispatch(change);
+      this.relists.listStored(seq);
     } finally {
       if (this.current === ac) this.current = undefined;
     }
@@ -199,6 +218,7 @@ export class Reflector<T extends KubeObject> {
     if (this.stopped()) return { outcome: 'stopped', events: 0 };
     const ac = new AbortController();
     this.current = ac;
+    this.relists.watchStarted(ac);
     // Mutated by callbacks; an object so the compiler does not narrow it to its initial values.
     const st: { events: number; active: boolean; silent: boolean; errorStatus: KubeStatus | undefined } = {
       events: 0,
@@ -251,9 +271,11 @@ export class Reflector<T extends KubeObject> {
       st.active = false;
       clearTimeout(watchdog);
       if (this.current === ac) this.current = undefined;
+      this.relists.watchEnded(ac);
     }
     const { events, errorStatus } = st;
     if (this.stopped()) return { outcome: 'stopped', events };
+    if (this.relists.endedBy(ac.signal)) return { outcome: 'relist', events };
     if (errorStatus !== undefined) {
       const err = KubeApiError.fromStatus(errorStatus);
       return { outcome: isResourceVersionUnusable(err) ? 'expired' : 'error', events, err };
@@ -290,10 +312,5 @@ export class Reflector<T extends KubeObject> {
     } catch (err) {
       this.log.warn({ reflector: this.opts.name, err, change: change.type }, 'event handler threw');
     }
-  }
-
-  /** Waits `ms`, or less if `stop()` is called. */
-  private async sleep(ms: number): Promise<void> {
-    await delay(ms, undefined, { signal: this.lifetime.signal }).catch(() => undefined);
   }
 }

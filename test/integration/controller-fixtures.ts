@@ -25,6 +25,7 @@ import {
   type Runtime,
 } from '../../src/api/runtime.js';
 import { CONFIG_MAP_KEY } from '../../src/api/webhook-config.js';
+import { SIGNALLED_VERSION_ANNOTATION } from '../../src/controller/annotate/signal-decision.js';
 import {
   startControllerApp,
   type ControllerApp,
@@ -196,6 +197,8 @@ export async function setTrustBundle(kcp: Kcp, pem: string): Promise<void> {
  */
 export class FakeKim {
   readonly consumed = new Map<string, number>();
+  /** Every consumption in order, with the source-set version the controller stamped on the Runtime. */
+  readonly signals: { readonly runtime: string; readonly version: string | undefined }[] = [];
   private readonly reflector: Reflector<Runtime>;
   private readonly carrying = new Set<string>();
   private readonly removals = new Set<Promise<void>>();
@@ -222,6 +225,7 @@ export class FakeKim {
       if (this.carrying.has(name)) return;
       this.carrying.add(name);
       this.consumed.set(name, (this.consumed.get(name) ?? 0) + 1);
+      this.signals.push({ runtime: name, version: rt.metadata?.annotations?.[SIGNALLED_VERSION_ANNOTATION] });
       const field = this.signal === 'annotation' ? 'annotations' : 'labels';
       const p = patchRuntime(this.kcp, name, {
         metadata: { [field]: { [FORCE_PATCH_RECONCILIATION]: null } },

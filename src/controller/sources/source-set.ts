@@ -57,6 +57,14 @@ export interface SourceWatcher {
   stop(): Promise<void>;
   /** Whether every reflector has synced and a baseline is known. */
   synced(): boolean;
+  /**
+   * Lists every source again from the API server; resolves once `snapshot()` reflects lists
+   * started after this call (differences found are reported as changes, as any other). A
+   * replica that gains leadership calls it before acting: its watches may lag behind after a
+   * partition, and a lagging cache would propagate an old version. Call it after `start()`
+   * resolved; rejects if stopped or `signal` aborts.
+   */
+  relist(signal?: AbortSignal): Promise<void>;
   snapshot(): SourceSnapshot;
   problems(): readonly SourceProblem[];
   /**
@@ -207,6 +215,12 @@ class KubeSourceWatcher implements SourceWatcher {
 
   synced(): boolean {
     return this.isSynced;
+  }
+
+  async relist(signal?: AbortSignal): Promise<void> {
+    // Each reflector dispatches the difference of its fresh list (refresh() observes it) before
+    // its relist resolves, so the state is current once all of them have.
+    await Promise.all(this.defs.map((d) => d.reflector.relist(signal)));
   }
 
   snapshot(): SourceSnapshot {
