@@ -13,10 +13,10 @@ export interface AutocannonConfig {
   readonly url: string;
   readonly bodyFile: string;
   /**
-   * A JSON array of bodies to send instead, each request the next one (shared by all
-   * connections, so no two requests within one cycle of the list are the same).
+   * Makes every request unique: this text, which must occur in the body, is replaced in each
+   * request by a counter of the same width (shared by all connections, so no body repeats).
    */
-  readonly bodiesFile?: string;
+  readonly uniqueMarker?: string;
   readonly connections: number;
   readonly warmupSeconds: number;
   readonly durationSeconds: number;
@@ -47,22 +47,23 @@ async function main(): Promise<void> {
   if (!configFile) throw new Error('usage: load-autocannon <config.json>');
   const config = JSON.parse(readFileSync(configFile, 'utf8')) as AutocannonConfig;
   const body = readFileSync(config.bodyFile);
-  const bodies = config.bodiesFile
-    ? (JSON.parse(readFileSync(config.bodiesFile, 'utf8')) as string[]).map((b) => Buffer.from(b))
-    : undefined;
+  const marker = config.uniqueMarker;
+  const [head, tail] = marker === undefined ? [] : body.toString('utf8').split(marker);
+  if (marker !== undefined && tail === undefined) throw new Error(`the body does not contain ${marker}`);
   let next = 0;
-  const cycle = bodies
-    ? {
-        requests: [
-          {
-            setupRequest: (request: autocannon.RawRequest) => {
-              request.body = bodies[next++ % bodies.length];
-              return request;
+  const unique =
+    marker === undefined
+      ? {}
+      : {
+          requests: [
+            {
+              setupRequest: (request: autocannon.RawRequest) => {
+                request.body = `${head ?? ''}${String(next++).padStart(marker.length, '0')}${tail ?? ''}`;
+                return request;
+              },
             },
-          },
-        ],
-      }
-    : {};
+          ],
+        };
   const options = (seconds: number): autocannon.Options => ({
     url: config.url,
     method: 'POST',
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
     renderProgressBar: false,
     renderResultsTable: false,
     renderLatencyTable: false,
-    ...cycle,
+    ...unique,
   });
 
   if (config.warmupSeconds > 0) await autocannon(options(config.warmupSeconds));

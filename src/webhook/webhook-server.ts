@@ -213,7 +213,12 @@ export class WebhookServer {
     const handled = await handleAdmission(request, this.options.context);
     done(handled.result);
     if (handled.record) {
-      if (probe && AdmissionMemo.keyable(body, probe, request.uid)) this.memo?.set(probe.key, handled.record);
+      if (
+        probe &&
+        this.memo?.seenBefore(probe.key) === true &&
+        AdmissionMemo.keyable(body, probe, request.uid)
+      )
+        this.memo.set(probe.key, handled.record);
       this.reply(res, 200, handled.record.respond(request.uid), JSON_TYPE);
       return;
     }

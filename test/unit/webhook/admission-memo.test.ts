@@ -203,18 +203,35 @@ void describe('the webhook server with and without the memo', () => {
   test('an identical request is answered from the memo with its own uid, the pull Secret still ensured', async () => {
     const world = newWorld();
     const { url, registry } = await serve(world, 16);
-    const first = await post(url, review(seedPodBefore(), 'aaaa-1'));
-    const second = await post(url, review(seedPodBefore(), 'bbbb-2'));
-    assert.match(first, /^200 /);
-    assert.equal(second, first.replace('aaaa-1', 'bbbb-2'));
-    assert.equal(world.ensured, 2);
+    // The first is decided, the second decided and kept (a body is kept from its second time
+    // on), the third answered from the memo.
+    const answers = [];
+    for (const uid of ['aaaa-1', 'bbbb-2', 'cccc-3'])
+      answers.push(await post(url, review(seedPodBefore(), uid)));
+    const [first, second, third] = answers;
+    assert.match(first ?? '', /^200 /);
+    assert.equal(second, first?.replace('aaaa-1', 'bbbb-2'));
+    assert.equal(third, first?.replace('aaaa-1', 'cccc-3'));
+    assert.equal(world.ensured, 3);
     const reuse = (await registry.getSingleMetric('rtb_webhook_answer_reuse_total')?.get())?.values ?? [];
     assert.deepEqual(
       reuse.map((v) => [v.labels.outcome, v.value]),
       [['hit', 1]],
     );
     const mutated = (await registry.getSingleMetric('rtb_webhook_mutations_total')?.get())?.values ?? [];
-    assert.ok(mutated.length > 0 && mutated.every((v) => v.value === 2), 'mutations counted on every answer');
+    assert.ok(mutated.length > 0 && mutated.every((v) => v.value === 3), 'mutations counted on every answer');
+  });
+
+  test('a body seen once is not kept; the keys of one-off bodies are bounded', () => {
+    const memo = new AdmissionMemo<number>(2, 1024, 3);
+    assert.equal(memo.seenBefore('a'), false);
+    assert.equal(memo.seenBefore('a'), true);
+    assert.equal(memo.seenBefore('b'), false);
+    assert.equal(memo.seenBefore('c'), false);
+    // Full: the remembered keys are dropped at once.
+    assert.equal(memo.seenBefore('d'), false);
+    assert.equal(memo.seenBefore('a'), false);
+    assert.equal(memo.seenBefore('d'), true);
   });
 
   test('property: with the memo, every answer is the one a fresh decision gives, whatever changes between requests', async () => {
@@ -303,12 +320,12 @@ void describe('the webhook server with and without the memo', () => {
       }),
       {
         numRuns: 100,
-        // Each thing a record depends on, changed between two identical requests.
+        // Each thing a record depends on, changed after a body was kept (from its second time on).
         examples: [
-          [[req(1, 'u1'), { kind: 'namespace', namespace: 'team-a', index: 1 }, req(1, 'u2')]],
-          [[req(3, 'u1'), { kind: 'namespace', namespace: 'default', index: 2 }, req(3, 'u2')]],
-          [[req(0, 'u1'), { kind: 'config', index: 1 }, req(0, 'u2')]],
-          [[req(0, 'u1'), { kind: 'secret', available: false }, req(0, 'u2')]],
+          [[req(1, 'u1'), req(1, 'u2'), { kind: 'namespace', namespace: 'team-a', index: 1 }, req(1, 'u3')]],
+          [[req(3, 'u1'), req(3, 'u2'), { kind: 'namespace', namespace: 'default', index: 2 }, req(3, 'u3')]],
+          [[req(0, 'u1'), req(0, 'u2'), { kind: 'config', index: 1 }, req(0, 'u3')]],
+          [[req(0, 'u1'), req(0, 'u2'), { kind: 'secret', available: false }, req(0, 'u3')]],
         ],
       },
     );
