@@ -13,8 +13,9 @@ export interface AutocannonConfig {
   readonly url: string;
   readonly bodyFile: string;
   /**
-   * Makes every request unique: this text, which must occur in the body, is replaced in each
-   * request by a counter of the same width (shared by all connections, so no body repeats).
+   * Makes every request unique: this text, which must occur in the body, is replaced (every
+   * occurrence) in each request by a counter of the same width, shared by all connections, so
+   * no body repeats.
    */
   readonly uniqueMarker?: string;
   readonly connections: number;
@@ -48,8 +49,8 @@ async function main(): Promise<void> {
   const config = JSON.parse(readFileSync(configFile, 'utf8')) as AutocannonConfig;
   const body = readFileSync(config.bodyFile);
   const marker = config.uniqueMarker;
-  const [head, tail] = marker === undefined ? [] : body.toString('utf8').split(marker);
-  if (marker !== undefined && tail === undefined) throw new Error(`the body does not contain ${marker}`);
+  const parts = marker === undefined ? [] : body.toString('utf8').split(marker);
+  if (marker !== undefined && parts.length < 2) throw new Error(`the body does not contain ${marker}`);
   let next = 0;
   const unique =
     marker === undefined
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
           requests: [
             {
               setupRequest: (request: autocannon.RawRequest) => {
-                request.body = `${head ?? ''}${String(next++).padStart(marker.length, '0')}${tail ?? ''}`;
+                request.body = parts.join(String(next++).padStart(marker.length, '0'));
                 return request;
               },
             },
