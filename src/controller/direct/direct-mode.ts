@@ -1,6 +1,4 @@
-import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
-import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { CoreV1Api, type V1Secret } from '@kubernetes/client-node';
 import {
   RTB_GROUP,
   RTB_PLURAL,
@@ -17,75 +15,13 @@ import { CaStore } from '../../pki/ca-store.js';
 import { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import { createDirectMetrics, refreshStateGauges } from './direct-metrics.js';
 import { RuntimeClientPool } from './runtime-clients.js';
-import type { WebhookRelease } from './runtime-manifests.js';
-import { buildSyncSet, type SyncSetResult, type SyncSources } from './sync-set.js';
+import { buildSyncSet, type SyncSetResult } from './sync-set.js';
+import { DRIFT_CONFIRM_DELAY_MS, type DirectMode, type DirectModeOptions } from './direct-mode-options.js';
 import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
-import { startDriftEndpoint, type DriftEndpoint, type DriftEndpointOptions } from './drift-endpoint.js';
+import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
 
-/** The sources as direct mode needs them (the source watcher satisfies this). */
-export interface DirectSources {
-  snapshot(): SyncSources;
-  onChange(listener: (snapshot: SyncSources) => void): void;
-}
-
-/** Settings of direct mode. */
-export interface DirectModeOptions {
-  readonly kubeConfig: KubeConfig;
-  readonly namespace: string;
-  readonly sources: DirectSources;
-  readonly logger: Logger;
-  readonly registry: Registry;
-  readonly release: WebhookRelease;
-  /** Runtimes reconciled at once (default 16). */
-  readonly concurrency?: number;
-  /** Re-apply everything this often to catch drift (default 10 min; 0 disables). */
-  readonly resyncMs?: number;
-  /** Source changes within this window become one fan-out (default 500 ms). */
-  readonly coalesceMs?: number;
-  /** Label selector of KIM's kubeconfig Secrets (default `kyma-project.io/runtime-id`). */
-  readonly kubeconfigSelector?: string;
-  /** Create a RuntimeBootstrapper per Runtime CR matching this selector ('' = all); undefined = off. */
-  readonly autoCreateSelector?: string;
-  readonly caSecretName?: string;
-  /** Validity and renew-before of the webhook serving certificates issued per runtime. */
-  readonly servingCertificate?: { readonly validityMs: number; readonly renewBeforeMs: number };
-  /** A CA store shared with the drift listener (loaded); otherwise one is made from caSecretName. */
-  readonly caStore?: CaStore;
-  /** Serve the drift listener in this process (needs `drift`). */
-  readonly driftListener?: DriftEndpointOptions;
-  /** Rotate the CA this long before it expires, keeping the old one trusted for the grace period. */
-  readonly caRotation?: {
-    readonly renewBeforeMs: number;
-    readonly graceMs: number;
-    readonly checkEveryMs?: number;
-  };
-  /** The drift channel: runtimes get a client certificate and report tampering to this URL. */
-  readonly drift?: {
-    readonly listenerUrl: string;
-    readonly clientValidityMs?: number;
-    readonly renewBeforeMs?: number;
-  };
-  readonly runtimeTimeoutMs?: number;
-  /** How long after a drift repair the forced full reconcile follows (default 1 s). */
-  readonly driftConfirmDelayMs?: number;
-}
-
-/** Default of {@link DirectModeOptions.driftConfirmDelayMs}. */
-export const DRIFT_CONFIRM_DELAY_MS = 1_000;
-
-/** A running direct mode. */
-export interface DirectMode {
-  /** The drift listener's port, when it runs here. */
-  readonly driftPort: number | undefined;
-  /** The CA store (for tests and the drift channel). */
-  readonly cas: CaStore;
-  /** Rotates the CA now: the listener trusts old and new, and every runtime gets new certificates. */
-  rotateCa(graceMs: number): Promise<void>;
-  /** Queues a runtime for an immediate full re-apply; false if no RuntimeBootstrapper names it. */
-  resync(runtimeId: string): boolean;
-  readonly reconciler: BootstrapperReconciler;
-  stop(): Promise<void>;
-}
+export type { DirectMode, DirectModeOptions, DirectSources } from './direct-mode-options.js';
+export { DRIFT_CONFIRM_DELAY_MS } from './direct-mode-options.js';
 
 /**
  * Direct mode: every RuntimeBootstrapper's runtime gets the webhook and the current source set
@@ -192,7 +128,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   });
 
   let coalesce: NodeJS.Timeout | undefined;
-  o.sources.onChange(() => {
+  const unsubscribe = o.sources.onChange(() => {
     // A burst of source events becomes one fan-out with the final set.
     if (coalesce) return;
     coalesce = setTimeout(() => {
@@ -324,6 +260,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       return true;
     },
     async stop() {
+      unsubscribe();
       if (caUpkeep) clearInterval(caUpkeep);
       await endpoint?.stop();
       if (resync) clearInterval(resync);

@@ -1,0 +1,74 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { CaStore } from '../../pki/ca-store.js';
+import type { BootstrapperReconciler } from './bootstrapper-reconciler.js';
+import type { DriftEndpointOptions } from './drift-endpoint.js';
+import type { WebhookRelease } from './runtime-manifests.js';
+import type { SyncSources } from './sync-set.js';
+
+/** The sources as direct mode needs them (the source watcher satisfies this). */
+export interface DirectSources {
+  snapshot(): SyncSources;
+  /** Returns the unsubscribe: a mode stopped at the end of a leadership term lets go. */
+  onChange(listener: (snapshot: SyncSources) => void): () => void;
+}
+
+/** Settings of direct mode. */
+export interface DirectModeOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  readonly sources: DirectSources;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly release: WebhookRelease;
+  /** Runtimes reconciled at once (default 16). */
+  readonly concurrency?: number;
+  /** Re-apply everything this often to catch drift (default 10 min; 0 disables). */
+  readonly resyncMs?: number;
+  /** Source changes within this window become one fan-out (default 500 ms). */
+  readonly coalesceMs?: number;
+  /** Label selector of KIM's kubeconfig Secrets (default `kyma-project.io/runtime-id`). */
+  readonly kubeconfigSelector?: string;
+  /** Create a RuntimeBootstrapper per Runtime CR matching this selector ('' = all); undefined = off. */
+  readonly autoCreateSelector?: string;
+  readonly caSecretName?: string;
+  /** Validity and renew-before of the webhook serving certificates issued per runtime. */
+  readonly servingCertificate?: { readonly validityMs: number; readonly renewBeforeMs: number };
+  /** A CA store shared with the drift listener (loaded); otherwise one is made from caSecretName. */
+  readonly caStore?: CaStore;
+  /** Serve the drift listener in this process (needs `drift`). */
+  readonly driftListener?: DriftEndpointOptions;
+  /** Rotate the CA this long before it expires, keeping the old one trusted for the grace period. */
+  readonly caRotation?: {
+    readonly renewBeforeMs: number;
+    readonly graceMs: number;
+    readonly checkEveryMs?: number;
+  };
+  /** The drift channel: runtimes get a client certificate and report tampering to this URL. */
+  readonly drift?: {
+    readonly listenerUrl: string;
+    readonly clientValidityMs?: number;
+    readonly renewBeforeMs?: number;
+  };
+  readonly runtimeTimeoutMs?: number;
+  /** How long after a drift repair the forced full reconcile follows (default 1 s). */
+  readonly driftConfirmDelayMs?: number;
+}
+
+/** Default of {@link DirectModeOptions.driftConfirmDelayMs}. */
+export const DRIFT_CONFIRM_DELAY_MS = 1_000;
+
+/** A running direct mode. */
+export interface DirectMode {
+  /** The drift listener's port, when it runs here. */
+  readonly driftPort: number | undefined;
+  /** The CA store (for tests and the drift channel). */
+  readonly cas: CaStore;
+  /** Rotates the CA now: the listener trusts old and new, and every runtime gets new certificates. */
+  rotateCa(graceMs: number): Promise<void>;
+  /** Queues a runtime for an immediate full re-apply; false if no RuntimeBootstrapper names it. */
+  resync(runtimeId: string): boolean;
+  readonly reconciler: BootstrapperReconciler;
+  stop(): Promise<void>;
+}
