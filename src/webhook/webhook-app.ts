@@ -36,6 +36,8 @@ export interface WebhookAppOptions {
   readonly logger: Logger;
   readonly registry?: Registry;
   readonly excludedNamespaces?: readonly string[];
+  /** Answers kept for Pods identical but for their uid (default 512; 0 turns reuse off). */
+  readonly reuseAnswers?: number;
   /** The drift channel: report tampering with our objects to the KCP listener over mutual TLS. */
   readonly drift?: {
     readonly url: string;
@@ -181,6 +183,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     registry,
     ready,
     logger,
+    ...(o.reuseAnswers !== undefined ? { memoEntries: o.reuseAnswers } : {}),
   });
   serverRef.current = server;
   const port = await server.listen();

@@ -1,11 +1,13 @@
 import { loadClusterAccess } from '../../kube/cluster-access.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { startWebhookApp } from '../../webhook/webhook-app.js';
+import { positiveInt } from './controller.js';
 import type { WebhookFlags } from './webhook.js';
 import { runUntilSignal } from '../run-until-signal.js';
 
 /** Runs `rtb webhook` until SIGTERM or SIGINT, then drains and stops. */
 export async function runWebhook(flags: WebhookFlags): Promise<void> {
+  const reuseAnswers = positiveInt('reuse-answers', flags.reuseAnswers);
   const logger = createLogger({ name: 'webhook', level: flags.logLevel });
   // Read like client-node's KubeConfig (loadFromFile / loadFromDefault), without loading it.
   const kc = await loadClusterAccess(flags.kubeconfig);
@@ -19,6 +21,7 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
     host: flags.host,
     port: Number.parseInt(flags.port, 10),
     ...(flags.failClosed ? { failOpen: false } : {}),
+    reuseAnswers,
     ...(flags.driftUrl
       ? {
           drift: {

@@ -16,6 +16,7 @@ export interface WebhookFlags {
   driftCert: string;
   driftKey: string;
   driftCa: string;
+  reuseAnswers: string;
 }
 
 /**
@@ -55,6 +56,11 @@ export function registerWebhookCommand(program: Command): void {
     .option('--drift-cert <file>', 'drift client certificate', '/etc/rt-bootstrapper/watcher/tls.crt')
     .option('--drift-key <file>', 'drift client key', '/etc/rt-bootstrapper/watcher/tls.key')
     .option('--drift-ca <file>', 'CA bundle of the KCP listener', '/etc/rt-bootstrapper/watcher/ca.crt')
+    .option(
+      '--reuse-answers <count>',
+      "answers kept for Pods that arrive identical but for the request's uid, such as a ReplicaSet's (0: off)",
+      '512',
+    )
     .action(async (flags: WebhookFlags) => {
       const { runWebhook } = await import('./webhook-action.js');
       await runWebhook(flags);

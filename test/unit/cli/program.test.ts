@@ -24,3 +24,9 @@ test('an unknown command fails with a message', () => {
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, /unknown command/);
 });
+
+test('rtb webhook refuses a negative --reuse-answers before starting', () => {
+  const r = rtb('webhook', '--reuse-answers', '-1', '--config-file', '/nonexistent');
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /--reuse-answers must be a non-negative integer, got "-1"/);
+});
