@@ -84,6 +84,8 @@ export interface ThroughputFigures {
   readonly rssReadyKib: number;
   readonly rssIdleKib: number;
   readonly rssAfterKib: number;
+  /** VmRSS at the end of the fixed-rate rounds, the highest. */
+  readonly rssAtRateKib: number;
   readonly rssPeakKib: number;
   readonly idleSeconds: number;
   readonly webhookLogProblems: number;
@@ -256,12 +258,17 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
         `${rateSeconds} s per run, ${rounds} rounds alternating; latency from send to last byte`,
     );
     const pacedWebhook: PacedRun[] = [];
+    // The webhook's VmRSS right at the end of each of its fixed-rate rounds (the highest).
+    let rssAtRate = 0;
     const pacedBare: PacedRun[] = [];
     for (let round = 1; round <= rounds; round++) {
       const order = round % 2 === 1 ? (['webhook', 'bare'] as const) : (['bare', 'webhook'] as const);
       for (const which of order) {
         if (which === 'bare') pacedBare.push(await paced(bare, 'bare', round));
-        else pacedWebhook.push(await paced(webhook, 'webhook', round));
+        else {
+          pacedWebhook.push(await paced(webhook, 'webhook', round));
+          rssAtRate = Math.max(rssAtRate, memoryKib(webhook.pid).rss);
+        }
       }
     }
 
@@ -302,6 +309,7 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
       rssReadyKib: rssReady,
       rssIdleKib: rssIdle,
       rssAfterKib: after.rss,
+      rssAtRateKib: rssAtRate,
       rssPeakKib: after.peak,
       idleSeconds,
       webhookLogProblems,
@@ -329,7 +337,7 @@ export function throughputSummary(f: ThroughputFigures): string[] {
   const t = THROUGHPUT_TARGETS;
   const lat = (runs: readonly (MaxRun | PacedRun)[], key: 'p50' | 'p99'): string =>
     ms(median(runs.map((r) => r.latency[key])));
-  const rssWorst = Math.max(f.rssIdleKib, f.rssAfterKib);
+  const rssWorst = Math.max(f.rssIdleKib, f.rssAfterKib, f.rssAtRateKib);
   return [
     `max throughput (median of ${f.webhook.length} rounds, ${f.connections} connections):`,
     `  bare    ${f.bareRps.toFixed(0).padStart(6)} req/s, p50 ${lat(f.bare, 'p50')}, p99 ${lat(f.bare, 'p99')}`,
@@ -345,7 +353,8 @@ export function throughputSummary(f: ThroughputFigures): string[] {
     `  bare    p50 ${lat(f.pacedBare, 'p50')}, p99 ${lat(f.pacedBare, 'p99')}`,
     `  quietest runs (least CPU used by other processes): ${quietest(f.pacedWebhook, 'webhook')}; ${quietest(f.pacedBare, 'bare')}`,
     `webhook resident memory (VmRSS): ${mb(f.rssReadyKib)} when ready, ${mb(f.rssIdleKib)} idle ${f.idleSeconds} s ` +
-      `after start, ${mb(f.rssAfterKib)} idle ${f.idleSeconds} s after the load, peak (VmHWM) ${mb(f.rssPeakKib)} ` +
+      `after start, ${mb(f.rssAtRateKib)} at the end of ${f.rate} req/s, ${mb(f.rssAfterKib)} idle ${f.idleSeconds} s ` +
+      `after the load, peak under saturation (VmHWM) ${mb(f.rssPeakKib)} ` +
       `(target < ${t.rssMb} MB: ${verdict((rssWorst * 1024) / 1e6 < t.rssMb)})`,
     `webhook log: ${f.webhookLogProblems} warn/error lines`,
   ];
