@@ -8,6 +8,7 @@ import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../../src
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import type { ManagedProcess } from '../../src/envtest/managed-process.js';
+import { WEBHOOK_NODE_OPTIONS } from '../../src/render/webhook-manifests.js';
 import { waitReady } from '../../src/envtest/wait-ready.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
@@ -111,7 +112,8 @@ export async function startWebhookProcess(
       '--log-level=info',
     ],
     dir,
-    nodeOptions,
+    // As the rendered Deployment runs it.
+    [WEBHOOK_NODE_OPTIONS, ...nodeOptions],
   );
   await waitReady(proc, `https://127.0.0.1:${port}/readyz`, { ca: tls.caPem }, 60_000);
   return { proc, pid: pidOf(proc), url: `https://127.0.0.1:${port}/mutate` };

@@ -27,6 +27,14 @@ export const WEBHOOK_NAME = 'rt-bootstrapper-webhook';
 /** The Secret holding the webhook's serving certificate (`tls.crt`, `tls.key`). */
 export const WEBHOOK_TLS_SECRET = 'rt-bootstrapper-webhook-tls';
 /** The name of the webhook inside the MutatingWebhookConfiguration. */
+/**
+ * Node options of the webhook container. A young generation of at most 4 MB per semi-space
+ * keeps the process under 100 MB when Pods arrive by the thousand a second (peak 86 against
+ * 110 MB with Node's default of 16 MB), at no measurable cost in throughput: what a request
+ * allocates dies young either way (docs/figures.md).
+ */
+export const WEBHOOK_NODE_OPTIONS = '--max-semi-space-size=4';
+
 export const MUTATING_WEBHOOK_NAME = 'pods.rt-bootstrapper.kyma-project.io';
 /** Label selecting the webhook's own Pods (kept out of its own objectSelector). */
 export const APP_NAME_LABEL = 'app.kubernetes.io/name';
@@ -211,6 +219,7 @@ function renderDeployment(
                     ]
                   : []),
               ],
+              env: [{ name: 'NODE_OPTIONS', value: WEBHOOK_NODE_OPTIONS }],
               ports: [{ name: 'https', containerPort: 9443, protocol: 'TCP' }],
               readinessProbe: probe('/readyz'),
               livenessProbe: probe('/healthz'),

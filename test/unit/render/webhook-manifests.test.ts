@@ -53,6 +53,12 @@ describe('rendered webhook manifests', () => {
     assert.equal(m.deployment.spec!.template.spec!.containers[0]!.image, 'example.com/rtb:1.2.3');
   });
 
+  test('the container caps its young generation, as the benchmark runs it', () => {
+    assert.deepEqual(m.deployment.spec!.template.spec!.containers[0]!.env, [
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=4' },
+    ]);
+  });
+
   test('RBAC: Secrets only by name except create, ConfigMap only by name, nothing else writable', () => {
     const secretRules = m.clusterRole.rules!.filter((r) => r.resources!.includes('secrets'));
     for (const r of secretRules) {
