@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import https from 'node:https';
 
+const IDLE_SOCKET_MS = 60_000;
+
 /** What makes two https agents interchangeable: the TLS identity and trust they connect with. */
 function fingerprintOf(o: https.AgentOptions): string {
   return createHash('sha256')
@@ -40,7 +42,9 @@ export class KeepAliveAgents {
           this.agents.delete(oldest.value);
         }
       }
-      shared = new https.Agent({ ...given.options, keepAlive: true });
+      // An idle connection is closed after a minute, before an API server's own idle timeout
+      // (Go's default is 90 s) could close it under a request we are about to send.
+      shared = new https.Agent({ ...given.options, keepAlive: true, timeout: IDLE_SOCKET_MS });
       this.agents.set(key, shared);
     }
     // The throw-away agent never opened a socket; drop its (empty) pools.
