@@ -7,12 +7,9 @@ import {
 } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Registry } from 'prom-client';
-import { RTB_API_VERSION, type RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
-import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
+import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { startDirectMode, type DirectMode } from '../../src/controller/direct/direct-mode.js';
-import { createSourceWatcher, type SourceWatcher } from '../../src/controller/sources/source-set.js';
-import { ensureCrds } from '../../src/kube/crd.js';
+import type { SourceWatcher } from '../../src/controller/sources/source-set.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
@@ -21,21 +18,25 @@ import { seedConfigText } from '../support/fixtures.js';
 import {
   CTB_NAME,
   KCP_PULL_SECRET,
+  RB_PATH,
   apply,
   bindClusterAdmin,
   coreOf,
+  createRuntimeBootstrapper,
+  directModeOptions,
   dockerConfig,
   kubeconfigFor,
   markDeploymentAvailable,
+  prepareKcp,
+  putAdminKubeconfigSecret,
   putKubeconfigSecret,
-  putSources,
+  startKcpSources,
 } from '../support/kcp.js';
 import { registerWebhook, startTestWebhook } from '../support/webhook.js';
 
 const RUNTIMES = ['rt-1', 'rt-2', 'rt-3'] as const;
 const plane = useControlPlane({ clusters: ['kcp', ...RUNTIMES] });
 const SET_VERSION = 'rt-bootstrapper.kyma-project.io/set-version';
-const RB_PATH = '/apis/rt-bootstrapper.kyma-project.io/v1alpha1/namespaces/kcp-system/runtimebootstrappers';
 
 const kcp = () => plane().cluster('kcp');
 const rt = (id: string) => plane().cluster(id);
@@ -71,41 +72,17 @@ let direct: DirectMode;
 
 describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook on runtimes', () => {
   before(async () => {
-    await ensureCrds(kcp().kubeConfig(), [runtimeBootstrapperCrd()]);
-    await putSources(kcp());
+    await prepareKcp(kcp());
     for (const id of RUNTIMES) {
       // rt-2 uses an identity bound by RBAC, so its rotation can be proven by revoking the old one.
       if (id === 'rt-2') {
         await bindClusterAdmin(rt(id), 'rtb-old');
         await putKubeconfigSecret(kcp(), id, await kubeconfigFor(rt(id), 'rtb-old'));
-      } else
-        await putKubeconfigSecret(
-          kcp(),
-          id,
-          await kubeconfigFor(rt(id), 'rtb-controller', ['system:masters']),
-        );
+      } else await putAdminKubeconfigSecret(kcp(), rt(id), id);
     }
     const logger = silentLogger();
-    sources = createSourceWatcher({
-      kubeConfig: kcp().kubeConfig(),
-      namespace: 'kcp-system',
-      pullSecretName: KCP_PULL_SECRET,
-      clusterTrustBundleName: CTB_NAME,
-      configMapName: 'rt-bootstrapper-config',
-      logger,
-    });
-    await sources.start();
-    direct = await startDirectMode({
-      kubeConfig: kcp().kubeConfig(),
-      namespace: 'kcp-system',
-      sources,
-      logger,
-      registry: new Registry(),
-      release: { image: 'example.com/rt-bootstrapper:1.0.0', version: '1.0.0' },
-      resyncMs: 0,
-      coalesceMs: 100,
-      runtimeTimeoutMs: 3_000,
-    });
+    sources = await startKcpSources(kcp(), logger);
+    direct = await startDirectMode(directModeOptions(kcp(), sources, logger, { runtimeTimeoutMs: 3_000 }));
   });
   after(async () => {
     await direct.stop();
@@ -113,18 +90,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
   });
 
   test('creating a CR installs the webhook set; the status walks to Ready once the Deployment is available', async () => {
-    for (const id of RUNTIMES) {
-      await kubeRequest(kcp().kubeConfig(), {
-        method: 'POST',
-        path: RB_PATH,
-        body: {
-          apiVersion: RTB_API_VERSION,
-          kind: 'RuntimeBootstrapper',
-          metadata: { name: id },
-          spec: { runtimeID: id },
-        },
-      });
-    }
+    for (const id of RUNTIMES) await createRuntimeBootstrapper(kcp(), id);
     for (const id of RUNTIMES) {
       const installing = await waitState(id, 'Installing');
       assert.equal(condition(installing, 'RuntimeReachable')?.status, 'True');
@@ -407,17 +373,12 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
 
   test('a new webhook release rolls every runtime forward', async () => {
     await direct.stop();
-    direct = await startDirectMode({
-      kubeConfig: kcp().kubeConfig(),
-      namespace: 'kcp-system',
-      sources,
-      logger: silentLogger(),
-      registry: new Registry(),
-      release: { image: 'example.com/rt-bootstrapper:1.1.0', version: '1.1.0' },
-      resyncMs: 0,
-      coalesceMs: 100,
-      runtimeTimeoutMs: 3_000,
-    });
+    direct = await startDirectMode(
+      directModeOptions(kcp(), sources, silentLogger(), {
+        release: { image: 'example.com/rt-bootstrapper:1.1.0', version: '1.1.0' },
+        runtimeTimeoutMs: 3_000,
+      }),
+    );
     await Promise.all(
       RUNTIMES.map(async (id) => {
         const apps = rt(id).kubeConfig().makeApiClient(AppsV1Api);

@@ -6,12 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { RTB_API_VERSION, type RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
-import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
+import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { startDirectMode, type DirectMode } from '../../src/controller/direct/direct-mode.js';
-import { createSourceWatcher, type SourceWatcher } from '../../src/controller/sources/source-set.js';
+import type { SourceWatcher } from '../../src/controller/sources/source-set.js';
 import { freePort } from '../../src/envtest/free-port.js';
-import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
@@ -21,19 +19,20 @@ import { applyObjects } from '../../src/kube/apply.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import {
   CTB_NAME,
-  KCP_PULL_SECRET,
+  RB_PATH,
   coreOf,
+  createRuntimeBootstrapper,
+  directModeOptions,
   dockerConfig,
   markDeploymentAvailable,
-  putKubeconfigSecret,
-  putSources,
-  kubeconfigFor,
+  prepareKcp,
+  putAdminKubeconfigSecret,
+  startKcpSources,
 } from '../support/kcp.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
 
 const RUNTIMES = ['rt-a', 'rt-b'] as const;
 const plane = useControlPlane({ clusters: ['kcp', ...RUNTIMES] });
-const RB_PATH = '/apis/rt-bootstrapper.kyma-project.io/v1alpha1/namespaces/kcp-system/runtimebootstrappers';
 const domain = (id: string): string => `${id}.kyma.example.com`;
 const kcp = () => plane().cluster('kcp');
 const rt = (id: string) => plane().cluster(id);
@@ -115,52 +114,26 @@ function postEvent(cert: { certPem: string; keyPem: string }, event: unknown): P
 describe('drift channel: runtimes report tampering over mutual TLS and the KCP repairs it', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'rtb-drift-'));
-    await ensureCrds(kcp().kubeConfig(), [runtimeBootstrapperCrd()]);
-    await putSources(kcp());
-    for (const id of RUNTIMES)
-      await putKubeconfigSecret(kcp(), id, await kubeconfigFor(rt(id), 'rtb-controller', ['system:masters']));
+    await prepareKcp(kcp());
+    for (const id of RUNTIMES) await putAdminKubeconfigSecret(kcp(), rt(id), id);
     const logger = silentLogger();
-    sources = createSourceWatcher({
-      kubeConfig: kcp().kubeConfig(),
-      namespace: 'kcp-system',
-      pullSecretName: KCP_PULL_SECRET,
-      clusterTrustBundleName: CTB_NAME,
-      configMapName: 'rt-bootstrapper-config',
-      logger,
-    });
-    await sources.start();
+    sources = await startKcpSources(kcp(), logger);
     listenerPort = await freePort();
-    direct = await startDirectMode({
-      kubeConfig: kcp().kubeConfig(),
-      namespace: 'kcp-system',
-      sources,
-      logger,
-      registry: kcpRegistry,
-      release: { image: 'example.com/rt-bootstrapper:1.0.0', version: '1.0.0' },
-      resyncMs: 0,
-      coalesceMs: 100,
-      // Long enough that the late write below lands between the fast path and the confirmation.
-      driftConfirmDelayMs: 2_000,
-      drift: { listenerUrl: `https://127.0.0.1:${listenerPort}` },
-      driftListener: {
-        host: '127.0.0.1',
-        port: listenerPort,
-        ipAddresses: ['127.0.0.1'],
-        rateLimit: { perSecond: 20, burst: 40 },
-      },
-    });
-    for (const id of RUNTIMES) {
-      await kubeRequest(kcp().kubeConfig(), {
-        method: 'POST',
-        path: RB_PATH,
-        body: {
-          apiVersion: RTB_API_VERSION,
-          kind: 'RuntimeBootstrapper',
-          metadata: { name: id, annotations: { 'skr-domain': domain(id) } },
-          spec: { runtimeID: id },
+    direct = await startDirectMode(
+      directModeOptions(kcp(), sources, logger, {
+        registry: kcpRegistry,
+        // Long enough that the late write below lands between the fast path and the confirmation.
+        driftConfirmDelayMs: 2_000,
+        drift: { listenerUrl: `https://127.0.0.1:${listenerPort}` },
+        driftListener: {
+          host: '127.0.0.1',
+          port: listenerPort,
+          ipAddresses: ['127.0.0.1'],
+          rateLimit: { perSecond: 20, burst: 40 },
         },
-      });
-    }
+      }),
+    );
+    for (const id of RUNTIMES) await createRuntimeBootstrapper(kcp(), id, { 'skr-domain': domain(id) });
     await readyAll();
     for (const id of RUNTIMES) {
       const { mkdir } = await import('node:fs/promises');

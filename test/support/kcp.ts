@@ -1,5 +1,13 @@
 import { CoreV1Api, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { RTB_API_VERSION } from '../../src/api/runtime-bootstrapper.js';
+import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
+import type { DirectModeOptions } from '../../src/controller/direct/direct-mode.js';
+import { createSourceWatcher, type SourceWatcher } from '../../src/controller/sources/source-set.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
+import { ensureCrds } from '../../src/kube/crd.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import type { Logger } from '../../src/telemetry/logger.js';
 import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
@@ -12,6 +20,9 @@ export const CTB_NAME = 'rt-bootstrapper-k3d.test:ctb:1';
 export const CTB_SIGNER = 'rt-bootstrapper-k3d.test/ctb';
 /** The KCP's pull Secret name in tests. */
 export const KCP_PULL_SECRET = 'registry-credentials';
+/** The KCP's RuntimeBootstrappers. */
+export const RB_PATH =
+  '/apis/rt-bootstrapper.kyma-project.io/v1alpha1/namespaces/kcp-system/runtimebootstrappers';
 
 /** Base64 of a dockerconfigjson with a recognisable auth value. */
 export const dockerConfig = (auth: string): Record<string, string> => ({
@@ -96,6 +107,73 @@ export async function putSources(
       data: { 'rt-bootstrapper-config.json': opts.configText ?? seedConfigText() },
     } as KubernetesObject,
   ]);
+}
+
+/** Readies the KCP for direct mode: the RuntimeBootstrapper CRD, then the three sources. */
+export async function prepareKcp(kcp: LocalCluster): Promise<void> {
+  await ensureCrds(kcp.kubeConfig(), [runtimeBootstrapperCrd()]);
+  await putSources(kcp);
+}
+
+/** Writes the kubeconfig Secret of runtime `id` with a system:masters identity (`rtb-controller`). */
+export async function putAdminKubeconfigSecret(
+  kcp: LocalCluster,
+  runtime: LocalCluster,
+  id: string,
+): Promise<void> {
+  await putKubeconfigSecret(kcp, id, await kubeconfigFor(runtime, 'rtb-controller', ['system:masters']));
+}
+
+/** A started source watcher on the KCP's three sources (see {@link putSources}). */
+export async function startKcpSources(kcp: LocalCluster, logger: Logger): Promise<SourceWatcher> {
+  const sources = createSourceWatcher({
+    kubeConfig: kcp.kubeConfig(),
+    namespace: 'kcp-system',
+    pullSecretName: KCP_PULL_SECRET,
+    clusterTrustBundleName: CTB_NAME,
+    configMapName: 'rt-bootstrapper-config',
+    logger,
+  });
+  await sources.start();
+  return sources;
+}
+
+/** Direct mode's settings in tests: release 1.0.0, no resync, a 100 ms coalesce window; `more` adds or overrides. */
+export function directModeOptions(
+  kcp: LocalCluster,
+  sources: SourceWatcher,
+  logger: Logger,
+  more: Partial<DirectModeOptions> = {},
+): DirectModeOptions {
+  return {
+    kubeConfig: kcp.kubeConfig(),
+    namespace: 'kcp-system',
+    sources,
+    logger,
+    registry: new Registry(),
+    release: { image: 'example.com/rt-bootstrapper:1.0.0', version: '1.0.0' },
+    resyncMs: 0,
+    coalesceMs: 100,
+    ...more,
+  };
+}
+
+/** Creates the RuntimeBootstrapper of runtime `id` on the KCP (named after it, annotations optional). */
+export async function createRuntimeBootstrapper(
+  kcp: LocalCluster,
+  id: string,
+  annotations?: Record<string, string>,
+): Promise<void> {
+  await kubeRequest(kcp.kubeConfig(), {
+    method: 'POST',
+    path: RB_PATH,
+    body: {
+      apiVersion: RTB_API_VERSION,
+      kind: 'RuntimeBootstrapper',
+      metadata: annotations === undefined ? { name: id } : { name: id, annotations },
+      spec: { runtimeID: id },
+    },
+  });
 }
 
 /** Replaces a source object's content on the KCP (server-side apply). */
