@@ -1,29 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KubeApiError } from '../../../src/kube/kube-errors.js';
-import { Reflector, ReflectorStoppedError, type ReflectorOptions } from '../../../src/kube/reflector.js';
+import { ReflectorStoppedError, type ReflectorOptions } from '../../../src/kube/reflector.js';
+import { reflectorHarness } from './reflector-harness.js';
 import { ScriptedListerWatcher, obj, until, type Obj } from './scripted-lister-watcher.js';
 
-/** A reflector over `lw` whose handlers log to `events`; fast backoff unless overridden. */
-function harness(lw: ScriptedListerWatcher<Obj>, extra: Partial<ReflectorOptions<Obj>> = {}) {
-  const events: string[] = [];
-  const reflector = new Reflector<Obj>({
-    name: 'test',
-    listerWatcher: lw,
-    pageSize: 0,
-    watchTimeoutSeconds: { min: 5, max: 10 },
-    backoff: { baseMs: 5, maxMs: 40, factor: 2, jitter: 0 },
-    minHealthyWatchMs: 60_000,
-    handlers: {
-      onAdd: (o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`),
-      onUpdate: (a, b) =>
-        events.push(`update ${b.metadata.name} ${a.metadata.resourceVersion}->${b.metadata.resourceVersion}`),
-      onDelete: (o) => events.push(`delete ${o.metadata.name}`),
-    },
-    ...extra,
-  });
-  return { reflector, events };
-}
+/** A reflector over `lw` whose handlers log to `events`; unpaged, no logger, fast backoff unless overridden. */
+const harness = (lw: ScriptedListerWatcher<Obj>, extra: Partial<ReflectorOptions<Obj>> = {}) =>
+  reflectorHarness(lw, { pageSize: 0 }, extra);
 
 /** A promise the test opens. */
 function gate(): { opened: Promise<void>; open: () => void } {

@@ -2,39 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeApiError } from '../../../src/kube/kube-errors.js';
-import { Reflector, ReflectorStoppedError, type ReflectorOptions } from '../../../src/kube/reflector.js';
+import { ReflectorStoppedError, type ReflectorOptions } from '../../../src/kube/reflector.js';
+import { reflectorHarness } from './reflector-harness.js';
 import { ScriptedListerWatcher, obj, until, type Obj } from './scripted-lister-watcher.js';
 
-interface LogEntry {
-  level: 'debug' | 'warn';
-  msg: string;
-  delayMs?: number;
-}
-
-function harness(lw: ScriptedListerWatcher<Obj>, extra: Partial<ReflectorOptions<Obj>> = {}) {
-  const events: string[] = [];
-  const logs: LogEntry[] = [];
-  const reflector = new Reflector<Obj>({
-    name: 'test',
-    listerWatcher: lw,
-    pageSize: 2,
-    watchTimeoutSeconds: { min: 5, max: 10 },
-    backoff: { baseMs: 5, maxMs: 40, factor: 2, jitter: 0 },
-    minHealthyWatchMs: 60_000,
-    handlers: {
-      onAdd: (o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`),
-      onUpdate: (a, b) =>
-        events.push(`update ${b.metadata.name} ${a.metadata.resourceVersion}->${b.metadata.resourceVersion}`),
-      onDelete: (o, unknown) => events.push(`delete ${o.metadata.name}${unknown ? ' (relist)' : ''}`),
-    },
-    logger: {
-      debug: (o, msg) => logs.push({ level: 'debug', msg, ...(o as { delayMs?: number }) }),
-      warn: (o, msg) => logs.push({ level: 'warn', msg, ...(o as { delayMs?: number }) }),
-    },
-    ...extra,
-  });
-  return { reflector, events, logs };
-}
+/** A reflector over `lw` listing in pages of 2, its events and logs recorded; fast backoff unless overridden. */
+const harness = (lw: ScriptedListerWatcher<Obj>, extra: Partial<ReflectorOptions<Obj>> = {}) =>
+  reflectorHarness(lw, { pageSize: 2, logs: true, markRelistDeletes: true }, extra);
 
 const gone = (): KubeApiError =>
   new KubeApiError('too old resource version', { statusCode: 410, reason: 'Expired' });
