@@ -67,6 +67,45 @@ async function runtimeSecretAuth(id: string): Promise<string | undefined> {
   return json.auths['ghcr.io']?.auth;
 }
 
+/** Waits until runtime `id`'s pull Secret carries `auth`. */
+async function waitSecretAuth(id: string, auth: string, timeoutMs: number, what: string): Promise<void> {
+  await eventually(async () => ((await runtimeSecretAuth(id)) === auth ? true : undefined), timeoutMs, what);
+}
+
+/** Replaces the KCP's pull Secret with one whose auth is `auth`. */
+async function putPullSecret(auth: string): Promise<void> {
+  await apply(kcp(), [
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: dockerConfig(auth),
+    } as KubernetesObject,
+  ]);
+}
+
+/** Replaces the KCP's webhook ConfigMap with `configText`. */
+async function putConfig(configText: string): Promise<void> {
+  await apply(kcp(), [
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
+      data: { 'rt-bootstrapper-config.json': configText },
+    } as KubernetesObject,
+  ]);
+}
+
+/** Sets `spec.paused` of RuntimeBootstrapper `id`. */
+async function setPaused(id: string, paused: boolean): Promise<void> {
+  await kubeRequest(kcp().kubeConfig(), {
+    method: 'PATCH',
+    path: `${RB_PATH}/${id}`,
+    body: { spec: { paused } },
+  });
+}
+
 let sources: SourceWatcher;
 let direct: DirectMode;
 
@@ -134,24 +173,12 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
 
   test('rotating the pull Secret reaches every runtime, stamped, trust bundle then Secret then ConfigMap', async () => {
     const previous = sources.snapshot().version;
-    await apply(kcp(), [
-      {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
-        type: 'kubernetes.io/dockerconfigjson',
-        data: dockerConfig('v2'),
-      } as KubernetesObject,
-    ]);
+    await putPullSecret('v2');
     const version = await eventually(() =>
       sources.snapshot().version !== previous ? sources.snapshot().version : undefined,
     );
     for (const id of RUNTIMES) {
-      await eventually(
-        async () => ((await runtimeSecretAuth(id)) === 'v2' ? true : undefined),
-        20_000,
-        `${id} to get the new Secret`,
-      );
+      await waitSecretAuth(id, 'v2', 20_000, `${id} to get the new Secret`);
       await eventually(
         async () => ((await readRb(id)).status?.appliedVersion === version ? true : undefined),
         20_000,
@@ -189,14 +216,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       });
       const config = JSON.parse(seedConfigText()) as { overrides: Record<string, string> };
       config.overrides = { 'replace.me': 'mirror.example.com/via-kcp' };
-      await apply(kcp(), [
-        {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
-          data: { 'rt-bootstrapper-config.json': JSON.stringify(config) },
-        } as KubernetesObject,
-      ]);
+      await putConfig(JSON.stringify(config));
       for (const id of RUNTIMES) {
         await eventually(
           async () => {
@@ -236,32 +256,16 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
 
   test('an unreachable runtime marks only its own CR as failing, and recovers when it is back', async () => {
     await rt('rt-3').stop();
-    await apply(kcp(), [
-      {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
-        type: 'kubernetes.io/dockerconfigjson',
-        data: dockerConfig('v3'),
-      } as KubernetesObject,
-    ]);
+    await putPullSecret('v3');
     const failing = await waitState('rt-3', 'Error');
     assert.equal(condition(failing, 'RuntimeReachable')?.status, 'False');
     assert.match(condition(failing, 'RuntimeReachable')?.message ?? '', /unreachable/);
     for (const id of ['rt-1', 'rt-2']) {
-      await eventually(
-        async () => ((await runtimeSecretAuth(id)) === 'v3' ? true : undefined),
-        20_000,
-        `${id} unaffected`,
-      );
+      await waitSecretAuth(id, 'v3', 20_000, `${id} unaffected`);
       assert.equal((await waitState(id, 'Ready')).status?.state, 'Ready');
     }
     await rt('rt-3').start();
-    await eventually(
-      async () => ((await runtimeSecretAuth('rt-3')) === 'v3' ? true : undefined),
-      60_000,
-      'rt-3 to catch up',
-    );
+    await waitSecretAuth('rt-3', 'v3', 60_000, 'rt-3 to catch up');
     await waitState('rt-3', 'Ready', 60_000);
   });
 
@@ -273,44 +277,16 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       .kubeConfig()
       .makeApiClient(RbacAuthorizationV1Api)
       .deleteClusterRoleBinding({ name: 'test-rtb-old' });
-    await apply(kcp(), [
-      {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
-        type: 'kubernetes.io/dockerconfigjson',
-        data: dockerConfig('v4'),
-      } as KubernetesObject,
-    ]);
-    await eventually(
-      async () => ((await runtimeSecretAuth('rt-2')) === 'v4' ? true : undefined),
-      30_000,
-      'rt-2 written with the new credentials',
-    );
+    await putPullSecret('v4');
+    await waitSecretAuth('rt-2', 'v4', 30_000, 'rt-2 written with the new credentials');
     assert.equal((await waitState('rt-2', 'Ready')).status?.state, 'Ready');
   });
 
   test('paused: no writes at all, then it catches up when unpaused', async () => {
-    await kubeRequest(kcp().kubeConfig(), {
-      method: 'PATCH',
-      path: `${RB_PATH}/rt-1`,
-      body: { spec: { paused: true } },
-    });
+    await setPaused('rt-1', true);
     await waitState('rt-1', 'Paused');
-    await apply(kcp(), [
-      {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
-        type: 'kubernetes.io/dockerconfigjson',
-        data: dockerConfig('v5'),
-      } as KubernetesObject,
-    ]);
-    await eventually(
-      async () => ((await runtimeSecretAuth('rt-3')) === 'v5' ? true : undefined),
-      20_000,
-      'the others to move on',
-    );
+    await putPullSecret('v5');
+    await waitSecretAuth('rt-3', 'v5', 20_000, 'the others to move on');
     const before = await coreOf(rt('rt-1')).listSecretForAllNamespaces();
     await new Promise((r) => setTimeout(r, 1_500));
     assert.equal(await runtimeSecretAuth('rt-1'), 'v4', 'the paused runtime kept the old Secret');
@@ -321,29 +297,14 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       before.items.map((s) => s.metadata?.resourceVersion),
       'no Secret on the paused runtime was written',
     );
-    await kubeRequest(kcp().kubeConfig(), {
-      method: 'PATCH',
-      path: `${RB_PATH}/rt-1`,
-      body: { spec: { paused: false } },
-    });
-    await eventually(
-      async () => ((await runtimeSecretAuth('rt-1')) === 'v5' ? true : undefined),
-      20_000,
-      'rt-1 to catch up',
-    );
+    await setPaused('rt-1', false);
+    await waitSecretAuth('rt-1', 'v5', 20_000, 'rt-1 to catch up');
   });
 
   test('an inconsistent source set is not propagated and every CR says why', async () => {
     const config = JSON.parse(seedConfigText()) as { clusterTrustBundle: { name: string } };
     config.clusterTrustBundle.name = 'no-such.example.com:ctb:9';
-    await apply(kcp(), [
-      {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
-        data: { 'rt-bootstrapper-config.json': JSON.stringify(config) },
-      } as KubernetesObject,
-    ]);
+    await putConfig(JSON.stringify(config));
     for (const id of RUNTIMES) {
       const rb = await eventually(
         async () => {
@@ -360,14 +321,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       });
       assert.ok(!cm.data?.['rt-bootstrapper-config.json']?.includes('no-such'), 'nothing propagated');
     }
-    await apply(kcp(), [
-      {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
-        data: { 'rt-bootstrapper-config.json': seedConfigText() },
-      } as KubernetesObject,
-    ]);
+    await putConfig(seedConfigText());
     for (const id of RUNTIMES) await waitState(id, 'Ready');
   });
 
