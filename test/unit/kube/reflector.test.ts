@@ -28,6 +28,15 @@ function pagedList(items: () => Obj[], rv: () => string) {
   };
 }
 
+/** A list answering `a@1` at resourceVersion 10. */
+const oneObjectList = () =>
+  pagedList(
+    () => [obj('a', '1')],
+    () => '10',
+  );
+/** A scripted lister-watcher whose lists answer `a@1` at resourceVersion 10. */
+const oneObjectLw = () => new ScriptedListerWatcher<Obj>(oneObjectList());
+
 void describe('Reflector', () => {
   void test('pages through the list, stores it atomically, then watches from its resourceVersion', async () => {
     const lw = new ScriptedListerWatcher<Obj>(
@@ -77,12 +86,7 @@ void describe('Reflector', () => {
   });
 
   void test('watch events update the store and fire handlers; the resourceVersion follows them', async () => {
-    const lw = new ScriptedListerWatcher<Obj>(
-      pagedList(
-        () => [obj('a', '1')],
-        () => '10',
-      ),
-    );
+    const lw = oneObjectLw();
     const { reflector, events } = harness(lw);
     reflector.start();
     const w = await lw.watchNo(0);
@@ -100,12 +104,7 @@ void describe('Reflector', () => {
   });
 
   void test('a bookmark advances the resourceVersion without events; a normal end re-watches from it', async () => {
-    const lw = new ScriptedListerWatcher<Obj>(
-      pagedList(
-        () => [obj('a', '1')],
-        () => '10',
-      ),
-    );
+    const lw = oneObjectLw();
     const { reflector, events } = harness(lw, { minHealthyWatchMs: 0 });
     reflector.start();
     const w0 = await lw.watchNo(0);
@@ -149,12 +148,7 @@ void describe('Reflector', () => {
   });
 
   void test('an HTTP 410 or a too-large resourceVersion on watch relists too', async () => {
-    const lw = new ScriptedListerWatcher<Obj>(
-      pagedList(
-        () => [obj('a', '1')],
-        () => '10',
-      ),
-    );
+    const lw = oneObjectLw();
     const { reflector } = harness(lw);
     reflector.start();
     (await lw.watchNo(0)).fail(gone());
@@ -173,12 +167,7 @@ void describe('Reflector', () => {
   });
 
   void test('the watchdog restarts a silent watch from the same resourceVersion', async () => {
-    const lw = new ScriptedListerWatcher<Obj>(
-      pagedList(
-        () => [obj('a', '1')],
-        () => '10',
-      ),
-    );
+    const lw = oneObjectLw();
     const { reflector, logs } = harness(lw, { inactivityTimeoutMs: 30 });
     reflector.start();
     const w0 = await lw.watchNo(0);
@@ -191,12 +180,7 @@ void describe('Reflector', () => {
   });
 
   void test('events, bookmarks included, keep the watchdog from firing', async () => {
-    const lw = new ScriptedListerWatcher<Obj>(
-      pagedList(
-        () => [obj('a', '1')],
-        () => '10',
-      ),
-    );
+    const lw = oneObjectLw();
     const { reflector } = harness(lw, { inactivityTimeoutMs: 250 });
     reflector.start();
     const w0 = await lw.watchNo(0);
@@ -213,10 +197,7 @@ void describe('Reflector', () => {
     let listFailures = 2;
     const lw = new ScriptedListerWatcher<Obj>((opts) => {
       if (listFailures-- > 0) throw new KubeApiError('etcd is sad', { statusCode: 500 });
-      return pagedList(
-        () => [obj('a', '1')],
-        () => '10',
-      )(opts);
+      return oneObjectList()(opts);
     });
     let failWatches = 3;
     lw.onWatch = (s) => {
@@ -247,12 +228,7 @@ void describe('Reflector', () => {
   });
 
   void test('stop() ends the watch and the loop; nothing starts afterwards', async () => {
-    const lw = new ScriptedListerWatcher<Obj>(
-      pagedList(
-        () => [obj('a', '1')],
-        () => '10',
-      ),
-    );
+    const lw = oneObjectLw();
     const { reflector } = harness(lw);
     reflector.start();
     const w0 = await lw.watchNo(0);
@@ -292,12 +268,7 @@ void describe('Reflector', () => {
   });
 
   void test('a throwing handler does not stop the reflector; late handlers get a replay', async () => {
-    const lw = new ScriptedListerWatcher<Obj>(
-      pagedList(
-        () => [obj('a', '1')],
-        () => '10',
-      ),
-    );
+    const lw = oneObjectLw();
     const { reflector, events } = harness(lw);
     reflector.addEventHandler({
       onAdd: () => {
@@ -318,10 +289,7 @@ void describe('Reflector', () => {
     let failures = 2;
     const lw = new ScriptedListerWatcher<Obj>((opts) => {
       if (failures-- > 0) throw new KubeApiError('unavailable', { statusCode: 503 });
-      return pagedList(
-        () => [obj('a', '1')],
-        () => '10',
-      )(opts);
+      return oneObjectList()(opts);
     });
     const throwing = (): never => {
       throw new Error('log sink closed');
