@@ -77,6 +77,8 @@ export interface ThroughputFigures {
   readonly rate: number;
   readonly rateSeconds: number;
   readonly pacedWebhook: readonly PacedRun[];
+  /** The webhook at the fixed rate with a Pod of a new name in every request. */
+  readonly pacedDistinct: readonly PacedRun[];
   readonly pacedBare: readonly PacedRun[];
   /** Median over the fixed-rate rounds of the webhook's p50 and p99. */
   readonly fixedRateP50: number;
@@ -139,11 +141,15 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
     say(`  resident memory idle after start: ${mb(rssIdle)}`);
 
     const seedPod = await defaultedSeedPod(kc);
-    const body = admissionReviewFor(seedPod);
+    // The seed example is a Deployment's Pod template: its ReplicaSet creates the Pods with
+    // generateName, so they reach admission without a name, all alike.
+    const { name: _seedName, ...seedMetadata } = seedPod.metadata ?? {};
+    const replicaPod = { ...seedPod, metadata: { ...seedMetadata, generateName: 'pause-test1-7d4b9c8f6-' } };
+    const body = admissionReviewFor(replicaPod);
     const bodyFile = join(dir, 'admission-review.json');
     await writeFile(bodyFile, body);
-    // Distinct Pods: the same Pod under a new name in every request (a counter in place of
-    // DISTINCT_MARKER), so no answer can be reused.
+    // Distinct Pods: the seed Pod created under a name of its own, a new one in every request (a
+    // counter in place of DISTINCT_MARKER): no answer can be reused.
     const distinctFile = join(dir, 'admission-review-distinct.json');
     await writeFile(
       distinctFile,
@@ -158,7 +164,8 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
     const responseFile = join(dir, 'admission-response.json');
     await writeFile(responseFile, second.body);
     say(
-      `request: AdmissionReview of the seed Pod (as the API server defaults it; namespace default, CREATE), ` +
+      `request: AdmissionReview of the seed Deployment's Pod as its ReplicaSet creates it (generateName, ` +
+        `as the API server defaults it; namespace default, CREATE), ` +
         `${Buffer.byteLength(body)} B; answer: ${patch.length} JSON-patch operations, ${Buffer.byteLength(second.body)} B`,
     );
 
@@ -203,7 +210,7 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
       const resultFile = join(dir, `paced-${label}-${round}.result.json`);
       const config: PacedConfig = {
         url: target.url,
-        bodyFile,
+        ...(label === 'distinct' ? { bodyFile: distinctFile, uniqueMarker: DISTINCT_MARKER } : { bodyFile }),
         caFile: tls.caFile,
         rate,
         warmupSeconds,
@@ -235,8 +242,8 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
         `${warmupSeconds} s warm-up + ${seconds} s per run, ${rounds} rounds alternating`,
     );
     say(
-      `  webhook: the seed request again and again (answers reused, as for a ReplicaSet's Pods); ` +
-        `distinct: a Pod of a new name in every request (every answer decided anew)`,
+      `  webhook: that request again and again (the ReplicaSet's Pods: answers reused); ` +
+        `distinct: the seed Pod under a name of its own, new in every request (every answer decided anew)`,
     );
     const bareRuns: MaxRun[] = [];
     const webhookRuns: MaxRun[] = [];
@@ -258,15 +265,20 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
         `${rateSeconds} s per run, ${rounds} rounds alternating; latency from send to last byte`,
     );
     const pacedWebhook: PacedRun[] = [];
+    const pacedDistinct: PacedRun[] = [];
     // The webhook's VmRSS right at the end of each of its fixed-rate rounds (the highest).
     let rssAtRate = 0;
     const pacedBare: PacedRun[] = [];
     for (let round = 1; round <= rounds; round++) {
-      const order = round % 2 === 1 ? (['webhook', 'bare'] as const) : (['bare', 'webhook'] as const);
+      const order =
+        round % 2 === 1
+          ? (['webhook', 'distinct', 'bare'] as const)
+          : (['bare', 'distinct', 'webhook'] as const);
       for (const which of order) {
         if (which === 'bare') pacedBare.push(await paced(bare, 'bare', round));
         else {
-          pacedWebhook.push(await paced(webhook, 'webhook', round));
+          const run = await paced(webhook, which, round);
+          (which === 'webhook' ? pacedWebhook : pacedDistinct).push(run);
           rssAtRate = Math.max(rssAtRate, memoryKib(webhook.pid).rss);
         }
       }
@@ -303,6 +315,7 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
       rate,
       rateSeconds,
       pacedWebhook,
+      pacedDistinct,
       pacedBare,
       fixedRateP50: median(pacedWebhook.map((r) => r.latency.p50)),
       fixedRateP99: median(pacedWebhook.map((r) => r.latency.p99)),
@@ -350,6 +363,8 @@ export function throughputSummary(f: ThroughputFigures): string[] {
     `fixed rate ${f.rate} req/s (median of ${f.pacedWebhook.length} runs of ${f.rateSeconds} s):`,
     `  webhook p50 ${ms(f.fixedRateP50)}, p99 ${ms(f.fixedRateP99)} ` +
       `(target p99 < ${t.fixedRateP99Ms} ms: ${verdict(f.fixedRateP99 < t.fixedRateP99Ms)})`,
+    `  distinct p50 ${lat(f.pacedDistinct, 'p50')}, p99 ${lat(f.pacedDistinct, 'p99')} ` +
+      `(target p99 < ${t.fixedRateP99Ms} ms: ${verdict(median(f.pacedDistinct.map((r) => r.latency.p99)) < t.fixedRateP99Ms)})`,
     `  bare    p50 ${lat(f.pacedBare, 'p50')}, p99 ${lat(f.pacedBare, 'p99')}`,
     `  quietest runs (least CPU used by other processes): ${quietest(f.pacedWebhook, 'webhook')}; ${quietest(f.pacedBare, 'bare')}`,
     `webhook resident memory (VmRSS): ${mb(f.rssReadyKib)} when ready, ${mb(f.rssIdleKib)} idle ${f.idleSeconds} s ` +

@@ -14,6 +14,8 @@ import { summarize, type LatencySummary } from './stats.js';
 export interface PacedConfig {
   readonly url: string;
   readonly bodyFile: string;
+  /** Every occurrence replaced by a counter of the same width in each request: no body repeats. */
+  readonly uniqueMarker?: string;
   readonly caFile: string;
   /** Requests per second. */
   readonly rate: number;
@@ -50,7 +52,7 @@ interface Phase {
   readonly seconds: number;
 }
 
-function runPhase(config: PacedConfig, agent: Agent, body: Buffer, seconds: number): Promise<Phase> {
+function runPhase(config: PacedConfig, agent: Agent, bodyFor: () => Buffer, seconds: number): Promise<Phase> {
   const total = Math.round(config.rate * seconds);
   const intervalNs = 1e9 / config.rate;
   const latency: number[] = [];
@@ -74,6 +76,7 @@ function runPhase(config: PacedConfig, agent: Agent, body: Buffer, seconds: numb
       }
     };
     const send = (scheduled: bigint): void => {
+      const body = bodyFor();
       const start = process.hrtime.bigint();
       const req = request(
         config.url,
@@ -121,14 +124,22 @@ async function main(): Promise<void> {
   if (!configFile) throw new Error('usage: load-paced <config.json>');
   const config = JSON.parse(readFileSync(configFile, 'utf8')) as PacedConfig;
   const body = readFileSync(config.bodyFile);
+  const marker = config.uniqueMarker;
+  const parts = marker === undefined ? [] : body.toString('utf8').split(marker);
+  if (marker !== undefined && parts.length < 2) throw new Error(`the body does not contain ${marker}`);
+  let next = 0;
+  const bodyFor =
+    marker === undefined
+      ? () => body
+      : () => Buffer.from(parts.join(String(next++).padStart(marker.length, '0')));
   const agent = new Agent({
     keepAlive: true,
     maxSockets: config.maxSockets,
     ca: readFileSync(config.caFile),
   });
-  if (config.warmupSeconds > 0) await runPhase(config, agent, body, config.warmupSeconds);
+  if (config.warmupSeconds > 0) await runPhase(config, agent, bodyFor, config.warmupSeconds);
   const window = new CpuWindow(config.serverPid);
-  const phase = await runPhase(config, agent, body, config.durationSeconds);
+  const phase = await runPhase(config, agent, bodyFor, config.durationSeconds);
   const cpu = window.close();
   agent.destroy();
   const out: PacedResult = {

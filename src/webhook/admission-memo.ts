@@ -16,7 +16,21 @@ const PREFIXES = [
   '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"',
 ].map((p) => Buffer.from(p));
 const QUOTE = 0x22;
+const NAME_MEMBER = Buffer.from('"name":"');
+const OBJECT_MEMBER = Buffer.from('"object":');
 const UID_CHARS = /^[0-9A-Za-z-]{1,128}$/;
+
+/**
+ * Whether the request names its object (a `name` member in the envelope, before the object). A
+ * Pod created with a name cannot come again (names are unique; an update carries the old
+ * object's resourceVersion), so only unnamed ones, created with generateName by a ReplicaSet,
+ * a Job or a DaemonSet, are worth hashing. A false positive (a `name` key among the user's
+ * extra attributes) only costs the reuse.
+ */
+function isNamed(body: Buffer, from: number): boolean {
+  const object = body.indexOf(OBJECT_MEMBER, from);
+  return body.lastIndexOf(NAME_MEMBER, object === -1 ? body.length : object) > from;
+}
 
 function prefixLength(body: Buffer): number {
   for (const p of PREFIXES)
@@ -62,7 +76,8 @@ export class AdmissionMemo<T> {
 
   /**
    * The key of `body` with the request uid masked, or undefined when the body cannot be keyed
-   * (too large, no uid member, or a uid that is not a plain UUID-like token).
+   * (too large, not the API server's envelope, a uid that is not a plain UUID-like token) or
+   * cannot come again (it names its object).
    */
   probe(body: Buffer): MemoProbe | undefined {
     if (body.length > this.maxBodyBytes) return undefined;
@@ -72,6 +87,7 @@ export class AdmissionMemo<T> {
     if (end === -1) return undefined;
     const uid = body.toString('latin1', start, end);
     if (!UID_CHARS.test(uid)) return undefined;
+    if (isNamed(body, end)) return undefined;
     const key = createHash('sha256')
       .update(body.subarray(0, start))
       .update(body.subarray(end))

@@ -70,6 +70,17 @@ void describe('AdmissionMemo keys', () => {
     assert.equal(memo.probe(Buffer.from(reordered))?.uid, 'u1');
   });
 
+  test('a request that names its object is not keyed: only generateName Pods come again', () => {
+    const named =
+      GO_PREFIX +
+      'u1",' +
+      JSON.stringify({ name: 'web-0', namespace: 'default', object: pod }).slice(1) +
+      '}';
+    assert.equal(memo.probe(Buffer.from(named)), undefined);
+    // A "name" inside the object (the Pod's own metadata, a container's name) does not count.
+    assert.ok(memo.probe(Buffer.from(review(pod, 'u1'))));
+  });
+
   test('a record is keyed only when the decoded uid is the masked one and not repeated later', () => {
     const body = Buffer.from(review(pod, 'u1'));
     const probe = memo.probe(body);
