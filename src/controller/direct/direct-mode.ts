@@ -17,6 +17,7 @@ import { createDirectMetrics, refreshStateGauges } from './direct-metrics.js';
 import { RuntimeClientPool } from './runtime-clients.js';
 import { buildSyncSet, type SyncSetResult } from './sync-set.js';
 import { DRIFT_CONFIRM_DELAY_MS, type DirectMode, type DirectModeOptions } from './direct-mode-options.js';
+import { RepairConfirmations } from './repair-confirmations.js';
 import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
 import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
 
@@ -186,15 +187,18 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     { concurrency: o.concurrency ?? 16 },
   );
   // The drift webhook reports a write before the API server stores it, so an immediate repair
-  // could land first and be overwritten by the tamper. The forced full reconcile that follows
-  // every repair therefore waits a moment: it re-applies the set (and the webhook's own
-  // objects) after the tamper is stored, and it stays out of the way of the fast path.
+  // could land first and be overwritten by the tamper. A forced full reconcile therefore
+  // follows a moment after the runtime's last report: it re-applies the set (and the webhook's
+  // own objects) after the tamper is stored, and it stays out of the way of the fast path.
+  const confirmations = new RepairConfirmations(o.driftConfirmDelayMs ?? DRIFT_CONFIRM_DELAY_MS, (key) => {
+    reconciler.force(key);
+    queue.add(key);
+  });
   const repairRuntime = (runtimeId: string): string | undefined => {
     const key = keyOfRuntime(runtimeId);
     if (key === undefined) return undefined;
     repairs.add(key);
-    reconciler.force(key);
-    queue.addAfter(key, o.driftConfirmDelayMs ?? DRIFT_CONFIRM_DELAY_MS);
+    confirmations.event(key);
     return key;
   };
   if (o.driftListener) {
@@ -261,6 +265,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     },
     async stop() {
       unsubscribe();
+      confirmations.stop();
       if (caUpkeep) clearInterval(caUpkeep);
       await endpoint?.stop();
       if (resync) clearInterval(resync);
