@@ -17,75 +17,17 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { LeaderElector, type LeaderElectionTiming } from '../kube/leader-election.js';
 import type { Logger } from '../telemetry/logger.js';
-import { startAnnotateMode } from './annotate/annotate-mode.js';
-import type { SignalKind } from './annotate/signal-decision.js';
-import { createControllerMetrics, type ControllerMetrics } from './controller-metrics.js';
-import { createEventRecorder, type EventRecorder } from './events.js';
+import { createControllerMetrics } from './controller-metrics.js';
+import { createEventRecorder } from './events.js';
 import { startLeaderTerm } from './leader-term.js';
+import type { ModeContext, ModeHandle, ModeOptions, ModeStarter } from './mode.js';
+import { modeStarter } from './mode-registry.js';
 import { createSourceWatcher, type SourceWatcher } from './sources/source-set.js';
 
-/** Settings a mode reads (the CLI's flags). */
-export interface ModeOptions {
-  /** Narrows the Runtimes (label selector); all in the namespace when undefined. */
-  readonly runtimeSelector?: string;
-  /** Annotate mode: annotation (KIM's contract) or label (the seed's wording). */
-  readonly signal: SignalKind;
-  /** Quiet period that coalesces a burst of source changes into one signal pass. */
-  readonly coalesceMs: number;
-  /** Parallel writes to Runtimes. */
-  readonly concurrency: number;
-  /** Re-evaluate the sources this often even without events (a level-based safety net). */
-  readonly resyncMs: number;
-  /** ConfigMap in the namespace holding the controller's state. */
-  readonly stateConfigMapName: string;
-}
-
-/** What a mode gets from the app. */
-export interface ModeContext {
-  readonly kubeConfig: KubeConfig;
-  readonly namespace: string;
-  readonly sources: SourceWatcher;
-  readonly logger: Logger;
-  readonly registry: Registry;
-  readonly metrics: ControllerMetrics;
-  readonly events: EventRecorder;
-  /** Check before every write: false the moment leadership is lost or stopping began. */
-  readonly isLeader: () => boolean;
-  readonly options: ModeOptions;
-  /** This process's identity (the Lease holder name). */
-  readonly identity: string;
-  /** Aborted when leadership is lost or the app stops (also while the mode is starting). */
-  readonly signal: AbortSignal;
-}
-
-/** A running mode. */
-export interface ModeHandle {
-  stop(): Promise<void>;
-}
-
-/** Starts a mode; resolves when it runs. */
-export type ModeStarter = (ctx: ModeContext) => Promise<ModeHandle>;
-
-/** The modes of this build. Direct mode registers itself here once it exists. */
-export const modes: Readonly<Record<string, ModeStarter | undefined>> = {
-  annotate: startAnnotateMode,
-};
-
-/** The requested mode does not exist in this build. */
-export class ModeUnavailableError extends Error {
-  override readonly name = 'ModeUnavailableError';
-}
-
-/** The starter of mode `name`; throws {@link ModeUnavailableError} if this build has none. */
-export function modeStarter(name: string): ModeStarter {
-  const starter = modes[name];
-  if (starter === undefined) {
-    throw new ModeUnavailableError(
-      `mode "${name}" is not available in this build (available: ${Object.keys(modes).join(', ')})`,
-    );
-  }
-  return starter;
-}
+// The mode contract and the registry live in mode.ts and mode-registry.ts; re-exported so
+// importers keep this path.
+export type { ModeContext, ModeHandle, ModeOptions, ModeStarter } from './mode.js';
+export { ModeUnavailableError, modeStarter, modes } from './mode-registry.js';
 
 /** Settings of {@link startControllerApp}. */
 export interface ControllerAppOptions {
