@@ -7,47 +7,19 @@
  * errors (jittered exponential backoff). `relist()` lists again on demand, for callers that
  * must prove the cache current before acting on it.
  */
-import { Backoff, systemClock, type BackoffOptions } from './backoff.js';
+import { Backoff, systemClock } from './backoff.js';
 import { KubeApiError, isResourceVersionUnusable, type KubeStatus } from './kube-errors.js';
 import { Latch } from './latch.js';
-import { safeLogger, type KubeLogger } from './safe-logger.js';
-import type { ListerWatcher, WatchEventType } from './lister-watcher.js';
+import { safeLogger } from './safe-logger.js';
+import type { WatchEventType } from './lister-watcher.js';
 import { listAll } from './pager.js';
+import type { ReflectorLogger, ReflectorOptions, ResourceEventHandlers } from './reflector-options.js';
 import { RelistRequests } from './relist-requests.js';
 import { Store, type KubeObject, type ReadonlyStore, type StoreChange } from './store.js';
 
-/** Callbacks for changes of the cache; they run after the store already holds the change. */
-export interface ResourceEventHandlers<T> {
-  onAdd?(obj: T): void;
-  onUpdate?(oldObj: T, newObj: T): void;
-  /** `finalStateUnknown`: the deletion was inferred by a relist; `obj` is the last state seen. */
-  onDelete?(obj: T, finalStateUnknown: boolean): void;
-}
-
-/** Minimal structured logger (pino's `Logger` fits). */
-export type ReflectorLogger = KubeLogger;
-
-/** Options of a {@link Reflector}. */
-export interface ReflectorOptions<T> {
-  /** For logs, e.g. the resource path. */
-  readonly name: string;
-  readonly listerWatcher: ListerWatcher<T>;
-  readonly handlers?: ResourceEventHandlers<T>;
-  readonly labelSelector?: string;
-  readonly fieldSelector?: string;
-  /** List page size; 0 lists in one request (default 500, as client-go's pager). */
-  readonly pageSize?: number;
-  /** Server-side watch timeout, drawn uniformly per watch (default 300–600 s). */
-  readonly watchTimeoutSeconds?: { readonly min: number; readonly max: number };
-  /** Restart a watch that delivered nothing, not even a bookmark, for this long; 0 disables (default 180 s). */
-  readonly inactivityTimeoutMs?: number;
-  /** Backoff between failed attempts (default client-go's: 800 ms … 30 s, factor 2, jitter 1). */
-  readonly backoff?: BackoffOptions;
-  /** A watch that delivered an event or lasted this long counts as healthy and resets the backoff (default 1 s). */
-  readonly minHealthyWatchMs?: number;
-  readonly random?: () => number;
-  readonly logger?: ReflectorLogger;
-}
+// The options and handler types live in reflector-options.ts; re-exported so importers keep
+// this path.
+export type { ReflectorLogger, ReflectorOptions, ResourceEventHandlers } from './reflector-options.js';
 
 /** `waitForSync` after `stop()`, or before the first list completed when stopped. */
 export class ReflectorStoppedError extends Error {
