@@ -9,7 +9,6 @@ import { createCertificateAuthority } from '../../src/pki/certificate-authority.
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import {
   CONFIG_MAP,
-  FakeKim,
   LogSink,
   NS,
   PULL_SECRET,
@@ -25,6 +24,7 @@ import {
   startTestController,
   type Kcp,
 } from './controller-fixtures.js';
+import { FakeKim } from './fake-kim.js';
 
 const SELECTED = Array.from({ length: 12 }, (_, i) => `rt-${String(i).padStart(2, '0')}`);
 const UNSELECTED = ['other-0', 'other-1', 'other-2'];

@@ -16,7 +16,6 @@ import { eventually, useControlPlane } from '../support/control-plane.js';
 import {
   CONFIG_MAP,
   CTB,
-  FakeKim,
   LogSink,
   NS,
   PULL_SECRET,
@@ -27,6 +26,7 @@ import {
   startTestController,
   type Kcp,
 } from './controller-fixtures.js';
+import { FakeKim } from './fake-kim.js';
 
 const RUNTIMES = ['rt-a', 'rt-b', 'rt-c', 'rt-d'];
 const LEASE = 'rt-bootstrapper-controller';
