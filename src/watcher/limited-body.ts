@@ -36,7 +36,8 @@ export function readLimitedBody(req: IncomingMessage, limit: number): Promise<Bu
     };
     req.on('data', onData);
     req.on('end', () => {
-      resolve(Buffer.concat(chunks, size));
+      // A small body (an AdmissionReview, a drift event) usually arrives in one chunk: no copy.
+      resolve(chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, size));
     });
     req.on('error', (cause) => {
       reject(new Error('the request body could not be read', { cause }));

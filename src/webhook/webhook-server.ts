@@ -12,6 +12,7 @@ import {
   type AdmissionRecord,
 } from './admission-handler.js';
 import { AdmissionMemo } from './admission-memo.js';
+import { BodyTooLargeError, readLimitedBody } from '../watcher/limited-body.js';
 
 /** Settings of the HTTPS server. */
 export interface WebhookServerOptions {
@@ -180,7 +181,7 @@ export class WebhookServer {
     };
     let body: Buffer;
     try {
-      body = await readBody(req, this.options.bodyLimitBytes ?? 4 * 1024 * 1024);
+      body = await readLimitedBody(req, this.options.bodyLimitBytes ?? 4 * 1024 * 1024);
     } catch (error) {
       done('bad_request');
       const tooLarge = error instanceof BodyTooLargeError;
@@ -232,7 +233,7 @@ export class WebhookServer {
   ): Promise<void> {
     let body: Buffer;
     try {
-      body = await readBody(req, this.options.bodyLimitBytes ?? 4 * 1024 * 1024);
+      body = await readLimitedBody(req, this.options.bodyLimitBytes ?? 4 * 1024 * 1024);
     } catch (error) {
       const tooLarge = error instanceof BodyTooLargeError;
       this.reply(res, tooLarge ? 413 : 400, error instanceof Error ? error.message : 'unreadable body');
@@ -264,41 +265,3 @@ export class WebhookServer {
 }
 
 const JSON_TYPE = { 'content-type': 'application/json' } as const;
-
-/** The body exceeded the limit (HTTP 413). */
-export class BodyTooLargeError extends Error {
-  constructor(limit: number) {
-    super(`request body exceeds ${limit} bytes`);
-    this.name = 'BodyTooLargeError';
-  }
-}
-
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? '0');
-    if (declared > limit) {
-      req.resume();
-      reject(new BodyTooLargeError(limit));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new BodyTooLargeError(limit));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      // An AdmissionReview usually arrives in one chunk: hand that on without a copy.
-      resolve(chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, size));
-    });
-    req.on('error', (cause) => {
-      reject(new Error('the request body could not be read', { cause }));
-    });
-  });
-}
