@@ -6,11 +6,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  RTB_API_VERSION,
-  RTB_GROUP,
-  RTB_PLURAL,
-  RTB_VERSION,
   type RuntimeBootstrapper,
+  runtimeBootstrappersPath,
+  newRuntimeBootstrapper,
 } from '../../src/api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
 import { resolveBinaries } from '../../src/envtest/binaries.js';
@@ -32,7 +30,7 @@ import type { ControllerChildConfig, ControllerChildState } from './controller-c
 import { memoryKib } from './proc.js';
 import { sleep, startNode, type ChildScripts } from './processes.js';
 
-export const RB_PATH = `/apis/${RTB_GROUP}/${RTB_VERSION}/namespaces/kcp-system/${RTB_PLURAL}`;
+export const RB_PATH = runtimeBootstrappersPath('kcp-system');
 /** The runtime's domain in the drift bench (the listener pins the client certificate's SAN to it). */
 export const domainOf = (id: string): string => `${id}.kyma.example.com`;
 
@@ -151,12 +149,11 @@ export async function startKcpBench(o: KcpBenchOptions): Promise<KcpBench> {
       await kubeRequest(kc, {
         method: 'POST',
         path: RB_PATH,
-        body: {
-          apiVersion: RTB_API_VERSION,
-          kind: 'RuntimeBootstrapper',
-          metadata: { name: id, ...(o.drift ? { annotations: { 'skr-domain': domainOf(id) } } : {}) },
-          spec: { runtimeID: id },
-        },
+        body: newRuntimeBootstrapper(
+          id,
+          'kcp-system',
+          o.drift ? { annotations: { 'skr-domain': domainOf(id) } } : {},
+        ),
       });
     }
     // The simulated kubelet, only while something is Installing.

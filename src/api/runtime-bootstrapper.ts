@@ -72,3 +72,22 @@ export function kubeconfigSecretOf(rb: RuntimeBootstrapper): {
     key: ref.key ?? 'config',
   };
 }
+
+/** The API path of the RuntimeBootstrappers in `namespace`. */
+export function runtimeBootstrappersPath(namespace: string): string {
+  return `/apis/${RTB_GROUP}/${RTB_VERSION}/namespaces/${namespace}/${RTB_PLURAL}`;
+}
+
+/** A new RuntimeBootstrapper for runtime `runtimeId`, named after it. */
+export function newRuntimeBootstrapper(
+  runtimeId: string,
+  namespace: string,
+  meta: Pick<V1ObjectMeta, 'labels' | 'annotations'> = {},
+): RuntimeBootstrapper {
+  return {
+    apiVersion: RTB_API_VERSION,
+    kind: 'RuntimeBootstrapper',
+    metadata: { name: runtimeId, namespace, ...meta },
+    spec: { runtimeID: runtimeId },
+  };
+}

@@ -2,11 +2,9 @@ import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import {
-  RTB_API_VERSION,
-  RTB_GROUP,
-  RTB_PLURAL,
-  RTB_VERSION,
   type RuntimeBootstrapper,
+  runtimeBootstrappersPath,
+  newRuntimeBootstrapper,
 } from '../api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../api/runtime-bootstrapper-crd.js';
 import { startDirectMode, type DirectMode } from '../controller/direct/direct-mode.js';
@@ -27,7 +25,7 @@ export interface KcpLandscape {
   stop(): Promise<void>;
 }
 
-const RB_PATH = `/apis/${RTB_GROUP}/${RTB_VERSION}/namespaces/kcp-system/${RTB_PLURAL}`;
+const RB_PATH = runtimeBootstrappersPath('kcp-system');
 
 /**
  * Sets up the KCP as KIM would leave it (namespace, the three sources, one kubeconfig Secret
@@ -90,12 +88,7 @@ export async function startKcpLandscape(o: {
     await kubeRequest(kc, {
       method: 'POST',
       path: RB_PATH,
-      body: {
-        apiVersion: RTB_API_VERSION,
-        kind: 'RuntimeBootstrapper',
-        metadata: { name: rt.name },
-        spec: { runtimeID: rt.name },
-      },
+      body: newRuntimeBootstrapper(rt.name, 'kcp-system'),
     });
   }
   // No kubelet runs here: report the webhook Deployments available once they exist (and after

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
+import { type RuntimeBootstrapper, runtimeBootstrappersPath } from '../../src/api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
 import { runtimeCrd } from '../../src/api/crds.js';
 import { ensureCrds } from '../../src/kube/crd.js';
@@ -20,7 +20,7 @@ import {
 } from '../support/kcp.js';
 
 const plane = useControlPlane({ clusters: ['kcp', 'rt-x'] });
-const RB_PATH = '/apis/rt-bootstrapper.kyma-project.io/v1alpha1/namespaces/kcp-system/runtimebootstrappers';
+const RB_PATH = runtimeBootstrappersPath('kcp-system');
 const RUNTIME_PATH = '/apis/infrastructuremanager.kyma-project.io/v1/namespaces/kcp-system/runtimes';
 
 describe('rtb controller --mode direct (the real process)', () => {

@@ -1,6 +1,6 @@
 import { CoreV1Api, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { RTB_API_VERSION } from '../../src/api/runtime-bootstrapper.js';
+import { runtimeBootstrappersPath, newRuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
 import type { DirectModeOptions } from '../../src/controller/direct/direct-mode.js';
 import { createSourceWatcher, type SourceWatcher } from '../../src/controller/sources/source-set.js';
@@ -21,8 +21,7 @@ export const CTB_SIGNER = 'rt-bootstrapper-k3d.test/ctb';
 /** The KCP's pull Secret name in tests. */
 export const KCP_PULL_SECRET = 'registry-credentials';
 /** The KCP's RuntimeBootstrappers. */
-export const RB_PATH =
-  '/apis/rt-bootstrapper.kyma-project.io/v1alpha1/namespaces/kcp-system/runtimebootstrappers';
+export const RB_PATH = runtimeBootstrappersPath('kcp-system');
 
 /** Base64 of a dockerconfigjson with a recognisable auth value. */
 export const dockerConfig = (auth: string): Record<string, string> => ({
@@ -167,12 +166,7 @@ export async function createRuntimeBootstrapper(
   await kubeRequest(kcp.kubeConfig(), {
     method: 'POST',
     path: RB_PATH,
-    body: {
-      apiVersion: RTB_API_VERSION,
-      kind: 'RuntimeBootstrapper',
-      metadata: annotations === undefined ? { name: id } : { name: id, annotations },
-      spec: { runtimeID: id },
-    },
+    body: newRuntimeBootstrapper(id, 'kcp-system', annotations === undefined ? {} : { annotations }),
   });
 }
 

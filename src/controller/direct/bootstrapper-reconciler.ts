@@ -2,11 +2,9 @@ import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
   RTB_FINALIZER,
-  RTB_GROUP,
-  RTB_PLURAL,
-  RTB_VERSION,
   kubeconfigSecretOf,
   type RuntimeBootstrapper,
+  runtimeBootstrappersPath,
 } from '../../api/runtime-bootstrapper.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
@@ -210,7 +208,7 @@ export class BootstrapperReconciler {
   }
 
   private path(rb: RuntimeBootstrapper, sub = ''): string {
-    return `/apis/${RTB_GROUP}/${RTB_VERSION}/namespaces/${rb.metadata.namespace}/${RTB_PLURAL}/${rb.metadata.name}${sub}`;
+    return `${runtimeBootstrappersPath(rb.metadata.namespace)}/${rb.metadata.name}${sub}`;
   }
 
   private async setFinalizers(rb: RuntimeBootstrapper, finalizers: string[]): Promise<void> {

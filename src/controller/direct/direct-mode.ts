@@ -1,10 +1,8 @@
 import { CoreV1Api, type V1Secret } from '@kubernetes/client-node';
 import {
-  RTB_GROUP,
-  RTB_PLURAL,
-  RTB_VERSION,
   kubeconfigSecretOf,
   type RuntimeBootstrapper,
+  runtimeBootstrappersPath,
 } from '../../api/runtime-bootstrapper.js';
 import { createListerWatcher } from '../../kube/list-watch.js';
 import { Reflector } from '../../kube/reflector.js';
@@ -35,10 +33,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   const ns = o.namespace;
   const bootstrappers = new Reflector<RuntimeBootstrapper>({
     name: 'runtimebootstrappers',
-    listerWatcher: createListerWatcher<RuntimeBootstrapper>(
-      o.kubeConfig,
-      `/apis/${RTB_GROUP}/${RTB_VERSION}/namespaces/${ns}/${RTB_PLURAL}`,
-    ),
+    listerWatcher: createListerWatcher<RuntimeBootstrapper>(o.kubeConfig, runtimeBootstrappersPath(ns)),
     logger: log,
   });
   const kubeconfigs = new Reflector<V1Secret>({

@@ -1,11 +1,10 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
-  RTB_API_VERSION,
-  RTB_GROUP,
-  RTB_PLURAL,
-  RTB_VERSION,
   type RuntimeBootstrapper,
+  runtimeBootstrappersPath,
+  newRuntimeBootstrapper,
+  RUNTIME_ID_LABEL,
 } from '../../api/runtime-bootstrapper.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
@@ -62,7 +61,7 @@ export async function startRuntimeMirror(o: {
     if (obj.metadata?.name) queue.add(obj.metadata.name);
   };
   runtimes.addEventHandler({ onAdd: enqueue, onDelete: enqueue });
-  const base = `/apis/${RTB_GROUP}/${RTB_VERSION}/namespaces/${o.namespace}/${RTB_PLURAL}`;
+  const base = runtimeBootstrappersPath(o.namespace);
   runtimes.start();
   await runtimes.waitForSync();
   // Bootstrappers whose Runtime vanished while we were not running.
@@ -75,16 +74,9 @@ export async function startRuntimeMirror(o: {
         o.bootstrappers.get(`${o.namespace}/${name}`),
       );
       if (decision === 'create') {
-        const body: RuntimeBootstrapper = {
-          apiVersion: RTB_API_VERSION,
-          kind: 'RuntimeBootstrapper',
-          metadata: {
-            name,
-            namespace: o.namespace,
-            labels: { [MIRRORED_LABEL]: 'true', 'kyma-project.io/runtime-id': name },
-          },
-          spec: { runtimeID: name },
-        };
+        const body = newRuntimeBootstrapper(name, o.namespace, {
+          labels: { [MIRRORED_LABEL]: 'true', [RUNTIME_ID_LABEL]: name },
+        });
         try {
           await kubeRequest(o.kubeConfig, { method: 'POST', path: base, body });
           o.logger.info({ runtime: name }, 'RuntimeBootstrapper created for a Runtime');
