@@ -264,48 +264,32 @@ async function tamper(r: Runtime, kind: TamperKind, n: number, timeoutMs: number
   const mark = watch.mark();
   const t0 = performance.now();
   const issuedAt = performance.timeOrigin + t0;
+  const failed = (failure: string, writeMs: number): TamperSample => ({
+    runtime: name,
+    kind,
+    issuedAt,
+    repairMs: undefined,
+    writeMs,
+    afterPersistMs: undefined,
+    failure,
+  });
   try {
     await write();
   } catch (error) {
-    return {
-      runtime: name,
-      kind,
-      issuedAt,
-      repairMs: undefined,
-      writeMs: performance.now() - t0,
-      afterPersistMs: undefined,
-      failure: `tamper failed: ${error instanceof Error ? error.message : String(error)}`,
-    };
+    return failed(
+      `tamper failed: ${error instanceof Error ? error.message : String(error)}`,
+      performance.now() - t0,
+    );
   }
   const writeMs = performance.now() - t0;
   const seen = await watch.waitFor(mark, isTampered, timeoutMs);
-  if (!seen) {
-    return {
-      runtime: name,
-      kind,
-      issuedAt,
-      repairMs: undefined,
-      writeMs,
-      afterPersistMs: undefined,
-      failure: 'tamper never seen',
-    };
-  }
+  if (!seen) return failed('tamper never seen', writeMs);
   const restored = await watch.waitFor(
     seen.index + 1,
     isRestored,
     Math.max(0, timeoutMs - (performance.now() - t0)),
   );
-  if (!restored) {
-    return {
-      runtime: name,
-      kind,
-      issuedAt,
-      repairMs: undefined,
-      writeMs,
-      afterPersistMs: undefined,
-      failure: 'not restored in time',
-    };
-  }
+  if (!restored) return failed('not restored in time', writeMs);
   return {
     runtime: name,
     kind,
