@@ -16,7 +16,7 @@ export class BodyTooLargeError extends Error {
  */
 export function readLimitedBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? '0');
+    const declared = declaredLength(req);
     if (declared > limit) {
       req.resume();
       reject(new BodyTooLargeError(limit));
@@ -43,4 +43,15 @@ export function readLimitedBody(req: IncomingMessage, limit: number): Promise<Bu
       reject(new Error('the request body could not be read', { cause }));
     });
   });
+}
+
+// From the raw headers: `req.headers` builds an object of every header on first use, a
+// measurable part of a request that reads nothing else from it.
+function declaredLength(req: IncomingMessage): number {
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name?.length === 14 && name.toLowerCase() === 'content-length') return Number(raw[i + 1] ?? '0');
+  }
+  return 0;
 }

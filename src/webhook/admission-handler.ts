@@ -9,9 +9,16 @@ import {
 } from './admission-review.js';
 import type { AdmissionResult, WebhookMetrics } from './webhook-metrics.js';
 
-/** Makes sure the pull Secret exists in a namespace; resolves whether it is there. */
+/**
+ * A value at once, or a promise of it when getting it takes I/O. The context's reads are
+ * answered from caches almost always; returning the value itself then keeps a reused answer
+ * (see {@link replayAdmission}) free of promise turns.
+ */
+export type Eventually<T> = T | Promise<T>;
+
+/** Makes sure the pull Secret exists in a namespace; tells whether it is there. */
 export interface PullSecretEnsurer {
-  ensure(namespace: string, options: { dryRun: boolean }): Promise<boolean>;
+  ensure(namespace: string, options: { dryRun: boolean }): Eventually<boolean>;
 }
 
 /** What the admission handler reads from the rest of the process. */
@@ -19,7 +26,7 @@ export interface AdmissionContext {
   /** The configuration in force, or undefined before the first good one arrived. */
   config(): WebhookConfig | undefined;
   /** Annotations of a namespace (from a cache); undefined when unknown. */
-  namespaceAnnotations(name: string): Promise<Readonly<Record<string, string>> | undefined>;
+  namespaceAnnotations(name: string): Eventually<Readonly<Record<string, string>> | undefined>;
   readonly pullSecret: PullSecretEnsurer;
   readonly metrics: WebhookMetrics;
   readonly logger: Logger;
@@ -53,7 +60,7 @@ export interface AdmissionRecord {
   readonly result: 'mutated' | 'unchanged';
   readonly outcome: Outcome;
   /** The encoded AdmissionReview response for a uid. */
-  readonly respond: (uid: string) => string;
+  readonly respond: (uid: string) => Buffer;
 }
 
 /** What a decision reports besides its answer: counted and logged on every use. */
@@ -83,27 +90,50 @@ export async function handleAdmission(
   }
 }
 
+/** A reused answer: the encoded AdmissionReview and how it is counted. */
+export interface ReplayedAdmission {
+  readonly body: Buffer;
+  readonly result: AdmissionResult;
+}
+
 /**
  * Answers a request identical (uid aside) to the one `record` was decided from, doing the
  * decision's side effect (the pull Secret) and its counting and logging again; undefined when
  * anything the record depends on changed or failed, and the request must be decided anew.
+ * Synchronous when the context answers from its caches.
  */
-export async function replayAdmission(
+export function replayAdmission(
   record: AdmissionRecord,
   uid: string,
   ctx: AdmissionContext,
-): Promise<{ readonly body: string; readonly result: AdmissionResult } | undefined> {
+): Eventually<ReplayedAdmission | undefined> {
   try {
     if (ctx.config() !== record.config) return undefined;
-    const annotations = await ctx.namespaceAnnotations(record.namespaceName);
-    if (!sameAnnotations(annotations, record.namespaceAnnotations)) return undefined;
-    if (record.ensuresPullSecret) {
-      const available = await ctx.pullSecret.ensure(record.namespaceName, { dryRun: record.dryRun });
-      if (available !== record.pullSecretAvailable) return undefined;
-    }
+    const annotations = ctx.namespaceAnnotations(record.namespaceName);
+    // Any failure: the full path meets the same error and answers it.
+    return annotations instanceof Promise
+      ? annotations.then((a) => replayWith(a, record, uid, ctx)).catch(() => undefined)
+      : replayWith(annotations, record, uid, ctx);
   } catch {
-    return undefined; // the full path meets the same error and answers it
+    return undefined;
   }
+}
+
+function replayWith(
+  annotations: Readonly<Record<string, string>> | undefined,
+  record: AdmissionRecord,
+  uid: string,
+  ctx: AdmissionContext,
+): Eventually<ReplayedAdmission | undefined> {
+  if (!sameAnnotations(annotations, record.namespaceAnnotations)) return undefined;
+  if (!record.ensuresPullSecret) return replayed(record, uid, ctx);
+  const available = ctx.pullSecret.ensure(record.namespaceName, { dryRun: record.dryRun });
+  const decide = (now: boolean): ReplayedAdmission | undefined =>
+    now === record.pullSecretAvailable ? replayed(record, uid, ctx) : undefined;
+  return available instanceof Promise ? available.then(decide) : decide(available);
+}
+
+function replayed(record: AdmissionRecord, uid: string, ctx: AdmissionContext): ReplayedAdmission {
   const log = lazyLogger(ctx.logger, uid, record.namespaceName, record.name, record.operation);
   report(record.outcome, record.config, ctx, log);
   return { body: record.respond(uid), result: record.result };
@@ -138,7 +168,7 @@ function report(outcome: Outcome, config: WebhookConfig, ctx: AdmissionContext, 
   }
   if (outcome.warnings.length > 0)
     log().warn({ warnings: outcome.warnings }, 'some manipulations were skipped');
-  for (const feature of outcome.applied) ctx.metrics.mutations.inc({ feature });
+  for (const feature of outcome.applied) ctx.metrics.mutations.inc(feature);
   // Per-request success is debug: at thousands of Pods a minute info would drown the rest.
   if (outcome.applied.length > 0 && ctx.logger.isLevelEnabled('debug'))
     log().debug({ applied: outcome.applied }, 'pod mutated');

@@ -166,11 +166,24 @@ export function encodeAdmissionResponse(answer: AdmissionAnswer): string {
   return `${out}}}`;
 }
 
-/** The encoded response as a function of its uid: an answer encoded once and reused. */
-export function admissionResponseTemplate(answer: Omit<AdmissionAnswer, 'uid'>): (uid: string) => string {
-  const head = `${REVIEW_HEAD}{"uid":`;
-  const tail = encodeAdmissionResponse({ ...answer, uid: '' }).slice(head.length + 2);
-  return (uid) => head + JSON.stringify(uid) + tail;
+/**
+ * The encoded response as a function of its uid: an answer encoded once and reused. The bytes
+ * are those of {@link encodeAdmissionResponse}, assembled as a Buffer so that the socket write
+ * neither flattens nor re-encodes a string.
+ */
+export function admissionResponseTemplate(answer: Omit<AdmissionAnswer, 'uid'>): (uid: string) => Buffer {
+  const headText = `${REVIEW_HEAD}{"uid":`;
+  const head = Buffer.from(headText);
+  const tail = Buffer.from(encodeAdmissionResponse({ ...answer, uid: '' }).slice(headText.length + 2));
+  return (uid) => {
+    const quoted = JSON.stringify(uid);
+    const quotedBytes = Buffer.byteLength(quoted);
+    const out = Buffer.allocUnsafe(head.length + quotedBytes + tail.length);
+    head.copy(out, 0);
+    out.write(quoted, head.length);
+    tail.copy(out, head.length + quotedBytes);
+    return out;
+  };
 }
 
 // The envelope around every response.

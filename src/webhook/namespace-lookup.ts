@@ -2,6 +2,7 @@ import type { V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { statusCodeOf } from '../kube/kube-errors.js';
 import type { Reflector } from '../kube/reflector.js';
+import type { Eventually } from './admission-handler.js';
 
 /** The Namespace read of the lookup (client-node's `CoreV1Api` has it with this shape). */
 export interface NamespaceReads {
@@ -17,16 +18,20 @@ export function namespaceAnnotationLookup(
   namespaces: Reflector<V1Namespace>,
   core: NamespaceReads,
   logger: Logger,
-): (name: string) => Promise<Readonly<Record<string, string>> | undefined> {
-  return async (name) => {
-    const cached = namespaces.store.get(name);
-    if (cached) return cached.metadata?.annotations ?? {};
+): (name: string) => Eventually<Readonly<Record<string, string>> | undefined> {
+  const read = async (name: string): Promise<Readonly<Record<string, string>> | undefined> => {
     try {
       const ns = await core.readNamespace({ name });
-      return ns.metadata?.annotations ?? {};
+      return ns.metadata?.annotations ?? NO_ANNOTATIONS;
     } catch (error) {
       if (statusCodeOf(error) !== 404) logger.warn({ namespace: name, err: error }, 'cannot read namespace');
       return undefined;
     }
   };
+  return (name) => {
+    const cached = namespaces.store.get(name);
+    return cached ? (cached.metadata?.annotations ?? NO_ANNOTATIONS) : read(name);
+  };
 }
+
+const NO_ANNOTATIONS: Readonly<Record<string, string>> = Object.freeze({});

@@ -6,7 +6,7 @@ import { WorkQueue } from '../kube/work-queue.js';
 // The field manager of every rt-bootstrapper write; the drift webhook recognises its own repairs by it.
 import { OWN_FIELD_MANAGER as FIELD_MANAGER } from '../watcher/drift-detection.js';
 import { decidePullSecretCopy, DEFAULT_EXCLUDED_NAMESPACES } from './pull-secret-desired.js';
-import type { PullSecretEnsurer } from './admission-handler.js';
+import type { Eventually, PullSecretEnsurer } from './admission-handler.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 
 /** Where the source pull Secret lives. */
@@ -172,10 +172,11 @@ export class PullSecretCopier implements PullSecretEnsurer {
 
   /**
    * Admission path: makes sure the Secret exists in `namespace` before the Pod referencing it is
-   * stored. Resolves false when the source does not exist (no reference should be added) or the
-   * copy cannot be created. Concurrent calls for one namespace share one create.
+   * stored. False when the source does not exist (no reference should be added) or the copy
+   * cannot be created; answered at once when the cache tells, a promise only when it must create.
+   * Concurrent calls for one namespace share one create.
    */
-  async ensure(namespace: string, options: { dryRun: boolean }): Promise<boolean> {
+  ensure(namespace: string, options: { dryRun: boolean }): Eventually<boolean> {
     const source = this.source();
     if (!source) return false;
     if (namespace === this.o.source.namespace) return true;

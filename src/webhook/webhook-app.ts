@@ -156,7 +156,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     config: () => holder.get(),
     namespaceAnnotations: namespaceAnnotationLookup(namespaces, core, logger),
     pullSecret: {
-      ensure: (namespace, opts) => copier?.copier.ensure(namespace, opts) ?? Promise.resolve(false),
+      ensure: (namespace, opts) => copier?.copier.ensure(namespace, opts) ?? false,
     },
     metrics,
     logger,

@@ -1,43 +1,49 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { DeferredCounter, DeferredHistogram } from '../telemetry/deferred-metrics.js';
 
 /** How one admission request ended, the `result` label. */
 export type AdmissionResult = 'mutated' | 'unchanged' | 'bad_request' | 'error';
 
-/** The webhook's Prometheus metrics. Labels are closed sets: never names, namespaces or secrets. */
+/**
+ * The webhook's Prometheus metrics. Labels are closed sets: never names, namespaces or secrets.
+ * The ones counted on every admission request are deferred (tallied in plain numbers, handed to
+ * prom-client when scraped).
+ */
 export interface WebhookMetrics {
-  readonly requests: Counter<'result'>;
-  readonly duration: Histogram<'result'>;
-  readonly mutations: Counter<'feature'>;
+  readonly requests: DeferredCounter<AdmissionResult>;
+  readonly duration: DeferredHistogram<AdmissionResult>;
+  /** By feature name. */
+  readonly mutations: DeferredCounter<string>;
   readonly configReloads: Counter<'result'>;
   readonly configGeneration: Gauge;
   readonly pullSecretCopies: Counter<'result'>;
   readonly pullSecretMissing: Counter;
   readonly certReloads: Counter<'result'>;
   /** Requests looked up among the answers kept for identical requests, by outcome. */
-  readonly memo: Counter<'outcome'>;
+  readonly memo: DeferredCounter<'hit' | 'stale'>;
 }
 
 /** Registers the webhook metrics on `registry`. */
 export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   const registers = [registry];
   return {
-    requests: new Counter({
+    requests: new DeferredCounter({
       name: 'rtb_webhook_requests_total',
       help: 'Admission requests by result.',
-      labelNames: ['result'],
+      labelName: 'result',
       registers,
     }),
-    duration: new Histogram({
+    duration: new DeferredHistogram({
       name: 'rtb_webhook_request_duration_seconds',
       help: 'Time to answer an admission request, by result.',
-      labelNames: ['result'],
+      labelName: 'result',
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     }),
-    mutations: new Counter({
+    mutations: new DeferredCounter({
       name: 'rtb_webhook_mutations_total',
       help: 'Pods changed, by feature.',
-      labelNames: ['feature'],
+      labelName: 'feature',
       registers,
     }),
     configReloads: new Counter({
@@ -68,10 +74,10 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
       labelNames: ['result'],
       registers,
     }),
-    memo: new Counter({
+    memo: new DeferredCounter({
       name: 'rtb_webhook_answer_reuse_total',
       help: 'Requests identical (uid aside) to an earlier one: answer reused (hit) or decided anew because the configuration, namespace or pull Secret changed (stale).',
-      labelNames: ['outcome'],
+      labelName: 'outcome',
       registers,
     }),
   };

@@ -12,6 +12,7 @@ import {
   type AdmissionRecord,
 } from './admission-handler.js';
 import { AdmissionMemo } from './admission-memo.js';
+import type { AdmissionResult } from './webhook-metrics.js';
 import { BodyTooLargeError, readLimitedBody } from '../watcher/limited-body.js';
 
 /** Settings of the HTTPS server. */
@@ -125,10 +126,7 @@ export class WebhookServer {
         return;
       }
       this.inFlight++;
-      void this.admit(req, res).finally(() => {
-        this.inFlight--;
-        if (this.inFlight === 0) this.drained?.();
-      });
+      void this.admit(req, res);
       return;
     }
     if (path === VALIDATE_PATH && this.options.validate) {
@@ -171,13 +169,25 @@ export class WebhookServer {
     this.reply(res, 404, 'not found');
   }
 
+  /** Answers one admission request; never rejects (every failure is an answer). */
   private async admit(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      await this.answerAdmission(req, res);
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'admission request failed');
+      this.reply(res, 500, 'internal error');
+    } finally {
+      this.inFlight--;
+      if (this.inFlight === 0) this.drained?.();
+    }
+  }
+
+  private async answerAdmission(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { metrics } = this.options.context;
     const started = process.hrtime.bigint();
-    const done = (result: 'mutated' | 'unchanged' | 'bad_request' | 'error'): void => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.requests.inc({ result });
-      metrics.duration.observe({ result }, seconds);
+    const done = (result: AdmissionResult): void => {
+      metrics.requests.inc(result);
+      metrics.duration.observe(result, Number(process.hrtime.bigint() - started) / 1e9);
     };
     let body: Buffer;
     try {
@@ -193,8 +203,10 @@ export class WebhookServer {
     const probe = this.memo?.probe(body);
     const record = probe && this.memo?.get(probe.key);
     if (probe && record) {
-      const replayed = await replayAdmission(record, probe.uid, this.options.context);
-      metrics.memo.inc({ outcome: replayed ? 'hit' : 'stale' });
+      // Reused answers come from caches: no promise turn unless the context needs I/O.
+      const replay = replayAdmission(record, probe.uid, this.options.context);
+      const replayed = replay instanceof Promise ? await replay : replay;
+      metrics.memo.inc(replayed ? 'hit' : 'stale');
       if (replayed) {
         done(replayed.result);
         this.reply(res, 200, replayed.body, JSON_TYPE);
@@ -251,7 +263,7 @@ export class WebhookServer {
   private reply(
     res: ServerResponse,
     status: number,
-    body: string,
+    body: string | Buffer,
     headers: Record<string, string> = {},
   ): void {
     if (res.headersSent) return;

@@ -115,6 +115,8 @@ interface World {
   annotations: Map<string, Record<string, string>>;
   secretAvailable: boolean;
   ensured: number;
+  /** Whether the context answers at once (as the app's caches do) or with promises (I/O). */
+  sync: boolean;
 }
 
 const seedConfig = parseWebhookConfig(JSON.parse(seedConfigText()));
@@ -139,11 +141,14 @@ function contextOf(world: World): AdmissionContext {
   return {
     config: () => world.config,
     // A fresh object on every call: the memo must compare annotations by value.
-    namespaceAnnotations: (name) => Promise.resolve({ ...(world.annotations.get(name) ?? {}) }),
+    namespaceAnnotations: (name) => {
+      const annotations = { ...(world.annotations.get(name) ?? {}) };
+      return world.sync ? annotations : Promise.resolve(annotations);
+    },
     pullSecret: {
       ensure: () => {
         world.ensured++;
-        return Promise.resolve(world.secretAvailable);
+        return world.sync ? world.secretAvailable : Promise.resolve(world.secretAvailable);
       },
     },
     metrics: createWebhookMetrics(new Registry()),
@@ -153,7 +158,7 @@ function contextOf(world: World): AdmissionContext {
 }
 
 function newWorld(): World {
-  return { config: seedConfig, annotations: new Map(), secretAvailable: true, ensured: 0 };
+  return { config: seedConfig, annotations: new Map(), secretAvailable: true, ensured: 0, sync: false };
 }
 
 void describe('the webhook server with and without the memo', () => {
@@ -291,53 +296,64 @@ void describe('the webhook server with and without the memo', () => {
       },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('secret' as const), available: fc.boolean() }) },
     );
+    type Action = typeof action extends fc.Arbitrary<infer A> ? A : never;
     await fc.assert(
-      fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 40 }), async (actions) => {
-        const withMemo = newWorld();
-        const without = newWorld();
-        const a = await serve(withMemo, 16);
-        const b = await serve(without, 0);
-        try {
-          for (const act of actions) {
-            for (const w of [withMemo, without]) {
-              if (act.kind === 'config') w.config = configs[act.index] ?? seedConfig;
-              if (act.kind === 'namespace')
-                w.annotations.set(act.namespace, namespaceAnnotationSets[act.index] ?? {});
-              if (act.kind === 'secret') w.secretAvailable = act.available;
+      fc.asyncProperty(
+        fc.array(action, { minLength: 1, maxLength: 40 }),
+        fc.boolean(),
+        async (actions, sync) => {
+          const withMemo = { ...newWorld(), sync };
+          const without = newWorld();
+          const a = await serve(withMemo, 16);
+          const b = await serve(without, 0);
+          try {
+            for (const act of actions) {
+              for (const w of [withMemo, without]) {
+                if (act.kind === 'config') w.config = configs[act.index] ?? seedConfig;
+                if (act.kind === 'namespace')
+                  w.annotations.set(act.namespace, namespaceAnnotationSets[act.index] ?? {});
+                if (act.kind === 'secret') w.secretAvailable = act.available;
+              }
+              if (act.kind !== 'request') continue;
+              const shape = shapes[act.shape] ?? shapes[0];
+              const body = review(
+                pods[shape.pod] ?? seedPodBefore(),
+                act.uid,
+                shape.namespace,
+                shape.operation,
+                shape.dryRun,
+              );
+              const ensuredBefore = [withMemo.ensured, without.ensured] as const;
+              assert.equal(await post(a.url, body), await post(b.url, body));
+              // Never skipped: a Pod that needs the Secret gets it ensured (twice when the memo's
+              // record turned out stale because the Secret's state changed; ensure is idempotent).
+              assert.equal(
+                withMemo.ensured > ensuredBefore[0],
+                without.ensured > ensuredBefore[1],
+                'the pull Secret is ensured whenever a fresh decision ensures it',
+              );
             }
-            if (act.kind !== 'request') continue;
-            const shape = shapes[act.shape] ?? shapes[0];
-            const body = review(
-              pods[shape.pod] ?? seedPodBefore(),
-              act.uid,
-              shape.namespace,
-              shape.operation,
-              shape.dryRun,
-            );
-            const ensuredBefore = [withMemo.ensured, without.ensured] as const;
-            assert.equal(await post(a.url, body), await post(b.url, body));
-            // Never skipped: a Pod that needs the Secret gets it ensured (twice when the memo's
-            // record turned out stale because the Secret's state changed; ensure is idempotent).
-            assert.equal(
-              withMemo.ensured > ensuredBefore[0],
-              without.ensured > ensuredBefore[1],
-              'the pull Secret is ensured whenever a fresh decision ensures it',
-            );
+          } finally {
+            await a.server.close(100);
+            await b.server.close(100);
           }
-        } finally {
-          await a.server.close(100);
-          await b.server.close(100);
-        }
-      }),
+        },
+      ),
       {
         numRuns: 100,
         // Each thing a record depends on, changed after a body was kept (from its second time on).
-        examples: [
-          [[req(1, 'u1'), req(1, 'u2'), { kind: 'namespace', namespace: 'team-a', index: 1 }, req(1, 'u3')]],
-          [[req(3, 'u1'), req(3, 'u2'), { kind: 'namespace', namespace: 'default', index: 2 }, req(3, 'u3')]],
-          [[req(0, 'u1'), req(0, 'u2'), { kind: 'config', index: 1 }, req(0, 'u3')]],
-          [[req(0, 'u1'), req(0, 'u2'), { kind: 'secret', available: false }, req(0, 'u3')]],
-        ],
+        examples: [true, false].flatMap((sync): [Action[], boolean][] => [
+          [
+            [req(1, 'u1'), req(1, 'u2'), { kind: 'namespace', namespace: 'team-a', index: 1 }, req(1, 'u3')],
+            sync,
+          ],
+          [
+            [req(3, 'u1'), req(3, 'u2'), { kind: 'namespace', namespace: 'default', index: 2 }, req(3, 'u3')],
+            sync,
+          ],
+          [[req(0, 'u1'), req(0, 'u2'), { kind: 'config', index: 1 }, req(0, 'u3')], sync],
+          [[req(0, 'u1'), req(0, 'u2'), { kind: 'secret', available: false }, req(0, 'u3')], sync],
+        ]),
       },
     );
   });

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
   AdmissionDecodeError,
+  admissionResponseTemplate,
   decodeAdmissionReview,
   decodeWithSchema,
   encodeAdmissionResponse,
@@ -166,6 +167,16 @@ describe('AdmissionReview encoding', () => {
         encodeAdmissionResponse(answer),
         JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }),
       );
+    }
+  });
+
+  test('a response template gives the bytes encodeAdmissionResponse gives, for any uid', () => {
+    const answers = [{}, { patch, warnings: ['w "q"'] }, { denied: 'no' }];
+    const uids = ['705ab4f5-6393-11e8-b7cc-42010a800002', '', 'a"b\\c', 'ü\u2028✓'];
+    for (const answer of answers) {
+      const respond = admissionResponseTemplate(answer);
+      for (const uid of uids)
+        assert.deepEqual(respond(uid), Buffer.from(encodeAdmissionResponse({ ...answer, uid })), uid);
     }
   });
 
