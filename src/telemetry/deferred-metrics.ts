@@ -44,8 +44,11 @@ export class DeferredCounter<V extends string> {
   }
 }
 
-/** Observations kept per label value before they are handed to prom-client. */
-const HISTOGRAM_BATCH = 256;
+/**
+ * Observations kept per label value before they are handed to prom-client: small, so that the
+ * request that fills a batch waits for 32 observations (tens of µs), not for hundreds.
+ */
+const HISTOGRAM_BATCH = 32;
 
 interface PendingObservations {
   readonly values: Float64Array;

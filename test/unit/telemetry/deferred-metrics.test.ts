@@ -51,7 +51,7 @@ void describe('deferred metrics', () => {
   });
 
   test('a deferred histogram scrapes exactly as the same observations, across batch boundaries', async () => {
-    // More than one batch (256) for one label value, and a partial one for another.
+    // Many batches (32) for one label value, and a partial one for another.
     const observations = Array.from({ length: 700 }, (_, i) => ({
       result: i % 5 === 0 ? 'unchanged' : 'mutated',
       seconds: ((i * 7919) % 1000) / 997,
