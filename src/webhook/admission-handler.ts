@@ -130,7 +130,7 @@ function replayWith(
   const available = ctx.pullSecret.ensure(record.namespaceName, { dryRun: record.dryRun });
   const decide = (now: boolean): ReplayedAdmission | undefined =>
     now === record.pullSecretAvailable ? replayed(record, uid, ctx) : undefined;
-  return available instanceof Promise ? available.then(decide) : decide(available);
+  return available instanceof Promise ? available.then(decide, () => undefined) : decide(available);
 }
 
 function replayed(record: AdmissionRecord, uid: string, ctx: AdmissionContext): ReplayedAdmission {

@@ -125,8 +125,7 @@ export class WebhookServer {
         this.reply(res, 405, 'only POST is allowed', { allow: 'POST' });
         return;
       }
-      this.inFlight++;
-      void this.admit(req, res);
+      void this.serve(res, () => this.answerAdmission(req, res));
       return;
     }
     if (path === VALIDATE_PATH && this.options.validate) {
@@ -134,11 +133,8 @@ export class WebhookServer {
         this.reply(res, 405, 'only POST is allowed', { allow: 'POST' });
         return;
       }
-      this.inFlight++;
-      void this.observe(req, res, this.options.validate).finally(() => {
-        this.inFlight--;
-        if (this.inFlight === 0) this.drained?.();
-      });
+      const validate = this.options.validate;
+      void this.serve(res, () => this.observe(req, res, validate));
       return;
     }
     if (req.method !== 'GET') {
@@ -169,12 +165,17 @@ export class WebhookServer {
     this.reply(res, 404, 'not found');
   }
 
-  /** Answers one admission request; never rejects (every failure is an answer). */
-  private async admit(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * Runs one POST to completion, counted as in flight for the drain on shutdown. Never rejects:
+   * a failure the handler did not answer itself is answered 500 and logged, not left to crash
+   * the process as an unhandled rejection.
+   */
+  private async serve(res: ServerResponse, handle: () => Promise<void>): Promise<void> {
+    this.inFlight++;
     try {
-      await this.answerAdmission(req, res);
+      await handle();
     } catch (error) {
-      this.options.logger.error({ err: error }, 'admission request failed');
+      this.options.logger.error({ err: error }, 'request failed');
       this.reply(res, 500, 'internal error');
     } finally {
       this.inFlight--;

@@ -8,7 +8,13 @@ import type { Pod } from '../../../src/mutation/pod.js';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
-import type { AdmissionContext } from '../../../src/webhook/admission-handler.js';
+import {
+  handleAdmission,
+  replayAdmission,
+  type AdmissionContext,
+  type AdmissionRecord,
+} from '../../../src/webhook/admission-handler.js';
+import { decodeAdmissionReview } from '../../../src/webhook/admission-review.js';
 import { AdmissionMemo } from '../../../src/webhook/admission-memo.js';
 import { createWebhookMetrics } from '../../../src/webhook/webhook-metrics.js';
 import { WebhookServer } from '../../../src/webhook/webhook-server.js';
@@ -160,6 +166,43 @@ function contextOf(world: World): AdmissionContext {
 function newWorld(): World {
   return { config: seedConfig, annotations: new Map(), secretAvailable: true, ensured: 0, sync: false };
 }
+
+void describe('replayAdmission', () => {
+  async function recordFor(world: World): Promise<AdmissionRecord> {
+    const body = review(seedPodBefore(), 'first');
+    const handled = await handleAdmission(decodeAdmissionReview(Buffer.from(body)), contextOf(world));
+    assert.ok(handled.record);
+    return handled.record;
+  }
+
+  test('answers at once, without a promise, when the context answers from its caches', async () => {
+    const world = { ...newWorld(), sync: true };
+    const record = await recordFor(world);
+    const replayed = replayAdmission(record, 'second', contextOf(world));
+    assert.ok(replayed !== undefined && !(replayed instanceof Promise));
+    assert.equal(replayed.body.toString(), record.respond('second').toString());
+    const later = await replayAdmission(record, 'third', contextOf({ ...world, sync: false }));
+    assert.equal(later?.body.toString(), record.respond('third').toString());
+  });
+
+  test('a read that fails, at once or later, sends the request to a fresh decision', async () => {
+    const world = newWorld();
+    const record = await recordFor(world);
+    const failing = (how: 'throw' | 'reject', what: 'namespace' | 'secret'): AdmissionContext => {
+      const ctx = contextOf({ ...world, sync: true });
+      const fail = (): never => {
+        throw new Error('cache gone');
+      };
+      const failed = how === 'throw' ? fail : () => Promise.reject(new Error('API down'));
+      return what === 'namespace'
+        ? { ...ctx, namespaceAnnotations: failed }
+        : { ...ctx, pullSecret: { ensure: failed } };
+    };
+    for (const how of ['throw', 'reject'] as const)
+      for (const what of ['namespace', 'secret'] as const)
+        assert.equal(await replayAdmission(record, 'u', failing(how, what)), undefined, `${what} ${how}`);
+  });
+});
 
 void describe('the webhook server with and without the memo', () => {
   let caPem = '';
