@@ -1,0 +1,73 @@
+/**
+ * The names of our objects on a runtime: upstream's (its kustomize output, `namePrefix:
+ * rt-bootstrapper-`, namespace `kyma-system`, DESIGN.md §8), in every mode, so a KIM install, a
+ * direct-mode install and an existing upstream install all converge on one set of objects.
+ */
+
+/** Namespace of the webhook and its objects. */
+export const RUNTIME_NAMESPACE = 'kyma-system';
+/** Deployment and ServiceAccount of the webhook (KIM waits for this Deployment by name). */
+export const WEBHOOK_DEPLOYMENT = 'rt-bootstrapper-controller-manager';
+/** ServiceAccount of the webhook's Pods. */
+export const WEBHOOK_SERVICE_ACCOUNT = WEBHOOK_DEPLOYMENT;
+/** The container of the webhook Deployment (upstream's name: an apply merges containers by name). */
+export const WEBHOOK_CONTAINER = 'manager';
+/** Service in front of the webhook (443 → 9443). */
+export const WEBHOOK_SERVICE = 'rt-bootstrapper-webhook-service';
+/** The MutatingWebhookConfiguration. */
+export const MUTATING_WEBHOOK_CONFIGURATION = 'rt-bootstrapper-mutating-webhook-configuration';
+/** The one webhook inside it: upstream's entry name, so an apply over upstream's replaces it. */
+export const MUTATING_WEBHOOK_NAME = 'mpod-v1.kb.io';
+/** The ValidatingWebhookConfiguration of the drift channel (ours; upstream has none). */
+export const VALIDATING_WEBHOOK_CONFIGURATION = 'rt-bootstrapper-validating-webhook-configuration';
+/** The ClusterRole of the webhook (upstream's name) and its binding. */
+export const WEBHOOK_CLUSTER_ROLE = 'rt-bootstrapper-manager-role';
+/** Binding of {@link WEBHOOK_CLUSTER_ROLE}. */
+export const WEBHOOK_CLUSTER_ROLE_BINDING = 'rt-bootstrapper-manager-rolebinding';
+/** Upstream's second ClusterRole (restarts Pods on trust-bundle rotation). */
+export const POD_RESTARTER_CLUSTER_ROLE = 'rt-bootstrapper-pod-restarter-role';
+/** Upstream binds {@link POD_RESTARTER_CLUSTER_ROLE} with RoleBindings of this name (kyma-system, istio-system). */
+export const POD_RESTARTER_ROLE_BINDING = 'rt-bootstrapper-pod-restarter-rolebinding';
+/** Namespaced Role of the webhook (the config ConfigMap, the serving Secret, the Lease): upstream's leader-election Role. */
+export const WEBHOOK_ROLE = 'rt-bootstrapper-leader-election-role';
+/** Binding of {@link WEBHOOK_ROLE}. */
+export const WEBHOOK_ROLE_BINDING = 'rt-bootstrapper-leader-election-rolebinding';
+/** PodDisruptionBudget of the webhook. */
+export const WEBHOOK_PDB = 'rt-bootstrapper-controller-manager';
+
+/**
+ * The Secret holding the webhook's serving certificate, read through the API by every replica
+ * (`tls.crt`, `tls.key`, `ca.crt` = every CA the caBundle must hold; `ca.key` only when the webhook
+ * issued its own CA). Written by the webhook's own writer (KIM installs) or by the KCP (direct mode).
+ */
+export const WEBHOOK_TLS_SECRET = 'rt-bootstrapper-webhook-tls';
+/** The Lease electing the one replica that writes {@link WEBHOOK_TLS_SECRET} and the caBundle. */
+export const WEBHOOK_CERT_LEASE = 'rt-bootstrapper-webhook-cert';
+/**
+ * Field manager of the webhook's caBundle writes: upstream's own, so the field an upstream
+ * install owned passes to us without a conflict.
+ */
+export const CA_BUNDLE_FIELD_MANAGER = 'rt-bootstrapper-webhook';
+/** The Secret with a runtime's drift client certificate (`tls.crt`, `tls.key`, `ca.crt`). */
+export const WATCHER_TLS_SECRET = 'rt-bootstrapper-watcher-tls';
+
+/** Label on the Deployment that KIM compares with the first Deployment of its manifests. */
+export const VERSION_LABEL = 'app.kubernetes.io/version';
+/**
+ * Upstream's Pod selector: a Deployment's selector is immutable, so ours must be the same for an
+ * apply over an upstream install to succeed.
+ */
+export const WEBHOOK_SELECTOR: Readonly<Record<string, string>> = {
+  'control-plane': 'controller-manager',
+  'app.kubernetes.io/name': 'rt-bootstrapper',
+};
+
+/** The DNS names the serving certificate must cover for {@link WEBHOOK_SERVICE} in `namespace`. */
+export function webhookServiceDnsNames(namespace: string = RUNTIME_NAMESPACE): string[] {
+  return [
+    WEBHOOK_SERVICE,
+    `${WEBHOOK_SERVICE}.${namespace}`,
+    `${WEBHOOK_SERVICE}.${namespace}.svc`,
+    `${WEBHOOK_SERVICE}.${namespace}.svc.cluster.local`,
+  ];
+}
