@@ -38,6 +38,13 @@ export async function markDeploymentAvailable(
             reason: 'MinimumReplicasAvailable',
             message: 'simulated kubelet',
           },
+          // The deployment controller reports this too, and KIM's readiness check requires both.
+          {
+            type: 'Progressing',
+            status: 'True',
+            reason: 'NewReplicaSetAvailable',
+            message: 'simulated kubelet',
+          },
         ],
       },
     },
