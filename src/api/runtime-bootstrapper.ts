@@ -21,7 +21,13 @@ export const RUNTIME_ID_LABEL = 'kyma-project.io/runtime-id';
 export type BootstrapperState = 'Pending' | 'Installing' | 'Ready' | 'Error' | 'Deleting' | 'Paused';
 
 /** Condition types of a RuntimeBootstrapper. */
-export type ConditionType = 'RuntimeReachable' | 'Installed' | 'ConfigurationSynced' | 'WebhookReady';
+export type ConditionType =
+  | 'RuntimeReachable'
+  | 'Installed'
+  | 'ConfigurationSynced'
+  | 'WebhookReady'
+  /** False while another field manager (KIM's `kim-bootstrapper`) still writes our objects on the runtime. */
+  | 'ExclusivelyManaged';
 
 /** A status condition (metav1.Condition). */
 export interface Condition {

@@ -15,7 +15,10 @@ import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
 import { x509 } from '../../pki/crypto-provider.js';
 import { WATCHER_TLS_SECRET, WEBHOOK_NAME } from '../../render/webhook-manifests.js';
+import { FIELD_MANAGER } from '../../kube/apply.js';
+import { CA_BUNDLE_FIELD_MANAGER } from '../../api/runtime-names.js';
 import type { DirectMetrics } from './direct-metrics.js';
+import { foreignWritesAfterOurs } from './foreign-writers.js';
 import { RuntimeClientPool } from './runtime-clients.js';
 import { RuntimeInstaller } from './runtime-installer.js';
 import {
@@ -204,6 +207,8 @@ export class BootstrapperReconciler {
       apply: (objects) => need().apply(objects),
       deploymentReadiness: () => need().deploymentReadiness(namespace),
       uninstall: (plan) => need().uninstall(plan),
+      foreignWrites: async (objects) =>
+        foreignWritesAfterOurs(await need().writersOf(objects), [FIELD_MANAGER, CA_BUNDLE_FIELD_MANAGER]),
     };
   }
 

@@ -12,6 +12,8 @@ import { applyObjects } from '../../kube/apply.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '../../render/webhook-manifests.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
+import { describeObject } from '../../kube/apply.js';
+import type { WrittenObject } from './foreign-writers.js';
 import type { RuntimePlan } from './runtime-manifests.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -151,6 +153,29 @@ export class RuntimeInstaller {
         metadata: b.metadata,
       });
     }
+  }
+
+  /** Who wrote each object when (its `managedFields`); objects that do not exist are left out. */
+  async writersOf(objects: readonly KubernetesObject[]): Promise<WrittenObject[]> {
+    const api = KubernetesObjectApi.makeApiClient(this.kc);
+    const out: WrittenObject[] = [];
+    for (const o of objects) {
+      try {
+        const current = await withTimeout(
+          api.read({
+            apiVersion: o.apiVersion,
+            kind: o.kind,
+            metadata: { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace },
+          }),
+          this.timeoutMs,
+          `read ${o.kind ?? ''}`,
+        );
+        out.push({ description: describeObject(o), managedFields: current.metadata?.managedFields ?? [] });
+      } catch (error) {
+        if (statusCodeOf(error) !== 404) throw error;
+      }
+    }
+    return out;
   }
 
   /** Whether a MutatingWebhookConfiguration of ours is still registered (for tests and status). */

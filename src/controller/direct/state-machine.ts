@@ -14,6 +14,7 @@ import type { StatusBuilder } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
 import type { DeploymentReadiness } from './runtime-installer.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { describeForeignWrites, type ForeignWrite } from './foreign-writers.js';
 
 /** The I/O a state may do; the reconciler implements it over the KCP and the runtime. */
 export interface BootstrapperOps {
@@ -28,6 +29,8 @@ export interface BootstrapperOps {
   apply(objects: readonly KubernetesObject[]): Promise<void>;
   deploymentReadiness(): Promise<DeploymentReadiness>;
   uninstall(plan: ReturnType<typeof planWebhook>): Promise<void>;
+  /** Writes by another field manager (KIM) to these objects after our own last write. */
+  foreignWrites(objects: readonly KubernetesObject[]): Promise<ForeignWrite[]>;
 }
 
 /** Everything the states read. */
@@ -165,19 +168,42 @@ export const sFnRegister: StateFn = async (ctx) => {
   if (!ctx.set.ok) return sFnCheckSources;
   const registered = ctx.status.get('WebhookReady')?.status === 'True';
   if (!registered || ctx.wrote || ctx.forceResync) {
+    let plan: ReturnType<typeof planWebhook>;
     try {
       const tls = await ctx.ops.webhookTls();
-      await ctx.ops.apply(planWebhook(ctx.set.set, ctx.release, tls, await ctx.ops.drift()).registration);
+      plan = planWebhook(ctx.set.set, ctx.release, tls, await ctx.ops.drift());
+      await ctx.ops.apply(plan.registration);
     } catch (error) {
       ctx.status.state('Error').condition('WebhookReady', 'False', 'RegistrationFailed', firstLine(error));
       return { error: errorOf(error) };
     }
+    await checkExclusive(ctx, [...planSources(ctx.set.set), ...plan.webhook, ...plan.registration]);
   }
   ctx.status
     .state('Ready')
     .condition('WebhookReady', 'True', 'Available', 'the webhook is available and registered');
   return {};
 };
+
+/**
+ * After a full pass: says in the status whether another field manager (KIM after a takeover)
+ * still writes our objects. Only a warning: the runtime is served either way, and a failed read
+ * leaves the condition as it was.
+ */
+async function checkExclusive(ctx: StateContext, objects: readonly KubernetesObject[]): Promise<void> {
+  let writes: ForeignWrite[];
+  try {
+    writes = await ctx.ops.foreignWrites(objects.filter((o) => o.kind !== 'Namespace'));
+  } catch {
+    return;
+  }
+  ctx.status.condition(
+    'ExclusivelyManaged',
+    writes.length === 0 ? 'True' : 'False',
+    writes.length === 0 ? 'SoleWriter' : 'OtherFieldManager',
+    describeForeignWrites(writes),
+  );
+}
 
 /** Deletion: registration first, then everything else, then the finalizer. */
 export const sFnDelete: StateFn = async (ctx) => {

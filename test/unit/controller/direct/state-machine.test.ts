@@ -9,6 +9,7 @@ import {
   type StateContext,
 } from '../../../../src/controller/direct/state-machine.js';
 import { StatusBuilder } from '../../../../src/controller/direct/status-builder.js';
+import type { ForeignWrite } from '../../../../src/controller/direct/foreign-writers.js';
 import { buildSyncSet, type SyncSetResult } from '../../../../src/controller/direct/sync-set.js';
 import { seedConfigText } from '../../../support/fixtures.js';
 
@@ -36,6 +37,12 @@ class RecordingOps implements BootstrapperOps {
   };
   uninstall = () => this.step('uninstall');
   drift = () => Promise.resolve(undefined);
+  /** What foreignWrites answers; a test sets it to play KIM still writing. */
+  foreign: ForeignWrite[] = [];
+  foreignWrites = async () => {
+    await this.step('foreignWrites');
+    return this.foreign;
+  };
 }
 
 const set: SyncSetResult = buildSyncSet({
@@ -98,14 +105,46 @@ describe('the per-runtime state machine', () => {
       'readiness',
       'webhookTls',
       'apply:MutatingWebhookConfiguration',
+      'foreignWrites',
     ]);
     assert.deepEqual(outcome, {});
     assert.equal(status.state, 'Ready');
+    assert.equal(cond(status, 'ExclusivelyManaged')?.status, 'True');
     assert.equal(status.appliedVersion, 'v-1');
     assert.equal(status.webhookVersion, '1.0.0');
     assert.equal(status.observedGeneration, 3);
     for (const t of ['RuntimeReachable', 'Installed', 'ConfigurationSynced', 'WebhookReady'])
       assert.equal(cond(status, t)?.status, 'True', t);
+  });
+
+  test('KIM still writing after a takeover: Ready, with ExclusivelyManaged False naming the write', async () => {
+    const ops = new RecordingOps();
+    ops.foreign = [
+      {
+        object: 'Deployment kyma-system/rt-bootstrapper-controller-manager',
+        manager: 'kim-bootstrapper',
+        time: '2026-11-22T10:00:05.000Z',
+      },
+    ];
+    const { outcome, status } = await run(rb(), ops, { force: true });
+    assert.deepEqual(outcome, {});
+    assert.equal(status.state, 'Ready');
+    const c = cond(status, 'ExclusivelyManaged');
+    assert.equal(c?.status, 'False');
+    assert.equal(c?.reason, 'OtherFieldManager');
+    assert.match(
+      c?.message ?? '',
+      /kim-bootstrapper wrote Deployment kyma-system\/rt-bootstrapper-controller-manager/,
+    );
+  });
+
+  test('a failed ownership read keeps Ready and the condition as it was', async () => {
+    const ops = new RecordingOps();
+    ops.fail.add('foreignWrites');
+    const { outcome, status } = await run(rb(), ops, { force: true });
+    assert.deepEqual(outcome, {});
+    assert.equal(status.state, 'Ready');
+    assert.equal(cond(status, 'ExclusivelyManaged'), undefined);
   });
 
   test('a rollout in progress: Installing, no registration, poll again', async () => {
