@@ -130,10 +130,11 @@ describe('the per-runtime state machine', () => {
     assert.deepEqual(outcome, {});
     assert.equal(status.state, 'Ready');
     const c = cond(status, 'ExclusivelyManaged');
-    assert.equal(c?.status, 'False');
-    assert.equal(c?.reason, 'OtherFieldManager');
+    assert.ok(c);
+    assert.equal(c.status, 'False');
+    assert.equal(c.reason, 'OtherFieldManager');
     assert.match(
-      c?.message ?? '',
+      c.message,
       /kim-bootstrapper wrote Deployment kyma-system\/rt-bootstrapper-controller-manager/,
     );
   });
