@@ -11,20 +11,13 @@
  * old leader has stopped before anyone may start. `isLeader()` applies the same deadline by
  * the clock, so work is fenced even while the renew loop is still waiting on a request.
  */
-import {
-  CoordinationV1Api,
-  Observable,
-  V1MicroTime,
-  type ConfigurationOptions,
-  type KubeConfig,
-  type RequestContext,
-  type ResponseContext,
-  type V1Lease,
-} from '@kubernetes/client-node';
+import type { V1Lease } from '@kubernetes/client-node';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../telemetry/logger.js';
+import type { ClusterAccess } from './cluster-access.js';
 import { statusCodeOf } from './kube-errors.js';
-import { decideLease, leaseRecordOf, nextLeaseSpec } from './lease-decision.js';
+import { kubeRequest } from './kube-request.js';
+import { decideLease, leaseRecordOf, MicroTime, nextLeaseSpec } from './lease-decision.js';
 
 /** Timing of an election (client-go's defaults: 15 s, 10 s, 2 s). */
 export interface LeaderElectionTiming {
@@ -60,7 +53,11 @@ export interface LeaderCallbacks {
 
 /** Settings of a {@link LeaderElector}. */
 export interface LeaderElectorOptions {
-  readonly kubeConfig: KubeConfig;
+  /**
+   * The cluster (client-node's `KubeConfig` fits): the Lease is read and written with raw
+   * requests, so a process that elects loads no client-node code (the webhook's certificate writer).
+   */
+  readonly kubeConfig: ClusterAccess;
   readonly namespace: string;
   /** Name of the Lease. */
   readonly name: string;
@@ -76,7 +73,7 @@ type Attempt = 'leading' | { held: string } | 'conflict';
 
 /** A candidate in the election for one Lease; see the file comment. */
 export class LeaderElector {
-  private readonly api: CoordinationV1Api;
+  private readonly leases: LeaseCalls;
   private readonly timing: LeaderElectionTiming;
   private readonly log: Logger;
   private readonly lifetime = new AbortController();
@@ -99,7 +96,7 @@ export class LeaderElector {
       );
     if (!(retryPeriodMs > 0)) throw new LeaderElectionConfigError('the retry period must be positive');
     if (o.identity === '') throw new LeaderElectionConfigError('the identity must not be empty');
-    this.api = o.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.leases = leaseCalls(o.kubeConfig, o.namespace, o.name);
     this.log = o.logger.child({ lease: `${o.namespace}/${o.name}`, identity: o.identity });
   }
 
@@ -210,14 +207,9 @@ export class LeaderElector {
   /** One round: read, decide, write. Every request is bounded by `budgetMs`. */
   private async attempt(budgetMs: number, cb: LeaderCallbacks): Promise<Attempt> {
     const deadline = performance.now() + budgetMs;
-    const opts = (): ConfigurationOptions => timeoutOptions(Math.max(1, deadline - performance.now()));
+    const left = (): number => Math.max(1, Math.ceil(deadline - performance.now()));
     const { namespace, name, identity } = this.o;
-    let lease: V1Lease | undefined;
-    try {
-      lease = await this.api.readNamespacedLease({ name, namespace }, opts());
-    } catch (err) {
-      if (statusCodeOf(err) !== 404) throw err;
-    }
+    const lease = await this.leases.read(left());
     const now = performance.now();
     const rv = lease?.metadata?.resourceVersion;
     if (rv !== this.observedRv) {
@@ -245,26 +237,19 @@ export class LeaderElector {
     try {
       const written =
         decision.kind === 'create'
-          ? await this.api.createNamespacedLease(
+          ? await this.leases.create(
               {
-                namespace,
-                body: {
-                  apiVersion: 'coordination.k8s.io/v1',
-                  kind: 'Lease',
-                  metadata: { name, namespace },
-                  spec,
-                },
+                apiVersion: 'coordination.k8s.io/v1',
+                kind: 'Lease',
+                metadata: { name, namespace },
+                spec,
               },
-              opts(),
+              left(),
             )
-          : await this.api.replaceNamespacedLease(
-              // The resourceVersion read above makes this write conditional: optimistic concurrency.
-              {
-                name,
-                namespace,
-                body: { ...lease, metadata: { ...lease?.metadata, name, namespace }, spec },
-              },
-              opts(),
+          : // The resourceVersion read above makes this write conditional: optimistic concurrency.
+            await this.leases.replace(
+              { ...lease, metadata: { ...lease?.metadata, name, namespace }, spec },
+              left(),
             );
       this.observedRv = written.metadata?.resourceVersion;
       this.observedAt = performance.now();
@@ -279,30 +264,23 @@ export class LeaderElector {
 
   /** Gives the Lease up so a standby takes over at once (client-go's ReleaseOnCancel). */
   private async release(): Promise<void> {
-    const { namespace, name, identity } = this.o;
+    const { identity } = this.o;
     try {
-      const lease = await this.api.readNamespacedLease(
-        { name, namespace },
-        timeoutOptions(this.timing.retryPeriodMs),
-      );
-      if (lease.spec?.holderIdentity !== identity) return;
-      const at = new V1MicroTime();
-      await this.api.replaceNamespacedLease(
+      const lease = await this.leases.read(this.timing.retryPeriodMs);
+      if (lease?.spec?.holderIdentity !== identity) return;
+      const at = new MicroTime();
+      await this.leases.replace(
         {
-          name,
-          namespace,
-          body: {
-            ...lease,
-            spec: {
-              holderIdentity: '',
-              leaseDurationSeconds: 1,
-              acquireTime: at,
-              renewTime: at,
-              leaseTransitions: lease.spec.leaseTransitions ?? 0,
-            },
+          ...lease,
+          spec: {
+            holderIdentity: '',
+            leaseDurationSeconds: 1,
+            acquireTime: at,
+            renewTime: at,
+            leaseTransitions: lease.spec.leaseTransitions ?? 0,
           },
         },
-        timeoutOptions(this.timing.retryPeriodMs),
+        this.timing.retryPeriodMs,
       );
       this.log.info({}, 'lease released');
     } catch (err) {
@@ -315,21 +293,29 @@ export class LeaderElector {
   }
 }
 
-/**
- * Per-request options that abort the request after `ms`: client-node sets no timeout of its
- * own, and a renewal that hangs must not outlive the renew deadline.
- */
-function timeoutOptions(ms: number): ConfigurationOptions {
+/** The three Lease calls of an election, each bounded by a timeout (a hung renewal must not outlive the deadline). */
+interface LeaseCalls {
+  /** The Lease, or undefined when it does not exist. */
+  read(timeoutMs: number): Promise<V1Lease | undefined>;
+  create(lease: V1Lease, timeoutMs: number): Promise<V1Lease>;
+  replace(lease: V1Lease, timeoutMs: number): Promise<V1Lease>;
+}
+
+function leaseCalls(access: ClusterAccess, namespace: string, name: string): LeaseCalls {
+  const leases = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
+  const one = `${leases}/${encodeURIComponent(name)}`;
   return {
-    middleware: [
-      {
-        pre: (ctx: RequestContext) => {
-          ctx.setSignal(AbortSignal.timeout(Math.ceil(ms)));
-          return new Observable(Promise.resolve(ctx));
-        },
-        post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
-      },
-    ],
-    middlewareMergeStrategy: 'append',
+    async read(timeoutMs) {
+      try {
+        return await kubeRequest<V1Lease>(access, { method: 'GET', path: one, timeoutMs });
+      } catch (err) {
+        if (statusCodeOf(err) === 404) return undefined;
+        throw err;
+      }
+    },
+    create: (lease, timeoutMs) =>
+      kubeRequest<V1Lease>(access, { method: 'POST', path: leases, body: lease, timeoutMs }),
+    replace: (lease, timeoutMs) =>
+      kubeRequest<V1Lease>(access, { method: 'PUT', path: one, body: lease, timeoutMs }),
   };
 }

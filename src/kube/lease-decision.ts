@@ -3,7 +3,17 @@
  * a candidate just read and when it first saw that version, decide whether to create, renew,
  * acquire or wait, and build the record to write. No I/O, no clock of its own.
  */
-import { V1MicroTime, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
+import type { V1Lease, V1LeaseSpec } from '@kubernetes/client-node';
+
+/**
+ * A Kubernetes `MicroTime`: serialised with six fractional digits, as the API server expects
+ * (client-node's `V1MicroTime`, kept here so the election loads no client-node code).
+ */
+export class MicroTime extends Date {
+  override toISOString(): string {
+    return super.toISOString().slice(0, -1) + '000Z';
+  }
+}
 
 /** The fields of a Lease's spec that the election reads. */
 export interface LeaseRecord {
@@ -54,7 +64,7 @@ export function nextLeaseSpec(
   now: Date,
   leaseDurationSeconds: number,
 ): V1LeaseSpec {
-  const at = new V1MicroTime(now.getTime());
+  const at = new MicroTime(now.getTime());
   const transitions = current?.leaseTransitions ?? 0;
   return {
     holderIdentity: identity,

@@ -8,6 +8,7 @@ import {
   webcrypto,
   x509,
 } from './crypto-provider.js';
+import { CLOCK_SKEW_MS } from './clock-skew.js';
 
 /** A CA that can sign certificates: its certificate and its signing key. */
 export interface CertificateAuthority {
@@ -26,8 +27,6 @@ export interface CreateCaOptions {
 }
 
 const TEN_YEARS_MS = 10 * 365 * 24 * 3600 * 1000;
-// Certificates are back-dated a little so a peer with a slightly slow clock accepts them at once.
-export const CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 /** Creates a self-signed ECDSA P-256 CA. */
 export async function createCertificateAuthority(options: CreateCaOptions): Promise<CertificateAuthority> {

@@ -1,4 +1,5 @@
-import { CLOCK_SKEW_MS, randomSerial, type CertificateAuthority } from './certificate-authority.js';
+import { randomSerial, type CertificateAuthority } from './certificate-authority.js';
+import { CLOCK_SKEW_MS } from './clock-skew.js';
 import { ecdsaP256, exportPrivateKeyPem, generateKeyPair, x509 } from './crypto-provider.js';
 
 /** What a certificate is for; decides its extended key usage. */

@@ -1,4 +1,5 @@
 import type { V1ConfigMap, V1Namespace, V1Secret } from '@kubernetes/client-node';
+import type { SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../api/webhook-config.js';
@@ -15,6 +16,8 @@ import { namespaceAnnotationLookup } from './namespace-lookup.js';
 import { PullSecretCopier, type SecretRef } from './pull-secret-copier.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer } from './webhook-server.js';
+import type { ServingCertSettings } from './serving-cert/serving-cert-settings.js';
+import type { ServingCertKeeper } from './serving-cert/serving-cert-keeper.js';
 import { DriftForwarder } from '../watcher/drift-forwarder.js';
 import { handleDriftValidation } from '../watcher/validation-handler.js';
 
@@ -25,7 +28,10 @@ export interface WebhookAppOptions {
    * `rtb webhook` uses, so the process never loads client-node's generated APIs).
    */
   readonly kubeConfig: ClusterAccess;
-  readonly tls: CertificateFiles;
+  /** Serve these files (re-read when they change); without them the webhook keeps its own ({@link servingCert}). */
+  readonly tls?: CertificateFiles;
+  /** The webhook's own serving certificate, used when {@link tls} is absent. */
+  readonly servingCert?: ServingCertSettings;
   /** Read the config from this file instead of the ConfigMap. */
   readonly configFile?: string;
   readonly configMap?: { readonly namespace: string; readonly name: string; readonly key: string };
@@ -53,6 +59,8 @@ export interface WebhookApp {
   readonly config: ConfigHolder;
   readonly registry: Registry;
   ready(): boolean;
+  /** Whether this replica writes the serving certificate now (only without {@link WebhookAppOptions.tls}). */
+  isCertWriter(): boolean;
   /** Graceful: drains requests, then stops caches and workers. */
   stop(): Promise<void>;
 }
@@ -138,19 +146,26 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   });
   if (!copier) startCopier(refOf());
 
-  const reloaderLogger = logger.child({ part: 'tls' });
   const serverRef: { current?: WebhookServer } = {};
-  const reloader = new CertificateReloader(
-    o.tls,
-    (tls) => {
-      serverRef.current?.setSecureContext(tls);
-    },
-    (result) => {
-      metrics.certReloads.inc({ result });
-    },
-    reloaderLogger,
-  );
-  const tls = await reloader.load();
+  const swap = (tls: SecureContextOptions): void => {
+    serverRef.current?.setSecureContext(tls);
+  };
+  const reloaded = (result: 'success' | 'failure'): void => {
+    metrics.certReloads.inc({ result });
+  };
+  let reloader: CertificateReloader | undefined;
+  let keeper: ServingCertKeeper | undefined;
+  let tls: SecureContextOptions;
+  if (o.tls) {
+    reloader = new CertificateReloader(o.tls, swap, reloaded, logger.child({ part: 'tls' }));
+    tls = await reloader.load();
+  } else {
+    // Loaded only here: it brings the certificate-issuing code, which file mode never needs.
+    const { startKeeperFromSettings } = await import('./serving-cert/serving-cert-settings.js');
+    keeper = await startKeeperFromSettings(o.kubeConfig, o.servingCert ?? {}, logger, reloaded);
+    keeper.attach(swap);
+    tls = keeper.initialTls;
+  }
 
   const context: AdmissionContext = {
     config: () => holder.get(),
@@ -165,7 +180,10 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     },
   };
   const ready = (): boolean =>
-    holder.get() !== undefined && namespaces.hasSynced() && (copier?.secrets.hasSynced() ?? false);
+    holder.get() !== undefined &&
+    namespaces.hasSynced() &&
+    (copier?.secrets.hasSynced() ?? false) &&
+    (keeper?.ready() ?? true);
   const forwarder = o.drift
     ? new DriftForwarder({
         url: o.drift.url,
@@ -187,7 +205,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   });
   serverRef.current = server;
   const port = await server.listen();
-  reloader.start();
+  reloader?.start();
   logger.info({ port }, 'webhook serving');
 
   return {
@@ -195,9 +213,11 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     config: holder,
     registry,
     ready,
+    isCertWriter: () => keeper?.isWriter() ?? false,
     async stop() {
-      reloader.stop();
+      reloader?.stop();
       await server.close();
+      await keeper?.stop();
       // Deliver what is queued before stopping (stop drops the rest).
       await forwarder?.flush(5_000).catch(() => undefined);
       await forwarder?.stop();

@@ -1,6 +1,6 @@
 import { loadClusterAccess } from '../../kube/cluster-access.js';
 import { createLogger } from '../../telemetry/logger.js';
-import { startWebhookApp } from '../../webhook/webhook-app.js';
+import { startWebhookApp, type WebhookAppOptions } from '../../webhook/webhook-app.js';
 import { positiveInt } from './controller.js';
 import type { WebhookFlags } from './webhook.js';
 import { runUntilSignal } from '../run-until-signal.js';
@@ -15,7 +15,7 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
   if (!namespace || !name) throw new Error(`--config-map must be namespace/name, got ${flags.configMap}`);
   const app = await startWebhookApp({
     kubeConfig: kc,
-    tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey },
+    ...tlsOptions(flags),
     ...(flags.configFile ? { configFile: flags.configFile } : {}),
     configMap: { namespace, name, key: flags.configKey },
     host: flags.host,
@@ -35,4 +35,33 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
     logger,
   });
   await runUntilSignal(app, logger, 'draining and stopping');
+}
+
+/**
+ * Certificate files when given (served as they are, e.g. the local landscape); otherwise the
+ * webhook keeps its own certificate in the Secret.
+ */
+function tlsOptions(flags: WebhookFlags): Pick<WebhookAppOptions, 'tls' | 'servingCert'> {
+  if (flags.tlsCert !== undefined || flags.tlsKey !== undefined) {
+    if (flags.tlsCert === undefined || flags.tlsKey === undefined)
+      throw new Error(
+        '--tls-cert and --tls-key go together: give both, or neither to keep an own certificate',
+      );
+    return { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } };
+  }
+  let secret: { namespace: string; name: string } | undefined;
+  if (flags.tlsSecret !== undefined) {
+    const [namespace, name, extra] = flags.tlsSecret.split('/');
+    if (!namespace || !name || extra !== undefined)
+      throw new Error(`--tls-secret must be namespace/name, got ${flags.tlsSecret}`);
+    secret = { namespace, name };
+  }
+  return {
+    servingCert: {
+      ...(secret ? { secret } : {}),
+      service: flags.webhookService,
+      extraSans: flags.tlsExtraSan,
+      leaseName: flags.certLease,
+    },
+  };
 }

@@ -1,9 +1,19 @@
 import type { Command } from 'commander';
+import {
+  RUNTIME_NAMESPACE,
+  WEBHOOK_CERT_LEASE,
+  WEBHOOK_SERVICE,
+  WEBHOOK_TLS_SECRET,
+} from '../../api/runtime-names.js';
 
 /** The flags of `rtb webhook`. */
 export interface WebhookFlags {
-  tlsCert: string;
-  tlsKey: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsSecret?: string;
+  webhookService: string;
+  tlsExtraSan: string[];
+  certLease: string;
   port: string;
   host: string;
   kubeconfig?: string;
@@ -30,13 +40,28 @@ export function registerWebhookCommand(program: Command): void {
     .description('serve the mutating admission webhook for Pods (runs in each runtime)')
     .option(
       '--tls-cert <file>',
-      'serving certificate (PEM); re-read when it changes',
-      '/etc/rt-bootstrapper/tls/tls.crt',
+      'serving certificate (PEM), re-read when it changes; without it the webhook keeps its own in --tls-secret',
+    )
+    .option('--tls-key <file>', 'serving key (PEM), re-read when it changes (with --tls-cert)')
+    .option(
+      '--tls-secret <namespace/name>',
+      `the Secret of the webhook's own serving certificate (default: $POD_NAMESPACE or ${RUNTIME_NAMESPACE}, /${WEBHOOK_TLS_SECRET})`,
     )
     .option(
-      '--tls-key <file>',
-      'serving key (PEM); re-read when it changes',
-      '/etc/rt-bootstrapper/tls/tls.key',
+      '--webhook-service <name>',
+      'the Service whose DNS names the own certificate covers',
+      WEBHOOK_SERVICE,
+    )
+    .option(
+      '--tls-extra-san <name-or-ip>',
+      'one more DNS name or IP address for the own certificate (repeatable)',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option(
+      '--cert-lease <name>',
+      'the Lease electing the replica that writes the own certificate',
+      WEBHOOK_CERT_LEASE,
     )
     .option('--port <port>', 'HTTPS port', '9443')
     .option('--host <address>', 'listen address', '0.0.0.0')

@@ -1,0 +1,215 @@
+/**
+ * The elected replica's work: apply the serving-certificate plan step by step. It reads the
+ * Secret and our webhook configurations from the caches every replica keeps, writes the Secret
+ * (create, or update with the resourceVersion it planned from: a concurrent write fails with
+ * 409 and the plan is made again) and the caBundles (server-side apply of that field only), and
+ * plans again on every change of those objects and at the plan's next deadline. Failures are
+ * logged with the step's reason (never key material) and retried with backoff; none ends the loop.
+ */
+import type { V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { Backoff } from '../../kube/backoff.js';
+import type { ClusterAccess } from '../../kube/cluster-access.js';
+import { statusCodeOf } from '../../kube/kube-errors.js';
+import { kubeRequest } from '../../kube/kube-request.js';
+import type { Reflector } from '../../kube/reflector.js';
+import type { ServingPolicy } from '../../pki/serving-policy.js';
+import { planServingSecret, type ServingStep } from '../../pki/serving-secret-plan.js';
+import { executeSecretWrite } from '../../pki/serving-secret-write.js';
+import { readServingSecret, servingSecretBody } from './serving-secret-codec.js';
+import {
+  applyCaBundle,
+  caBundlesOf,
+  MUTATING,
+  VALIDATING,
+  type ConfigurationKind,
+  type WebhookConfiguration,
+} from './webhook-configurations.js';
+
+/** Settings of a {@link CertificateWriter}. */
+export interface CertificateWriterOptions {
+  readonly access: ClusterAccess;
+  readonly secret: { readonly namespace: string; readonly name: string };
+  readonly secrets: Reflector<V1Secret>;
+  readonly mutating: Reflector<WebhookConfiguration>;
+  readonly validating: Reflector<WebhookConfiguration>;
+  readonly dnsNames: readonly string[];
+  readonly ipAddresses: readonly string[];
+  readonly policy: ServingPolicy;
+  /** Whether this replica still leads; checked before every write. */
+  readonly isLeader: () => boolean;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+/** Longest sleep without re-planning, whatever the plan's deadline. */
+const MAX_SLEEP_MS = 10 * 60_000;
+
+/** An object this writer wrote, used instead of the cache until the cache moves past `basedOn`. */
+interface Written<T> {
+  readonly basedOn: string | undefined;
+  readonly object: T;
+}
+
+/** Applies the plan while leading; see the file comment. */
+export class CertificateWriter {
+  private wake: (() => void) | undefined;
+  private written: { secret?: Written<V1Secret>; configs: Map<string, Written<WebhookConfiguration>> } = {
+    configs: new Map(),
+  };
+  private readonly backoff = new Backoff({ baseMs: 500, maxMs: 60_000, factor: 2, jitter: 0.5 });
+
+  constructor(private readonly o: CertificateWriterOptions) {
+    const poke = {
+      onAdd: () => {
+        this.poke();
+      },
+      onUpdate: () => {
+        this.poke();
+      },
+      onDelete: () => {
+        this.poke();
+      },
+    };
+    o.secrets.addEventHandler(poke);
+    o.mutating.addEventHandler(poke);
+    o.validating.addEventHandler(poke);
+  }
+
+  /** Plans and writes until `signal` aborts (leadership lost or stopping). */
+  async run(signal: AbortSignal): Promise<void> {
+    const log = this.o.logger;
+    this.written = { configs: new Map() };
+    await Promise.all([
+      this.o.secrets.waitForSync(signal),
+      this.o.mutating.waitForSync(signal),
+      this.o.validating.waitForSync(signal),
+    ]).catch(() => undefined);
+    log.info('writing the serving certificate and the caBundle');
+    // A function, so the compiler does not assume the signal unchanged across awaits.
+    const stopped = (): boolean => signal.aborted;
+    while (!stopped()) {
+      let step: ServingStep | undefined;
+      try {
+        step = this.plan();
+        if (step.kind === 'wait') {
+          log.debug({ reason: step.reason, until: step.until }, 'serving certificate: nothing to do');
+          await this.sleep(step.until === undefined ? MAX_SLEEP_MS : step.until - this.now(), signal);
+          continue;
+        }
+        if (!this.o.isLeader()) {
+          await this.sleep(1000, signal);
+          continue;
+        }
+        log.info({ step: step.kind, reason: step.reason }, 'serving certificate: writing');
+        await (step.kind === 'write-bundle' ? this.writeBundle(step.bundle) : this.writeSecret(step));
+        this.backoff.reset();
+      } catch (err) {
+        if (stopped()) break;
+        // Another writer (or the API server's own view) moved on: plan again from the caches.
+        const conflict = statusCodeOf(err) === 409;
+        const delay = conflict ? 1000 : this.backoff.next();
+        (conflict ? log.info.bind(log) : log.warn.bind(log))(
+          { err, step: step?.kind, reason: step?.reason, delayMs: Math.round(delay) },
+          conflict
+            ? 'serving certificate: write conflict; planning again'
+            : 'serving certificate: step failed; retrying',
+        );
+        await this.sleep(delay, signal);
+      }
+    }
+  }
+
+  private now(): number {
+    return (this.o.now ?? Date.now)();
+  }
+
+  private poke(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  private async sleep(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        if (this.wake === done) this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.min(Math.max(0, ms), MAX_SLEEP_MS));
+      signal.addEventListener('abort', done);
+      this.wake = done;
+    });
+  }
+
+  private secret(): V1Secret | undefined {
+    const cached = this.o.secrets.store.get(`${this.o.secret.namespace}/${this.o.secret.name}`);
+    const w = this.written.secret;
+    if (w && cached?.metadata?.resourceVersion === w.basedOn) return w.object;
+    this.written.secret = undefined;
+    return cached;
+  }
+
+  private configuration(kind: ConfigurationKind): WebhookConfiguration | undefined {
+    const cached = (kind === MUTATING ? this.o.mutating : this.o.validating).store.get(kind.name);
+    const w = this.written.configs.get(kind.name);
+    if (w && cached?.metadata?.resourceVersion === w.basedOn) return w.object;
+    this.written.configs.delete(kind.name);
+    return cached;
+  }
+
+  private plan(): ServingStep {
+    return planServingSecret({
+      secret: readServingSecret(this.secret()),
+      bundles: [MUTATING, VALIDATING].flatMap((k) => caBundlesOf(this.configuration(k))),
+      issuer: { kind: 'own' },
+      dnsNames: this.o.dnsNames,
+      ipAddresses: this.o.ipAddresses,
+      now: this.now(),
+      policy: this.o.policy,
+    });
+  }
+
+  private async writeSecret(step: Extract<ServingStep, { kind: 'write-secret' }>): Promise<void> {
+    const { namespace, name } = this.o.secret;
+    const current = this.secret();
+    const next = await executeSecretWrite(readServingSecret(current), step.write, {
+      now: this.now(),
+      dnsNames: this.o.dnsNames,
+      ipAddresses: this.o.ipAddresses,
+    });
+    if (!this.o.isLeader()) return;
+    const body = servingSecretBody(this.o.secret, current, next);
+    const collection = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
+    const written = current
+      ? await kubeRequest<V1Secret>(this.o.access, {
+          method: 'PUT',
+          path: `${collection}/${encodeURIComponent(name)}`,
+          body,
+          timeoutMs: 15_000,
+        })
+      : await kubeRequest<V1Secret>(this.o.access, {
+          method: 'POST',
+          path: collection,
+          body,
+          timeoutMs: 15_000,
+        });
+    this.written.secret = { basedOn: current?.metadata?.resourceVersion, object: written };
+  }
+
+  private async writeBundle(bundlePem: string): Promise<void> {
+    for (const kind of [MUTATING, VALIDATING]) {
+      const config = this.configuration(kind);
+      // Only a configuration that exists and registers webhooks; it is never created here.
+      if (!config || (config.webhooks ?? []).length === 0) continue;
+      const bundles = caBundlesOf(config);
+      if (bundles.every((b) => b === bundlePem)) continue;
+      if (!this.o.isLeader()) return;
+      const written = await applyCaBundle(this.o.access, kind, config, bundlePem);
+      this.written.configs.set(kind.name, { basedOn: config.metadata?.resourceVersion, object: written });
+    }
+  }
+}
