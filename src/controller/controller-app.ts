@@ -38,6 +38,11 @@ export interface ControllerAppOptions {
   readonly clusterTrustBundleName?: string;
   readonly configMapName: string;
   readonly configMapKey?: string;
+  /**
+   * KIM's manifests ConfigMap: watched in annotate mode only (direct mode installs its own
+   * release, and a problem of KIM's manifests must not hold it); not watched when undefined.
+   */
+  readonly manifestsConfigMapName?: string;
   readonly mode: string;
   /** Runs this instead of `modes[mode]` (a mode built with settings of its own, e.g. direct). */
   readonly starter?: ModeStarter;
@@ -94,6 +99,8 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
     reportingInstance: identity.slice(0, 128),
     logger,
   });
+  if (o.manifestsConfigMapName !== undefined && o.mode !== 'annotate')
+    logger.warn({ mode: o.mode }, 'the manifests ConfigMap is ignored: only annotate mode watches it');
   const sources = createSourceWatcher({
     kubeConfig: o.kubeConfig,
     namespace: o.namespace,
@@ -101,6 +108,9 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
     ...(o.clusterTrustBundleName !== undefined ? { clusterTrustBundleName: o.clusterTrustBundleName } : {}),
     configMapName: o.configMapName,
     ...(o.configMapKey !== undefined ? { configMapKey: o.configMapKey } : {}),
+    ...(o.manifestsConfigMapName !== undefined && o.mode === 'annotate'
+      ? { manifestsConfigMapName: o.manifestsConfigMapName }
+      : {}),
     logger: logger.child({ part: 'sources' }),
     metrics,
     events,

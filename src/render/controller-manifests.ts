@@ -30,6 +30,8 @@ export interface ControllerManifestOptions {
   readonly pullSecretName: string;
   readonly clusterTrustBundleName?: string;
   readonly configMapName?: string;
+  /** Annotate mode: KIM's manifests ConfigMap, watched (read by name) when set. */
+  readonly manifestsConfigMapName?: string;
   readonly stateConfigMapName?: string;
   readonly leaseName?: string;
   readonly runtimeSelector?: string;
@@ -80,7 +82,12 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
   const read = (): string[] => ['get', 'list', 'watch'];
   const rules: V1PolicyRule[] = [
     { apiGroups: [''], resources: ['secrets'], resourceNames: [o.pullSecretName], verbs: read() },
-    { apiGroups: [''], resources: ['configmaps'], resourceNames: [configMap], verbs: read() },
+    {
+      apiGroups: [''],
+      resources: ['configmaps'],
+      resourceNames: [configMap, ...watchedManifests(o)],
+      verbs: read(),
+    },
     { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
     {
       apiGroups: [''],
@@ -164,6 +171,13 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
   };
 }
 
+/** KIM's manifests ConfigMap when the controller watches it: set, and annotate mode (its only user). */
+function watchedManifests(o: ControllerManifestOptions): string[] {
+  return o.manifestsConfigMapName !== undefined && (o.mode ?? 'annotate') === 'annotate'
+    ? [o.manifestsConfigMapName]
+    : [];
+}
+
 /** The controller's container arguments (the flags of `rtb controller`). */
 export function controllerArgs(
   o: ControllerManifestOptions,
@@ -177,6 +191,7 @@ export function controllerArgs(
     `--pull-secret=${o.pullSecretName}`,
     ...(o.clusterTrustBundleName !== undefined ? [`--cluster-trust-bundle=${o.clusterTrustBundleName}`] : []),
     `--config-map=${names.configMap}`,
+    ...watchedManifests(o).map((name) => `--manifests-config-map=${name}`),
     `--state-config-map=${names.stateConfigMap}`,
     ...(o.runtimeSelector !== undefined ? [`--runtime-selector=${o.runtimeSelector}`] : []),
     `--signal=${o.signal ?? 'annotation'}`,

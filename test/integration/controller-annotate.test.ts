@@ -4,7 +4,8 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import { FORCE_PATCH_RECONCILIATION } from '../../src/api/runtime.js';
 import { SIGNALLED_VERSION_ANNOTATION } from '../../src/controller/annotate/signal-decision.js';
 import { SIGNAL_STATE_KEY } from '../../src/controller/annotate/signal-state-store.js';
-import type { ControllerApp } from '../../src/controller/controller-app.js';
+import type { ControllerApp, ControllerAppOptions, ModeHandle } from '../../src/controller/controller-app.js';
+import { KIM_MANIFESTS_CONFIG_MAP, KIM_MANIFESTS_KEY } from '../../src/controller/sources/source-watcher.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import {
@@ -46,8 +47,9 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
     return value;
   };
 
-  const start = (): Promise<ControllerApp> =>
+  const start = (extra: Partial<ControllerAppOptions> = {}): Promise<ControllerApp> =>
     startTestController(kcp.kc, {
+      ...extra,
       logs,
       modeOptions: {
         signal: 'annotation',
@@ -60,13 +62,38 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
       },
     });
 
-  const readState = async (): Promise<{ version: string; phase: string } | undefined> => {
+  const readState = async (): Promise<{ version: string; phase: string; watched?: string[] } | undefined> => {
     const cm = await kcp.core
       .readNamespacedConfigMap({ name: 'rt-bootstrapper-controller-state', namespace: NS })
       .catch(() => undefined);
     const text = cm?.data?.[SIGNAL_STATE_KEY];
-    return text === undefined ? undefined : (JSON.parse(text) as { version: string; phase: string });
+    return text === undefined
+      ? undefined
+      : (JSON.parse(text) as { version: string; phase: string; watched?: string[] });
   };
+
+  /** KIM's manifests ConfigMap holding `text` as manifests.yaml (created if missing). */
+  const setManifests = async (data: Record<string, string>): Promise<void> => {
+    const body = { metadata: { name: KIM_MANIFESTS_CONFIG_MAP, namespace: NS }, data };
+    const current = await kcp.core
+      .readNamespacedConfigMap({ name: KIM_MANIFESTS_CONFIG_MAP, namespace: NS })
+      .catch(() => undefined);
+    if (current === undefined) await kcp.core.createNamespacedConfigMap({ namespace: NS, body });
+    else
+      await kcp.core.replaceNamespacedConfigMap({
+        name: KIM_MANIFESTS_CONFIG_MAP,
+        namespace: NS,
+        body: { ...current, data },
+      });
+  };
+  /** A release as KIM reads it: documents split on `---`, the first Deployment carrying its version. */
+  const release = (version: string): Record<string, string> => ({
+    [KIM_MANIFESTS_KEY]: [
+      'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: rt-bootstrapper-controller-manager\n  namespace: kyma-system\n',
+      `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: rt-bootstrapper-controller-manager\n  namespace: kyma-system\n  labels:\n    app.kubernetes.io/version: "${version}"\n`,
+    ].join('---\n'),
+  });
+  const withManifests = { manifestsConfigMapName: KIM_MANIFESTS_CONFIG_MAP };
 
   /** Waits until the current source set has been signalled completely. */
   const passCompleted = (what: string): Promise<string> =>
@@ -317,6 +344,136 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
     await signalsEachOnce(t, 'a change right after the API server restart', () =>
       setPullSecret(kcp, nextAuth()),
     );
+  });
+
+  test("with --manifests-config-map unset, KIM's manifests ConfigMap is not a source: a new release signals nobody", async () => {
+    await setManifests(release('1.0.0'));
+    await passCompleted('the current set');
+    const before = new Map(kim.consumed);
+    const version = app.sources.snapshot().version;
+    await setManifests(release('1.1.0'));
+    await nobodySignalled(before, 'a release while unwatched');
+    const snap = app.sources.snapshot();
+    assert.ok(!(snap.watched ?? []).includes('manifestsConfigMap'), 'not watched');
+    assert.equal(snap.versions.manifestsConfigMap, undefined);
+    assert.equal(snap.version, version, 'the set version ignores it');
+    assert.equal(
+      await metricValue(app, 'rtb_controller_source_changes_total', { source: 'manifestsConfigMap' }),
+      0,
+    );
+  });
+
+  test('setting --manifests-config-map on a running landscape signals nobody; a new release then signals every Runtime once', async (t) => {
+    await app.stop();
+    const before = new Map(kim.consumed);
+    app = await start(withManifests);
+    await eventually(
+      async () => {
+        const s = await readState();
+        return s?.version === app.sources.snapshot().version && s.phase === 'Completed' ? s : undefined;
+      },
+      30_000,
+      'the watched manifests to be recorded',
+    );
+    assert.ok((await readState())?.watched?.includes('manifestsConfigMap'), 'recorded as watched');
+    assert.ok(logs.text().includes('watched sources changed, their content did not'));
+    await nobodySignalled(before, 'the flag set');
+    await signalsEachOnce(t, 'a new release in the manifests ConfigMap', () =>
+      setManifests(release('1.2.0')),
+    );
+    assert.equal(
+      await metricValue(app, 'rtb_controller_source_changes_total', { source: 'manifestsConfigMap' }),
+      1,
+    );
+    // Coalesced with the other sources: a release and a config change in one burst, one pass.
+    const passes = await metricValue(app, 'rtb_controller_signal_passes_total');
+    await signalsEachOnce(t, 'a release with a config change', async () => {
+      await setManifests(release('1.3.0'));
+      await setConfigText(kcp, configVariant('mirror-release.example.com'));
+    });
+    assert.equal(await metricValue(app, 'rtb_controller_signal_passes_total'), passes + 1, 'one pass');
+    // Remembered across restarts like the other sources.
+    const afterPass = new Map(kim.consumed);
+    await app.stop();
+    app = await start(withManifests);
+    await nobodySignalled(afterPass, 'a restart with the flag');
+    await app.stop();
+    await setManifests(release('1.4.0'));
+    await signalsEachOnce(t, 'a release while the controller was down', async () => {
+      app = await start(withManifests);
+    });
+  });
+
+  test('a manifests ConfigMap without manifests.yaml is reported and held, not a crash; fixed, it is signalled once', async (t) => {
+    const before = new Map(kim.consumed);
+    await setManifests({ 'rt-bootstrapper-config.json': '{}' });
+    await eventually(
+      async () =>
+        (await metricValue(app, 'rtb_controller_source_problem', {
+          source: 'manifestsConfigMap',
+          reason: 'invalid',
+        })) === 1
+          ? true
+          : undefined,
+      15_000,
+      'the invalid manifests ConfigMap to be reported',
+    );
+    const events = kcp.kc.makeApiClient(EventsV1Api);
+    await eventually(
+      async () =>
+        (await events.listNamespacedEvent({ namespace: NS })).items.some(
+          (e) =>
+            e.reason === 'SourceInvalid' &&
+            e.regarding?.name === KIM_MANIFESTS_CONFIG_MAP &&
+            (e.note ?? '').includes(`key ${KIM_MANIFESTS_KEY} is missing`),
+        )
+          ? true
+          : undefined,
+      15_000,
+      'a SourceInvalid event naming the key',
+    );
+    assert.ok(app.healthy() && app.ready(), 'still serving');
+    await nobodySignalled(before, 'manifests without manifests.yaml');
+    await signalsEachOnce(t, 'the manifests fixed', () => setManifests(release('1.5.0')));
+  });
+
+  test('direct mode ignores the manifests ConfigMap', async () => {
+    const idle: ModeHandle = { stop: () => Promise.resolve() };
+    const direct = await startTestController(kcp.kc, {
+      logs,
+      mode: 'direct',
+      starter: () => Promise.resolve(idle),
+      ...withManifests,
+    });
+    try {
+      await direct.synced();
+      const snap = direct.sources.snapshot();
+      assert.ok(!(snap.watched ?? []).includes('manifestsConfigMap'));
+      assert.equal(snap.manifestsConfigMap, undefined);
+      assert.equal(snap.versions.manifestsConfigMap, undefined);
+      assert.ok(logs.text().includes('the manifests ConfigMap is ignored: only annotate mode watches it'));
+    } finally {
+      await direct.stop();
+    }
+  });
+
+  test('unsetting --manifests-config-map signals nobody', async () => {
+    const before = new Map(kim.consumed);
+    await app.stop();
+    app = await start();
+    await eventually(
+      async () => {
+        const s = await readState();
+        return s?.version === app.sources.snapshot().version &&
+          s.phase === 'Completed' &&
+          !(s.watched ?? []).includes('manifestsConfigMap')
+          ? true
+          : undefined;
+      },
+      30_000,
+      'the unwatched manifests to be recorded',
+    );
+    await nobodySignalled(before, 'the flag unset');
   });
 
   test('--signal=label writes a label of the same key instead', async () => {

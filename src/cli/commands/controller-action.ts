@@ -24,6 +24,7 @@ export async function runController(flags: ControllerFlags): Promise<void> {
     ...(flags.clusterTrustBundle ? { clusterTrustBundleName: flags.clusterTrustBundle } : {}),
     configMapName: flags.configMap,
     configMapKey: flags.configKey,
+    ...(flags.manifestsConfigMap ? { manifestsConfigMapName: flags.manifestsConfigMap } : {}),
     mode: flags.mode,
     starter,
     modeOptions: {

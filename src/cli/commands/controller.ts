@@ -19,6 +19,7 @@ export interface ControllerFlags {
   clusterTrustBundle?: string;
   configMap: string;
   configKey: string;
+  manifestsConfigMap?: string;
   runtimeSelector?: string;
   signal: SignalKind;
   coalesce: string;
@@ -99,6 +100,11 @@ export function registerControllerCommand(program: Command): void {
     .option('--cluster-trust-bundle <name>', 'the ClusterTrustBundle (not watched when omitted)')
     .option('--config-map <name>', 'the webhook ConfigMap in the namespace', CONFIG_MAP_NAME)
     .option('--config-key <key>', 'the ConfigMap key holding the webhook config', CONFIG_MAP_KEY)
+    .option(
+      '--manifests-config-map <name>',
+      "annotate mode: KIM's manifests ConfigMap in the namespace (key manifests.yaml, KIM's default " +
+        'runtime-bootstrapper-manifests); a new release in it signals the Runtimes. Not watched when omitted',
+    )
     .option('--runtime-selector <selector>', 'label selector narrowing the Runtimes (default: all)')
     .addOption(
       new Option('--signal <kind>', "annotation (KIM's contract) or label (the seed's wording)")

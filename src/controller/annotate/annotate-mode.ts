@@ -172,8 +172,10 @@ class AnnotateMode implements ModeHandle {
         await this.store.write(action.state, resourceVersion);
         this.showSignalled(action.state);
         log.info(
-          { version: action.state.version },
-          'no signal state yet; current sources recorded as signalled',
+          { version: action.state.version, watched: action.state.watched ?? null },
+          action.reason === 'first'
+            ? 'no signal state yet; current sources recorded as signalled'
+            : 'watched sources changed, their content did not; recorded as signalled',
         );
         break;
       case 'idle':

@@ -6,11 +6,13 @@
  * most once per set version: a Runtime that already carries the signal is skipped (KIM has not
  * consumed it yet, so it will reconcile anyway), and each written signal is stamped with the
  * version on the Runtime itself, so a restart in the middle of a pass resumes without signalling
- * anyone twice.
+ * anyone twice. Starting or stopping to watch a source (a flag changed) is not a change of
+ * content: the recorded state is then compared with the sources it counted.
  */
 import { FORCE_PATCH_RECONCILIATION, type Runtime } from '../../api/runtime.js';
 import type { SkipReason } from '../controller-metrics.js';
-import type { SourceKind, SourceProblem } from '../sources/source-set.js';
+import { sameCountedSources, sourceSetVersion } from '../sources/content-hash.js';
+import type { SourceKind, SourceProblem, SourceVersions } from '../sources/source-watcher.js';
 
 /** Where the signal goes: KIM's annotation (default) or a label of the same key (the seed's word). */
 export type SignalKind = 'annotation' | 'label';
@@ -27,7 +29,9 @@ export interface SignalState {
   readonly phase: 'Signalling' | 'Completed';
   readonly completedAt?: string;
   /** Per-source versions, for people reading the state. */
-  readonly sources?: Readonly<Record<SourceKind, string | undefined>>;
+  readonly sources?: SourceVersions;
+  /** The sources watched when `version` was recorded; absent: the three base sources. */
+  readonly watched?: readonly SourceKind[];
 }
 
 /** A pass as it runs in memory. */
@@ -40,8 +44,15 @@ export interface SignalPass {
 export type SourceAction =
   /** A source is missing or invalid: propagate nothing. */
   | { readonly kind: 'hold'; readonly problems: readonly SourceProblem[] }
-  /** Nothing was ever recorded: record the current set (even with problems) without signalling. */
-  | { readonly kind: 'baseline'; readonly state: SignalState }
+  /**
+   * Record the current set (even with problems) without signalling: nothing was ever recorded
+   * (`first`), or the watched sources changed while the content did not (`watched-changed`).
+   */
+  | {
+      readonly kind: 'baseline';
+      readonly reason: 'first' | 'watched-changed';
+      readonly state: SignalState;
+    }
   /** The current set has been signalled completely. */
   | { readonly kind: 'idle'; readonly state: SignalState }
   /** Signal a (new or interrupted) pass; persist `state` first. */
@@ -62,7 +73,9 @@ export type SourceAction =
 export interface SourceActionInput {
   readonly snapshot: {
     readonly version: string;
-    readonly versions: Readonly<Record<SourceKind, string | undefined>>;
+    readonly versions: SourceVersions;
+    /** Absent: the three base sources (source-watcher.ts). */
+    readonly watched?: readonly SourceKind[];
     readonly problems: readonly SourceProblem[];
   };
   /** The persisted state; undefined if none was ever written. */
@@ -76,31 +89,56 @@ export interface SourceActionInput {
   readonly now: Date;
 }
 
+/**
+ * Whether the content is what `state` recorded. When the watched sources changed (a flag), the
+ * versions are compared over the sources counted both then and now; the recorded per-source
+ * versions are needed for that when a source stopped being counted.
+ */
+function sameContent(snapshot: SourceActionInput['snapshot'], state: SignalState): boolean {
+  if (state.version === snapshot.version) return true;
+  const now = snapshot.watched ?? [];
+  const then = state.watched ?? [];
+  if (sameCountedSources(now, then)) return false;
+  const common = now.filter((kind) => then.includes(kind));
+  const thenVersion = sameCountedSources(common, then)
+    ? state.version
+    : state.sources && sourceSetVersion(state.sources, common);
+  return sourceSetVersion(snapshot.versions, common) === thenVersion;
+}
+
 /** Decides what to do with the current source set (level-based: only states are compared). */
 export function decideSourceAction(i: SourceActionInput): SourceAction {
   const { snapshot, state, now } = i;
+  const watched = snapshot.watched !== undefined ? { watched: snapshot.watched } : {};
+  const record = (reason: 'first' | 'watched-changed', from?: SignalState): SourceAction => ({
+    kind: 'baseline',
+    reason,
+    state: {
+      version: snapshot.version,
+      changeTime: from?.changeTime ?? now.toISOString(),
+      phase: 'Completed',
+      completedAt: from?.completedAt ?? now.toISOString(),
+      sources: snapshot.versions,
+      ...watched,
+    },
+  });
   // The first evaluation ever records what the KCP holds, usable or not: if a source is still
   // missing at install, its later creation is then a change, and is signalled.
-  if (state === undefined) {
-    return {
-      kind: 'baseline',
-      state: {
-        version: snapshot.version,
-        changeTime: now.toISOString(),
-        phase: 'Completed',
-        completedAt: now.toISOString(),
-        sources: snapshot.versions,
-      },
-    };
-  }
+  if (state === undefined) return record('first');
+  const unchanged = sameContent(snapshot, state);
+  // A source watched since (or no longer) with the content as recorded is no change: recorded
+  // anew, even with problems, so its later creation or fix is a change like any other.
+  if (unchanged && state.version !== snapshot.version && state.phase === 'Completed')
+    return record('watched-changed', state);
   if (snapshot.problems.length > 0) return { kind: 'hold', problems: snapshot.problems };
-  if (state.version === snapshot.version) {
+  if (unchanged) {
     if (state.phase === 'Completed') return { kind: 'idle', state };
-    if (i.activePass?.version === snapshot.version) {
+    if (i.activePass?.version === state.version) {
       if (i.activePass.pending > 0) return { kind: 'continue' };
       return { kind: 'complete', state: { ...state, phase: 'Completed', completedAt: now.toISOString() } };
     }
-    // Persisted as signalling but not running here: a restart or a new leader resumes it.
+    // Persisted as signalling but not running here: a restart or a new leader resumes it
+    // (under its recorded version; a watched-sources change is recorded once it completed).
     const changeTime = parseTime(state.changeTime) ?? now;
     return {
       kind: 'start',
@@ -121,6 +159,7 @@ export function decideSourceAction(i: SourceActionInput): SourceAction {
       changeTime: changeTime.toISOString(),
       phase: 'Signalling',
       sources: snapshot.versions,
+      ...watched,
     },
     pass: { version: snapshot.version, changeTime },
     resumed: false,

@@ -8,6 +8,7 @@ import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client
 import { FIELD_MANAGER } from '../../kube/apply.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, requestOptions } from './request-options.js';
+import { SOURCE_KINDS, type SourceKind } from '../sources/source-watcher.js';
 import type { SignalState } from './signal-decision.js';
 
 /** The ConfigMap key holding the annotate mode's state. */
@@ -34,7 +35,20 @@ export function parseSignalState(text: string | undefined): SignalState | undefi
   if (typeof v.version !== 'string' || v.version === '') return undefined;
   if (typeof v.changeTime !== 'string') return undefined;
   if (v.phase !== 'Signalling' && v.phase !== 'Completed') return undefined;
+  // Decisions compare these when the watched sources change: only well-formed ones are used.
+  if (v.watched !== undefined && !(Array.isArray(v.watched) && v.watched.every(isSourceKind)))
+    return undefined;
+  if (v.sources !== undefined && !isVersions(v.sources)) return undefined;
   return value as SignalState;
+}
+
+function isSourceKind(value: unknown): value is SourceKind {
+  return SOURCE_KINDS.includes(value as SourceKind);
+}
+
+function isVersions(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.entries(value).every(([k, v]) => isSourceKind(k) && typeof v === 'string');
 }
 
 /** The text stored for `state`. */

@@ -1,5 +1,5 @@
 /**
- * Content versions of the three sources (pure). A version names the content only — Secret
+ * Content versions of the sources (pure). A version names the content only — Secret
  * `type` + `data`, ConfigMap `data` + `binaryData`, ClusterTrustBundle `spec` — so metadata
  * updates, relists and restarts never change it, and it is stable across key order.
  *
@@ -10,6 +10,7 @@
  */
 import { createHash, scryptSync } from 'node:crypto';
 import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { SourceKind, SourceVersions } from './source-watcher.js';
 
 /** Hex digits of a version: 64 bits, plenty to tell a handful of contents apart. */
 const VERSION_HEX_DIGITS = 16;
@@ -68,14 +69,28 @@ export function clusterTrustBundleContentVersion(ctb: V1beta1ClusterTrustBundle)
 }
 
 /**
- * The version of the whole set: one digest over the per-source versions in a fixed order, a
- * missing source counting as such, so any content change of any source changes it.
+ * Sources counted in the set version only while watched. A controller that does not watch them
+ * keeps the set versions it had before they existed, so its recorded state stays current.
  */
-export function sourceSetVersion(versions: {
-  readonly pullSecret: string | undefined;
-  readonly clusterTrustBundle: string | undefined;
-  readonly configMap: string | undefined;
-}): string {
-  const parts = [versions.pullSecret, versions.clusterTrustBundle, versions.configMap].map((v) => v ?? '-');
-  return sha256Version('source-set', parts.join(','));
+export const CONDITIONAL_SOURCE_KINDS: readonly SourceKind[] = ['manifestsConfigMap'];
+
+/**
+ * The version of the whole set: one digest over the per-source versions in a fixed order, a
+ * missing source counting as such, so any content change of any source changes it. The three
+ * base sources always count (an unwatched trust bundle as missing); a conditional source counts
+ * only when `watched` lists it.
+ */
+export function sourceSetVersion(versions: SourceVersions, watched: readonly SourceKind[] = []): string {
+  const counted: (string | undefined)[] = [
+    versions.pullSecret,
+    versions.clusterTrustBundle,
+    versions.configMap,
+  ];
+  for (const kind of CONDITIONAL_SOURCE_KINDS) if (watched.includes(kind)) counted.push(versions[kind]);
+  return sha256Version('source-set', counted.map((v) => v ?? '-').join(','));
+}
+
+/** Whether two watched lists count the same sources in the set version. */
+export function sameCountedSources(a: readonly SourceKind[], b: readonly SourceKind[]): boolean {
+  return CONDITIONAL_SOURCE_KINDS.every((kind) => a.includes(kind) === b.includes(kind));
 }

@@ -1,8 +1,8 @@
 /**
- * Watches the three sources on the KCP — the pull Secret, the ClusterTrustBundle (optional)
- * and the webhook ConfigMap — and reports changes of their content. A change is a change of
- * the content version (content-hash.ts): relists, resyncs, metadata-only updates and restarts
- * are not changes. A missing or invalid source is reported (log, metric, Event) as a problem;
+ * Watches the sources on the KCP — the pull Secret, the ClusterTrustBundle (optional), the
+ * webhook ConfigMap and KIM's manifests ConfigMap (optional) — and reports changes of their
+ * content. A change is a change of the content version (content-hash.ts): relists, resyncs,
+ * metadata-only updates and restarts are not changes. A missing or invalid source is reported (log, metric, Event) as a problem;
  * deciding not to propagate it is the consumers' job, and `problems()` tells them when.
  */
 import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
@@ -23,10 +23,16 @@ import {
   type SourceKind,
   type SourceProblem,
   type SourceSnapshot,
+  type SourceVersions,
   type SourceWatcher,
   type SourceWatcherOptions,
 } from './source-watcher.js';
-import { validateClusterTrustBundle, validateConfigMap, validatePullSecret } from './source-validation.js';
+import {
+  validateClusterTrustBundle,
+  validateConfigMap,
+  validateManifestsConfigMap,
+  validatePullSecret,
+} from './source-validation.js';
 
 // The contract lives in source-watcher.ts; re-exported so importers keep this path.
 export {
@@ -64,9 +70,11 @@ class KubeSourceWatcher implements SourceWatcher {
     pullSecret: {},
     clusterTrustBundle: {},
     configMap: {},
+    manifestsConfigMap: {},
   };
   private readonly listeners = new Set<(s: SourceSnapshot, changed: readonly SourceKind[]) => void>();
   private readonly events: EventRecorder;
+  private readonly watched: readonly SourceKind[];
   private isSynced = false;
   private cached: SourceSnapshot | undefined;
 
@@ -136,6 +144,18 @@ class KubeSourceWatcher implements SourceWatcher {
       configMapContentVersion,
       (cm) => validateConfigMap(cm, cmKey),
     );
+    if (o.manifestsConfigMapName !== undefined) {
+      def<V1ConfigMap>(
+        'manifestsConfigMap',
+        `/api/v1/namespaces/${ns}/configmaps`,
+        o.manifestsConfigMapName,
+        ns,
+        { apiVersion: 'v1', kind: 'ConfigMap' },
+        configMapContentVersion,
+        validateManifestsConfigMap,
+      );
+    }
+    this.watched = this.defs.map((d) => d.kind);
     // Export every series from the start, so "no problem" reads 0 rather than nothing.
     for (const d of this.defs) {
       for (const reason of ['missing', 'invalid'] as const)
@@ -173,10 +193,13 @@ class KubeSourceWatcher implements SourceWatcher {
 
   snapshot(): SourceSnapshot {
     if (this.cached) return this.cached;
-    const versions = {
+    const versions: SourceVersions = {
       pullSecret: this.state.pullSecret.version,
       clusterTrustBundle: this.state.clusterTrustBundle.version,
       configMap: this.state.configMap.version,
+      ...(this.watched.includes('manifestsConfigMap')
+        ? { manifestsConfigMap: this.state.manifestsConfigMap.version }
+        : {}),
     };
     const snap: SourceSnapshot = {
       ...(this.state.pullSecret.obj ? { pullSecret: this.state.pullSecret.obj } : {}),
@@ -184,8 +207,10 @@ class KubeSourceWatcher implements SourceWatcher {
         ? { clusterTrustBundle: this.state.clusterTrustBundle.obj as V1beta1ClusterTrustBundle }
         : {}),
       ...(this.state.configMap.obj ? { configMap: this.state.configMap.obj } : {}),
+      ...(this.state.manifestsConfigMap.obj ? { manifestsConfigMap: this.state.manifestsConfigMap.obj } : {}),
       versions,
-      version: sourceSetVersion(versions),
+      watched: this.watched,
+      version: sourceSetVersion(versions, this.watched),
       problems: this.problems(),
     };
     this.cached = snap;
@@ -274,7 +299,7 @@ class KubeSourceWatcher implements SourceWatcher {
   }
 }
 
-/** A watcher of the three sources; call `start()` and wait for it before reading snapshots. */
+/** A watcher of the sources; call `start()` and wait for it before reading snapshots. */
 export function createSourceWatcher(opts: SourceWatcherOptions): SourceWatcher {
   return new KubeSourceWatcher(opts);
 }

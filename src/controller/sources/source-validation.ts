@@ -4,7 +4,9 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import { parseDocument } from 'yaml';
 import { CONFIG_MAP_KEY, ConfigError, parseWebhookConfig } from '../../api/webhook-config.js';
+import { KIM_MANIFESTS_KEY } from './source-watcher.js';
 
 const DOCKER_CONFIG_JSON = 'kubernetes.io/dockerconfigjson';
 const DOCKER_CFG = 'kubernetes.io/dockercfg';
@@ -53,6 +55,26 @@ export function validateConfigMap(cm: V1ConfigMap, key = CONFIG_MAP_KEY): string
     if (err instanceof ConfigError) return err.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
     return 'the config cannot be parsed';
   }
+}
+
+/**
+ * Why KIM's manifests ConfigMap cannot be used, or undefined. KIM checks it the same way before
+ * it installs (its `verifyManifests`): the key must be in `data`, and every piece of the text
+ * split on `---` (anywhere, as KIM splits it) must be YAML. Signalling KIM with manifests it
+ * refuses would fail every Runtime, so such a ConfigMap is held like any other unusable source.
+ * This is not the webhook config: nothing else of it is read.
+ */
+export function validateManifestsConfigMap(cm: V1ConfigMap): string | undefined {
+  const text = cm.data?.[KIM_MANIFESTS_KEY];
+  if (text === undefined) return `key ${KIM_MANIFESTS_KEY} is missing`;
+  let index = 0;
+  for (const piece of text.split('---')) {
+    if (piece.trim() === '') continue;
+    index++;
+    if (parseDocument(piece).errors.length > 0)
+      return `key ${KIM_MANIFESTS_KEY}: document ${index} (split on ---) is not valid YAML`;
+  }
+  return undefined;
 }
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g;

@@ -1,6 +1,6 @@
 /**
- * The contract of the source watcher (source-set.ts implements it): the three source kinds,
- * what a snapshot of them holds, what counts as a problem, and the watcher's settings. Its own
+ * The contract of the source watcher (source-set.ts implements it): the source kinds, what a
+ * snapshot of them holds, what counts as a problem, and the watcher's settings. Its own
  * module so consumers (the modes, the leader term, the tests) depend on the shape only.
  */
 import type { KubeConfig, V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
@@ -8,11 +8,27 @@ import type { Logger } from '../../telemetry/logger.js';
 import type { ControllerMetrics, SourceProblemReason } from '../controller-metrics.js';
 import type { EventRecorder } from '../events.js';
 
-/** The three sources. */
-export type SourceKind = 'pullSecret' | 'clusterTrustBundle' | 'configMap';
+/**
+ * The sources: the three that reach the runtimes, and KIM's manifests ConfigMap (annotate mode
+ * only, optional), whose new release KIM installs when signalled.
+ */
+export type SourceKind = 'pullSecret' | 'clusterTrustBundle' | 'configMap' | 'manifestsConfigMap';
 
 /** Every source kind, in the order versions are combined. */
-export const SOURCE_KINDS: readonly SourceKind[] = ['pullSecret', 'clusterTrustBundle', 'configMap'];
+export const SOURCE_KINDS: readonly SourceKind[] = [
+  'pullSecret',
+  'clusterTrustBundle',
+  'configMap',
+  'manifestsConfigMap',
+];
+
+/** KIM's default name of its manifests ConfigMap (its `--runtime-bootstrapper-manifests-config-map-name`). */
+export const KIM_MANIFESTS_CONFIG_MAP = 'runtime-bootstrapper-manifests';
+/** The key of KIM's manifests ConfigMap holding the manifests (fixed in KIM's code). */
+export const KIM_MANIFESTS_KEY = 'manifests.yaml';
+
+/** Content version per source; undefined or absent = missing or not watched. */
+export type SourceVersions = Readonly<Partial<Record<SourceKind, string | undefined>>>;
 
 /** What the KCP holds right now, content only. */
 export interface SourceSnapshot {
@@ -21,9 +37,16 @@ export interface SourceSnapshot {
   /** undefined = missing or not configured. */
   readonly clusterTrustBundle?: V1beta1ClusterTrustBundle;
   readonly configMap?: V1ConfigMap;
+  /** undefined = missing or not watched. */
+  readonly manifestsConfigMap?: V1ConfigMap;
   /** Content version per source (undefined if missing). */
-  readonly versions: Readonly<Record<SourceKind, string | undefined>>;
-  /** The set version: one digest over the three content versions. */
+  readonly versions: SourceVersions;
+  /**
+   * The sources watched. Absent: the pull Secret, the trust bundle and the webhook ConfigMap
+   * (what every watcher watched before the manifests ConfigMap was a source).
+   */
+  readonly watched?: readonly SourceKind[];
+  /** The set version: one digest over the content versions (content-hash.ts `sourceSetVersion`). */
   readonly version: string;
   /** The problems at the time of the snapshot; non-empty means "do not propagate". */
   readonly problems: readonly SourceProblem[];
@@ -64,7 +87,7 @@ export interface SourceWatcher {
 /** Settings of `createSourceWatcher` (source-set.ts). */
 export interface SourceWatcherOptions {
   readonly kubeConfig: KubeConfig;
-  /** Namespace of the pull Secret and the ConfigMap (`kcp-system`). */
+  /** Namespace of the pull Secret and the ConfigMaps (`kcp-system`). */
   readonly namespace: string;
   readonly pullSecretName: string;
   /** Not watched (and never a problem) when undefined. */
@@ -72,6 +95,11 @@ export interface SourceWatcherOptions {
   readonly configMapName: string;
   /** The ConfigMap key holding the webhook config (default `rt-bootstrapper-config.json`). */
   readonly configMapKey?: string;
+  /**
+   * KIM's manifests ConfigMap (key `manifests.yaml`); not watched (and never a problem) when
+   * undefined. Annotate mode only: direct mode installs its own release and must not watch it.
+   */
+  readonly manifestsConfigMapName?: string;
   readonly logger: Logger;
   readonly metrics?: ControllerMetrics;
   readonly events?: EventRecorder;

@@ -7,6 +7,7 @@ import {
   clusterTrustBundleContentVersion,
   configMapContentVersion,
   secretContentVersion,
+  sameCountedSources,
   sourceSetVersion,
 } from '../../../src/controller/sources/content-hash.js';
 
@@ -102,5 +103,27 @@ describe('content versions', () => {
     }
     // The position matters: swapping two sources' versions is a different set.
     assert.notEqual(sourceSetVersion({ pullSecret: 'b', clusterTrustBundle: 'a', configMap: 'c' }), v);
+  });
+
+  test('the manifests ConfigMap counts only while watched; the base set keeps its version', () => {
+    const base = { pullSecret: 'a', clusterTrustBundle: 'b', configMap: 'c' };
+    const all = ['pullSecret', 'clusterTrustBundle', 'configMap', 'manifestsConfigMap'] as const;
+    // States recorded before the source existed hold this very digest: it must not move.
+    const legacy = createHash('sha256').update('source-set\0a,b,c').digest('hex').slice(0, 16);
+    assert.equal(sourceSetVersion(base), legacy);
+    assert.equal(sourceSetVersion({ ...base, manifestsConfigMap: 'r' }), legacy, 'not watched');
+    assert.equal(sourceSetVersion({ ...base, manifestsConfigMap: 'r' }, all.slice(0, 3)), legacy);
+    const watched = sourceSetVersion({ ...base, manifestsConfigMap: 'r' }, all);
+    assert.notEqual(watched, legacy);
+    assert.notEqual(sourceSetVersion({ ...base, manifestsConfigMap: 'r2' }, all), watched, 'a new release');
+    assert.notEqual(sourceSetVersion(base, all), watched, 'watched but missing');
+    assert.notEqual(sourceSetVersion(base, all), legacy, 'watched but missing is not unwatched');
+  });
+
+  test('watched lists count the same sources when they agree on the conditional ones', () => {
+    assert.equal(sameCountedSources(['pullSecret', 'configMap'], ['pullSecret', 'clusterTrustBundle']), true);
+    assert.equal(sameCountedSources([], ['pullSecret', 'clusterTrustBundle', 'configMap']), true);
+    assert.equal(sameCountedSources(['manifestsConfigMap'], []), false);
+    assert.equal(sameCountedSources(['configMap', 'manifestsConfigMap'], ['manifestsConfigMap']), true);
   });
 });

@@ -87,4 +87,37 @@ describe('rendered controller manifests', () => {
     );
     assert.equal((controllerManifestList(m) as { kind: string }[]).length, 6);
   });
+
+  test("annotate mode with KIM's manifests ConfigMap: read by name and passed as a flag; direct mode ignores it", () => {
+    const withManifests = renderControllerManifests({
+      image: 'i',
+      pullSecretName: 'pull',
+      manifestsConfigMapName: 'runtime-bootstrapper-manifests',
+    });
+    const args = withManifests.deployment.spec!.template.spec!.containers[0]!.args!;
+    assert.ok(args.includes('--manifests-config-map=runtime-bootstrapper-manifests'));
+    const reads = withManifests.role.rules!.filter(
+      (r) => r.resources!.includes('configmaps') && r.verbs.join() === 'get,list,watch',
+    );
+    assert.deepEqual(reads, [
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        resourceNames: ['rt-bootstrapper-config', 'runtime-bootstrapper-manifests'],
+        verbs: ['get', 'list', 'watch'],
+      },
+    ]);
+    const plainArgs = m.deployment.spec!.template.spec!.containers[0]!.args!;
+    assert.ok(!plainArgs.some((a) => a.startsWith('--manifests-config-map')), 'unset: not watched');
+    const direct = renderControllerManifests({
+      image: 'i',
+      pullSecretName: 'pull',
+      mode: 'direct',
+      manifestsConfigMapName: 'runtime-bootstrapper-manifests',
+    });
+    assert.ok(
+      !direct.deployment.spec!.template.spec!.containers[0]!.args!.some((a) => a.includes('manifests')),
+    );
+    assert.ok(!JSON.stringify(direct.role.rules).includes('runtime-bootstrapper-manifests'));
+  });
 });

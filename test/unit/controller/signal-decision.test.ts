@@ -10,6 +10,8 @@ import {
   type SignalState,
   type SourceActionInput,
 } from '../../../src/controller/annotate/signal-decision.js';
+import { sourceSetVersion } from '../../../src/controller/sources/content-hash.js';
+import type { SourceKind, SourceVersions } from '../../../src/controller/sources/source-watcher.js';
 
 const NOW = new Date('2026-01-02T10:00:05.500Z');
 const versions = { pullSecret: 'p', clusterTrustBundle: 'c', configMap: 'm' };
@@ -44,6 +46,7 @@ describe('what to do with the source set', () => {
   test('no state yet: the current set is recorded as signalled, nobody is signalled', () => {
     const a = decideSourceAction(input({ state: undefined }));
     assert.ok(a.kind === 'baseline');
+    assert.equal(a.reason, 'first');
     assert.equal(a.state.version, 'v2');
     assert.equal(a.state.phase, 'Completed');
     // Even with a problem: a source created later is then a change of the set, and signalled.
@@ -192,5 +195,122 @@ describe('what to do with one Runtime of a pass', () => {
         annotations: { [SIGNALLED_VERSION_ANNOTATION]: 'v2' },
       },
     });
+  });
+});
+
+describe('the manifests ConfigMap as a source, and flags that change what is watched', () => {
+  const BASE = ['pullSecret', 'clusterTrustBundle', 'configMap'] as const;
+  const WITH_MANIFESTS = [...BASE, 'manifestsConfigMap'] as const;
+  const base = { pullSecret: 'p', clusterTrustBundle: 'c', configMap: 'm' };
+  /** A snapshot as the watcher makes it: the set version over what it watches. */
+  const snap = (
+    versions: SourceVersions,
+    watched: readonly SourceKind[] | undefined,
+    problems: SourceActionInput['snapshot']['problems'] = [],
+  ): SourceActionInput['snapshot'] => ({
+    versions,
+    ...(watched ? { watched } : {}),
+    version: sourceSetVersion(versions, watched ?? []),
+    problems,
+  });
+  /** A completed state recorded for `s` (as a baseline or a completed pass writes it). */
+  const completed = (s: SourceActionInput['snapshot']): SignalState => ({
+    version: s.version,
+    changeTime: '2026-01-01T00:00:00.000Z',
+    phase: 'Completed',
+    completedAt: '2026-01-01T00:00:10.000Z',
+    sources: s.versions,
+    ...(s.watched ? { watched: s.watched } : {}),
+  });
+
+  test('a new release in the watched manifests ConfigMap is a change: one pass, its watch recorded', () => {
+    const before = snap({ ...base, manifestsConfigMap: 'r1' }, WITH_MANIFESTS);
+    const after = snap({ ...base, manifestsConfigMap: 'r2' }, WITH_MANIFESTS);
+    assert.notEqual(after.version, before.version);
+    const a = decideSourceAction(input({ snapshot: after, state: completed(before) }));
+    assert.ok(a.kind === 'start');
+    assert.equal(a.resumed, false);
+    assert.equal(a.pass.version, after.version);
+    assert.deepEqual(a.state.watched, WITH_MANIFESTS);
+    assert.deepEqual(a.state.sources, after.versions);
+    // Once recorded, the same release is idle.
+    const done: SignalState = { ...a.state, phase: 'Completed' };
+    assert.equal(decideSourceAction(input({ snapshot: after, state: done })).kind, 'idle');
+  });
+
+  test('a manifests ConfigMap without manifests.yaml holds everything, like any other source', () => {
+    const problems = [{ source: 'manifestsConfigMap' as const, type: 'invalid' as const, reason: 'key' }];
+    const before = snap({ ...base, manifestsConfigMap: 'r1' }, WITH_MANIFESTS);
+    const after = snap({ ...base, manifestsConfigMap: 'r2' }, WITH_MANIFESTS, problems);
+    assert.deepEqual(decideSourceAction(input({ snapshot: after, state: completed(before) })), {
+      kind: 'hold',
+      problems,
+    });
+  });
+
+  test('starting to watch it (the flag set on a running landscape) signals nobody: recorded anew', () => {
+    // Recorded by a controller without the flag (or before the source existed: no `watched`).
+    for (const recorded of [snap(base, BASE), snap(base, undefined)]) {
+      const now = snap({ ...base, manifestsConfigMap: 'r1' }, WITH_MANIFESTS);
+      const state = completed(recorded);
+      const a = decideSourceAction(input({ snapshot: now, state }));
+      assert.ok(a.kind === 'baseline', a.kind);
+      assert.equal(a.reason, 'watched-changed');
+      assert.equal(a.state.version, now.version);
+      assert.deepEqual(a.state.watched, WITH_MANIFESTS);
+      assert.equal(a.state.phase, 'Completed');
+      assert.equal(a.state.changeTime, state.changeTime, 'no change happened');
+      assert.equal(a.state.completedAt, state.completedAt, 'nothing was signalled');
+      // Then the first real change of the manifests is signalled.
+      const next = snap({ ...base, manifestsConfigMap: 'r2' }, WITH_MANIFESTS);
+      assert.equal(decideSourceAction(input({ snapshot: next, state: a.state })).kind, 'start');
+    }
+  });
+
+  test('starting to watch a manifests ConfigMap that is missing records it missing; its creation is a change', () => {
+    const problems = [{ source: 'manifestsConfigMap' as const, type: 'missing' as const, reason: 'absent' }];
+    const now = snap(base, WITH_MANIFESTS, problems);
+    const a = decideSourceAction(input({ snapshot: now, state: completed(snap(base, BASE)) }));
+    assert.ok(a.kind === 'baseline' && a.reason === 'watched-changed');
+    assert.equal(decideSourceAction(input({ snapshot: now, state: a.state })).kind, 'hold');
+    const created = snap({ ...base, manifestsConfigMap: 'r1' }, WITH_MANIFESTS);
+    assert.equal(decideSourceAction(input({ snapshot: created, state: a.state })).kind, 'start');
+  });
+
+  test('starting to watch it while another source changed too: the change is signalled', () => {
+    const now = snap({ ...base, configMap: 'm2', manifestsConfigMap: 'r1' }, WITH_MANIFESTS);
+    const a = decideSourceAction(input({ snapshot: now, state: completed(snap(base, BASE)) }));
+    assert.ok(a.kind === 'start');
+    assert.equal(a.pass.version, now.version);
+  });
+
+  test('no longer watching it signals nobody; with another change, or without recorded versions, it signals', () => {
+    const recorded = completed(snap({ ...base, manifestsConfigMap: 'r1' }, WITH_MANIFESTS));
+    const same = snap(base, BASE);
+    const a = decideSourceAction(input({ snapshot: same, state: recorded }));
+    assert.ok(a.kind === 'baseline' && a.reason === 'watched-changed');
+    assert.equal(a.state.version, same.version);
+    assert.deepEqual(a.state.watched, BASE);
+    const changed = snap({ ...base, pullSecret: 'p2' }, BASE);
+    assert.equal(decideSourceAction(input({ snapshot: changed, state: recorded })).kind, 'start');
+    // Without the per-source versions nobody can tell what the recorded set held: signal.
+    const { sources: _dropped, ...bare } = recorded;
+    assert.equal(decideSourceAction(input({ snapshot: same, state: bare })).kind, 'start');
+  });
+
+  test('a pass interrupted before the flag changed resumes under its own version, then is recorded anew', () => {
+    const recorded = snap(base, BASE);
+    const state: SignalState = { ...completed(recorded), phase: 'Signalling' };
+    const now = snap({ ...base, manifestsConfigMap: 'r1' }, WITH_MANIFESTS);
+    const a = decideSourceAction(input({ snapshot: now, state }));
+    assert.ok(a.kind === 'start');
+    assert.equal(a.resumed, true);
+    assert.equal(a.pass.version, recorded.version, 'Runtimes already stamped are not signalled again');
+    const c = decideSourceAction(
+      input({ snapshot: now, state, activePass: { version: recorded.version, pending: 0 } }),
+    );
+    assert.ok(c.kind === 'complete');
+    const b = decideSourceAction(input({ snapshot: now, state: c.state }));
+    assert.ok(b.kind === 'baseline' && b.reason === 'watched-changed');
   });
 });

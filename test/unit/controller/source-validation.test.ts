@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import {
   validateClusterTrustBundle,
   validateConfigMap,
+  validateManifestsConfigMap,
   validatePullSecret,
 } from '../../../src/controller/sources/source-validation.js';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
@@ -76,6 +77,43 @@ describe('source validation', () => {
         spec(`${ca.certPem}-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n`),
       ) ?? '',
       /PEM block 2 is not a CERTIFICATE/,
+    );
+  });
+
+  test("KIM's manifests ConfigMap needs manifests.yaml whose pieces (split on ---) are YAML", () => {
+    const docs = [
+      'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: a\n  namespace: kyma-system\n',
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: b\n',
+    ];
+    assert.equal(validateManifestsConfigMap({ data: { 'manifests.yaml': docs.join('---\n') } }), undefined);
+    assert.equal(
+      validateManifestsConfigMap({ data: { 'manifests.yaml': `---\n${docs[0]}---\n` } }),
+      undefined,
+    );
+    assert.equal(
+      validateManifestsConfigMap({ data: { 'manifests.yaml': '' } }),
+      undefined,
+      'KIM accepts none',
+    );
+    for (const cm of [{}, { data: {} }, { binaryData: { 'manifests.yaml': 'AAAA' } }]) {
+      assert.equal(validateManifestsConfigMap(cm), 'key manifests.yaml is missing');
+    }
+    assert.equal(
+      validateManifestsConfigMap({ data: { 'manifests.yaml': `${docs[0]}---\nkind: [unclosed\n` } }),
+      'key manifests.yaml: document 2 (split on ---) is not valid YAML',
+    );
+    assert.match(
+      validateManifestsConfigMap({ data: { 'manifests.yaml': 'a: 1\na: 2\n' } }) ?? '',
+      /document 1/,
+      'a duplicate key is refused by KIM',
+    );
+  });
+
+  test('the manifests ConfigMap is not the webhook config: neither is checked for the other', () => {
+    assert.equal(validateManifestsConfigMap({ data: { 'manifests.yaml': 'kind: Anything\n' } }), undefined);
+    assert.equal(
+      validateManifestsConfigMap({ data: { 'rt-bootstrapper-config.json': seedConfigText() } }),
+      'key manifests.yaml is missing',
     );
   });
 });
