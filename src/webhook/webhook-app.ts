@@ -75,6 +75,28 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   const holder = new ConfigHolder(logger.child({ part: 'config' }), metrics);
   const reflectorLogger = logger.child({ part: 'reflector' });
 
+  const serverRef: { current?: WebhookServer } = {};
+  const swap = (tls: SecureContextOptions): void => {
+    serverRef.current?.setSecureContext(tls);
+  };
+  const reloaded = (result: 'success' | 'failure'): void => {
+    metrics.certReloads.inc({ result });
+  };
+  let reloader: CertificateReloader | undefined;
+  let keeper: ServingCertKeeper | undefined;
+  let tls: SecureContextOptions;
+  // First, so a webhook with nothing to serve fails before it starts any watch.
+  if (o.tls) {
+    reloader = new CertificateReloader(o.tls, swap, reloaded, logger.child({ part: 'tls' }));
+    tls = await reloader.load();
+  } else {
+    // Loaded only here: it brings the certificate-issuing code, which file mode never needs.
+    const { startKeeperFromSettings } = await import('./serving-cert/serving-cert-settings.js');
+    keeper = await startKeeperFromSettings(o.kubeConfig, o.servingCert ?? {}, logger, reloaded);
+    keeper.attach(swap);
+    tls = keeper.initialTls;
+  }
+
   const namespaces = new Reflector<V1Namespace>({
     name: 'namespaces',
     listerWatcher: new KubeListWatch<V1Namespace>(o.kubeConfig, '/api/v1/namespaces'),
@@ -145,27 +167,6 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     });
   });
   if (!copier) startCopier(refOf());
-
-  const serverRef: { current?: WebhookServer } = {};
-  const swap = (tls: SecureContextOptions): void => {
-    serverRef.current?.setSecureContext(tls);
-  };
-  const reloaded = (result: 'success' | 'failure'): void => {
-    metrics.certReloads.inc({ result });
-  };
-  let reloader: CertificateReloader | undefined;
-  let keeper: ServingCertKeeper | undefined;
-  let tls: SecureContextOptions;
-  if (o.tls) {
-    reloader = new CertificateReloader(o.tls, swap, reloaded, logger.child({ part: 'tls' }));
-    tls = await reloader.load();
-  } else {
-    // Loaded only here: it brings the certificate-issuing code, which file mode never needs.
-    const { startKeeperFromSettings } = await import('./serving-cert/serving-cert-settings.js');
-    keeper = await startKeeperFromSettings(o.kubeConfig, o.servingCert ?? {}, logger, reloaded);
-    keeper.attach(swap);
-    tls = keeper.initialTls;
-  }
 
   const context: AdmissionContext = {
     config: () => holder.get(),

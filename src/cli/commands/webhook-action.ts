@@ -15,7 +15,7 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
   if (!namespace || !name) throw new Error(`--config-map must be namespace/name, got ${flags.configMap}`);
   const app = await startWebhookApp({
     kubeConfig: kc,
-    ...tlsOptions(flags),
+    ...webhookTlsOptions(flags),
     ...(flags.configFile ? { configFile: flags.configFile } : {}),
     configMap: { namespace, name, key: flags.configKey },
     host: flags.host,
@@ -41,7 +41,7 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
  * Certificate files when given (served as they are, e.g. the local landscape); otherwise the
  * webhook keeps its own certificate in the Secret.
  */
-function tlsOptions(flags: WebhookFlags): Pick<WebhookAppOptions, 'tls' | 'servingCert'> {
+export function webhookTlsOptions(flags: WebhookFlags): Pick<WebhookAppOptions, 'tls' | 'servingCert'> {
   if (flags.tlsCert !== undefined || flags.tlsKey !== undefined) {
     if (flags.tlsCert === undefined || flags.tlsKey === undefined)
       throw new Error(

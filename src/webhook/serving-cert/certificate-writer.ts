@@ -44,6 +44,11 @@ export interface CertificateWriterOptions {
 
 /** Longest sleep without re-planning, whatever the plan's deadline. */
 const MAX_SLEEP_MS = 10 * 60_000;
+/** How long the writer waits for the optional ValidatingWebhookConfiguration cache. */
+const VALIDATING_SYNC_WAIT_MS = 10_000;
+/** More writes than this within the window means something keeps undoing them: slow down. */
+const MAX_WRITES = 20;
+const WRITES_WINDOW_MS = 10_000;
 
 /** An object this writer wrote, used instead of the cache until the cache moves past `basedOn`. */
 interface Written<T> {
@@ -57,6 +62,7 @@ export class CertificateWriter {
   private written: { secret?: Written<V1Secret>; configs: Map<string, Written<WebhookConfiguration>> } = {
     configs: new Map(),
   };
+  private writes: number[] = [];
   private readonly backoff = new Backoff({ baseMs: 500, maxMs: 60_000, factor: 2, jitter: 0.5 });
 
   constructor(private readonly o: CertificateWriterOptions) {
@@ -80,11 +86,17 @@ export class CertificateWriter {
   async run(signal: AbortSignal): Promise<void> {
     const log = this.o.logger;
     this.written = { configs: new Map() };
-    await Promise.all([
-      this.o.secrets.waitForSync(signal),
-      this.o.mutating.waitForSync(signal),
-      this.o.validating.waitForSync(signal),
-    ]).catch(() => undefined);
+    await Promise.all([this.o.secrets.waitForSync(signal), this.o.mutating.waitForSync(signal)]).catch(
+      () => undefined,
+    );
+    // The validating configuration is optional (the drift channel): one that cannot be listed
+    // (no permission) must not stop the serving certificate; it counts once it is known.
+    await Promise.race([
+      this.o.validating.waitForSync(signal).catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, VALIDATING_SYNC_WAIT_MS).unref()),
+    ]);
+    if (!this.o.validating.hasSynced())
+      log.warn('the ValidatingWebhookConfiguration cannot be read yet; writing without it');
     log.info('writing the serving certificate and the caBundle');
     // A function, so the compiler does not assume the signal unchanged across awaits.
     const stopped = (): boolean => signal.aborted;
@@ -104,6 +116,15 @@ export class CertificateWriter {
         log.info({ step: step.kind, reason: step.reason }, 'serving certificate: writing');
         await (step.kind === 'write-bundle' ? this.writeBundle(step.bundle) : this.writeSecret(step));
         this.backoff.reset();
+        if (this.tooBusy()) {
+          // The plan converges in a few steps (its tests replay years); never spin on the API server.
+          const delay = this.backoff.next();
+          log.warn(
+            { step: step.kind, reason: step.reason, delayMs: Math.round(delay) },
+            'serving certificate: too many writes; slowing down',
+          );
+          await this.sleep(delay, signal);
+        }
       } catch (err) {
         if (stopped()) break;
         // Another writer (or the API server's own view) moved on: plan again from the caches.
@@ -118,6 +139,14 @@ export class CertificateWriter {
         await this.sleep(delay, signal);
       }
     }
+  }
+
+  /** Whether this writer wrote more than {@link MAX_WRITES} times in {@link WRITES_WINDOW_MS}. */
+  private tooBusy(): boolean {
+    const now = performance.now();
+    this.writes = this.writes.filter((t) => now - t < WRITES_WINDOW_MS);
+    this.writes.push(now);
+    return this.writes.length > MAX_WRITES;
   }
 
   private now(): number {
@@ -164,6 +193,7 @@ export class CertificateWriter {
   private plan(): ServingStep {
     return planServingSecret({
       secret: readServingSecret(this.secret()),
+      // A cache not synced yet is empty: its configuration counts once it is known.
       bundles: [MUTATING, VALIDATING].flatMap((k) => caBundlesOf(this.configuration(k))),
       issuer: { kind: 'own' },
       dnsNames: this.o.dnsNames,

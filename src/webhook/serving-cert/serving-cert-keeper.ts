@@ -173,7 +173,9 @@ async function readSecretOnce(
     if (statusCodeOf(cause) === 404) return undefined;
     const why = cause instanceof Error ? cause.message : String(cause);
     throw new ServingCertKeeperError(
-      `no --tls-cert/--tls-key given, and the serving Secret ${namespace}/${name} cannot be read: ${why}`,
+      `nothing to serve: no --tls-cert/--tls-key given, and the serving Secret ${namespace}/${name} ` +
+        `cannot be read (${why}); give both files, or run with access to the cluster ` +
+        '(in a Pod, --kubeconfig or $KUBECONFIG)',
       { cause },
     );
   }
