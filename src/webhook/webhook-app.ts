@@ -33,6 +33,8 @@ export interface WebhookAppOptions {
   readonly port?: number;
   /** Overrides the config's `failOpen`. */
   readonly failOpen?: boolean;
+  /** `--landscape`: the value of `KYMA_LANDSCAPE` (feature set-landscape); wins over the config's. */
+  readonly landscape?: string;
   readonly logger: Logger;
   readonly registry?: Registry;
   readonly excludedNamespaces?: readonly string[];
@@ -64,7 +66,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   if (!o.registry) collectDefaultMetrics({ register: registry });
   const metrics = createWebhookMetrics(registry);
   const core = coreCalls(o.kubeConfig);
-  const holder = new ConfigHolder(logger.child({ part: 'config' }), metrics);
+  const holder = new ConfigHolder(logger.child({ part: 'config' }), metrics, o.landscape);
   const reflectorLogger = logger.child({ part: 'reflector' });
 
   const namespaces = new Reflector<V1Namespace>({
