@@ -1,32 +1,50 @@
 /**
  * The webhook configuration: the JSON in ConfigMap `kyma-system/rt-bootstrapper-config`, key
- * `rt-bootstrapper-config.json`. Same shape as the upstream Go implementation, so existing
- * landscapes' ConfigMaps work unchanged, plus optional fields of ours (`failOpen`).
+ * `rt-bootstrapper-config.json`. Same shape as the upstream Go implementation (its `NewConfig`),
+ * so existing landscapes' ConfigMaps work unchanged, plus optional fields of ours
+ * (`imagePullSecret`, `failOpen`, `landscape`).
  *
- * Forward compatibility: unknown fields (top level and nested) are accepted and dropped, so a
- * ConfigMap written for a newer upstream version still loads. Known fields are strict: a malformed
- * value or an unknown feature key refuses the whole config, naming every offending path.
+ * Every config upstream accepts is accepted: it is read as Go's decoder reads it (first JSON
+ * value only, field names matched case-insensitively, unknown fields ignored), and what upstream
+ * lets through but cannot take effect (an override that is not registry-shaped, a namespace name
+ * that is no namespace, no `availableFeatures`, the trust-bundle feature without its block) is
+ * kept and reported as a warning naming the field. A config is refused, naming every offending
+ * field, only for what upstream refuses (wrong JSON types, an unknown feature key, a namespace
+ * default outside a non-empty `availableFeatures`, an empty required trust-bundle field) or what
+ * cannot work (`set-landscape` available where no landscape is known; a malformed field of ours).
+ * Where we accept more than upstream (an absent `overrides`, `all` in `availableFeatures`, absent
+ * trust-bundle `volumeName`/`volumeMountPath`), docs/upstream-differences.md says so.
  */
 import { z } from 'zod';
-import { overrideSourceProblem, overrideTargetProblem } from '../image/registry-rewrite.js';
+import { overrideFindings } from '../image/registry-rewrite.js';
+import { parseFirstJsonValue, pickFieldTree, type FieldTree } from './go-json.js';
+import {
+  resolveTrustBundle,
+  TRUST_BUNDLE_FIELDS,
+  trustBundleBlockSchema,
+  type ClusterTrustBundleConfig,
+} from './trust-bundle-config.js';
 
 /** Opt-in/opt-out annotation and config key: rewrite image registries by `overrides`. */
 export const FEATURE_ALTER_IMG_REGISTRY = 'rt-cfg.kyma-project.io/alter-img-registry';
 /** Append the pull Secret to `.spec.imagePullSecrets`. */
 export const FEATURE_ADD_IMG_PULL_SECRET = 'rt-cfg.kyma-project.io/add-img-pull-secret';
-/** Set env `KYMA_FIPS_MODE_ENABLED=true` in every container and init container. */
+/** Set env `KYMA_FIPS_MODE_ENABLED=true` and `FIPS_MODE_ENABLED=true` in every container and init container. */
 export const FEATURE_SET_FIPS_MODE = 'rt-cfg.kyma-project.io/set-fips-mode';
 /** Mount the ClusterTrustBundle as a projected volume in every container and init container. */
 export const FEATURE_ADD_CLUSTER_TRUST_BUNDLE = 'rt-cfg.kyma-project.io/add-cluster-trust-bundle';
-/** Alias for all four features. */
+/** Set env `KYMA_LANDSCAPE=<landscape>` in every container and init container. */
+export const FEATURE_SET_LANDSCAPE = 'rt-cfg.kyma-project.io/set-landscape';
+/** Alias for all five features. */
 export const FEATURE_ALL = 'rt-cfg.kyma-project.io/all';
 
-/** The four features, in the order the pipeline applies them. */
+/** The five features, in the order the pipeline applies them. */
 export const FEATURES = [
   FEATURE_ALTER_IMG_REGISTRY,
   FEATURE_ADD_IMG_PULL_SECRET,
   FEATURE_SET_FIPS_MODE,
   FEATURE_ADD_CLUSTER_TRUST_BUNDLE,
+  FEATURE_SET_LANDSCAPE,
 ] as const;
 /** One concrete feature. */
 export type Feature = (typeof FEATURES)[number];
@@ -38,8 +56,14 @@ export type FeatureKey = (typeof FEATURE_KEYS)[number];
 
 /** Annotation set to `"true"` on every Pod the webhook changed (the seed's name). */
 export const ANNOTATION_DEFAULTED = 'rt-bootstrapper.kyma-project.io/defaulted';
+/** Annotation set to `"true"` on every Pod the webhook changed (upstream's current name). */
+export const ANNOTATION_MODIFIED = 'rt-bootstrapper.kyma-project.io/modified';
 /** The FIPS environment variable. */
 export const ENV_FIPS_MODE = 'KYMA_FIPS_MODE_ENABLED';
+/** The legacy FIPS environment variable some modules read instead; set together with ENV_FIPS_MODE. */
+export const ENV_FIPS_MODE_LEGACY = 'FIPS_MODE_ENABLED';
+/** The landscape environment variable. */
+export const ENV_LANDSCAPE = 'KYMA_LANDSCAPE';
 
 /** Namespace of the config ConfigMap on a runtime. */
 export const CONFIG_MAP_NAMESPACE = 'kyma-system';
@@ -48,10 +72,6 @@ export const CONFIG_MAP_NAME = 'rt-bootstrapper-config';
 /** The ConfigMap data key holding the JSON. */
 export const CONFIG_MAP_KEY = 'rt-bootstrapper-config.json';
 
-/** Default of `clusterTrustBundle.volumeName`. */
-export const DEFAULT_CTB_VOLUME_NAME = 'rt-bootstrapper-certs';
-/** Default of `clusterTrustBundle.volumeMountPath`. */
-export const DEFAULT_CTB_MOUNT_PATH = '/etc/ssl/certs';
 /** Default of `imagePullSecret.name`. */
 export const DEFAULT_PULL_SECRET_NAME = 'registry-credentials';
 /** Default of `imagePullSecret.namespace` (where the source Secret lives). */
@@ -71,14 +91,11 @@ export function expandFeatureKeys(keys: Iterable<FeatureKey>): Set<Feature> {
   return new Set(FEATURES.filter((f) => wanted.has(f)));
 }
 
-// Kubernetes name rules (apimachinery validation): DNS-1123 label for namespaces and volume
-// names, DNS-1123 subdomain for Secret names.
+// Kubernetes name rules (apimachinery validation): DNS-1123 label for namespaces, DNS-1123
+// subdomain for Secret names.
 const DNS1123_LABEL = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN =
   /^(?=.{1,253}$)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
-// ClusterTrustBundle names are subdomains, or `<signer with / as :>:<suffix>` for signer-linked
-// bundles (e.g. `rt-bootstrapper-k3d.test:ctb:1`), so ":" is allowed in addition.
-const CTB_NAME = /^(?=.{1,253}$)[a-z0-9](?:[-a-z0-9.:]*[a-z0-9])?$/;
 
 const dnsLabel = (what: string) =>
   z.string().regex(DNS1123_LABEL, { error: `invalid ${what}: must be a DNS-1123 label` });
@@ -89,36 +106,8 @@ const featureKey = z.enum(FEATURE_KEYS, {
       ? `unknown feature ${JSON.stringify(issue.input)}`
       : 'expected a feature key string',
 });
-const featureList = z.array(featureKey);
-
-const overrides = z.record(
-  z.string().superRefine((key, ctx) => {
-    const problem = overrideSourceProblem(key);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `override key: ${problem}` });
-  }),
-  z.string().superRefine((target, ctx) => {
-    const problem = overrideTargetProblem(target);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-  }),
-);
-
-const relativeFilePath = z
-  .string()
-  .min(1, { error: 'must not be empty' })
-  .refine((p) => !p.startsWith('/'), { error: 'must be a relative path' })
-  .refine((p) => !p.split('/').includes('..'), { error: 'must not contain ".."' });
-
-const absolutePath = z
-  .string()
-  .refine((p) => p.startsWith('/'), { error: 'must be an absolute path' })
-  .refine((p) => !p.split('/').includes('..'), { error: 'must not contain ".."' });
-
-const clusterTrustBundle = z.object({
-  name: z.string().regex(CTB_NAME, { error: 'invalid ClusterTrustBundle name' }),
-  certWritePath: relativeFilePath,
-  volumeName: dnsLabel('volume name').default(DEFAULT_CTB_VOLUME_NAME),
-  volumeMountPath: absolutePath.default(DEFAULT_CTB_MOUNT_PATH),
-});
+// Go decodes JSON null into a slice or map as "absent", and into a string as "".
+const featureList = z.array(featureKey).nullish();
 
 const imagePullSecret = z.object({
   name: z
@@ -128,54 +117,63 @@ const imagePullSecret = z.object({
   namespace: dnsLabel('namespace').default(DEFAULT_PULL_SECRET_NAMESPACE),
 });
 
-/** The zod schema; prefer parseWebhookConfig, which also reports errors readably. */
-export const webhookConfigSchema = z
-  .object({
-    overrides: overrides.default({}),
-    clusterTrustBundle: clusterTrustBundle.optional(),
-    availableFeatures: featureList,
-    namespaceFeatures: z.record(dnsLabel('namespace name'), featureList).default({}),
-    imagePullSecret: imagePullSecret.prefault({}),
-    /** Ours: on an internal error answer "allowed" without a patch (true) or refuse the Pod. */
-    failOpen: z.boolean().default(true),
-  })
-  .superRefine((config, ctx) => {
-    const available = expandFeatureKeys(config.availableFeatures);
-    if (available.has(FEATURE_ADD_CLUSTER_TRUST_BUNDLE) && config.clusterTrustBundle === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['clusterTrustBundle'],
-        message: `required when "${FEATURE_ADD_CLUSTER_TRUST_BUNDLE}" is available`,
-      });
-    }
-    // As upstream: a namespace default the catalog does not offer is a mistake, not a no-op.
-    for (const [namespace, keys] of Object.entries(config.namespaceFeatures)) {
-      keys.forEach((key, index) => {
-        if (key !== FEATURE_ALL && !available.has(key)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['namespaceFeatures', namespace, index],
-            message: `feature "${key}" is not in availableFeatures`,
-          });
-        }
-      });
-    }
-  });
+/** The zod schema of the JSON's types; prefer readWebhookConfig, which also checks meaning. */
+export const webhookConfigSchema = z.object({
+  overrides: z.record(z.string(), z.string().nullable()).nullish(),
+  clusterTrustBundle: trustBundleBlockSchema.nullish(),
+  availableFeatures: featureList,
+  namespaceFeatures: z.record(z.string(), featureList).nullish(),
+  /** Ours: the pull Secret's name (in Pods and namespaces) and its source namespace. */
+  imagePullSecret: imagePullSecret.prefault({}),
+  /** Ours: on an internal error answer "allowed" without a patch (true) or refuse the Pod. */
+  failOpen: z.boolean().default(true),
+  /** Ours: the landscape for `set-landscape` when the webhook has no `--landscape`. */
+  landscape: z.string().optional(),
+});
 
 /** The config as accepted on input (optional fields may be omitted). */
 export type WebhookConfigInput = z.input<typeof webhookConfigSchema>;
-/** The config after parsing, with every default filled in. */
-export type WebhookConfig = z.output<typeof webhookConfigSchema>;
-/** The ClusterTrustBundle settings with defaults filled in. */
-export type ClusterTrustBundleConfig = NonNullable<WebhookConfig['clusterTrustBundle']>;
-/** The pull-Secret settings with defaults filled in. */
-export type ImagePullSecretConfig = WebhookConfig['imagePullSecret'];
 
-/** One reason a config was refused. */
+/** The pull-Secret settings with defaults filled in. */
+export type ImagePullSecretConfig = z.output<typeof imagePullSecret>;
+
+/** The config after reading, with every default filled in. Configs are replaced, never edited. */
+export interface WebhookConfig {
+  /** Every override as given (null targets read as ""); unusable ones are skipped when rewriting. */
+  readonly overrides: Readonly<Record<string, string>>;
+  /** Absent when not configured or not usable (then nothing is mounted). */
+  readonly clusterTrustBundle?: ClusterTrustBundleConfig | undefined;
+  readonly availableFeatures: readonly FeatureKey[];
+  readonly namespaceFeatures: Readonly<Record<string, readonly FeatureKey[]>>;
+  readonly imagePullSecret: ImagePullSecretConfig;
+  readonly failOpen: boolean;
+  /** The landscape in force: `--landscape` when given, else the config's `landscape`. */
+  readonly landscape?: string | undefined;
+}
+
+/** Where a config is read, which decides what a missing landscape means. */
+export interface ReadWebhookConfigOptions {
+  /**
+   * Set where the config is applied to Pods (`rtb webhook`, `rtb mutate`), with that process's
+   * `--landscape` if any; it wins over the config's `landscape`, as the flag is upstream's only
+   * source. There, `set-landscape` available with no landscape known refuses the config (upstream
+   * refuses to start). Left out where a config is only checked (the KCP), where the webhooks'
+   * flags are unknown, so that case is a warning.
+   */
+  readonly runtime?: { readonly landscape?: string | undefined };
+}
+
+/** One reason a config was refused, or one thing worth a warning in an accepted config. */
 export interface ConfigIssue {
   /** Where, e.g. `availableFeatures[2]`, `overrides["replace.me"]`, or `(root)`. */
   readonly path: string;
   readonly message: string;
+}
+
+/** An accepted config and what is doubtful in it (log each warning once per content). */
+export interface ReadWebhookConfig {
+  readonly config: WebhookConfig;
+  readonly warnings: readonly ConfigIssue[];
 }
 
 /** A refused config; the message lists every issue as `path: message`, one per line. */
@@ -212,25 +210,137 @@ function toConfigIssues(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
   });
 }
 
+// The fields Go's decoder knows (its and ours), for matching keys case-insensitively.
+const FIELD_TREE: FieldTree = {
+  ...Object.fromEntries(Object.keys(webhookConfigSchema.shape).map((f) => [f, null])),
+  clusterTrustBundle: Object.fromEntries(TRUST_BUNDLE_FIELDS.map((f) => [f, null])),
+  imagePullSecret: Object.fromEntries(Object.keys(imagePullSecret.shape).map((f) => [f, null])),
+};
+
+type Decoded = z.output<typeof webhookConfigSchema>;
+type Report = (path: PropertyKey[], message: string) => void;
+
+function checkNamespaceFeatures(
+  decoded: Decoded,
+  available: ReadonlySet<Feature>,
+  warn: Report,
+  refuse: Report,
+): void {
+  const entries = Object.entries(decoded.namespaceFeatures ?? {});
+  if (available.size === 0 && entries.some(([, keys]) => (keys ?? []).length > 0)) {
+    warn(['namespaceFeatures'], 'has no effect while availableFeatures is empty');
+  }
+  for (const [namespace, keys] of entries) {
+    if (!DNS1123_LABEL.test(namespace))
+      warn(['namespaceFeatures', namespace], 'not a namespace name: never matches');
+    // As upstream: a default the catalog does not offer is a mistake, unless there is no catalog.
+    (keys ?? []).forEach((key, index) => {
+      if (key !== FEATURE_ALL && available.size > 0 && !available.has(key)) {
+        refuse(['namespaceFeatures', namespace, index], `feature "${key}" is not in availableFeatures`);
+      }
+    });
+  }
+}
+
+function resolveLandscape(
+  decoded: Decoded,
+  available: ReadonlySet<Feature>,
+  options: ReadWebhookConfigOptions,
+  warn: Report,
+  refuse: Report,
+): string | undefined {
+  const own = decoded.landscape === '' ? undefined : decoded.landscape;
+  const flag = options.runtime?.landscape === '' ? undefined : options.runtime?.landscape;
+  if (flag !== undefined && own !== undefined && flag !== own) {
+    warn(['landscape'], `"${own}" is overridden by --landscape "${flag}"`);
+  }
+  const landscape = flag ?? own;
+  if (landscape === undefined && available.has(FEATURE_SET_LANDSCAPE)) {
+    const keys = decoded.availableFeatures ?? [];
+    const at = keys.includes(FEATURE_SET_LANDSCAPE)
+      ? keys.indexOf(FEATURE_SET_LANDSCAPE)
+      : keys.indexOf(FEATURE_ALL);
+    const what = `"${FEATURE_SET_LANDSCAPE}" is available but no landscape is known`;
+    if (options.runtime)
+      refuse(['availableFeatures', at], `${what}: start the webhook with --landscape or set "landscape"`);
+    else warn(['availableFeatures', at], `${what} here: each webhook needs --landscape, or set "landscape"`);
+  }
+  return landscape;
+}
+
 /**
- * Parses and validates a webhook config. A string is read as JSON text; anything else is taken
- * as the already-decoded value.
+ * Reads and checks a webhook config, returning it with its warnings. A string is read as JSON
+ * text the way Go's decoder reads it; anything else is taken as the already-decoded value.
  *
  * @throws ConfigError naming each offending path, also for JSON syntax errors (with `cause`).
  */
-export function parseWebhookConfig(json: unknown): WebhookConfig {
+export function readWebhookConfig(json: unknown, options: ReadWebhookConfigOptions = {}): ReadWebhookConfig {
+  const warnings: ConfigIssue[] = [];
+  const issues: ConfigIssue[] = [];
+  const warn: Report = (path, message) => warnings.push({ path: formatConfigPath(path), message });
+  const refuse: Report = (path, message) => issues.push({ path: formatConfigPath(path), message });
+
   let value = json;
   if (typeof json === 'string') {
     try {
-      value = JSON.parse(json) as unknown;
+      const first = parseFirstJsonValue(json);
+      value = first.value;
+      if (first.trailing) warn([], 'text after the first JSON value is ignored');
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       throw new ConfigError([{ path: '(root)', message: `invalid JSON: ${message}` }], { cause: error });
     }
   }
-  const result = webhookConfigSchema.safeParse(value, {
+  const fields = pickFieldTree(value, FIELD_TREE);
+  for (const f of fields.folded) warn(f.path, `read as "${f.field}" (field names match case-insensitively)`);
+  const result = webhookConfigSchema.safeParse(fields.value, {
     error: (issue) => (issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined),
   });
   if (!result.success) throw new ConfigError(toConfigIssues(result.error.issues));
-  return result.data;
+  const decoded = result.data;
+
+  const availableFeatures = decoded.availableFeatures ?? [];
+  const available = expandFeatureKeys(availableFeatures);
+  if (available.size === 0) warn(['availableFeatures'], 'absent or empty: no feature is applied to any Pod');
+  const overrides = Object.fromEntries(
+    Object.entries(decoded.overrides ?? {}).map(([key, target]) => [key, target ?? '']),
+  );
+  for (const f of overrideFindings(overrides)) warn(['overrides', f.key], f.message);
+  checkNamespaceFeatures(decoded, available, warn, refuse);
+  let clusterTrustBundle: ClusterTrustBundleConfig | undefined;
+  if (decoded.clusterTrustBundle) {
+    const resolved = resolveTrustBundle(decoded.clusterTrustBundle);
+    for (const w of resolved.warnings) warn(['clusterTrustBundle', w.field], w.message);
+    clusterTrustBundle = resolved.config;
+  } else if (available.has(FEATURE_ADD_CLUSTER_TRUST_BUNDLE)) {
+    warn(
+      ['clusterTrustBundle'],
+      `absent while "${FEATURE_ADD_CLUSTER_TRUST_BUNDLE}" is available: nothing is mounted`,
+    );
+  }
+  const landscape = resolveLandscape(decoded, available, options, warn, refuse);
+  if (issues.length > 0) throw new ConfigError(issues);
+
+  const namespaceFeatures = Object.fromEntries(
+    Object.entries(decoded.namespaceFeatures ?? {}).map(([namespace, keys]) => [namespace, keys ?? []]),
+  );
+  const config: WebhookConfig = {
+    overrides,
+    ...(clusterTrustBundle ? { clusterTrustBundle } : {}),
+    availableFeatures,
+    namespaceFeatures,
+    imagePullSecret: decoded.imagePullSecret,
+    failOpen: decoded.failOpen,
+    ...(landscape === undefined ? {} : { landscape }),
+  };
+  return { config, warnings };
+}
+
+/**
+ * Reads and checks a webhook config (see readWebhookConfig), dropping its warnings.
+ *
+ * @throws ConfigError naming each offending path, also for JSON syntax errors (with `cause`).
+ */
+export function parseWebhookConfig(json: unknown, options: ReadWebhookConfigOptions = {}): WebhookConfig {
+  return readWebhookConfig(json, options).config;
 }

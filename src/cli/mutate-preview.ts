@@ -1,5 +1,5 @@
 import { parse, stringify } from 'yaml';
-import { ConfigError, parseWebhookConfig } from '../api/webhook-config.js';
+import { ConfigError, readWebhookConfig, type WebhookConfig } from '../api/webhook-config.js';
 import { mutatePod, type AdmissionOperation } from '../mutation/pipeline.js';
 
 /** Output format of `rtb mutate`. */
@@ -20,6 +20,10 @@ export interface PreviewInput {
   readonly namespaceText?: string;
   readonly operation?: AdmissionOperation;
   readonly output?: PreviewOutput;
+  /** As `rtb webhook --landscape`: the landscape for set-landscape; wins over the config's. */
+  readonly landscape?: string | undefined;
+  /** Told each warning: doubtful config fields (`path: message`) and manipulations skipped. */
+  readonly onWarning?: (message: string) => void;
 }
 
 function parseDocument(text: string, what: string): unknown {
@@ -38,8 +42,9 @@ function asObject(value: unknown): Record<string, unknown> | undefined {
 }
 
 /**
- * What `rtb mutate` prints: the Pod after exactly the webhook's pipeline (or its JSON Patch).
- * No cluster is needed; the pull Secret's source is assumed to exist.
+ * What `rtb mutate` prints: the Pod after exactly the webhook's pipeline (or its JSON Patch),
+ * with the config read as `rtb webhook` reads it (so a config the webhook would refuse is
+ * refused here too). No cluster is needed; the pull Secret's source is assumed to exist.
  */
 export function previewMutation(input: PreviewInput): string {
   const pod = asObject(parseDocument(input.podText, 'the Pod'));
@@ -47,9 +52,11 @@ export function previewMutation(input: PreviewInput): string {
     const kind = typeof pod?.kind === 'string' ? pod.kind : 'no kind';
     throw new PreviewInputError(`the input is not a Pod (apiVersion v1, kind Pod); found ${kind}`);
   }
-  let config;
+  let config: WebhookConfig;
   try {
-    config = parseWebhookConfig(input.configText);
+    const read = readWebhookConfig(input.configText, { runtime: { landscape: input.landscape } });
+    config = read.config;
+    for (const w of read.warnings) input.onWarning?.(`config ${w.path}: ${w.message}`);
   } catch (error) {
     if (error instanceof ConfigError) {
       const first = error.issues[0];
@@ -77,6 +84,7 @@ export function previewMutation(input: PreviewInput): string {
     config,
     pullSecretAvailable: true,
   });
+  for (const warning of result.warnings) input.onWarning?.(warning);
   switch (input.output ?? 'yaml') {
     case 'patch':
       return `${JSON.stringify(result.patch, null, 2)}\n`;

@@ -1,20 +1,29 @@
 /**
  * Container image references: parsing and canonical printing.
  *
- * The grammar follows the one container runtimes use (github.com/distribution/reference), with the
- * registry-detection rule of this project: the first path segment names a registry only when it
- * contains `.` or `:` or is exactly `localhost`. Everything else is a Docker Hub repository.
+ * The grammar and the normalisation are the ones container runtimes apply
+ * (github.com/distribution/reference, `ParseNormalizedNamed`): the first path segment names a
+ * registry when it contains `.` or `:`, is exactly `localhost`, or has an uppercase letter (a
+ * repository path never has one); `index.docker.io` is Docker Hub's legacy name and reads as
+ * `docker.io`; everything else is a Docker Hub repository, and a one-segment Docker Hub name gets
+ * `library/`. The 255-character limit applies to the repository path, as in distribution.
  */
 
 /** The registry Docker Hub images live on when a reference names no registry. */
 export const DOCKER_HUB_REGISTRY = 'docker.io';
+
+/** Docker Hub's legacy registry name; runtimes read it as {@link DOCKER_HUB_REGISTRY}. */
+export const DOCKER_HUB_LEGACY_REGISTRY = 'index.docker.io';
 
 /** The namespace Docker Hub puts single-segment repositories (`nginx`) into. */
 export const DOCKER_HUB_LIBRARY = 'library';
 
 /** A parsed image reference. `registry` and `repository` are always set, defaults applied. */
 export interface ImageReference {
-  /** Registry host with optional port, e.g. `docker.io`, `localhost:5000`, `[::1]:5000`. */
+  /**
+   * Registry host with optional port, e.g. `docker.io`, `localhost:5000`, `[::1]:5000`;
+   * `index.docker.io` is read as `docker.io`.
+   */
   readonly registry: string;
   /** Path inside the registry, e.g. `library/nginx`, `kyma-project/rt-bootstrapper/pause`. */
   readonly repository: string;
@@ -27,12 +36,26 @@ export interface ImageReference {
 
 /** Raised for input that is not a valid image reference; `input` is the offending reference. */
 export class ImageReferenceError extends Error {
-  override readonly name = 'ImageReferenceError';
+  override readonly name: string = 'ImageReferenceError';
   readonly input: string;
 
   constructor(input: string, reason: string, options?: ErrorOptions) {
     super(`invalid image reference ${JSON.stringify(input)}: ${reason}`, options);
     this.input = input;
+  }
+}
+
+/**
+ * A well-formed reference whose digest algorithm runtimes do not know (they refuse to pull it).
+ * Callers leave such an image as it is and warn; it is not a malformed reference.
+ */
+export class UnsupportedDigestError extends ImageReferenceError {
+  override readonly name = 'UnsupportedDigestError';
+  readonly algorithm: string;
+
+  constructor(input: string, algorithm: string, options?: ErrorOptions) {
+    super(input, `unsupported digest algorithm "${algorithm}"`, options);
+    this.algorithm = algorithm;
   }
 }
 
@@ -46,23 +69,35 @@ const REGISTRY_HOST_RE = new RegExp(
 const PATH_COMPONENT_RE = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 const TAG_RE = /^\w[\w.-]{0,127}$/;
 const DIGEST_RE = /^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$/;
-// Registered algorithms have a fixed, lowercase encoding (opencontainers/go-digest); a runtime
-// refuses anything else, so we do too rather than pass on a reference that cannot be pulled.
+// The algorithms runtimes can verify (opencontainers/go-digest's registered ones; names are
+// case-sensitive there) and their fixed, lowercase encodings.
 const KNOWN_DIGEST_RE: Readonly<Record<string, RegExp>> = {
   sha256: /^[a-f0-9]{64}$/,
   sha384: /^[a-f0-9]{96}$/,
   sha512: /^[a-f0-9]{128}$/,
 };
-/** Longest name (registry and repository, without tag and digest) runtimes accept. */
+/** Longest repository path (without registry, tag and digest) runtimes accept. */
 export const NAME_MAX_LENGTH = 255;
 const WHITESPACE_RE = /\s/;
+// distribution refuses a bare 64-hex name: it would be mistaken for an image ID.
+const IMAGE_ID_RE = /^[a-f0-9]{64}$/;
 
 /**
  * Whether a first path segment is read as a registry host rather than a Docker Hub namespace.
  * This is the rule runtimes apply; a registry that does not satisfy it cannot be addressed at all.
  */
 export function looksLikeRegistryHost(segment: string): boolean {
-  return segment.includes('.') || segment.includes(':') || segment === 'localhost';
+  return (
+    segment.includes('.') ||
+    segment.includes(':') ||
+    segment === 'localhost' ||
+    segment.toLowerCase() !== segment
+  );
+}
+
+/** The registry a host names: `index.docker.io` is Docker Hub, anything else is itself. */
+export function canonicalRegistry(host: string): string {
+  return host === DOCKER_HUB_LEGACY_REGISTRY ? DOCKER_HUB_REGISTRY : host;
 }
 
 /** Whether `host` is a syntactically valid registry host (`name[:port]` or `[ipv6][:port]`). */
@@ -85,14 +120,18 @@ export function repositoryPathProblem(path: string): string | undefined {
   return undefined;
 }
 
-function digestProblem(digest: string): string | undefined {
-  if (!DIGEST_RE.test(digest)) return `invalid digest "${digest}"`;
+function checkDigest(input: string, digest: string): void {
+  if (!DIGEST_RE.test(digest)) throw new ImageReferenceError(input, `invalid digest "${digest}"`);
   const colon = digest.indexOf(':');
-  const known = KNOWN_DIGEST_RE[digest.slice(0, colon).toLowerCase()];
-  if (known !== undefined && !known.test(digest.slice(colon + 1))) {
-    return `invalid digest "${digest}": wrong length or not lowercase hex for its algorithm`;
+  const algorithm = digest.slice(0, colon);
+  const known = Object.hasOwn(KNOWN_DIGEST_RE, algorithm) ? KNOWN_DIGEST_RE[algorithm] : undefined;
+  if (known === undefined) throw new UnsupportedDigestError(input, algorithm);
+  if (!known.test(digest.slice(colon + 1))) {
+    throw new ImageReferenceError(
+      input,
+      `invalid digest "${digest}": wrong length or not lowercase hex for its algorithm`,
+    );
   }
-  return undefined;
 }
 
 /**
@@ -100,11 +139,15 @@ function digestProblem(digest: string): string | undefined {
  * `repo:tag@sha256:…`. Docker Hub defaults are applied: `nginx` is `docker.io/library/nginx`.
  *
  * @throws ImageReferenceError when the input is empty, contains whitespace, has an uppercase or
- * otherwise malformed repository path, a malformed registry, tag or digest, or is too long.
+ * otherwise malformed repository path, a malformed registry, tag or digest, or is too long;
+ * UnsupportedDigestError (a subclass) when the digest's algorithm is not one runtimes know.
  */
 export function parseImageReference(input: string): ImageReference {
   if (input === '') throw new ImageReferenceError(input, 'empty');
   if (WHITESPACE_RE.test(input)) throw new ImageReferenceError(input, 'contains whitespace');
+  if (IMAGE_ID_RE.test(input)) {
+    throw new ImageReferenceError(input, 'a 64-character hexadecimal name is an image ID, not a reference');
+  }
 
   let rest = input;
   let digest: string | undefined;
@@ -112,8 +155,7 @@ export function parseImageReference(input: string): ImageReference {
   if (at !== -1) {
     digest = rest.slice(at + 1);
     rest = rest.slice(0, at);
-    const problem = digestProblem(digest);
-    if (problem !== undefined) throw new ImageReferenceError(input, problem);
+    checkDigest(input, digest);
   }
 
   // A colon after the last slash separates the tag; one before it belongs to a registry port.
@@ -126,26 +168,26 @@ export function parseImageReference(input: string): ImageReference {
   }
 
   if (rest === '') throw new ImageReferenceError(input, 'no repository name');
-  if (rest.length > NAME_MAX_LENGTH) {
-    throw new ImageReferenceError(input, `name longer than ${NAME_MAX_LENGTH} characters`);
-  }
 
   let registry = DOCKER_HUB_REGISTRY;
   let repository = rest;
   let explicitRegistry = false;
   const slash = rest.indexOf('/');
   if (slash !== -1 && looksLikeRegistryHost(rest.slice(0, slash))) {
-    registry = rest.slice(0, slash);
+    const host = rest.slice(0, slash);
+    if (!isValidRegistryHost(host)) throw new ImageReferenceError(input, `invalid registry "${host}"`);
+    registry = canonicalRegistry(host);
     repository = rest.slice(slash + 1);
     explicitRegistry = true;
-    if (!isValidRegistryHost(registry))
-      throw new ImageReferenceError(input, `invalid registry "${registry}"`);
   }
 
   const problem = repositoryPathProblem(repository);
   if (problem !== undefined) throw new ImageReferenceError(input, problem);
   if (registry === DOCKER_HUB_REGISTRY && !repository.includes('/')) {
     repository = `${DOCKER_HUB_LIBRARY}/${repository}`;
+  }
+  if (repository.length > NAME_MAX_LENGTH) {
+    throw new ImageReferenceError(input, `repository path longer than ${NAME_MAX_LENGTH} characters`);
   }
 
   return { registry, repository, tag, digest, explicitRegistry };

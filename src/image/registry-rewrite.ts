@@ -3,6 +3,9 @@
  * target is a registry host optionally followed by a path prefix (`mirror.example.com/dockerhub`).
  */
 import {
+  canonicalRegistry,
+  DOCKER_HUB_LEGACY_REGISTRY,
+  DOCKER_HUB_REGISTRY,
   ImageReferenceError,
   isValidRegistryHost,
   NAME_MAX_LENGTH,
@@ -23,7 +26,8 @@ export type ImageRewriter = (image: string) => string | undefined;
 
 /**
  * Checks an override key, returning why it cannot be a source registry or undefined when fine.
- * A key that runtimes would not read as a registry host could never match an image.
+ * A key that runtimes would not read as a registry host could never match an image, so such an
+ * override is never used (the config loader warns about it).
  */
 export function overrideSourceProblem(key: string): string | undefined {
   if (!isValidRegistryHost(key)) return 'not a registry host (host or host:port, no path)';
@@ -41,7 +45,9 @@ function splitTarget(target: string): RegistryTarget {
 
 /**
  * Checks an override target (`host[:port][/path]`), returning why it is invalid or undefined.
- * The host must be one runtimes read as a registry, or rewritten images would land on Docker Hub.
+ * The host must be one runtimes read as a registry: an image rewritten to `mirror/x` would be
+ * pulled from the Docker Hub namespace `mirror`, which anyone may own, so such an override is
+ * never used (the config loader warns about it).
  */
 export function overrideTargetProblem(target: string): string | undefined {
   const { host, pathPrefix } = splitTarget(target);
@@ -52,6 +58,32 @@ export function overrideTargetProblem(target: string): string | undefined {
     if (pathProblem !== undefined) return `target path: ${pathProblem}`;
   }
   return undefined;
+}
+
+/** Why one override (by its key) will not take effect. */
+export interface OverrideFinding {
+  readonly key: string;
+  readonly message: string;
+}
+
+/**
+ * Every override that will not take effect, and why: a key or target that is not registry-shaped
+ * (see overrideSourceProblem and overrideTargetProblem), or `index.docker.io` beside `docker.io`.
+ */
+export function overrideFindings(overrides: Readonly<Record<string, string>>): OverrideFinding[] {
+  const findings: OverrideFinding[] = [];
+  for (const [key, target] of Object.entries(overrides)) {
+    const keyProblem = overrideSourceProblem(key);
+    const problem = keyProblem === undefined ? overrideTargetProblem(target) : `key: ${keyProblem}`;
+    if (problem !== undefined) findings.push({ key, message: `${problem}; this override is never used` });
+  }
+  if (Object.hasOwn(overrides, DOCKER_HUB_LEGACY_REGISTRY) && Object.hasOwn(overrides, DOCKER_HUB_REGISTRY)) {
+    findings.push({
+      key: DOCKER_HUB_LEGACY_REGISTRY,
+      message: `names Docker Hub as "${DOCKER_HUB_REGISTRY}" does, whose target is used`,
+    });
+  }
+  return findings;
 }
 
 /**
@@ -66,39 +98,49 @@ export function parseRegistryTarget(target: string): RegistryTarget {
 }
 
 function isAtTarget(registry: string, repository: string, target: RegistryTarget): boolean {
-  if (registry !== target.host) return false;
+  if (registry !== canonicalRegistry(target.host)) return false;
   if (target.pathPrefix === '') return true;
   return repository === target.pathPrefix || repository.startsWith(`${target.pathPrefix}/`);
 }
 
 /**
- * Prepares a rewriter for a set of overrides, parsing the targets once (the result is meant to be
+ * The overrides that can take effect, by canonical source registry: entries whose key or target
+ * is not registry-shaped are left out (they could never match, or would send images to Docker
+ * Hub), and of `docker.io` and its legacy name `index.docker.io` the former wins.
+ */
+export function usableOverrides(overrides: Readonly<Record<string, string>>): Map<string, RegistryTarget> {
+  // A Map (not the object) so keys such as "__proto__" or "constructor" cannot hit the prototype.
+  const bySource = new Map<string, RegistryTarget>();
+  for (const [source, target] of Object.entries(overrides)) {
+    if (overrideSourceProblem(source) !== undefined || overrideTargetProblem(target) !== undefined) continue;
+    const registry = canonicalRegistry(source);
+    if (registry !== source && bySource.has(registry)) continue;
+    bySource.set(registry, splitTarget(target));
+  }
+  return bySource;
+}
+
+/**
+ * Prepares a rewriter for a set of overrides, reading the targets once (the result is meant to be
  * reused for every image of every request under one config).
  *
  * Semantics:
- * - the source registry is matched exactly (port included, no case folding); an image without an
- *   explicit registry has registry `docker.io` and matches an override key `docker.io`;
+ * - the source registry is matched exactly (port included, no case folding) after the runtimes'
+ *   normalisation: an image without an explicit registry, and one on `index.docker.io`, has
+ *   registry `docker.io` and matches an override key `docker.io` (or `index.docker.io`);
+ * - the repository path is kept as runtimes read it, so `nginx` becomes `<target>/library/nginx`;
  * - an image already under any target (host equal and path inside the prefix) is left alone, so
  *   a second pass over a rewritten Pod is a no-op; this check wins over a matching key;
- * - a non-matching image is returned as undefined, never canonicalised (`nginx` stays `nginx`).
+ * - a non-matching image is returned as undefined, never canonicalised (`nginx` stays `nginx`);
+ * - overrides that cannot take effect are skipped (see usableOverrides), never an error.
  *
- * The returned function throws ImageReferenceError for an unparseable image, so callers can
- * report it; the rewriter itself never produces an invalid reference (it throws instead, with the
- * parse error as `cause`).
- *
- * @throws ImageReferenceError at creation for an invalid override key or target.
+ * The returned function throws ImageReferenceError for an unparseable image (and its subclass
+ * UnsupportedDigestError for a digest algorithm runtimes do not know), so callers can report it;
+ * the rewriter itself never produces an invalid reference (it throws instead, with the parse error
+ * as `cause`).
  */
 export function createRegistryRewriter(overrides: Readonly<Record<string, string>>): ImageRewriter {
-  // A Map (not the object) so keys such as "__proto__" or "constructor" cannot hit the prototype.
-  const bySource = new Map<string, string>();
-  const targets: RegistryTarget[] = [];
-  for (const [source, target] of Object.entries(overrides)) {
-    const problem = overrideSourceProblem(source);
-    if (problem !== undefined) throw new ImageReferenceError(source, `override key: ${problem}`);
-    const parsed = parseRegistryTarget(target);
-    bySource.set(source, parsed.pathPrefix === '' ? parsed.host : `${parsed.host}/${parsed.pathPrefix}`);
-    targets.push(parsed);
-  }
+  const bySource = usableOverrides(overrides);
   if (bySource.size === 0) {
     // Still parse, so an invalid image is reported the same way with and without overrides.
     return (image) => {
@@ -106,6 +148,7 @@ export function createRegistryRewriter(overrides: Readonly<Record<string, string
       return undefined;
     };
   }
+  const targets = [...bySource.values()];
 
   return (image) => {
     const ref = parseImageReference(image);
@@ -113,12 +156,13 @@ export function createRegistryRewriter(overrides: Readonly<Record<string, string
     const target = bySource.get(ref.registry);
     if (target === undefined) return undefined;
 
+    const prefix = target.pathPrefix === '' ? '' : `${target.pathPrefix}/`;
     const tag = ref.tag === undefined ? '' : `:${ref.tag}`;
     const digest = ref.digest === undefined ? '' : `@${ref.digest}`;
-    const rewritten = `${target}/${ref.repository}${tag}${digest}`;
-    // Target and repository are valid, so only the name length can break; re-parse just then,
+    const rewritten = `${target.host}/${prefix}${ref.repository}${tag}${digest}`;
+    // Target and repository are valid, so only the path length can break; re-parse just then,
     // to hand the precise parse error on as the cause.
-    if (target.length + 1 + ref.repository.length > NAME_MAX_LENGTH) {
+    if (prefix.length + ref.repository.length > NAME_MAX_LENGTH) {
       let cause: unknown;
       try {
         parseImageReference(rewritten);
@@ -138,7 +182,7 @@ export function createRegistryRewriter(overrides: Readonly<Record<string, string
  * Returns undefined when the image is unchanged. Seed example: with `{ "replace.me": "ghcr.io" }`,
  * `replace.me/kyma-project/rt-bootstrapper/pause:e2e` becomes `ghcr.io/kyma-project/rt-bootstrapper/pause:e2e`.
  *
- * @throws ImageReferenceError for an unparseable image or an invalid override.
+ * @throws ImageReferenceError for an unparseable image.
  */
 export function rewriteImage(image: string, overrides: Readonly<Record<string, string>>): string | undefined {
   return createRegistryRewriter(overrides)(image);

@@ -2,7 +2,7 @@
  * Feature `rt-cfg.kyma-project.io/add-cluster-trust-bundle`: a projected volume with the
  * ClusterTrustBundle, mounted read-only in every container and init container.
  */
-import type { ClusterTrustBundleConfig } from '../api/webhook-config.js';
+import type { ClusterTrustBundleConfig } from '../api/trust-bundle-config.js';
 import {
   containerLabel,
   containersOf,

@@ -40,29 +40,39 @@ function expandCached(keys: readonly FeatureKey[]): Set<Feature> {
   return features;
 }
 
-/** The Pod's own verdict on a feature: the specific key first, then `all`; undefined if silent. */
-function podVerdict(
+/**
+ * What one level's annotations say about a feature (upstream's ExpandAnnotationAll): the
+ * feature's own key, whatever its value, shadows `all` at that level; undefined when silent.
+ */
+function levelSays(
   annotations: Readonly<Record<string, string>> | undefined,
   feature: Feature,
-): boolean | undefined {
-  for (const key of [feature, FEATURE_ALL]) {
-    const value = lookup(annotations, key);
-    if (value === 'true') return true;
-    if (value === 'false') return false;
-  }
-  return undefined;
+): string | undefined {
+  return lookup(annotations, feature) ?? lookup(annotations, FEATURE_ALL);
 }
 
 /**
  * Selects the features to apply, in FEATURES order. A feature applies when it is available
- * (config `availableFeatures`, where `all` means all four) and one of these opts in: the config's
- * `namespaceFeatures` for the namespace, a Namespace annotation `"true"` (feature key or `all`),
- * or a Pod annotation `"true"`. A Pod annotation `"false"` opts that Pod out, whatever the
- * namespace says.
+ * (config `availableFeatures`, where `all` means all five) and one of three levels opts it in:
+ * the config's `namespaceFeatures` for the namespace (`all` meaning every available feature), the
+ * Namespace's annotations, or the Pod's annotations; unless the Pod opts it out.
+ *
+ * At each annotation level the feature's own key, with any value, shadows `all` for that feature
+ * (upstream's rule); only `all` is read when the own key is absent. What a level then says:
+ *
+ * | value that counts | Namespace annotations | Pod annotations                           |
+ * | ----------------- | --------------------- | ----------------------------------------- |
+ * | `"true"`          | opts in               | opts in                                   |
+ * | `"false"`         | nothing               | opts out, whatever the other levels say   |
+ * | anything else     | nothing               | nothing                                   |
+ * | (no key at all)   | nothing               | nothing                                   |
+ *
+ * Examples: Pod `all: "false"` + `set-fips-mode: "true"` gives FIPS only (and opts out of
+ * every other feature); Namespace `all: "true"` + `set-fips-mode: "restart"` gives every available
+ * feature but FIPS from that Namespace; Pod `all: "true"` + `add-cluster-trust-bundle: "no"`
+ * leaves the trust bundle to the other levels.
  *
  * Decisions where the contract is silent:
- * - On the Pod, the specific key beats `all` (`all: "false"` plus `set-fips-mode: "true"` gives
- *   FIPS only), so a Pod can opt out of everything but one feature, or of one feature only.
  * - A Namespace annotation `"false"` is not an opt-out (the contract gives that to Pods alone),
  *   so it cannot switch off the config's namespace defaults.
  * - Values are compared exactly: only `"true"` and `"false"` count.
@@ -75,16 +85,14 @@ export function selectFeatures(input: FeatureSelectionInput): Set<Feature> {
   const namespace = input.namespaceName === '' ? DEFAULT_NAMESPACE : input.namespaceName;
   const defaults = lookup(input.config.namespaceFeatures, namespace);
   const namespaceDefaults = defaults === undefined ? NO_FEATURES : expandCached(defaults);
-  const namespaceAll = lookup(input.namespaceAnnotations, FEATURE_ALL) === 'true';
 
   for (const feature of available) {
-    const verdict = podVerdict(input.podAnnotations, feature);
-    if (verdict === false) continue;
+    const pod = levelSays(input.podAnnotations, feature);
+    if (pod === 'false') continue;
     if (
-      verdict === true ||
+      pod === 'true' ||
       namespaceDefaults.has(feature) ||
-      namespaceAll ||
-      lookup(input.namespaceAnnotations, feature) === 'true'
+      levelSays(input.namespaceAnnotations, feature) === 'true'
     ) {
       selected.add(feature);
     }

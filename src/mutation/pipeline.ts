@@ -5,10 +5,12 @@
  */
 import {
   ANNOTATION_DEFAULTED,
+  ANNOTATION_MODIFIED,
   FEATURE_ADD_CLUSTER_TRUST_BUNDLE,
   FEATURE_ADD_IMG_PULL_SECRET,
   FEATURE_ALTER_IMG_REGISTRY,
   FEATURE_SET_FIPS_MODE,
+  FEATURE_SET_LANDSCAPE,
   type Feature,
   type WebhookConfig,
 } from '../api/webhook-config.js';
@@ -21,6 +23,7 @@ import { ALL_CONTAINER_KINDS, type ContainerKind, type ManipulationResult } from
 import { PatchBuilder, type PatchOperation } from './patch-builder.js';
 import type { Pod } from './pod.js';
 import { setFipsMode } from './set-fips-mode.js';
+import { setLandscape } from './set-landscape.js';
 
 /** The admission operations the webhook is registered for. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE';
@@ -98,12 +101,27 @@ function rewriterFor(overrides: Readonly<Record<string, string>>): ImageRewriter
   return rewriter;
 }
 
+// Both marks, set together so that an absent annotations map costs one patch operation.
+function markChanged(builder: PatchBuilder<Pod>): void {
+  // JSON may carry `annotations: null`; then the whole map is set, as for an absent one.
+  const annotations: unknown = builder.current.metadata?.annotations;
+  const current = annotations as Readonly<Record<string, string>> | null | undefined;
+  const missing = [ANNOTATION_DEFAULTED, ANNOTATION_MODIFIED].filter((key) => current?.[key] !== 'true');
+  if (annotations === undefined || annotations === null) {
+    builder.set(['metadata', 'annotations'], Object.fromEntries(missing.map((key) => [key, 'true'])));
+    return;
+  }
+  for (const key of missing) builder.set(['metadata', 'annotations', key], 'true');
+}
+
 /**
  * Applies the selected features to a Pod and returns the result with its JSON Patch.
  *
  * Features run in FEATURES order: alter-img-registry, add-img-pull-secret, set-fips-mode,
- * add-cluster-trust-bundle. A Pod that changed gets `rt-bootstrapper.kyma-project.io/defaulted:
- * "true"`; an unchanged Pod gets no patch at all. Applying the result again yields no patch.
+ * add-cluster-trust-bundle, set-landscape. A Pod that changed gets both
+ * `rt-bootstrapper.kyma-project.io/defaulted: "true"` (the seed's name) and
+ * `rt-bootstrapper.kyma-project.io/modified: "true"` (upstream's); an unchanged Pod gets no patch
+ * at all. Applying the result again yields no patch.
  * Problems with single items (an unparseable image, a conflicting mount) become warnings; the rest
  * is still applied.
  */
@@ -174,10 +192,13 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
       record(FEATURE_ADD_CLUSTER_TRUST_BUNDLE, addClusterTrustBundle(builder, config.clusterTrustBundle));
     }
   }
+  if (features.has(FEATURE_SET_LANDSCAPE)) {
+    // The webhook refuses such a config; only a config read off a runtime can get here.
+    if (config.landscape === undefined) warnings.push('no landscape is known; KYMA_LANDSCAPE not set');
+    else record(FEATURE_SET_LANDSCAPE, setLandscape(builder, { landscape: config.landscape }));
+  }
 
   if (!builder.changed) return { ...unchanged(warnings, selected), pullSecretSkipped };
-  if (builder.current.metadata?.annotations?.[ANNOTATION_DEFAULTED] !== 'true') {
-    builder.set(['metadata', 'annotations', ANNOTATION_DEFAULTED], 'true');
-  }
+  markChanged(builder);
   return { pod: builder.current, patch: builder.operations, selected, applied, warnings, pullSecretSkipped };
 }

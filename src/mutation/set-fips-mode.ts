@@ -1,16 +1,16 @@
 /**
- * Feature `rt-cfg.kyma-project.io/set-fips-mode`: env `KYMA_FIPS_MODE_ENABLED=true` in every
- * container and init container.
+ * Feature `rt-cfg.kyma-project.io/set-fips-mode`: env `KYMA_FIPS_MODE_ENABLED=true` and the legacy
+ * `FIPS_MODE_ENABLED=true` in every container and init container (upstream sets both; modules
+ * read either).
  */
-import { ENV_FIPS_MODE } from '../api/webhook-config.js';
+import { ENV_FIPS_MODE, ENV_FIPS_MODE_LEGACY } from '../api/webhook-config.js';
+import { ensureEnv } from './ensure-env.js';
 import {
-  containersOf,
   REGULAR_CONTAINER_KINDS,
   type ContainerKind,
   type ManipulationResult,
   type PodPatchBuilder,
 } from './manipulation.js';
-import type { EnvVar } from './pod.js';
 
 /** Options of setFipsMode. */
 export interface SetFipsModeOptions {
@@ -18,45 +18,17 @@ export interface SetFipsModeOptions {
   readonly containerKinds?: readonly ContainerKind[] | undefined;
 }
 
-function isWanted(entry: EnvVar): boolean {
-  return entry.value === 'true' && entry.valueFrom === undefined;
-}
+/** The FIPS variables, in the order they are appended (upstream's order). */
+const FIPS_ENV = [
+  { name: ENV_FIPS_MODE, value: 'true' },
+  { name: ENV_FIPS_MODE_LEGACY, value: 'true' },
+] as const;
 
 /**
- * Leaves exactly one `{name: KYMA_FIPS_MODE_ENABLED, value: "true"}` in each container's env:
- * appended when absent; the first existing entry replaced when it has another value or a
- * `valueFrom` (a Secret or ConfigMap must not be able to turn FIPS off); later duplicates removed,
- * since the kubelet lets the last duplicate win. Other env entries are untouched.
+ * Leaves exactly one `{name, value: "true"}` for each FIPS variable in each container's env (see
+ * ensureEnv: a different value or a `valueFrom` is replaced, so nothing can turn FIPS off).
  */
 export function setFipsMode(builder: PodPatchBuilder, options: SetFipsModeOptions = {}): ManipulationResult {
-  let changed = false;
-  for (const kind of options.containerKinds ?? REGULAR_CONTAINER_KINDS) {
-    containersOf(builder.current, kind).forEach((container, index) => {
-      const envPath = ['spec', kind, index, 'env'] as const;
-      const env: unknown = container.env;
-      const entries = Array.isArray(env) ? (env as EnvVar[]) : [];
-      const matches: number[] = [];
-      entries.forEach((entry, i) => {
-        if (entry.name === ENV_FIPS_MODE) matches.push(i);
-      });
-
-      const [first, ...duplicates] = matches;
-      if (first === undefined) {
-        builder.append(envPath, { name: ENV_FIPS_MODE, value: 'true' } satisfies EnvVar);
-        changed = true;
-        return;
-      }
-      const entry = entries[first];
-      if (entry !== undefined && !isWanted(entry)) {
-        builder.set([...envPath, first], { name: ENV_FIPS_MODE, value: 'true' } satisfies EnvVar);
-        changed = true;
-      }
-      // From the back, so the indices still to remove stay valid.
-      for (const i of duplicates.reverse()) {
-        builder.remove([...envPath, i]);
-        changed = true;
-      }
-    });
-  }
+  const changed = ensureEnv(builder, options.containerKinds ?? REGULAR_CONTAINER_KINDS, FIPS_ENV);
   return { changed, warnings: [] };
 }

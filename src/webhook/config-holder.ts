@@ -1,11 +1,22 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { ConfigError, parseWebhookConfig, type WebhookConfig } from '../api/webhook-config.js';
+import {
+  ConfigError,
+  readWebhookConfig,
+  type ConfigIssue,
+  type WebhookConfig,
+} from '../api/webhook-config.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 
 /** Outcome of offering a new configuration text. */
 export type ConfigOffer =
-  | { readonly accepted: true; readonly changed: boolean; readonly digest: string }
+  | {
+      readonly accepted: true;
+      readonly changed: boolean;
+      readonly digest: string;
+      /** What is doubtful in the text (logged once, when the text is taken into force). */
+      readonly warnings: readonly ConfigIssue[];
+    }
   | { readonly accepted: false; readonly error: ConfigError };
 
 /**
@@ -21,6 +32,8 @@ export class ConfigHolder {
   constructor(
     private readonly logger: Logger,
     private readonly metrics?: WebhookMetrics,
+    /** This webhook's `--landscape`, if any; it wins over the config's `landscape`. */
+    private readonly landscape?: string,
   ) {}
 
   /** The configuration in force, or undefined before the first good one. */
@@ -41,10 +54,11 @@ export class ConfigHolder {
   /** Offers the JSON text from `source` (a file path or ConfigMap key, for logs). */
   offer(text: string, source: string): ConfigOffer {
     const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
-    if (digest === this.currentDigest) return { accepted: true, changed: false, digest };
+    if (digest === this.currentDigest) return { accepted: true, changed: false, digest, warnings: [] };
     let config: WebhookConfig;
+    let warnings: readonly ConfigIssue[];
     try {
-      config = parseWebhookConfig(text);
+      ({ config, warnings } = readWebhookConfig(text, { runtime: { landscape: this.landscape } }));
     } catch (error) {
       const configError =
         error instanceof ConfigError
@@ -63,7 +77,11 @@ export class ConfigHolder {
     this.metrics?.configReloads.inc({ result: 'success' });
     this.metrics?.configGeneration.set(this.generation);
     this.logger.info({ source, digest, generation: this.generation }, 'configuration loaded');
+    // Once per accepted content: an unchanged text returns above before it is read again.
+    for (const warning of warnings) {
+      this.logger.warn({ source, digest, field: warning.path }, `configuration: ${warning.message}`);
+    }
     for (const l of this.listeners) l(config);
-    return { accepted: true, changed: true, digest };
+    return { accepted: true, changed: true, digest, warnings };
   }
 }

@@ -39,6 +39,8 @@ export interface WebhookAppOptions {
   readonly port?: number;
   /** Overrides the config's `failOpen`. */
   readonly failOpen?: boolean;
+  /** `--landscape`: the value of `KYMA_LANDSCAPE` (feature set-landscape); wins over the config's. */
+  readonly landscape?: string;
   readonly logger: Logger;
   readonly registry?: Registry;
   readonly excludedNamespaces?: readonly string[];
@@ -72,7 +74,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   if (!o.registry) collectDefaultMetrics({ register: registry });
   const metrics = createWebhookMetrics(registry);
   const core = coreCalls(o.kubeConfig);
-  const holder = new ConfigHolder(logger.child({ part: 'config' }), metrics);
+  const holder = new ConfigHolder(logger.child({ part: 'config' }), metrics, o.landscape);
   const reflectorLogger = logger.child({ part: 'reflector' });
 
   const serverRef: { current?: WebhookServer } = {};

@@ -39,6 +39,9 @@ export const VALIDATE_PATH = '/validate';
 /** The mutation path the MutatingWebhookConfiguration points at. */
 export const MUTATE_PATH = '/mutate';
 
+/** Upstream's mutation path (controller-runtime's `/mutate--v1-pod`), served like MUTATE_PATH. */
+export const UPSTREAM_MUTATE_PATH = '/mutate--v1-pod';
+
 /**
  * The admission HTTPS server: `/mutate`, `/healthz`, `/readyz`, `/metrics`. TLS 1.2 or newer;
  * the certificate is replaceable at run time; shutdown drains requests in flight.
@@ -120,7 +123,7 @@ export class WebhookServer {
     const url = req.url ?? '/';
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
-    if (path === MUTATE_PATH) {
+    if (path === MUTATE_PATH || path === UPSTREAM_MUTATE_PATH) {
       if (req.method !== 'POST') {
         this.reply(res, 405, 'only POST is allowed', { allow: 'POST' });
         return;

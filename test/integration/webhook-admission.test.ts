@@ -125,6 +125,7 @@ describe('the webhook through a real kube-apiserver', () => {
     const inPod = await core.createNamespacedPod({ namespace: 'fips-ns', body: plainPod('in') });
     assert.deepEqual(JSON.parse(JSON.stringify(inPod.spec!.containers[0]!.env)), [
       { name: 'KYMA_FIPS_MODE_ENABLED', value: 'true' },
+      { name: 'FIPS_MODE_ENABLED', value: 'true' },
     ]);
     const outPod = await core.createNamespacedPod({
       namespace: 'fips-ns',

@@ -8,6 +8,7 @@ interface MutateFlags {
   namespace?: string;
   operation: 'CREATE' | 'UPDATE';
   output: PreviewOutput;
+  landscape?: string;
 }
 
 function readInput(path: string, what: string, InputError: typeof PreviewInputError): string {
@@ -29,6 +30,7 @@ export function registerMutateCommand(program: Command): void {
     .requiredOption('-f, --file <pod.yaml|->', 'the Pod (YAML or JSON; - reads stdin)')
     .requiredOption('--config <config.json>', 'the webhook config (rt-bootstrapper-config.json)')
     .option('--namespace <namespace.yaml>', "the Pod's Namespace, for its annotations")
+    .option('--landscape <landscape>', 'as rtb webhook --landscape: the value of KYMA_LANDSCAPE')
     .addOption(
       new Option('--operation <op>', 'admission operation').choices(['CREATE', 'UPDATE']).default('CREATE'),
     )
@@ -46,6 +48,8 @@ export function registerMutateCommand(program: Command): void {
           ...(flags.namespace ? { namespaceText: read(flags.namespace, 'the Namespace') } : {}),
           operation: flags.operation,
           output: flags.output,
+          landscape: flags.landscape,
+          onWarning: (message) => process.stderr.write(`rtb mutate: warning: ${message}\n`),
         });
         process.stdout.write(out);
       } catch (error) {

@@ -21,6 +21,7 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
     host: flags.host,
     port: Number.parseInt(flags.port, 10),
     ...(flags.failClosed ? { failOpen: false } : {}),
+    ...(flags.landscape ? { landscape: flags.landscape } : {}),
     reuseAnswers,
     ...(flags.driftUrl
       ? {

@@ -21,6 +21,7 @@ export interface WebhookFlags {
   configMap: string;
   configKey: string;
   failClosed?: boolean;
+  landscape?: string;
   logLevel: string;
   driftUrl?: string;
   driftCert: string;
@@ -72,6 +73,10 @@ export function registerWebhookCommand(program: Command): void {
     .option(
       '--fail-closed',
       'refuse a Pod when mutating it fails (default: admit it unchanged with a warning)',
+    )
+    .option(
+      '--landscape <landscape>',
+      'landscape for feature set-landscape (env KYMA_LANDSCAPE, e.g. NS2); wins over the config\'s "landscape"',
     )
     .option('--log-level <level>', 'log level', 'info')
     .option(

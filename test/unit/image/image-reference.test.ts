@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  canonicalRegistry,
   formatImageReference,
   ImageReferenceError,
+  looksLikeRegistryHost,
   parseImageReference,
+  UnsupportedDigestError,
   type ImageReference,
 } from '../../../src/image/image-reference.js';
 
@@ -43,10 +46,28 @@ const valid: readonly [input: string, expected: Expected, canonical: string][] =
     { registry: 'docker.io', repository: 'library/nginx', tag: 'latest', explicitRegistry: true },
     'docker.io/library/nginx:latest',
   ],
+  // index.docker.io is Docker Hub's legacy name, read as docker.io (distribution/reference).
   [
     'index.docker.io/nginx',
-    { registry: 'index.docker.io', repository: 'nginx', explicitRegistry: true },
-    'index.docker.io/nginx',
+    { registry: 'docker.io', repository: 'library/nginx', explicitRegistry: true },
+    'docker.io/library/nginx',
+  ],
+  [
+    'index.docker.io/bitnami/redis:7',
+    { registry: 'docker.io', repository: 'bitnami/redis', tag: '7', explicitRegistry: true },
+    'docker.io/bitnami/redis:7',
+  ],
+  // A first segment with an uppercase letter is a registry (a repository path never has one).
+  [
+    'MyRegistry/app:1',
+    { registry: 'MyRegistry', repository: 'app', tag: '1', explicitRegistry: true },
+    'MyRegistry/app:1',
+  ],
+  // The 255-character limit is on the repository path, not on the registry.
+  [
+    `${'r'.repeat(60)}.example.com/${'a'.repeat(255)}`,
+    { registry: `${'r'.repeat(60)}.example.com`, repository: 'a'.repeat(255), explicitRegistry: true },
+    `${'r'.repeat(60)}.example.com/${'a'.repeat(255)}`,
   ],
   [
     'ghcr.io/kyma-project/rt-bootstrapper/pause:e2e',
@@ -125,11 +146,6 @@ const valid: readonly [input: string, expected: Expected, canonical: string][] =
     `localhost:5000/x:v1.2_3-rc@${SHA512}`,
   ],
   [
-    `reg.io/a@vendor+algo:${'A'.repeat(32)}`,
-    { registry: 'reg.io', repository: 'a', digest: `vendor+algo:${'A'.repeat(32)}`, explicitRegistry: true },
-    `reg.io/a@vendor+algo:${'A'.repeat(32)}`,
-  ],
-  [
     // Without a slash nothing is a registry: "reg.io" alone is the Docker Hub repository library/reg.io.
     'reg.io',
     { registry: 'docker.io', repository: 'library/reg.io', explicitRegistry: false },
@@ -193,7 +209,12 @@ const invalid: readonly [input: string, reason: RegExp][] = [
   ['a/b___c', /invalid repository/],
   ['a/b..c', /invalid repository/],
   ['a/ü', /invalid repository/],
-  ['a'.repeat(256), /longer than 255/],
+  ['a'.repeat(256), /repository path longer than 255/],
+  // The Docker Hub path counts with its library/ prefix, as runtimes normalise it.
+  ['a'.repeat(250), /repository path longer than 255/],
+  [`reg.io/${'a'.repeat(256)}`, /repository path longer than 255/],
+  ['a'.repeat(64), /image ID/],
+  ['MyReg_istry/app', /invalid registry/],
 ];
 
 describe('parseImageReference: invalid references', () => {
@@ -213,4 +234,55 @@ describe('parseImageReference: invalid references', () => {
       );
     });
   }
+});
+
+describe('parseImageReference: digest algorithms runtimes do not know', () => {
+  for (const digest of [
+    `vendor+algo:${'A'.repeat(32)}`,
+    `blake3:${'a'.repeat(64)}`,
+    // go-digest's algorithm names are case-sensitive.
+    `SHA256:${'a'.repeat(64)}`,
+  ]) {
+    test(digest, () => {
+      const input = `reg.io/a@${digest}`;
+      assert.throws(
+        () => parseImageReference(input),
+        (error: unknown) => {
+          assert.ok(error instanceof UnsupportedDigestError);
+          assert.ok(
+            error instanceof ImageReferenceError,
+            'callers that catch ImageReferenceError see it too',
+          );
+          assert.equal(error.algorithm, digest.slice(0, digest.indexOf(':')));
+          assert.equal(error.input, input);
+          assert.match(error.message, /unsupported digest algorithm/);
+          return true;
+        },
+      );
+    });
+  }
+});
+
+describe('registry detection', () => {
+  test('looksLikeRegistryHost follows distribution/reference', () => {
+    for (const yes of [
+      'ghcr.io',
+      'localhost',
+      'localhost:5000',
+      'myhost:5000',
+      '[::1]',
+      'MyRegistry',
+      'a.b',
+    ]) {
+      assert.equal(looksLikeRegistryHost(yes), true, yes);
+    }
+    for (const no of ['ghcr', 'library', 'my-team', 'local_host'])
+      assert.equal(looksLikeRegistryHost(no), false, no);
+  });
+
+  test('canonicalRegistry: index.docker.io is docker.io, anything else itself', () => {
+    assert.equal(canonicalRegistry('index.docker.io'), 'docker.io');
+    assert.equal(canonicalRegistry('docker.io'), 'docker.io');
+    assert.equal(canonicalRegistry('registry-1.docker.io'), 'registry-1.docker.io');
+  });
 });

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ImageReferenceError } from '../../../src/image/image-reference.js';
+import { ImageReferenceError, UnsupportedDigestError } from '../../../src/image/image-reference.js';
 import {
   createRegistryRewriter,
+  overrideFindings,
   overrideSourceProblem,
   parseRegistryTarget,
   rewriteImage,
+  usableOverrides,
 } from '../../../src/image/registry-rewrite.js';
 
 const SHA256 = `sha256:${'b'.repeat(64)}`;
@@ -35,7 +37,16 @@ const cases: readonly [name: string, image: string, expected: string | undefined
   ['port must match exactly (no port)', 'localhost/x:1', undefined],
   ['port-qualified key', 'quay.io:443/org/app:2', 'mirror.example.com/quay/443/org/app:2'],
   ['port-qualified key does not match bare host', 'quay.io/org/app:2', undefined],
-  ['index.docker.io is a different host', 'index.docker.io/library/nginx', undefined],
+  [
+    'index.docker.io is Docker Hub',
+    'index.docker.io/library/nginx',
+    'mirror.example.com/dockerhub/library/nginx',
+  ],
+  [
+    'index.docker.io, one segment gets library/',
+    'index.docker.io/nginx:1',
+    'mirror.example.com/dockerhub/library/nginx:1',
+  ],
   ['no case folding of hosts', 'Replace.Me/a', undefined],
   ['suffix of a key is not a match', 'x.replace.me/a', undefined],
   ['non-matching host unchanged', 'gcr.io/distroless/static', undefined],
@@ -108,26 +119,83 @@ describe('createRegistryRewriter', () => {
     assert.equal(rewrite('ghcr.io/a'), undefined);
   });
 
-  const badOverrides: readonly [Record<string, string>, RegExp][] = [
-    [{ 'no-dot': 'ghcr.io' }, /override key.*never matches/],
-    [{ 'reg.io/path': 'ghcr.io' }, /override key.*not a registry host/],
-    [{ 'replace.me': 'nodot' }, /target host "nodot".*never matches/],
-    [{ 'replace.me': 'ghcr.io/Upper' }, /target path.*lowercase/],
-    [{ 'replace.me': 'ghcr.io/' }, /target path/],
-    [{ 'replace.me': '' }, /target host/],
+  const inert: readonly [Record<string, string>, string][] = [
+    [{ 'no-dot': 'ghcr.io' }, 'no-dot/app:1'],
+    [{ 'reg.io/path': 'ghcr.io' }, 'reg.io/path/app:1'],
+    [{ 'replace.me': 'nodot' }, 'replace.me/app:1'],
+    [{ 'replace.me': 'ghcr.io/Upper' }, 'replace.me/app:1'],
+    [{ 'replace.me': 'ghcr.io/' }, 'replace.me/app:1'],
+    [{ 'replace.me': '' }, 'replace.me/app:1'],
   ];
-  for (const [o, message] of badOverrides) {
-    test(`refuses ${JSON.stringify(o)}`, () => {
-      assert.throws(
-        () => createRegistryRewriter(o),
-        (error: unknown) => {
-          assert.ok(error instanceof ImageReferenceError);
-          assert.match(error.message, message);
-          return true;
-        },
-      );
+  for (const [o, image] of inert) {
+    test(`an override that cannot take effect is never used: ${JSON.stringify(o)}`, () => {
+      const rewrite = createRegistryRewriter({ ...o, 'quay.io': 'ghcr.io' });
+      assert.equal(rewrite(image), undefined);
+      assert.equal(rewrite('quay.io/app:1'), 'ghcr.io/app:1', 'the usable ones still work');
+      assert.equal(overrideFindings(o).length, 1);
     });
   }
+
+  test('index.docker.io as a key is Docker Hub; beside docker.io, docker.io wins', () => {
+    assert.equal(rewriteImage('nginx', { 'index.docker.io': 'mirror.io' }), 'mirror.io/library/nginx');
+    assert.equal(rewriteImage('docker.io/x/y', { 'index.docker.io': 'mirror.io' }), 'mirror.io/x/y');
+    for (const order of [
+      { 'index.docker.io': 'legacy.io', 'docker.io': 'hub.io' },
+      { 'docker.io': 'hub.io', 'index.docker.io': 'legacy.io' },
+    ]) {
+      assert.equal(rewriteImage('nginx', order), 'hub.io/library/nginx');
+      assert.deepEqual([...usableOverrides(order).keys()], ['docker.io']);
+    }
+  });
+
+  test('an image already under an index.docker.io target is at that target', () => {
+    assert.equal(rewriteImage('docker.io/mirror/x', { 'quay.io': 'index.docker.io/mirror' }), undefined);
+  });
+
+  test('a digest algorithm runtimes do not know: UnsupportedDigestError, not a rewrite', () => {
+    assert.throws(
+      () => rewriteImage(`replace.me/a@md5:${'a'.repeat(32)}`, overrides),
+      UnsupportedDigestError,
+    );
+  });
+
+  test('the path limit counts the target prefix and the repository, not the host', () => {
+    const host = `${'h'.repeat(120)}.example.com`;
+    const repository = 'a'.repeat(253);
+    assert.equal(rewriteImage(`replace.me/${repository}`, { 'replace.me': host }), `${host}/${repository}`);
+    assert.throws(
+      () => rewriteImage(`replace.me/${repository}`, { 'replace.me': `${host}/p/q` }),
+      ImageReferenceError,
+    );
+  });
+});
+
+describe('overrideFindings', () => {
+  test('names every override that will not take effect, and why', () => {
+    assert.deepEqual(
+      overrideFindings({
+        'replace.me': 'ghcr.io',
+        rn2: 'orn2',
+        'test.com': 'test-registry',
+        'index.docker.io': 'a.io',
+        'docker.io': 'b.io',
+      }),
+      [
+        {
+          key: 'rn2',
+          message:
+            'key: never matches: a registry host contains "." or ":" or is "localhost"; this override is never used',
+        },
+        {
+          key: 'test.com',
+          message:
+            'target host "test-registry": never matches: a registry host contains "." or ":" or is "localhost"; this override is never used',
+        },
+        { key: 'index.docker.io', message: 'names Docker Hub as "docker.io" does, whose target is used' },
+      ],
+    );
+    assert.deepEqual(overrideFindings({}), []);
+  });
 });
 
 describe('parseRegistryTarget / overrideSourceProblem', () => {
@@ -141,7 +209,15 @@ describe('parseRegistryTarget / overrideSourceProblem', () => {
   });
 
   test('accepts hosts runtimes read as registries, refuses others', () => {
-    for (const ok of ['ghcr.io', 'localhost', 'localhost:5000', 'myhost:5000', '[::1]:5000', '10.0.0.1']) {
+    for (const ok of [
+      'ghcr.io',
+      'localhost',
+      'localhost:5000',
+      'myhost:5000',
+      '[::1]:5000',
+      '10.0.0.1',
+      'MyReg',
+    ]) {
       assert.equal(overrideSourceProblem(ok), undefined, ok);
     }
     for (const bad of ['ghcr', 'ghcr.io/x', '', 'a b.io', '-a.io']) {

@@ -6,6 +6,7 @@ import {
   FEATURE_ALL as ALL,
   FEATURE_ALTER_IMG_REGISTRY as IMG,
   FEATURE_SET_FIPS_MODE as FIPS,
+  FEATURE_SET_LANDSCAPE as LAND,
   FEATURES,
   type Feature,
   type FeatureKey,
@@ -94,7 +95,7 @@ const rows: readonly Row[] = [
     available: [ALL],
     namespaceFeatures: { team: [ALL] },
     pod: { [FIPS]: 'false' },
-    expected: [IMG, PULL, CTB],
+    expected: [IMG, PULL, CTB, LAND],
   },
   {
     name: 'pod "false" opts out of a namespace annotation',
@@ -122,7 +123,41 @@ const rows: readonly Row[] = [
     name: 'pod: the specific key beats `all` ("true" all, "false" one)',
     available: [ALL],
     pod: { [ALL]: 'true', [CTB]: 'false' },
-    expected: [IMG, PULL, FIPS],
+    expected: [IMG, PULL, FIPS, LAND],
+  },
+  // A feature's own key with any value shadows `all` at its level (upstream's ExpandAnnotationAll).
+  {
+    name: 'namespace: own key with another value shadows `all` for that feature',
+    available: [ALL],
+    ns: { [ALL]: 'true', [FIPS]: 'restart' },
+    expected: [IMG, PULL, CTB, LAND],
+  },
+  {
+    name: 'namespace: own key "false" shadows `all` but does not cancel the config default',
+    available: [ALL],
+    namespaceFeatures: { team: [IMG] },
+    ns: { [ALL]: 'true', [IMG]: 'false' },
+    expected: [IMG, PULL, FIPS, CTB, LAND],
+  },
+  {
+    name: 'pod: own key with another value shadows `all: "true"`; other levels still count',
+    available: [ALL],
+    namespaceFeatures: { team: [CTB] },
+    pod: { [ALL]: 'true', [CTB]: 'restart-on-change', [PULL]: 'x' },
+    expected: [IMG, FIPS, CTB, LAND],
+  },
+  {
+    name: 'pod: own key with another value shadows `all: "false"` (no opt-out for it)',
+    available: [ALL],
+    ns: { [FIPS]: 'true', [IMG]: 'true' },
+    pod: { [ALL]: 'false', [FIPS]: 'maybe' },
+    expected: [FIPS],
+  },
+  {
+    name: 'set-landscape by its own annotation',
+    available: [LAND],
+    pod: { [LAND]: 'true' },
+    expected: [LAND],
   },
   {
     name: 'pod value other than true/false falls through to the namespace',
@@ -142,7 +177,7 @@ const rows: readonly Row[] = [
   {
     name: 'unknown rt-cfg keys are ignored',
     available: [ALL],
-    pod: { 'rt-cfg.kyma-project.io/set-landscape': 'true' },
+    pod: { 'rt-cfg.kyma-project.io/set-something': 'true' },
     expected: [],
   },
   {
@@ -170,31 +205,35 @@ describe('selectFeatures truth table', () => {
   }
 
   test('exhaustive: for every combination of sources, one feature follows the contract', () => {
-    const values = [undefined, 'true', 'false'] as const;
+    const values = [undefined, 'true', 'false', 'other'] as const;
+    const annotate = (v: string | undefined, key: string): Record<string, string> =>
+      v === undefined ? {} : { [key]: v };
     for (const available of [true, false]) {
       for (const inConfig of [true, false]) {
         for (const nsValue of values) {
-          for (const podValue of values) {
-            for (const podAll of values) {
-              const annotate = (v: string | undefined, key: string): Record<string, string> =>
-                v === undefined ? {} : { [key]: v };
-              const selected = selectFeatures({
-                config: {
-                  availableFeatures: available ? [FIPS] : [IMG],
-                  namespaceFeatures: inConfig ? { ns: [FIPS] } : {},
-                },
-                namespaceName: 'ns',
-                namespaceAnnotations: annotate(nsValue, FIPS),
-                podAnnotations: { ...annotate(podValue, FIPS), ...annotate(podAll, ALL) },
-              }).has(FIPS);
-              const podSays = podValue ?? podAll;
-              const expected =
-                available && podSays !== 'false' && (podSays === 'true' || inConfig || nsValue === 'true');
-              assert.equal(
-                selected,
-                expected,
-                JSON.stringify({ available, inConfig, nsValue, podValue, podAll }),
-              );
+          for (const nsAll of values) {
+            for (const podValue of values) {
+              for (const podAll of values) {
+                const selected = selectFeatures({
+                  config: {
+                    availableFeatures: available ? [FIPS] : [IMG],
+                    namespaceFeatures: inConfig ? { ns: [FIPS] } : {},
+                  },
+                  namespaceName: 'ns',
+                  namespaceAnnotations: { ...annotate(nsValue, FIPS), ...annotate(nsAll, ALL) },
+                  podAnnotations: { ...annotate(podValue, FIPS), ...annotate(podAll, ALL) },
+                }).has(FIPS);
+                // The own key, whatever its value, shadows `all` at its level.
+                const podSays = podValue ?? podAll;
+                const nsSays = nsValue ?? nsAll;
+                const expected =
+                  available && podSays !== 'false' && (podSays === 'true' || inConfig || nsSays === 'true');
+                assert.equal(
+                  selected,
+                  expected,
+                  JSON.stringify({ available, inConfig, nsValue, nsAll, podValue, podAll }),
+                );
+              }
             }
           }
         }

@@ -3,14 +3,15 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
   ANNOTATION_DEFAULTED,
+  ANNOTATION_MODIFIED,
   FEATURE_ALL,
   FEATURE_KEYS,
   FEATURES,
   parseWebhookConfig,
-  type ClusterTrustBundleConfig,
   type FeatureKey,
   type WebhookConfig,
 } from '../../../src/api/webhook-config.js';
+import type { ClusterTrustBundleConfig } from '../../../src/api/trust-bundle-config.js';
 import { mutatePod, type MutatePodInput } from '../../../src/mutation/pipeline.js';
 import type { Container, EnvVar, Pod, Volume, VolumeMount } from '../../../src/mutation/pod.js';
 import { applyOps, deepFreeze, seedTrustBundle } from './support.js';
@@ -30,18 +31,28 @@ const image = fc.oneof(
           'localhost:5000/',
           'mirror.example.com/dockerhub/',
           'quay.io/',
+          'index.docker.io/',
         ),
         fc.constantFrom('app', 'team/app', 'library/nginx', 'kyma-project/rt-bootstrapper/pause'),
         fc.constantFrom('', ':1', ':e2e', `@${DIGEST}`, `:1@${DIGEST}`),
       )
       .map(([registry, repository, suffix]) => `${registry}${repository}${suffix}`),
   },
-  { weight: 1, arbitrary: fc.constantFrom('', 'replace.me/Bad:1', 'a b', 'replace.me/x@sha256:short') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '',
+      'replace.me/Bad:1',
+      'a b',
+      'replace.me/x@sha256:short',
+      `replace.me/x@blake9:${'d'.repeat(64)}`,
+    ),
+  },
 );
 
 const envVar: fc.Arbitrary<EnvVar> = fc.record(
   {
-    name: fc.constantFrom('KYMA_FIPS_MODE_ENABLED', 'A', 'B'),
+    name: fc.constantFrom('KYMA_FIPS_MODE_ENABLED', 'FIPS_MODE_ENABLED', 'KYMA_LANDSCAPE', 'A', 'B'),
     value: fc.constantFrom('true', 'false', 'x'),
     valueFrom: fc.constant({ fieldRef: { fieldPath: 'metadata.name' } }),
   },
@@ -91,7 +102,7 @@ const volume: fc.Arbitrary<Volume> = fc.constantFrom<Volume>(
   { name: 'ca', emptyDir: {} },
 );
 
-const annotationKeys = [...FEATURE_KEYS, ANNOTATION_DEFAULTED, 'a/b~c', 'x'];
+const annotationKeys = [...FEATURE_KEYS, ANNOTATION_DEFAULTED, ANNOTATION_MODIFIED, 'a/b~c', 'x'];
 const annotations = fc.dictionary(
   fc.constantFrom(...annotationKeys),
   fc.constantFrom('true', 'false', 'maybe'),
@@ -139,11 +150,15 @@ const config: fc.Arbitrary<WebhookConfig> = fc
       ['docker.io', 'mirror.example.com/dockerhub'],
       ['localhost:5000', 'localhost:5001'],
       ['ghcr.io', 'quay.io'],
+      ['index.docker.io', 'mirror.example.com/legacy'],
+      ['nodot', 'ghcr.io'],
+      ['quay.io', 'nodot'],
     ] as const),
+    landscape: fc.constantFrom(undefined, 'NS2', 'eu10'),
     trustBundle: fc.constantFrom(seedTrustBundle, customTrustBundle),
     defaults: fc.dictionary(fc.constantFrom('default', 'team'), featureSubset, { maxKeys: 2 }),
   })
-  .map(({ available, overrides, trustBundle, defaults }) => {
+  .map(({ available, overrides, trustBundle, defaults, landscape }) => {
     const offered = new Set<FeatureKey>(available.includes(FEATURE_ALL) ? FEATURE_KEYS : available);
     const namespaceFeatures = Object.fromEntries(
       Object.entries(defaults).map(([ns, keys]) => [
@@ -156,6 +171,7 @@ const config: fc.Arbitrary<WebhookConfig> = fc
       clusterTrustBundle: trustBundle,
       availableFeatures: available,
       namespaceFeatures,
+      landscape,
     });
   });
 
@@ -197,7 +213,10 @@ function toInput(r: Request): MutatePodInput {
 }
 
 const IMAGE_PATH = /^\/spec\/(containers|initContainers|ephemeralContainers)\/\d+\/image$/;
-const ANNOTATION_PATH = '/metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted';
+const ANNOTATION_PATHS = [ANNOTATION_DEFAULTED, ANNOTATION_MODIFIED].map(
+  (key) => `/metadata/annotations/${key.replace('/', '~1')}`,
+);
+const MARKS = { [ANNOTATION_DEFAULTED]: 'true', [ANNOTATION_MODIFIED]: 'true' };
 const RUNS = { numRuns: 1000 };
 
 describe('mutatePod properties (fast-check)', () => {
@@ -212,6 +231,7 @@ describe('mutatePod properties (fast-check)', () => {
           assert.equal(result.pod, input.pod);
         } else {
           assert.equal(result.pod.metadata?.annotations?.[ANNOTATION_DEFAULTED], 'true');
+          assert.equal(result.pod.metadata.annotations[ANNOTATION_MODIFIED], 'true');
         }
         assert.ok(result.applied.every((f) => result.selected.includes(f)));
         assert.ok(result.selected.every((f) => FEATURES.includes(f)));
@@ -232,7 +252,7 @@ describe('mutatePod properties (fast-check)', () => {
     );
   });
 
-  test('(c) UPDATE never touches anything but images and the defaulted annotation', () => {
+  test('(c) UPDATE never touches anything but images and the two marks', () => {
     fc.assert(
       fc.property(request, (r) => {
         const input = toInput({ ...r, operation: 'UPDATE' });
@@ -242,12 +262,12 @@ describe('mutatePod properties (fast-check)', () => {
           if (op.op === 'remove') continue;
           if (IMAGE_PATH.test(op.path)) {
             assert.equal(typeof op.value, 'string');
-          } else if (op.path === ANNOTATION_PATH) {
+          } else if (ANNOTATION_PATHS.includes(op.path)) {
             assert.equal(op.value, 'true');
           } else if (op.path === '/metadata/annotations') {
-            assert.deepEqual(op.value, { [ANNOTATION_DEFAULTED]: 'true' });
+            assert.deepEqual(op.value, MARKS);
           } else if (op.path === '/metadata') {
-            assert.deepEqual(op.value, { annotations: { [ANNOTATION_DEFAULTED]: 'true' } });
+            assert.deepEqual(op.value, { annotations: MARKS });
           } else {
             assert.fail(`UPDATE touched ${op.path}`);
           }

@@ -4,10 +4,12 @@ import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import {
   ANNOTATION_DEFAULTED,
+  ANNOTATION_MODIFIED,
   FEATURE_ADD_CLUSTER_TRUST_BUNDLE,
   FEATURE_ADD_IMG_PULL_SECRET,
   FEATURE_ALTER_IMG_REGISTRY,
   FEATURE_SET_FIPS_MODE,
+  FEATURE_SET_LANDSCAPE,
   FEATURES,
   parseWebhookConfig,
 } from '../../../src/api/webhook-config.js';
@@ -22,6 +24,9 @@ function fixture(name: string): string {
 const seedBefore = parse(fixture('seed-pod-before.yaml')) as Pod;
 const seedAfter = parse(fixture('seed-pod-after.yaml')) as Pod;
 const seedConfig = parseWebhookConfig(fixture('seed-config.json'));
+// The seed's four features: set-landscape is not in the seed config.
+const SEED_FEATURES = FEATURES.filter((f) => f !== FEATURE_SET_LANDSCAPE);
+const MARKS = { [ANNOTATION_DEFAULTED]: 'true', [ANNOTATION_MODIFIED]: 'true' };
 
 /** Runs mutatePod on a frozen input and checks that the patch reproduces the returned Pod. */
 function run(
@@ -42,11 +47,11 @@ const plainPod: Pod = {
 };
 
 describe('mutatePod: the seed example', () => {
-  test('the seed Pod comes out exactly as the seed says', () => {
+  test("the seed Pod comes out exactly as the seed says (plus upstream's legacy FIPS env and mark)", () => {
     const result = run({ pod: seedBefore, operation: 'CREATE', config: seedConfig });
     assert.deepEqual(result.pod, seedAfter);
-    assert.deepEqual(result.applied, [...FEATURES]);
-    assert.deepEqual(result.selected, [...FEATURES]);
+    assert.deepEqual(result.applied, SEED_FEATURES);
+    assert.deepEqual(result.selected, SEED_FEATURES);
     assert.deepEqual(result.warnings, []);
     assert.equal(result.pullSecretSkipped, false);
   });
@@ -62,6 +67,7 @@ describe('mutatePod: the seed example', () => {
         'add /spec/volumes',
         'add /spec/containers/0/volumeMounts',
         'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
+        'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1modified',
       ],
     );
   });
@@ -70,7 +76,7 @@ describe('mutatePod: the seed example', () => {
     const again = run({ pod: seedAfter, operation: 'CREATE', config: seedConfig });
     assert.deepEqual(again.patch, []);
     assert.deepEqual(again.applied, []);
-    assert.deepEqual(again.selected, [...FEATURES]);
+    assert.deepEqual(again.selected, SEED_FEATURES);
   });
 });
 
@@ -102,7 +108,7 @@ describe('mutatePod: CREATE', () => {
     });
     assert.deepEqual(result.patch, [
       { op: 'replace', path: '/spec/containers/0/image', value: 'ghcr.io/app:1' },
-      { op: 'add', path: '/metadata/annotations', value: { [ANNOTATION_DEFAULTED]: 'true' } },
+      { op: 'add', path: '/metadata/annotations', value: MARKS },
     ]);
   });
 
@@ -116,29 +122,36 @@ describe('mutatePod: CREATE', () => {
     assert.deepEqual(result.patch.at(-1), {
       op: 'add',
       path: '/metadata',
-      value: { annotations: { [ANNOTATION_DEFAULTED]: 'true' } },
+      value: { annotations: MARKS },
     });
   });
 
-  test('an existing defaulted annotation is not rewritten; another value is replaced', () => {
-    const annotated = (value: string): Pod => ({
+  test('existing marks are not rewritten; another value is replaced, a missing one added', () => {
+    const annotated = (defaulted: string, modified?: string): Pod => ({
       ...plainPod,
       metadata: {
         name: 'p',
-        annotations: { [ANNOTATION_DEFAULTED]: value, [FEATURE_SET_FIPS_MODE]: 'true' },
+        annotations: {
+          [ANNOTATION_DEFAULTED]: defaulted,
+          ...(modified === undefined ? {} : { [ANNOTATION_MODIFIED]: modified }),
+          [FEATURE_SET_FIPS_MODE]: 'true',
+        },
       },
     });
-    const same = run({ pod: annotated('true'), operation: 'CREATE', config: makeConfig() });
+    const same = run({ pod: annotated('true', 'true'), operation: 'CREATE', config: makeConfig() });
     assert.deepEqual(
       same.patch.map((op) => op.path),
       ['/spec/containers/0/env'],
     );
     const other = run({ pod: annotated('false'), operation: 'CREATE', config: makeConfig() });
-    assert.deepEqual(other.patch.at(-1), {
-      op: 'replace',
-      path: '/metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
-      value: 'true',
-    });
+    assert.deepEqual(other.patch.slice(-2), [
+      {
+        op: 'replace',
+        path: '/metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
+        value: 'true',
+      },
+      { op: 'add', path: '/metadata/annotations/rt-bootstrapper.kyma-project.io~1modified', value: 'true' },
+    ]);
   });
 
   test('pull Secret unavailable: reported, the other features still applied', () => {
@@ -176,18 +189,75 @@ describe('mutatePod: CREATE', () => {
     );
   });
 
-  test('overrides that bypassed validation: a warning, the other features still applied', () => {
-    const config = { ...makeConfig(), overrides: { nodot: 'ghcr.io' } };
+  test('overrides that cannot take effect are skipped; the usable ones still apply', () => {
+    const config = makeConfig({
+      overrides: { nodot: 'ghcr.io', 'replace.me': 'mirror', 'quay.io': 'ghcr.io' },
+    });
     const result = run({
       pod: {
         ...plainPod,
-        metadata: { annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true', [FEATURE_SET_FIPS_MODE]: 'true' } },
+        metadata: { annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true' } },
+        spec: {
+          containers: [
+            { name: 'a', image: 'replace.me/app:1' },
+            { name: 'b', image: 'quay.io/app:1' },
+            { name: 'c', image: 'nodot/app:1' },
+          ],
+        },
       },
       operation: 'CREATE',
       config,
     });
-    assert.deepEqual(result.applied, [FEATURE_SET_FIPS_MODE]);
-    assert.match(result.warnings.join('\n'), /overrides unusable/);
+    assert.deepEqual(
+      result.pod.spec?.containers.map((c) => c.image),
+      ['replace.me/app:1', 'ghcr.io/app:1', 'nodot/app:1'],
+    );
+    assert.deepEqual(result.warnings, []);
+  });
+
+  test('an image with a digest algorithm runtimes do not know: left unchanged with a warning', () => {
+    const pod: Pod = {
+      ...plainPod,
+      metadata: { annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true' } },
+      spec: {
+        containers: [
+          { name: 'a', image: `replace.me/app@blake9:${'a'.repeat(64)}` },
+          { name: 'b', image: 'replace.me/app:1' },
+        ],
+      },
+    };
+    const result = run({ pod, operation: 'CREATE', config: makeConfig() });
+    assert.deepEqual(
+      result.pod.spec?.containers.map((c) => c.image),
+      [`replace.me/app@blake9:${'a'.repeat(64)}`, 'ghcr.io/app:1'],
+    );
+    assert.match(
+      result.warnings.join('\n'),
+      /containers\[0\] "a": image left unchanged: .*unsupported digest algorithm "blake9"/,
+    );
+  });
+
+  test('set-landscape: KYMA_LANDSCAPE from the config in every container and init container', () => {
+    const pod: Pod = {
+      ...plainPod,
+      metadata: { annotations: { [FEATURE_SET_LANDSCAPE]: 'true' } },
+      spec: {
+        initContainers: [{ name: 'i', image: 'busybox' }],
+        containers: [{ name: 'a', image: 'nginx' }],
+      },
+    };
+    const result = run({ pod, operation: 'CREATE', config: makeConfig({ landscape: 'NS2' }) });
+    assert.deepEqual(result.applied, [FEATURE_SET_LANDSCAPE]);
+    assert.deepEqual(result.pod.spec?.initContainers?.[0]?.env, [{ name: 'KYMA_LANDSCAPE', value: 'NS2' }]);
+    assert.deepEqual(result.pod.spec.containers[0]?.env, [{ name: 'KYMA_LANDSCAPE', value: 'NS2' }]);
+    assert.deepEqual(result.pod.metadata?.annotations, { [FEATURE_SET_LANDSCAPE]: 'true', ...MARKS });
+  });
+
+  test('set-landscape selected with no landscape known (a config read off a runtime): a warning', () => {
+    const pod: Pod = { ...plainPod, metadata: { annotations: { [FEATURE_SET_LANDSCAPE]: 'true' } } };
+    const result = run({ pod, operation: 'CREATE', config: makeConfig() });
+    assert.deepEqual(result.patch, []);
+    assert.match(result.warnings.join('\n'), /no landscape is known; KYMA_LANDSCAPE not set/);
   });
 
   test('trust bundle selected without clusterTrustBundle config: a warning', () => {
@@ -217,7 +287,7 @@ describe('mutatePod: UPDATE and subresources', () => {
     },
   };
 
-  test('UPDATE without oldPod: only images of containers and init containers, plus the annotation', () => {
+  test('UPDATE without oldPod: only images of containers and init containers, plus the marks', () => {
     const result = run({ pod: running, operation: 'UPDATE', config: makeConfig() });
     assert.deepEqual(
       result.patch.map((op) => `${op.op} ${op.path}`),
@@ -225,6 +295,7 @@ describe('mutatePod: UPDATE and subresources', () => {
         'replace /spec/containers/0/image',
         'replace /spec/initContainers/0/image',
         'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
+        'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1modified',
       ],
     );
     assert.deepEqual(result.selected, [FEATURE_ALTER_IMG_REGISTRY]);
@@ -246,7 +317,7 @@ describe('mutatePod: UPDATE and subresources', () => {
       path: '/spec/containers/0/image',
       value: 'ghcr.io/app:2',
     });
-    assert.equal(result.patch.length, 2);
+    assert.equal(result.patch.length, 3);
   });
 
   test('pods/ephemeralcontainers: only new ephemeral containers', () => {
@@ -272,7 +343,7 @@ describe('mutatePod: UPDATE and subresources', () => {
       path: '/spec/ephemeralContainers/1/image',
       value: 'ghcr.io/dbg:2',
     });
-    assert.equal(result.patch.length, 2);
+    assert.equal(result.patch.length, 3);
   });
 
   test('other subresources are never mutated', () => {

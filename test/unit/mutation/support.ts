@@ -4,10 +4,10 @@ import { applyPatch } from 'rfc6902';
 import {
   FEATURE_ALL,
   parseWebhookConfig,
-  type ClusterTrustBundleConfig,
   type WebhookConfig,
   type WebhookConfigInput,
 } from '../../../src/api/webhook-config.js';
+import type { ClusterTrustBundleConfig } from '../../../src/api/trust-bundle-config.js';
 import type { PodPatchBuilder } from '../../../src/mutation/manipulation.js';
 import { PatchBuilder, type PatchOperation } from '../../../src/mutation/patch-builder.js';
 import type { Pod } from '../../../src/mutation/pod.js';

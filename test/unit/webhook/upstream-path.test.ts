@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { request } from 'node:https';
+import { after, before, describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { parseWebhookConfig } from '../../../src/api/webhook-config.js';
+import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
+import { issueCertificate } from '../../../src/pki/issue-certificate.js';
+import { createLogger } from '../../../src/telemetry/logger.js';
+import { createWebhookMetrics } from '../../../src/webhook/webhook-metrics.js';
+import { MUTATE_PATH, UPSTREAM_MUTATE_PATH, WebhookServer } from '../../../src/webhook/webhook-server.js';
+
+let server: WebhookServer;
+let caPem: string;
+
+function post(path: string, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port: server.port, path, method: 'POST', ca: caPem, servername: 'localhost' },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const review = JSON.stringify({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: {
+    uid: 'u-1',
+    kind: { group: '', version: 'v1', kind: 'Pod' },
+    resource: { group: '', version: 'v1', resource: 'pods' },
+    namespace: 'default',
+    operation: 'CREATE',
+    object: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', annotations: { 'rt-cfg.kyma-project.io/set-fips-mode': 'true' } },
+      spec: { containers: [{ name: 'c', image: 'nginx' }] },
+    },
+  },
+});
+
+describe("the webhook answers on upstream's path too", () => {
+  before(async () => {
+    const ca = await createCertificateAuthority({ commonName: 'upstream-path-test-ca' });
+    caPem = ca.certPem;
+    const serving = await issueCertificate(ca, { commonName: 'w', dnsNames: ['localhost'], usage: 'server' });
+    const config = parseWebhookConfig({
+      overrides: {},
+      availableFeatures: ['rt-cfg.kyma-project.io/set-fips-mode'],
+    });
+    const logger = createLogger({ name: 'test', level: 'silent' });
+    server = new WebhookServer({
+      tls: { cert: serving.certPem, key: serving.keyPem },
+      host: '127.0.0.1',
+      port: 0,
+      registry: new Registry(),
+      ready: () => true,
+      logger,
+      context: {
+        config: () => config,
+        namespaceAnnotations: () => ({}),
+        pullSecret: { ensure: () => true },
+        metrics: createWebhookMetrics(new Registry()),
+        logger,
+        failOpen: true,
+      },
+    });
+    await server.listen();
+  });
+  after(async () => {
+    await server.close(1000);
+  });
+
+  test("UPSTREAM_MUTATE_PATH is controller-runtime's path for Pods", () => {
+    assert.equal(UPSTREAM_MUTATE_PATH, '/mutate--v1-pod');
+  });
+
+  test('the same answer on both paths', async () => {
+    const ours = await post(MUTATE_PATH, review);
+    const upstream = await post(UPSTREAM_MUTATE_PATH, review);
+    assert.equal(ours.status, 200);
+    assert.equal(upstream.status, 200);
+    assert.deepEqual(JSON.parse(upstream.body), JSON.parse(ours.body));
+    const response = (JSON.parse(upstream.body) as { response: { allowed: boolean; patch?: string } })
+      .response;
+    assert.equal(response.allowed, true);
+    assert.match(Buffer.from(response.patch ?? '', 'base64').toString(), /FIPS_MODE_ENABLED/);
+  });
+
+  test('a query string is ignored on the upstream path as on ours; a longer path is not it', async () => {
+    assert.equal((await post(`${UPSTREAM_MUTATE_PATH}?timeout=10s`, review)).status, 200);
+    assert.equal((await post('/mutate--v1-podx', review)).status, 405);
+  });
+});
