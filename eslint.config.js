@@ -15,7 +15,9 @@ export default tseslint.config(
         'error',
         {
           // node:test's test()/describe() return promises the runner itself awaits.
-          allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }],
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] },
+          ],
         },
       ],
       // @kubernetes/client-node models are classes with no behaviour; plain object literals are
@@ -24,7 +26,10 @@ export default tseslint.config(
       // For the same reason spreading a model (a plain object at run time) is fine.
       '@typescript-eslint/no-misused-spread': 'off',
       '@typescript-eslint/no-explicit-any': 'error',
-      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        { allowNumber: true, allowBoolean: true },
+      ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },

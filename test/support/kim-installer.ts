@@ -52,7 +52,10 @@ async function resourceFor(kc: KubeConfig, apiVersion: string, kind: string): Pr
   return found;
 }
 
-async function objectPath(kc: KubeConfig, o: KubernetesObject): Promise<{ collection: string; item: string }> {
+async function objectPath(
+  kc: KubeConfig,
+  o: KubernetesObject,
+): Promise<{ collection: string; item: string }> {
   const apiVersion = o.apiVersion ?? '';
   const res = await resourceFor(kc, apiVersion, o.kind ?? '');
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
