@@ -11,6 +11,7 @@ import {
   newRuntimeBootstrapper,
 } from '../../src/api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
+import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
 import { resolveBinaries } from '../../src/envtest/binaries.js';
 import { ControlPlane, type LocalCluster } from '../../src/envtest/control-plane.js';
 import { freePort } from '../../src/envtest/free-port.js';
@@ -174,8 +175,8 @@ export async function startKcpBench(o: KcpBenchOptions): Promise<KcpBench> {
           .map((rb) =>
             markDeploymentAvailable(
               plane.cluster(rb.spec.runtimeID).kubeConfig(),
-              'kyma-system',
-              'rt-bootstrapper-webhook',
+              RUNTIME_NAMESPACE,
+              WEBHOOK_DEPLOYMENT,
             ).catch(() => false),
           ),
       );

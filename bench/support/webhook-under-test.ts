@@ -8,7 +8,7 @@ import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../../src
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import type { ManagedProcess } from '../../src/envtest/managed-process.js';
-import { WEBHOOK_NODE_OPTIONS } from '../../src/render/webhook-manifests.js';
+import { WEBHOOK_NODE_OPTIONS } from '../../src/render/webhook-deployment.js';
 import { waitReady } from '../../src/envtest/wait-ready.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';

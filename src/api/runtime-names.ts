@@ -18,8 +18,15 @@ export const WEBHOOK_SERVICE = 'rt-bootstrapper-webhook-service';
 export const MUTATING_WEBHOOK_CONFIGURATION = 'rt-bootstrapper-mutating-webhook-configuration';
 /** The one webhook inside it: upstream's entry name, so an apply over upstream's replaces it. */
 export const MUTATING_WEBHOOK_NAME = 'mpod-v1.kb.io';
+/**
+ * The Service path of {@link MUTATING_WEBHOOK_NAME}: upstream's (controller-runtime's path for the
+ * core/v1 Pod defaulter), so a registration left by an upstream install keeps working against us.
+ */
+export const MUTATE_PATH_UPSTREAM = '/mutate--v1-pod';
 /** The ValidatingWebhookConfiguration of the drift channel (ours; upstream has none). */
 export const VALIDATING_WEBHOOK_CONFIGURATION = 'rt-bootstrapper-validating-webhook-configuration';
+/** The one webhook inside {@link VALIDATING_WEBHOOK_CONFIGURATION}: reports tampering with our objects. */
+export const VALIDATING_WEBHOOK_NAME = 'drift.rt-bootstrapper.kyma-project.io';
 /** The ClusterRole of the webhook (upstream's name) and its binding. */
 export const WEBHOOK_CLUSTER_ROLE = 'rt-bootstrapper-manager-role';
 /** Binding of {@link WEBHOOK_CLUSTER_ROLE}. */
@@ -53,14 +60,36 @@ export const WATCHER_TLS_SECRET = 'rt-bootstrapper-watcher-tls';
 
 /** Label on the Deployment that KIM compares with the first Deployment of its manifests. */
 export const VERSION_LABEL = 'app.kubernetes.io/version';
+/** Label `app.kubernetes.io/name` of upstream's objects and ours; the MutatingWebhookConfiguration skips Pods carrying it. */
+export const APP_NAME_LABEL = 'app.kubernetes.io/name';
+/** The value of {@link APP_NAME_LABEL} (also upstream's kustomize name prefix, without its dash). */
+export const APP_NAME = 'rt-bootstrapper';
 /**
  * Upstream's Pod selector: a Deployment's selector is immutable, so ours must be the same for an
  * apply over an upstream install to succeed.
  */
 export const WEBHOOK_SELECTOR: Readonly<Record<string, string>> = {
   'control-plane': 'controller-manager',
-  'app.kubernetes.io/name': 'rt-bootstrapper',
+  [APP_NAME_LABEL]: APP_NAME,
 };
+
+/** The webhook container's port (upstream's name and number; the Service targets it). */
+export const WEBHOOK_PORT = 9443;
+/** Name of {@link WEBHOOK_PORT} in the container (upstream's: an apply merges ports by number). */
+export const WEBHOOK_PORT_NAME = 'webhook-server';
+
+/*
+ * KIM's installer (interim mode, DESIGN.md §8), on the KCP: it reads our manifests from this
+ * ConfigMap and applies them with this field manager.
+ */
+/** Namespace of KIM's manifests ConfigMap on the KCP. */
+export const KIM_MANIFESTS_NAMESPACE = 'kcp-system';
+/** KIM's manifests ConfigMap (its flag `--runtime-bootstrapper-manifests-config-map-name`). */
+export const KIM_MANIFESTS_CONFIG_MAP = 'runtime-bootstrapper-manifests';
+/** The key of {@link KIM_MANIFESTS_CONFIG_MAP} that KIM reads. */
+export const KIM_MANIFESTS_KEY = 'manifests.yaml';
+/** KIM's field manager for every object it applies on a runtime. */
+export const KIM_FIELD_MANAGER = 'kim-bootstrapper';
 
 /** The DNS names the serving certificate must cover for {@link WEBHOOK_SERVICE} in `namespace`. */
 export function webhookServiceDnsNames(namespace: string = RUNTIME_NAMESPACE): string[] {

@@ -7,6 +7,7 @@ import {
   newRuntimeBootstrapper,
 } from '../api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../api/runtime-bootstrapper-crd.js';
+import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../api/runtime-names.js';
 import { startDirectMode, type DirectMode } from '../controller/direct/direct-mode.js';
 import { createSourceWatcher, type SourceWatcher } from '../controller/sources/source-set.js';
 import type { LocalCluster } from '../envtest/control-plane.js';
@@ -96,7 +97,7 @@ export async function startKcpLandscape(o: {
   const kubelet = setInterval(() => {
     for (const rt of o.runtimes) {
       if (rt.running)
-        void markDeploymentAvailable(rt.kubeConfig(), 'kyma-system', 'rt-bootstrapper-webhook').catch(
+        void markDeploymentAvailable(rt.kubeConfig(), RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT).catch(
           () => false,
         );
     }

@@ -8,7 +8,8 @@ import { applyObjects } from '../kube/apply.js';
 import { landscapeSourceObjects } from './landscape-sources.js';
 import { createCertificateAuthority } from '../pki/certificate-authority.js';
 import { issueCertificate } from '../pki/issue-certificate.js';
-import { renderWebhookManifests, WEBHOOK_NAME } from '../render/webhook-manifests.js';
+import { MUTATING_WEBHOOK_CONFIGURATION } from '../api/runtime-names.js';
+import { renderWebhookManifests } from '../render/webhook-manifests.js';
 import { startWebhookApp, type WebhookApp } from '../webhook/webhook-app.js';
 
 /** A webhook serving one local cluster from this process. */
@@ -68,11 +69,14 @@ export async function installLocalWebhook(
     caBundlePem: servingCa.certPem,
     failurePolicy: options.failurePolicy ?? 'Ignore',
   });
-  // Its own name: in a landscape the controller owns `rt-bootstrapper-webhook` (pointing at the
+  // Its own name: in a landscape the controller owns the real one (pointing at the
   // in-cluster Service, which cannot run without a kubelet) and would overwrite ours.
   const registration = manifests.mutatingWebhookConfiguration;
   await applyObjects(kc, [
-    { ...registration, metadata: { ...registration.metadata, name: `${WEBHOOK_NAME}-local` } },
+    {
+      ...registration,
+      metadata: { ...registration.metadata, name: `${MUTATING_WEBHOOK_CONFIGURATION}-local` },
+    },
   ]);
   await waitUntilCalled(cluster, app);
   return { app, url, stop: () => app.stop() };

@@ -11,6 +11,11 @@ import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js'
 import { startDirectMode, type DirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { SourceWatcher } from '../../src/controller/sources/source-set.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
+import {
+  MUTATING_WEBHOOK_CONFIGURATION,
+  WEBHOOK_DEPLOYMENT,
+  WEBHOOK_TLS_SECRET,
+} from '../../src/api/runtime-names.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
@@ -139,14 +144,14 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       assert.ok(installing.metadata.finalizers?.includes('rt-bootstrapper.kyma-project.io/cleanup'));
       const apps = rt(id).kubeConfig().makeApiClient(AppsV1Api);
       const d = await apps.readNamespacedDeployment({
-        name: 'rt-bootstrapper-webhook',
+        name: WEBHOOK_DEPLOYMENT,
         namespace: 'kyma-system',
       });
       assert.equal(d.spec?.template.spec?.containers[0]?.image, 'example.com/rt-bootstrapper:1.0.0');
       // No registration before its backend is available.
       const hooks = rt(id).kubeConfig().makeApiClient(AdmissionregistrationV1Api);
       await assert.rejects(
-        hooks.readMutatingWebhookConfiguration({ name: 'rt-bootstrapper-webhook' }),
+        hooks.readMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION }),
         /404|not found/i,
       );
       await markDeploymentAvailable(rt(id));
@@ -158,13 +163,13 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       assert.equal(status.appliedVersion, sources.snapshot().version);
       assert.equal(status.observedGeneration, ready.metadata.generation);
       const hooks = rt(id).kubeConfig().makeApiClient(AdmissionregistrationV1Api);
-      const mwc = await hooks.readMutatingWebhookConfiguration({ name: 'rt-bootstrapper-webhook' });
+      const mwc = await hooks.readMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION });
       assert.ok(
         mwc.webhooks?.[0]?.clientConfig.caBundle,
         'registered with the CA of its serving certificate',
       );
       const tls = await coreOf(rt(id)).readNamespacedSecret({
-        name: 'rt-bootstrapper-webhook-tls',
+        name: WEBHOOK_TLS_SECRET,
         namespace: 'kyma-system',
       });
       assert.ok(tls.data?.['tls.crt']);
@@ -339,7 +344,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
         await eventually(
           async () => {
             const d = await apps.readNamespacedDeployment({
-              name: 'rt-bootstrapper-webhook',
+              name: WEBHOOK_DEPLOYMENT,
               namespace: 'kyma-system',
             });
             return d.spec?.template.spec?.containers[0]?.image === 'example.com/rt-bootstrapper:1.1.0'

@@ -4,11 +4,8 @@ import { describe, test } from 'node:test';
 import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { applyObjects } from '../../src/kube/apply.js';
-import {
-  renderWebhookManifests,
-  webhookManifestList,
-  WEBHOOK_NAME,
-} from '../../src/render/webhook-manifests.js';
+import { WEBHOOK_SERVICE_ACCOUNT } from '../../src/api/runtime-names.js';
+import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { startTestWebhook } from '../support/webhook.js';
@@ -45,7 +42,7 @@ describe('the rendered runtime manifests on a real API server', () => {
 
     // The API server maps a client certificate's CN to the user name: this is the ServiceAccount's identity.
     const identity = await issueCertificate(cluster.ca, {
-      commonName: `system:serviceaccount:kyma-system:${WEBHOOK_NAME}`,
+      commonName: `system:serviceaccount:kyma-system:${WEBHOOK_SERVICE_ACCOUNT}`,
       organizations: ['system:serviceaccounts', 'system:serviceaccounts:kyma-system'],
       usage: 'client',
     });

@@ -2,6 +2,7 @@ import { CoreV1Api, RbacAuthorizationV1Api, type KubernetesObject } from '@kuber
 import { Registry } from 'prom-client';
 import { runtimeBootstrappersPath, newRuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
+import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
 import type { DirectModeOptions } from '../../src/controller/direct/direct-mode.js';
 import { createSourceWatcher, type SourceWatcher } from '../../src/controller/sources/source-set.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
@@ -177,7 +178,7 @@ export async function apply(cluster: LocalCluster, objects: KubernetesObject[]):
 
 /** Sets the webhook Deployment's status the way the deployment controller and kubelet would. */
 export async function markDeploymentAvailable(runtime: LocalCluster): Promise<void> {
-  if (!(await markAvailable(runtime.kubeConfig(), 'kyma-system', 'rt-bootstrapper-webhook'))) {
+  if (!(await markAvailable(runtime.kubeConfig(), RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT))) {
     throw new Error(`no webhook Deployment on ${runtime.name}`);
   }
 }

@@ -1,14 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { controllerManifestList, renderControllerManifests } from '../../render/controller-manifests.js';
+import { renderKimManifests } from '../../render/kim-manifests.js';
 import { renderWebhookManifests, webhookManifestList } from '../../render/webhook-manifests.js';
 import { packageVersion } from '../../version.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
-import type { RenderControllerFlags, RenderWebhookFlags } from './render.js';
+import type { RenderControllerFlags, RenderKimFlags, RenderWebhookFlags } from './render.js';
 
-/** Default webhook image: the release of this CLI. */
-export const defaultImage = (): string =>
-  `europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:${packageVersion()}`;
+/** Default image: the release of this CLI (or the one given). */
+export const defaultImage = (version = packageVersion()): string =>
+  `europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:${version}`;
+
+/** A positive whole number of replicas, or an error naming the flag. */
+function replicasOf(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`--replicas: expected a whole number >= 1, got "${text}"`);
+  return n;
+}
 
 /** Prints manifests as a multi-document YAML stream. */
 export function toYamlStream(objects: readonly object[]): string {
@@ -18,14 +27,29 @@ export function toYamlStream(objects: readonly object[]): string {
 /** `rtb render webhook`. */
 export function renderWebhook(flags: RenderWebhookFlags): void {
   const manifests = renderWebhookManifests({
-    image: flags.image ?? defaultImage(),
+    image: flags.image ?? defaultImage(flags.version),
+    version: flags.version ?? packageVersion(),
     namespace: flags.namespace,
-    replicas: Number.parseInt(flags.replicas, 10),
+    replicas: replicasOf(flags.replicas),
     ...(flags.caBundle ? { caBundlePem: readFileSync(flags.caBundle, 'utf8') } : {}),
     ...(flags.url ? { url: flags.url } : {}),
+    ...(flags.landscape ? { landscape: flags.landscape } : {}),
     failurePolicy: flags.failurePolicy,
   });
   process.stdout.write(toYamlStream(webhookManifestList(manifests)));
+}
+
+/** `rtb render kim`. */
+export function renderKim(flags: RenderKimFlags): void {
+  const version = flags.version ?? packageVersion();
+  const kim = renderKimManifests({
+    image: flags.image ?? defaultImage(version),
+    version,
+    configMapNamespace: flags.namespace,
+    replicas: replicasOf(flags.replicas),
+    ...(flags.landscape ? { landscape: flags.landscape } : {}),
+  });
+  process.stdout.write(flags.raw ? kim.text : stringify(kim.configMap));
 }
 
 /** `rtb render controller`. */

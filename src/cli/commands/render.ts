@@ -8,6 +8,18 @@ export interface RenderWebhookFlags {
   caBundle?: string;
   url?: string;
   failurePolicy: 'Ignore' | 'Fail';
+  version?: string;
+  landscape?: string;
+}
+
+/** The flags of `rtb render kim`. */
+export interface RenderKimFlags {
+  image?: string;
+  version?: string;
+  landscape?: string;
+  namespace: string;
+  replicas: string;
+  raw?: boolean;
 }
 
 /** The flags of `rtb render controller`. */
@@ -41,9 +53,32 @@ export function registerRenderCommand(program: Command): void {
     .option('--ca-bundle <file>', "PEM of the CA that signed the webhook's serving certificate")
     .option('--url <url>', 'call this URL instead of the in-cluster Service')
     .option('--failure-policy <policy>', 'Ignore or Fail', 'Ignore')
+    .option('--version <version>', 'release label app.kubernetes.io/version (default: this release)')
+    .option(
+      '--landscape <landscape>',
+      'the landscape for the set-landscape feature (rtb webhook --landscape)',
+    )
     .action(async (flags: RenderWebhookFlags) => {
       const { renderWebhook } = await import('./render-action.js');
       renderWebhook(flags);
+    });
+  render
+    .command('kim')
+    .description(
+      "print what KIM's installer reads: ConfigMap runtime-bootstrapper-manifests with the runtime's manifests in key manifests.yaml",
+    )
+    .option('--image <image>', 'webhook image (default: the release given by --version)')
+    .option('--version <version>', 'the release; KIM reinstalls when it changes (default: this release)')
+    .option(
+      '--landscape <landscape>',
+      'the landscape for the set-landscape feature (rtb webhook --landscape)',
+    )
+    .option('--namespace <namespace>', "the ConfigMap's namespace on the KCP", 'kcp-system')
+    .option('--replicas <n>', 'webhook replicas', '2')
+    .option('--raw', 'print only the text of manifests.yaml')
+    .action(async (flags: RenderKimFlags) => {
+      const { renderKim } = await import('./render-action.js');
+      renderKim(flags);
     });
   render
     .command('controller')

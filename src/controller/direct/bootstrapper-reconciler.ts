@@ -14,9 +14,8 @@ import type { CertificateAuthority } from '../../pki/certificate-authority.js';
 import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
 import { x509 } from '../../pki/crypto-provider.js';
-import { WATCHER_TLS_SECRET, WEBHOOK_NAME } from '../../render/webhook-manifests.js';
 import { FIELD_MANAGER } from '../../kube/apply.js';
-import { CA_BUNDLE_FIELD_MANAGER } from '../../api/runtime-names.js';
+import { CA_BUNDLE_FIELD_MANAGER, WATCHER_TLS_SECRET, WEBHOOK_SERVICE } from '../../api/runtime-names.js';
 import type { DirectMetrics } from './direct-metrics.js';
 import { foreignWritesAfterOurs } from './foreign-writers.js';
 import { RuntimeClientPool } from './runtime-clients.js';
@@ -162,8 +161,11 @@ export class BootstrapperReconciler {
           return tls;
         }
         const issued = await issueCertificate(ca, {
-          commonName: `${WEBHOOK_NAME}.${namespace}.svc`,
-          dnsNames: [`${WEBHOOK_NAME}.${namespace}.svc`, `${WEBHOOK_NAME}.${namespace}.svc.cluster.local`],
+          commonName: `${WEBHOOK_SERVICE}.${namespace}.svc`,
+          dnsNames: [
+            `${WEBHOOK_SERVICE}.${namespace}.svc`,
+            `${WEBHOOK_SERVICE}.${namespace}.svc.cluster.local`,
+          ],
           usage: 'server',
           validityMs: this.d.certificateValidityMs ?? 90 * 24 * 3600_000,
         });

@@ -10,7 +10,11 @@ import {
 } from '@kubernetes/client-node';
 import { applyObjects } from '../../kube/apply.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
-import { WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '../../render/webhook-manifests.js';
+import {
+  MUTATING_WEBHOOK_CONFIGURATION,
+  WEBHOOK_DEPLOYMENT,
+  WEBHOOK_TLS_SECRET,
+} from '../../api/runtime-names.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
 import { describeObject } from '../../kube/apply.js';
 import type { WrittenObject } from './foreign-writers.js';
@@ -92,7 +96,7 @@ export class RuntimeInstaller {
   async deploymentReadiness(namespace: string): Promise<DeploymentReadiness> {
     try {
       const d = await withTimeout(
-        this.kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: WEBHOOK_NAME, namespace }),
+        this.kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: WEBHOOK_DEPLOYMENT, namespace }),
         this.timeoutMs,
         'read Deployment',
       );
@@ -184,7 +188,7 @@ export class RuntimeInstaller {
       await withTimeout(
         this.kc
           .makeApiClient(AdmissionregistrationV1Api)
-          .readMutatingWebhookConfiguration({ name: WEBHOOK_NAME }),
+          .readMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION }),
         this.timeoutMs,
         'read registration',
       );

@@ -1,20 +1,18 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
-  renderWebhookManifests,
+  RUNTIME_NAMESPACE,
+  VERSION_LABEL,
   WATCHER_TLS_SECRET,
   WEBHOOK_TLS_SECRET,
-  type WebhookManifests,
-} from '../../render/webhook-manifests.js';
+} from '../../api/runtime-names.js';
+import { renderWebhookManifests, type WebhookManifests } from '../../render/webhook-manifests.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
 import type { SyncSet } from './sync-set.js';
-
-/** Label carrying the webhook version on every webhook object we install. */
-export const WEBHOOK_VERSION_LABEL = 'rt-bootstrapper.kyma-project.io/webhook-version';
 
 /** The webhook release to install. */
 export interface WebhookRelease {
   readonly image: string;
-  /** Stamped on the objects; a change rolls every runtime forward. */
+  /** Label `app.kubernetes.io/version` of the objects (as KIM's manifests carry it); a change rolls every runtime forward. */
   readonly version: string;
 }
 
@@ -46,7 +44,7 @@ export interface RuntimePlan {
 const asObject = (o: object): KubernetesObject => o;
 
 /** The namespaces the set needs and the set itself, in apply order (pure). */
-export function planSources(set: SyncSet, webhookNamespace = 'kyma-system'): KubernetesObject[] {
+export function planSources(set: SyncSet, webhookNamespace = RUNTIME_NAMESPACE): KubernetesObject[] {
   const namespaces = new Set<string>([webhookNamespace]);
   for (const o of set.objects) if (o.metadata?.namespace) namespaces.add(o.metadata.namespace);
   return [
@@ -55,7 +53,11 @@ export function planSources(set: SyncSet, webhookNamespace = 'kyma-system'): Kub
   ];
 }
 
-/** The webhook objects for a release (pure); TLS may be absent when only names are needed (removal). */
+/**
+ * The webhook objects for a release (pure); TLS may be absent when only names are needed (removal).
+ * The Deployment is the one `rtb render kim` gives KIM for the same release; the serving
+ * certificate's Secret is read by the webhook through the API, not mounted.
+ */
 export function planWebhook(
   set: Pick<SyncSet, 'config'> | undefined,
   release: WebhookRelease,
@@ -67,7 +69,7 @@ export function planWebhook(
     ...(drift ? { driftListenerUrl: drift.listenerUrl } : {}),
     ...(tls ? { caBundlePem: tls.caPem } : {}),
     ...(set ? { pullSecretName: set.config.imagePullSecret.name } : {}),
-    extraLabels: { [WEBHOOK_VERSION_LABEL]: release.version },
+    version: release.version,
   });
   const tlsSecret: KubernetesObject = asObject({
     apiVersion: 'v1',
@@ -76,7 +78,7 @@ export function planWebhook(
     metadata: {
       name: WEBHOOK_TLS_SECRET,
       namespace: manifests.namespace.metadata?.name,
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [WEBHOOK_VERSION_LABEL]: release.version },
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [VERSION_LABEL]: release.version },
     },
     data: tls
       ? {
@@ -95,7 +97,7 @@ export function planWebhook(
           metadata: {
             name: WATCHER_TLS_SECRET,
             namespace: manifests.namespace.metadata?.name,
-            labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [WEBHOOK_VERSION_LABEL]: release.version },
+            labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [VERSION_LABEL]: release.version },
           },
           data: drift.clientTls
             ? {

@@ -1,16 +1,64 @@
+import type { V1PolicyRule } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
-  renderWebhookManifests,
-  webhookManifestList,
-  WEBHOOK_NAME,
-} from '../../../src/render/webhook-manifests.js';
+  MUTATE_PATH_UPSTREAM,
+  MUTATING_WEBHOOK_CONFIGURATION,
+  MUTATING_WEBHOOK_NAME,
+  VALIDATING_WEBHOOK_CONFIGURATION,
+  VALIDATING_WEBHOOK_NAME,
+  VERSION_LABEL,
+  WATCHER_TLS_SECRET,
+  WEBHOOK_CERT_LEASE,
+  WEBHOOK_CLUSTER_ROLE,
+  WEBHOOK_CLUSTER_ROLE_BINDING,
+  WEBHOOK_DEPLOYMENT,
+  WEBHOOK_PDB,
+  WEBHOOK_ROLE,
+  WEBHOOK_ROLE_BINDING,
+  WEBHOOK_SERVICE,
+  WEBHOOK_SERVICE_ACCOUNT,
+  WEBHOOK_TLS_SECRET,
+} from '../../../src/api/runtime-names.js';
+import { renderWebhookManifests, webhookManifestList } from '../../../src/render/webhook-manifests.js';
+import { UPSTREAM_LEFTOVERS } from '../../../src/webhook/upstream-leftovers.js';
 
-const m = renderWebhookManifests({ image: 'example.com/rtb:1.2.3', caBundlePem: 'PEM' });
+const m = renderWebhookManifests({ image: 'example.com/rtb:1.2.3', caBundlePem: 'PEM', version: '1.2.3' });
 const hook = m.mutatingWebhookConfiguration.webhooks![0]!;
+const container = m.deployment.spec!.template.spec!.containers[0]!;
 
 describe('rendered webhook manifests', () => {
-  test('the webhook registration has the contract settings', () => {
+  test("every object has upstream's name", () => {
+    const names = webhookManifestList(m).map((o) => {
+      const x = o as { kind: string; metadata: { name: string; namespace?: string } };
+      return `${x.kind} ${x.metadata.namespace ?? ''}/${x.metadata.name}`;
+    });
+    assert.deepEqual(names, [
+      'Namespace /kyma-system',
+      `ServiceAccount kyma-system/${WEBHOOK_SERVICE_ACCOUNT}`,
+      `ClusterRole /${WEBHOOK_CLUSTER_ROLE}`,
+      `ClusterRoleBinding /${WEBHOOK_CLUSTER_ROLE_BINDING}`,
+      `Role kyma-system/${WEBHOOK_ROLE}`,
+      `RoleBinding kyma-system/${WEBHOOK_ROLE_BINDING}`,
+      `Service kyma-system/${WEBHOOK_SERVICE}`,
+      `Deployment kyma-system/${WEBHOOK_DEPLOYMENT}`,
+      `PodDisruptionBudget kyma-system/${WEBHOOK_PDB}`,
+      `MutatingWebhookConfiguration /${MUTATING_WEBHOOK_CONFIGURATION}`,
+    ]);
+    assert.equal(WEBHOOK_DEPLOYMENT, 'rt-bootstrapper-controller-manager');
+    assert.equal(WEBHOOK_SERVICE, 'rt-bootstrapper-webhook-service');
+    assert.equal(MUTATING_WEBHOOK_CONFIGURATION, 'rt-bootstrapper-mutating-webhook-configuration');
+    assert.deepEqual(m.clusterRoleBinding.roleRef.name, WEBHOOK_CLUSTER_ROLE);
+    assert.deepEqual(m.roleBinding.roleRef.name, WEBHOOK_ROLE);
+    for (const b of [m.clusterRoleBinding, m.roleBinding])
+      assert.deepEqual(b.subjects, [
+        { kind: 'ServiceAccount', name: WEBHOOK_SERVICE_ACCOUNT, namespace: 'kyma-system' },
+      ]);
+  });
+
+  test("the registration: upstream's webhook name and path, the contract settings", () => {
+    assert.equal(hook.name, MUTATING_WEBHOOK_NAME);
+    assert.equal(hook.name, 'mpod-v1.kb.io');
     assert.equal(hook.sideEffects, 'NoneOnDryRun');
     assert.equal(hook.reinvocationPolicy, 'IfNeeded');
     assert.equal(hook.timeoutSeconds, 5);
@@ -25,11 +73,18 @@ describe('rendered webhook manifests', () => {
     );
     assert.equal(hook.clientConfig.caBundle, Buffer.from('PEM').toString('base64'));
     assert.deepEqual(hook.clientConfig.service, {
-      name: WEBHOOK_NAME,
+      name: WEBHOOK_SERVICE,
       namespace: 'kyma-system',
-      path: '/mutate',
+      path: '/mutate--v1-pod',
       port: 443,
     });
+    assert.equal(MUTATE_PATH_UPSTREAM, '/mutate--v1-pod');
+  });
+
+  test('no caBundle unless a CA is given (the webhook writes its own)', () => {
+    const bare = renderWebhookManifests({ image: 'x', driftListenerUrl: 'https://kcp:8443' });
+    assert.equal('caBundle' in bare.mutatingWebhookConfiguration.webhooks![0]!.clientConfig, false);
+    assert.equal('caBundle' in bare.validatingWebhookConfiguration!.webhooks![0]!.clientConfig, false);
   });
 
   test('kube-system and the webhook itself are kept out', () => {
@@ -39,53 +94,203 @@ describe('rendered webhook manifests', () => {
     const own = m.deployment.spec!.template.metadata!.labels!;
     const expr = hook.objectSelector!.matchExpressions![0]!;
     assert.equal(expr.operator, 'NotIn');
-    assert.ok(
-      expr.values!.includes(own[expr.key]!),
-      'the objectSelector excludes the webhook Pods by their own label',
-    );
+    assert.deepEqual(expr, { key: 'app.kubernetes.io/name', operator: 'NotIn', values: ['rt-bootstrapper'] });
+    assert.ok(expr.values.includes(own[expr.key]!), 'the objectSelector excludes the webhook Pods');
   });
 
-  test('two replicas, a PodDisruptionBudget, a Service on 443', () => {
+  test("the Deployment can be applied over upstream's: selector, container, port, command", () => {
+    const d = m.deployment;
+    // Immutable, so it must be upstream's exactly.
+    assert.deepEqual(d.spec!.selector, {
+      matchLabels: { 'control-plane': 'controller-manager', 'app.kubernetes.io/name': 'rt-bootstrapper' },
+    });
+    for (const [k, v] of Object.entries(d.spec!.selector.matchLabels))
+      assert.equal(d.spec!.template.metadata!.labels![k], v, `Pod label ${k}`);
+    assert.equal(d.spec!.template.metadata!.labels!['sidecar.istio.io/inject'], 'false');
+    assert.equal(d.metadata!.labels![VERSION_LABEL], '1.2.3');
+    assert.equal(
+      d.spec!.template.metadata!.labels![VERSION_LABEL],
+      undefined,
+      'a release alone rolls nothing',
+    );
+    assert.equal(d.spec!.template.spec!.serviceAccountName, WEBHOOK_SERVICE_ACCOUNT);
+    assert.equal(container.name, 'manager');
+    assert.deepEqual(container.command, ['rtb']);
+    assert.deepEqual(container.ports, [{ name: 'webhook-server', containerPort: 9443, protocol: 'TCP' }]);
+    for (const p of [container.readinessProbe, container.livenessProbe])
+      assert.deepEqual(p?.httpGet?.port, 'webhook-server');
+    assert.equal(container.readinessProbe?.httpGet?.path, '/readyz');
+    assert.equal(container.image, 'example.com/rtb:1.2.3');
+  });
+
+  test('args and env: no certificate files, the downward API for the Lease', () => {
+    assert.deepEqual(container.args, [
+      'webhook',
+      '--port=9443',
+      '--config-map=kyma-system/rt-bootstrapper-config',
+      '--config-key=rt-bootstrapper-config.json',
+      '--log-level=info',
+    ]);
+    assert.deepEqual(container.env, [
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=4' },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ]);
+    assert.equal(
+      m.deployment.spec!.template.spec!.volumes,
+      undefined,
+      'the serving certificate is not mounted',
+    );
+    assert.equal(container.volumeMounts, undefined);
+    const landscape = renderWebhookManifests({ image: 'x', landscape: 'eu10' }).deployment;
+    assert.equal(landscape.spec!.template.spec!.containers[0]!.args!.at(-1), '--landscape=eu10');
+  });
+
+  test('the drift channel adds its flags, client certificate volume and registration', () => {
+    const d = renderWebhookManifests({ image: 'x', driftListenerUrl: 'https://kcp.example:8443' });
+    const c = d.deployment.spec!.template.spec!.containers[0]!;
+    assert.ok(c.args!.includes('--drift-url=https://kcp.example:8443'), 'the drift flag');
+    assert.deepEqual(d.deployment.spec!.template.spec!.volumes, [
+      { name: 'watcher', secret: { secretName: WATCHER_TLS_SECRET } },
+    ]);
+    assert.deepEqual(c.volumeMounts, [
+      { name: 'watcher', mountPath: '/etc/rt-bootstrapper/watcher', readOnly: true },
+    ]);
+    const vwc = d.validatingWebhookConfiguration!;
+    assert.equal(vwc.metadata!.name, VALIDATING_WEBHOOK_CONFIGURATION);
+    assert.equal(vwc.webhooks![0]!.name, VALIDATING_WEBHOOK_NAME);
+    assert.equal(vwc.webhooks![0]!.clientConfig.service?.name, WEBHOOK_SERVICE);
+    assert.equal(vwc.webhooks![0]!.clientConfig.service.path, '/validate');
+  });
+
+  test('two replicas, a PodDisruptionBudget, a Service 443 → 9443 on the same selector', () => {
     assert.equal(m.deployment.spec!.replicas, 2);
     assert.equal(m.podDisruptionBudget.spec!.minAvailable, 1);
     assert.deepEqual(m.podDisruptionBudget.spec!.selector, m.deployment.spec!.selector);
-    assert.equal(m.service.spec!.ports![0]!.port, 443);
-    assert.equal(m.deployment.spec!.template.spec!.containers[0]!.image, 'example.com/rtb:1.2.3');
-  });
-
-  test('the container caps its young generation, as the benchmark runs it', () => {
-    assert.deepEqual(m.deployment.spec!.template.spec!.containers[0]!.env, [
-      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=4' },
+    assert.deepEqual(m.service.spec!.selector, m.deployment.spec!.selector.matchLabels);
+    assert.deepEqual(m.service.spec!.ports, [
+      { name: 'https', port: 443, targetPort: 9443, protocol: 'TCP' },
     ]);
   });
 
-  test('RBAC: Secrets only by name except create, ConfigMap only by name, nothing else writable', () => {
-    const secretRules = m.clusterRole.rules!.filter((r) => r.resources!.includes('secrets'));
-    for (const r of secretRules) {
-      if (r.verbs.join() === 'create') continue;
-      assert.deepEqual(r.resourceNames, ['registry-credentials']);
+  test('RBAC: by name wherever the verb allows it', () => {
+    const all: V1PolicyRule[] = [...m.clusterRole.rules!, ...m.role.rules!];
+    for (const r of all) {
+      assert.ok(!r.verbs.includes('*') && !r.resources!.includes('*'), JSON.stringify(r));
+      // create cannot be limited by name; namespaces and events need no write by name.
+      const unnamed =
+        r.verbs.every((v) => v === 'create') ||
+        r.resources!.some((x) => x === 'namespaces' || x === 'events');
+      if (!unnamed) assert.ok(r.resourceNames && r.resourceNames.length > 0, `named: ${JSON.stringify(r)}`);
     }
-    assert.deepEqual(m.role.rules, [
+    const namespaces = m.clusterRole.rules!.find((r) => r.resources!.includes('namespaces'))!;
+    assert.deepEqual(namespaces.verbs, ['get', 'list', 'watch']);
+    const events = m.clusterRole.rules!.find((r) => r.resources!.includes('events'))!;
+    assert.deepEqual(events.verbs, ['create', 'patch']);
+    const secretNames = all
+      .filter((r) => r.resources!.includes('secrets') && r.resourceNames)
+      .map((r) => r.resourceNames);
+    assert.deepEqual(secretNames, [['registry-credentials'], [WEBHOOK_TLS_SECRET]]);
+  });
+
+  test('RBAC: the serving Secret, the Lease and the caBundle, in the right scope', () => {
+    assert.deepEqual(m.role.rules!.slice(0, 4), [
       {
         apiGroups: [''],
         resources: ['configmaps'],
         resourceNames: ['rt-bootstrapper-config'],
         verbs: ['get', 'list', 'watch'],
       },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: [WEBHOOK_TLS_SECRET],
+        verbs: ['get', 'list', 'watch', 'update', 'patch'],
+      },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: [WEBHOOK_CERT_LEASE],
+        verbs: ['get', 'list', 'watch', 'update', 'patch'],
+      },
     ]);
-    const namespaces = m.clusterRole.rules!.find((r) => r.resources!.includes('namespaces'))!;
-    assert.deepEqual(namespaces.verbs, ['get', 'list', 'watch']);
+    for (const [resource, name] of [
+      ['mutatingwebhookconfigurations', MUTATING_WEBHOOK_CONFIGURATION],
+      ['validatingwebhookconfigurations', VALIDATING_WEBHOOK_CONFIGURATION],
+    ] as const) {
+      assert.deepEqual(
+        m.clusterRole.rules!.find((r) => r.resources!.includes(resource)),
+        {
+          apiGroups: ['admissionregistration.k8s.io'],
+          resources: [resource],
+          resourceNames: [name],
+          verbs: ['get', 'list', 'watch', 'patch'],
+        },
+      );
+    }
   });
 
-  test('a URL client config for local landscapes; the registration is applied last', () => {
-    const local = renderWebhookManifests({ image: 'x', url: 'https://127.0.0.1:9443/mutate' });
+  test('RBAC: exactly get and delete of each upstream leftover, by name', () => {
+    const grants = (rules: readonly V1PolicyRule[], group: string, resource: string, name: string): boolean =>
+      rules.some(
+        (r) =>
+          r.apiGroups!.includes(group) &&
+          r.resources!.includes(resource) &&
+          r.resourceNames?.includes(name) === true &&
+          r.verbs.includes('delete') &&
+          r.verbs.includes('get'),
+      );
+    for (const l of UPSTREAM_LEFTOVERS) {
+      const group = l.apiVersion.includes('/') ? l.apiVersion.split('/')[0]! : '';
+      const inNamespace = l.namespace === 'kyma-system';
+      assert.ok(
+        grants(inNamespace ? m.role.rules! : m.clusterRole.rules!, group, l.resource, l.name),
+        `${l.kind} ${l.name} in the ${inNamespace ? 'Role' : 'ClusterRole'}`,
+      );
+    }
+    const deletable = [...m.clusterRole.rules!, ...m.role.rules!]
+      .filter((r) => r.verbs.includes('delete'))
+      .flatMap((r) => r.resourceNames ?? ['*']);
+    const expected = new Set([...UPSTREAM_LEFTOVERS.map((l) => l.name), 'registry-credentials']);
+    assert.deepEqual(new Set(deletable), expected);
+  });
+
+  test('url mode: the URL as given, the drift registration beside it at /validate', () => {
+    const local = renderWebhookManifests({
+      image: 'x',
+      url: 'https://127.0.0.1:9443/mutate--v1-pod',
+      driftListenerUrl: 'https://unused',
+    });
+    const c = local.mutatingWebhookConfiguration.webhooks![0]!.clientConfig;
+    assert.equal(c.url, 'https://127.0.0.1:9443/mutate--v1-pod');
+    assert.equal(c.service, undefined);
     assert.equal(
-      local.mutatingWebhookConfiguration.webhooks![0]!.clientConfig.url,
-      'https://127.0.0.1:9443/mutate',
+      local.validatingWebhookConfiguration!.webhooks![0]!.clientConfig.url,
+      'https://127.0.0.1:9443/validate',
     );
-    assert.equal(local.mutatingWebhookConfiguration.webhooks![0]!.clientConfig.service, undefined);
+    const old = renderWebhookManifests({
+      image: 'x',
+      url: 'https://127.0.0.1:1/mutate',
+      driftListenerUrl: 'h',
+    });
+    assert.equal(
+      old.validatingWebhookConfiguration!.webhooks![0]!.clientConfig.url,
+      'https://127.0.0.1:1/validate',
+    );
     const list = webhookManifestList(local);
-    assert.equal((list.at(-1) as { kind: string }).kind, 'MutatingWebhookConfiguration');
+    assert.equal((list.at(-1) as { kind: string }).kind, 'ValidatingWebhookConfiguration');
+    assert.equal((list.at(-2) as { kind: string }).kind, 'MutatingWebhookConfiguration');
     assert.equal((list[0] as { kind: string }).kind, 'Namespace');
+  });
+
+  test('labels: ours on every object, none on the namespace (it is Kyma’s)', () => {
+    assert.equal(m.namespace.metadata!.labels, undefined);
+    for (const o of webhookManifestList(m).slice(1)) {
+      const labels = (o as { metadata: { labels: Record<string, string> } }).metadata.labels;
+      assert.equal(labels['app.kubernetes.io/managed-by'], 'rt-bootstrapper');
+      assert.equal(labels['app.kubernetes.io/name'], 'rt-bootstrapper');
+      assert.equal(labels[VERSION_LABEL], '1.2.3');
+    }
   });
 });

@@ -108,8 +108,7 @@ describe('runtime plan', () => {
   });
 
   test('webhook objects carry the release version; the registration trusts the CA', () => {
-    for (const o of plan.webhook)
-      assert.equal(o.metadata?.labels?.['rt-bootstrapper.kyma-project.io/webhook-version'], '1.0.0');
+    for (const o of plan.webhook) assert.equal(o.metadata?.labels?.['app.kubernetes.io/version'], '1.0.0');
     const reg = plan.registration[0] as unknown as { webhooks: { clientConfig: { caBundle: string } }[] };
     assert.equal(reg.webhooks[0]?.clientConfig.caBundle, Buffer.from('CA').toString('base64'));
     const tls = plan.webhook.find((o) => o.kind === 'Secret') as { data: Record<string, string> };

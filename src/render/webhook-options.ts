@@ -1,0 +1,35 @@
+import { APP_NAME, APP_NAME_LABEL, VERSION_LABEL } from '../api/runtime-names.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
+
+/** Settings of the rendered runtime manifests. */
+export interface WebhookManifestOptions {
+  readonly namespace?: string;
+  readonly image: string;
+  /** The release: label `app.kubernetes.io/version` of every object (KIM compares the Deployment's). */
+  readonly version?: string;
+  readonly replicas?: number;
+  /** PEM of the CA that signed the serving certificate, for `caBundle` (absent: the webhook writes it). */
+  readonly caBundlePem?: string;
+  /** Call this URL instead of the in-cluster Service (local landscapes, tests). */
+  readonly url?: string;
+  readonly failurePolicy?: 'Ignore' | 'Fail';
+  readonly pullSecretName?: string;
+  readonly configMapName?: string;
+  readonly logLevel?: string;
+  /** `rtb webhook --landscape` (the set-landscape feature's value). */
+  readonly landscape?: string;
+  /** Labels added to every object. */
+  readonly extraLabels?: Readonly<Record<string, string>>;
+  /** The KCP drift listener (`https://host:port`); enables the drift channel when set. */
+  readonly driftListenerUrl?: string;
+}
+
+/** Labels of every object we render (not the Pods': a release bump alone must not roll them). */
+export function objectLabels(o: WebhookManifestOptions): Record<string, string> {
+  return {
+    [APP_NAME_LABEL]: APP_NAME,
+    [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
+    ...(o.version === undefined ? {} : { [VERSION_LABEL]: o.version }),
+    ...o.extraLabels,
+  };
+}

@@ -1,0 +1,89 @@
+import type { V1PolicyRule } from '@kubernetes/client-node';
+import {
+  MUTATING_WEBHOOK_CONFIGURATION,
+  VALIDATING_WEBHOOK_CONFIGURATION,
+  WEBHOOK_CERT_LEASE,
+  WEBHOOK_TLS_SECRET,
+} from '../api/runtime-names.js';
+import { UPSTREAM_LEFTOVERS, type UpstreamLeftover } from '../webhook/upstream-leftovers.js';
+
+const read = (): string[] => ['get', 'list', 'watch'];
+const groupOf = (apiVersion: string): string =>
+  apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+
+/** get + delete of the listed upstream leftovers, by name, one rule per resource (in list order). */
+function cleanupRules(leftovers: readonly UpstreamLeftover[]): V1PolicyRule[] {
+  const byResource = new Map<string, { group: string; resource: string; names: string[] }>();
+  for (const l of leftovers) {
+    const group = groupOf(l.apiVersion);
+    const key = `${group}/${l.resource}`;
+    const entry = byResource.get(key) ?? { group, resource: l.resource, names: [] };
+    if (!entry.names.includes(l.name)) entry.names.push(l.name);
+    byResource.set(key, entry);
+  }
+  return [...byResource.values()].map((e) => ({
+    apiGroups: [e.group],
+    resources: [e.resource],
+    resourceNames: e.names,
+    verbs: ['get', 'delete'],
+  }));
+}
+
+/**
+ * The webhook's cluster-wide rules (least privilege: by name wherever the verb allows it; list
+ * and watch by name work through a `metadata.name` field selector): namespaces read-only; the
+ * pull Secret and its copies in every namespace (create cannot be limited by name, the name is in
+ * the body); events; the caBundle of our two webhook configurations (patch also removes the
+ * annotation an upstream overlay left, ../webhook/upstream-leftovers.ts); and removing upstream's leftovers outside `namespace`.
+ */
+export function webhookClusterRules(pullSecret: string, namespace: string): V1PolicyRule[] {
+  return [
+    { apiGroups: [''], resources: ['namespaces'], verbs: read() },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    {
+      apiGroups: [''],
+      resources: ['secrets'],
+      resourceNames: [pullSecret],
+      verbs: [...read(), 'update', 'patch', 'delete'],
+    },
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+    {
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources: ['mutatingwebhookconfigurations'],
+      resourceNames: [MUTATING_WEBHOOK_CONFIGURATION],
+      verbs: [...read(), 'patch'],
+    },
+    {
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources: ['validatingwebhookconfigurations'],
+      resourceNames: [VALIDATING_WEBHOOK_CONFIGURATION],
+      verbs: [...read(), 'patch'],
+    },
+    ...cleanupRules(UPSTREAM_LEFTOVERS.filter((l) => l.namespace !== namespace)),
+  ];
+}
+
+/**
+ * The webhook's rules in its own namespace: its ConfigMap (read), its serving-certificate Secret
+ * (read and write; created through the cluster rule), the Lease electing its one writer, and
+ * removing upstream's leftovers in that namespace.
+ */
+export function webhookNamespaceRules(configMap: string, namespace: string): V1PolicyRule[] {
+  return [
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: [configMap], verbs: read() },
+    {
+      apiGroups: [''],
+      resources: ['secrets'],
+      resourceNames: [WEBHOOK_TLS_SECRET],
+      verbs: [...read(), 'update', 'patch'],
+    },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      resourceNames: [WEBHOOK_CERT_LEASE],
+      verbs: [...read(), 'update', 'patch'],
+    },
+    ...cleanupRules(UPSTREAM_LEFTOVERS.filter((l) => l.namespace === namespace)),
+  ];
+}
