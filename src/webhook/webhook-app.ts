@@ -16,6 +16,7 @@ import { namespaceAnnotationLookup } from './namespace-lookup.js';
 import { PullSecretCopier, type SecretRef } from './pull-secret-copier.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer } from './webhook-server.js';
+import { startUpstreamCleanup } from './upstream-cleanup.js';
 import type { ServingCertSettings } from './serving-cert/serving-cert-settings.js';
 import type { ServingCertKeeper } from './serving-cert/serving-cert-keeper.js';
 import { DriftForwarder } from '../watcher/drift-forwarder.js';
@@ -53,6 +54,11 @@ export interface WebhookAppOptions {
     readonly keyFile: string;
     readonly caFile: string;
   };
+  /**
+   * Remove upstream-only objects left by an upstream install once this webhook serves
+   * (./upstream-leftovers.ts, a fixed list; default true).
+   */
+  readonly removeUpstreamLeftovers?: boolean;
 }
 
 /** A running webhook process: server, caches, config, copier. */
@@ -210,6 +216,11 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   const port = await server.listen();
   reloader?.start();
   logger.info({ port }, 'webhook serving');
+  // Only once we serve: until then upstream's webhook may still be the one answering.
+  const cleanup =
+    o.removeUpstreamLeftovers === false
+      ? undefined
+      : startUpstreamCleanup(o.kubeConfig, logger.child({ part: 'upstream-cleanup' }));
 
   return {
     port,
@@ -218,6 +229,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     ready,
     isCertWriter: () => keeper?.isWriter() ?? false,
     async stop() {
+      cleanup?.stop();
       reloader?.stop();
       await server.close();
       await keeper?.stop();

@@ -1,0 +1,339 @@
+/**
+ * KIM installs our webhook exactly as it installs upstream's today (test/support/kim-installer.ts
+ * plays KIM's code): a fresh install, an upgrade over an upstream install, a release upgrade
+ * through the version label, and a CA rotation while Pods are created. No kubelet runs here, so
+ * the webhook's replicas run in this process under the ServiceAccount's identity, and the
+ * deployment controller's report is simulated once they serve.
+ */
+import {
+  AdmissionregistrationV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type V1MutatingWebhookConfiguration,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:tls';
+import { after, describe, test } from 'node:test';
+import {
+  MUTATING_WEBHOOK_CONFIGURATION,
+  RUNTIME_NAMESPACE,
+  WEBHOOK_DEPLOYMENT,
+  WEBHOOK_SERVICE,
+  WEBHOOK_SERVICE_ACCOUNT,
+  WEBHOOK_TLS_SECRET,
+} from '../../src/api/runtime-names.js';
+import type { LocalCluster } from '../../src/envtest/control-plane.js';
+import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
+import { issueCertificate } from '../../src/pki/issue-certificate.js';
+import type { ServingPolicy } from '../../src/pki/serving-policy.js';
+import { renderKimManifests } from '../../src/render/kim-manifests.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+import { startWebhookApp, type WebhookApp } from '../../src/webhook/webhook-app.js';
+import { eventually, useControlPlane } from '../support/control-plane.js';
+import { seedConfigText } from '../support/fixtures.js';
+import { dockerConfig } from '../support/kcp.js';
+import { kimConfigure, kimInstall, kimStatus, type KimSources } from '../support/kim-installer.js';
+
+const plane = useControlPlane({ clusters: ['fresh', 'upstream'] });
+const IMAGE = 'europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:1.0.0';
+const SOURCES: KimSources = {
+  configMapData: { 'rt-bootstrapper-config.json': seedConfigText() },
+  pullSecret: { type: 'kubernetes.io/dockerconfigjson', data: dockerConfig('kim') },
+};
+const SERVICE_NAME = `${WEBHOOK_SERVICE}.${RUNTIME_NAMESPACE}.svc`;
+
+/** A replica of the Deployment: the ServiceAccount's identity, no certificate files, the Pod's namespace. */
+interface Replica {
+  readonly identity: string;
+  readonly app: WebhookApp;
+}
+const running: Replica[] = [];
+
+after(async () => {
+  await Promise.all(running.map((r) => r.app.stop()));
+});
+
+async function serviceAccountConfig(cluster: LocalCluster): Promise<KubeConfig> {
+  // The API server maps a client certificate's CN to the user: this is the ServiceAccount.
+  const id = await issueCertificate(cluster.ca, {
+    commonName: `system:serviceaccount:${RUNTIME_NAMESPACE}:${WEBHOOK_SERVICE_ACCOUNT}`,
+    organizations: ['system:serviceaccounts', `system:serviceaccounts:${RUNTIME_NAMESPACE}`],
+    usage: 'client',
+  });
+  const kc = new KubeConfig();
+  kc.loadFromString(
+    renderKubeconfig({
+      name: 'sa',
+      server: cluster.server,
+      caPem: cluster.caPem,
+      clientCertPem: id.certPem,
+      clientKeyPem: id.keyPem,
+    }),
+  );
+  return kc;
+}
+
+async function startReplica(
+  cluster: LocalCluster,
+  identity: string,
+  policy?: ServingPolicy,
+): Promise<Replica> {
+  const app = await startWebhookApp({
+    kubeConfig: await serviceAccountConfig(cluster),
+    servingCert: {
+      secret: { namespace: RUNTIME_NAMESPACE, name: WEBHOOK_TLS_SECRET },
+      extraSans: ['127.0.0.1'],
+      identity,
+      leaseTiming: { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 },
+      ...(policy ? { policy } : {}),
+    },
+    host: '127.0.0.1',
+    port: 0,
+    logger: silentLogger(),
+  });
+  const replica = { identity, app };
+  running.push(replica);
+  return replica;
+}
+
+/** What the deployment controller and kubelets report: progressing at once, available once every replica is ready. */
+async function simulateRollout(cluster: LocalCluster, replicas: readonly Replica[]): Promise<void> {
+  const apps = cluster.kubeConfig().makeApiClient(AppsV1Api);
+  const report = async (available: boolean): Promise<void> => {
+    const d = await apps.readNamespacedDeployment({ name: WEBHOOK_DEPLOYMENT, namespace: RUNTIME_NAMESPACE });
+    const want = d.spec?.replicas ?? 1;
+    await apps.replaceNamespacedDeploymentStatus({
+      name: WEBHOOK_DEPLOYMENT,
+      namespace: RUNTIME_NAMESPACE,
+      body: {
+        ...d,
+        status: {
+          observedGeneration: d.metadata?.generation ?? 1,
+          replicas: want,
+          updatedReplicas: want,
+          readyReplicas: available ? want : 0,
+          availableReplicas: available ? want : 0,
+          conditions: [
+            { type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated', message: 'simulated' },
+            {
+              type: 'Available',
+              status: available ? 'True' : 'False',
+              reason: 'Simulated',
+              message: 'simulated',
+            },
+          ],
+        },
+      },
+    });
+  };
+  await report(false);
+  await eventually(
+    () => (replicas.every((r) => r.app.ready()) ? true : undefined),
+    30_000,
+    'every replica ready',
+  );
+  await report(true);
+}
+
+async function ourConfiguration(cluster: LocalCluster): Promise<V1MutatingWebhookConfiguration> {
+  return cluster
+    .kubeConfig()
+    .makeApiClient(AdmissionregistrationV1Api)
+    .readMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION });
+}
+
+async function caBundle(cluster: LocalCluster): Promise<string | undefined> {
+  const c = await ourConfiguration(cluster);
+  const b = c.webhooks?.[0]?.clientConfig.caBundle;
+  return b ? Buffer.from(b, 'base64').toString('utf8') : undefined;
+}
+
+/** TLS as the API server does it: the Service's DNS name, and nothing but the caBundle as trust. */
+function handshake(port: number, ca: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(
+      { host: '127.0.0.1', port, servername: SERVICE_NAME, ca, rejectUnauthorized: true },
+      () => {
+        socket.end();
+        resolve(true);
+      },
+    );
+    socket.on('error', () => {
+      resolve(false);
+    });
+  });
+}
+
+/** Points our registration at a replica by URL: kube-apiserver cannot route a Service to a loopback process. */
+async function registerByUrl(cluster: LocalCluster, port: number): Promise<void> {
+  await cluster
+    .kubeConfig()
+    .makeApiClient(AdmissionregistrationV1Api)
+    .patchMutatingWebhookConfiguration({
+      name: MUTATING_WEBHOOK_CONFIGURATION,
+      body: [
+        {
+          op: 'replace',
+          path: '/webhooks/0/clientConfig',
+          value: {
+            url: `https://127.0.0.1:${port}/mutate--v1-pod`,
+            caBundle: (await ourConfiguration(cluster)).webhooks?.[0]?.clientConfig.caBundle,
+          },
+        },
+        { op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' },
+      ],
+    });
+}
+
+const seedPod = (name: string): V1Pod => ({
+  metadata: { name },
+  spec: { containers: [{ name: 'app', image: 'replace.me/app:1' }] },
+});
+
+async function createMutatedPod(cluster: LocalCluster, name: string): Promise<V1Pod> {
+  const core = cluster.kubeConfig().makeApiClient(CoreV1Api);
+  return core.createNamespacedPod({ namespace: RUNTIME_NAMESPACE, body: seedPod(name) });
+}
+
+describe('KIM installs rt-bootstrapper as it installs upstream today', () => {
+  test('a fresh install: NotStarted, InProgress, Ready; the certificate verifies against the caBundle alone', async () => {
+    const cluster = plane().cluster('fresh');
+    const kc = cluster.kubeConfig();
+    const manifests = renderKimManifests({ image: IMAGE, version: '1.0.0' }).text;
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: RUNTIME_NAMESPACE } } });
+    await kimConfigure(kc, SOURCES);
+    assert.equal(await kimStatus(kc, manifests), 'NotStarted');
+    await kimInstall(kc, manifests);
+
+    const replicas = [await startReplica(cluster, 'fresh-a'), await startReplica(cluster, 'fresh-b')];
+    await simulateRollout(cluster, replicas);
+    assert.equal(await kimStatus(kc, manifests), 'Ready');
+
+    const bundle = await eventually(() => caBundle(cluster), 20_000, 'the caBundle');
+    for (const r of replicas) assert.ok(await handshake(r.app.port, bundle), `${r.identity} verifies`);
+    assert.equal(replicas.filter((r) => r.app.isCertWriter()).length, 1, 'exactly one writer');
+
+    await registerByUrl(cluster, replicas[0]?.app.port ?? 0);
+    const pod = await eventually(
+      async () => {
+        const p = await createMutatedPod(cluster, `fresh-${Date.now()}`);
+        return p.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/modified'] === 'true'
+          ? p
+          : undefined;
+      },
+      20_000,
+      'a Pod mutated through the API server',
+    );
+    assert.equal(pod.spec?.containers[0]?.image, 'ghcr.io/app:1');
+  });
+
+  test('a release upgrade through the version label: UpgradeNeeded, install, Ready', async () => {
+    const cluster = plane().cluster('fresh');
+    const kc = cluster.kubeConfig();
+    const next = renderKimManifests({ image: IMAGE.replace('1.0.0', '1.1.0'), version: '1.1.0' }).text;
+    assert.equal(await kimStatus(kc, next), 'UpgradeNeeded');
+    await kimInstall(kc, next);
+    const d = await kc
+      .makeApiClient(AppsV1Api)
+      .readNamespacedDeployment({ name: WEBHOOK_DEPLOYMENT, namespace: RUNTIME_NAMESPACE });
+    assert.equal(d.metadata?.labels?.['app.kubernetes.io/version'], '1.1.0');
+    await simulateRollout(
+      cluster,
+      running.filter((r) => r.identity.startsWith('fresh-')),
+    );
+    assert.equal(await kimStatus(kc, next), 'Ready');
+  });
+
+  test('an upgrade over an upstream install: one webhook, upstream leftovers removed, the Deployment taken over', async () => {
+    const cluster = plane().cluster('upstream');
+    const kc = cluster.kubeConfig();
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: RUNTIME_NAMESPACE } } });
+    // Upstream as KIM installed it: the same installer, upstream's kustomize output.
+    const upstream = readFileSync(new URL('../fixtures/upstream/manifests.yaml', import.meta.url), 'utf8');
+    await kimConfigure(kc, SOURCES);
+    await kimInstall(kc, upstream);
+
+    const ours = renderKimManifests({ image: IMAGE, version: '1.0.0' }).text;
+    assert.equal(await kimStatus(kc, ours), 'Failed', 'upstream never reports available here');
+    await kimInstall(kc, ours);
+    const replicas = [await startReplica(cluster, 'upstream-a')];
+    await simulateRollout(cluster, replicas);
+    assert.equal(await kimStatus(kc, ours), 'Ready');
+
+    const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+    const podHooks = (await admission.listMutatingWebhookConfiguration()).items.flatMap((c) =>
+      (c.webhooks ?? []).filter((w) => (w.rules ?? []).some((r) => r.resources?.includes('pods'))),
+    );
+    assert.deepEqual(
+      podHooks.map((w) => w.name),
+      ['mpod-v1.kb.io'],
+      'exactly one mutating webhook acts on Pods',
+    );
+    assert.equal(podHooks[0]?.clientConfig.service?.path, '/mutate--v1-pod');
+
+    const d = await kc
+      .makeApiClient(AppsV1Api)
+      .readNamespacedDeployment({ name: WEBHOOK_DEPLOYMENT, namespace: RUNTIME_NAMESPACE });
+    assert.deepEqual(
+      d.spec?.template.spec?.containers.map((c) => c.name),
+      ['manager'],
+      "one container: ours replaced upstream's",
+    );
+    assert.notDeepEqual(d.spec?.template.spec?.containers[0]?.command, ['/manager']);
+
+    const core = kc.makeApiClient(CoreV1Api);
+    await eventually(
+      async () => {
+        const services = (await core.listNamespacedService({ namespace: RUNTIME_NAMESPACE })).items.map(
+          (s) => s.metadata?.name,
+        );
+        return services.includes('rt-bootstrapper-controller-manager-metrics-service') ? undefined : services;
+      },
+      20_000,
+      "upstream's metrics Service (port 8443, nothing answers there) removed",
+    );
+  });
+
+  test('a CA rotation while Pods are being created: no failed call', async () => {
+    const cluster = plane().cluster('upstream');
+    const fast: ServingPolicy = {
+      servingLifetimeMs: 60_000,
+      servingRenewFraction: 1 / 3,
+      caLifetimeMs: 30_000,
+      caRotateFraction: 1 / 2,
+      settleMs: 1_500,
+      overlapMs: 3_000,
+    };
+    for (const r of running.filter((x) => x.identity.startsWith('upstream-'))) {
+      running.splice(running.indexOf(r), 1);
+      await r.app.stop();
+    }
+    const replica = await startReplica(cluster, 'rotate-a', fast);
+    await eventually(() => (replica.app.ready() ? true : undefined), 30_000, 'the replica ready');
+    await registerByUrl(cluster, replica.app.port);
+    const first = await eventually(() => caBundle(cluster), 20_000, 'the caBundle');
+
+    let created = 0;
+    const failures: string[] = [];
+    let rotated = false;
+    const deadline = Date.now() + 40_000;
+    while (Date.now() < deadline && !rotated) {
+      try {
+        const p = await createMutatedPod(cluster, `rotate-${created}`);
+        created += 1;
+        if (p.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/modified'] !== 'true')
+          failures.push(`rotate-${created} not mutated`);
+      } catch (error) {
+        failures.push(String(error).split('\n')[0] ?? '');
+      }
+      const now = await caBundle(cluster);
+      rotated = now !== undefined && !now.includes(first.trim().split('\n')[1] ?? first);
+    }
+    assert.ok(rotated, 'the first CA left the caBundle');
+    assert.ok(created > 10, `created ${created} Pods`);
+    assert.deepEqual(failures, []);
+  });
+});
