@@ -23,12 +23,22 @@ function isNode(value: unknown): value is JsonNode {
 }
 
 const NEEDS_ESCAPE = /[~/]/;
+// The tokens that need escaping are annotation keys, and nearly always the same few (the marks
+// every changed Pod gets); a small cache spares rebuilding them on every request.
+const ESCAPED_CACHE_SIZE = 64;
+const escaped = new Map<string, string>();
 
 /** Escapes one JSON-pointer reference token (RFC 6901): `~` → `~0`, then `/` → `~1`. */
 export function escapePointerToken(token: string): string {
   // Most tokens (field names, indices) need nothing; skip the two scans for them.
   if (!NEEDS_ESCAPE.test(token)) return token;
-  return token.replaceAll('~', '~0').replaceAll('/', '~1');
+  let out = escaped.get(token);
+  if (out === undefined) {
+    out = token.replaceAll('~', '~0').replaceAll('/', '~1');
+    if (escaped.size >= ESCAPED_CACHE_SIZE) escaped.clear();
+    escaped.set(token, out);
+  }
+  return out;
 }
 
 /** Formats a path as a JSON pointer, e.g. `['metadata','annotations','a/b']` → `/metadata/annotations/a~1b`. */

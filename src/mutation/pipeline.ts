@@ -101,17 +101,24 @@ function rewriterFor(overrides: Readonly<Record<string, string>>): ImageRewriter
   return rewriter;
 }
 
-// Both marks, set together so that an absent annotations map costs one patch operation.
+// The two marks as one annotations map, for a Pod that has none (one patch operation).
+const MARKS: Readonly<Record<string, string>> = {
+  [ANNOTATION_DEFAULTED]: 'true',
+  [ANNOTATION_MODIFIED]: 'true',
+};
+
 function markChanged(builder: PatchBuilder<Pod>): void {
   // JSON may carry `annotations: null`; then the whole map is set, as for an absent one.
   const annotations: unknown = builder.current.metadata?.annotations;
-  const current = annotations as Readonly<Record<string, string>> | null | undefined;
-  const missing = [ANNOTATION_DEFAULTED, ANNOTATION_MODIFIED].filter((key) => current?.[key] !== 'true');
   if (annotations === undefined || annotations === null) {
-    builder.set(['metadata', 'annotations'], Object.fromEntries(missing.map((key) => [key, 'true'])));
+    builder.set(['metadata', 'annotations'], MARKS);
     return;
   }
-  for (const key of missing) builder.set(['metadata', 'annotations', key], 'true');
+  const current = annotations as Readonly<Record<string, string>>;
+  if (current[ANNOTATION_DEFAULTED] !== 'true')
+    builder.set(['metadata', 'annotations', ANNOTATION_DEFAULTED], 'true');
+  if (current[ANNOTATION_MODIFIED] !== 'true')
+    builder.set(['metadata', 'annotations', ANNOTATION_MODIFIED], 'true');
 }
 
 /**

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { PreviewInputError, previewMutation } from '../../../src/cli/mutate-preview.js';
@@ -93,5 +95,72 @@ describe('rtb mutate (preview)', () => {
     ]);
     assert.equal(good.status, 0, good.stderr);
     assert.match(good.stdout, /"ghcr.io\/kyma-project\/rt-bootstrapper\/pause:e2e"/);
+    assert.equal(good.stderr, '', 'the seed config has nothing to warn about');
+  });
+
+  test('the CLI: --landscape as rtb webhook; config warnings go to stderr', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rtb-mutate-'));
+    try {
+      const config = join(dir, 'config.json');
+      writeFileSync(
+        config,
+        JSON.stringify({
+          overrides: { nodot: 'ghcr.io' },
+          availableFeatures: ['rt-cfg.kyma-project.io/set-landscape'],
+        }),
+      );
+      const pod =
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {"rt-cfg.kyma-project.io/set-landscape": "true"}}\nspec: {containers: [{name: c, image: nginx}]}\n';
+      const run = (args: string[]) =>
+        spawnSync(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            'src/cli/main.ts',
+            'mutate',
+            '-f',
+            '-',
+            '--config',
+            config,
+            '-o',
+            'json',
+            ...args,
+          ],
+          {
+            input: pod,
+            encoding: 'utf8',
+          },
+        );
+      const refused = run([]);
+      assert.equal(refused.status, 2);
+      assert.match(
+        refused.stderr,
+        /^rtb mutate: invalid config: availableFeatures\[0\]: .*no landscape is known/,
+      );
+      const ok = run(['--landscape', 'NS2']);
+      assert.equal(ok.status, 0, ok.stderr);
+      const out = JSON.parse(ok.stdout) as { spec: { containers: { env: unknown }[] } };
+      assert.deepEqual(out.spec.containers[0]?.env, [{ name: 'KYMA_LANDSCAPE', value: 'NS2' }]);
+      assert.match(ok.stderr, /^rtb mutate: warning: config overrides\.nodot: key: never matches/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('warnings reach onWarning: doubtful config fields and skipped manipulations', () => {
+    const warnings: string[] = [];
+    previewMutation({
+      podText:
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {"rt-cfg.kyma-project.io/alter-img-registry": "true"}}\nspec: {containers: [{name: c, image: "replace.me/x@md5:00000000000000000000000000000000"}]}\n',
+      configText: JSON.stringify({
+        overrides: { 'replace.me': 'ghcr.io', bad: 'x' },
+        availableFeatures: ['rt-cfg.kyma-project.io/alter-img-registry'],
+      }),
+      onWarning: (w) => warnings.push(w),
+    });
+    assert.equal(warnings.length, 2, JSON.stringify(warnings));
+    assert.match(warnings[0] ?? '', /^config overrides\.bad: key: never matches/);
+    assert.match(warnings[1] ?? '', /image left unchanged: .*unsupported digest algorithm "md5"/);
   });
 });

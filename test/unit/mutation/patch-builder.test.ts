@@ -35,6 +35,12 @@ describe('JSON pointers', () => {
     });
   }
 
+  test('escaping stays right past the cache of frequent tokens (repeats, and many distinct ones)', () => {
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 200; i++) assert.equal(escapePointerToken(`k/${i}~`), `k~1${i}~0`);
+    }
+  });
+
   test('toJsonPointer', () => {
     const path: JsonPath = ['spec', 'containers', 0, 'env'];
     assert.equal(toJsonPointer(path), '/spec/containers/0/env');
