@@ -298,12 +298,13 @@ describe('KIM installs rt-bootstrapper as it installs upstream today', () => {
     const d = await kc
       .makeApiClient(AppsV1Api)
       .readNamespacedDeployment({ name: WEBHOOK_DEPLOYMENT, namespace: RUNTIME_NAMESPACE });
+    const containers = d.spec?.template.spec?.containers ?? [];
     assert.deepEqual(
-      d.spec?.template.spec?.containers.map((c) => c.name),
+      containers.map((c) => c.name),
       ['manager'],
       "one container: ours replaced upstream's",
     );
-    assert.notDeepEqual(d.spec?.template.spec?.containers[0]?.command, ['/manager']);
+    assert.notDeepEqual(containers[0]?.command, ['/manager']);
 
     const core = kc.makeApiClient(CoreV1Api);
     await eventually(
