@@ -118,6 +118,11 @@ export function checkKimManifests(
     throw new KimManifestsError(`the first Deployment's label ${VERSION_LABEL} is not "${version}"`);
 }
 
+/** The ConfigMap as YAML, the text in a literal block (as a person reads it, and as it round-trips). */
+export function kimConfigMapYaml(k: KimManifests): string {
+  return stringify(k.configMap, { blockQuote: 'literal', lineWidth: 0 });
+}
+
 /** Renders KIM's manifests ConfigMap for one release (pure); checked with {@link checkKimManifests}. */
 export function renderKimManifests(o: KimManifestOptions): KimManifests {
   const objects = webhookManifestList(

@@ -5,7 +5,7 @@
  * Not found and "that resource type is not installed" count as done; anything else is logged
  * and retried later.
  */
-import { backoffDelay } from '../kube/backoff.js';
+import { backoffDelay, type BackoffOptions } from '../kube/backoff.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { KubeApiError, statusCodeOf } from '../kube/kube-errors.js';
 import { kubeRequest } from '../kube/kube-request.js';
@@ -45,6 +45,20 @@ export interface CleanupLists {
   readonly leftovers?: readonly UpstreamLeftover[];
   readonly annotations?: readonly UpstreamAnnotation[];
 }
+
+/** Options of {@link startUpstreamCleanup}. */
+export interface CleanupOptions extends CleanupLists {
+  /** Delays between passes while something fails (default 5 s doubling to 5 min, jittered). */
+  readonly retry?: BackoffOptions;
+}
+
+const DEFAULT_RETRY: BackoffOptions = { baseMs: 5_000, maxMs: 300_000, jitter: 0.2 };
+
+/** How a result names an annotation (kind and name), so retries can find it again. */
+const annotationId = (a: UpstreamAnnotation): { kind: string; name: string } => ({
+  kind: `annotation ${a.annotation} of ${a.resource}`,
+  name: a.name,
+});
 
 /** Per-request time bound. */
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -109,7 +123,7 @@ async function removeAnnotation(
   logger: CleanupLogger,
   a: UpstreamAnnotation,
 ): Promise<CleanupResult> {
-  const id = { kind: `annotation ${a.annotation} of ${a.resource}`, name: a.name };
+  const id = annotationId(a);
   const path = resourcePath(a.apiVersion, a.resource, a.name);
   try {
     const found = await kubeRequest<FoundObject>(access, {
@@ -164,13 +178,14 @@ export interface UpstreamCleanup {
 }
 
 /**
- * Runs {@link removeUpstreamLeftovers} until no listed object fails (retrying only the failed
- * ones, 5 s doubling to 5 min, jittered); meant to start once the webhook serves.
+ * Runs {@link removeUpstreamLeftovers} until no listed object fails, retrying only the failed
+ * ones with backoff; meant to start once the webhook serves. The result of every listed object
+ * is its last one.
  */
 export function startUpstreamCleanup(
   access: ClusterAccess,
   logger: CleanupLogger,
-  lists: CleanupLists = {},
+  options: CleanupOptions = {},
 ): UpstreamCleanup {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -181,10 +196,10 @@ export function startUpstreamCleanup(
       timer = setTimeout(resolve, ms);
       timer.unref();
     });
+  const settled = new Map<string, CleanupResult>();
   const run = async (): Promise<CleanupResult[]> => {
-    let leftovers = lists.leftovers ?? UPSTREAM_LEFTOVERS;
-    let annotations = lists.annotations ?? UPSTREAM_ANNOTATIONS;
-    const settled = new Map<string, CleanupResult>();
+    let leftovers = options.leftovers ?? UPSTREAM_LEFTOVERS;
+    let annotations = options.annotations ?? UPSTREAM_ANNOTATIONS;
     const key = (r: Pick<CleanupResult, 'kind' | 'namespace' | 'name'>): string =>
       `${r.kind}/${r.namespace ?? ''}/${r.name}`;
     for (let attempt = 0; !stopped; attempt++) {
@@ -193,15 +208,14 @@ export function startUpstreamCleanup(
       const failed = new Set(results.filter((r) => r.outcome === 'failed').map(key));
       if (failed.size === 0) break;
       leftovers = leftovers.filter((l) => failed.has(key(l)));
-      annotations = annotations.filter((a) =>
-        failed.has(key({ kind: `annotation ${a.annotation} of ${a.resource}`, name: a.name })),
-      );
-      await sleep(backoffDelay(attempt, { baseMs: 5_000, maxMs: 300_000, jitter: 0.2 }));
+      annotations = annotations.filter((a) => failed.has(key(annotationId(a))));
+      await sleep(backoffDelay(attempt, options.retry ?? DEFAULT_RETRY));
     }
     return [...settled.values()];
   };
   return {
-    done: run(),
+    // Never rejects (a pass never throws; a throwing logger ends the loop with what is known).
+    done: run().catch(() => [...settled.values()]),
     stop: () => {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -18,6 +18,8 @@ import {
   APP_NAME,
   APP_NAME_LABEL,
   MUTATING_WEBHOOK_CONFIGURATION,
+  POD_RESTARTER_CLUSTER_ROLE,
+  POD_RESTARTER_ROLE_BINDING,
   RUNTIME_NAMESPACE,
   WEBHOOK_SELECTOR,
   WEBHOOK_SERVICE_ACCOUNT,
@@ -45,19 +47,18 @@ export interface UpstreamLeftover {
   readonly isUpstreams: (found: FoundObject) => boolean;
 }
 
-/** An upstream object we deliberately keep, and why. */
-export interface KeptUpstreamObject {
+/** Upstream objects we deliberately keep, and why. */
+export interface KeptUpstreamObjects {
   readonly kind: string;
   readonly namespace?: string;
-  readonly name: string;
+  /** Their names as upstream's overlays render them. */
+  readonly names: readonly string[];
   readonly why: string;
 }
 
 /** Upstream's kustomize `namePrefix` is its app name. */
 const UPSTREAM_NAME = APP_NAME;
 const METRICS_AUTH_ROLE = `${UPSTREAM_NAME}-metrics-auth-role`;
-const POD_RESTARTER_ROLE = `${UPSTREAM_NAME}-pod-restarter-role`;
-const POD_RESTARTER_BINDING = `${UPSTREAM_NAME}-pod-restarter-rolebinding`;
 
 const record = (v: unknown): Readonly<Record<string, unknown>> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
@@ -92,10 +93,11 @@ const podRestarterBinding = (namespace: string): UpstreamLeftover => ({
   kind: 'RoleBinding',
   resource: 'rolebindings',
   namespace,
-  name: POD_RESTARTER_BINDING,
+  name: POD_RESTARTER_ROLE_BINDING,
   reason:
     'grants our ServiceAccount deleting Pods, which we never do (stale Pods are restarted through their owners)',
-  isUpstreams: (o) => notOurs(o) && upstreamLabelled(o) && rolesRef(o, 'ClusterRole', POD_RESTARTER_ROLE),
+  isUpstreams: (o) =>
+    notOurs(o) && upstreamLabelled(o) && rolesRef(o, 'ClusterRole', POD_RESTARTER_CLUSTER_ROLE),
 });
 
 /** The upstream objects our webhook deletes once it serves, in this order (bindings before roles). */
@@ -159,7 +161,7 @@ export const UPSTREAM_LEFTOVERS: readonly UpstreamLeftover[] = [
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     resource: 'clusterroles',
-    name: POD_RESTARTER_ROLE,
+    name: POD_RESTARTER_CLUSTER_ROLE,
     reason: 'only the pod-restarter bindings used it (they are removed)',
     isUpstreams: (o) => notOurs(o) && upstreamLabelled(o),
   },
@@ -190,33 +192,41 @@ export const UPSTREAM_ANNOTATIONS: readonly UpstreamAnnotation[] = [
 ];
 
 /** Upstream objects we keep on purpose (documentation; tests check none is also removed). */
-export const UPSTREAM_KEPT: readonly KeptUpstreamObject[] = [
+export const UPSTREAM_KEPT: readonly KeptUpstreamObjects[] = [
   {
     kind: 'PriorityClass',
-    name: `${UPSTREAM_NAME}-priority-class`,
+    names: [`${UPSTREAM_NAME}-priority-class`],
     why: "our Deployment keeps upstream's priorityClassName after KIM's apply; without the class no new webhook Pod would be admitted",
   },
   {
     kind: 'Secret',
     namespace: RUNTIME_NAMESPACE,
-    name: "upstream's serving certificate",
+    names: [`${UPSTREAM_NAME}-webhook-cert`, 'webhook-server-cert'],
     why: "our Deployment keeps upstream's certificate volume after KIM's apply; without the Secret no new webhook Pod would start",
   },
   {
-    kind: 'Certificate and Issuer (cert.gardener.cloud or cert-manager.io)',
+    kind: 'Certificate and Issuer (cert.gardener.cloud, or cert-manager.io in the k3d overlay)',
     namespace: RUNTIME_NAMESPACE,
-    name: `kyma / ${UPSTREAM_NAME}-kyma, ${UPSTREAM_NAME}-serving-cert`,
+    names: [
+      `${UPSTREAM_NAME}-kyma`,
+      'kyma',
+      `${UPSTREAM_NAME}-serving-cert`,
+      `${UPSTREAM_NAME}-selfsigned-issuer`,
+    ],
     why: 'they keep that Secret valid, and a certificate manager may delete the Secret with its Certificate; they point at no endpoint of ours',
   },
   {
     kind: 'NetworkPolicy',
     namespace: RUNTIME_NAMESPACE,
-    name: `${UPSTREAM_NAME}-kyma-project.io--ingress-allow-webhook-traffic, ${UPSTREAM_NAME}-kyma-project.io--rt-bootstrapper--allow-egress-to-apiserver`,
+    names: [
+      `${UPSTREAM_NAME}-kyma-project.io--ingress-allow-webhook-traffic`,
+      `${UPSTREAM_NAME}-kyma-project.io--rt-bootstrapper--allow-egress-to-apiserver`,
+    ],
     why: 'they allow what our webhook needs (the API server calling 9443, our calls to the API server on 443); under a default-deny policy they keep it reachable',
   },
   {
     kind: 'ClusterRole',
-    name: `${UPSTREAM_NAME}-metrics-reader`,
+    names: [`${UPSTREAM_NAME}-metrics-reader`],
     why: 'grants nothing to anyone unless bound, and a monitoring binding may refer to it',
   },
 ];

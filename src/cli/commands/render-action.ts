@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { controllerManifestList, renderControllerManifests } from '../../render/controller-manifests.js';
-import { renderKimManifests } from '../../render/kim-manifests.js';
+import { kimConfigMapYaml, renderKimManifests } from '../../render/kim-manifests.js';
 import { renderWebhookManifests, webhookManifestList } from '../../render/webhook-manifests.js';
 import { packageVersion } from '../../version.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
@@ -49,7 +49,7 @@ export function renderKim(flags: RenderKimFlags): void {
     replicas: replicasOf(flags.replicas),
     ...(flags.landscape ? { landscape: flags.landscape } : {}),
   });
-  process.stdout.write(flags.raw ? kim.text : stringify(kim.configMap));
+  process.stdout.write(flags.raw ? kim.text : kimConfigMapYaml(kim));
 }
 
 /** `rtb render controller`. */

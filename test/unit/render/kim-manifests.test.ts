@@ -4,6 +4,7 @@ import { parse, stringify } from 'yaml';
 import { planWebhook } from '../../../src/controller/direct/runtime-manifests.js';
 import {
   checkKimManifests,
+  kimConfigMapYaml,
   KimManifestsError,
   renderKimManifests,
   splitAsKim,
@@ -40,8 +41,10 @@ describe('rtb render kim', () => {
   });
 
   test('printed as YAML, the ConfigMap carries the text unchanged', () => {
-    const back = parse(stringify(kim.configMap)) as { data: Record<string, string> };
+    const printed = kimConfigMapYaml(kim);
+    const back = parse(printed) as { data: Record<string, string> };
     assert.equal(back.data['manifests.yaml'], kim.text);
+    assert.match(printed, /manifests\.yaml: \|/, 'a literal block');
   });
 
   test('cut as KIM cuts it, the text gives back exactly our objects, each with a kind', () => {
