@@ -92,11 +92,14 @@ export const KIM_MANIFESTS_KEY = 'manifests.yaml';
 export const KIM_FIELD_MANAGER = 'kim-bootstrapper';
 
 /** The DNS names the serving certificate must cover for {@link WEBHOOK_SERVICE} in `namespace`. */
-export function webhookServiceDnsNames(namespace: string = RUNTIME_NAMESPACE): string[] {
+export function webhookServiceDnsNames(
+  namespace: string = RUNTIME_NAMESPACE,
+  service: string = WEBHOOK_SERVICE,
+): string[] {
   return [
-    WEBHOOK_SERVICE,
-    `${WEBHOOK_SERVICE}.${namespace}`,
-    `${WEBHOOK_SERVICE}.${namespace}.svc`,
-    `${WEBHOOK_SERVICE}.${namespace}.svc.cluster.local`,
+    service,
+    `${service}.${namespace}`,
+    `${service}.${namespace}.svc`,
+    `${service}.${namespace}.svc.cluster.local`,
   ];
 }

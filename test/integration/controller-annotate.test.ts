@@ -5,7 +5,7 @@ import { FORCE_PATCH_RECONCILIATION } from '../../src/api/runtime.js';
 import { SIGNALLED_VERSION_ANNOTATION } from '../../src/controller/annotate/signal-decision.js';
 import { SIGNAL_STATE_KEY } from '../../src/controller/annotate/signal-state-store.js';
 import type { ControllerApp, ControllerAppOptions, ModeHandle } from '../../src/controller/controller-app.js';
-import { KIM_MANIFESTS_CONFIG_MAP, KIM_MANIFESTS_KEY } from '../../src/controller/sources/source-watcher.js';
+import { KIM_MANIFESTS_CONFIG_MAP, KIM_MANIFESTS_KEY } from '../../src/api/runtime-names.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import {

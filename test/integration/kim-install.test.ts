@@ -9,12 +9,10 @@ import {
   AdmissionregistrationV1Api,
   AppsV1Api,
   CoreV1Api,
-  KubeConfig,
   type V1MutatingWebhookConfiguration,
   type V1Pod,
 } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
 import { after, describe, test } from 'node:test';
 import {
@@ -22,19 +20,23 @@ import {
   RUNTIME_NAMESPACE,
   WEBHOOK_DEPLOYMENT,
   WEBHOOK_SERVICE,
-  WEBHOOK_SERVICE_ACCOUNT,
   WEBHOOK_TLS_SECRET,
 } from '../../src/api/runtime-names.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
-import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
-import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import type { ServingPolicy } from '../../src/pki/serving-policy.js';
 import { renderKimManifests } from '../../src/render/kim-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp } from '../../src/webhook/webhook-app.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
-import { dockerConfig } from '../support/kcp.js';
+import { asWebhookServiceAccount, dockerConfig } from '../support/kcp.js';
+import {
+  gardenerCertManagementCrds,
+  UPSTREAM_NAMESPACES,
+  upstreamInstallText,
+} from '../support/upstream-install.js';
+import { ensureCrds } from '../../src/kube/crd.js';
+import { reportDeploymentRollout } from '../../src/local/simulated-kubelet.js';
 import { kimConfigure, kimInstall, kimStatus, type KimSources } from '../support/kim-installer.js';
 
 const plane = useControlPlane({ clusters: ['fresh', 'upstream'] });
@@ -56,33 +58,13 @@ after(async () => {
   await Promise.all(running.map((r) => r.app.stop()));
 });
 
-async function serviceAccountConfig(cluster: LocalCluster): Promise<KubeConfig> {
-  // The API server maps a client certificate's CN to the user: this is the ServiceAccount.
-  const id = await issueCertificate(cluster.ca, {
-    commonName: `system:serviceaccount:${RUNTIME_NAMESPACE}:${WEBHOOK_SERVICE_ACCOUNT}`,
-    organizations: ['system:serviceaccounts', `system:serviceaccounts:${RUNTIME_NAMESPACE}`],
-    usage: 'client',
-  });
-  const kc = new KubeConfig();
-  kc.loadFromString(
-    renderKubeconfig({
-      name: 'sa',
-      server: cluster.server,
-      caPem: cluster.caPem,
-      clientCertPem: id.certPem,
-      clientKeyPem: id.keyPem,
-    }),
-  );
-  return kc;
-}
-
 async function startReplica(
   cluster: LocalCluster,
   identity: string,
   policy?: ServingPolicy,
 ): Promise<Replica> {
   const app = await startWebhookApp({
-    kubeConfig: await serviceAccountConfig(cluster),
+    kubeConfig: await asWebhookServiceAccount(cluster),
     servingCert: {
       secret: { namespace: RUNTIME_NAMESPACE, name: WEBHOOK_TLS_SECRET },
       extraSans: ['127.0.0.1'],
@@ -101,41 +83,14 @@ async function startReplica(
 
 /** What the deployment controller and kubelets report: progressing at once, available once every replica is ready. */
 async function simulateRollout(cluster: LocalCluster, replicas: readonly Replica[]): Promise<void> {
-  const apps = cluster.kubeConfig().makeApiClient(AppsV1Api);
-  const report = async (available: boolean): Promise<void> => {
-    const d = await apps.readNamespacedDeployment({ name: WEBHOOK_DEPLOYMENT, namespace: RUNTIME_NAMESPACE });
-    const want = d.spec?.replicas ?? 1;
-    await apps.replaceNamespacedDeploymentStatus({
-      name: WEBHOOK_DEPLOYMENT,
-      namespace: RUNTIME_NAMESPACE,
-      body: {
-        ...d,
-        status: {
-          observedGeneration: d.metadata?.generation ?? 1,
-          replicas: want,
-          updatedReplicas: want,
-          readyReplicas: available ? want : 0,
-          availableReplicas: available ? want : 0,
-          conditions: [
-            { type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated', message: 'simulated' },
-            {
-              type: 'Available',
-              status: available ? 'True' : 'False',
-              reason: 'Simulated',
-              message: 'simulated',
-            },
-          ],
-        },
-      },
-    });
-  };
-  await report(false);
+  const kc = cluster.kubeConfig();
+  await reportDeploymentRollout(kc, RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, false);
   await eventually(
     () => (replicas.every((r) => r.app.ready()) ? true : undefined),
     30_000,
     'every replica ready',
   );
-  await report(true);
+  await reportDeploymentRollout(kc, RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, true);
 }
 
 async function ourConfiguration(cluster: LocalCluster): Promise<V1MutatingWebhookConfiguration> {
@@ -271,11 +226,12 @@ describe('KIM installs rt-bootstrapper as it installs upstream today', () => {
   test('an upgrade over an upstream install: one webhook, upstream leftovers removed, the Deployment taken over', async () => {
     const cluster = plane().cluster('upstream');
     const kc = cluster.kubeConfig();
-    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: RUNTIME_NAMESPACE } } });
-    // Upstream as KIM installed it: the same installer, upstream's kustomize output.
-    const upstream = readFileSync(new URL('../fixtures/upstream/manifests.yaml', import.meta.url), 'utf8');
+    for (const name of UPSTREAM_NAMESPACES)
+      await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+    // Upstream as KIM installed it (the same installer), on a landscape with Gardener's CRDs.
+    await ensureCrds(kc, gardenerCertManagementCrds());
+    await kimInstall(kc, upstreamInstallText());
     await kimConfigure(kc, SOURCES);
-    await kimInstall(kc, upstream);
 
     const ours = renderKimManifests({ image: IMAGE, version: '1.0.0' }).text;
     assert.equal(await kimStatus(kc, ours), 'Failed', 'upstream never reports available here');

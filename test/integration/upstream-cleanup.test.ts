@@ -8,20 +8,15 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { parseAllDocuments } from 'yaml';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
   WEBHOOK_DEPLOYMENT,
   WEBHOOK_SERVICE_ACCOUNT,
 } from '../../src/api/runtime-names.js';
-import type { LocalCluster } from '../../src/envtest/control-plane.js';
-import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { statusCodeOf } from '../../src/kube/kube-errors.js';
-import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
 import {
   removeUpstreamLeftovers,
@@ -30,60 +25,20 @@ import {
 } from '../../src/webhook/upstream-cleanup.js';
 import { UPSTREAM_LEFTOVERS } from '../../src/webhook/upstream-leftovers.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
+import { asWebhookServiceAccount, clientAs } from '../support/kcp.js';
+import {
+  gardenerCertManagementCrds,
+  UPSTREAM_NAMESPACES,
+  upstreamInstall,
+} from '../support/upstream-install.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 
-/** Upstream's kustomize output, as its release ships it. */
-const UPSTREAM = parseAllDocuments(
-  readFileSync(new URL('../fixtures/upstream/install.yaml', import.meta.url), 'utf8'),
-)
-  .map((d) => d.toJS() as KubernetesObject | null)
-  .filter((o): o is KubernetesObject => o !== null);
+const UPSTREAM = upstreamInstall();
 
 const ref = (o: KubernetesObject): string =>
   `${o.kind ?? ''} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 const LISTED = new Set(UPSTREAM_LEFTOVERS.map((l) => `${l.kind} ${l.namespace ?? ''}/${l.name}`));
-
-/** Gardener cert-management's two kinds, served without a schema (the test API server has none). */
-const gardenerCrd = (plural: string, kind: string): KubernetesObject =>
-  ({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.cert.gardener.cloud` },
-    spec: {
-      group: 'cert.gardener.cloud',
-      scope: 'Namespaced',
-      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-      versions: [
-        {
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  }) as KubernetesObject;
-
-/** A kubeconfig for `user` (a client certificate the API server maps to that user name). */
-async function identity(cluster: LocalCluster, user: string, groups: string[] = []): Promise<KubeConfig> {
-  const cert = await issueCertificate(cluster.ca, {
-    commonName: user,
-    organizations: groups,
-    usage: 'client',
-  });
-  const kc = new KubeConfig();
-  kc.loadFromString(
-    renderKubeconfig({
-      name: user.replace(/[^a-z0-9-]/g, '-'),
-      server: cluster.server,
-      caPem: cluster.caPem,
-      clientCertPem: cert.certPem,
-      clientKeyPem: cert.keyPem,
-    }),
-  );
-  return kc;
-}
 
 interface Line {
   readonly level: 'info' | 'warn';
@@ -129,10 +84,9 @@ describe('removing what an upstream install leaves, on a real API server', () =>
   test('after KIM applied our release over an upstream install, exactly the listed objects go', async () => {
     const cluster = plane().cluster('runtime');
     const admin = cluster.kubeConfig();
-    await ensureCrds(admin, [gardenerCrd('issuers', 'Issuer'), gardenerCrd('certificates', 'Certificate')]);
+    await ensureCrds(admin, gardenerCertManagementCrds());
     const core = admin.makeApiClient(CoreV1Api);
-    for (const name of ['kyma-system', 'istio-system'])
-      await core.createNamespace({ body: { metadata: { name } } });
+    for (const name of UPSTREAM_NAMESPACES) await core.createNamespace({ body: { metadata: { name } } });
 
     // Upstream as KIM installed it: created, so another manager owns every field.
     const objects = KubernetesObjectApi.makeApiClient(admin);
@@ -186,10 +140,7 @@ describe('removing what an upstream install leaves, on a real API server', () =>
     );
 
     // Our webhook's identity, with exactly the rendered RBAC.
-    const webhook = await identity(cluster, `system:serviceaccount:kyma-system:${WEBHOOK_SERVICE_ACCOUNT}`, [
-      'system:serviceaccounts',
-      'system:serviceaccounts:kyma-system',
-    ]);
+    const webhook = await asWebhookServiceAccount(cluster);
     const { logger, lines } = recordingLogger();
     const results = await removeUpstreamLeftovers(webhook, logger);
 
@@ -274,7 +225,7 @@ describe('removing what an upstream install leaves, on a real API server', () =>
         subjects: [{ kind: 'ServiceAccount', name: WEBHOOK_SERVICE_ACCOUNT, namespace: 'kyma-system' }],
       },
     });
-    const webhook = await identity(cluster, `system:serviceaccount:kyma-system:${WEBHOOK_SERVICE_ACCOUNT}`);
+    const webhook = await clientAs(cluster, `system:serviceaccount:kyma-system:${WEBHOOK_SERVICE_ACCOUNT}`);
     const results = await removeUpstreamLeftovers(webhook, recordingLogger().logger);
     const outcome = (kind: string, name: string): string | undefined =>
       results.find((r) => r.kind === kind && r.name === name)?.outcome;
@@ -306,7 +257,7 @@ describe('removing what an upstream install leaves, on a real API server', () =>
 
     // An identity without rights yet.
     const user = 'cleanup-tester';
-    const kc = await identity(cluster, user);
+    const kc = await clientAs(cluster, user);
     const { logger, lines } = recordingLogger();
     const cleanup = startUpstreamCleanup(kc, logger, {
       leftovers: UPSTREAM_LEFTOVERS.filter((l) => l.kind === 'Service'),

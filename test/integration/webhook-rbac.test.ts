@@ -1,13 +1,11 @@
-import { CoreV1Api, KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
-import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { applyObjects } from '../../src/kube/apply.js';
-import { WEBHOOK_SERVICE_ACCOUNT } from '../../src/api/runtime-names.js';
 import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
+import { asWebhookServiceAccount } from '../support/kcp.js';
 import { startTestWebhook } from '../support/webhook.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
@@ -40,22 +38,7 @@ describe('the rendered runtime manifests on a real API server', () => {
       },
     });
 
-    // The API server maps a client certificate's CN to the user name: this is the ServiceAccount's identity.
-    const identity = await issueCertificate(cluster.ca, {
-      commonName: `system:serviceaccount:kyma-system:${WEBHOOK_SERVICE_ACCOUNT}`,
-      organizations: ['system:serviceaccounts', 'system:serviceaccounts:kyma-system'],
-      usage: 'client',
-    });
-    const sa = new KubeConfig();
-    sa.loadFromString(
-      renderKubeconfig({
-        name: 'sa',
-        server: cluster.server,
-        caPem: cluster.caPem,
-        clientCertPem: identity.certPem,
-        clientKeyPem: identity.keyPem,
-      }),
-    );
+    const sa = await asWebhookServiceAccount(cluster);
     const saCore = sa.makeApiClient(CoreV1Api);
     await assert.rejects(
       saCore.readNamespacedSecret({ name: 'someone-elses', namespace: 'kyma-system' }),

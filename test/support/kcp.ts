@@ -1,8 +1,17 @@
-import { CoreV1Api, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  KubeConfig,
+  RbacAuthorizationV1Api,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { runtimeBootstrappersPath, newRuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
-import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
+import {
+  RUNTIME_NAMESPACE,
+  WEBHOOK_DEPLOYMENT,
+  WEBHOOK_SERVICE_ACCOUNT,
+} from '../../src/api/runtime-names.js';
 import type { DirectModeOptions } from '../../src/controller/direct/direct-mode.js';
 import { createSourceWatcher, type SourceWatcher } from '../../src/controller/sources/source-set.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
@@ -43,6 +52,28 @@ export async function kubeconfigFor(
     clientCertPem: id.certPem,
     clientKeyPem: id.keyPem,
   });
+}
+
+/** A client of `cluster` acting as `user` (groups optional). */
+export async function clientAs(
+  cluster: LocalCluster,
+  user: string,
+  groups: string[] = [],
+): Promise<KubeConfig> {
+  const kc = new KubeConfig();
+  kc.loadFromString(await kubeconfigFor(cluster, user, groups));
+  return kc;
+}
+
+/**
+ * A client with the webhook ServiceAccount's identity: the API server maps a client
+ * certificate's CN to the user name, so exactly the rendered RBAC applies.
+ */
+export function asWebhookServiceAccount(cluster: LocalCluster): Promise<KubeConfig> {
+  return clientAs(cluster, `system:serviceaccount:${RUNTIME_NAMESPACE}:${WEBHOOK_SERVICE_ACCOUNT}`, [
+    'system:serviceaccounts',
+    `system:serviceaccounts:${RUNTIME_NAMESPACE}`,
+  ]);
 }
 
 /** Makes `user` cluster-admin on `cluster` through a ClusterRoleBinding named after it. */

@@ -5,6 +5,8 @@
  * last write, which tells an active writer from a stale entry.
  */
 
+import { KIM_FIELD_MANAGER } from '../../api/runtime-names.js';
+
 /** One `metadata.managedFields` entry, as far as this needs it. */
 export interface ManagedFieldsEntry {
   readonly manager?: string;
@@ -25,9 +27,6 @@ export interface ForeignWrite {
   readonly manager: string;
   readonly time: string;
 }
-
-/** KIM's field manager on the runtime. */
-export const KIM_FIELD_MANAGER = 'kim-bootstrapper';
 
 const millis = (t: string | Date | undefined): number =>
   t === undefined ? Number.NaN : new Date(t).getTime();

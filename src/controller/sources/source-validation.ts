@@ -6,7 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
 import { CONFIG_MAP_KEY, ConfigError, parseWebhookConfig } from '../../api/webhook-config.js';
-import { KIM_MANIFESTS_KEY } from './source-watcher.js';
+import { KIM_MANIFESTS_KEY } from '../../api/runtime-names.js';
 
 const DOCKER_CONFIG_JSON = 'kubernetes.io/dockerconfigjson';
 const DOCKER_CFG = 'kubernetes.io/dockercfg';

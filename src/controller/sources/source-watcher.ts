@@ -22,11 +22,6 @@ export const SOURCE_KINDS: readonly SourceKind[] = [
   'manifestsConfigMap',
 ];
 
-/** KIM's default name of its manifests ConfigMap (its `--runtime-bootstrapper-manifests-config-map-name`). */
-export const KIM_MANIFESTS_CONFIG_MAP = 'runtime-bootstrapper-manifests';
-/** The key of KIM's manifests ConfigMap holding the manifests (fixed in KIM's code). */
-export const KIM_MANIFESTS_KEY = 'manifests.yaml';
-
 /** Content version per source; undefined or absent = missing or not watched. */
 export type SourceVersions = Readonly<Partial<Record<SourceKind, string | undefined>>>;
 

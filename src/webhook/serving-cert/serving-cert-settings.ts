@@ -5,7 +5,12 @@
  */
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import { RUNTIME_NAMESPACE, WEBHOOK_SERVICE, WEBHOOK_TLS_SECRET } from '../../api/runtime-names.js';
+import {
+  RUNTIME_NAMESPACE,
+  WEBHOOK_SERVICE,
+  WEBHOOK_TLS_SECRET,
+  webhookServiceDnsNames,
+} from '../../api/runtime-names.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import type { LeaderElectionTiming } from '../../kube/leader-election.js';
 import type { ServingPolicy } from '../../pki/serving-policy.js';
@@ -30,16 +35,6 @@ export function defaultServingSecret(): { namespace: string; name: string } {
   return { namespace: process.env.POD_NAMESPACE || RUNTIME_NAMESPACE, name: WEBHOOK_TLS_SECRET };
 }
 
-/** The DNS names of a Service as its clients may spell them. */
-export function serviceDnsNames(service: string, namespace: string): string[] {
-  return [
-    service,
-    `${service}.${namespace}`,
-    `${service}.${namespace}.svc`,
-    `${service}.${namespace}.svc.cluster.local`,
-  ];
-}
-
 /** Starts the keeper for these settings. */
 export async function startKeeperFromSettings(
   access: ClusterAccess,
@@ -53,7 +48,7 @@ export async function startKeeperFromSettings(
     access,
     secret,
     dnsNames: [
-      ...serviceDnsNames(s.service ?? WEBHOOK_SERVICE, secret.namespace),
+      ...webhookServiceDnsNames(secret.namespace, s.service ?? WEBHOOK_SERVICE),
       ...extra.filter((n) => isIP(n) === 0),
     ],
     ipAddresses: extra.filter((n) => isIP(n) !== 0),

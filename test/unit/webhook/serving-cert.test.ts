@@ -22,10 +22,7 @@ import {
   readServingSecret,
   servingSecretBody,
 } from '../../../src/webhook/serving-cert/serving-secret-codec.js';
-import {
-  defaultServingSecret,
-  serviceDnsNames,
-} from '../../../src/webhook/serving-cert/serving-cert-settings.js';
+import { defaultServingSecret } from '../../../src/webhook/serving-cert/serving-cert-settings.js';
 import { caBundlesOf } from '../../../src/webhook/serving-cert/webhook-configurations.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
@@ -222,7 +219,12 @@ describe('rtb webhook TLS flags', () => {
     assert.equal(defaultOf('--tls-key'), undefined);
     assert.equal(defaultOf('--webhook-service'), WEBHOOK_SERVICE);
     assert.equal(defaultOf('--cert-lease'), WEBHOOK_CERT_LEASE);
-    assert.deepEqual(serviceDnsNames(WEBHOOK_SERVICE, 'kyma-system'), webhookServiceDnsNames('kyma-system'));
+    assert.deepEqual(webhookServiceDnsNames('kyma-system', 'other'), [
+      'other',
+      'other.kyma-system',
+      'other.kyma-system.svc',
+      'other.kyma-system.svc.cluster.local',
+    ]);
   });
 
   test('the Secret’s namespace defaults to the Pod’s', () => {
