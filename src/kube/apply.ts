@@ -24,7 +24,8 @@ export class ApplyError extends Error {
 // on every call (and a runtime client lives as long as its kubeconfig is unchanged).
 const objectApis = new WeakMap<KubeConfig, KubernetesObjectApi>();
 
-function objectApiFor(kc: KubeConfig): KubernetesObjectApi {
+/** The object API of `kc`, made once per KubeConfig (API discovery is cached inside it). */
+export function objectApiFor(kc: KubeConfig): KubernetesObjectApi {
   let api = objectApis.get(kc);
   if (!api) {
     api = KubernetesObjectApi.makeApiClient(kc);

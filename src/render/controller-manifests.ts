@@ -8,7 +8,12 @@ import type {
   V1RoleBinding,
   V1ServiceAccount,
 } from '@kubernetes/client-node';
-import { httpProbe, restrictedContainerSecurityContext, restrictedPodSecurityContext } from './hardening.js';
+import {
+  httpProbe,
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  spreadOverNodes,
+} from './hardening.js';
 import { RUNTIME_GROUP, RUNTIME_NAMESPACE, RUNTIME_PLURAL } from '../api/runtime.js';
 import { CONFIG_MAP_NAME } from '../api/webhook-config.js';
 import { DEFAULT_STATE_CONFIG_MAP } from '../controller/annotate/signal-state-store.js';
@@ -232,14 +237,7 @@ function renderDeployment(
           // SIGTERM stops the mode and releases the Lease, so the standby takes over at once.
           terminationGracePeriodSeconds: 30,
           securityContext: restrictedPodSecurityContext(),
-          topologySpreadConstraints: [
-            {
-              maxSkew: 1,
-              topologyKey: 'kubernetes.io/hostname',
-              whenUnsatisfiable: 'ScheduleAnyway',
-              labelSelector: { matchLabels: { ...selector } },
-            },
-          ],
+          topologySpreadConstraints: spreadOverNodes(selector),
           containers: [
             {
               name: 'controller',

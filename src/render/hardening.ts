@@ -1,4 +1,9 @@
-import type { V1PodSecurityContext, V1Probe, V1SecurityContext } from '@kubernetes/client-node';
+import type {
+  V1PodSecurityContext,
+  V1Probe,
+  V1SecurityContext,
+  V1TopologySpreadConstraint,
+} from '@kubernetes/client-node';
 
 /** Pod security context of every Deployment we render (Pod Security "restricted"). */
 export const restrictedPodSecurityContext = (): V1PodSecurityContext => ({
@@ -13,6 +18,18 @@ export const restrictedContainerSecurityContext = (): V1SecurityContext => ({
   readOnlyRootFilesystem: true,
   capabilities: { drop: ['ALL'] },
 });
+
+/** Spreads a Deployment's replicas over nodes, so one node going away leaves the others answering. */
+export const spreadOverNodes = (
+  matchLabels: Readonly<Record<string, string>>,
+): V1TopologySpreadConstraint[] => [
+  {
+    maxSkew: 1,
+    topologyKey: 'kubernetes.io/hostname',
+    whenUnsatisfiable: 'ScheduleAnyway',
+    labelSelector: { matchLabels: { ...matchLabels } },
+  },
+];
 
 /** An HTTP(S) GET probe on a named port. */
 export const httpProbe = (path: string, port: string, scheme?: 'HTTPS'): V1Probe => ({

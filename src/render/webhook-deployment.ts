@@ -10,7 +10,12 @@ import {
 } from '../api/runtime-names.js';
 import { CONFIG_MAP_KEY } from '../api/webhook-config.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
-import { httpProbe, restrictedContainerSecurityContext, restrictedPodSecurityContext } from './hardening.js';
+import {
+  httpProbe,
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  spreadOverNodes,
+} from './hardening.js';
 import { objectLabels, type WebhookManifestOptions } from './webhook-options.js';
 
 /**
@@ -69,15 +74,7 @@ export function renderWebhookDeployment(
           serviceAccountName: WEBHOOK_SERVICE_ACCOUNT,
           terminationGracePeriodSeconds: 30,
           securityContext: restrictedPodSecurityContext(),
-          // Spread the replicas so one node going away leaves the webhook answering.
-          topologySpreadConstraints: [
-            {
-              maxSkew: 1,
-              topologyKey: 'kubernetes.io/hostname',
-              whenUnsatisfiable: 'ScheduleAnyway',
-              labelSelector: { matchLabels: { ...WEBHOOK_SELECTOR } },
-            },
-          ],
+          topologySpreadConstraints: spreadOverNodes(WEBHOOK_SELECTOR),
           containers: [
             {
               name: WEBHOOK_CONTAINER,

@@ -9,6 +9,10 @@
  *   apply it with Force under `kim-bootstrapper`; never delete or prune;
  * - status: the Deployment's readiness and its `app.kubernetes.io/version` label against the first
  *   Deployment of the manifests.
+ *
+ * It spells KIM's names and its split itself rather than importing ours (runtime-names.ts,
+ * splitAsKim): it stands for KIM, so a rename or a splitting rule of ours that KIM does not share
+ * must make the KIM test fail, not follow along.
  */
 import type { KubeConfig, KubernetesObject, V1Deployment } from '@kubernetes/client-node';
 import { parse } from 'yaml';
@@ -16,9 +20,9 @@ import { kubeRequest } from '../../src/kube/kube-request.js';
 import { statusCodeOf } from '../../src/kube/kube-errors.js';
 
 /** KIM's field manager on the runtime. */
-export const KIM_FIELD_MANAGER = 'kim-bootstrapper';
+const KIM_FIELD_MANAGER = 'kim-bootstrapper';
 /** The Deployment KIM waits for (flag `--runtime-bootstrapper-skr-deployment-name`). */
-export const KIM_DEPLOYMENT = { namespace: 'kyma-system', name: 'rt-bootstrapper-controller-manager' };
+const KIM_DEPLOYMENT = { namespace: 'kyma-system', name: 'rt-bootstrapper-controller-manager' };
 const VERSION_LABEL = 'app.kubernetes.io/version';
 
 /** KIM's installation states. */

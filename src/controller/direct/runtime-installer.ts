@@ -3,7 +3,6 @@ import {
   AppsV1Api,
   CertificatesV1beta1Api,
   CoreV1Api,
-  KubernetesObjectApi,
   VersionApi,
   type KubeConfig,
   type KubernetesObject,
@@ -16,7 +15,7 @@ import {
   WEBHOOK_TLS_SECRET,
 } from '../../api/runtime-names.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
-import { describeObject } from '../../kube/apply.js';
+import { describeObject, objectApiFor } from '../../kube/apply.js';
 import type { WrittenObject } from './foreign-writers.js';
 import type { RuntimePlan } from './runtime-manifests.js';
 import { withTimeout } from './with-timeout.js';
@@ -123,7 +122,7 @@ export class RuntimeInstaller {
    * label (the synced set and the pull Secret's copies in all namespaces). Namespaces stay.
    */
   async uninstall(plan: Pick<RuntimePlan, 'registration' | 'webhook'>): Promise<void> {
-    const objects = KubernetesObjectApi.makeApiClient(this.kc);
+    const objects = objectApiFor(this.kc);
     const remove = async (o: KubernetesObject): Promise<void> => {
       try {
         await withTimeout(objects.delete(o), this.timeoutMs, `delete ${o.kind ?? ''}`);
@@ -161,7 +160,7 @@ export class RuntimeInstaller {
 
   /** Who wrote each object when (its `managedFields`); objects that do not exist are left out. */
   async writersOf(objects: readonly KubernetesObject[]): Promise<WrittenObject[]> {
-    const api = KubernetesObjectApi.makeApiClient(this.kc);
+    const api = objectApiFor(this.kc);
     const out: WrittenObject[] = [];
     for (const o of objects) {
       try {

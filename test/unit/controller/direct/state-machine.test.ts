@@ -39,7 +39,10 @@ class RecordingOps implements BootstrapperOps {
   drift = () => Promise.resolve(undefined);
   /** What foreignWrites answers; a test sets it to play KIM still writing. */
   foreign: ForeignWrite[] = [];
-  foreignWrites = async () => {
+  /** The kinds of the objects foreignWrites was asked about. */
+  ownershipKinds: string[] = [];
+  foreignWrites = async (objects: readonly KubernetesObject[]) => {
+    this.ownershipKinds = objects.map((o) => o.kind ?? '');
     await this.step('foreignWrites');
     return this.foreign;
   };
@@ -110,6 +113,8 @@ describe('the per-runtime state machine', () => {
     assert.deepEqual(outcome, {});
     assert.equal(status.state, 'Ready');
     assert.equal(cond(status, 'ExclusivelyManaged')?.status, 'True');
+    // Only what KIM writes on each of its passes is read back, not every object.
+    assert.deepEqual(ops.ownershipKinds.sort(), ['ConfigMap', 'Deployment', 'MutatingWebhookConfiguration']);
     assert.equal(status.appliedVersion, 'v-1');
     assert.equal(status.webhookVersion, '1.0.0');
     assert.equal(status.observedGeneration, 3);
