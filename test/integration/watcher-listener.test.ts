@@ -23,8 +23,8 @@ import {
   runtimeClientCert,
   waitFor,
   writeClientFiles,
-  type Reply,
 } from '../unit/watcher/tls-fixtures.js';
+import type { Reply } from '../support/https-call.js';
 
 const DOMAINS: Record<string, string> = { 'rt-1': 'rt-1.kyma.example', 'rt-2': 'rt-2.kyma.example' };
 const event = (name: string): WatchEvent => ({

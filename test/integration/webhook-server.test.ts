@@ -11,6 +11,7 @@ import { createCertificateAuthority } from '../../src/pki/certificate-authority.
 import { createLogger } from '../../src/telemetry/logger.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText, seedPodBefore } from '../support/fixtures.js';
+import { httpsCall, type Reply } from '../support/https-call.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
@@ -18,34 +19,8 @@ const SECRET_MARKER = 'c3VwZXItc2VjcmV0LXB1bGwtdG9rZW4=';
 let webhook: TestWebhook;
 const logLines: string[] = [];
 
-interface Reply {
-  status: number;
-  body: string;
-}
-
-function post(path: string, body: string | Buffer, method = 'POST'): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: webhook.app.port,
-        path,
-        method,
-        ca: webhook.ca.certPem,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (path: string, body: string | Buffer, method = 'POST'): Promise<Reply> =>
+  httpsCall({ port: webhook.app.port, caPem: webhook.ca.certPem, path, body, method });
 
 const review = (object: unknown, extra: Record<string, unknown> = {}): string =>
   JSON.stringify({
@@ -282,7 +257,11 @@ describe('graceful shutdown', () => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
-            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
+            resolve({
+              status: res.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString(),
+              headers: res.headers,
+            });
           });
         },
       );

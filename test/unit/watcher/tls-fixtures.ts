@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { request, type Agent } from 'node:https';
+import type { Agent } from 'node:https';
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import {
@@ -8,6 +8,7 @@ import {
 } from '../../../src/pki/certificate-authority.js';
 import { issueCertificate, type IssuedCertificate } from '../../../src/pki/issue-certificate.js';
 import type { ClientTlsFiles } from '../../../src/watcher/reloading-tls-agent.js';
+import { httpsCall, type Reply } from '../../support/https-call.js';
 
 /** A test CA. */
 export function newCa(name: string): Promise<CertificateAuthority> {
@@ -64,14 +65,7 @@ export async function metricValue(
   return series?.value ?? 0;
 }
 
-/** An HTTP answer. */
-export interface Reply {
-  readonly status: number;
-  readonly body: string;
-  readonly headers: Record<string, string | string[] | undefined>;
-}
-
-/** How to call a loopback HTTPS server with a client certificate. */
+/** How to call the drift listener (or another loopback HTTPS server) with a client certificate. */
 export interface CallOptions {
   readonly port: number;
   readonly client?: IssuedCertificate;
@@ -83,35 +77,17 @@ export interface CallOptions {
   readonly agent?: Agent;
 }
 
-/** One request; rejects when the connection fails (e.g. the TLS handshake is refused). */
+/** One request (default: POST to the drift event path); rejects when the connection fails. */
 export function call(opts: CallOptions): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: opts.port,
-        path: opts.path ?? '/v2/rt-bootstrapper/event',
-        method: opts.method ?? 'POST',
-        ca: opts.serverCaPem,
-        ...(opts.client ? { cert: opts.client.certPem, key: opts.client.keyPem } : {}),
-        ...(opts.agent ? { agent: opts.agent } : { agent: false }),
-        headers: { 'content-type': 'application/json', ...opts.headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString(),
-            headers: res.headers,
-          });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(opts.body);
+  return httpsCall({
+    port: opts.port,
+    caPem: opts.serverCaPem,
+    path: opts.path ?? '/v2/rt-bootstrapper/event',
+    ...(opts.method ? { method: opts.method } : {}),
+    ...(opts.body !== undefined ? { body: opts.body } : {}),
+    ...(opts.headers ? { headers: opts.headers } : {}),
+    ...(opts.client ? { client: opts.client } : {}),
+    ...(opts.agent ? { agent: opts.agent } : {}),
   });
 }
 

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { request } from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { parseWebhookConfig } from '../../../src/api/webhook-config.js';
@@ -7,27 +6,14 @@ import { createCertificateAuthority } from '../../../src/pki/certificate-authori
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
 import { createWebhookMetrics } from '../../../src/webhook/webhook-metrics.js';
+import { httpsCall, type Reply } from '../../support/https-call.js';
 import { MUTATE_PATH, UPSTREAM_MUTATE_PATH, WebhookServer } from '../../../src/webhook/webhook-server.js';
 
 let server: WebhookServer;
 let caPem: string;
 
-function post(path: string, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port: server.port, path, method: 'POST', ca: caPem, servername: 'localhost' },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (path: string, body: string): Promise<Reply> =>
+  httpsCall({ port: server.port, caPem, path, body, servername: 'localhost' });
 
 const review = JSON.stringify({
   apiVersion: 'admission.k8s.io/v1',
