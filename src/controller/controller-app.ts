@@ -22,12 +22,11 @@ import { createEventRecorder } from './events.js';
 import { startLeaderTerm } from './leader-term.js';
 import type { ModeContext, ModeHandle, ModeOptions, ModeStarter } from './mode.js';
 import { modeStarter } from './mode-registry.js';
-import { createSourceWatcher, type SourceWatcher } from './sources/source-set.js';
+import { createSourceWatcher } from './sources/source-set.js';
+import type { SourceWatcher } from './sources/source-watcher.js';
 
 // The mode contract and the registry live in mode.ts and mode-registry.ts; re-exported so
 // importers keep this path.
-export type { ModeContext, ModeHandle, ModeOptions, ModeStarter } from './mode.js';
-export { ModeUnavailableError, modeStarter, modes } from './mode-registry.js';
 
 /** Settings of {@link startControllerApp}. */
 export interface ControllerAppOptions {

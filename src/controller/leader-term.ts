@@ -8,8 +8,8 @@
  * (Runtimes, RuntimeBootstrappers, kubeconfig Secrets) are made by the mode at each start, so
  * their first list is fresh already.
  */
-import type { ModeContext, ModeHandle, ModeStarter } from './controller-app.js';
-import type { SourceWatcher } from './sources/source-set.js';
+import type { ModeContext, ModeHandle, ModeStarter } from './mode.js';
+import type { SourceWatcher } from './sources/source-watcher.js';
 
 /**
  * Relists the sources, then starts the mode with `ctx`. Rejects without starting it when

@@ -19,7 +19,6 @@ import { Store, type KubeObject, type ReadonlyStore, type StoreChange } from './
 
 // The options and handler types live in reflector-options.ts; re-exported so importers keep
 // this path.
-export type { ReflectorLogger, ReflectorOptions, ResourceEventHandlers } from './reflector-options.js';
 
 /** `waitForSync` after `stop()`, or before the first list completed when stopped. */
 export class ReflectorStoppedError extends Error {

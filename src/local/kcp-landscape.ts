@@ -9,7 +9,8 @@ import {
 import { runtimeBootstrapperCrd } from '../api/runtime-bootstrapper-crd.js';
 import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../api/runtime-names.js';
 import { startDirectMode, type DirectMode } from '../controller/direct/direct-mode.js';
-import { createSourceWatcher, type SourceWatcher } from '../controller/sources/source-set.js';
+import { createSourceWatcher } from '../controller/sources/source-set.js';
+import type { SourceWatcher } from '../controller/sources/source-watcher.js';
 import type { LocalCluster } from '../envtest/control-plane.js';
 import { applyObjects } from '../kube/apply.js';
 import { ensureCrds } from '../kube/crd.js';

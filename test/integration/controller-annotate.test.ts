@@ -4,7 +4,8 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import { FORCE_PATCH_RECONCILIATION } from '../../src/api/runtime.js';
 import { SIGNALLED_VERSION_ANNOTATION } from '../../src/controller/annotate/signal-decision.js';
 import { SIGNAL_STATE_KEY } from '../../src/controller/annotate/signal-state-store.js';
-import type { ControllerApp, ControllerAppOptions, ModeHandle } from '../../src/controller/controller-app.js';
+import type { ControllerApp, ControllerAppOptions } from '../../src/controller/controller-app.js';
+import type { ModeHandle } from '../../src/controller/mode.js';
 import { KIM_MANIFESTS_CONFIG_MAP, KIM_MANIFESTS_KEY } from '../../src/api/runtime-names.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
@@ -206,6 +207,36 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
   test('a ConfigMap content change signals every selected Runtime once', async (t) => {
     await signalsEachOnce(t, 'ConfigMap change', () =>
       setConfigText(kcp, configVariant('mirror-1.example.com')),
+    );
+  });
+
+  test('a config upstream accepts with a warning is propagated, and the warning is reported once, field named', async (t) => {
+    const warned = JSON.parse(configVariant('mirror-warned.example.com')) as {
+      overrides: Record<string, string>;
+    };
+    warned.overrides = { ...warned.overrides, nodot: 'ghcr.io' };
+    await signalsEachOnce(t, 'a config with a warning', () => setConfigText(kcp, JSON.stringify(warned)));
+    const events = kcp.kc.makeApiClient(EventsV1Api);
+    const warningsEvents = async (): Promise<string[]> =>
+      (await events.listNamespacedEvent({ namespace: NS })).items
+        .filter((e) => e.reason === 'SourceWarnings' && e.regarding?.name === CONFIG_MAP)
+        .map((e) => e.note ?? '');
+    const notes = await eventually(
+      async () => {
+        const found = await warningsEvents();
+        return found.length > 0 ? found : undefined;
+      },
+      15_000,
+      'a SourceWarnings event',
+    );
+    assert.match(notes[0] ?? '', /overrides\.nodot: key: never matches/);
+    const logged = logs.lines.filter((l) => l.includes('source accepted with warnings'));
+    assert.equal(logged.length, 1, 'logged once for this content');
+    assert.match(logged[0] ?? '', /overrides\.nodot/);
+    assert.equal(
+      await metricValue(app, 'rtb_controller_source_problem', { source: 'configMap', reason: 'invalid' }),
+      0,
+      'a warning is no problem',
     );
   });
 

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { startDirectMode, type DirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-set.js';
+import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';

@@ -13,7 +13,8 @@ import {
   WEBHOOK_SERVICE_ACCOUNT,
 } from '../../src/api/runtime-names.js';
 import type { DirectModeOptions } from '../../src/controller/direct/direct-mode.js';
-import { createSourceWatcher, type SourceWatcher } from '../../src/controller/sources/source-set.js';
+import { createSourceWatcher } from '../../src/controller/sources/source-set.js';
+import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';

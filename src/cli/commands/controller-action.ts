@@ -1,9 +1,11 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { modeStarter, startControllerApp } from '../../controller/controller-app.js';
+import { startControllerApp } from '../../controller/controller-app.js';
+import { modeStarter } from '../../controller/mode-registry.js';
 import { directModeStarter, type DirectModeSettings } from '../../controller/direct/direct-mode-starter.js';
 import { packageVersion } from '../../version.js';
 import { createLogger } from '../../telemetry/logger.js';
-import { FlagError, parseDuration, positiveInt, type ControllerFlags } from './controller.js';
+import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
+import type { ControllerFlags } from './controller-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';
 
 /** Runs `rtb controller` until SIGTERM or SIGINT. */

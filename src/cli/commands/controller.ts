@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME } from '../../api/webhook-config.js';
 import { RUNTIME_NAMESPACE } from '../../api/runtime.js';
-import type { SignalKind } from '../../controller/annotate/signal-decision.js';
+import type { ControllerFlags } from './controller-flags.js';
 
 // Copies of DEFAULT_STATE_CONFIG_MAP (controller/annotate/signal-state-store.ts) and
 // CONTROLLER_LEASE_NAME (render/controller-manifests.ts): importing those modules here would load
@@ -9,73 +9,6 @@ import type { SignalKind } from '../../controller/annotate/signal-decision.js';
 // them equal.
 const DEFAULT_STATE_CONFIG_MAP = 'rt-bootstrapper-controller-state';
 const CONTROLLER_LEASE_NAME = 'rt-bootstrapper-controller';
-
-/** The flags of `rtb controller`. */
-export interface ControllerFlags {
-  mode: string;
-  kubeconfig?: string;
-  namespace: string;
-  pullSecret: string;
-  clusterTrustBundle?: string;
-  configMap: string;
-  configKey: string;
-  manifestsConfigMap?: string;
-  runtimeSelector?: string;
-  signal: SignalKind;
-  coalesce: string;
-  concurrency: string;
-  resync: string;
-  stateConfigMap: string;
-  metricsPort: string;
-  metricsHost: string;
-  leaderElect: boolean;
-  leaderElectionId: string;
-  leaseDuration: string;
-  renewDeadline: string;
-  retryPeriod: string;
-  logLevel: string;
-  webhookImage?: string;
-  webhookVersion?: string;
-  autoCreate?: string | boolean;
-  driftListen?: string;
-  driftUrl?: string;
-  driftDnsNames?: string;
-  caRenewBefore: string;
-  caGrace: string;
-  runtimeTimeout: string;
-  certValidity: string;
-  certRenewBefore: string;
-}
-
-/** A flag value is malformed. */
-export class FlagError extends Error {
-  override readonly name = 'FlagError';
-}
-
-const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Parses a Go-style duration (`500ms`, `2s`, `1m30s`, `1h`) into milliseconds. */
-export function parseDuration(text: string): number {
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
-  let total = 0;
-  let matched = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    total += Number(m[1]) * (UNITS[m[2] ?? ''] ?? NaN);
-    matched = re.lastIndex;
-  }
-  if (text === '' || matched !== text.length || !Number.isFinite(total)) {
-    throw new FlagError(`invalid duration "${text}" (examples: 500ms, 2s, 1m30s)`);
-  }
-  return total;
-}
-
-/** A non-negative integer flag value. */
-export function positiveInt(name: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0)
-    throw new FlagError(`--${name} must be a non-negative integer, got "${text}"`);
-  return n;
-}
 
 /**
  * `rtb controller`: the KCP controller (sources → mode), with leader election. Only the flags are

@@ -5,7 +5,7 @@ import { kimConfigMapYaml, renderKimManifests } from '../../render/kim-manifests
 import { renderWebhookManifests, webhookManifestList } from '../../render/webhook-manifests.js';
 import { packageVersion } from '../../version.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
-import type { RenderControllerFlags, RenderKimFlags, RenderWebhookFlags } from './render.js';
+import type { RenderControllerFlags, RenderKimFlags, RenderWebhookFlags } from './render-flags.js';
 
 /** Default image: the release of this CLI (or the one given). */
 export const defaultImage = (version = packageVersion()): string =>
@@ -61,6 +61,7 @@ export function renderController(flags: RenderControllerFlags): void {
     pullSecretName: flags.pullSecret,
     ...(flags.clusterTrustBundle ? { clusterTrustBundleName: flags.clusterTrustBundle } : {}),
     configMapName: flags.configMap,
+    ...(flags.manifestsConfigMap ? { manifestsConfigMapName: flags.manifestsConfigMap } : {}),
     ...(flags.runtimeSelector ? { runtimeSelector: flags.runtimeSelector } : {}),
     signal: flags.signal,
     coalesce: flags.coalesce,

@@ -1,40 +1,5 @@
 import { Option, type Command } from 'commander';
-
-/** The flags of `rtb render webhook`. */
-export interface RenderWebhookFlags {
-  image?: string;
-  namespace: string;
-  replicas: string;
-  caBundle?: string;
-  url?: string;
-  failurePolicy: 'Ignore' | 'Fail';
-  version?: string;
-  landscape?: string;
-}
-
-/** The flags of `rtb render kim`. */
-export interface RenderKimFlags {
-  image?: string;
-  version?: string;
-  landscape?: string;
-  namespace: string;
-  replicas: string;
-  raw?: boolean;
-}
-
-/** The flags of `rtb render controller`. */
-export interface RenderControllerFlags {
-  image?: string;
-  namespace: string;
-  replicas: string;
-  pullSecret: string;
-  clusterTrustBundle?: string;
-  configMap: string;
-  runtimeSelector?: string;
-  signal: 'annotation' | 'label';
-  coalesce: string;
-  mode: 'annotate' | 'direct';
-}
+import type { RenderControllerFlags, RenderKimFlags, RenderWebhookFlags } from './render-flags.js';
 
 /**
  * `rtb render …`: prints the manifests a runtime (webhook) or the KCP (controller) needs. The
@@ -91,6 +56,10 @@ export function registerRenderCommand(program: Command): void {
     .requiredOption('--pull-secret <name>', 'the registry pull Secret in the namespace')
     .option('--cluster-trust-bundle <name>', 'the ClusterTrustBundle to watch')
     .option('--config-map <name>', 'the webhook ConfigMap', 'rt-bootstrapper-config')
+    .option(
+      '--manifests-config-map <name>',
+      "annotate mode: watch KIM's manifests ConfigMap (rtb controller --manifests-config-map; read access to it)",
+    )
     .option('--runtime-selector <selector>', 'label selector narrowing the Runtimes')
     .option('--signal <kind>', 'annotation or label', 'annotation')
     .option('--coalesce <duration>', 'quiet period coalescing a burst of changes', '2s')

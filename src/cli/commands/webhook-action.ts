@@ -1,7 +1,7 @@
 import { loadClusterAccess } from '../../kube/cluster-access.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { startWebhookApp, type WebhookAppOptions } from '../../webhook/webhook-app.js';
-import { positiveInt } from './controller.js';
+import { positiveInt } from '../flag-values.js';
 import type { WebhookFlags } from './webhook.js';
 import { runUntilSignal } from '../run-until-signal.js';
 

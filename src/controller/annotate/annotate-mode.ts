@@ -18,7 +18,7 @@ import { objectKey } from '../../kube/store.js';
 import { WorkQueue, type HandlerResult } from '../../kube/work-queue.js';
 import { PrometheusWorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import type { Logger } from '../../telemetry/logger.js';
-import type { ModeContext, ModeHandle, ModeStarter } from '../controller-app.js';
+import type { ModeContext, ModeHandle, ModeStarter } from '../mode.js';
 import { Coalescer } from './coalescer.js';
 import { RuntimeSignaller, SignalError } from './runtime-signaller.js';
 import {

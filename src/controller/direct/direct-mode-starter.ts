@@ -1,4 +1,4 @@
-import type { ModeContext, ModeHandle } from '../controller-app.js';
+import type { ModeContext, ModeHandle } from '../mode.js';
 import { startDirectMode, type DirectModeOptions } from './direct-mode.js';
 
 /** Direct-mode settings beyond the common mode options (the CLI's direct flags). */

@@ -28,21 +28,12 @@ import {
   type SourceWatcherOptions,
 } from './source-watcher.js';
 import {
+  configMapWarnings,
   validateClusterTrustBundle,
   validateConfigMap,
   validateManifestsConfigMap,
   validatePullSecret,
 } from './source-validation.js';
-
-// The contract lives in source-watcher.ts; re-exported so importers keep this path.
-export {
-  SOURCE_KINDS,
-  type SourceKind,
-  type SourceProblem,
-  type SourceSnapshot,
-  type SourceWatcher,
-  type SourceWatcherOptions,
-} from './source-watcher.js';
 
 interface SourceDef {
   readonly kind: SourceKind;
@@ -52,6 +43,8 @@ interface SourceDef {
   readonly reflector: Reflector<KubeObject>;
   readonly version: (obj: KubeObject) => string;
   readonly validate: (obj: KubeObject) => string | undefined;
+  /** What a usable object holds that is accepted with a warning; logged once per content. */
+  readonly warnings?: (obj: KubeObject) => readonly string[];
   readonly log: Logger;
 }
 
@@ -90,6 +83,7 @@ class KubeSourceWatcher implements SourceWatcher {
       ref: Omit<EventObjectRef, 'name' | 'namespace'>,
       version: (obj: T) => string,
       validate: (obj: T) => string | undefined,
+      warnings?: (obj: T) => readonly string[],
     ): void => {
       const key = namespace === undefined ? name : `${namespace}/${name}`;
       const reflector = new Reflector<KubeObject>({
@@ -106,6 +100,7 @@ class KubeSourceWatcher implements SourceWatcher {
         reflector,
         version: version as (obj: KubeObject) => string,
         validate: validate as (obj: KubeObject) => string | undefined,
+        ...(warnings ? { warnings: warnings as (obj: KubeObject) => readonly string[] } : {}),
         log: o.logger.child({ source: kind, objectKey: key }),
       };
       const refresh = (): void => {
@@ -143,6 +138,7 @@ class KubeSourceWatcher implements SourceWatcher {
       { apiVersion: 'v1', kind: 'ConfigMap' },
       configMapContentVersion,
       (cm) => validateConfigMap(cm, cmKey),
+      (cm) => configMapWarnings(cm, cmKey),
     );
     if (o.manifestsConfigMapName !== undefined) {
       def<V1ConfigMap>(
@@ -261,6 +257,7 @@ class KubeSourceWatcher implements SourceWatcher {
   private observe(d: SourceDef): void {
     const obj = d.reflector.store.get(d.key);
     const s = this.state[d.kind];
+    const before = s.version;
     s.obj = obj;
     s.version = obj ? d.version(obj) : undefined;
     this.cached = undefined;
@@ -271,6 +268,7 @@ class KubeSourceWatcher implements SourceWatcher {
       const invalid = d.validate(obj);
       if (invalid !== undefined) problem = { source: d.kind, type: 'invalid', reason: invalid };
     }
+    if (obj && !problem && s.version !== before) this.reportWarnings(d, obj);
     const previous = s.problem;
     s.problem = problem;
     if (sameProblem(previous, problem)) return;
@@ -296,6 +294,20 @@ class KubeSourceWatcher implements SourceWatcher {
         note: `${d.ref.kind} ${d.key} is usable again`,
       });
     }
+  }
+
+  /** Once per content: what upstream accepts and we read with a warning (the field named). */
+  private reportWarnings(d: SourceDef, obj: KubeObject): void {
+    const warnings = d.warnings?.(obj) ?? [];
+    if (warnings.length === 0) return;
+    d.log.warn({ warnings }, 'source accepted with warnings');
+    this.events.record({
+      regarding: d.ref,
+      type: 'Warning',
+      reason: 'SourceWarnings',
+      action: 'Validate',
+      note: `${d.ref.kind} ${d.key} is used, with warnings: ${warnings.join('; ')}`.slice(0, 1000),
+    });
   }
 }
 

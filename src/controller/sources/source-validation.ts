@@ -5,7 +5,12 @@
 import { X509Certificate } from 'node:crypto';
 import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
-import { CONFIG_MAP_KEY, ConfigError, parseWebhookConfig } from '../../api/webhook-config.js';
+import {
+  CONFIG_MAP_KEY,
+  ConfigError,
+  parseWebhookConfig,
+  readWebhookConfig,
+} from '../../api/webhook-config.js';
 import { KIM_MANIFESTS_KEY } from '../../api/runtime-names.js';
 
 const DOCKER_CONFIG_JSON = 'kubernetes.io/dockerconfigjson';
@@ -54,6 +59,21 @@ export function validateConfigMap(cm: V1ConfigMap, key = CONFIG_MAP_KEY): string
     // ConfigError lists paths and rules, never the offending values.
     if (err instanceof ConfigError) return err.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
     return 'the config cannot be parsed';
+  }
+}
+
+/**
+ * What a usable webhook ConfigMap holds that upstream accepts but ours ignores or reads
+ * differently (`readWebhookConfig`'s warnings, as `path: message`); [] when none or when the
+ * ConfigMap is not usable (that is a problem, reported by {@link validateConfigMap}).
+ */
+export function configMapWarnings(cm: V1ConfigMap, key = CONFIG_MAP_KEY): readonly string[] {
+  const text = cm.data?.[key];
+  if (text === undefined) return [];
+  try {
+    return readWebhookConfig(text).warnings.map((w) => `${w.path}: ${w.message}`);
+  } catch {
+    return [];
   }
 }
 

@@ -30,3 +30,15 @@ test('rtb webhook refuses a negative --reuse-answers before starting', () => {
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, /--reuse-answers must be a non-negative integer, got "-1"/);
 });
+
+test('rtb render controller --manifests-config-map renders the watch and its read access (annotate mode only)', () => {
+  const base = ['render', 'controller', '--pull-secret', 'pull', '--image', 'reg.example.com/rtb:1'];
+  const watched = rtb(...base, '--manifests-config-map', 'runtime-bootstrapper-manifests');
+  assert.equal(watched.status, 0, watched.stderr);
+  assert.match(watched.stdout, /--manifests-config-map=runtime-bootstrapper-manifests/);
+  assert.match(watched.stdout, /- runtime-bootstrapper-manifests/, 'named in the RBAC resourceNames');
+  const direct = rtb(...base, '--mode', 'direct', '--manifests-config-map', 'runtime-bootstrapper-manifests');
+  assert.equal(direct.status, 0, direct.stderr);
+  assert.doesNotMatch(direct.stdout, /runtime-bootstrapper-manifests/, 'direct mode does not watch it');
+  assert.doesNotMatch(rtb(...base).stdout, /manifests-config-map/);
+});

@@ -3,8 +3,9 @@ import { describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { runtimeCrd } from '../../../src/api/crds.js';
 import { RUNTIME_GROUP, RUNTIME_KIND, RUNTIME_PLURAL } from '../../../src/api/runtime.js';
-import { FlagError, parseDuration } from '../../../src/cli/commands/controller.js';
-import { ModeUnavailableError, modes, startControllerApp } from '../../../src/controller/controller-app.js';
+import { FlagError, parseDuration } from '../../../src/cli/flag-values.js';
+import { startControllerApp } from '../../../src/controller/controller-app.js';
+import { ModeUnavailableError, modes } from '../../../src/controller/mode-registry.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 
 describe('rtb controller options', () => {

@@ -2,6 +2,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  configMapWarnings,
   validateClusterTrustBundle,
   validateConfigMap,
   validateManifestsConfigMap,
@@ -59,6 +60,21 @@ describe('source validation', () => {
       /availableFeatures/,
     );
     assert.equal(validateConfigMap({ data: { other: seedConfigText() } }, 'other'), undefined);
+  });
+
+  test('a usable ConfigMap upstream accepts with a warning names the field; a refused one has no warnings', () => {
+    const key = 'rt-bootstrapper-config.json';
+    const cfg = JSON.parse(seedConfigText()) as { overrides: Record<string, string> };
+    cfg.overrides = { ...cfg.overrides, nodot: 'ghcr.io' };
+    const text = JSON.stringify(cfg);
+    assert.equal(validateConfigMap({ data: { [key]: text } }), undefined);
+    const warnings = configMapWarnings({ data: { [key]: text } });
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0] ?? '', /^overrides\.nodot: key: never matches/);
+    assert.deepEqual(configMapWarnings({ data: { [key]: seedConfigText() } }), []);
+    assert.deepEqual(configMapWarnings({ data: { [key]: '{' } }), []);
+    assert.deepEqual(configMapWarnings({ data: {} }), []);
+    assert.equal(configMapWarnings({ data: { other: text } }, 'other').length, 1);
   });
 
   test('a ClusterTrustBundle needs at least one parsable certificate and nothing else', async () => {

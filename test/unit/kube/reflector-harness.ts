@@ -1,5 +1,6 @@
 /** A reflector over a scripted lister-watcher, its handlers and (optionally) its logger writing to arrays. */
-import { Reflector, type ReflectorOptions } from '../../../src/kube/reflector.js';
+import { Reflector } from '../../../src/kube/reflector.js';
+import type { ReflectorOptions } from '../../../src/kube/reflector-options.js';
 import type { ScriptedListerWatcher, Obj } from './scripted-lister-watcher.js';
 
 /** One line the harness's logger received. */

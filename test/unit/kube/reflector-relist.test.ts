@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KubeApiError } from '../../../src/kube/kube-errors.js';
-import { ReflectorStoppedError, type ReflectorOptions } from '../../../src/kube/reflector.js';
+import { ReflectorStoppedError } from '../../../src/kube/reflector.js';
+import type { ReflectorOptions } from '../../../src/kube/reflector-options.js';
 import { reflectorHarness } from './reflector-harness.js';
 import { ScriptedListerWatcher, obj, until, type Obj } from './scripted-lister-watcher.js';
 

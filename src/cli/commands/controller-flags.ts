@@ -1,0 +1,38 @@
+import type { SignalKind } from '../../controller/annotate/signal-decision.js';
+
+/** The flags of `rtb controller`. */
+export interface ControllerFlags {
+  mode: string;
+  kubeconfig?: string;
+  namespace: string;
+  pullSecret: string;
+  clusterTrustBundle?: string;
+  configMap: string;
+  configKey: string;
+  manifestsConfigMap?: string;
+  runtimeSelector?: string;
+  signal: SignalKind;
+  coalesce: string;
+  concurrency: string;
+  resync: string;
+  stateConfigMap: string;
+  metricsPort: string;
+  metricsHost: string;
+  leaderElect: boolean;
+  leaderElectionId: string;
+  leaseDuration: string;
+  renewDeadline: string;
+  retryPeriod: string;
+  logLevel: string;
+  webhookImage?: string;
+  webhookVersion?: string;
+  autoCreate?: string | boolean;
+  driftListen?: string;
+  driftUrl?: string;
+  driftDnsNames?: string;
+  caRenewBefore: string;
+  caGrace: string;
+  runtimeTimeout: string;
+  certValidity: string;
+  certRenewBefore: string;
+}

@@ -1,0 +1,36 @@
+/** The flags of `rtb render webhook`. */
+export interface RenderWebhookFlags {
+  image?: string;
+  namespace: string;
+  replicas: string;
+  caBundle?: string;
+  url?: string;
+  failurePolicy: 'Ignore' | 'Fail';
+  version?: string;
+  landscape?: string;
+}
+
+/** The flags of `rtb render kim`. */
+export interface RenderKimFlags {
+  image?: string;
+  version?: string;
+  landscape?: string;
+  namespace: string;
+  replicas: string;
+  raw?: boolean;
+}
+
+/** The flags of `rtb render controller`. */
+export interface RenderControllerFlags {
+  image?: string;
+  namespace: string;
+  replicas: string;
+  pullSecret: string;
+  clusterTrustBundle?: string;
+  configMap: string;
+  manifestsConfigMap?: string;
+  runtimeSelector?: string;
+  signal: 'annotation' | 'label';
+  coalesce: string;
+  mode: 'annotate' | 'direct';
+}

@@ -1,0 +1,31 @@
+/** Parsing of flag values shared by the commands; a malformed value is a {@link FlagError}. */
+
+/** A flag value is malformed. */
+export class FlagError extends Error {
+  override readonly name = 'FlagError';
+}
+
+const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses a Go-style duration (`500ms`, `2s`, `1m30s`, `1h`) into milliseconds. */
+export function parseDuration(text: string): number {
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
+  let total = 0;
+  let matched = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    total += Number(m[1]) * (UNITS[m[2] ?? ''] ?? NaN);
+    matched = re.lastIndex;
+  }
+  if (text === '' || matched !== text.length || !Number.isFinite(total)) {
+    throw new FlagError(`invalid duration "${text}" (examples: 500ms, 2s, 1m30s)`);
+  }
+  return total;
+}
+
+/** A non-negative integer flag value. */
+export function positiveInt(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0)
+    throw new FlagError(`--${name} must be a non-negative integer, got "${text}"`);
+  return n;
+}
