@@ -48,8 +48,9 @@ export class FakeServingRuntime {
   conflicts = 0;
   private rv = 1;
 
+  /** `kcpCa`: the KCP's CA that signs now (a test rotates it by assigning another). */
   constructor(
-    readonly kcpCa: CertificateAuthority,
+    public kcpCa: CertificateAuthority,
     readonly policy: ServingPolicy = KCP_SERVING_POLICY,
   ) {}
 
