@@ -1,7 +1,6 @@
 import { FORCE_RELEASE_ANNOTATION, RTB_FINALIZER } from '../../api/runtime-bootstrapper.js';
 import { planSources, planWebhook, type DriftSettings } from './runtime-manifests.js';
 import type { DeploymentReadiness } from './runtime-installer.js';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { describeForeignWrites, type ForeignWrite } from './foreign-writers.js';
 import { servingCertificateState } from './serving-cert-state.js';
 import { errorOf, firstLine, type Outcome, type StateContext, type StateFn } from './state-context.js';
@@ -62,7 +61,43 @@ export const sFnCheckSources: StateFn = (ctx) => {
       .condition('ConfigurationSynced', 'False', 'InconsistentSources', ctx.set.reason);
     return Promise.resolve({});
   }
-  return Promise.resolve(sFnSyncConfiguration);
+  return Promise.resolve(sFnCheckOwnership);
+};
+
+/**
+ * What KIM writes on every pass of its own (its manifests' Deployment and registration, and its
+ * config copy): reading these few is enough to see it still at work, and keeps a reconcile at
+ * three extra reads per runtime instead of one per object.
+ */
+const OWNERSHIP_SAMPLE: ReadonlySet<string> = new Set([
+  'Deployment',
+  'MutatingWebhookConfiguration',
+  'ConfigMap',
+]);
+
+/**
+ * Says in the status whether another field manager (KIM after a takeover) wrote our objects
+ * since our own last write. Read before this pass writes anything: after our writes, ours would
+ * be the latest and hide KIM's. Only a warning: the runtime is served either way, and a failed
+ * read leaves the condition as it was.
+ */
+export const sFnCheckOwnership: StateFn = async (ctx) => {
+  if (!ctx.set.ok) return sFnCheckSources;
+  const plan = planWebhook(ctx.set.set, ctx.release);
+  const objects = [...planSources(ctx.set.set), ...plan.webhook, ...plan.registration];
+  let writes: ForeignWrite[];
+  try {
+    writes = await ctx.ops.foreignWrites(objects.filter((o) => OWNERSHIP_SAMPLE.has(o.kind ?? '')));
+  } catch {
+    return sFnSyncConfiguration;
+  }
+  ctx.status.condition(
+    'ExclusivelyManaged',
+    writes.length === 0 ? 'True' : 'False',
+    writes.length === 0 ? 'SoleWriter' : 'OtherFieldManager',
+    describeForeignWrites(writes),
+  );
+  return sFnSyncConfiguration;
 };
 
 /** Applies the versioned set: trust bundle, then pull Secret, then ConfigMap. */
@@ -122,15 +157,12 @@ export const sFnRegister: StateFn = async (ctx) => {
   if (!ctx.set.ok) return sFnCheckSources;
   const registered = ctx.status.get('WebhookReady')?.status === 'True';
   if (registered && !ctx.wrote && !ctx.forceResync) return sFnReady;
-  let plan: ReturnType<typeof planWebhook>;
   try {
-    plan = await planFor(ctx);
-    await ctx.ops.apply(plan.registration);
+    await ctx.ops.apply((await planFor(ctx)).registration);
   } catch (error) {
     ctx.status.state('Error').condition('WebhookReady', 'False', 'RegistrationFailed', firstLine(error));
     return { error: errorOf(error) };
   }
-  await checkExclusive(ctx, [...planSources(ctx.set.set), ...plan.webhook, ...plan.registration]);
   // A configuration just created has no caBundle yet: the protocol writes it right away.
   return sFnTrustRegistration;
 };
@@ -163,37 +195,6 @@ async function planFor(ctx: StateContext): Promise<ReturnType<typeof planWebhook
 async function driftOf(ctx: StateContext): Promise<{ drift?: DriftSettings }> {
   const drift = await ctx.ops.drift();
   return drift ? { drift } : {};
-}
-
-/**
- * What KIM writes on every pass of its own (its manifests' Deployment and registration, and its
- * config copy): reading these few is enough to see it still at work, and keeps a full pass at
- * three extra reads per runtime instead of one per object.
- */
-const OWNERSHIP_SAMPLE: ReadonlySet<string> = new Set([
-  'Deployment',
-  'MutatingWebhookConfiguration',
-  'ConfigMap',
-]);
-
-/**
- * After a full pass: says in the status whether another field manager (KIM after a takeover)
- * still writes our objects. Only a warning: the runtime is served either way, and a failed read
- * leaves the condition as it was.
- */
-async function checkExclusive(ctx: StateContext, objects: readonly KubernetesObject[]): Promise<void> {
-  let writes: ForeignWrite[];
-  try {
-    writes = await ctx.ops.foreignWrites(objects.filter((o) => OWNERSHIP_SAMPLE.has(o.kind ?? '')));
-  } catch {
-    return;
-  }
-  ctx.status.condition(
-    'ExclusivelyManaged',
-    writes.length === 0 ? 'True' : 'False',
-    writes.length === 0 ? 'SoleWriter' : 'OtherFieldManager',
-    describeForeignWrites(writes),
-  );
 }
 
 /** Deletion: registration first, then everything else, then the finalizer. */
