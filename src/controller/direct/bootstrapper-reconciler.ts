@@ -29,20 +29,17 @@ import type { DirectMetrics } from './direct-metrics.js';
 import { foreignWritesAfterOurs } from './foreign-writers.js';
 import { RuntimeClientPool } from './runtime-clients.js';
 import { RuntimeInstaller } from './runtime-installer.js';
-import { planSources, type DriftSettings, type WebhookRelease } from './runtime-manifests.js';
+import {
+  planSources,
+  type DriftSettings,
+  type WebhookRelease,
+  type WebhookTestRouting,
+} from './runtime-manifests.js';
 import type { ServingSettings } from './serving-certificate.js';
 import type { BootstrapperOps, StateContext } from './state-context.js';
 import { runStateMachine, sFnInitialize } from './state-machine.js';
 import { StatusBuilder, statusChanged } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
-
-/** Where tests route admission: no kubelet runs the webhook's Pods on their runtimes. */
-export interface WebhookTestRouting {
-  /** Register this URL instead of the in-cluster Service. */
-  readonly registrationUrl?: string;
-  /** More DNS names or IP addresses for the serving certificate (the URL's host). */
-  readonly extraSans?: readonly string[];
-}
 
 /** What the reconciler reads and writes. */
 export interface ReconcilerDeps {

@@ -3,9 +3,9 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CaStore } from '../../pki/ca-store.js';
 import type { ServingPolicy } from '../../pki/serving-policy.js';
-import type { BootstrapperReconciler, WebhookTestRouting } from './bootstrapper-reconciler.js';
+import type { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import type { DriftEndpointOptions } from './drift-endpoint.js';
-import type { WebhookRelease } from './runtime-manifests.js';
+import type { WebhookRelease, WebhookTestRouting } from './runtime-manifests.js';
 import type { SyncSources } from './sync-set.js';
 
 /** The sources as direct mode needs them (the source watcher satisfies this). */

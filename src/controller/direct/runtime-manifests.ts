@@ -25,6 +25,14 @@ export interface DriftSettings {
   readonly clientTls?: TlsMaterial;
 }
 
+/** Where tests route admission: no kubelet runs the webhook's Pods on their runtimes. */
+export interface WebhookTestRouting {
+  /** Register this URL instead of the in-cluster Service. */
+  readonly registrationUrl?: string;
+  /** More DNS names or IP addresses for the serving certificate (the URL's host). */
+  readonly extraSans?: readonly string[];
+}
+
 /** How the webhook is installed besides its release. */
 export interface WebhookPlanOptions {
   /** The drift channel; off when undefined. */
