@@ -171,8 +171,9 @@ export class RuntimeInstaller {
 
   /**
    * Removes everything we installed: the webhook configurations first (a dangling webhook
-   * must never block the runtime), then the webhook's objects and its serving certificate's, then every object carrying our
-   * label (the synced set and the pull Secret's copies in all namespaces). Namespaces stay.
+   * must never block the runtime), then the webhook's objects and its serving certificate's,
+   * then every object carrying our label (the synced set and the pull Secret's copies in all
+   * namespaces). Namespaces stay.
    */
   async uninstall(plan: Pick<RuntimePlan, 'registration' | 'webhook' | 'manifests'>): Promise<void> {
     const objects = objectApiFor(this.kc);
