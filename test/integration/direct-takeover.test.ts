@@ -244,7 +244,7 @@ describe('direct mode takes over a runtime KIM installed, without a window', () 
     assert.equal(serving.filter((r) => r.app.isCertWriter()).length, 1, 'one of them writes');
   });
 
-  test('the KCP takes over: every Pod admitted and mutated by exactly one webhook; then Secret and caBundle carry only its CA', async () => {
+  test('the KCP takes over: every Pod admitted and mutated by exactly one webhook; then Secret and caBundle carry only its CA', async (t) => {
     const kc = rt().kubeConfig();
     const pods = new PodStream();
     try {
@@ -303,6 +303,9 @@ describe('direct mode takes over a runtime KIM installed, without a window', () 
       await pods.stop();
     }
 
+    t.diagnostic(
+      `${pods.created} Pods during the takeover: ${[...pods.byPhase].map(([p, n]) => `${n} while ${p}`).join('; ')}`,
+    );
     assert.deepEqual(pods.problems, []);
     for (const phase of [
       'KIM certificate, KIM CA',
