@@ -362,8 +362,9 @@ describe('direct mode takes over a runtime KIM installed, without a window', () 
       'ExclusivelyManaged False',
     );
     const c = condition(rb, 'ExclusivelyManaged');
-    assert.equal(c?.reason, 'OtherFieldManager');
-    assert.match(c?.message ?? '', /kim-bootstrapper wrote/);
+    assert.ok(c);
+    assert.equal(c.reason, 'OtherFieldManager');
+    assert.match(c.message, /kim-bootstrapper wrote/);
 
     await new Promise((r) => setTimeout(r, 1_100));
     assert.ok(running.resync('rt'));

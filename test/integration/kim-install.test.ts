@@ -8,12 +8,7 @@
 import { AdmissionregistrationV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import {
-  MUTATING_WEBHOOK_CONFIGURATION,
-  RUNTIME_NAMESPACE,
-  WEBHOOK_DEPLOYMENT,
-  WEBHOOK_TLS_SECRET,
-} from '../../src/api/runtime-names.js';
+import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, WEBHOOK_TLS_SECRET } from '../../src/api/runtime-names.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import type { ServingPolicy } from '../../src/pki/serving-policy.js';
 import { renderKimManifests } from '../../src/render/kim-manifests.js';

@@ -53,7 +53,11 @@ export async function startTcpBalancer(backends: readonly number[]): Promise<Tcp
     },
     async stop() {
       for (const s of open) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      });
     },
   };
 }

@@ -196,7 +196,6 @@ describe("the KCP's next step on a runtime", () => {
     const rt = new FakeServingRuntime(kcpCa);
     const step = nextServingStep(rt.view(), rt.settings());
     assert.equal(step.kind, 'write-secret');
-    assert.ok(step.kind === 'write-secret');
     assert.equal(step.write.createCa, undefined);
     assert.deepEqual(fingerprints(step.write.caCerts.join('')), [kcpFingerprint()]);
     await rt.writeSecret(undefined, step.write);
