@@ -26,6 +26,11 @@ export type ConditionType =
   | 'Installed'
   | 'ConfigurationSynced'
   | 'WebhookReady'
+  /**
+   * The serving Secret and the caBundle follow the protocol (docs/serving-certificate.md): reason
+   * `Current`, or `Rotating` while a step waits (its message says for what); False when a step failed.
+   */
+  | 'ServingCertificate'
   /** False while another field manager (KIM's `kim-bootstrapper`) still writes our objects on the runtime. */
   | 'ExclusivelyManaged';
 

@@ -73,6 +73,8 @@ export type ServingStep =
       readonly reason: string;
       /** Ask again then (epoch ms) at the latest; undefined: only when something changes. */
       readonly until: number | undefined;
+      /** A step is due but must wait (true), or everything is current and `until` is the next deadline. */
+      readonly pending: boolean;
     };
 
 /** The external issuer's CA is unusable (the caller's own input, not the cluster's). */
@@ -194,7 +196,8 @@ export function planServingSecret(input: ServingPlanInput): ServingStep {
 
   // Step 3.
   if (renew !== undefined) {
-    if (!signer) return { kind: 'wait', reason: `${renew}; no CA can sign yet`, until: undefined };
+    if (!signer)
+      return { kind: 'wait', reason: `${renew}; no CA can sign yet`, until: undefined, pending: true };
     if (f.registered) {
       const at = since.get(signer.fingerprint);
       if (at === undefined)
@@ -202,12 +205,14 @@ export function planServingSecret(input: ServingPlanInput): ServingStep {
           kind: 'wait',
           reason: `${renew}; waiting for the caBundle to hold the signing CA`,
           until: undefined,
+          pending: true,
         };
       if (now < at + policy.settleMs)
         return {
           kind: 'wait',
           reason: `${renew}; waiting for the API server to load the signing CA`,
           until: at + policy.settleMs,
+          pending: true,
         };
     }
     return {
@@ -237,6 +242,7 @@ export function planServingSecret(input: ServingPlanInput): ServingStep {
     kind: 'wait',
     reason: 'the Secret and the caBundle are current',
     until: next.length > 0 ? Math.min(...next) : undefined,
+    pending: false,
   };
 }
 

@@ -37,7 +37,8 @@ export const WEBHOOK_COMMAND: readonly string[] = ['rtb'];
  * The webhook Deployment (pure), the same in every mode, so KIM's apply, direct mode's and an
  * upstream install converge on it: upstream's name, immutable selector, container and port names.
  * The serving certificate is not mounted: every replica reads Secret `rt-bootstrapper-webhook-tls`
- * through the API (docs/serving-certificate.md). Health, readiness and metrics are served on the
+ * through the API (docs/serving-certificate.md); in direct mode the KCP writes it and the replicas
+ * only follow it (`--serving-cert-issuer=external`), the one difference from KIM's. Health, readiness and metrics are served on the
  * webhook's HTTPS port; upstream's 8080 and 8081 are not declared, since nothing listens there.
  */
 export function renderWebhookDeployment(
@@ -87,6 +88,7 @@ export function renderWebhookDeployment(
                 `--config-key=${CONFIG_MAP_KEY}`,
                 `--log-level=${o.logLevel ?? 'info'}`,
                 ...(o.landscape === undefined ? [] : [`--landscape=${o.landscape}`]),
+                ...(o.servingCertIssuer === 'external' ? ['--serving-cert-issuer=external'] : []),
                 ...(drift
                   ? [
                       `--drift-url=${drift}`,

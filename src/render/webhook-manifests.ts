@@ -87,7 +87,7 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       apiVersion: `${rbac}/v1`,
       kind: 'Role',
       metadata: meta(WEBHOOK_ROLE),
-      rules: webhookNamespaceRules(configMap, namespace),
+      rules: webhookNamespaceRules(configMap, namespace, o.servingCertIssuer),
     },
     roleBinding: {
       apiVersion: `${rbac}/v1`,

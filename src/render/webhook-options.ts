@@ -1,4 +1,5 @@
 import { APP_NAME, APP_NAME_LABEL, VERSION_LABEL } from '../api/runtime-names.js';
+import type { ServingIssuer } from '../pki/serving-secret-plan.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
 
 /** Settings of the rendered runtime manifests. */
@@ -20,6 +21,12 @@ export interface WebhookManifestOptions {
   readonly landscape?: string;
   /** Labels added to every object. */
   readonly extraLabels?: Readonly<Record<string, string>>;
+  /**
+   * Who writes the serving Secret and the caBundle (docs/serving-certificate.md): the webhook
+   * itself (`own`, the default: KIM installs) or the KCP (`external`, direct mode), in which case the
+   * Deployment runs `--serving-cert-issuer=external` and the webhook may only read the Secret.
+   */
+  readonly servingCertIssuer?: ServingIssuer['kind'];
   /** The KCP drift listener (`https://host:port`); enables the drift channel when set. */
   readonly driftListenerUrl?: string;
 }

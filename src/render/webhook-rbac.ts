@@ -5,6 +5,7 @@ import {
   WEBHOOK_CERT_LEASE,
   WEBHOOK_TLS_SECRET,
 } from '../api/runtime-names.js';
+import type { ServingIssuer } from '../pki/serving-secret-plan.js';
 import { UPSTREAM_LEFTOVERS, type UpstreamLeftover } from '../webhook/upstream-leftovers.js';
 
 const read = (): string[] => ['get', 'list', 'watch'];
@@ -65,25 +66,35 @@ export function webhookClusterRules(pullSecret: string, namespace: string): V1Po
 
 /**
  * The webhook's rules in its own namespace: its ConfigMap (read), its serving-certificate Secret
- * (read and write; created through the cluster rule), the Lease electing its one writer, and
- * removing upstream's leftovers in that namespace.
+ * (read and write, created through the cluster rule, and the Lease electing its one writer; only
+ * read when the KCP writes it, so a replica of an earlier install still running its own writer
+ * cannot write beside the KCP), and removing upstream's leftovers in that namespace.
  */
-export function webhookNamespaceRules(configMap: string, namespace: string): V1PolicyRule[] {
+export function webhookNamespaceRules(
+  configMap: string,
+  namespace: string,
+  issuer: ServingIssuer['kind'] = 'own',
+): V1PolicyRule[] {
+  const own = issuer === 'own';
   return [
     { apiGroups: [''], resources: ['configmaps'], resourceNames: [configMap], verbs: read() },
     {
       apiGroups: [''],
       resources: ['secrets'],
       resourceNames: [WEBHOOK_TLS_SECRET],
-      verbs: [...read(), 'update', 'patch'],
+      verbs: own ? [...read(), 'update', 'patch'] : read(),
     },
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-    {
-      apiGroups: ['coordination.k8s.io'],
-      resources: ['leases'],
-      resourceNames: [WEBHOOK_CERT_LEASE],
-      verbs: [...read(), 'update', 'patch'],
-    },
+    ...(own
+      ? [
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+          {
+            apiGroups: ['coordination.k8s.io'],
+            resources: ['leases'],
+            resourceNames: [WEBHOOK_CERT_LEASE],
+            verbs: [...read(), 'update', 'patch'],
+          },
+        ]
+      : []),
     ...cleanupRules(UPSTREAM_LEFTOVERS.filter((l) => l.namespace === namespace)),
   ];
 }

@@ -5,39 +5,33 @@
  * the webhook's replicas run in this process under the ServiceAccount's identity, and the
  * deployment controller's report is simulated once they serve.
  */
-import {
-  AdmissionregistrationV1Api,
-  AppsV1Api,
-  CoreV1Api,
-  type V1MutatingWebhookConfiguration,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { connect } from 'node:tls';
 import { after, describe, test } from 'node:test';
-import {
-  MUTATING_WEBHOOK_CONFIGURATION,
-  RUNTIME_NAMESPACE,
-  WEBHOOK_DEPLOYMENT,
-  WEBHOOK_SERVICE,
-  WEBHOOK_TLS_SECRET,
-} from '../../src/api/runtime-names.js';
+import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, WEBHOOK_TLS_SECRET } from '../../src/api/runtime-names.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import type { ServingPolicy } from '../../src/pki/serving-policy.js';
 import { renderKimManifests } from '../../src/render/kim-manifests.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
-import { startWebhookApp, type WebhookApp } from '../../src/webhook/webhook-app.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
-import { asWebhookServiceAccount, dockerConfig } from '../support/kcp.js';
+import { dockerConfig } from '../support/kcp.js';
 import {
   gardenerCertManagementCrds,
   UPSTREAM_NAMESPACES,
   upstreamInstallText,
 } from '../support/upstream-install.js';
 import { ensureCrds } from '../../src/kube/crd.js';
-import { reportDeploymentRollout } from '../../src/local/simulated-kubelet.js';
 import { kimConfigure, kimInstall, kimStatus, type KimSources } from '../support/kim-installer.js';
+import {
+  caBundle,
+  handshake,
+  ourConfiguration,
+  simulateRollout,
+  createSeedPod,
+  registerByUrl,
+  startReplica as startSupportReplica,
+  type Replica,
+} from '../support/webhook-replicas.js';
 
 const plane = useControlPlane({ clusters: ['fresh', 'upstream'] });
 const IMAGE = 'europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:1.0.0';
@@ -45,13 +39,7 @@ const SOURCES: KimSources = {
   configMapData: { 'rt-bootstrapper-config.json': seedConfigText() },
   pullSecret: { type: 'kubernetes.io/dockerconfigjson', data: dockerConfig('kim') },
 };
-const SERVICE_NAME = `${WEBHOOK_SERVICE}.${RUNTIME_NAMESPACE}.svc`;
 
-/** A replica of the Deployment: the ServiceAccount's identity, no certificate files, the Pod's namespace. */
-interface Replica {
-  readonly identity: string;
-  readonly app: WebhookApp;
-}
 const running: Replica[] = [];
 
 after(async () => {
@@ -63,77 +51,9 @@ async function startReplica(
   identity: string,
   policy?: ServingPolicy,
 ): Promise<Replica> {
-  const app = await startWebhookApp({
-    kubeConfig: await asWebhookServiceAccount(cluster),
-    servingCert: {
-      secret: { namespace: RUNTIME_NAMESPACE, name: WEBHOOK_TLS_SECRET },
-      extraSans: ['127.0.0.1'],
-      identity,
-      leaseTiming: { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 },
-      ...(policy ? { policy } : {}),
-    },
-    host: '127.0.0.1',
-    port: 0,
-    logger: silentLogger(),
-  });
-  const replica = { identity, app };
+  const replica = await startSupportReplica(cluster, identity, policy ? { policy } : {});
   running.push(replica);
   return replica;
-}
-
-/** What the deployment controller and kubelets report: progressing at once, available once every replica is ready. */
-async function simulateRollout(cluster: LocalCluster, replicas: readonly Replica[]): Promise<void> {
-  const kc = cluster.kubeConfig();
-  await reportDeploymentRollout(kc, RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, false);
-  await eventually(
-    () => (replicas.every((r) => r.app.ready()) ? true : undefined),
-    30_000,
-    'every replica ready',
-  );
-  await reportDeploymentRollout(kc, RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, true);
-}
-
-async function ourConfiguration(cluster: LocalCluster): Promise<V1MutatingWebhookConfiguration> {
-  return cluster
-    .kubeConfig()
-    .makeApiClient(AdmissionregistrationV1Api)
-    .readMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION });
-}
-
-async function caBundle(cluster: LocalCluster): Promise<string | undefined> {
-  const c = await ourConfiguration(cluster);
-  const b = c.webhooks?.[0]?.clientConfig.caBundle;
-  return b ? Buffer.from(b, 'base64').toString('utf8') : undefined;
-}
-
-/** TLS as the API server does it: the Service's DNS name, and nothing but the caBundle as trust. */
-function handshake(port: number, ca: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(
-      { host: '127.0.0.1', port, servername: SERVICE_NAME, ca, rejectUnauthorized: true },
-      () => {
-        socket.end();
-        resolve(true);
-      },
-    );
-    socket.on('error', () => {
-      resolve(false);
-    });
-  });
-}
-
-/** Points our registration at a replica by URL: kube-apiserver cannot route a Service to a loopback process. */
-async function registerByUrl(cluster: LocalCluster, port: number): Promise<void> {
-  const api = cluster.kubeConfig().makeApiClient(AdmissionregistrationV1Api);
-  const current = await api.readMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION });
-  const hook = current.webhooks?.[0];
-  assert.ok(hook);
-  hook.clientConfig = {
-    url: `https://127.0.0.1:${port}/mutate--v1-pod`,
-    ...(hook.clientConfig.caBundle ? { caBundle: hook.clientConfig.caBundle } : {}),
-  };
-  hook.failurePolicy = 'Fail';
-  await api.replaceMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION, body: current });
 }
 
 /** A URL registration beside ours, trusting our caBundle; returns its name. */
@@ -162,16 +82,6 @@ async function registerBesideByUrl(cluster: LocalCluster, port: number): Promise
   return name;
 }
 
-const seedPod = (name: string): V1Pod => ({
-  metadata: { name },
-  spec: { containers: [{ name: 'app', image: 'replace.me/app:1' }] },
-});
-
-async function createMutatedPod(cluster: LocalCluster, name: string): Promise<V1Pod> {
-  const core = cluster.kubeConfig().makeApiClient(CoreV1Api);
-  return core.createNamespacedPod({ namespace: RUNTIME_NAMESPACE, body: seedPod(name) });
-}
-
 describe('KIM installs rt-bootstrapper as it installs upstream today', () => {
   test('a fresh install: NotStarted, InProgress, Ready; the certificate verifies against the caBundle alone', async () => {
     const cluster = plane().cluster('fresh');
@@ -194,7 +104,7 @@ describe('KIM installs rt-bootstrapper as it installs upstream today', () => {
     const beside = await registerBesideByUrl(cluster, replicas[0]?.app.port ?? 0);
     const pod = await eventually(
       async () => {
-        const p = await createMutatedPod(cluster, `fresh-${Date.now()}`);
+        const p = await createSeedPod(cluster, `fresh-${Date.now()}`);
         return p.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/modified'] === 'true'
           ? p
           : undefined;
@@ -305,7 +215,7 @@ describe('KIM installs rt-bootstrapper as it installs upstream today', () => {
     const deadline = Date.now() + 40_000;
     while (Date.now() < deadline && !rotated) {
       try {
-        const p = await createMutatedPod(cluster, `rotate-${created}`);
+        const p = await createSeedPod(cluster, `rotate-${created}`);
         created += 1;
         if (p.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/modified'] !== 'true')
           failures.push(`rotate-${created} not mutated`);

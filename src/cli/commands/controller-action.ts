@@ -2,6 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startControllerApp } from '../../controller/controller-app.js';
 import { modeStarter } from '../../controller/mode-registry.js';
 import { directModeStarter, type DirectModeSettings } from '../../controller/direct/direct-mode-starter.js';
+import { KCP_SERVING_POLICY } from '../../pki/serving-policy.js';
 import { packageVersion } from '../../version.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
@@ -90,10 +91,8 @@ export function directSettings(flags: ControllerFlags): DirectModeSettings {
           },
         }
       : {}),
-    servingCertificate: {
-      validityMs: parseDuration(flags.certValidity),
-      renewBeforeMs: parseDuration(flags.certRenewBefore),
-    },
+    // The serving certificate renews at half its life (the protocol's KCP policy), not by --cert-renew-before.
+    servingPolicy: { ...KCP_SERVING_POLICY, servingLifetimeMs: parseDuration(flags.certValidity) },
     ...(driftListener ? { driftListener } : {}),
     caRotation: { renewBeforeMs: parseDuration(flags.caRenewBefore), graceMs: parseDuration(flags.caGrace) },
     runtimeTimeoutMs: parseDuration(flags.runtimeTimeout),

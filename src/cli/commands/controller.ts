@@ -87,12 +87,12 @@ export function registerControllerCommand(program: Command): void {
     )
     .option(
       '--cert-validity <duration>',
-      'direct mode: validity of issued webhook and drift client certificates',
+      'direct mode: validity of issued webhook serving and drift client certificates (serving ones renew at half of it)',
       '2160h',
     )
     .option(
       '--cert-renew-before <duration>',
-      'direct mode: re-issue certificates this long before they expire',
+      'direct mode: re-issue drift client certificates this long before they expire',
       '720h',
     )
     .option('--runtime-timeout <duration>', 'direct mode: bound of one call to a runtime', '10s')

@@ -57,9 +57,13 @@ export function webhookTlsOptions(flags: WebhookFlags): Pick<WebhookAppOptions, 
       throw new Error(`--tls-secret must be namespace/name, got ${flags.tlsSecret}`);
     secret = { namespace, name };
   }
+  const issuer = flags.servingCertIssuer;
+  if (issuer !== 'own' && issuer !== 'external')
+    throw new Error(`--serving-cert-issuer must be own or external, got ${issuer}`);
   return {
     servingCert: {
       ...(secret ? { secret } : {}),
+      ...(issuer === 'external' ? { issuer } : {}),
       service: flags.webhookService,
       extraSans: flags.tlsExtraSan,
       leaseName: flags.certLease,

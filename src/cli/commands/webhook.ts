@@ -14,6 +14,7 @@ export interface WebhookFlags {
   webhookService: string;
   tlsExtraSan: string[];
   certLease: string;
+  servingCertIssuer: string;
   port: string;
   host: string;
   kubeconfig?: string;
@@ -63,6 +64,12 @@ export function registerWebhookCommand(program: Command): void {
       '--cert-lease <name>',
       'the Lease electing the replica that writes the own certificate',
       WEBHOOK_CERT_LEASE,
+    )
+    .option(
+      '--serving-cert-issuer <own|external>',
+      'who writes --tls-secret and the caBundle: own (one elected replica, its own CA) or external ' +
+        '(the KCP in direct mode; the replicas only serve what the Secret holds)',
+      'own',
     )
     .option('--port <port>', 'HTTPS port', '9443')
     .option('--host <address>', 'listen address', '0.0.0.0')

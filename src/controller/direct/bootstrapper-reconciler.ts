@@ -1,4 +1,5 @@
 import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
+import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import {
   RTB_FINALIZER,
@@ -15,7 +16,15 @@ import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
 import { x509 } from '../../pki/crypto-provider.js';
 import { FIELD_MANAGER } from '../../kube/apply.js';
-import { CA_BUNDLE_FIELD_MANAGER, WATCHER_TLS_SECRET, WEBHOOK_SERVICE } from '../../api/runtime-names.js';
+import {
+  CA_BUNDLE_FIELD_MANAGER,
+  RUNTIME_NAMESPACE,
+  WATCHER_TLS_SECRET,
+  webhookServiceDnsNames,
+} from '../../api/runtime-names.js';
+import { KCP_SERVING_POLICY, type ServingPolicy } from '../../pki/serving-policy.js';
+import { executeSecretWrite } from '../../pki/serving-secret-write.js';
+import { readServingSecret } from '../../webhook/serving-cert/serving-secret-codec.js';
 import type { DirectMetrics } from './direct-metrics.js';
 import { foreignWritesAfterOurs } from './foreign-writers.js';
 import { RuntimeClientPool } from './runtime-clients.js';
@@ -24,9 +33,11 @@ import {
   planSources,
   type DriftSettings,
   type WebhookRelease,
-  type WebhookTls,
+  type WebhookTestRouting,
 } from './runtime-manifests.js';
-import { runStateMachine, sFnInitialize, type BootstrapperOps, type StateContext } from './state-machine.js';
+import type { ServingSettings } from './serving-certificate.js';
+import type { BootstrapperOps, StateContext } from './state-context.js';
+import { runStateMachine, sFnInitialize } from './state-machine.js';
 import { StatusBuilder, statusChanged } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
 
@@ -50,8 +61,10 @@ export interface ReconcilerDeps {
   readonly metrics: DirectMetrics;
   readonly logger: Logger;
   readonly webhookNamespace?: string;
-  readonly certificateValidityMs?: number;
-  readonly renewBeforeMs?: number;
+  /** Timing of the webhook serving certificates (default {@link KCP_SERVING_POLICY}). */
+  readonly servingPolicy?: ServingPolicy;
+  /** The webhook registration and its certificate's extra names (tests: no kubelet runs Pods there). */
+  readonly webhook?: WebhookTestRouting;
   readonly runtimeTimeoutMs?: number;
   /** Told after every reconcile (drift repair latency). */
   readonly onReconciled?: (key: string, ok: boolean) => void;
@@ -63,8 +76,19 @@ export interface ReconcilerDeps {
  */
 export class BootstrapperReconciler {
   private readonly forced = new Set<string>();
+  private readonly serving: ServingSettings;
 
-  constructor(private readonly d: ReconcilerDeps) {}
+  constructor(private readonly d: ReconcilerDeps) {
+    const namespace = d.webhookNamespace ?? RUNTIME_NAMESPACE;
+    const extra = d.webhook?.extraSans ?? [];
+    this.serving = {
+      policy: d.servingPolicy ?? KCP_SERVING_POLICY,
+      dnsNames: [...webhookServiceDnsNames(namespace), ...extra.filter((n) => isIP(n) === 0)],
+      ipAddresses: extra.filter((n) => isIP(n) !== 0),
+      caPem: () => d.cas.current().certPem,
+      now: Date.now,
+    };
+  }
 
   /** The next reconcile of `key` re-applies everything (periodic resync, drift repair). */
   force(key: string): void {
@@ -97,7 +121,21 @@ export class BootstrapperReconciler {
     const { result: set, changedAt } = this.d.currentSet();
     const status = new StatusBuilder(rb, new Date());
     const ops = this.ops(rb);
-    const ctx: StateContext = { rb, set, release: this.d.release, forceResync, ops, status, wrote: false };
+    const ctx: StateContext = {
+      rb,
+      set,
+      release: this.d.release,
+      ...(this.d.webhook?.registrationUrl !== undefined
+        ? { registrationUrl: this.d.webhook.registrationUrl }
+        : {}),
+      forceResync,
+      ops,
+      status,
+      serving: this.serving,
+      wrote: false,
+      servingWrites: 0,
+      wakeAfterMs: undefined,
+    };
     const outcome = await runStateMachine(sFnInitialize, ctx);
     const next = status.build();
     if (set.ok && next.appliedVersion === set.set.version && rb.status?.appliedVersion !== set.set.version) {
@@ -117,10 +155,9 @@ export class BootstrapperReconciler {
 
   private ops(rb: RuntimeBootstrapper): BootstrapperOps {
     let installer: RuntimeInstaller | undefined;
-    let tls: WebhookTls | undefined;
     let drift: DriftSettings | undefined;
     let serverHost = '';
-    const namespace = this.d.webhookNamespace ?? 'kyma-system';
+    const namespace = this.d.webhookNamespace ?? RUNTIME_NAMESPACE;
     const need = (): RuntimeInstaller => {
       if (!installer) throw new Error('internal: runtime not connected');
       return installer;
@@ -145,32 +182,6 @@ export class BootstrapperReconciler {
         this.d.metrics.runtimeClients.set(this.d.pool.size);
         installer = new RuntimeInstaller(kc, this.d.runtimeTimeoutMs);
         await installer.probe();
-      },
-      webhookTls: async () => {
-        if (tls) return tls;
-        const ca = this.d.cas.current();
-        const bundle = this.d.cas.trustBundle();
-        const current = await need().readTls(namespace);
-        const renewBefore = this.d.renewBeforeMs ?? 30 * 24 * 3600_000;
-        if (
-          current &&
-          current.caPem === bundle &&
-          !(await needsRenewal(current.certPem, ca, new Date(), renewBefore))
-        ) {
-          tls = { certPem: current.certPem, keyPem: current.keyPem, caPem: bundle };
-          return tls;
-        }
-        const issued = await issueCertificate(ca, {
-          commonName: `${WEBHOOK_SERVICE}.${namespace}.svc`,
-          dnsNames: [
-            `${WEBHOOK_SERVICE}.${namespace}.svc`,
-            `${WEBHOOK_SERVICE}.${namespace}.svc.cluster.local`,
-          ],
-          usage: 'server',
-          validityMs: this.d.certificateValidityMs ?? 90 * 24 * 3600_000,
-        });
-        tls = { certPem: issued.certPem, keyPem: issued.keyPem, caPem: bundle };
-        return tls;
       },
       drift: async () => {
         const settings = this.d.drift;
@@ -211,6 +222,17 @@ export class BootstrapperReconciler {
       uninstall: (plan) => need().uninstall(plan),
       foreignWrites: async (objects) =>
         foreignWritesAfterOurs(await need().writersOf(objects), [FIELD_MANAGER, CA_BUNDLE_FIELD_MANAGER]),
+      readServing: () => need().readServing(namespace),
+      writeServingSecret: async (current, write) => {
+        const next = await executeSecretWrite(readServingSecret(current), write, {
+          now: this.serving.now(),
+          dnsNames: this.serving.dnsNames,
+          ipAddresses: this.serving.ipAddresses,
+          externalCa: this.d.cas.current(),
+        });
+        await need().writeServingSecret(namespace, current, next);
+      },
+      writeCaBundle: (view, bundlePem) => need().writeCaBundle(view, bundlePem),
     };
   }
 

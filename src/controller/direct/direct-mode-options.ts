@@ -2,9 +2,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CaStore } from '../../pki/ca-store.js';
+import type { ServingPolicy } from '../../pki/serving-policy.js';
 import type { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import type { DriftEndpointOptions } from './drift-endpoint.js';
-import type { WebhookRelease } from './runtime-manifests.js';
+import type { WebhookRelease, WebhookTestRouting } from './runtime-manifests.js';
 import type { SyncSources } from './sync-set.js';
 
 /** The sources as direct mode needs them (the source watcher satisfies this). */
@@ -33,8 +34,13 @@ export interface DirectModeOptions {
   /** Create a RuntimeBootstrapper per Runtime CR matching this selector ('' = all); undefined = off. */
   readonly autoCreateSelector?: string;
   readonly caSecretName?: string;
-  /** Validity and renew-before of the webhook serving certificates issued per runtime. */
-  readonly servingCertificate?: { readonly validityMs: number; readonly renewBeforeMs: number };
+  /**
+   * Timing of each runtime's webhook serving certificate (docs/serving-certificate.md; default
+   * KCP_SERVING_POLICY: 90 days, renewed at half its life).
+   */
+  readonly servingPolicy?: ServingPolicy;
+  /** Where tests route admission (no kubelet runs the webhook's Pods there); never set in production. */
+  readonly webhookRouting?: WebhookTestRouting;
   /** A CA store shared with the drift listener (loaded); otherwise one is made from caSecretName. */
   readonly caStore?: CaStore;
   /** Serve the drift listener in this process (needs `drift`). */

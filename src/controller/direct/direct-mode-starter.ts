@@ -9,7 +9,7 @@ export interface DirectModeSettings {
   readonly driftListener?: DirectModeOptions['driftListener'];
   readonly caRotation?: DirectModeOptions['caRotation'];
   readonly runtimeTimeoutMs?: number;
-  readonly servingCertificate?: DirectModeOptions['servingCertificate'];
+  readonly servingPolicy?: DirectModeOptions['servingPolicy'];
 }
 
 /**
@@ -35,7 +35,7 @@ export function directModeStarter(settings: DirectModeSettings): (ctx: ModeConte
       ...(settings.driftListener ? { driftListener: settings.driftListener } : {}),
       ...(settings.caRotation ? { caRotation: settings.caRotation } : {}),
       ...(settings.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: settings.runtimeTimeoutMs } : {}),
-      ...(settings.servingCertificate ? { servingCertificate: settings.servingCertificate } : {}),
+      ...(settings.servingPolicy ? { servingPolicy: settings.servingPolicy } : {}),
     });
     return { stop: () => mode.stop() };
   };

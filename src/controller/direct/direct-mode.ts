@@ -10,6 +10,7 @@ import { WorkQueue } from '../../kube/work-queue.js';
 import { PrometheusWorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import { PrometheusReconcileMetrics } from '../../kube/reconcile-metrics.js';
 import { CaStore } from '../../pki/ca-store.js';
+import { validateServingPolicy } from '../../pki/serving-policy.js';
 import { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import { createDirectMetrics, refreshStateGauges } from './direct-metrics.js';
 import { RuntimeClientPool } from './runtime-clients.js';
@@ -29,6 +30,7 @@ export { DRIFT_CONFIRM_DELAY_MS } from './direct-mode-options.js';
  */
 export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode> {
   const log = o.logger.child({ mode: 'direct' });
+  if (o.servingPolicy) validateServingPolicy(o.servingPolicy);
   const metrics = createDirectMetrics(o.registry);
   const ns = o.namespace;
   const bootstrappers = new Reflector<RuntimeBootstrapper>({
@@ -64,12 +66,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     pool,
     cas,
     ...(o.drift ? { drift: o.drift } : {}),
-    ...(o.servingCertificate
-      ? {
-          certificateValidityMs: o.servingCertificate.validityMs,
-          renewBeforeMs: o.servingCertificate.renewBeforeMs,
-        }
-      : {}),
+    ...(o.servingPolicy ? { servingPolicy: o.servingPolicy } : {}),
+    ...(o.webhookRouting ? { webhook: o.webhookRouting } : {}),
     release: o.release,
     currentSet: () => current,
     metrics,

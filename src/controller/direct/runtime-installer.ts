@@ -6,11 +6,23 @@ import {
   VersionApi,
   type KubeConfig,
   type KubernetesObject,
+  type V1Secret,
 } from '@kubernetes/client-node';
-import { applyObjects } from '../../kube/apply.js';
+import { applyObjects, FIELD_MANAGER } from '../../kube/apply.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
+import { kubeRequest } from '../../kube/kube-request.js';
+import type { ServingSecretContent } from '../../pki/serving-secret-plan.js';
+import { putServingSecret } from '../../webhook/serving-cert/serving-secret-put.js';
+import {
+  applyCaBundle,
+  lackingBundle,
+  MUTATING,
+  VALIDATING,
+  type WebhookConfiguration,
+} from '../../webhook/serving-cert/webhook-configurations.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
+  WEBHOOK_CERT_LEASE,
   WEBHOOK_DEPLOYMENT,
   WEBHOOK_TLS_SECRET,
 } from '../../api/runtime-names.js';
@@ -18,6 +30,7 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels
 import { describeObject, objectApiFor } from '../../kube/apply.js';
 import type { WrittenObject } from './foreign-writers.js';
 import type { RuntimePlan } from './runtime-manifests.js';
+import type { ServingView } from './serving-certificate.js';
 import { withTimeout } from './with-timeout.js';
 
 /** The runtime's API server could not be reached; says why. */
@@ -67,10 +80,10 @@ export class RuntimeInstaller {
     await withTimeout(applyObjects(this.kc, objects), this.timeoutMs * Math.max(1, objects.length), 'apply');
   }
 
-  /** TLS material in a Secret on the runtime (webhook serving or drift client certificate), if any. */
+  /** TLS material in a Secret on the runtime (the drift client certificate), if any. */
   async readTls(
     namespace: string,
-    name = WEBHOOK_TLS_SECRET,
+    name: string,
   ): Promise<{ certPem: string; keyPem: string; caPem?: string } | undefined> {
     try {
       const s = await withTimeout(
@@ -89,6 +102,46 @@ export class RuntimeInstaller {
       if (statusCodeOf(error) === 404) return undefined;
       throw error;
     }
+  }
+
+  /** The serving Secret in `namespace` and our webhook configurations, as they are now. */
+  async readServing(namespace: string): Promise<ServingView> {
+    const read = async <T>(path: string): Promise<T | undefined> => {
+      try {
+        return await kubeRequest<T>(this.kc, { method: 'GET', path, timeoutMs: this.timeoutMs });
+      } catch (error) {
+        if (statusCodeOf(error) === 404) return undefined;
+        throw error;
+      }
+    };
+    const [secret, mutating, validating] = await Promise.all([
+      read<V1Secret>(`/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${WEBHOOK_TLS_SECRET}`),
+      read<WebhookConfiguration>(`${MUTATING.path}/${MUTATING.name}`),
+      read<WebhookConfiguration>(`${VALIDATING.path}/${VALIDATING.name}`),
+    ]);
+    return { secret, mutating, validating };
+  }
+
+  /**
+   * Writes the serving Secret: created, or replaced only if it is still `current` (409 otherwise).
+   * Under our field manager, so the drift channel does not report it back as tampering.
+   */
+  async writeServingSecret(
+    namespace: string,
+    current: V1Secret | undefined,
+    next: ServingSecretContent,
+  ): Promise<void> {
+    await putServingSecret(this.kc, { namespace, name: WEBHOOK_TLS_SECRET }, current, next, {
+      fieldManager: FIELD_MANAGER,
+      timeoutMs: this.timeoutMs,
+    });
+  }
+
+  /** Sets the caBundle of every entry of the configurations in `view` (as read; 409 if they moved). */
+  async writeCaBundle(view: ServingView, bundlePem: string): Promise<void> {
+    const configs = [[MUTATING, view.mutating] as const, [VALIDATING, view.validating] as const];
+    for (const [kind, config] of lackingBundle(configs, bundlePem))
+      await applyCaBundle(this.kc, kind, config, bundlePem, this.timeoutMs);
   }
 
   /** Whether the webhook Deployment is rolled out and available. */
@@ -118,10 +171,11 @@ export class RuntimeInstaller {
 
   /**
    * Removes everything we installed: the webhook configurations first (a dangling webhook
-   * must never block the runtime), then the webhook's objects, then every object carrying our
-   * label (the synced set and the pull Secret's copies in all namespaces). Namespaces stay.
+   * must never block the runtime), then the webhook's objects and its serving certificate's,
+   * then every object carrying our label (the synced set and the pull Secret's copies in all
+   * namespaces). Namespaces stay.
    */
-  async uninstall(plan: Pick<RuntimePlan, 'registration' | 'webhook'>): Promise<void> {
+  async uninstall(plan: Pick<RuntimePlan, 'registration' | 'webhook' | 'manifests'>): Promise<void> {
     const objects = objectApiFor(this.kc);
     const remove = async (o: KubernetesObject): Promise<void> => {
       try {
@@ -132,6 +186,14 @@ export class RuntimeInstaller {
     };
     for (const o of plan.registration) await remove(o);
     for (const o of [...plan.webhook].reverse()) await remove(o);
+    // The serving certificate's Secret and the Lease of the writer a KIM install's webhook ran.
+    const namespace = plan.manifests.namespace.metadata?.name;
+    await remove({ apiVersion: 'v1', kind: 'Secret', metadata: { name: WEBHOOK_TLS_SECRET, namespace } });
+    await remove({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: WEBHOOK_CERT_LEASE, namespace },
+    });
     const secrets = await withTimeout(
       this.core.listSecretForAllNamespaces({ labelSelector: MANAGED }),
       this.timeoutMs,

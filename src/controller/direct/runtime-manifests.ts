@@ -1,10 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import {
-  RUNTIME_NAMESPACE,
-  VERSION_LABEL,
-  WATCHER_TLS_SECRET,
-  WEBHOOK_TLS_SECRET,
-} from '../../api/runtime-names.js';
+import { RUNTIME_NAMESPACE, VERSION_LABEL, WATCHER_TLS_SECRET } from '../../api/runtime-names.js';
 import { renderWebhookManifests, type WebhookManifests } from '../../render/webhook-manifests.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
 import type { SyncSet } from './sync-set.js';
@@ -16,8 +11,8 @@ export interface WebhookRelease {
   readonly version: string;
 }
 
-/** TLS material of one runtime's webhook. */
-export interface WebhookTls {
+/** A certificate, its key and the CAs to trust. */
+export interface TlsMaterial {
   readonly certPem: string;
   readonly keyPem: string;
   readonly caPem: string;
@@ -27,14 +22,30 @@ export interface WebhookTls {
 export interface DriftSettings {
   readonly listenerUrl: string;
   /** Client certificate (CN = runtime ID, SAN = its domain), its key, and the CAs to trust for the listener. */
-  readonly clientTls?: WebhookTls;
+  readonly clientTls?: TlsMaterial;
+}
+
+/** Where tests route admission: no kubelet runs the webhook's Pods on their runtimes. */
+export interface WebhookTestRouting {
+  /** Register this URL instead of the in-cluster Service. */
+  readonly registrationUrl?: string;
+  /** More DNS names or IP addresses for the serving certificate (the URL's host). */
+  readonly extraSans?: readonly string[];
+}
+
+/** How the webhook is installed besides its release. */
+export interface WebhookPlanOptions {
+  /** The drift channel; off when undefined. */
+  readonly drift?: DriftSettings;
+  /** Register this URL instead of the in-cluster Service (tests: no kubelet runs the Pods there). */
+  readonly registrationUrl?: string;
 }
 
 /** What a runtime should hold, in the order it is applied. */
 export interface RuntimePlan {
   /** Namespaces and the versioned set (trust bundle, pull Secret, ConfigMap). */
   readonly sources: readonly KubernetesObject[];
-  /** ServiceAccount, RBAC, TLS Secret, Service, Deployment, PodDisruptionBudget. */
+  /** ServiceAccount, RBAC, drift client Secret, Service, Deployment, PodDisruptionBudget. */
   readonly webhook: readonly KubernetesObject[];
   /** The webhook configurations (mutating, and the drift one): applied only once the Deployment is ready. */
   readonly registration: readonly KubernetesObject[];
@@ -54,39 +65,24 @@ export function planSources(set: SyncSet, webhookNamespace = RUNTIME_NAMESPACE):
 }
 
 /**
- * The webhook objects for a release (pure); TLS may be absent when only names are needed (removal).
- * The Deployment is the one `rtb render kim` gives KIM for the same release; the serving
- * certificate's Secret is read by the webhook through the API, not mounted.
+ * The webhook objects for a release (pure). The Deployment is the one `rtb render kim` gives KIM
+ * for the same release but for `--serving-cert-issuer=external`: here the KCP writes the serving
+ * Secret and the caBundle (./serving-cert-state.ts), so neither is part of these objects, and the
+ * registration carries no caBundle (its only writer is the protocol, under its own field manager).
  */
 export function planWebhook(
   set: Pick<SyncSet, 'config'> | undefined,
   release: WebhookRelease,
-  tls?: WebhookTls,
-  drift?: DriftSettings,
+  options: WebhookPlanOptions = {},
 ): Pick<RuntimePlan, 'webhook' | 'registration' | 'manifests'> {
+  const { drift } = options;
   const manifests = renderWebhookManifests({
     image: release.image,
+    servingCertIssuer: 'external',
     ...(drift ? { driftListenerUrl: drift.listenerUrl } : {}),
-    ...(tls ? { caBundlePem: tls.caPem } : {}),
+    ...(options.registrationUrl !== undefined ? { url: options.registrationUrl } : {}),
     ...(set ? { pullSecretName: set.config.imagePullSecret.name } : {}),
     version: release.version,
-  });
-  const tlsSecret: KubernetesObject = asObject({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    type: 'kubernetes.io/tls',
-    metadata: {
-      name: WEBHOOK_TLS_SECRET,
-      namespace: manifests.namespace.metadata?.name,
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [VERSION_LABEL]: release.version },
-    },
-    data: tls
-      ? {
-          'tls.crt': Buffer.from(tls.certPem).toString('base64'),
-          'tls.key': Buffer.from(tls.keyPem).toString('base64'),
-          'ca.crt': Buffer.from(tls.caPem).toString('base64'),
-        }
-      : {},
   });
   const watcherSecret: KubernetesObject[] = drift
     ? [
@@ -116,7 +112,6 @@ export function planWebhook(
       manifests.clusterRoleBinding,
       manifests.role,
       manifests.roleBinding,
-      tlsSecret,
       ...watcherSecret,
       manifests.service,
       manifests.deployment,
@@ -132,14 +127,13 @@ export function planWebhook(
   };
 }
 
-/** Plans all of a runtime's objects from the set, the release and its TLS material (pure). */
+/** Plans all of a runtime's objects from the set and the release (pure). */
 export function planRuntime(
   set: SyncSet,
   release: WebhookRelease,
-  tls: WebhookTls,
-  drift?: DriftSettings,
+  options: WebhookPlanOptions = {},
 ): RuntimePlan {
-  return { sources: planSources(set), ...planWebhook(set, release, tls, drift) };
+  return { sources: planSources(set), ...planWebhook(set, release, options) };
 }
 
 /**

@@ -1,77 +1,31 @@
-import {
-  FORCE_RELEASE_ANNOTATION,
-  RTB_FINALIZER,
-  type RuntimeBootstrapper,
-} from '../../api/runtime-bootstrapper.js';
-import {
-  planSources,
-  planWebhook,
-  type DriftSettings,
-  type WebhookRelease,
-  type WebhookTls,
-} from './runtime-manifests.js';
-import type { StatusBuilder } from './status-builder.js';
-import type { SyncSetResult } from './sync-set.js';
+import { FORCE_RELEASE_ANNOTATION, RTB_FINALIZER } from '../../api/runtime-bootstrapper.js';
+import { planSources, planWebhook, type DriftSettings } from './runtime-manifests.js';
 import type { DeploymentReadiness } from './runtime-installer.js';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { describeForeignWrites, type ForeignWrite } from './foreign-writers.js';
+import { servingCertificateState } from './serving-cert-state.js';
+import { errorOf, firstLine, type Outcome, type StateContext, type StateFn } from './state-context.js';
 
-/** The I/O a state may do; the reconciler implements it over the KCP and the runtime. */
-export interface BootstrapperOps {
-  addFinalizer(): Promise<void>;
-  releaseFinalizer(): Promise<void>;
-  /** Resolves once the runtime answers; throws with the reason otherwise. */
-  connect(): Promise<void>;
-  /** The webhook's TLS material for this runtime (reused while valid, else issued). */
-  webhookTls(): Promise<WebhookTls>;
-  /** The drift channel's settings with this runtime's client certificate; undefined when the channel is off. */
-  drift(): Promise<DriftSettings | undefined>;
-  apply(objects: readonly KubernetesObject[]): Promise<void>;
-  deploymentReadiness(): Promise<DeploymentReadiness>;
-  uninstall(plan: ReturnType<typeof planWebhook>): Promise<void>;
-  /** Writes by another field manager (KIM) to these objects after our own last write. */
-  foreignWrites(objects: readonly KubernetesObject[]): Promise<ForeignWrite[]>;
-}
+/** Bound on transitions, so a bug in a state cannot spin forever (a full pass takes about 25). */
+const MAX_TRANSITIONS = 40;
 
-/** Everything the states read. */
-export interface StateContext {
-  readonly rb: RuntimeBootstrapper;
-  readonly set: SyncSetResult;
-  readonly release: WebhookRelease;
-  /** Re-apply even what the status says is current (periodic resync, drift repair). */
-  readonly forceResync: boolean;
-  readonly ops: BootstrapperOps;
-  readonly status: StatusBuilder;
-  /** Set when the webhook's objects were (re)applied, so its registration is refreshed too. */
-  wrote: boolean;
-}
-
-/** How a reconcile ends. */
-export interface Outcome {
-  /** Run again after this long (a rollout to wait for, or the periodic resync). */
-  readonly requeueAfterMs?: number;
-  /** A failure: the queue retries with per-key backoff. */
-  readonly error?: Error;
-}
-
-/** A state: does its part and returns the next state, or ends with an outcome. */
-export type StateFn = (ctx: StateContext) => Promise<StateFn | Outcome>;
-
-/** Runs the machine from `start` until a state ends it. */
+/**
+ * Runs the machine from `start` until a state ends it. A successful end is requeued by the
+ * earliest of its own requeue and the protocol's next deadline (`ctx.wakeAfterMs`).
+ */
 export async function runStateMachine(start: StateFn, ctx: StateContext): Promise<Outcome> {
   let step: StateFn | Outcome = start;
-  // A bound on transitions keeps a bug in a state from spinning forever.
-  for (let i = 0; i < 20; i++) {
-    if (typeof step !== 'function') return step;
+  for (let i = 0; i < MAX_TRANSITIONS; i++) {
+    if (typeof step !== 'function') {
+      const wake = ctx.wakeAfterMs;
+      if (step.error || wake === undefined) return step;
+      return { requeueAfterMs: Math.min(step.requeueAfterMs ?? wake, wake) };
+    }
     step = await step(ctx);
   }
-  return { error: new Error('state machine did not settle within 20 transitions') };
+  return { error: new Error(`state machine did not settle within ${MAX_TRANSITIONS} transitions`) };
 }
 
 const ROLLOUT_POLL_MS = 5_000;
-
-const errorOf = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
-const firstLine = (e: unknown): string => (errorOf(e).message.split('\n')[0] ?? '').slice(0, 500);
 
 /** Entry: deletion, finalizer, pause. */
 export const sFnInitialize: StateFn = async (ctx) => {
@@ -107,7 +61,43 @@ export const sFnCheckSources: StateFn = (ctx) => {
       .condition('ConfigurationSynced', 'False', 'InconsistentSources', ctx.set.reason);
     return Promise.resolve({});
   }
-  return Promise.resolve(sFnSyncConfiguration);
+  return Promise.resolve(sFnCheckOwnership);
+};
+
+/**
+ * What KIM writes on every pass of its own (its manifests' Deployment and registration, and its
+ * config copy): reading these few is enough to see it still at work, and keeps a reconcile at
+ * three extra reads per runtime instead of one per object.
+ */
+const OWNERSHIP_SAMPLE: ReadonlySet<string> = new Set([
+  'Deployment',
+  'MutatingWebhookConfiguration',
+  'ConfigMap',
+]);
+
+/**
+ * Says in the status whether another field manager (KIM after a takeover) wrote our objects
+ * since our own last write. Read before this pass writes anything: after our writes, ours would
+ * be the latest and hide KIM's. Only a warning: the runtime is served either way, and a failed
+ * read leaves the condition as it was.
+ */
+export const sFnCheckOwnership: StateFn = async (ctx) => {
+  if (!ctx.set.ok) return sFnCheckSources;
+  const plan = planWebhook(ctx.set.set, ctx.release);
+  const objects = [...planSources(ctx.set.set), ...plan.webhook, ...plan.registration];
+  let writes: ForeignWrite[];
+  try {
+    writes = await ctx.ops.foreignWrites(objects.filter((o) => OWNERSHIP_SAMPLE.has(o.kind ?? '')));
+  } catch {
+    return sFnSyncConfiguration;
+  }
+  ctx.status.condition(
+    'ExclusivelyManaged',
+    writes.length === 0 ? 'True' : 'False',
+    writes.length === 0 ? 'SoleWriter' : 'OtherFieldManager',
+    describeForeignWrites(writes),
+  );
+  return sFnSyncConfiguration;
 };
 
 /** Applies the versioned set: trust bundle, then pull Secret, then ConfigMap. */
@@ -127,15 +117,14 @@ export const sFnSyncConfiguration: StateFn = async (ctx) => {
   return sFnInstallWebhook;
 };
 
-/** Installs (or upgrades) the webhook's objects. */
+/** Installs (or upgrades) the webhook's objects; its serving certificate is the next state's. */
 export const sFnInstallWebhook: StateFn = async (ctx) => {
   if (!ctx.set.ok) return sFnCheckSources;
   const installed =
     ctx.rb.status?.webhookVersion === ctx.release.version && ctx.status.get('Installed')?.status === 'True';
-  if (installed && !ctx.forceResync) return sFnWaitForWebhook;
+  if (installed && !ctx.forceResync) return sFnServingCertificate;
   try {
-    const tls = await ctx.ops.webhookTls();
-    await ctx.ops.apply(planWebhook(ctx.set.set, ctx.release, tls, await ctx.ops.drift()).webhook);
+    await ctx.ops.apply((await planFor(ctx)).webhook);
   } catch (error) {
     ctx.status.state('Error').condition('Installed', 'False', 'ApplyFailed', firstLine(error));
     return { error: errorOf(error) };
@@ -144,7 +133,7 @@ export const sFnInstallWebhook: StateFn = async (ctx) => {
   ctx.status
     .condition('Installed', 'True', 'Applied', `webhook ${ctx.release.version} installed`)
     .applied({ webhookVersion: ctx.release.version });
-  return sFnWaitForWebhook;
+  return sFnServingCertificate;
 };
 
 /** Waits for the webhook Deployment to be available before registering it. */
@@ -163,57 +152,49 @@ export const sFnWaitForWebhook: StateFn = async (ctx) => {
   return sFnRegister;
 };
 
-/** Registers the MutatingWebhookConfiguration once its backend is available. */
+/** Registers the webhook configurations once their backend is available. */
 export const sFnRegister: StateFn = async (ctx) => {
   if (!ctx.set.ok) return sFnCheckSources;
   const registered = ctx.status.get('WebhookReady')?.status === 'True';
-  if (!registered || ctx.wrote || ctx.forceResync) {
-    let plan: ReturnType<typeof planWebhook>;
-    try {
-      const tls = await ctx.ops.webhookTls();
-      plan = planWebhook(ctx.set.set, ctx.release, tls, await ctx.ops.drift());
-      await ctx.ops.apply(plan.registration);
-    } catch (error) {
-      ctx.status.state('Error').condition('WebhookReady', 'False', 'RegistrationFailed', firstLine(error));
-      return { error: errorOf(error) };
-    }
-    await checkExclusive(ctx, [...planSources(ctx.set.set), ...plan.webhook, ...plan.registration]);
+  if (registered && !ctx.wrote && !ctx.forceResync) return sFnReady;
+  try {
+    await ctx.ops.apply((await planFor(ctx)).registration);
+  } catch (error) {
+    ctx.status.state('Error').condition('WebhookReady', 'False', 'RegistrationFailed', firstLine(error));
+    return { error: errorOf(error) };
   }
+  // A configuration just created has no caBundle yet: the protocol writes it right away.
+  return sFnTrustRegistration;
+};
+
+/** The webhook is installed, served with a trusted certificate and registered. */
+export const sFnReady: StateFn = (ctx) => {
   ctx.status
     .state('Ready')
     .condition('WebhookReady', 'True', 'Available', 'the webhook is available and registered');
-  return {};
+  return Promise.resolve({});
 };
 
 /**
- * What KIM writes on every pass of its own (its manifests' Deployment and registration, and its
- * config copy): reading these few is enough to see it still at work, and keeps a full pass at
- * three extra reads per runtime instead of one per object.
+ * The serving certificate before the rollout is waited for: a fresh install's Pods become ready
+ * only once the Secret holds a certificate, and a takeover starts moving trust to the KCP's CA.
  */
-const OWNERSHIP_SAMPLE: ReadonlySet<string> = new Set([
-  'Deployment',
-  'MutatingWebhookConfiguration',
-  'ConfigMap',
-]);
+export const sFnServingCertificate: StateFn = servingCertificateState(sFnWaitForWebhook);
+/** The serving certificate once more after the registration was applied: its caBundle. */
+export const sFnTrustRegistration: StateFn = servingCertificateState(sFnReady);
 
-/**
- * After a full pass: says in the status whether another field manager (KIM after a takeover)
- * still writes our objects. Only a warning: the runtime is served either way, and a failed read
- * leaves the condition as it was.
- */
-async function checkExclusive(ctx: StateContext, objects: readonly KubernetesObject[]): Promise<void> {
-  let writes: ForeignWrite[];
-  try {
-    writes = await ctx.ops.foreignWrites(objects.filter((o) => OWNERSHIP_SAMPLE.has(o.kind ?? '')));
-  } catch {
-    return;
-  }
-  ctx.status.condition(
-    'ExclusivelyManaged',
-    writes.length === 0 ? 'True' : 'False',
-    writes.length === 0 ? 'SoleWriter' : 'OtherFieldManager',
-    describeForeignWrites(writes),
-  );
+/** The webhook's objects for this runtime, with the drift channel's settings. */
+async function planFor(ctx: StateContext): Promise<ReturnType<typeof planWebhook>> {
+  if (!ctx.set.ok) throw new Error('internal: planned without a consistent source set');
+  return planWebhook(ctx.set.set, ctx.release, {
+    ...(ctx.registrationUrl !== undefined ? { registrationUrl: ctx.registrationUrl } : {}),
+    ...(await driftOf(ctx)),
+  });
+}
+
+async function driftOf(ctx: StateContext): Promise<{ drift?: DriftSettings }> {
+  const drift = await ctx.ops.drift();
+  return drift ? { drift } : {};
 }
 
 /** Deletion: registration first, then everything else, then the finalizer. */
@@ -241,8 +222,8 @@ export const sFnDelete: StateFn = async (ctx) => {
   }
   try {
     await ctx.ops.uninstall(
-      planWebhook(ctx.set.ok ? ctx.set.set : undefined, ctx.release, undefined, {
-        listenerUrl: 'https://unused',
+      planWebhook(ctx.set.ok ? ctx.set.set : undefined, ctx.release, {
+        drift: { listenerUrl: 'https://unused' },
       }),
     );
   } catch (error) {

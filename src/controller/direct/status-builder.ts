@@ -74,6 +74,7 @@ const ORDER: readonly ConditionType[] = [
   'RuntimeReachable',
   'Installed',
   'ConfigurationSynced',
+  'ServingCertificate',
   'WebhookReady',
 ];
 const order = (t: ConditionType): number => ORDER.indexOf(t);

@@ -11,15 +11,16 @@ import type { Logger } from 'pino';
 import { Backoff } from '../../kube/backoff.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
-import { kubeRequest } from '../../kube/kube-request.js';
 import type { Reflector } from '../../kube/reflector.js';
 import type { ServingPolicy } from '../../pki/serving-policy.js';
 import { planServingSecret, type ServingStep } from '../../pki/serving-secret-plan.js';
 import { executeSecretWrite } from '../../pki/serving-secret-write.js';
-import { readServingSecret, servingSecretBody } from './serving-secret-codec.js';
+import { readServingSecret } from './serving-secret-codec.js';
+import { putServingSecret } from './serving-secret-put.js';
 import {
   applyCaBundle,
   caBundlesOf,
+  lackingBundle,
   MUTATING,
   VALIDATING,
   type ConfigurationKind,
@@ -204,7 +205,6 @@ export class CertificateWriter {
   }
 
   private async writeSecret(step: Extract<ServingStep, { kind: 'write-secret' }>): Promise<void> {
-    const { namespace, name } = this.o.secret;
     const current = this.secret();
     const next = await executeSecretWrite(readServingSecret(current), step.write, {
       now: this.now(),
@@ -212,31 +212,13 @@ export class CertificateWriter {
       ipAddresses: this.o.ipAddresses,
     });
     if (!this.o.isLeader()) return;
-    const body = servingSecretBody(this.o.secret, current, next);
-    const collection = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
-    const written = current
-      ? await kubeRequest<V1Secret>(this.o.access, {
-          method: 'PUT',
-          path: `${collection}/${encodeURIComponent(name)}`,
-          body,
-          timeoutMs: 15_000,
-        })
-      : await kubeRequest<V1Secret>(this.o.access, {
-          method: 'POST',
-          path: collection,
-          body,
-          timeoutMs: 15_000,
-        });
+    const written = await putServingSecret(this.o.access, this.o.secret, current, next);
     this.written.secret = { basedOn: current?.metadata?.resourceVersion, object: written };
   }
 
   private async writeBundle(bundlePem: string): Promise<void> {
-    for (const kind of [MUTATING, VALIDATING]) {
-      const config = this.configuration(kind);
-      // Only a configuration that exists and registers webhooks; it is never created here.
-      if (!config || (config.webhooks ?? []).length === 0) continue;
-      const bundles = caBundlesOf(config);
-      if (bundles.every((b) => b === bundlePem)) continue;
+    const configs = [MUTATING, VALIDATING].map((kind) => [kind, this.configuration(kind)] as const);
+    for (const [kind, config] of lackingBundle(configs, bundlePem)) {
       if (!this.o.isLeader()) return;
       const written = await applyCaBundle(this.o.access, kind, config, bundlePem);
       this.written.configs.set(kind.name, { basedOn: config.metadata?.resourceVersion, object: written });

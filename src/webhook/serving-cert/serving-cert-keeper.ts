@@ -2,7 +2,9 @@
  * The webhook's own serving certificate (docs/serving-certificate.md), for installs that mount
  * none (KIM's): every replica watches the serving Secret and our webhook configurations, serves
  * the Secret's certificate (swapped in memory) and is ready only while the API server trusts
- * it; one replica at a time, elected by a Lease, writes the Secret and the caBundles.
+ * it. With issuer `own`, one replica at a time, elected by a Lease, writes the Secret and the
+ * caBundles; with issuer `external` (direct mode: the KCP writes both) no replica writes, so the
+ * Secret and the caBundle never have two writers.
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
@@ -21,10 +23,17 @@ import {
   WEBHOOK_SERVING_POLICY,
   type ServingPolicy,
 } from '../../pki/serving-policy.js';
+import type { ServingIssuer } from '../../pki/serving-secret-plan.js';
 import { CertificateWriter } from './certificate-writer.js';
 import { ServedCertificate, trustedByEveryEntry } from './served-certificate.js';
 import { readServingSecret } from './serving-secret-codec.js';
-import { caBundlesOf, MUTATING, VALIDATING, type WebhookConfiguration } from './webhook-configurations.js';
+import {
+  caBundlesOf,
+  MUTATING,
+  VALIDATING,
+  type ConfigurationKind,
+  type WebhookConfiguration,
+} from './webhook-configurations.js';
 
 /** Settings of {@link startServingCertKeeper}. */
 export interface ServingCertKeeperOptions {
@@ -34,6 +43,8 @@ export interface ServingCertKeeperOptions {
   /** Names the certificate must cover (the Service's). */
   readonly dnsNames: readonly string[];
   readonly ipAddresses?: readonly string[];
+  /** Who writes the Secret and the caBundle: a replica of ours (default) or someone else (the KCP). */
+  readonly issuer?: ServingCertIssuer;
   readonly policy?: ServingPolicy;
   /** The Lease electing the writer (default {@link WEBHOOK_CERT_LEASE}) and its timing. */
   readonly lease?: { readonly name?: string; readonly timing?: Partial<LeaderElectionTiming> };
@@ -44,6 +55,12 @@ export interface ServingCertKeeperOptions {
   readonly onReload?: (result: 'success' | 'failure') => void;
   readonly now?: () => number;
 }
+
+/**
+ * Who writes the serving Secret and the caBundle: `own`, the replicas (one elected writer, its own
+ * CA); `external`, another party (the KCP in direct mode) and the replicas only follow the Secret.
+ */
+export type ServingCertIssuer = ServingIssuer['kind'];
 
 /** A running keeper. */
 export interface ServingCertKeeper {
@@ -82,19 +99,16 @@ export async function startServingCertKeeper(o: ServingCertKeeperOptions): Promi
     fieldSelector: `metadata.name=${name}`,
     logger: log,
   });
-  const configurations = [MUTATING, VALIDATING].map(
-    (kind) =>
-      new Reflector<WebhookConfiguration>({
-        name: `${kind.kind} ${kind.name}`,
-        listerWatcher: new KubeListWatch<WebhookConfiguration>(o.access, kind.path),
-        fieldSelector: `metadata.name=${kind.name}`,
-        logger: log,
-      }),
-  );
-  const [mutating, validating] = configurations as [
-    Reflector<WebhookConfiguration>,
-    Reflector<WebhookConfiguration>,
-  ];
+  const configuration = (kind: ConfigurationKind): Reflector<WebhookConfiguration> =>
+    new Reflector<WebhookConfiguration>({
+      name: `${kind.kind} ${kind.name}`,
+      listerWatcher: new KubeListWatch<WebhookConfiguration>(o.access, kind.path),
+      fieldSelector: `metadata.name=${kind.name}`,
+      logger: log,
+    });
+  const mutating = configuration(MUTATING);
+  // Only a writer reads the validating configuration (its caBundle); readiness needs the mutating one.
+  const validating = (o.issuer ?? 'own') === 'own' ? configuration(VALIDATING) : undefined;
 
   const served = new ServedCertificate(log, o.onReload);
   const initialTls = await served.initial(readServingSecret(first));
@@ -108,37 +122,13 @@ export async function startServingCertKeeper(o: ServingCertKeeperOptions): Promi
     },
   });
 
-  const identity = o.identity ?? `${process.env.POD_NAME ?? hostname()}_${randomUUID()}`;
-  const elector = new LeaderElector({
-    kubeConfig: o.access,
-    namespace,
-    name: o.lease?.name ?? WEBHOOK_CERT_LEASE,
-    identity,
-    ...(o.lease?.timing ? { timing: o.lease.timing } : {}),
-    logger: log,
-  });
-  const writer = new CertificateWriter({
-    access: o.access,
-    secret: o.secret,
-    secrets,
-    mutating,
-    validating,
-    dnsNames: o.dnsNames,
-    ipAddresses: o.ipAddresses ?? [],
-    policy,
-    isLeader: () => elector.isLeader(),
-    logger: log,
-    now,
-  });
   secrets.start();
   mutating.start();
-  validating.start();
-  elector.start({
-    onStartedLeading: (signal) => writer.run(signal),
-    onStoppedLeading: () => {
-      log.info('no longer writing the serving certificate');
-    },
-  });
+  validating?.start();
+  const elector = validating
+    ? startWriter(o, { secrets, mutating, validating, policy, now, log })
+    : undefined;
+  if (!elector) log.info('the serving certificate is written by another party; following the Secret');
 
   return {
     initialTls,
@@ -150,12 +140,56 @@ export async function startServingCertKeeper(o: ServingCertKeeperOptions): Promi
       if (!leaf || !secrets.hasSynced() || !mutating.hasSynced()) return false;
       return trustedByEveryEntry(leaf, caBundlesOf(mutating.store.get(MUTATING.name)), now());
     },
-    isWriter: () => elector.isLeader(),
+    isWriter: () => elector?.isLeader() ?? false,
     async stop() {
-      await elector.stop();
-      await Promise.all([secrets.stop(), mutating.stop(), validating.stop()]);
+      await elector?.stop();
+      await Promise.all([secrets.stop(), mutating.stop(), validating?.stop()]);
     },
   };
+}
+
+/** Elects this replica's writer by the Lease and runs it while leading. */
+function startWriter(
+  o: ServingCertKeeperOptions,
+  parts: {
+    readonly secrets: Reflector<V1Secret>;
+    readonly mutating: Reflector<WebhookConfiguration>;
+    readonly validating: Reflector<WebhookConfiguration>;
+    readonly policy: ServingPolicy;
+    readonly now: () => number;
+    readonly log: Logger;
+  },
+): LeaderElector {
+  const { log } = parts;
+  const identity = o.identity ?? `${process.env.POD_NAME ?? hostname()}_${randomUUID()}`;
+  const elector = new LeaderElector({
+    kubeConfig: o.access,
+    namespace: o.secret.namespace,
+    name: o.lease?.name ?? WEBHOOK_CERT_LEASE,
+    identity,
+    ...(o.lease?.timing ? { timing: o.lease.timing } : {}),
+    logger: log,
+  });
+  const writer = new CertificateWriter({
+    access: o.access,
+    secret: o.secret,
+    secrets: parts.secrets,
+    mutating: parts.mutating,
+    validating: parts.validating,
+    dnsNames: o.dnsNames,
+    ipAddresses: o.ipAddresses ?? [],
+    policy: parts.policy,
+    isLeader: () => elector.isLeader(),
+    logger: log,
+    now: parts.now,
+  });
+  elector.start({
+    onStartedLeading: (signal) => writer.run(signal),
+    onStoppedLeading: () => {
+      log.info('no longer writing the serving certificate');
+    },
+  });
+  return elector;
 }
 
 async function readSecretOnce(

@@ -14,7 +14,11 @@ import {
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import type { LeaderElectionTiming } from '../../kube/leader-election.js';
 import type { ServingPolicy } from '../../pki/serving-policy.js';
-import { startServingCertKeeper, type ServingCertKeeper } from './serving-cert-keeper.js';
+import {
+  startServingCertKeeper,
+  type ServingCertIssuer,
+  type ServingCertKeeper,
+} from './serving-cert-keeper.js';
 
 /** How the webhook keeps its own serving certificate. */
 export interface ServingCertSettings {
@@ -24,6 +28,8 @@ export interface ServingCertSettings {
   readonly service?: string;
   /** More names or IP addresses for the certificate (a URL registration, tests). */
   readonly extraSans?: readonly string[];
+  /** Who writes the Secret and the caBundle (default `own`; `external` in direct mode: the KCP). */
+  readonly issuer?: ServingCertIssuer;
   readonly leaseName?: string;
   readonly leaseTiming?: Partial<LeaderElectionTiming>;
   readonly policy?: ServingPolicy;
@@ -52,6 +58,7 @@ export async function startKeeperFromSettings(
       ...extra.filter((n) => isIP(n) === 0),
     ],
     ipAddresses: extra.filter((n) => isIP(n) !== 0),
+    ...(s.issuer ? { issuer: s.issuer } : {}),
     ...(s.policy ? { policy: s.policy } : {}),
     lease: {
       ...(s.leaseName ? { name: s.leaseName } : {}),

@@ -52,6 +52,22 @@ export function caBundlesOf(configuration: WebhookConfiguration | undefined): st
 }
 
 /**
+ * The configurations of `configs` (kind, as last seen) with an entry whose caBundle is not
+ * `bundlePem`: only existing ones that register webhooks (a configuration is never created here).
+ */
+export function lackingBundle(
+  configs: readonly (readonly [ConfigurationKind, WebhookConfiguration | undefined])[],
+  bundlePem: string,
+): [ConfigurationKind, WebhookConfiguration][] {
+  const out: [ConfigurationKind, WebhookConfiguration][] = [];
+  for (const [kind, config] of configs) {
+    if (!config || (config.webhooks ?? []).length === 0) continue;
+    if (caBundlesOf(config).some((b) => b !== bundlePem)) out.push([kind, config]);
+  }
+  return out;
+}
+
+/**
  * Sets `caBundle` of every webhook entry of `configuration` (as last seen) to `bundlePem`; resolves
  * with the configuration as written.
  */

@@ -51,6 +51,7 @@ describe('the serving-secret plan', () => {
       kinds.push(s.kind);
       if (s.kind === 'wait') {
         assert.equal(s.until, START + P.settleMs);
+        assert.equal(s.pending, true, 'a certificate is due, only not yet');
         break;
       }
     }
@@ -100,6 +101,7 @@ describe('the serving-secret plan', () => {
       kind: 'wait',
       reason: 'the Secret and the caBundle are current',
       until: renewAt,
+      pending: false,
     });
     w.now = renewAt;
     const s = await w.step(own);

@@ -87,12 +87,16 @@ describe('rtb render kim', () => {
     assert.equal(kinds.at(-1), 'MutatingWebhookConfiguration');
   });
 
-  test("direct mode installs the same Deployment as KIM's for the same release", () => {
+  test("direct mode installs KIM's Deployment for the same release, but for who writes the certificate", () => {
     const direct = planWebhook(undefined, { image: 'example.com/rtb:2.0.0', version: '2.0.0' }).manifests
       .deployment;
     const viaKim = asKimReadsIt(
       renderKimManifests({ image: 'example.com/rtb:2.0.0', version: '2.0.0' }).text,
     ).find((o) => o.kind === 'Deployment');
+    const container = direct.spec?.template.spec?.containers[0];
+    const args = container?.args ?? [];
+    assert.ok(container && args.includes('--serving-cert-issuer=external'));
+    container.args = args.filter((a) => a !== '--serving-cert-issuer=external');
     assert.deepEqual(viaKim, JSON.parse(JSON.stringify(direct)));
   });
 });

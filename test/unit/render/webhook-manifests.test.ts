@@ -231,6 +231,30 @@ describe('rendered webhook manifests', () => {
     }
   });
 
+  test('the KCP writes the certificate (direct mode): the replicas only follow it, and may only read it', () => {
+    const direct = renderWebhookManifests({ image: 'x', servingCertIssuer: 'external' });
+    assert.equal(
+      direct.deployment.spec!.template.spec!.containers[0]!.args!.at(-1),
+      '--serving-cert-issuer=external',
+    );
+    assert.deepEqual(direct.role.rules!.slice(0, 2), [
+      m.role.rules![0],
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: [WEBHOOK_TLS_SECRET],
+        verbs: ['get', 'list', 'watch'],
+      },
+    ]);
+    assert.ok(!direct.role.rules!.some((r) => r.resources!.includes('leases')), 'no Lease: no election');
+    assert.deepEqual(
+      direct.role.rules!.slice(2),
+      m.role.rules!.slice(4),
+      'the rest as when the webhook writes itself',
+    );
+    assert.ok(!container.args!.some((a) => a.startsWith('--serving-cert-issuer')), 'own: the default');
+  });
+
   test('RBAC: exactly get and delete of each upstream leftover, by name', () => {
     const grants = (rules: readonly V1PolicyRule[], group: string, resource: string, name: string): boolean =>
       rules.some(

@@ -181,6 +181,7 @@ describe('rtb webhook TLS flags', () => {
     webhookService: WEBHOOK_SERVICE,
     tlsExtraSan: [],
     certLease: WEBHOOK_CERT_LEASE,
+    servingCertIssuer: 'own',
     ...over,
   });
 
@@ -210,6 +211,15 @@ describe('rtb webhook TLS flags', () => {
     );
   });
 
+  test('--serving-cert-issuer: external leaves the writing to another party; anything else but own is refused', () => {
+    assert.equal(webhookTlsOptions(flags({})).servingCert?.issuer, undefined);
+    assert.equal(webhookTlsOptions(flags({ servingCertIssuer: 'external' })).servingCert?.issuer, 'external');
+    assert.throws(
+      () => webhookTlsOptions(flags({ servingCertIssuer: 'kcp' })),
+      /--serving-cert-issuer must be own or external, got kcp/,
+    );
+  });
+
   test('no default certificate files; the own certificate’s defaults are the agreed names', () => {
     const program = new Command();
     registerWebhookCommand(program);
@@ -219,6 +229,7 @@ describe('rtb webhook TLS flags', () => {
     assert.equal(defaultOf('--tls-key'), undefined);
     assert.equal(defaultOf('--webhook-service'), WEBHOOK_SERVICE);
     assert.equal(defaultOf('--cert-lease'), WEBHOOK_CERT_LEASE);
+    assert.equal(defaultOf('--serving-cert-issuer'), 'own');
     assert.deepEqual(webhookServiceDnsNames('kyma-system', 'other'), [
       'other',
       'other.kyma-system',

@@ -1,23 +1,32 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
-import {
-  runStateMachine,
-  sFnInitialize,
-  type BootstrapperOps,
-  type StateContext,
-} from '../../../../src/controller/direct/state-machine.js';
+import { runStateMachine, sFnInitialize } from '../../../../src/controller/direct/state-machine.js';
+import type { BootstrapperOps, StateContext } from '../../../../src/controller/direct/state-context.js';
+import type { ServingView } from '../../../../src/controller/direct/serving-certificate.js';
 import { StatusBuilder } from '../../../../src/controller/direct/status-builder.js';
 import type { ForeignWrite } from '../../../../src/controller/direct/foreign-writers.js';
 import { buildSyncSet, type SyncSetResult } from '../../../../src/controller/direct/sync-set.js';
+import {
+  createCertificateAuthority,
+  type CertificateAuthority,
+} from '../../../../src/pki/certificate-authority.js';
+import type { SecretWrite } from '../../../../src/pki/serving-secret-plan.js';
 import { seedConfigText } from '../../../support/fixtures.js';
+import { FakeServingRuntime, START } from './fake-serving-runtime.js';
 
-/** Records the calls the states make; each can be told to fail. */
+let kcpCa: CertificateAuthority;
+before(async () => {
+  kcpCa = await createCertificateAuthority({ commonName: 'kcp', now: new Date(START - 24 * 3600_000) });
+});
+
+/** Records the calls the states make; each can be told to fail. The serving objects live in `runtime`. */
 class RecordingOps implements BootstrapperOps {
   calls: string[] = [];
   fail = new Set<string>();
   ready = true;
+  constructor(readonly runtime = new FakeServingRuntime(kcpCa)) {}
   private step(name: string): Promise<void> {
     this.calls.push(name);
     return this.fail.has(name) ? Promise.reject(new Error(`${name} failed`)) : Promise.resolve();
@@ -25,12 +34,10 @@ class RecordingOps implements BootstrapperOps {
   addFinalizer = () => this.step('addFinalizer');
   releaseFinalizer = () => this.step('releaseFinalizer');
   connect = () => this.step('connect');
-  webhookTls = async () => {
-    await this.step('webhookTls');
-    return { certPem: 'C', keyPem: 'K', caPem: 'CA' };
+  apply = async (objects: readonly KubernetesObject[]) => {
+    await this.step(`apply:${objects.map((o) => o.kind).join(',')}`);
+    this.runtime.register(objects.filter((o) => o.kind?.endsWith('WebhookConfiguration')));
   };
-  apply = (objects: readonly KubernetesObject[]) =>
-    this.step(`apply:${objects.map((o) => o.kind).join(',')}`);
   deploymentReadiness = async () => {
     await this.step('readiness');
     return { ready: this.ready, message: this.ready ? 'ok' : 'rolling' };
@@ -45,6 +52,18 @@ class RecordingOps implements BootstrapperOps {
     this.ownershipKinds = objects.map((o) => o.kind ?? '');
     await this.step('foreignWrites');
     return this.foreign;
+  };
+  readServing = async () => {
+    await this.step('readServing');
+    return this.runtime.view();
+  };
+  writeServingSecret = async (current: V1Secret | undefined, write: SecretWrite) => {
+    await this.step('writeServingSecret');
+    await this.runtime.writeSecret(current, write);
+  };
+  writeCaBundle = async (view: ServingView, bundlePem: string) => {
+    await this.step('writeCaBundle');
+    await this.runtime.writeBundle(view, bundlePem);
   };
 }
 
@@ -79,7 +98,7 @@ async function run(
   ops: RecordingOps,
   opts: { set?: SyncSetResult; force?: boolean } = {},
 ) {
-  const status = new StatusBuilder(r, new Date('2026-11-22T10:00:00Z'));
+  const status = new StatusBuilder(r, new Date(ops.runtime.now));
   const ctx: StateContext = {
     rb: r,
     set: opts.set ?? set,
@@ -87,7 +106,10 @@ async function run(
     forceResync: opts.force ?? false,
     ops,
     status,
+    serving: ops.runtime.settings(),
     wrote: false,
+    servingWrites: 0,
+    wakeAfterMs: undefined,
   };
   const outcome = await runStateMachine(sFnInitialize, ctx);
   return { outcome, status: status.build() };
@@ -96,33 +118,54 @@ async function run(
 const cond = (s: RuntimeBootstrapper['status'], type: string) => s?.conditions?.find((c) => c.type === type);
 
 describe('the per-runtime state machine', () => {
-  test('a new CR: finalizer, connect, sources in order, webhook, wait, register, Ready', async () => {
+  test('a new CR: finalizer, connect, sources in order, webhook, certificate, wait, register, caBundle, Ready', async () => {
     const ops = new RecordingOps();
     const { outcome, status } = await run(rb({ finalizers: [] }), ops);
     assert.deepEqual(ops.calls, [
       'addFinalizer',
       'connect',
-      'apply:Namespace,ClusterTrustBundle,Secret,ConfigMap',
-      'webhookTls',
-      'apply:ServiceAccount,ClusterRole,ClusterRoleBinding,Role,RoleBinding,Secret,Service,Deployment,PodDisruptionBudget',
-      'readiness',
-      'webhookTls',
-      'apply:MutatingWebhookConfiguration',
+      // Who else wrote our objects since our last write: read before this pass writes anything.
       'foreignWrites',
+      'apply:Namespace,ClusterTrustBundle,Secret,ConfigMap',
+      // No serving Secret among the webhook's objects: the protocol writes it.
+      'apply:ServiceAccount,ClusterRole,ClusterRoleBinding,Role,RoleBinding,Service,Deployment,PodDisruptionBudget',
+      // Nobody calls the webhook yet: the CA, then at once the certificate, so the Pods can become ready.
+      'readServing',
+      'writeServingSecret',
+      'readServing',
+      'writeServingSecret',
+      'readServing',
+      'readiness',
+      'apply:MutatingWebhookConfiguration',
+      // The registration was created without a caBundle: the protocol writes it at once.
+      'readServing',
+      'writeCaBundle',
+      'readServing',
+      'writeServingSecret',
+      'readServing',
     ]);
-    assert.deepEqual(outcome, {});
+    assert.deepEqual(outcome, { requeueAfterMs: 3_600_000 }, 'the certificate is looked at hourly');
     assert.equal(status.state, 'Ready');
+    assert.equal(cond(status, 'ServingCertificate')?.reason, 'Current');
+    assert.equal(ops.runtime.bundles().length, 1);
+    assert.ok(ops.runtime.bundles()[0]?.includes(kcpCa.certPem.trim()), "the caBundle holds the KCP's CA");
     assert.equal(cond(status, 'ExclusivelyManaged')?.status, 'True');
     // Only what KIM writes on each of its passes is read back, not every object.
     assert.deepEqual(ops.ownershipKinds.sort(), ['ConfigMap', 'Deployment', 'MutatingWebhookConfiguration']);
     assert.equal(status.appliedVersion, 'v-1');
     assert.equal(status.webhookVersion, '1.0.0');
     assert.equal(status.observedGeneration, 3);
-    for (const t of ['RuntimeReachable', 'Installed', 'ConfigurationSynced', 'WebhookReady'])
+    for (const t of [
+      'RuntimeReachable',
+      'Installed',
+      'ConfigurationSynced',
+      'ServingCertificate',
+      'WebhookReady',
+    ])
       assert.equal(cond(status, t)?.status, 'True', t);
   });
 
-  test('KIM still writing after a takeover: Ready, with ExclusivelyManaged False naming the write', async () => {
+  test('KIM wrote since our last write: Ready, with ExclusivelyManaged False naming the write', async () => {
     const ops = new RecordingOps();
     ops.foreign = [
       {
@@ -132,7 +175,7 @@ describe('the per-runtime state machine', () => {
       },
     ];
     const { outcome, status } = await run(rb(), ops, { force: true });
-    assert.deepEqual(outcome, {});
+    assert.equal(outcome.error, undefined);
     assert.equal(status.state, 'Ready');
     const c = cond(status, 'ExclusivelyManaged');
     assert.ok(c);
@@ -148,7 +191,7 @@ describe('the per-runtime state machine', () => {
     const ops = new RecordingOps();
     ops.fail.add('foreignWrites');
     const { outcome, status } = await run(rb(), ops, { force: true });
-    assert.deepEqual(outcome, {});
+    assert.equal(outcome.error, undefined);
     assert.equal(status.state, 'Ready');
     assert.equal(cond(status, 'ExclusivelyManaged'), undefined);
   });
@@ -163,17 +206,19 @@ describe('the per-runtime state machine', () => {
     assert.equal(outcome.requeueAfterMs, 5_000);
   });
 
-  test('a runtime already at the version and release gets no writes', async () => {
-    const ready = await run(rb(), new RecordingOps());
-    const ops = new RecordingOps();
+  test('a runtime already at the version and release gets no writes, only a look at its certificate', async () => {
+    const first = new RecordingOps();
+    const ready = await run(rb(), first);
+    const ops = new RecordingOps(first.runtime);
     const { status } = await run(rb({}, {}, ready.status), ops);
-    assert.deepEqual(ops.calls, ['connect', 'readiness']);
+    assert.deepEqual(ops.calls, ['connect', 'foreignWrites', 'readServing', 'readiness']);
     assert.equal(status.state, 'Ready');
   });
 
   test('a forced resync re-applies everything', async () => {
-    const ready = await run(rb(), new RecordingOps());
-    const ops = new RecordingOps();
+    const first = new RecordingOps();
+    const ready = await run(rb(), first);
+    const ops = new RecordingOps(first.runtime);
     await run(rb({}, {}, ready.status), ops, { force: true });
     assert.ok(ops.calls.some((c) => c.startsWith('apply:Namespace')));
     assert.ok(ops.calls.includes('apply:MutatingWebhookConfiguration'));

@@ -96,23 +96,34 @@ describe('buildSyncSet', () => {
 describe('runtime plan', () => {
   const r = buildSyncSet(sources());
   assert.ok(r.ok);
-  const plan = planRuntime(
-    r.set,
-    { image: 'img:1', version: '1.0.0' },
-    { certPem: 'C', keyPem: 'K', caPem: 'CA' },
-  );
+  const plan = planRuntime(r.set, { image: 'img:1', version: '1.0.0' });
 
   test('namespaces come before the set', () => {
     const kinds = planSources(r.set).map((o) => o.kind);
     assert.deepEqual(kinds, ['Namespace', 'ClusterTrustBundle', 'Secret', 'ConfigMap']);
   });
 
-  test('webhook objects carry the release version; the registration trusts the CA', () => {
+  test('webhook objects carry the release version; the serving certificate is no part of them', () => {
     for (const o of plan.webhook) assert.equal(o.metadata?.labels?.['app.kubernetes.io/version'], '1.0.0');
-    const reg = plan.registration[0] as unknown as { webhooks: { clientConfig: { caBundle: string } }[] };
-    assert.equal(reg.webhooks[0]?.clientConfig.caBundle, Buffer.from('CA').toString('base64'));
-    const tls = plan.webhook.find((o) => o.kind === 'Secret') as { data: Record<string, string> };
-    assert.equal(Buffer.from(tls.data['tls.crt'] ?? '', 'base64').toString(), 'C');
+    // The protocol is the one writer of the Secret and the caBundle (docs/serving-certificate.md).
+    assert.ok(!plan.webhook.some((o) => o.kind === 'Secret'));
+    const reg = plan.registration[0] as unknown as { webhooks: { clientConfig: { caBundle?: string } }[] };
+    assert.equal(reg.webhooks[0]?.clientConfig.caBundle, undefined);
+    const args = plan.manifests.deployment.spec?.template.spec?.containers[0]?.args ?? [];
+    assert.ok(args.includes('--serving-cert-issuer=external'), 'the replicas only follow the Secret');
+    const secretRule = plan.manifests.role.rules?.find((r) => r.resources?.includes('secrets'));
+    assert.deepEqual(secretRule?.verbs, ['get', 'list', 'watch'], 'and cannot write it');
+    assert.ok(!plan.manifests.role.rules?.some((r) => r.resources?.includes('leases')), 'nor elect a writer');
+  });
+
+  test('a registration URL (tests) replaces the Service', () => {
+    const byUrl = planRuntime(
+      r.set,
+      { image: 'img:1', version: '1.0.0' },
+      { registrationUrl: 'https://127.0.0.1:1/m' },
+    );
+    const reg = byUrl.registration[0] as unknown as { webhooks: { clientConfig: { url?: string } }[] };
+    assert.equal(reg.webhooks[0]?.clientConfig.url, 'https://127.0.0.1:1/m');
   });
 
   test('removal: the registration first, the Deployment before its RBAC, namespaces never', () => {

@@ -1,0 +1,69 @@
+/**
+ * The serving-certificate state of the per-runtime machine: read the Secret and our webhook
+ * configurations, plan, write ONE step, and come back to plan again from what the runtime now
+ * holds, until the plan says wait; then record when to look again (the settle time, the
+ * overlap's end) and go on. Each step is safe on its own, so a reconcile that stops anywhere
+ * leaves a runtime whose admission calls succeed.
+ */
+import { statusCodeOf } from '../../kube/kube-errors.js';
+import { ServingIssuerError, type ServingStep } from '../../pki/serving-secret-plan.js';
+import { nextServingStep, waitOutcome, type ServingView } from './serving-certificate.js';
+import { errorOf, firstLine, type StateContext, type StateFn } from './state-context.js';
+
+/**
+ * Protocol writes per reconcile: a takeover or a CA change takes four before it must wait (CA,
+ * caBundle, bookkeeping, certificate); more means another writer keeps undoing ours.
+ */
+export const MAX_SERVING_WRITES = 8;
+/** How soon a reconcile that ran out of protocol writes comes back. */
+const BUSY_RETRY_MS = 1_000;
+
+/** The state; `next` follows once the plan waits. */
+export function servingCertificateState(next: StateFn): StateFn {
+  const state: StateFn = async (ctx) => {
+    let view: ServingView;
+    let step: ServingStep;
+    try {
+      view = await ctx.ops.readServing();
+      step = nextServingStep(view, ctx.serving);
+    } catch (error) {
+      const reason = error instanceof ServingIssuerError ? 'IssuerUnusable' : 'ReadFailed';
+      ctx.status.state('Error').condition('ServingCertificate', 'False', reason, firstLine(error));
+      return { error: errorOf(error) };
+    }
+    if (step.kind === 'wait') {
+      const o = waitOutcome(step, ctx.serving.now(), ctx.serving.policy);
+      ctx.status.condition('ServingCertificate', 'True', o.reason, o.message);
+      wakeAfter(ctx, o.requeueAfterMs);
+      return next;
+    }
+    if (ctx.servingWrites >= MAX_SERVING_WRITES) {
+      ctx.status.condition(
+        'ServingCertificate',
+        'True',
+        'Rotating',
+        `${step.reason}; ${MAX_SERVING_WRITES} writes in one pass, continuing in the next`,
+      );
+      wakeAfter(ctx, BUSY_RETRY_MS);
+      return next;
+    }
+    ctx.servingWrites += 1;
+    try {
+      if (step.kind === 'write-bundle') await ctx.ops.writeCaBundle(view, step.bundle);
+      else await ctx.ops.writeServingSecret(view.secret, step.write);
+    } catch (error) {
+      // Someone wrote since we read: plan again from what is there now.
+      if (statusCodeOf(error) === 409) return state;
+      ctx.status
+        .state('Error')
+        .condition('ServingCertificate', 'False', 'WriteFailed', `${step.reason}: ${firstLine(error)}`);
+      return { error: errorOf(error) };
+    }
+    return state;
+  };
+  return state;
+}
+
+function wakeAfter(ctx: StateContext, ms: number): void {
+  ctx.wakeAfterMs = ctx.wakeAfterMs === undefined ? ms : Math.min(ctx.wakeAfterMs, ms);
+}

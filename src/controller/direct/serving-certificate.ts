@@ -1,0 +1,76 @@
+/**
+ * The KCP's side of the serving-certificate protocol (docs/serving-certificate.md), pure: what it
+ * reads on a runtime, the next step with the KCP's CA as the `external` issuer, and what a wait
+ * means for the runtime's status and its next reconcile. The webhook's replicas never write in
+ * direct mode (`--serving-cert-issuer=external`), so the KCP is the one writer of the Secret and
+ * the caBundle.
+ */
+import type { V1Secret } from '@kubernetes/client-node';
+import type { ServingPolicy } from '../../pki/serving-policy.js';
+import { planServingSecret, type ServingStep } from '../../pki/serving-secret-plan.js';
+import { readServingSecret } from '../../webhook/serving-cert/serving-secret-codec.js';
+import { caBundlesOf, type WebhookConfiguration } from '../../webhook/serving-cert/webhook-configurations.js';
+
+/** The serving Secret and our webhook configurations as read from a runtime (undefined: absent). */
+export interface ServingView {
+  readonly secret: V1Secret | undefined;
+  readonly mutating: WebhookConfiguration | undefined;
+  readonly validating: WebhookConfiguration | undefined;
+}
+
+/** How the KCP keeps every runtime's serving certificate (the same for all runtimes). */
+export interface ServingSettings {
+  readonly policy: ServingPolicy;
+  /** Names the certificate covers: the Service's DNS names (and any extra ones). */
+  readonly dnsNames: readonly string[];
+  readonly ipAddresses: readonly string[];
+  /** The certificate of the KCP's CA that signs now (it changes with a CA rotation). */
+  caPem(): string;
+  /** Epoch ms. */
+  now(): number;
+}
+
+/** A wait step of the plan. */
+export type ServingWait = Extract<ServingStep, { kind: 'wait' }>;
+
+/**
+ * The longest a runtime waits for the protocol's next deadline before it is reconciled anyway:
+ * below any timer's limit (about 24.8 days), and short enough that a lost requeue costs little.
+ */
+export const MAX_SERVING_WAIT_MS = 3600_000;
+
+/** The next step for this runtime; throws ServingIssuerError when the KCP's CA cannot sign. */
+export function nextServingStep(view: ServingView, s: ServingSettings): ServingStep {
+  return planServingSecret({
+    secret: readServingSecret(view.secret),
+    bundles: [...caBundlesOf(view.mutating), ...caBundlesOf(view.validating)],
+    issuer: { kind: 'external', caPem: s.caPem() },
+    dnsNames: s.dnsNames,
+    ipAddresses: s.ipAddresses,
+    now: s.now(),
+    policy: s.policy,
+  });
+}
+
+/** What a wait means: the condition's reason and when to reconcile again (ms from `now`). */
+export interface WaitOutcome {
+  /** `Current`: nothing due; `Rotating`: a step is due and waits (e.g. for the API server to load a CA). */
+  readonly reason: 'Current' | 'Rotating';
+  readonly message: string;
+  readonly requeueAfterMs: number;
+}
+
+/**
+ * The outcome of a wait at `now`: reconcile again at the plan's deadline, at least 1 ms and at most
+ * {@link MAX_SERVING_WAIT_MS} away; a pending step without a deadline waits for a change made by
+ * someone else, so it is looked at again after the settle time.
+ */
+export function waitOutcome(step: ServingWait, now: number, policy: ServingPolicy): WaitOutcome {
+  const after =
+    step.until !== undefined ? step.until - now : step.pending ? policy.settleMs : MAX_SERVING_WAIT_MS;
+  return {
+    reason: step.pending ? 'Rotating' : 'Current',
+    message: step.reason,
+    requeueAfterMs: Math.min(Math.max(1, after), MAX_SERVING_WAIT_MS),
+  };
+}

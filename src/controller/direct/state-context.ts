@@ -1,0 +1,73 @@
+/**
+ * What the per-runtime states share (./state-machine.ts, ./serving-cert-state.ts): the I/O they
+ * may do, what they read, how a reconcile ends, and the shape of a state.
+ */
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import type { SecretWrite } from '../../pki/serving-secret-plan.js';
+import type { ForeignWrite } from './foreign-writers.js';
+import type { DeploymentReadiness } from './runtime-installer.js';
+import type { DriftSettings, planWebhook, WebhookRelease } from './runtime-manifests.js';
+import type { ServingSettings, ServingView } from './serving-certificate.js';
+import type { StatusBuilder } from './status-builder.js';
+import type { SyncSetResult } from './sync-set.js';
+
+/** The I/O a state may do; the reconciler implements it over the KCP and the runtime. */
+export interface BootstrapperOps {
+  addFinalizer(): Promise<void>;
+  releaseFinalizer(): Promise<void>;
+  /** Resolves once the runtime answers; throws with the reason otherwise. */
+  connect(): Promise<void>;
+  /** The drift channel's settings with this runtime's client certificate; undefined when the channel is off. */
+  drift(): Promise<DriftSettings | undefined>;
+  apply(objects: readonly KubernetesObject[]): Promise<void>;
+  deploymentReadiness(): Promise<DeploymentReadiness>;
+  uninstall(plan: ReturnType<typeof planWebhook>): Promise<void>;
+  /** Writes by another field manager (KIM) to these objects after our own last write. */
+  foreignWrites(objects: readonly KubernetesObject[]): Promise<ForeignWrite[]>;
+  /** The serving Secret and our webhook configurations on the runtime. */
+  readServing(): Promise<ServingView>;
+  /**
+   * Carries out a Secret step of the protocol (issuing with the KCP's CA) and writes the Secret,
+   * created, or replaced only if it is still `current` (409 otherwise).
+   */
+  writeServingSecret(current: V1Secret | undefined, write: SecretWrite): Promise<void>;
+  /** Sets every entry's caBundle of the configurations in `view` (as read) to `bundlePem`. */
+  writeCaBundle(view: ServingView, bundlePem: string): Promise<void>;
+}
+
+/** Everything the states read, and the little they leave for the states after them. */
+export interface StateContext {
+  readonly rb: RuntimeBootstrapper;
+  readonly set: SyncSetResult;
+  readonly release: WebhookRelease;
+  /** Register this URL instead of the in-cluster Service (tests). */
+  readonly registrationUrl?: string;
+  /** Re-apply even what the status says is current (periodic resync, drift repair). */
+  readonly forceResync: boolean;
+  readonly ops: BootstrapperOps;
+  readonly status: StatusBuilder;
+  readonly serving: ServingSettings;
+  /** Set when the webhook's objects were (re)applied, so its registration is refreshed too. */
+  wrote: boolean;
+  /** Protocol steps written in this reconcile (bounded: the protocol converges in a few). */
+  servingWrites: number;
+  /** Reconcile again after this long at the latest, however the machine ends (the protocol's next deadline). */
+  wakeAfterMs: number | undefined;
+}
+
+/** How a reconcile ends. */
+export interface Outcome {
+  /** Run again after this long (a rollout to wait for, or the periodic resync). */
+  readonly requeueAfterMs?: number;
+  /** A failure: the queue retries with per-key backoff. */
+  readonly error?: Error;
+}
+
+/** A state: does its part and returns the next state, or ends with an outcome. */
+export type StateFn = (ctx: StateContext) => Promise<StateFn | Outcome>;
+
+/** The error as an Error. */
+export const errorOf = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+/** The first line of an error's message, bounded (for conditions). */
+export const firstLine = (e: unknown): string => (errorOf(e).message.split('\n')[0] ?? '').slice(0, 500);
