@@ -15,7 +15,8 @@ import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { startDirectMode, type DirectModeOptions } from '../../src/controller/direct/direct-mode.js';
+import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
+import type { DirectModeOptions } from '../../src/controller/direct/direct-mode-options.js';
 import { createSourceWatcher } from '../../src/controller/sources/source-set.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 

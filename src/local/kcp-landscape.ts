@@ -8,7 +8,8 @@ import {
 } from '../api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../api/runtime-bootstrapper-crd.js';
 import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../api/runtime-names.js';
-import { startDirectMode, type DirectMode } from '../controller/direct/direct-mode.js';
+import { startDirectMode } from '../controller/direct/direct-mode.js';
+import type { DirectMode } from '../controller/direct/direct-mode-options.js';
 import { createSourceWatcher } from '../controller/sources/source-set.js';
 import type { SourceWatcher } from '../controller/sources/source-watcher.js';
 import type { LocalCluster } from '../envtest/control-plane.js';

@@ -25,8 +25,6 @@ import {
   type ServingSecretContent,
 } from './serving-secret-state.js';
 
-export type { ServingSecretContent } from './serving-secret-state.js';
-
 /**
  * Who signs: `own` may create CAs and keeps the signing CA's key in the Secret (the webhook);
  * `external` signs with a CA kept elsewhere and never writes a `ca.key` (the KCP, direct mode).

@@ -11,7 +11,8 @@ import {
 import { PkiError } from './crypto-provider.js';
 import { issueCertificate } from './issue-certificate.js';
 import { parseCertificate, parseCertificates } from './pem-certificates.js';
-import type { ProtocolAnnotation, SecretWrite, ServingSecretContent } from './serving-secret-plan.js';
+import type { ProtocolAnnotation, SecretWrite } from './serving-secret-plan.js';
+import type { ServingSecretContent } from './serving-secret-state.js';
 import { CA_TRUSTED_SINCE_ANNOTATION, SERVING_SINCE_ANNOTATION } from './serving-policy.js';
 
 /** What a write needs besides the plan's step. */

@@ -8,7 +8,8 @@ import {
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
-import { startDirectMode, type DirectMode } from '../../src/controller/direct/direct-mode.js';
+import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
+import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
 import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import {

@@ -23,8 +23,9 @@ import {
   WEBHOOK_DEPLOYMENT,
   WEBHOOK_TLS_SECRET,
 } from '../../src/api/runtime-names.js';
-import { startDirectMode, type DirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-set.js';
+import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
+import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
+import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { reportDeploymentRollout } from '../../src/local/simulated-kubelet.js';
 import { issuedBy, parseCertificates } from '../../src/pki/pem-certificates.js';

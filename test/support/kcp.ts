@@ -12,7 +12,7 @@ import {
   WEBHOOK_DEPLOYMENT,
   WEBHOOK_SERVICE_ACCOUNT,
 } from '../../src/api/runtime-names.js';
-import type { DirectModeOptions } from '../../src/controller/direct/direct-mode.js';
+import type { DirectModeOptions } from '../../src/controller/direct/direct-mode-options.js';
 import { createSourceWatcher } from '../../src/controller/sources/source-set.js';
 import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';

@@ -1,5 +1,6 @@
 import type { ModeContext, ModeHandle } from '../mode.js';
-import { startDirectMode, type DirectModeOptions } from './direct-mode.js';
+import { startDirectMode } from './direct-mode.js';
+import type { DirectModeOptions } from './direct-mode-options.js';
 
 /** Direct-mode settings beyond the common mode options (the CLI's direct flags). */
 export interface DirectModeSettings {

@@ -20,9 +20,6 @@ import { RepairConfirmations } from './repair-confirmations.js';
 import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
 import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
 
-export type { DirectMode, DirectModeOptions, DirectSources } from './direct-mode-options.js';
-export { DRIFT_CONFIRM_DELAY_MS } from './direct-mode-options.js';
-
 /**
  * Direct mode: every RuntimeBootstrapper's runtime gets the webhook and the current source set
  * written directly. Fan-out is a keyed queue with bounded concurrency and per-runtime backoff,

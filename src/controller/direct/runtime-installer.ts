@@ -11,7 +11,7 @@ import {
 import { applyObjects, FIELD_MANAGER } from '../../kube/apply.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
-import type { ServingSecretContent } from '../../pki/serving-secret-plan.js';
+import type { ServingSecretContent } from '../../pki/serving-secret-state.js';
 import { putServingSecret } from '../../webhook/serving-cert/serving-secret-put.js';
 import {
   applyCaBundle,

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { createCertificateAuthority } from '../../pki/certificate-authority.js';
 import { issueCertificate } from '../../pki/issue-certificate.js';
 import { issuedBy, parseCertificates, type ParsedCertificate } from '../../pki/pem-certificates.js';
-import type { ServingSecretContent } from '../../pki/serving-secret-plan.js';
+import type { ServingSecretContent } from '../../pki/serving-secret-state.js';
 
 /** Serves the Secret's pair; see the file comment. */
 export class ServedCertificate {

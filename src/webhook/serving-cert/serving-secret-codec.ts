@@ -4,7 +4,7 @@
  * else (its type, other keys, labels) kept.
  */
 import type { V1Secret } from '@kubernetes/client-node';
-import type { ServingSecretContent } from '../../pki/serving-secret-plan.js';
+import type { ServingSecretContent } from '../../pki/serving-secret-state.js';
 
 /** The Secret's keys of the protocol. */
 export const TLS_CRT = 'tls.crt';

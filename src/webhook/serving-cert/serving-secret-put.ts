@@ -6,7 +6,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { kubeRequest } from '../../kube/kube-request.js';
-import type { ServingSecretContent } from '../../pki/serving-secret-plan.js';
+import type { ServingSecretContent } from '../../pki/serving-secret-state.js';
 import { servingSecretBody } from './serving-secret-codec.js';
 
 /** Creates or replaces the Secret `ref` (`current` as read) with `next`; resolves with it as written. */

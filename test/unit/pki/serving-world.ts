@@ -9,9 +9,9 @@ import type { ServingPolicy } from '../../../src/pki/serving-policy.js';
 import {
   planServingSecret,
   type ServingIssuer,
-  type ServingSecretContent,
   type ServingStep,
 } from '../../../src/pki/serving-secret-plan.js';
+import type { ServingSecretContent } from '../../../src/pki/serving-secret-state.js';
 import { executeSecretWrite } from '../../../src/pki/serving-secret-write.js';
 import { webhookServiceDnsNames } from '../../../src/api/runtime-names.js';
 
