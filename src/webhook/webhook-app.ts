@@ -1,4 +1,4 @@
-import type { V1ConfigMap, V1Namespace, V1Secret } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Namespace } from '@kubernetes/client-node';
 import type { SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -13,7 +13,7 @@ import { coreCalls } from './core-calls.js';
 import { connectConfigMapSource } from './configmap-config-source.js';
 import { FileConfigSource } from './file-config-source.js';
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
-import { PullSecretCopier, type SecretRef } from './pull-secret-copier.js';
+import { followPullSecret } from './pull-secret-follower.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer } from './webhook-server.js';
 import { startUpstreamCleanup } from './upstream-cleanup.js';
@@ -132,55 +132,22 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     configReflector.start();
   }
 
-  // The pull Secret's name and namespace come from the config; when they change the copier and
-  // its Secret cache are rebuilt for the new name.
-  let copier: { ref: SecretRef; copier: PullSecretCopier; secrets: Reflector<V1Secret> } | undefined;
-  const startCopier = (ref: SecretRef): void => {
-    const secrets = new Reflector<V1Secret>({
-      name: `secrets named ${ref.name}`,
-      listerWatcher: new KubeListWatch<V1Secret>(o.kubeConfig, '/api/v1/secrets'),
-      // Only Secrets of that name: the cache never holds the cluster's other Secrets.
-      fieldSelector: `metadata.name=${ref.name}`,
-      logger: reflectorLogger,
-    });
-    const c = new PullSecretCopier({
-      core,
-      secrets,
-      namespaces,
-      source: ref,
-      metrics,
-      logger: logger.child({ part: 'pull-secret-copier' }),
-      ...(o.excludedNamespaces ? { excludedNamespaces: o.excludedNamespaces } : {}),
-    });
-    secrets.start();
-    c.start();
-    copier = { ref, copier: c, secrets };
-  };
-  const stopCopier = async (): Promise<void> => {
-    const current = copier;
-    copier = undefined;
-    if (!current) return;
-    await current.copier.stop();
-    await current.secrets.stop();
-  };
-  const refOf = (): SecretRef => {
-    const cfg = holder.get()?.imagePullSecret;
-    return { name: cfg?.name ?? 'registry-credentials', namespace: cfg?.namespace ?? 'kyma-system' };
-  };
-  holder.onChange(() => {
-    const ref = refOf();
-    if (copier && copier.ref.name === ref.name && copier.ref.namespace === ref.namespace) return;
-    void stopCopier().then(() => {
-      startCopier(ref);
-    });
+  const copiers = followPullSecret({
+    kubeConfig: o.kubeConfig,
+    core,
+    namespaces,
+    holder,
+    metrics,
+    logger,
+    reflectorLogger,
+    ...(o.excludedNamespaces ? { excludedNamespaces: o.excludedNamespaces } : {}),
   });
-  if (!copier) startCopier(refOf());
 
   const context: AdmissionContext = {
     config: () => holder.get(),
     namespaceAnnotations: namespaceAnnotationLookup(namespaces, core, logger),
     pullSecret: {
-      ensure: (namespace, opts) => copier?.copier.ensure(namespace, opts) ?? false,
+      ensure: (namespace, opts) => copiers.current?.copier.ensure(namespace, opts) ?? false,
     },
     metrics,
     logger,
@@ -191,7 +158,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   const ready = (): boolean =>
     holder.get() !== undefined &&
     namespaces.hasSynced() &&
-    (copier?.secrets.hasSynced() ?? false) &&
+    (copiers.current?.secrets.hasSynced() ?? false) &&
     (keeper?.ready() ?? true);
   const forwarder = o.drift
     ? new DriftForwarder({
@@ -237,7 +204,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
       await forwarder?.flush(5_000).catch(() => undefined);
       await forwarder?.stop();
       fileSource?.stop();
-      await stopCopier();
+      await copiers.close();
       await configReflector?.stop();
       await namespaces.stop();
     },
