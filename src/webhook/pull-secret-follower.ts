@@ -3,8 +3,10 @@ import type { Logger } from 'pino';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { KubeListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
+import type { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import type { ConfigHolder } from './config-holder.js';
 import { LatestFollower } from './latest-follower.js';
+import type { MissingNamespaces } from './missing-namespaces.js';
 import { PullSecretCopier, type SecretRef, type SecretWrites } from './pull-secret-copier.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 
@@ -23,6 +25,8 @@ export interface PullSecretFollowerOptions {
   readonly metrics: WebhookMetrics;
   readonly logger: Logger;
   readonly reflectorLogger: Logger;
+  readonly missingNamespaces: MissingNamespaces;
+  readonly logLimit: LogRateLimit;
   readonly excludedNamespaces?: readonly string[];
 }
 
@@ -55,6 +59,8 @@ export function followPullSecret(o: PullSecretFollowerOptions): LatestFollower<S
         source: ref,
         metrics: o.metrics,
         logger,
+        missingNamespaces: o.missingNamespaces,
+        logLimit: o.logLimit,
         ...(o.excludedNamespaces ? { excludedNamespaces: o.excludedNamespaces } : {}),
       });
       secrets.start();

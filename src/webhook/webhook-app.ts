@@ -5,6 +5,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../api/webhook-config.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { KubeListWatch } from '../kube/list-watch.js';
+import { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import { Reflector } from '../kube/reflector.js';
 import type { AdmissionContext } from './admission-handler.js';
 import { CertificateReloader, type CertificateFiles } from './certificate-reloader.js';
@@ -12,6 +13,7 @@ import { ConfigHolder } from './config-holder.js';
 import { coreCalls } from './core-calls.js';
 import { connectConfigMapSource } from './configmap-config-source.js';
 import { FileConfigSource } from './file-config-source.js';
+import { MissingNamespaces } from './missing-namespaces.js';
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
 import { followPullSecret } from './pull-secret-follower.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
@@ -132,6 +134,9 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     configReflector.start();
   }
 
+  // Per-request warnings are rate-limited; a namespace the API server does not know is remembered.
+  const logLimit = new LogRateLimit(logger);
+  const missingNamespaces = new MissingNamespaces();
   const copiers = followPullSecret({
     kubeConfig: o.kubeConfig,
     core,
@@ -140,17 +145,20 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     metrics,
     logger,
     reflectorLogger,
+    missingNamespaces,
+    logLimit,
     ...(o.excludedNamespaces ? { excludedNamespaces: o.excludedNamespaces } : {}),
   });
 
   const context: AdmissionContext = {
     config: () => holder.get(),
-    namespaceAnnotations: namespaceAnnotationLookup(namespaces, core, logger),
+    namespaceAnnotations: namespaceAnnotationLookup(namespaces, core, missingNamespaces, logger, logLimit),
     pullSecret: {
       ensure: (namespace, opts) => copiers.current?.copier.ensure(namespace, opts) ?? false,
     },
     metrics,
     logger,
+    logLimit,
     get failOpen() {
       return o.failOpen ?? holder.get()?.failOpen ?? true;
     },
@@ -207,6 +215,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
       await copiers.close();
       await configReflector?.stop();
       await namespaces.stop();
+      logLimit.flush();
     },
   };
 }
