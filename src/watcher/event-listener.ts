@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import { LogRateLimit } from '../telemetry/log-rate-limit.js';
+import { LogRateLimit, type LogRateLimitOptions } from '../telemetry/log-rate-limit.js';
 import { BodyTooLargeError, readLimitedBody } from './limited-body.js';
 import { acceptedKind, createListenerMetrics, type ListenerMetrics } from './listener-metrics.js';
 import { issuedByOneOf, peerIdentityOf, verifyPeer, type PeerIdentity } from './peer-identity.js';
@@ -36,6 +36,8 @@ export interface EventListenerOptions {
   readonly bodyLimitBytes?: number;
   readonly registry: Registry;
   readonly logger: Logger;
+  /** Repeated lines of one kind (a refused certificate per request): default 5 per 10 s. */
+  readonly logRateLimit?: LogRateLimitOptions;
 }
 
 /** The listener's options are unusable (no trusted CA, a CA that does not parse). */
@@ -74,7 +76,7 @@ export class EventListener {
   constructor(private readonly opts: EventListenerOptions) {
     this.metrics = createListenerMetrics(opts.registry);
     this.limiter = new RuntimeRateLimiter(opts.rateLimit ?? { perSecond: 5, burst: 20 });
-    this.logLimit = new LogRateLimit(opts.logger);
+    this.logLimit = new LogRateLimit(opts.logger, opts.logRateLimit);
     this.bodyLimit = opts.bodyLimitBytes ?? 16 * 1024;
     this.tls = opts.tls;
     this.trustedCaPems = [...opts.trustedCaPems];
