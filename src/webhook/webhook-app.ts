@@ -6,6 +6,7 @@ import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../api/we
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { KubeListWatch } from '../kube/list-watch.js';
 import { LogRateLimit } from '../telemetry/log-rate-limit.js';
+import { MetricsServer } from '../telemetry/metrics-endpoint.js';
 import { Reflector } from '../kube/reflector.js';
 import type { AdmissionContext } from './admission-handler.js';
 import { CertificateReloader, type CertificateFiles } from './certificate-reloader.js';
@@ -40,6 +41,11 @@ export interface WebhookAppOptions {
   readonly configMap?: { readonly namespace: string; readonly name: string; readonly key: string };
   readonly host?: string;
   readonly port?: number;
+  /**
+   * Serve `/metrics` over plain HTTP on this port (0 picks a free one) instead of the webhook's
+   * HTTPS port, so a NetworkPolicy can admit scrapers there only (the rendered Deployment does).
+   */
+  readonly metricsPort?: number;
   /** Overrides the config's `failOpen`. */
   readonly failOpen?: boolean;
   /** `--landscape`: the value of `KYMA_LANDSCAPE` (feature set-landscape); wins over the config's. */
@@ -66,6 +72,8 @@ export interface WebhookAppOptions {
 /** A running webhook process: server, caches, config, copier. */
 export interface WebhookApp {
   readonly port: number;
+  /** The metrics port, when {@link WebhookAppOptions.metricsPort} is set. */
+  readonly metricsPort?: number;
   readonly config: ConfigHolder;
   readonly registry: Registry;
   ready(): boolean;
@@ -182,13 +190,23 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     ...(o.host !== undefined ? { host: o.host } : {}),
     ...(o.port !== undefined ? { port: o.port } : {}),
     context,
-    registry,
+    ...(o.metricsPort === undefined ? { registry } : {}),
     ready,
     logger,
     ...(o.reuseAnswers !== undefined ? { memoEntries: o.reuseAnswers } : {}),
   });
   serverRef.current = server;
   const port = await server.listen();
+  const metricsServer =
+    o.metricsPort === undefined
+      ? undefined
+      : new MetricsServer({
+          registry,
+          port: o.metricsPort,
+          ...(o.host !== undefined ? { host: o.host } : {}),
+          logger,
+        });
+  const metricsPort = await metricsServer?.listen();
   reloader?.start();
   logger.info({ port }, 'webhook serving');
   // Only once we serve: until then upstream's webhook may still be the one answering.
@@ -199,6 +217,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
 
   return {
     port,
+    ...(metricsPort !== undefined ? { metricsPort } : {}),
     config: holder,
     registry,
     ready,
@@ -207,6 +226,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
       cleanup?.stop();
       reloader?.stop();
       await server.close();
+      await metricsServer?.close();
       await keeper?.stop();
       // Deliver what is queued before stopping (stop drops the rest).
       await forwarder?.flush(5_000).catch(() => undefined);

@@ -61,11 +61,26 @@ describe('webhook hardening through a real kube-apiserver', () => {
       namespace: CONFIG.namespace,
       body: { metadata: { name: CONFIG.name }, data: { [KEY]: seedConfigText() } },
     });
-    webhook = await startTestWebhook(plane().cluster('runtime'), { logger: logs.logger });
+    webhook = await startTestWebhook(plane().cluster('runtime'), { logger: logs.logger, metricsPort: 0 });
   });
 
   after(async () => {
     await webhook.stop();
+  });
+
+  test('with a metrics port, /metrics is served there over HTTP and no longer on the webhook port', async () => {
+    const port = webhook.app.metricsPort;
+    assert.ok(port !== undefined && port > 0);
+    const res = await fetch(`http://127.0.0.1:${String(port)}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /rtb_webhook_config_reloads_total/);
+    const onWebhookPort = await httpsCall({
+      port: webhook.app.port,
+      caPem: webhook.ca.certPem,
+      path: '/metrics',
+      method: 'GET',
+    });
+    assert.equal(onWebhookPort.status, 404);
   });
 
   test('two quick changes of the pull Secret name: new namespaces get one copy, of the latest name', async () => {

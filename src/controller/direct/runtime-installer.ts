@@ -7,7 +7,7 @@ import {
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { applyObjects } from '../../kube/apply.js';
+import { applyJsonObjects } from '../../kube/apply.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
@@ -64,7 +64,11 @@ export class RuntimeInstaller {
 
   /** Server-side applies the objects, in order. */
   async apply(objects: readonly KubernetesObject[]): Promise<void> {
-    await withTimeout(applyObjects(this.kc, objects), this.timeoutMs * Math.max(1, objects.length), 'apply');
+    await withTimeout(
+      applyJsonObjects(this.kc, objects),
+      this.timeoutMs * Math.max(1, objects.length),
+      'apply',
+    );
   }
 
   /** TLS material in a Secret on the runtime (webhook serving or drift client certificate), if any. */

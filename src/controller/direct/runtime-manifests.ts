@@ -6,6 +6,7 @@ import {
   WEBHOOK_TLS_SECRET,
 } from '../../api/runtime-names.js';
 import { renderWebhookManifests, type WebhookManifests } from '../../render/webhook-manifests.js';
+import { networkPolicyList } from '../../render/webhook-network-policies.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
 import type { SyncSet } from './sync-set.js';
 
@@ -34,7 +35,7 @@ export interface DriftSettings {
 export interface RuntimePlan {
   /** Namespaces and the versioned set (trust bundle, pull Secret, ConfigMap). */
   readonly sources: readonly KubernetesObject[];
-  /** ServiceAccount, RBAC, TLS Secret, Service, Deployment, PodDisruptionBudget. */
+  /** ServiceAccount, RBAC, TLS Secrets, Service, NetworkPolicies, Deployment, PodDisruptionBudget. */
   readonly webhook: readonly KubernetesObject[];
   /** The webhook configurations (mutating, and the drift one): applied only once the Deployment is ready. */
   readonly registration: readonly KubernetesObject[];
@@ -119,6 +120,7 @@ export function planWebhook(
       tlsSecret,
       ...watcherSecret,
       manifests.service,
+      ...networkPolicyList(manifests.networkPolicies),
       manifests.deployment,
       manifests.podDisruptionBudget,
     ].map(asObject),

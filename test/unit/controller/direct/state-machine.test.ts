@@ -104,7 +104,7 @@ describe('the per-runtime state machine', () => {
       'connect',
       'apply:Namespace,ClusterTrustBundle,Secret,ConfigMap',
       'webhookTls',
-      'apply:ServiceAccount,ClusterRole,ClusterRoleBinding,Role,RoleBinding,Secret,Service,Deployment,PodDisruptionBudget',
+      'apply:ServiceAccount,ClusterRole,ClusterRoleBinding,Role,RoleBinding,Secret,Service,NetworkPolicy,NetworkPolicy,NetworkPolicy,Deployment,PodDisruptionBudget',
       'readiness',
       'webhookTls',
       'apply:MutatingWebhookConfiguration',
