@@ -10,6 +10,7 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../src/webhook/managed-la
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { httpsCall } from '../support/https-call.js';
+import { podReview } from '../support/admission-review.js';
 import { captureLogs } from '../support/log-capture.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
 
@@ -134,22 +135,13 @@ describe('webhook hardening through a real kube-apiserver', () => {
     subscribe('http.client.request.start', onRequest);
     try {
       const review = (uid: string): string =>
-        JSON.stringify({
-          apiVersion: 'admission.k8s.io/v1',
-          kind: 'AdmissionReview',
-          request: {
-            uid,
-            kind: { group: '', version: 'v1', kind: 'Pod' },
-            resource: { group: '', version: 'v1', resource: 'pods' },
-            namespace: 'ghost-ns',
-            name: 'p',
-            operation: 'CREATE',
-            object: {
-              metadata: { name: 'p', annotations: { [ALL]: 'true' } },
-              spec: { containers: [{ name: 'a', image: 'replace.me/a:1' }] },
-            },
+        podReview(
+          {
+            metadata: { name: 'p', annotations: { [ALL]: 'true' } },
+            spec: { containers: [{ name: 'a', image: 'replace.me/a:1' }] },
           },
-        });
+          { uid, namespace: 'ghost-ns' },
+        );
       const send = (uid: string) =>
         httpsCall({ port: webhook.app.port, caPem: webhook.ca.certPem, path: '/mutate', body: review(uid) });
       // Concurrent first, then one after another.

@@ -7,7 +7,7 @@ export interface CapturedLogs {
   /** The raw lines written so far. */
   readonly raw: string[];
   /** The lines written so far, parsed. */
-  lines(): Record<string, unknown>[];
+  readonly lines: () => Record<string, unknown>[];
 }
 
 /** A logger as `rtb` makes it (./src/telemetry/logger.ts) whose lines the test can read. */

@@ -45,7 +45,7 @@ describe('rendered NetworkPolicies', () => {
   test('labelled ours (so the upstream cleanup never takes them), keeping upstream’s purpose label', () => {
     for (const p of policies) {
       assert.equal(p.metadata.labels?.['app.kubernetes.io/managed-by'], 'rt-bootstrapper');
-      assert.equal(p.metadata.labels?.['app.kubernetes.io/version'], '1.0.0');
+      assert.equal(p.metadata.labels['app.kubernetes.io/version'], '1.0.0');
     }
     assert.equal(byName('allow-egress-to-apiserver').metadata.labels?.purpose, 'apiserver');
   });

@@ -14,7 +14,7 @@ describe('the process logger bounds what requests put into lines', () => {
     assert.ok(raw[0]!.length < BOUND, `line of ${raw[0]!.length} characters`);
     const line = lines()[0]!;
     assert.ok(typeof line.namespace === 'string' && line.namespace.startsWith('nnn'));
-    assert.ok((line.namespace as string).includes('more characters'));
+    assert.ok(line.namespace.includes('more characters'));
   });
 
   test("a child logger's bindings (the request's namespace and name), at any depth", () => {

@@ -7,26 +7,14 @@ import { handleAdmission, type AdmissionContext } from '../../../src/webhook/adm
 import { decodeAdmissionReview, encodeAdmissionResponse } from '../../../src/webhook/admission-review.js';
 import { createWebhookMetrics } from '../../../src/webhook/webhook-metrics.js';
 import { seedConfigText } from '../../support/fixtures.js';
+import { podReview } from '../../support/admission-review.js';
 import { captureLogs } from '../../support/log-capture.js';
 
 const seedConfig = parseWebhookConfig(JSON.parse(seedConfigText()));
 const ALL = { 'rt-cfg.kyma-project.io/all': 'true' };
 
-function review(object: unknown, namespace = 'team', uid = 'u'): string {
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace,
-      name: 'p',
-      operation: 'CREATE',
-      object,
-    },
-  });
-}
+const review = (object: unknown, namespace = 'team', uid = 'u'): string =>
+  podReview(object, { namespace, uid });
 
 function context(config: WebhookConfig | undefined): {
   ctx: AdmissionContext;
