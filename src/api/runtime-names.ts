@@ -78,6 +78,33 @@ export const WEBHOOK_PORT = 9443;
 /** Name of {@link WEBHOOK_PORT} in the container (upstream's: an apply merges ports by number). */
 export const WEBHOOK_PORT_NAME = 'webhook-server';
 
+/**
+ * The webhook's plain-HTTP metrics port: upstream's (its metrics NetworkPolicy admits scrapers
+ * to it), apart from the webhook's port so that only labelled scrapers reach the metrics.
+ */
+export const WEBHOOK_METRICS_PORT = 8080;
+/** Name of {@link WEBHOOK_METRICS_PORT} in the container. */
+export const WEBHOOK_METRICS_PORT_NAME = 'metrics';
+
+/*
+ * NetworkPolicies: upstream's three under upstream's names (Kyma's `kyma-project.io--` convention
+ * after the `rt-bootstrapper-` prefix), so an apply over an upstream install updates them.
+ */
+/** Lets anyone reach the webhook port (the API server's source address is not known in advance). */
+export const NETWORK_POLICY_WEBHOOK_INGRESS =
+  'rt-bootstrapper-kyma-project.io--ingress-allow-webhook-traffic';
+/** Lets labelled scrapers of the webhook's namespace reach the metrics port. */
+export const NETWORK_POLICY_METRICS_INGRESS =
+  'rt-bootstrapper-kyma-project.io--rt-bootstrapper-allow-metrics-traffic';
+/** Lets the webhook reach the API server (port 443). */
+export const NETWORK_POLICY_API_SERVER_EGRESS =
+  'rt-bootstrapper-kyma-project.io--rt-bootstrapper--allow-egress-to-apiserver';
+/** Ours (upstream has no drift channel): lets the webhook resolve and reach the KCP drift listener. */
+export const NETWORK_POLICY_DRIFT_EGRESS =
+  'rt-bootstrapper-kyma-project.io--rt-bootstrapper--allow-egress-to-kcp';
+/** The Pod label of Kyma's metrics scrapers (upstream's metrics policy admits Pods carrying it). */
+export const METRICS_SCRAPER_LABEL = 'networking.kyma-project.io/metrics-scraping';
+
 /*
  * KIM's installer (interim mode, DESIGN.md §8), on the KCP: it reads our manifests from this
  * ConfigMap and applies them with this field manager.

@@ -17,6 +17,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { LeaderElector, type LeaderElectionTiming } from '../kube/leader-election.js';
 import type { Logger } from '../telemetry/logger.js';
+import { answerMetrics } from '../telemetry/metrics-endpoint.js';
 import { createControllerMetrics } from './controller-metrics.js';
 import { createEventRecorder } from './events.js';
 import { startLeaderTerm } from './leader-term.js';
@@ -223,15 +224,7 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
       if (sources.synced()) reply(200, 'ok\n');
       else reply(503, 'sources not synced\n');
     } else if (path === '/metrics') {
-      registry.metrics().then(
-        (text) => {
-          reply(200, text, registry.contentType);
-        },
-        (err: unknown) => {
-          logger.warn({ err }, 'cannot render metrics');
-          reply(500, 'cannot render metrics\n');
-        },
-      );
+      answerMetrics(registry, res, logger);
     } else {
       reply(404, 'not found\n');
     }

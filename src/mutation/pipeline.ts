@@ -121,6 +121,23 @@ function markChanged(builder: PatchBuilder<Pod>): void {
     builder.set(['metadata', 'annotations', ANNOTATION_MODIFIED], 'true');
 }
 
+const isJsonObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Why the Pod cannot be patched sensibly, if it cannot: without a `spec` object every edit would
+ * add or replace the whole `spec` (a `spec: null` once got `replace /spec`), and a `metadata` that
+ * is not an object would be replaced to hold the marks. The API server never sends such a Pod
+ * (it defaults `spec` before calling webhooks); it comes only from a client calling us directly,
+ * and is answered allowed, unchanged, for the API server's validation to refuse.
+ */
+function podShapeProblem(pod: Pod): string | undefined {
+  const { spec, metadata } = pod as { spec?: unknown; metadata?: unknown };
+  if (!isJsonObject(spec)) return 'the Pod has no spec object; not changed';
+  if (metadata !== undefined && !isJsonObject(metadata))
+    return 'the Pod has a metadata that is not an object; not changed';
+  return undefined;
+}
+
 /**
  * Applies the selected features to a Pod and returns the result with its JSON Patch.
  *
@@ -156,6 +173,8 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
   }
   const selected = [...features];
   if (selected.length === 0) return unchanged([]);
+  const shapeProblem = podShapeProblem(pod);
+  if (shapeProblem !== undefined) return unchanged([shapeProblem], selected);
 
   const builder = new PatchBuilder(pod);
   const warnings: string[] = [];

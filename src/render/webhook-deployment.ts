@@ -3,6 +3,8 @@ import {
   WATCHER_TLS_SECRET,
   WEBHOOK_CONTAINER,
   WEBHOOK_DEPLOYMENT,
+  WEBHOOK_METRICS_PORT,
+  WEBHOOK_METRICS_PORT_NAME,
   WEBHOOK_PORT,
   WEBHOOK_PORT_NAME,
   WEBHOOK_SELECTOR,
@@ -38,8 +40,10 @@ export const WEBHOOK_COMMAND: readonly string[] = ['rtb'];
  * upstream install converge on it: upstream's name, immutable selector, container and port names.
  * The serving certificate is not mounted: every replica reads Secret `rt-bootstrapper-webhook-tls`
  * through the API (docs/serving-certificate.md); in direct mode the KCP writes it and the replicas
- * only follow it (`--serving-cert-issuer=external`), the one difference from KIM's. Health, readiness and metrics are served on the
- * webhook's HTTPS port; upstream's 8080 and 8081 are not declared, since nothing listens there.
+ * only follow it (`--serving-cert-issuer=external`), the one difference from KIM's. Health and
+ * readiness are served on the webhook's HTTPS port (upstream's 8081 is not declared, nothing listens
+ * there); metrics over plain HTTP on upstream's metrics port 8080, which its NetworkPolicy opens to
+ * labelled scrapers only.
  */
 export function renderWebhookDeployment(
   o: WebhookManifestOptions,
@@ -84,6 +88,7 @@ export function renderWebhookDeployment(
               args: [
                 'webhook',
                 `--port=${WEBHOOK_PORT}`,
+                `--metrics-port=${WEBHOOK_METRICS_PORT}`,
                 `--config-map=${namespace}/${configMap}`,
                 `--config-key=${CONFIG_MAP_KEY}`,
                 `--log-level=${o.logLevel ?? 'info'}`,
@@ -104,7 +109,10 @@ export function renderWebhookDeployment(
                 { name: 'POD_NAME', ...fieldRef('metadata.name') },
                 { name: 'POD_NAMESPACE', ...fieldRef('metadata.namespace') },
               ],
-              ports: [{ name: WEBHOOK_PORT_NAME, containerPort: WEBHOOK_PORT, protocol: 'TCP' }],
+              ports: [
+                { name: WEBHOOK_PORT_NAME, containerPort: WEBHOOK_PORT, protocol: 'TCP' },
+                { name: WEBHOOK_METRICS_PORT_NAME, containerPort: WEBHOOK_METRICS_PORT, protocol: 'TCP' },
+              ],
               readinessProbe: probe('/readyz'),
               livenessProbe: probe('/healthz'),
               resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },

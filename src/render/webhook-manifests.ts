@@ -24,6 +24,11 @@ import {
 } from '../api/runtime-names.js';
 import { CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE, DEFAULT_PULL_SECRET_NAME } from '../api/webhook-config.js';
 import { renderWebhookDeployment } from './webhook-deployment.js';
+import {
+  networkPolicyList,
+  renderWebhookNetworkPolicies,
+  type WebhookNetworkPolicies,
+} from './webhook-network-policies.js';
 import { webhookClusterRules, webhookNamespaceRules } from './webhook-rbac.js';
 import {
   renderDriftWebhookConfiguration,
@@ -42,6 +47,7 @@ export interface WebhookManifests {
   readonly deployment: V1Deployment;
   readonly podDisruptionBudget: V1PodDisruptionBudget;
   readonly service: V1Service;
+  readonly networkPolicies: WebhookNetworkPolicies;
   readonly mutatingWebhookConfiguration: V1MutatingWebhookConfiguration;
   /** Present when the drift channel is enabled. */
   readonly validatingWebhookConfiguration?: V1ValidatingWebhookConfiguration;
@@ -49,7 +55,8 @@ export interface WebhookManifests {
 
 /**
  * Renders the webhook's runtime manifests (pure), under upstream's object names
- * (../api/runtime-names.ts) in every mode. RBAC is least privilege (./webhook-rbac.ts).
+ * (../api/runtime-names.ts) in every mode. RBAC is least privilege (./webhook-rbac.ts); the
+ * NetworkPolicies are upstream's (./webhook-network-policies.ts).
  */
 export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManifests {
   const namespace = o.namespace ?? CONFIG_MAP_NAMESPACE;
@@ -112,6 +119,7 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
         ports: [{ name: 'https', port: 443, targetPort: WEBHOOK_PORT, protocol: 'TCP' }],
       },
     },
+    networkPolicies: renderWebhookNetworkPolicies(o, namespace),
     mutatingWebhookConfiguration: renderMutatingWebhookConfiguration(o, namespace),
     ...(o.driftListenerUrl
       ? { validatingWebhookConfiguration: renderDriftWebhookConfiguration(o, namespace) }
@@ -129,6 +137,8 @@ export function webhookManifestList(m: WebhookManifests): readonly object[] {
     m.role,
     m.roleBinding,
     m.service,
+    // Before the Pods: under a default-deny policy they are reachable from their first start.
+    ...networkPolicyList(m.networkPolicies),
     m.deployment,
     m.podDisruptionBudget,
     m.mutatingWebhookConfiguration,

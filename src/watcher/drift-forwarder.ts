@@ -169,6 +169,7 @@ export class DriftForwarder {
     for (const p of left) this.drop(p, 'stopped', false);
     if (left.length > 0)
       this.opts.logger.warn({ dropped: left.length }, 'drift forwarder stopped with events pending');
+    this.dropLog.flush();
     this.updateDepth();
     this.tls.destroy();
     this.wakeIdleWaiters();

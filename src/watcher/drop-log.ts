@@ -1,22 +1,27 @@
 import type { Logger } from 'pino';
+import { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import type { DropReason } from './forwarder-metrics.js';
 import type { WatchEvent } from './watch-event.js';
 
-const QUEUE_FULL_EVERY_MS = 10_000;
+const DROPPED = 'drift event dropped';
+const QUEUE_FULL = 'drift event dropped: queue full';
 
 /**
  * Log lines for dropped drift events: one per event, except for a full queue, where a storm
- * drops thousands a second and one line per ten seconds (with the count since) tells the story.
- * Lines carry object coordinates only: Secret names are not secret, their data never gets here.
+ * drops thousands a second and one line per ten seconds (then one saying how many more were
+ * dropped) tells the story. Lines carry object coordinates only: Secret names are not secret,
+ * their data never gets here.
  */
 export class DropLog {
-  private queueFullAt = Number.NEGATIVE_INFINITY;
-  private queueFullSuppressed = 0;
+  private readonly queueFull: LogRateLimit;
 
-  constructor(private readonly logger: Logger) {}
+  constructor(private readonly logger: Logger) {
+    this.queueFull = new LogRateLimit(logger, { perInterval: 1, intervalMs: 10_000 });
+  }
 
   /** Logs one dropped event. */
   dropped(event: WatchEvent, reason: DropReason, fields: Record<string, unknown>): void {
+    if (reason === 'queue_full' && !this.queueFull.allow(QUEUE_FULL)) return;
     const { group, version, kind } = event.watchedGvk;
     const line = {
       kind: `${group === '' ? '' : group + '/'}${version}/${kind}`,
@@ -25,17 +30,11 @@ export class DropLog {
       reason,
       ...fields,
     };
-    if (reason !== 'queue_full') {
-      this.logger.warn(line, 'drift event dropped');
-      return;
-    }
-    const now = performance.now();
-    if (now - this.queueFullAt < QUEUE_FULL_EVERY_MS) {
-      this.queueFullSuppressed++;
-      return;
-    }
-    this.logger.warn({ ...line, alsoDropped: this.queueFullSuppressed }, 'drift event dropped');
-    this.queueFullAt = now;
-    this.queueFullSuppressed = 0;
+    this.logger.warn(line, DROPPED);
+  }
+
+  /** Writes the pending count of suppressed lines now (on stop). */
+  flush(): void {
+    this.queueFull.flush();
   }
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
+import { LogRateLimit, type LogRateLimitOptions } from '../telemetry/log-rate-limit.js';
 import { BodyTooLargeError, readLimitedBody } from './limited-body.js';
 import { acceptedKind, createListenerMetrics, type ListenerMetrics } from './listener-metrics.js';
 import { issuedByOneOf, peerIdentityOf, verifyPeer, type PeerIdentity } from './peer-identity.js';
@@ -35,6 +36,8 @@ export interface EventListenerOptions {
   readonly bodyLimitBytes?: number;
   readonly registry: Registry;
   readonly logger: Logger;
+  /** Repeated lines of one kind (a refused certificate per request): default 5 per 10 s. */
+  readonly logRateLimit?: LogRateLimitOptions;
 }
 
 /** The listener's options are unusable (no trusted CA, a CA that does not parse). */
@@ -61,6 +64,8 @@ export class EventListener {
   private readonly server: Server;
   private readonly metrics: ListenerMetrics;
   private readonly limiter: RuntimeRateLimiter;
+  /** One line per refused request would let any client with a certificate of our CA fill the logs. */
+  private readonly logLimit: LogRateLimit;
   private readonly bodyLimit: number;
   private readonly trust = new WeakMap<TLSSocket, ConnectionTrust>();
   private tls: ListenerTls;
@@ -71,6 +76,7 @@ export class EventListener {
   constructor(private readonly opts: EventListenerOptions) {
     this.metrics = createListenerMetrics(opts.registry);
     this.limiter = new RuntimeRateLimiter(opts.rateLimit ?? { perSecond: 5, burst: 20 });
+    this.logLimit = new LogRateLimit(opts.logger, opts.logRateLimit);
     this.bodyLimit = opts.bodyLimitBytes ?? 16 * 1024;
     this.tls = opts.tls;
     this.trustedCaPems = [...opts.trustedCaPems];
@@ -148,6 +154,7 @@ export class EventListener {
     }, timeoutMs);
     await closed;
     clearTimeout(timer);
+    this.logLimit.flush();
   }
 
   private applySecureContext(tls: ListenerTls, caPems: readonly string[]): void {
@@ -202,14 +209,15 @@ export class EventListener {
     try {
       verdict = verifyPeer(trust.identity, this.opts.lookupRuntime);
     } catch (error) {
-      this.opts.logger.error({ err: error }, 'drift listener: runtime lookup failed');
+      this.logLimit.error(this.opts.logger, { err: error }, 'drift listener: runtime lookup failed');
       reply(503, 'runtime lookup failed');
       return;
     }
     if (!verdict.ok) {
       this.metrics.rejectedVerifications.inc({ reason: verdict.reason });
-      this.opts.logger.warn(
-        { runtimeId: trust.identity.commonName?.slice(0, 253), reason: verdict.reason },
+      this.logLimit.warn(
+        this.opts.logger,
+        { runtimeId: trust.identity.commonName, reason: verdict.reason },
         'drift listener: client certificate refused',
       );
       reply(
@@ -246,7 +254,11 @@ export class EventListener {
     try {
       this.opts.onEvent(runtimeId, event, Date.now());
     } catch (error) {
-      this.opts.logger.error({ err: error, runtimeId }, 'drift listener: event handler failed');
+      this.logLimit.error(
+        this.opts.logger,
+        { err: error, runtimeId },
+        'drift listener: event handler failed',
+      );
       reply(500, 'event not accepted');
       return;
     }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { FEATURE_ADD_IMG_PULL_SECRET, type WebhookConfig } from '../api/webhook-config.js';
 import { selectFeatures } from '../mutation/features.js';
+import type { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import { mutatePod } from '../mutation/pipeline.js';
 import {
   admissionResponseTemplate,
@@ -30,9 +31,17 @@ export interface AdmissionContext {
   readonly pullSecret: PullSecretEnsurer;
   readonly metrics: WebhookMetrics;
   readonly logger: Logger;
+  /** Per-request warnings are rate-limited per kind (a flood of bad requests writes a summary). */
+  readonly logLimit: LogRateLimit;
   /** Answer `allowed: true` without a patch on an internal error (default), or refuse the request. */
   readonly failOpen: boolean;
 }
+
+// The per-request log lines, each its own kind for the rate limit.
+const MUTATION_FAILED = 'mutation failed';
+const PULL_SECRET_SKIPPED = 'pull Secret not available; no imagePullSecrets reference added';
+const MANIPULATIONS_SKIPPED = 'some manipulations were skipped';
+const NO_CONFIG = 'no configuration loaded yet; Pod admitted unchanged';
 
 /** The answer and how it is counted. */
 export interface HandledAdmission {
@@ -82,7 +91,7 @@ export async function handleAdmission(
   try {
     return await decide(req, ctx, log);
   } catch (error) {
-    log().error({ err: error }, 'mutation failed');
+    if (ctx.logLimit.allow(MUTATION_FAILED)) log().error({ err: error }, MUTATION_FAILED);
     const message = `rt-bootstrapper could not mutate this Pod: ${error instanceof Error ? error.message : String(error)}`;
     return ctx.failOpen
       ? { answer: { uid: req.uid, warnings: [message] }, result: 'error' }
@@ -161,13 +170,11 @@ function sameAnnotations(
 function report(outcome: Outcome, config: WebhookConfig, ctx: AdmissionContext, log: () => Logger): void {
   if (outcome.pullSecretSkipped) {
     ctx.metrics.pullSecretMissing.inc();
-    log().warn(
-      { secret: config.imagePullSecret.name },
-      'pull Secret source missing; no imagePullSecrets reference added',
-    );
+    if (ctx.logLimit.allow(PULL_SECRET_SKIPPED))
+      log().warn({ secret: config.imagePullSecret.name }, PULL_SECRET_SKIPPED);
   }
-  if (outcome.warnings.length > 0)
-    log().warn({ warnings: outcome.warnings }, 'some manipulations were skipped');
+  if (outcome.warnings.length > 0 && ctx.logLimit.allow(MANIPULATIONS_SKIPPED))
+    log().warn({ warnings: outcome.warnings }, MANIPULATIONS_SKIPPED);
   for (const feature of outcome.applied) ctx.metrics.mutations.inc(feature);
   // Per-request success is debug: at thousands of Pods a minute info would drown the rest.
   if (outcome.applied.length > 0 && ctx.logger.isLevelEnabled('debug'))
@@ -188,7 +195,7 @@ async function decide(
 
   const config = ctx.config();
   if (!config) {
-    log().warn('no configuration loaded yet; Pod admitted unchanged');
+    if (ctx.logLimit.allow(NO_CONFIG)) log().warn(NO_CONFIG);
     return unchanged(['rt-bootstrapper has no configuration yet; the Pod was not changed']);
   }
   const namespaceName = req.namespace === '' ? 'default' : req.namespace;

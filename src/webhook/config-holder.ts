@@ -19,15 +19,23 @@ export type ConfigOffer =
     }
   | { readonly accepted: false; readonly error: ConfigError };
 
+/** Refused texts remembered at once (a bad text offered again is not read, counted or logged again). */
+const REFUSED_REMEMBERED = 16;
+
 /**
  * Holds the configuration in force. A new text replaces it only if it is valid; a bad one is
- * refused, logged with the offending fields and counted, and the last good one stays.
+ * refused, logged with the offending fields and counted, and the last good one stays. Each
+ * content is judged once: sources offer the same text again and again (a file watcher fires
+ * several events per write, a poll re-reads it every few seconds), and a refusal is counted and
+ * logged only the first time its text is offered since the configuration in force was taken.
  */
 export class ConfigHolder {
   private current: WebhookConfig | undefined;
   private currentDigest = '';
   private generation = 0;
   private readonly listeners: ((config: WebhookConfig) => void)[] = [];
+  /** Refusals by text digest since the last accepted text, oldest first. */
+  private readonly refused = new Map<string, ConfigError>();
 
   constructor(
     private readonly logger: Logger,
@@ -55,6 +63,8 @@ export class ConfigHolder {
   offer(text: string, source: string): ConfigOffer {
     const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
     if (digest === this.currentDigest) return { accepted: true, changed: false, digest, warnings: [] };
+    const known = this.refused.get(digest);
+    if (known) return { accepted: false, error: known };
     let config: WebhookConfig;
     let warnings: readonly ConfigIssue[];
     try {
@@ -64,6 +74,11 @@ export class ConfigHolder {
         error instanceof ConfigError
           ? error
           : new ConfigError([{ path: '(root)', message: String(error) }], { cause: error });
+      if (this.refused.size >= REFUSED_REMEMBERED) {
+        const oldest = this.refused.keys().next();
+        if (!oldest.done) this.refused.delete(oldest.value);
+      }
+      this.refused.set(digest, configError);
       this.metrics?.configReloads.inc({ result: 'failure' });
       this.logger.error(
         { source, digest, issues: configError.issues, keptDigest: this.currentDigest || undefined },
@@ -73,6 +88,8 @@ export class ConfigHolder {
     }
     this.current = config;
     this.currentDigest = digest;
+    // A text refused before this one counts again if it comes back: it is a new attempt.
+    this.refused.clear();
     this.generation++;
     this.metrics?.configReloads.inc({ result: 'success' });
     this.metrics?.configGeneration.set(this.generation);

@@ -12,6 +12,8 @@ export class FileConfigSource {
   private watcher: FSWatcher | undefined;
   private poll: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
+  /** The read failure logged last; the same failure again (every poll) is not logged again. */
+  private readFailure: string | undefined;
 
   constructor(
     private readonly path: string,
@@ -56,12 +58,16 @@ export class FileConfigSource {
       try {
         text = await readFile(this.path, 'utf8');
       } catch (error) {
-        this.logger.warn(
-          { err: error, path: this.path },
-          'cannot read the config file; keeping the last good one',
-        );
+        const failure = error instanceof Error ? error.message : String(error);
+        if (failure !== this.readFailure)
+          this.logger.warn(
+            { err: error, path: this.path },
+            'cannot read the config file; keeping the last good one',
+          );
+        this.readFailure = failure;
         return;
       }
+      this.readFailure = undefined;
       this.holder.offer(text, this.path);
     });
   }

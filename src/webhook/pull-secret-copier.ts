@@ -3,11 +3,16 @@ import type { Logger } from 'pino';
 import { statusCodeOf } from '../kube/kube-errors.js';
 import type { Reflector } from '../kube/reflector.js';
 import { WorkQueue } from '../kube/work-queue.js';
+import type { LogRateLimit } from '../telemetry/log-rate-limit.js';
 // The field manager of every rt-bootstrapper write; the drift webhook recognises its own repairs by it.
 import { OWN_FIELD_MANAGER as FIELD_MANAGER } from '../watcher/drift-detection.js';
 import { decidePullSecretCopy, DEFAULT_EXCLUDED_NAMESPACES } from './pull-secret-desired.js';
 import type { Eventually, PullSecretEnsurer } from './admission-handler.js';
+import type { MissingNamespaces } from './missing-namespaces.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
+
+const NO_NAMESPACE = 'no pull Secret copy: the namespace does not exist; no reference added';
+const CREATE_FAILED = 'cannot create the pull Secret copy; no reference added';
 
 /** Where the source pull Secret lives. */
 export interface SecretRef {
@@ -40,6 +45,10 @@ export interface PullSecretCopierOptions {
   readonly source: SecretRef;
   readonly metrics: WebhookMetrics;
   readonly logger: Logger;
+  /** Namespaces known not to exist: the admission path writes no copy there. */
+  readonly missingNamespaces: MissingNamespaces;
+  /** For the admission path's failures, which come once per request. */
+  readonly logLimit: LogRateLimit;
   readonly excludedNamespaces?: readonly string[];
   readonly concurrency?: number;
 }
@@ -172,15 +181,16 @@ export class PullSecretCopier implements PullSecretEnsurer {
 
   /**
    * Admission path: makes sure the Secret exists in `namespace` before the Pod referencing it is
-   * stored. False when the source does not exist (no reference should be added) or the copy
-   * cannot be created; answered at once when the cache tells, a promise only when it must create.
-   * Concurrent calls for one namespace share one create.
+   * stored. False when the source does not exist (no reference should be added), the namespace
+   * is known not to exist, or the copy cannot be created; answered at once when the caches tell,
+   * a promise only when it must create. Concurrent calls for one namespace share one create.
    */
   ensure(namespace: string, options: { dryRun: boolean }): Eventually<boolean> {
     const source = this.source();
     if (!source) return false;
     if (namespace === this.o.source.namespace) return true;
     if (this.o.secrets.store.get(`${namespace}/${this.o.source.name}`)) return true;
+    if (!this.o.namespaces.store.get(namespace) && this.o.missingNamespaces.has(namespace)) return false;
     if (options.dryRun) return true; // a dry run writes nothing; the real request will
     let pending = this.creating.get(namespace);
     if (!pending) {
@@ -205,12 +215,14 @@ export class PullSecretCopier implements PullSecretEnsurer {
       this.o.logger.info({ namespace, secret: this.o.source.name }, 'pull Secret copied for a new Pod');
       return true;
     } catch (error) {
-      if (statusCodeOf(error) === 409) return true;
+      const code = statusCodeOf(error);
+      if (code === 409) return true;
       this.o.metrics.pullSecretCopies.inc({ result: 'failed' });
-      this.o.logger.error(
-        { namespace, err: error },
-        'cannot create the pull Secret copy; no reference added',
-      );
+      if (code === 404) {
+        // The namespace does not exist: remembered, so the next requests naming it cost no POST.
+        this.o.missingNamespaces.remember(namespace);
+        this.o.logLimit.warn(this.o.logger, { namespace }, NO_NAMESPACE);
+      } else this.o.logLimit.error(this.o.logger, { namespace, err: error }, CREATE_FAILED);
       return false;
     }
   }

@@ -5,7 +5,8 @@
  * ./upstream-cleanup.ts).
  *
  * Objects that share our names (Deployment, ServiceAccount, Service, manager and leader-election
- * RBAC, MutatingWebhookConfiguration, ConfigMap) are ours after KIM's apply and are not listed.
+ * RBAC, MutatingWebhookConfiguration, ConfigMap, the three NetworkPolicies) are ours after KIM's
+ * apply and are not listed.
  * KIM's server-side apply keeps the fields of upstream's Deployment that ours does not set (they
  * belong to the manager that created it): the serving-certificate volume and its mount, and
  * `priorityClassName`. That decides two of the kept objects below.
@@ -121,18 +122,6 @@ export const UPSTREAM_LEFTOVERS: readonly UpstreamLeftover[] = [
     isUpstreams: (o) => notOurs(o) && selectsWebhookPods(record(record(o.spec).selector).matchLabels),
   },
   {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    resource: 'networkpolicies',
-    namespace: RUNTIME_NAMESPACE,
-    name: `${UPSTREAM_NAME}-kyma-project.io--rt-bootstrapper-allow-metrics-traffic`,
-    reason: "admits scrapers to our Pods' port 8080, where nothing answers",
-    isUpstreams: (o) =>
-      notOurs(o) &&
-      upstreamLabelled(o) &&
-      record(record(record(o.spec).podSelector).matchLabels)[APP_NAME_LABEL] === UPSTREAM_NAME,
-  },
-  {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRoleBinding',
     resource: 'clusterrolebindings',
@@ -214,15 +203,6 @@ export const UPSTREAM_KEPT: readonly KeptUpstreamObjects[] = [
       `${UPSTREAM_NAME}-selfsigned-issuer`,
     ],
     why: 'they keep that Secret valid, and a certificate manager may delete the Secret with its Certificate; they point at no endpoint of ours',
-  },
-  {
-    kind: 'NetworkPolicy',
-    namespace: RUNTIME_NAMESPACE,
-    names: [
-      `${UPSTREAM_NAME}-kyma-project.io--ingress-allow-webhook-traffic`,
-      `${UPSTREAM_NAME}-kyma-project.io--rt-bootstrapper--allow-egress-to-apiserver`,
-    ],
-    why: 'they allow what our webhook needs (the API server calling 9443, our calls to the API server on 443); under a default-deny policy they keep it reachable',
   },
   {
     kind: 'ClusterRole',

@@ -1,4 +1,4 @@
-import type { V1ConfigMap, V1Namespace, V1Secret } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Namespace } from '@kubernetes/client-node';
 import type { SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -6,14 +6,17 @@ import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../api/we
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { KubeListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
+import { LogRateLimit } from '../telemetry/log-rate-limit.js';
+import { MetricsServer } from '../telemetry/metrics-endpoint.js';
 import type { AdmissionContext } from './admission-handler.js';
 import { CertificateReloader, type CertificateFiles } from './certificate-reloader.js';
 import { ConfigHolder } from './config-holder.js';
 import { coreCalls } from './core-calls.js';
 import { connectConfigMapSource } from './configmap-config-source.js';
 import { FileConfigSource } from './file-config-source.js';
+import { MissingNamespaces } from './missing-namespaces.js';
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
-import { PullSecretCopier, type SecretRef } from './pull-secret-copier.js';
+import { followPullSecret } from './pull-secret-follower.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer } from './webhook-server.js';
 import { startUpstreamCleanup } from './upstream-cleanup.js';
@@ -38,6 +41,11 @@ export interface WebhookAppOptions {
   readonly configMap?: { readonly namespace: string; readonly name: string; readonly key: string };
   readonly host?: string;
   readonly port?: number;
+  /**
+   * Serve `/metrics` over plain HTTP on this port (0 picks a free one) instead of the webhook's
+   * HTTPS port, so a NetworkPolicy can admit scrapers there only (the rendered Deployment does).
+   */
+  readonly metricsPort?: number;
   /** Overrides the config's `failOpen`. */
   readonly failOpen?: boolean;
   /** `--landscape`: the value of `KYMA_LANDSCAPE` (feature set-landscape); wins over the config's. */
@@ -64,6 +72,8 @@ export interface WebhookAppOptions {
 /** A running webhook process: server, caches, config, copier. */
 export interface WebhookApp {
   readonly port: number;
+  /** The metrics port, when {@link WebhookAppOptions.metricsPort} is set. */
+  readonly metricsPort?: number;
   readonly config: ConfigHolder;
   readonly registry: Registry;
   ready(): boolean;
@@ -132,58 +142,31 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     configReflector.start();
   }
 
-  // The pull Secret's name and namespace come from the config; when they change the copier and
-  // its Secret cache are rebuilt for the new name.
-  let copier: { ref: SecretRef; copier: PullSecretCopier; secrets: Reflector<V1Secret> } | undefined;
-  const startCopier = (ref: SecretRef): void => {
-    const secrets = new Reflector<V1Secret>({
-      name: `secrets named ${ref.name}`,
-      listerWatcher: new KubeListWatch<V1Secret>(o.kubeConfig, '/api/v1/secrets'),
-      // Only Secrets of that name: the cache never holds the cluster's other Secrets.
-      fieldSelector: `metadata.name=${ref.name}`,
-      logger: reflectorLogger,
-    });
-    const c = new PullSecretCopier({
-      core,
-      secrets,
-      namespaces,
-      source: ref,
-      metrics,
-      logger: logger.child({ part: 'pull-secret-copier' }),
-      ...(o.excludedNamespaces ? { excludedNamespaces: o.excludedNamespaces } : {}),
-    });
-    secrets.start();
-    c.start();
-    copier = { ref, copier: c, secrets };
-  };
-  const stopCopier = async (): Promise<void> => {
-    const current = copier;
-    copier = undefined;
-    if (!current) return;
-    await current.copier.stop();
-    await current.secrets.stop();
-  };
-  const refOf = (): SecretRef => {
-    const cfg = holder.get()?.imagePullSecret;
-    return { name: cfg?.name ?? 'registry-credentials', namespace: cfg?.namespace ?? 'kyma-system' };
-  };
-  holder.onChange(() => {
-    const ref = refOf();
-    if (copier && copier.ref.name === ref.name && copier.ref.namespace === ref.namespace) return;
-    void stopCopier().then(() => {
-      startCopier(ref);
-    });
+  // Per-request warnings are rate-limited; a namespace the API server does not know is remembered.
+  const logLimit = new LogRateLimit(logger);
+  const missingNamespaces = new MissingNamespaces();
+  const copiers = followPullSecret({
+    kubeConfig: o.kubeConfig,
+    core,
+    namespaces,
+    holder,
+    metrics,
+    logger,
+    reflectorLogger,
+    missingNamespaces,
+    logLimit,
+    ...(o.excludedNamespaces ? { excludedNamespaces: o.excludedNamespaces } : {}),
   });
-  if (!copier) startCopier(refOf());
 
   const context: AdmissionContext = {
     config: () => holder.get(),
-    namespaceAnnotations: namespaceAnnotationLookup(namespaces, core, logger),
+    namespaceAnnotations: namespaceAnnotationLookup(namespaces, core, missingNamespaces, logger, logLimit),
     pullSecret: {
-      ensure: (namespace, opts) => copier?.copier.ensure(namespace, opts) ?? false,
+      ensure: (namespace, opts) => copiers.current?.copier.ensure(namespace, opts) ?? false,
     },
     metrics,
     logger,
+    logLimit,
     get failOpen() {
       return o.failOpen ?? holder.get()?.failOpen ?? true;
     },
@@ -191,7 +174,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   const ready = (): boolean =>
     holder.get() !== undefined &&
     namespaces.hasSynced() &&
-    (copier?.secrets.hasSynced() ?? false) &&
+    (copiers.current?.secrets.hasSynced() ?? false) &&
     (keeper?.ready() ?? true);
   const forwarder = o.drift
     ? new DriftForwarder({
@@ -207,13 +190,23 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     ...(o.host !== undefined ? { host: o.host } : {}),
     ...(o.port !== undefined ? { port: o.port } : {}),
     context,
-    registry,
+    ...(o.metricsPort === undefined ? { registry } : {}),
     ready,
     logger,
     ...(o.reuseAnswers !== undefined ? { memoEntries: o.reuseAnswers } : {}),
   });
   serverRef.current = server;
   const port = await server.listen();
+  const metricsServer =
+    o.metricsPort === undefined
+      ? undefined
+      : new MetricsServer({
+          registry,
+          port: o.metricsPort,
+          ...(o.host !== undefined ? { host: o.host } : {}),
+          logger,
+        });
+  const metricsPort = await metricsServer?.listen();
   reloader?.start();
   logger.info({ port }, 'webhook serving');
   // Only once we serve: until then upstream's webhook may still be the one answering.
@@ -224,6 +217,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
 
   return {
     port,
+    ...(metricsPort !== undefined ? { metricsPort } : {}),
     config: holder,
     registry,
     ready,
@@ -232,14 +226,16 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
       cleanup?.stop();
       reloader?.stop();
       await server.close();
+      await metricsServer?.close();
       await keeper?.stop();
       // Deliver what is queued before stopping (stop drops the rest).
       await forwarder?.flush(5_000).catch(() => undefined);
       await forwarder?.stop();
       fileSource?.stop();
-      await stopCopier();
+      await copiers.close();
       await configReflector?.stop();
       await namespaces.stop();
+      logLimit.flush();
     },
   };
 }

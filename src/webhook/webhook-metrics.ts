@@ -48,7 +48,7 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     }),
     configReloads: new Counter({
       name: 'rtb_webhook_config_reloads_total',
-      help: 'Configuration loads by result (failure: refused, the last good one stays in force).',
+      help: 'Configuration texts taken into force or refused, each text counted once however often it is read again (failure: refused, the last good one stays in force).',
       labelNames: ['result'],
       registers,
     }),

@@ -21,7 +21,8 @@ export interface WebhookServerOptions {
   readonly host?: string;
   readonly port?: number;
   readonly context: AdmissionContext;
-  readonly registry: Registry;
+  /** Served at `/metrics` here when set; the process serves it on a port of its own instead (`--metrics-port`). */
+  readonly registry?: Registry;
   /** Ready to serve: configuration loaded and caches synced. */
   readonly ready: () => boolean;
   readonly logger: Logger;
@@ -153,10 +154,11 @@ export class WebhookServer {
       this.reply(res, ok ? 200 : 503, ok ? 'ok' : 'not ready');
       return;
     }
-    if (path === '/metrics') {
-      void this.options.registry.metrics().then(
+    const registry = this.options.registry;
+    if (path === '/metrics' && registry) {
+      void registry.metrics().then(
         (text) => {
-          this.reply(res, 200, text, { 'content-type': this.options.registry.contentType });
+          this.reply(res, 200, text, { 'content-type': registry.contentType });
         },
         (error: unknown) => {
           this.options.logger.error({ err: error }, 'cannot render metrics');

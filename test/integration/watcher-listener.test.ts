@@ -25,6 +25,7 @@ import {
   writeClientFiles,
 } from '../unit/watcher/tls-fixtures.js';
 import type { Reply } from '../support/https-call.js';
+import { captureLogs } from '../support/log-capture.js';
 
 const DOMAINS: Record<string, string> = { 'rt-1': 'rt-1.kyma.example', 'rt-2': 'rt-2.kyma.example' };
 const event = (name: string): WatchEvent => ({
@@ -333,6 +334,50 @@ describe('the drift listener over mutual TLS', () => {
     for (const pem of [serving.keyPem, rt1.keyPem, rt2.keyPem])
       assert.ok(!text.includes(pem.split('\n')[1]!));
     assert.ok(!text.includes('PRIVATE KEY'));
+  });
+});
+
+describe('the drift listener under a flood of refused certificates', () => {
+  test('a few refusal lines per interval, then one line counting the rest; every request is still 403', async () => {
+    const ca = await newCa('flood-ca');
+    const serving = await loopbackServingCert(ca);
+    const unknown = await runtimeClientCert(ca, 'rt-9', 'rt-9.kyma.example');
+    const logs = captureLogs();
+    // One long interval: the count must not depend on how fast this machine sends.
+    const l = await startListener(ca, serving, {
+      logger: logs.logger,
+      logRateLimit: { perInterval: 5, intervalMs: 600_000 },
+    });
+    try {
+      const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+      const replies = await Promise.all(
+        Array.from({ length: 40 }, () =>
+          call({
+            port: l.port,
+            client: unknown,
+            serverCaPem: ca.certPem,
+            body: encodeWatchEvent(event('x')),
+            agent,
+          }),
+        ),
+      );
+      agent.destroy();
+      assert.ok(replies.every((r) => r.status === 403));
+      assert.equal(
+        await metricValue(l.registry, 'rtb_drift_listener_rejected_verifications_total', {
+          reason: 'unknown_runtime',
+        }),
+        40,
+        'every refusal is counted',
+      );
+      const refused = logs.lines().filter((x) => x.msg === 'drift listener: client certificate refused');
+      assert.equal(refused.length, 5);
+    } finally {
+      await l.listener.close();
+    }
+    const summary = logs.lines().filter((x) => x.suppressed !== undefined);
+    assert.equal(summary.length, 1, 'the count is written when the listener closes');
+    assert.equal(summary[0]!.suppressed, 35);
   });
 });
 

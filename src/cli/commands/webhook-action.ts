@@ -20,6 +20,9 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
     configMap: { namespace, name, key: flags.configKey },
     host: flags.host,
     port: Number.parseInt(flags.port, 10),
+    ...(flags.metricsPort !== undefined
+      ? { metricsPort: positiveInt('metrics-port', flags.metricsPort) }
+      : {}),
     ...(flags.failClosed ? { failOpen: false } : {}),
     ...(flags.landscape ? { landscape: flags.landscape } : {}),
     reuseAnswers,

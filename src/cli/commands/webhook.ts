@@ -16,6 +16,7 @@ export interface WebhookFlags {
   certLease: string;
   servingCertIssuer: string;
   port: string;
+  metricsPort?: string;
   host: string;
   kubeconfig?: string;
   configFile?: string;
@@ -72,6 +73,10 @@ export function registerWebhookCommand(program: Command): void {
       'own',
     )
     .option('--port <port>', 'HTTPS port', '9443')
+    .option(
+      '--metrics-port <port>',
+      'serve /metrics over plain HTTP on this port (for a NetworkPolicy admitting scrapers only); default: on the HTTPS port',
+    )
     .option('--host <address>', 'listen address', '0.0.0.0')
     .option('--kubeconfig <file>', 'kubeconfig (default: in-cluster, or $KUBECONFIG)')
     .option('--config-file <file>', 'read the config from this file instead of the ConfigMap')

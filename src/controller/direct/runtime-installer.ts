@@ -8,7 +8,7 @@ import {
   type KubernetesObject,
   type V1Secret,
 } from '@kubernetes/client-node';
-import { applyObjects, FIELD_MANAGER } from '../../kube/apply.js';
+import { applyJsonObjects, FIELD_MANAGER } from '../../kube/apply.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
 import type { ServingSecretContent } from '../../pki/serving-secret-state.js';
@@ -77,7 +77,11 @@ export class RuntimeInstaller {
 
   /** Server-side applies the objects, in order. */
   async apply(objects: readonly KubernetesObject[]): Promise<void> {
-    await withTimeout(applyObjects(this.kc, objects), this.timeoutMs * Math.max(1, objects.length), 'apply');
+    await withTimeout(
+      applyJsonObjects(this.kc, objects),
+      this.timeoutMs * Math.max(1, objects.length),
+      'apply',
+    );
   }
 
   /** TLS material in a Secret on the runtime (the drift client certificate), if any. */

@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { RUNTIME_NAMESPACE, VERSION_LABEL, WATCHER_TLS_SECRET } from '../../api/runtime-names.js';
 import { renderWebhookManifests, type WebhookManifests } from '../../render/webhook-manifests.js';
+import { networkPolicyList } from '../../render/webhook-network-policies.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
 import type { SyncSet } from './sync-set.js';
 
@@ -45,7 +46,7 @@ export interface WebhookPlanOptions {
 export interface RuntimePlan {
   /** Namespaces and the versioned set (trust bundle, pull Secret, ConfigMap). */
   readonly sources: readonly KubernetesObject[];
-  /** ServiceAccount, RBAC, drift client Secret, Service, Deployment, PodDisruptionBudget. */
+  /** ServiceAccount, RBAC, drift client Secret, Service, NetworkPolicies, Deployment, PodDisruptionBudget. */
   readonly webhook: readonly KubernetesObject[];
   /** The webhook configurations (mutating, and the drift one): applied only once the Deployment is ready. */
   readonly registration: readonly KubernetesObject[];
@@ -114,6 +115,7 @@ export function planWebhook(
       manifests.roleBinding,
       ...watcherSecret,
       manifests.service,
+      ...networkPolicyList(manifests.networkPolicies),
       manifests.deployment,
       manifests.podDisruptionBudget,
     ].map(asObject),

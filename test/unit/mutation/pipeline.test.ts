@@ -352,3 +352,43 @@ describe('mutatePod: UPDATE and subresources', () => {
     assert.match(result.warnings.join('\n'), /subresource "status" is not mutated/);
   });
 });
+
+describe('mutatePod: a Pod without a spec object (never from the API server)', () => {
+  const allFeatures = makeConfig({ namespaceFeatures: { team: ['rt-cfg.kyma-project.io/all'] } });
+  const shapes: [string, unknown, unknown][] = [
+    ['spec null', null, { name: 'p' }],
+    ['no spec', undefined, { name: 'p' }],
+    ['spec an array', [], { name: 'p' }],
+    ['spec a string', 'x', { name: 'p' }],
+    ['metadata null', { containers: [{ name: 'app', image: 'replace.me/app:1' }] }, null],
+  ];
+  for (const [what, spec, metadata] of shapes) {
+    test(`${what}: no patch at all (nothing replaces a whole spec or metadata), and a warning`, () => {
+      const pod = { apiVersion: 'v1', kind: 'Pod', metadata, spec } as unknown as Pod;
+      for (const operation of ['CREATE', 'UPDATE'] as const) {
+        const result = run({
+          pod,
+          operation,
+          namespace: { name: 'team' },
+          config: allFeatures,
+        });
+        assert.deepEqual(result.patch, []);
+        assert.deepEqual(result.applied, []);
+        assert.match(result.warnings.join('\n'), /not an object|no spec object/);
+      }
+    });
+  }
+
+  test('an empty spec object is still mutated (members are added inside it)', () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: {} } as Pod;
+    const result = run({ pod, operation: 'CREATE', namespace: { name: 'team' }, config: allFeatures });
+    assert.ok(result.patch.length > 0);
+    assert.ok(result.patch.every((op) => op.path !== '/spec' && op.path !== '/metadata'));
+  });
+
+  test('a Pod no feature applies to gets no warning either way', () => {
+    const pod = { metadata: { name: 'p' }, spec: null } as unknown as Pod;
+    const result = run({ pod, operation: 'CREATE', config: makeConfig({ availableFeatures: [] }) });
+    assert.deepEqual(result.warnings, []);
+  });
+});

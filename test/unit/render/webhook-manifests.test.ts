@@ -4,6 +4,9 @@ import { describe, test } from 'node:test';
 import {
   MUTATE_PATH_UPSTREAM,
   MUTATING_WEBHOOK_CONFIGURATION,
+  NETWORK_POLICY_API_SERVER_EGRESS,
+  NETWORK_POLICY_METRICS_INGRESS,
+  NETWORK_POLICY_WEBHOOK_INGRESS,
   MUTATING_WEBHOOK_NAME,
   VALIDATING_WEBHOOK_CONFIGURATION,
   VALIDATING_WEBHOOK_NAME,
@@ -41,6 +44,9 @@ describe('rendered webhook manifests', () => {
       `Role kyma-system/${WEBHOOK_ROLE}`,
       `RoleBinding kyma-system/${WEBHOOK_ROLE_BINDING}`,
       `Service kyma-system/${WEBHOOK_SERVICE}`,
+      `NetworkPolicy kyma-system/${NETWORK_POLICY_WEBHOOK_INGRESS}`,
+      `NetworkPolicy kyma-system/${NETWORK_POLICY_METRICS_INGRESS}`,
+      `NetworkPolicy kyma-system/${NETWORK_POLICY_API_SERVER_EGRESS}`,
       `Deployment kyma-system/${WEBHOOK_DEPLOYMENT}`,
       `PodDisruptionBudget kyma-system/${WEBHOOK_PDB}`,
       `MutatingWebhookConfiguration /${MUTATING_WEBHOOK_CONFIGURATION}`,
@@ -116,7 +122,10 @@ describe('rendered webhook manifests', () => {
     assert.equal(d.spec!.template.spec!.serviceAccountName, WEBHOOK_SERVICE_ACCOUNT);
     assert.equal(container.name, 'manager');
     assert.deepEqual(container.command, ['rtb']);
-    assert.deepEqual(container.ports, [{ name: 'webhook-server', containerPort: 9443, protocol: 'TCP' }]);
+    assert.deepEqual(container.ports, [
+      { name: 'webhook-server', containerPort: 9443, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 8080, protocol: 'TCP' },
+    ]);
     for (const p of [container.readinessProbe, container.livenessProbe])
       assert.deepEqual(p?.httpGet?.port, 'webhook-server');
     assert.equal(container.readinessProbe?.httpGet?.path, '/readyz');
@@ -127,6 +136,7 @@ describe('rendered webhook manifests', () => {
     assert.deepEqual(container.args, [
       'webhook',
       '--port=9443',
+      '--metrics-port=8080',
       '--config-map=kyma-system/rt-bootstrapper-config',
       '--config-key=rt-bootstrapper-config.json',
       '--log-level=info',

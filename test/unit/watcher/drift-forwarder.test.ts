@@ -326,7 +326,7 @@ describe('DriftForwarder', () => {
     server.seen[0]!.res.writeHead(202).end();
     await f.flush(10_000);
     const text = lines.join('');
-    const dropped = lines.filter((l) => l.includes('drift event dropped'));
+    const dropped = lines.filter((l) => l.includes('"msg":"drift event dropped"'));
     assert.equal(
       dropped.filter((l) => l.includes('"reason":"queue_full"')).length,
       1,

@@ -7,6 +7,7 @@ import { parseWebhookConfig, type WebhookConfig } from '../../../src/api/webhook
 import type { Pod } from '../../../src/mutation/pod.js';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
+import { LogRateLimit } from '../../../src/telemetry/log-rate-limit.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import {
   handleAdmission,
@@ -159,6 +160,7 @@ function contextOf(world: World): AdmissionContext {
     },
     metrics: createWebhookMetrics(new Registry()),
     logger: silentLogger(),
+    logLimit: new LogRateLimit(silentLogger()),
     failOpen: true,
   };
 }

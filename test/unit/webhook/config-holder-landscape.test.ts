@@ -1,29 +1,13 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
-import { createLogger } from '../../../src/telemetry/logger.js';
 import { ConfigHolder } from '../../../src/webhook/config-holder.js';
-
-function capturingLogger(): {
-  logger: ReturnType<typeof createLogger>;
-  lines: () => Record<string, unknown>[];
-} {
-  const raw: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      raw.push(chunk.toString());
-      done();
-    },
-  });
-  const logger = createLogger({ name: 'test', level: 'debug', destination });
-  return { logger, lines: () => raw.map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
+import { captureLogs } from '../../support/log-capture.js';
 
 const LAND = 'rt-cfg.kyma-project.io/set-landscape';
 
 describe('ConfigHolder: landscape and warnings', () => {
   test("the webhook's --landscape reaches the config in force", () => {
-    const { logger } = capturingLogger();
+    const { logger } = captureLogs();
     const holder = new ConfigHolder(logger, undefined, 'NS2');
     const offer = holder.offer(JSON.stringify({ overrides: {}, availableFeatures: [LAND] }), 'test');
     assert.equal(offer.accepted, true);
@@ -31,7 +15,7 @@ describe('ConfigHolder: landscape and warnings', () => {
   });
 
   test('without a landscape, a config with set-landscape available is refused naming the field', () => {
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = captureLogs();
     const holder = new ConfigHolder(logger);
     const offer = holder.offer(JSON.stringify({ overrides: {}, availableFeatures: [LAND] }), 'test');
     assert.equal(offer.accepted, false);
@@ -46,7 +30,7 @@ describe('ConfigHolder: landscape and warnings', () => {
   });
 
   test('warnings are logged once per accepted content, each naming its field', () => {
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = captureLogs();
     const holder = new ConfigHolder(logger);
     const text = JSON.stringify({ overrides: { nodot: 'ghcr.io' }, availableFeatures: [] });
     const first = holder.offer(text, 'test');

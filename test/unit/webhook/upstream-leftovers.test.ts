@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import * as names from '../../../src/api/runtime-names.js';
+import { renderWebhookManifests } from '../../../src/render/webhook-manifests.js';
+import { networkPolicyList } from '../../../src/render/webhook-network-policies.js';
 import {
   UPSTREAM_ANNOTATIONS,
   UPSTREAM_KEPT,
@@ -76,10 +78,6 @@ describe('the upstream leftover list', () => {
     variants.push([metrics, { ...svc, spec: { selector: { ...names.WEBHOOK_SELECTOR, extra: 'x' } } }]);
     const monitor = leftover('ServiceMonitor', '-metrics-monitor');
     variants.push([monitor, { ...SERVICE_MONITOR, spec: { selector: { matchLabels: { app: 'mine' } } } }]);
-    const policy = leftover('NetworkPolicy', '-allow-metrics-traffic');
-    const np = upstreamObjectOf(policy);
-    variants.push([policy, { ...np, spec: { podSelector: { matchLabels: { app: 'mine' } } } }]);
-    variants.push([policy, withLabels(np, undefined)]);
     const authBinding = leftover('ClusterRoleBinding', '-metrics-auth-rolebinding');
     const crb = upstreamObjectOf(authBinding);
     variants.push([authBinding, { ...crb, roleRef: { kind: 'ClusterRole', name: 'view' } }]);
@@ -144,6 +142,20 @@ describe('the upstream leftover list', () => {
         `${o.kind} ${o.metadata.name} is accounted for`,
       );
     }
+  });
+
+  test("upstream's NetworkPolicies are ours (rendered under their names), none is removed", () => {
+    const policies = UPSTREAM.filter((o) => o.kind === 'NetworkPolicy').map((o) => o.metadata.name);
+    assert.equal(policies.length, 3);
+    const rendered = networkPolicyList(renderWebhookManifests({ image: 'x' }).networkPolicies).map(
+      (p) => p.metadata?.name,
+    );
+    for (const name of policies) {
+      assert.ok(rendered.includes(name), `${name} is rendered`);
+      assert.ok(!UPSTREAM_LEFTOVERS.some((l) => l.name === name), `${name} is not removed`);
+      assert.ok(!UPSTREAM_KEPT.some((k) => k.names.includes(name)), `${name} is not merely kept`);
+    }
+    assert.ok(!UPSTREAM_LEFTOVERS.some((l) => l.kind === 'NetworkPolicy'));
   });
 
   test('the annotations removed are on our own objects', () => {

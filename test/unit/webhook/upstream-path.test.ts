@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import { parseWebhookConfig } from '../../../src/api/webhook-config.js';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
+import { LogRateLimit } from '../../../src/telemetry/log-rate-limit.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
 import { createWebhookMetrics } from '../../../src/webhook/webhook-metrics.js';
 import { httpsCall, type Reply } from '../../support/https-call.js';
@@ -56,6 +57,7 @@ describe("the webhook answers on upstream's path too", () => {
         pullSecret: { ensure: () => true },
         metrics: createWebhookMetrics(new Registry()),
         logger,
+        logLimit: new LogRateLimit(logger),
         failOpen: true,
       },
     });
