@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheRoot } from './binaries.js';
+import { cacheRoot } from './cache-root.js';
 
 /**
  * Every etcd and kube-apiserver this process started, so that they are stopped by PID on

@@ -21,6 +21,18 @@ export function registerControlPlaneCommand(program: Command): void {
       );
     });
   cmd
+    .command('image')
+    .description(
+      'build the rtb OCI image from Debian packages and this checkout (scripts/build-image.sh; cached)',
+    )
+    .action(async () => {
+      const { resolveRtbImage } = await import('../../envtest/rtb-image.js');
+      const image = await resolveRtbImage({ log: (line) => process.stderr.write(`rtb: ${line}\n`) });
+      process.stdout.write(
+        `${image.name}:${image.tag}: ${image.layoutDir} (${image.built ? 'built' : 'cache'})\n`,
+      );
+    });
+  cmd
     .command('clean')
     .description('remove the cached binaries')
     .action(async () => {
