@@ -1,0 +1,133 @@
+import { AppsV1Api, CoreV1Api, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { applyObjects } from '../../src/kube/apply.js';
+import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
+import { eventually } from '../support/control-plane.js';
+import { seedConfigText } from '../support/fixtures.js';
+import { useNodeLandscape } from './support/node-landscape.js';
+
+const landscape = useNodeLandscape();
+// Bounds, not assertions on speed: a cold image pull on a busy 2-core machine takes a while.
+const POD_READY_MS = 180_000;
+
+/** A Pod that serves HTTP from the rtb image's node, with a readiness probe the kubelet runs. */
+function httpPod(name: string, image: string, pullSecret?: string, pullAlways = false): V1Pod {
+  return {
+    metadata: { name },
+    spec: {
+      ...(pullSecret ? { imagePullSecrets: [{ name: pullSecret }] } : {}),
+      securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          name: 'server',
+          image,
+          ...(pullAlways ? { imagePullPolicy: 'Always' } : {}),
+          command: ['/usr/bin/node', '-e'],
+          args: ["require('node:http').createServer((q, s) => s.end('ok')).listen(8080)"],
+          readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          },
+        },
+      ],
+    },
+  };
+}
+
+const isReady = (pod: V1Pod): boolean =>
+  pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+describe('a real node runs the locally built image', () => {
+  test('a Pod pulls the image from the secured registry with a pull Secret and becomes Ready', async () => {
+    const l = landscape();
+    const core = l.plane.cluster('runtime').kubeConfig().makeApiClient(CoreV1Api);
+    const namespace = 'default';
+    await core.createNamespacedSecret({
+      namespace,
+      body: {
+        metadata: { name: 'secured-registry' },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: { '.dockerconfigjson': Buffer.from(l.secured.dockerConfigJson()).toString('base64') },
+      },
+    });
+    await core.createNamespacedPod({
+      namespace,
+      body: httpPod('with-secret', l.securedImage, 'secured-registry'),
+    });
+    const pod = await eventually(
+      async () => {
+        const p = await core.readNamespacedPod({ name: 'with-secret', namespace });
+        return isReady(p) ? p : undefined;
+      },
+      POD_READY_MS,
+      'the Pod to be Ready',
+    );
+    assert.match(pod.status?.podIP ?? '', /^10\.213\.\d+\.\d+$/);
+    assert.equal(pod.status?.containerStatuses?.[0]?.image, l.securedImage);
+  });
+
+  test('without the pull Secret the secured registry refuses the image', async () => {
+    const l = landscape();
+    const core = l.plane.cluster('runtime').kubeConfig().makeApiClient(CoreV1Api);
+    // Always: the first test may have left the image on the node, and a present image needs no pull.
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: httpPod('no-secret', l.securedImage, undefined, true),
+    });
+    const reason = await eventually(
+      async () => {
+        const p = await core.readNamespacedPod({ name: 'no-secret', namespace: 'default' });
+        const waiting = p.status?.containerStatuses?.[0]?.state?.waiting;
+        return waiting?.reason === 'ErrImagePull' || waiting?.reason === 'ImagePullBackOff'
+          ? `${waiting.reason}: ${waiting.message ?? ''}`
+          : undefined;
+      },
+      POD_READY_MS,
+      'the pull to fail',
+    );
+    assert.match(reason, /401|unauthorized|authorization/i);
+  });
+
+  test('the rendered webhook Deployment runs from the image and its Pods become Ready', async () => {
+    const l = landscape();
+    const kc = l.plane.cluster('runtime').kubeConfig();
+    const manifests = renderWebhookManifests({ image: l.openImage, version: '0.1.0' });
+    await applyObjects(kc, webhookManifestList(manifests) as KubernetesObject[]);
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedConfigMap({
+      namespace: 'kyma-system',
+      body: {
+        metadata: { name: 'rt-bootstrapper-config' },
+        data: { 'rt-bootstrapper-config.json': seedConfigText() },
+      },
+    });
+    const apps = kc.makeApiClient(AppsV1Api);
+    const deployment = await eventually(
+      async () => {
+        const d = await apps.readNamespacedDeployment({
+          name: 'rt-bootstrapper-controller-manager',
+          namespace: 'kyma-system',
+        });
+        const available = d.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
+        return available && d.status?.readyReplicas === d.spec?.replicas ? d : undefined;
+      },
+      POD_READY_MS,
+      'the webhook Deployment to be Available with every replica Ready',
+    );
+    assert.equal(deployment.status?.readyReplicas, 2);
+    const pods = await core.listNamespacedPod({
+      namespace: 'kyma-system',
+      labelSelector: Object.entries(deployment.spec?.selector.matchLabels ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
+    });
+    for (const pod of pods.items) {
+      assert.ok(isReady(pod), `${pod.metadata?.name ?? '?'} is Ready`);
+      assert.equal(pod.spec?.containers[0]?.image, l.openImage);
+      assert.equal(pod.status?.containerStatuses?.[0]?.restartCount, 0);
+    }
+  });
+});
