@@ -253,7 +253,7 @@ export class ControlPlane {
     if (this.stopped) return;
     this.stopped = true;
     // Nodes first, while their API servers still answer the kubelets.
-    await Promise.all(this.clusterList.map((c) => c.node?.stop()));
+    await Promise.all(this.clusterList.flatMap((c) => (c.node ? [c.node.stop()] : [])));
     await Promise.all(this.clusterList.map((c) => c.stop()));
     await this.etcd.stop();
     if (!this.options.keepDir) {

@@ -236,25 +236,32 @@ async function importPause(
   await ctr(['images', 'import', '--base-name', PAUSE_IMAGE_NAME, binaries.pause.archive]);
 }
 
+/** Flags both control loops share: their identity, no serving port, no leader election. */
+function controlLoopArgs(o: LocalNodeOptions, name: string): string[] {
+  const kubeconfig = join(o.dir, `${name}.kubeconfig`);
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    '--secure-port=0',
+    '--leader-elect=false',
+    '--v=1',
+  ];
+}
+
 function startControllerManager(o: LocalNodeOptions, paths: NodePaths): ManagedProcess {
-  const kubeconfig = join(o.dir, 'kube-controller-manager.kubeconfig');
   const proc = new ManagedProcess(
     `kube-controller-manager(${o.name})`,
     o.binaries.kubeControllerManager,
     [
-      `--kubeconfig=${kubeconfig}`,
-      `--authentication-kubeconfig=${kubeconfig}`,
-      `--authorization-kubeconfig=${kubeconfig}`,
-      '--bind-address=127.0.0.1',
-      '--secure-port=0',
-      '--leader-elect=false',
+      ...controlLoopArgs(o, 'kube-controller-manager'),
       '--use-service-account-credentials=true',
       `--root-ca-file=${paths.caFile}`,
       `--service-account-private-key-file=${o.serviceAccountKeyFile}`,
       `--cluster-signing-cert-file=${paths.caFile}`,
       `--cluster-signing-key-file=${join(o.dir, 'ca.key')}`,
       '--feature-gates=ClusterTrustBundle=true',
-      '--v=1',
     ],
     join(o.dir, 'kube-controller-manager.log'),
   );
@@ -263,19 +270,10 @@ function startControllerManager(o: LocalNodeOptions, paths: NodePaths): ManagedP
 }
 
 function startScheduler(o: LocalNodeOptions): ManagedProcess {
-  const kubeconfig = join(o.dir, 'kube-scheduler.kubeconfig');
   const proc = new ManagedProcess(
     `kube-scheduler(${o.name})`,
     o.binaries.kubeScheduler,
-    [
-      `--kubeconfig=${kubeconfig}`,
-      `--authentication-kubeconfig=${kubeconfig}`,
-      `--authorization-kubeconfig=${kubeconfig}`,
-      '--bind-address=127.0.0.1',
-      '--secure-port=0',
-      '--leader-elect=false',
-      '--v=1',
-    ],
+    controlLoopArgs(o, 'kube-scheduler'),
     join(o.dir, 'kube-scheduler.log'),
   );
   proc.start();

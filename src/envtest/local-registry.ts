@@ -87,10 +87,19 @@ export class LocalRegistry {
   /** Copies an OCI image layout's tag into `<host>/<repository>:<tag>` (skopeo). */
   async push(layoutDir: string, tag: string, repository: string): Promise<string> {
     const reference = `${this.host}/${repository}:${tag}`;
-    const creds = this.credentials ? ['--dest-creds', `${this.credentials.username}:${this.credentials.password}`] : [];
+    const creds = this.credentials
+      ? ['--dest-creds', `${this.credentials.username}:${this.credentials.password}`]
+      : [];
     await runCommand(
       'skopeo',
-      ['copy', '--quiet', '--dest-tls-verify=false', ...creds, `oci:${layoutDir}:${tag}`, `docker://${reference}`],
+      [
+        'copy',
+        '--quiet',
+        '--dest-tls-verify=false',
+        ...creds,
+        `oci:${layoutDir}:${tag}`,
+        `docker://${reference}`,
+      ],
       { missingHint: hint },
     );
     return reference;

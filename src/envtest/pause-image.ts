@@ -1,7 +1,8 @@
-import { access, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cacheRoot } from './cache-root.js';
 import { ControlPlaneError } from './errors.js';
+import { pathExists } from './path-exists.js';
 import { runCommand } from './run-command.js';
 
 /** The pause image as an OCI archive, ready for `ctr images import`. */
@@ -32,7 +33,7 @@ export async function ensurePauseImage(
   if (!tag) throw new ControlPlaneError(`no TAG in ${source}/Makefile`);
   const dir = join(cacheRoot(env), 'control-plane', `pause-${tag}-${info.Version}`);
   const archive = join(dir, 'pause.tar');
-  if (await exists(archive)) return { archive, tag };
+  if (await pathExists(archive)) return { archive, tag };
 
   log?.(`building the pause image ${tag} from ${source}`);
   const work = join(dir, `tmp-${process.pid}`);
@@ -87,13 +88,4 @@ export async function ensurePauseImage(
     await rm(work, { recursive: true, force: true });
   }
   return { archive, tag };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

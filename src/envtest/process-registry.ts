@@ -57,8 +57,9 @@ export function spawnTracked(
   launcher: readonly string[] = [],
 ): ChildProcess {
   installHooks();
-  const [program, ...prefix] = [...launcher, binary];
-  const child = spawn(program ?? binary, [...prefix, ...args], {
+  const program = launcher[0] ?? binary;
+  const prefix = launcher.length > 0 ? [...launcher.slice(1), binary] : [];
+  const child = spawn(program, [...prefix, ...args], {
     stdio: ['ignore', logFd, logFd],
     env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
   });

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { access, mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheRoot } from './cache-root.js';
 import { ControlPlaneError } from './errors.js';
+import { pathExists } from './path-exists.js';
 import { runCommand } from './run-command.js';
 
 /** The rtb image as an OCI image layout on disk (built by scripts/build-image.sh). */
@@ -49,7 +50,7 @@ export async function resolveRtbImage(options: ResolveImageOptions = {}): Promis
   const dirName = `${pkg.name}-${pkg.version}-${key}`;
   const layoutDir = join(imageRoot, dirName, 'oci');
   const image = { layoutDir, name: pkg.name, tag: pkg.version };
-  if (await exists(join(layoutDir, 'index.json'))) return { ...image, built: false };
+  if (await pathExists(join(layoutDir, 'index.json'))) return { ...image, built: false };
 
   await mkdir(imageRoot, { recursive: true });
   options.log?.(`building the ${pkg.name}:${pkg.version} image (cached in ${layoutDir})`);
@@ -95,13 +96,4 @@ async function listFiles(dir: string): Promise<string[]> {
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name))
     .sort();
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

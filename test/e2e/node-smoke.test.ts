@@ -1,4 +1,4 @@
-import { AppsV1Api, CoreV1Api, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { applyObjects } from '../../src/kube/apply.js';
@@ -95,7 +95,7 @@ describe('a real node runs the locally built image', () => {
     const l = landscape();
     const kc = l.plane.cluster('runtime').kubeConfig();
     const manifests = renderWebhookManifests({ image: l.openImage, version: '0.1.0' });
-    await applyObjects(kc, webhookManifestList(manifests) as KubernetesObject[]);
+    await applyObjects(kc, webhookManifestList(manifests));
     const core = kc.makeApiClient(CoreV1Api);
     await core.createNamespacedConfigMap({
       namespace: 'kyma-system',

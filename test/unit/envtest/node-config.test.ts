@@ -90,10 +90,12 @@ describe('node configuration', () => {
       }[];
     };
     const bridge = conf.plugins.find((p) => p.type === 'bridge');
-    assert.equal(bridge?.bridge, 'rtbnode7');
-    assert.equal(bridge?.ipMasq, false);
-    assert.equal(bridge?.ipam?.dataDir, '/n/ipam');
-    assert.deepEqual(bridge?.ipam?.ranges, [[{ subnet: '10.213.7.0/24', gateway: '10.213.7.1' }]]);
+    assert.ok(bridge?.ipam);
+    assert.equal(bridge.bridge, 'rtbnode7');
+    assert.equal(bridge.ipMasq, false);
+    const ipam = bridge.ipam;
+    assert.equal(ipam.dataDir, '/n/ipam');
+    assert.deepEqual(ipam.ranges, [[{ subnet: '10.213.7.0/24', gateway: '10.213.7.1' }]]);
   });
 
   test('an API server with a node authorizes nodes and admits ServiceAccounts; one without does not', () => {
