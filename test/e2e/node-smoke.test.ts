@@ -130,4 +130,51 @@ describe('a real node runs the locally built image', () => {
       assert.equal(pod.status?.containerStatuses?.[0]?.restartCount, 0);
     }
   });
+
+  test('the API server calls the webhook Pods through their Service, and the mutated Pod runs', async () => {
+    const l = landscape();
+    const core = l.plane.cluster('runtime').kubeConfig().makeApiClient(CoreV1Api);
+    const namespace = 'e2e-fips';
+    await core.createNamespace({
+      body: {
+        metadata: { name: namespace, annotations: { 'rt-cfg.kyma-project.io/set-fips-mode': 'true' } },
+      },
+    });
+    const printer = (name: string): V1Pod => {
+      const pod = httpPod(name, l.openImage);
+      const container = pod.spec?.containers[0];
+      if (container) {
+        container.args = [
+          "console.log('fips=' + process.env.KYMA_FIPS_MODE_ENABLED); require('node:http').createServer((q, s) => s.end('ok')).listen(8080)",
+        ];
+      }
+      return pod;
+    };
+    // failurePolicy is Ignore: a Pod admitted while the API server did not yet reach the webhook
+    // is left unmutated, so try again with a fresh Pod until one is mutated.
+    let attempt = 0;
+    const mutated = await eventually(
+      async () => {
+        const name = `mutated-${attempt++}`;
+        const created = await core.createNamespacedPod({ namespace, body: printer(name) });
+        if (created.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/modified'] === 'true')
+          return created;
+        await core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
+        return undefined;
+      },
+      60_000,
+      'a Pod mutated by the webhook',
+    );
+    const env = mutated.spec?.containers[0]?.env ?? [];
+    assert.ok(env.some((e) => e.name === 'KYMA_FIPS_MODE_ENABLED' && e.value === 'true'));
+    const name = mutated.metadata?.name ?? '';
+    await eventually(
+      async () => (isReady(await core.readNamespacedPod({ name, namespace })) ? true : undefined),
+      POD_READY_MS,
+      'the mutated Pod to be Ready',
+    );
+    // The log, read through the API server from the kubelet: the variable reached the process.
+    const log = await core.readNamespacedPodLog({ name, namespace });
+    assert.match(log, /^fips=true$/m);
+  });
 });
