@@ -130,6 +130,11 @@ export class LocalNode {
     }
   }
 
+  /** The cgroup (below every hierarchy) that holds containerd, its shims and every container. */
+  get cgroupRoot(): string {
+    return this.record.cgroupRoot;
+  }
+
   /** The ClusterIP of `default/kubernetes` that Pods reach the API server on. */
   get apiServiceIp(): string {
     return this.network.apiServiceIp;
