@@ -1,7 +1,8 @@
-import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CertificatesV1beta1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { applyObjects } from '../../src/kube/apply.js';
+import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
 import { eventually } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
@@ -35,6 +36,53 @@ function httpPod(name: string, image: string, pullSecret?: string, pullAlways = 
       ],
     },
   };
+}
+
+/** An HTTP Pod that first prints one line computed by `expression` (JavaScript) to its log. */
+function printingPod(name: string, image: string, expression: string): V1Pod {
+  const pod = httpPod(name, image);
+  const container = pod.spec?.containers[0];
+  if (container) {
+    container.args = [
+      `console.log(${expression}); require('node:http').createServer((q, s) => s.end('ok')).listen(8080)`,
+    ];
+  }
+  return pod;
+}
+
+/**
+ * Creates fresh Pods until one is admitted with the webhook's mark: with `failurePolicy: Ignore`
+ * a Pod admitted while the API server does not yet reach the webhook is left unmutated.
+ */
+async function createMutatedPod(
+  core: CoreV1Api,
+  namespace: string,
+  prefix: string,
+  make: (name: string) => V1Pod,
+): Promise<V1Pod> {
+  let attempt = 0;
+  return eventually(
+    async () => {
+      const name = `${prefix}-${attempt++}`;
+      const created = await core.createNamespacedPod({ namespace, body: make(name) });
+      if (created.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/modified'] === 'true')
+        return created;
+      await core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
+      return undefined;
+    },
+    60_000,
+    'a Pod mutated by the webhook',
+  );
+}
+
+/** Waits until the Pod is Ready and returns its log (read through the API server from the kubelet). */
+async function readyPodLog(core: CoreV1Api, namespace: string, name: string): Promise<string> {
+  await eventually(
+    async () => (isReady(await core.readNamespacedPod({ name, namespace })) ? true : undefined),
+    POD_READY_MS,
+    `Pod ${name} to be Ready`,
+  );
+  return core.readNamespacedPodLog({ name, namespace });
 }
 
 const isReady = (pod: V1Pod): boolean =>
@@ -140,41 +188,51 @@ describe('a real node runs the locally built image', () => {
         metadata: { name: namespace, annotations: { 'rt-cfg.kyma-project.io/set-fips-mode': 'true' } },
       },
     });
-    const printer = (name: string): V1Pod => {
-      const pod = httpPod(name, l.openImage);
-      const container = pod.spec?.containers[0];
-      if (container) {
-        container.args = [
-          "console.log('fips=' + process.env.KYMA_FIPS_MODE_ENABLED); require('node:http').createServer((q, s) => s.end('ok')).listen(8080)",
-        ];
-      }
-      return pod;
-    };
-    // failurePolicy is Ignore: a Pod admitted while the API server did not yet reach the webhook
-    // is left unmutated, so try again with a fresh Pod until one is mutated.
-    let attempt = 0;
-    const mutated = await eventually(
-      async () => {
-        const name = `mutated-${attempt++}`;
-        const created = await core.createNamespacedPod({ namespace, body: printer(name) });
-        if (created.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/modified'] === 'true')
-          return created;
-        await core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
-        return undefined;
-      },
-      60_000,
-      'a Pod mutated by the webhook',
+    const mutated = await createMutatedPod(core, namespace, 'fips', (name) =>
+      printingPod(name, l.openImage, "'fips=' + process.env.KYMA_FIPS_MODE_ENABLED"),
     );
     const env = mutated.spec?.containers[0]?.env ?? [];
     assert.ok(env.some((e) => e.name === 'KYMA_FIPS_MODE_ENABLED' && e.value === 'true'));
-    const name = mutated.metadata?.name ?? '';
-    await eventually(
-      async () => (isReady(await core.readNamespacedPod({ name, namespace })) ? true : undefined),
-      POD_READY_MS,
-      'the mutated Pod to be Ready',
-    );
-    // The log, read through the API server from the kubelet: the variable reached the process.
-    const log = await core.readNamespacedPodLog({ name, namespace });
+    // The variable reached the process.
+    const log = await readyPodLog(core, namespace, mutated.metadata?.name ?? '');
     assert.match(log, /^fips=true$/m);
+  });
+
+  test('the kubelet mounts the ClusterTrustBundle the webhook added, readable inside the container', async () => {
+    const l = landscape();
+    const kc = l.plane.cluster('runtime').kubeConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const ca = await createCertificateAuthority({ commonName: 'e2e-trust-bundle' });
+    const config = JSON.parse(seedConfigText()) as {
+      clusterTrustBundle: { name: string; certWritePath: string };
+    };
+    const bundle = config.clusterTrustBundle;
+    await kc.makeApiClient(CertificatesV1beta1Api).createClusterTrustBundle({
+      body: {
+        metadata: { name: bundle.name },
+        spec: { signerName: bundle.name.split(':').slice(0, -1).join('/'), trustBundle: ca.certPem },
+      },
+    });
+    const namespace = 'e2e-trust';
+    await core.createNamespace({
+      body: {
+        metadata: {
+          name: namespace,
+          annotations: { 'rt-cfg.kyma-project.io/add-cluster-trust-bundle': 'true' },
+        },
+      },
+    });
+    const file = `/etc/ssl/certs/${bundle.certWritePath}`;
+    const mutated = await createMutatedPod(core, namespace, 'trust', (name) =>
+      printingPod(
+        name,
+        l.openImage,
+        `'pem=' + require('node:fs').readFileSync(${JSON.stringify(file)}, 'utf8').replace(/\\n/g, '|')`,
+      ),
+    );
+    const log = await readyPodLog(core, namespace, mutated.metadata?.name ?? '');
+    const pem = /^pem=(.*)$/m.exec(log)?.[1]?.replace(/\|/g, '\n');
+    assert.ok(pem, `the container printed the file: ${log}`);
+    assert.equal(pem.trim(), ca.certPem.trim());
   });
 });
