@@ -9,6 +9,9 @@ import { join, relative } from 'node:path';
 const root = new URL('..', import.meta.url).pathname;
 const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
+// The end-to-end suite (a real node, the image, local registries) runs only when asked:
+// `npm run test:e2e` (docs/node.md). It needs root and scripts/install-node-host.sh.
+const e2e = args.includes('--e2e');
 const filters = args.filter((a) => !a.startsWith('--'));
 
 function findTests(dir) {
@@ -27,7 +30,7 @@ function findTests(dir) {
   return out;
 }
 
-const dirs = unitOnly ? ['test/unit'] : ['test/static', 'test/unit', 'test/integration'];
+const dirs = unitOnly ? ['test/unit'] : e2e ? ['test/e2e'] : ['test/static', 'test/unit', 'test/integration'];
 let files = dirs.flatMap((d) => findTests(join(root, d))).map((f) => relative(root, f));
 if (filters.length > 0) files = files.filter((f) => filters.some((flt) => f.includes(flt)));
 if (files.length === 0) {
@@ -49,6 +52,18 @@ if (!unitOnly) {
     console.error('run-tests: the control plane could not be built (see above)');
     console.log('0 passed, 1 failed');
     process.exit(1);
+  }
+  // The node's binaries and the image, likewise before any test timeout runs.
+  for (const what of e2e ? ['node', 'image'] : []) {
+    const step = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'control-plane', what], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+    if (step.status !== 0) {
+      console.error(`run-tests: rtb control-plane ${what} failed (see above)`);
+      console.log('0 passed, 1 failed');
+      process.exit(1);
+    }
   }
 }
 

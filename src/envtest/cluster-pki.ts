@@ -11,6 +11,9 @@ export interface ClusterPkiFiles {
   readonly servingKey: string;
   readonly serviceAccountKey: string;
   readonly serviceAccountPub: string;
+  /** The API server's client certificate towards kubelets (logs, exec). */
+  readonly kubeletClientCert: string;
+  readonly kubeletClientKey: string;
 }
 
 /** One cluster's PKI: a CA, the API server's serving certificate and an admin client certificate. */
@@ -21,13 +24,26 @@ export interface ClusterPki {
   readonly adminKeyPem: string;
 }
 
-/** Generates a cluster's PKI in-process and writes the server side of it into `dir`. */
-export async function createClusterPki(dir: string, clusterName: string): Promise<ClusterPki> {
+/**
+ * Generates a cluster's PKI in-process and writes the server side of it into `dir`.
+ * `serviceIps` are further addresses of the API server (a node's ClusterIP of `kubernetes`).
+ */
+export async function createClusterPki(
+  dir: string,
+  clusterName: string,
+  serviceIps: readonly string[] = [],
+): Promise<ClusterPki> {
   const ca = await createCertificateAuthority({ commonName: `${clusterName}-ca` });
   const serving = await issueCertificate(ca, {
     commonName: 'kube-apiserver',
-    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
-    ipAddresses: ['127.0.0.1'],
+    dnsNames: [
+      'localhost',
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local',
+    ],
+    ipAddresses: ['127.0.0.1', ...serviceIps],
     usage: 'server',
   });
   const admin = await issueCertificate(ca, {
@@ -42,11 +58,16 @@ export async function createClusterPki(dir: string, clusterName: string): Promis
     servingKey: join(dir, 'apiserver.key'),
     serviceAccountKey: join(dir, 'sa.key'),
     serviceAccountPub: join(dir, 'sa.pub'),
+    kubeletClientCert: join(dir, 'apiserver-kubelet-client.crt'),
+    kubeletClientKey: join(dir, 'apiserver-kubelet-client.key'),
   };
   await Promise.all([
     writeFile(files.caCert, ca.certPem),
     writeFile(files.servingCert, serving.certPem),
     writeFile(files.servingKey, serving.keyPem, { mode: 0o600 }),
+    // The admin identity serves as the API server's towards kubelets.
+    writeFile(files.kubeletClientCert, admin.certPem),
+    writeFile(files.kubeletClientKey, admin.keyPem, { mode: 0o600 }),
     exportPrivateKeyPem(saKeys.privateKey).then((pem) =>
       writeFile(files.serviceAccountKey, pem, { mode: 0o600 }),
     ),

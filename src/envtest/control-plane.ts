@@ -9,7 +9,10 @@ import { startEtcd, type EtcdServer } from './etcd.js';
 import { freePort } from './free-port.js';
 import { startKubeApiserver } from './kube-apiserver.js';
 import { renderKubeconfig } from './kubeconfig.js';
+import { LocalNode } from './local-node.js';
 import type { ManagedProcess } from './managed-process.js';
+import { resolveNodeBinaries, type NodeBinaries } from './node-binaries.js';
+import { acquireNodeSlot, type NodeSlot } from './node-slot.js';
 import { trackTempDir, untrackTempDir } from './process-registry.js';
 
 /** Options for a local control plane. */
@@ -22,12 +25,21 @@ export interface ControlPlaneOptions {
   keepDir?: boolean;
   /** Extra kube-apiserver flags for every cluster. */
   apiserverArgs?: readonly string[];
+  /**
+   * Clusters (by name) that get a node: kubelet, containerd, controller-manager and scheduler,
+   * so that Pods run (docs/node.md). The others stay API servers only, as fast as ever.
+   */
+  nodes?: readonly string[];
+  /** Reuse these node binaries instead of resolving (and maybe building) them. */
+  nodeBinaries?: NodeBinaries;
   log?: (line: string) => void;
 }
 
 /** One independent cluster: its own kube-apiserver and its own prefix in the shared etcd. */
 export class LocalCluster {
   private process: ManagedProcess | undefined;
+  /** The cluster's node, when it has one. */
+  node: LocalNode | undefined;
 
   constructor(
     readonly name: string,
@@ -93,6 +105,7 @@ export class LocalCluster {
 export class ControlPlane {
   private readonly clusterList: LocalCluster[] = [];
   private stopped = false;
+  private nodeBinaries: NodeBinaries | undefined;
 
   private constructor(
     readonly dir: string,
@@ -110,10 +123,11 @@ export class ControlPlane {
     try {
       etcd = await startEtcd(binaries.etcd, join(dir, 'etcd'));
       const plane = new ControlPlane(dir, binaries, etcd, options);
+      plane.nodeBinaries = options.nodeBinaries;
       const spec = options.clusters ?? 1;
       const names = typeof spec === 'number' ? Array.from({ length: spec }, (_, i) => `cluster-${i}`) : spec;
       try {
-        await Promise.all(names.map((n) => plane.addCluster(n)));
+        await Promise.all(names.map((n) => plane.addCluster(n, { node: options.nodes?.includes(n) })));
         // They start concurrently; keep the order the caller gave.
         plane.clusterList.sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name));
       } catch (error) {
@@ -143,8 +157,8 @@ export class ControlPlane {
     return found;
   }
 
-  /** Adds one more independent cluster on the shared etcd. */
-  async addCluster(name: string): Promise<LocalCluster> {
+  /** Adds one more independent cluster on the shared etcd, with a node if asked. */
+  async addCluster(name: string, options: { node?: boolean } = {}): Promise<LocalCluster> {
     if (this.stopped) throw new ControlPlaneError('the control plane is stopped');
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name))
       throw new ControlPlaneError(`invalid cluster name ${name}`);
@@ -152,7 +166,29 @@ export class ControlPlane {
       throw new ControlPlaneError(`duplicate cluster ${name}`);
     const dir = join(this.dir, name);
     await mkdir(dir, { recursive: true });
-    const pki = await createClusterPki(dir, name);
+    const nodeBinaries = options.node ? await this.resolveNodeBinaries() : undefined;
+    const slot = options.node ? await acquireNodeSlot() : undefined;
+    try {
+      return await this.startCluster(name, dir, slot, nodeBinaries);
+    } catch (error) {
+      slot?.release();
+      throw error;
+    }
+  }
+
+  private async resolveNodeBinaries(): Promise<NodeBinaries> {
+    this.nodeBinaries ??= await resolveNodeBinaries({ log: this.options.log });
+    return this.nodeBinaries;
+  }
+
+  private async startCluster(
+    name: string,
+    dir: string,
+    slot: NodeSlot | undefined,
+    nodeBinaries: NodeBinaries | undefined,
+  ): Promise<LocalCluster> {
+    const network = slot?.network;
+    const pki = await createClusterPki(dir, name, network ? [network.apiServiceIp] : []);
     const readyTls = { ca: pki.ca.certPem, cert: pki.adminCertPem, key: pki.adminKeyPem };
     let port = await freePort();
     let everStarted = false;
@@ -169,6 +205,7 @@ export class ControlPlane {
               port,
               pki: pki.files,
               extraArgs: this.options.apiserverArgs,
+              ...(network ? { node: { serviceCidr: network.serviceCidr } } : {}),
             },
             readyTls,
           );
@@ -195,6 +232,19 @@ export class ControlPlane {
     await writeFile(kubeconfigPath, kubeconfig, { mode: 0o600 });
     const cluster = new LocalCluster(name, port, dir, kubeconfigPath, kubeconfig, pki, launch, first);
     this.clusterList.push(cluster);
+    if (slot && nodeBinaries) {
+      cluster.node = await LocalNode.start({
+        name: `${name}-node`,
+        dir: join(dir, 'node'),
+        apiPort: port,
+        ca: pki.ca,
+        serviceAccountKeyFile: pki.files.serviceAccountKey,
+        admin: cluster.kubeConfig(),
+        slot,
+        binaries: nodeBinaries,
+        log: this.options.log,
+      });
+    }
     return cluster;
   }
 
@@ -202,6 +252,8 @@ export class ControlPlane {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // Nodes first, while their API servers still answer the kubelets.
+    await Promise.all(this.clusterList.flatMap((c) => (c.node ? [c.node.stop()] : [])));
     await Promise.all(this.clusterList.map((c) => c.stop()));
     await this.etcd.stop();
     if (!this.options.keepDir) {

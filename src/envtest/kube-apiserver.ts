@@ -12,12 +12,17 @@ export interface KubeApiserverOptions {
   port: number;
   pki: ClusterPkiFiles;
   extraArgs?: readonly string[];
+  /**
+   * This cluster gets a node (kubelet, controller-manager, scheduler): the Node authorizer and
+   * NodeRestriction, the ServiceAccount admission plugin (Pods get tokens), and this Service range.
+   */
+  node?: { readonly serviceCidr: string };
 }
 
 /**
  * The flags of a kube-apiserver that behaves like a Kyma runtime for this project:
- * ClusterTrustBundle (beta API and projection) on, RBAC, no controller-manager, so the
- * ServiceAccount admission plugin is off and the endpoint reconciler is disabled.
+ * ClusterTrustBundle (beta API and projection) on, RBAC, the endpoint reconciler disabled;
+ * without a node no controller-manager runs, so the ServiceAccount admission plugin is off.
  */
 export function kubeApiserverArgs(o: KubeApiserverOptions): string[] {
   return [
@@ -33,9 +38,19 @@ export function kubeApiserverArgs(o: KubeApiserverOptions): string[] {
     `--service-account-key-file=${o.pki.serviceAccountPub}`,
     `--service-account-signing-key-file=${o.pki.serviceAccountKey}`,
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-    '--service-cluster-ip-range=10.0.0.0/24',
-    '--authorization-mode=RBAC',
-    '--disable-admission-plugins=ServiceAccount',
+    `--service-cluster-ip-range=${o.node?.serviceCidr ?? '10.0.0.0/24'}`,
+    ...(o.node
+      ? [
+          '--authorization-mode=Node,RBAC',
+          '--enable-admission-plugins=NodeRestriction',
+          // Webhooks and aggregated APIs are called on an endpoint's Pod IP: no kube-proxy runs.
+          '--enable-aggregator-routing=true',
+          // The node's name resolves nowhere; its InternalIP is the bridge's address.
+          '--kubelet-preferred-address-types=InternalIP',
+          `--kubelet-client-certificate=${o.pki.kubeletClientCert}`,
+          `--kubelet-client-key=${o.pki.kubeletClientKey}`,
+        ]
+      : ['--authorization-mode=RBAC', '--disable-admission-plugins=ServiceAccount']),
     '--feature-gates=ClusterTrustBundle=true,ClusterTrustBundleProjection=true',
     '--runtime-config=certificates.k8s.io/v1beta1/clustertrustbundles=true',
     '--allow-privileged=true',

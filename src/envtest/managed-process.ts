@@ -3,7 +3,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { ControlPlaneError } from './errors.js';
 import { spawnTracked } from './process-registry.js';
 
-/** A long-running child (etcd, kube-apiserver) with its log file and a graceful stop. */
+/** A long-running child (etcd, kube-apiserver, the node's) with its log file and a graceful stop. */
 export class ManagedProcess {
   private child: ChildProcess | undefined;
   private exited: Promise<number | null> = Promise.resolve(null);
@@ -13,6 +13,8 @@ export class ManagedProcess {
     private readonly binary: string,
     private readonly args: readonly string[],
     readonly logPath: string,
+    /** A program that execs `binary` in the same PID (`unshare …`, `nsenter …`). */
+    private readonly launcher: readonly string[] = [],
   ) {}
 
   /** The PID while running. */
@@ -30,7 +32,7 @@ export class ManagedProcess {
     if (this.running) throw new ControlPlaneError(`${this.name} is already running`);
     const fd = openSync(this.logPath, 'a');
     try {
-      const child = spawnTracked(this.binary, this.args, fd);
+      const child = spawnTracked(this.binary, this.args, fd, this.launcher);
       this.child = child;
       this.exited = new Promise((resolve) => {
         child.once('exit', (code) => {

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheRoot } from './binaries.js';
+import { cacheRoot } from './cache-root.js';
+import { releaseNodeResources, type NodeRecord } from './node-resources.js';
 
 /**
  * Every etcd and kube-apiserver this process started, so that they are stopped by PID on
@@ -13,7 +14,14 @@ interface Tracked {
   readonly binary: string;
 }
 
+/** The PID file's content. */
+interface OwnerFile {
+  readonly processes: Tracked[];
+  readonly nodes: NodeRecord[];
+}
+
 const tracked = new Map<number, Tracked>();
+const nodes = new Map<string, NodeRecord>();
 const tempDirs = new Set<string>();
 let hooksInstalled = false;
 
@@ -28,17 +36,30 @@ function pidFile(): string {
 function persist(): void {
   try {
     mkdirSync(runDir(), { recursive: true });
-    if (tracked.size === 0) rmSync(pidFile(), { force: true });
-    else writeFileSync(pidFile(), JSON.stringify([...tracked.values()]));
+    if (tracked.size === 0 && nodes.size === 0) rmSync(pidFile(), { force: true });
+    else {
+      const content: OwnerFile = { processes: [...tracked.values()], nodes: [...nodes.values()] };
+      writeFileSync(pidFile(), JSON.stringify(content));
+    }
   } catch {
     // Best effort: the sweep is a safety net, not the primary cleanup.
   }
 }
 
-/** Starts a tracked child process; it is killed when this process ends for any reason. */
-export function spawnTracked(binary: string, args: readonly string[], logFd: number): ChildProcess {
+/**
+ * Starts a tracked child process; it is killed when this process ends for any reason.
+ * `launcher` (e.g. `unshare --mount --`) runs first and must exec `binary` in the same PID.
+ */
+export function spawnTracked(
+  binary: string,
+  args: readonly string[],
+  logFd: number,
+  launcher: readonly string[] = [],
+): ChildProcess {
   installHooks();
-  const child = spawn(binary, args, {
+  const program = launcher[0] ?? binary;
+  const prefix = launcher.length > 0 ? [...launcher.slice(1), binary] : [];
+  const child = spawn(program, [...prefix, ...args], {
     stdio: ['ignore', logFd, logFd],
     env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
   });
@@ -52,6 +73,19 @@ export function spawnTracked(binary: string, args: readonly string[], logFd: num
     });
   }
   return child;
+}
+
+/** Registers a node whose cgroups, bridge and slot are released when this process ends. */
+export function trackNode(record: NodeRecord): void {
+  installHooks();
+  nodes.set(record.cgroupRoot, record);
+  persist();
+}
+
+/** Forgets a node that was released already. */
+export function untrackNode(record: NodeRecord): void {
+  nodes.delete(record.cgroupRoot);
+  persist();
 }
 
 /** Registers a temporary directory to delete when this process ends. */
@@ -79,6 +113,9 @@ function killAllNow(): void {
     }
   }
   tracked.clear();
+  // After the kubelets: nothing recreates a container while the cgroup trees are emptied.
+  for (const record of nodes.values()) releaseNodeResources(record);
+  nodes.clear();
   persist();
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
@@ -118,14 +155,17 @@ export function sweepOrphans(): number {
     const owner = Number.parseInt(file, 10);
     if (!Number.isFinite(owner) || owner === process.pid || isAlive(owner)) continue;
     try {
-      const entries = JSON.parse(readFileSync(join(runDir(), file), 'utf8')) as Tracked[];
-      for (const entry of entries) {
+      const parsed = JSON.parse(readFileSync(join(runDir(), file), 'utf8')) as OwnerFile | Tracked[];
+      // Older owners wrote a bare array of processes.
+      const content: OwnerFile = Array.isArray(parsed) ? { processes: parsed, nodes: [] } : parsed;
+      for (const entry of content.processes) {
         // Only kill a PID that still runs our binary: PIDs are reused.
         if (commandLine(entry.pid).startsWith(entry.binary)) {
           process.kill(entry.pid, 'SIGKILL');
           killed++;
         }
       }
+      for (const record of content.nodes) releaseNodeResources(record);
     } catch {
       // A torn or foreign file: drop it.
     }
@@ -134,7 +174,8 @@ export function sweepOrphans(): number {
   return killed;
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this PID exists (EPERM: it does, owned by somebody else). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

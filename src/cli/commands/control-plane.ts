@@ -21,6 +21,31 @@ export function registerControlPlaneCommand(program: Command): void {
       );
     });
   cmd
+    .command('node')
+    .description(
+      'build kubelet, kube-controller-manager, kube-scheduler and the pause image once, and check containerd, runc and CNI',
+    )
+    .action(async () => {
+      const { resolveNodeBinaries } = await import('../../envtest/node-binaries.js');
+      const b = await resolveNodeBinaries({ log: (line) => process.stderr.write(`rtb: ${line}\n`) });
+      process.stdout.write(
+        `kubelet ${b.kubernetesVersion}: ${b.kubelet}\nkube-controller-manager: ${b.kubeControllerManager}\n` +
+          `kube-scheduler: ${b.kubeScheduler}\npause ${b.pause.tag}: ${b.pause.archive}\ncontainerd: ${b.containerd}\nrunc: ${b.runc}\n`,
+      );
+    });
+  cmd
+    .command('image')
+    .description(
+      'build the rtb OCI image from Debian packages and this checkout (scripts/build-image.sh; cached)',
+    )
+    .action(async () => {
+      const { resolveRtbImage } = await import('../../envtest/rtb-image.js');
+      const image = await resolveRtbImage({ log: (line) => process.stderr.write(`rtb: ${line}\n`) });
+      process.stdout.write(
+        `${image.name}:${image.tag}: ${image.layoutDir} (${image.built ? 'built' : 'cache'})\n`,
+      );
+    });
+  cmd
     .command('clean')
     .description('remove the cached binaries')
     .action(async () => {

@@ -1,0 +1,95 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ControlPlane } from '../../src/envtest/control-plane.js';
+import { cgroupTreePids, cgroupV1Hierarchies } from '../../src/envtest/node-cgroups.js';
+import { resolveNodeBinaries } from '../../src/envtest/node-binaries.js';
+import { PAUSE_IMAGE_NAME } from '../../src/envtest/node-config.js';
+import { sweepOrphans } from '../../src/envtest/process-registry.js';
+import { eventually, isRunning } from '../support/control-plane.js';
+import { startPausePod } from './support/pause-pod.js';
+
+/** What a node held, to check that nothing of it is left. */
+interface Held {
+  readonly bridge: string;
+  readonly cgroupRoot: string;
+  readonly pids: number[];
+}
+
+const bridgeExists = (bridge: string): boolean =>
+  spawnSync('ip', ['link', 'show', bridge], { stdio: 'ignore' }).status === 0;
+
+const cgroupExists = (root: string): boolean => cgroupV1Hierarchies().some((h) => existsSync(join(h, root)));
+
+function assertNothingLeft(held: Held): void {
+  assert.deepEqual(
+    held.pids.filter((pid) => isRunning(pid)),
+    [],
+    'containerd, shims and containers are gone',
+  );
+  assert.equal(bridgeExists(held.bridge), false, `bridge ${held.bridge} is deleted`);
+  assert.equal(cgroupExists(held.cgroupRoot), false, `cgroup ${held.cgroupRoot} is removed`);
+}
+
+describe('a node leaves nothing behind', () => {
+  test('stop() kills containerd, the shims and every container, and removes cgroups and bridge', async () => {
+    const nodeBinaries = await resolveNodeBinaries();
+    const plane = await ControlPlane.start({ clusters: ['stopped'], nodes: ['stopped'], nodeBinaries });
+    let held: Held;
+    try {
+      const cluster = plane.cluster('stopped');
+      const node = cluster.node;
+      assert.ok(node);
+      await startPausePod(
+        cluster.kubeConfig().makeApiClient(CoreV1Api),
+        `${PAUSE_IMAGE_NAME}:${nodeBinaries.pause.tag}`,
+      );
+      // containerd, a shim, the sandbox's pause and the container's pause at least.
+      held = {
+        bridge: node.network.bridge,
+        cgroupRoot: node.cgroupRoot,
+        pids: cgroupTreePids(node.cgroupRoot),
+      };
+      assert.ok(held.pids.length >= 4, `PIDs in the node's cgroup: ${held.pids.join(', ')}`);
+      assert.ok(bridgeExists(held.bridge));
+    } finally {
+      await plane.stop();
+    }
+    assertNothingLeft(held);
+  });
+
+  test('a node whose owner was killed with SIGKILL is cleaned up by the next sweep', async () => {
+    const script = fileURLToPath(new URL('./support/node-owner.ts', import.meta.url));
+    const owner = spawn(process.execPath, ['--import', 'tsx', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const line = await new Promise<string>((resolve, reject) => {
+      const lines = createInterface({ input: owner.stdout });
+      lines.once('line', resolve);
+      owner.once('exit', (code) => {
+        reject(new Error(`the owner exited (${code ?? 'signal'}) before reporting`));
+      });
+    });
+    const held = JSON.parse(line) as Held & { dir: string };
+    assert.ok(held.pids.length >= 4);
+    owner.kill('SIGKILL');
+    await new Promise((r) => owner.once('exit', r));
+    // SIGKILL leaves no chance to clean up: everything still runs until somebody sweeps.
+    assert.ok(held.pids.some((pid) => isRunning(pid)));
+    assert.ok(bridgeExists(held.bridge));
+    sweepOrphans();
+    await eventually(
+      () => (held.pids.every((pid) => !isRunning(pid)) ? true : undefined),
+      10_000,
+      'the PIDs to end',
+    );
+    assertNothingLeft(held);
+    // The owner's working folder is the one thing only its own exit hook deletes.
+    rmSync(held.dir, { recursive: true, force: true });
+  });
+});

@@ -1,0 +1,60 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
+import { ControlPlane } from '../../../src/envtest/control-plane.js';
+import { LocalRegistry } from '../../../src/envtest/local-registry.js';
+import { trackTempDir, untrackTempDir } from '../../../src/envtest/process-registry.js';
+import { resolveRtbImage } from '../../../src/envtest/rtb-image.js';
+
+/** One runtime cluster with a node, the rtb image in an open and a secured local registry. */
+export interface NodeLandscape {
+  readonly plane: ControlPlane;
+  readonly open: LocalRegistry;
+  readonly secured: LocalRegistry;
+  /** The rtb image in the open registry. */
+  readonly openImage: string;
+  /** The rtb image in the secured registry (pulling needs `secured.dockerConfigJson()`). */
+  readonly securedImage: string;
+}
+
+/** Starts the landscape for the calling test file (before its tests) and stops it after them. */
+export function useNodeLandscape(cluster = 'runtime'): () => NodeLandscape {
+  let landscape: NodeLandscape | undefined;
+  let dir: string | undefined;
+  const stops: (() => Promise<void>)[] = [];
+  before(async () => {
+    const image = await resolveRtbImage();
+    dir = await mkdtemp(join(tmpdir(), 'rtb-e2e-'));
+    trackTempDir(dir);
+    const open = await LocalRegistry.start({ dir: join(dir, 'open') });
+    stops.push(() => open.stop());
+    const secured = await LocalRegistry.start({
+      dir: join(dir, 'secured'),
+      credentials: { username: 'rtb-e2e', password: `pw-${process.pid}` },
+    });
+    stops.push(() => secured.stop());
+    const [openImage, securedImage] = await Promise.all([
+      open.push(image.layoutDir, image.tag, image.name),
+      secured.push(image.layoutDir, image.tag, image.name),
+    ]);
+    const plane = await ControlPlane.start({ clusters: [cluster], nodes: [cluster] });
+    stops.unshift(() => plane.stop());
+    const node = plane.cluster(cluster).node;
+    if (!node) throw new Error('the cluster has no node');
+    await node.addPlainHttpRegistry(open.host);
+    await node.addPlainHttpRegistry(secured.host);
+    landscape = { plane, open, secured, openImage, securedImage };
+  });
+  after(async () => {
+    for (const stop of stops) await stop();
+    if (dir) {
+      await rm(dir, { recursive: true, force: true });
+      untrackTempDir(dir);
+    }
+  });
+  return () => {
+    if (!landscape) throw new Error('the landscape is not started (use it inside a test)');
+    return landscape;
+  };
+}
