@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { after, before } from 'node:test';
 import { ControlPlane, type ControlPlaneOptions } from '../../src/envtest/control-plane.js';
 
@@ -46,5 +47,11 @@ export function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
-  return true;
+  // An exited process whose parent has not reaped it yet (a zombie) runs no more.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
 }
