@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { FEATURE_ADD_IMG_PULL_SECRET, type WebhookConfig } from '../api/webhook-config.js';
 import { selectFeatures } from '../mutation/features.js';
 import { mutatePod } from '../mutation/pipeline.js';
+import { assertMutableSize } from '../mutation/pod-size.js';
 import {
   admissionResponseTemplate,
   type AdmissionAnswer,
@@ -186,6 +187,8 @@ async function decide(
   const isPod = req.resource.group === '' && req.resource.resource === 'pods';
   if (!isPod || (req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return unchanged();
 
+  // Before any lookup: a Pod too large to mutate costs no API call either.
+  assertMutableSize(req.object);
   const config = ctx.config();
   if (!config) {
     log().warn('no configuration loaded yet; Pod admitted unchanged');

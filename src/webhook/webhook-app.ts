@@ -15,7 +15,8 @@ import { FileConfigSource } from './file-config-source.js';
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
 import { PullSecretCopier, type SecretRef } from './pull-secret-copier.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
-import { WebhookServer } from './webhook-server.js';
+import { WebhookServer, type DrainOptions } from './webhook-server.js';
+import { DRIFT_FLUSH_SECONDS } from './serving-limits.js';
 import { startUpstreamCleanup } from './upstream-cleanup.js';
 import type { ServingCertSettings } from './serving-cert/serving-cert-settings.js';
 import type { ServingCertKeeper } from './serving-cert/serving-cert-keeper.js';
@@ -69,12 +70,53 @@ export interface WebhookApp {
   ready(): boolean;
   /** Whether this replica writes the serving certificate now (only without {@link WebhookAppOptions.tls}). */
   isCertWriter(): boolean;
-  /** Graceful: drains requests, then stops caches and workers. */
-  stop(): Promise<void>;
+  /**
+   * Graceful: drains the server (./webhook-server.ts `close`; by default without the delay that
+   * the CLI adds on SIGTERM), then stops caches and workers.
+   */
+  stop(drain?: DrainOptions): Promise<void>;
 }
 
-/** Starts the webhook: caches, config, pull-Secret copier, HTTPS server; resolves once serving. */
+/** `rtb webhook` could not start; the message says why, on one line. */
+export class WebhookStartError extends Error {
+  override readonly name = 'WebhookStartError';
+}
+
+/** What was started so far, stopped in reverse order. */
+type Stopper = () => Promise<void> | void;
+
+/**
+ * Starts the webhook: caches, config, pull-Secret copier, HTTPS server; resolves once serving.
+ * A start that fails (no usable certificate, an unreadable config file, the port in use) stops
+ * whatever it had started and rejects with {@link WebhookStartError}, so the process can exit.
+ */
 export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp> {
+  const stoppers: Stopper[] = [];
+  try {
+    return await startParts(o, stoppers);
+  } catch (error) {
+    await stopAll(stoppers, o.logger);
+    throw new WebhookStartError(`cannot start the webhook: ${oneLine(error)}`, { cause: error });
+  }
+}
+
+/** Runs the stoppers, last started first; a failing one is logged, and the others still run. */
+async function stopAll(stoppers: Stopper[], logger: Logger): Promise<void> {
+  for (const stop of stoppers.splice(0).reverse()) {
+    try {
+      await stop();
+    } catch (error) {
+      logger.warn({ err: error }, 'stopping a part of the webhook failed');
+    }
+  }
+}
+
+function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+async function startParts(o: WebhookAppOptions, stoppers: Stopper[]): Promise<WebhookApp> {
   const logger = o.logger;
   const registry = o.registry ?? new Registry();
   if (!o.registry) collectDefaultMetrics({ register: registry });
@@ -100,7 +142,9 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   } else {
     // Loaded only here: it brings the certificate-issuing code, which file mode never needs.
     const { startKeeperFromSettings } = await import('./serving-cert/serving-cert-settings.js');
-    keeper = await startKeeperFromSettings(o.kubeConfig, o.servingCert ?? {}, logger, reloaded);
+    const started = await startKeeperFromSettings(o.kubeConfig, o.servingCert ?? {}, logger, reloaded);
+    keeper = started;
+    stoppers.push(() => started.stop());
     keeper.attach(swap);
     tls = keeper.initialTls;
   }
@@ -111,15 +155,17 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     logger: reflectorLogger,
   });
   namespaces.start();
+  stoppers.push(() => namespaces.stop());
 
-  let configReflector: Reflector<V1ConfigMap> | undefined;
-  let fileSource: FileConfigSource | undefined;
   if (o.configFile) {
-    fileSource = new FileConfigSource(o.configFile, holder, logger.child({ part: 'config' }));
+    const fileSource = new FileConfigSource(o.configFile, holder, logger.child({ part: 'config' }));
+    stoppers.push(() => {
+      fileSource.stop();
+    });
     await fileSource.start();
   } else {
     const cm = o.configMap ?? { namespace: CONFIG_MAP_NAMESPACE, name: CONFIG_MAP_NAME, key: CONFIG_MAP_KEY };
-    configReflector = new Reflector<V1ConfigMap>({
+    const configReflector = new Reflector<V1ConfigMap>({
       name: `configmap ${cm.namespace}/${cm.name}`,
       listerWatcher: new KubeListWatch<V1ConfigMap>(
         o.kubeConfig,
@@ -130,6 +176,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     });
     connectConfigMapSource({ reflector: configReflector, key: cm.key, holder, logger });
     configReflector.start();
+    stoppers.push(() => configReflector.stop());
   }
 
   // The pull Secret's name and namespace come from the config; when they change the copier and
@@ -175,6 +222,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     });
   });
   if (!copier) startCopier(refOf());
+  stoppers.push(stopCopier);
 
   const context: AdmissionContext = {
     config: () => holder.get(),
@@ -201,6 +249,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
         registry,
       })
     : undefined;
+  if (forwarder) stoppers.push(() => forwarder.stop());
   const server = new WebhookServer({
     ...(forwarder ? { validate: (body: Buffer) => handleDriftValidation(body, forwarder) } : {}),
     tls,
@@ -214,13 +263,23 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   });
   serverRef.current = server;
   const port = await server.listen();
+  stoppers.push(() => server.close());
   reloader?.start();
+  if (reloader) {
+    const started = reloader;
+    stoppers.push(() => {
+      started.stop();
+    });
+  }
   logger.info({ port }, 'webhook serving');
   // Only once we serve: until then upstream's webhook may still be the one answering.
   const cleanup =
     o.removeUpstreamLeftovers === false
       ? undefined
       : startUpstreamCleanup(o.kubeConfig, logger.child({ part: 'upstream-cleanup' }));
+  if (cleanup) stoppers.push(() => {
+    cleanup.stop();
+  });
 
   return {
     port,
@@ -228,18 +287,14 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     registry,
     ready,
     isCertWriter: () => keeper?.isWriter() ?? false,
-    async stop() {
+    async stop(drain) {
       cleanup?.stop();
       reloader?.stop();
-      await server.close();
-      await keeper?.stop();
+      await server.close(drain);
       // Deliver what is queued before stopping (stop drops the rest).
-      await forwarder?.flush(5_000).catch(() => undefined);
-      await forwarder?.stop();
-      fileSource?.stop();
-      await stopCopier();
-      await configReflector?.stop();
-      await namespaces.stop();
+      await forwarder?.flush(DRIFT_FLUSH_SECONDS * 1000).catch(() => undefined);
+      // Everything else, last started first (the server again: already closed).
+      await stopAll(stoppers, logger);
     },
   };
 }

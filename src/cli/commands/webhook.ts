@@ -5,6 +5,7 @@ import {
   WEBHOOK_SERVICE,
   WEBHOOK_TLS_SECRET,
 } from '../../api/runtime-names.js';
+import { SHUTDOWN_DELAY_SECONDS } from '../../webhook/serving-limits.js';
 
 /** The flags of `rtb webhook`. */
 export interface WebhookFlags {
@@ -28,6 +29,7 @@ export interface WebhookFlags {
   driftKey: string;
   driftCa: string;
   reuseAnswers: string;
+  shutdownDelay: string;
 }
 
 /**
@@ -90,6 +92,11 @@ export function registerWebhookCommand(program: Command): void {
       '--reuse-answers <count>',
       "answers kept for Pods that arrive identical but for the request's uid, such as a ReplicaSet's (0: off)",
       '512',
+    )
+    .option(
+      '--shutdown-delay <duration>',
+      'on SIGTERM, keep serving this long (readiness failing, connections closed after each answer) so the Pod leaves the Service first',
+      `${SHUTDOWN_DELAY_SECONDS}s`,
     )
     .action(async (flags: WebhookFlags) => {
       const { runWebhook } = await import('./webhook-action.js');

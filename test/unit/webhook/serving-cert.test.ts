@@ -178,6 +178,7 @@ describe('rtb webhook TLS flags', () => {
     driftKey: '',
     driftCa: '',
     reuseAnswers: '512',
+    shutdownDelay: '5s',
     webhookService: WEBHOOK_SERVICE,
     tlsExtraSan: [],
     certLease: WEBHOOK_CERT_LEASE,

@@ -62,7 +62,7 @@ describe("the webhook answers on upstream's path too", () => {
     await server.listen();
   });
   after(async () => {
-    await server.close(1000);
+    await server.close({ timeoutMs: 1000 });
   });
 
   test("UPSTREAM_MUTATE_PATH is controller-runtime's path for Pods", () => {
@@ -83,6 +83,6 @@ describe("the webhook answers on upstream's path too", () => {
 
   test('a query string is ignored on the upstream path as on ours; a longer path is not it', async () => {
     assert.equal((await post(`${UPSTREAM_MUTATE_PATH}?timeout=10s`, review)).status, 200);
-    assert.equal((await post('/mutate--v1-podx', review)).status, 405);
+    assert.equal((await post('/mutate--v1-podx', review)).status, 404);
   });
 });
