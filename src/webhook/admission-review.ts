@@ -94,7 +94,12 @@ function checkEnvelope(json: unknown): AdmissionRequest | undefined {
   if (!isObject(r) || typeof r.uid !== 'string' || r.uid.length < 1 || r.uid.length > ENVELOPE_LIMITS.uid)
     return undefined;
   const gvr = r.resource;
-  if (!isObject(gvr) || !isShortString(gvr.group) || !isShortString(gvr.version) || !isShortString(gvr.resource))
+  if (
+    !isObject(gvr) ||
+    !isShortString(gvr.group) ||
+    !isShortString(gvr.version) ||
+    !isShortString(gvr.resource)
+  )
     return undefined;
   const { subResource, name, namespace, operation, dryRun } = r;
   if (

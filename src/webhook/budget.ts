@@ -136,7 +136,7 @@ export class Budget {
   }
 
   private admitWaiters(): void {
-    for (let i = 0; i < this.waiters.length; ) {
+    for (let i = 0; i < this.waiters.length;) {
       const waiter = this.waiters[i];
       if (waiter && this.fits(waiter.weights)) {
         this.waiters.splice(i, 1);

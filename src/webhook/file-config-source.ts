@@ -29,9 +29,12 @@ export class FileConfigSource {
     try {
       text = await readFile(this.path, 'utf8');
     } catch (cause) {
-      throw new Error(`cannot read the config file: ${cause instanceof Error ? cause.message : String(cause)}`, {
-        cause,
-      });
+      throw new Error(
+        `cannot read the config file: ${cause instanceof Error ? cause.message : String(cause)}`,
+        {
+          cause,
+        },
+      );
     }
     this.holder.offer(text, this.path);
     try {

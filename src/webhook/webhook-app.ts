@@ -277,9 +277,10 @@ async function startParts(o: WebhookAppOptions, stoppers: Stopper[]): Promise<We
     o.removeUpstreamLeftovers === false
       ? undefined
       : startUpstreamCleanup(o.kubeConfig, logger.child({ part: 'upstream-cleanup' }));
-  if (cleanup) stoppers.push(() => {
-    cleanup.stop();
-  });
+  if (cleanup)
+    stoppers.push(() => {
+      cleanup.stop();
+    });
 
   return {
     port,

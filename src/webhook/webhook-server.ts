@@ -285,7 +285,9 @@ export class WebhookServer {
 }
 
 /** What a POST handler answers: the admission endpoint's answer, or the drift handler's. */
-type Answer = { readonly status: number; readonly body: string | Buffer } & { readonly result?: AdmissionResult };
+type Answer = { readonly status: number; readonly body: string | Buffer } & {
+  readonly result?: AdmissionResult;
+};
 
 const LARGE_ANSWER_BYTES = 64 * 1024;
 
