@@ -138,7 +138,13 @@ async function startParts(o: WebhookAppOptions, stoppers: Stopper[]): Promise<We
   // First, so a webhook with nothing to serve fails before it starts any watch.
   if (o.tls) {
     reloader = new CertificateReloader(o.tls, swap, reloaded, logger.child({ part: 'tls' }));
-    tls = await reloader.load();
+    try {
+      tls = await reloader.load();
+    } catch (cause) {
+      throw new Error(`serving certificate ${o.tls.certFile} with key ${o.tls.keyFile}: ${oneLine(cause)}`, {
+        cause,
+      });
+    }
   } else {
     // Loaded only here: it brings the certificate-issuing code, which file mode never needs.
     const { startKeeperFromSettings } = await import('./serving-cert/serving-cert-settings.js');

@@ -125,6 +125,11 @@ export class WebhookServer {
     return (this.server.address() as AddressInfo).port;
   }
 
+  /** Whether new connections are accepted. */
+  get listening(): boolean {
+    return this.server.listening;
+  }
+
   /** Requests in flight and waiting, bytes held (for tests and benchmarks). */
   get load(): RequestGate['state'] & { connections: number } {
     return { ...this.gate.state, connections: this.connections.size };
