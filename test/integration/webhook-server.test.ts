@@ -1,7 +1,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
-import { request } from 'node:https';
+import { Agent, request } from 'node:https';
 import { writeFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { connect } from 'node:tls';
@@ -13,6 +13,7 @@ import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText, seedPodBefore } from '../support/fixtures.js';
 import { httpsCall, type Reply } from '../support/https-call.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
+import { BODY_LIMIT_BYTES } from '../../src/webhook/serving-limits.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 const SECRET_MARKER = 'c3VwZXItc2VjcmV0LXB1bGwtdG9rZW4=';
@@ -97,11 +98,12 @@ describe('the webhook server', () => {
     assert.match(wrongKind.body, /apiVersion|kind/);
   });
 
-  test('an oversized body gets 413; wrong method 405; unknown path 404', async () => {
-    const big = Buffer.alloc(5 * 1024 * 1024, 0x20);
+  test('an oversized body gets 413; wrong method 405; unknown path 404, POST or GET', async () => {
+    const big = Buffer.alloc(BODY_LIMIT_BYTES + 1, 0x20);
     assert.equal((await post('/mutate', big)).status, 413);
     assert.equal((await post('/mutate', '', 'GET')).status, 405);
     assert.equal((await post('/nope', '', 'GET')).status, 404);
+    assert.equal((await post('/nope', '{}')).status, 404);
   });
 
   test('health, readiness and metrics', async () => {
@@ -167,6 +169,82 @@ describe('the webhook server', () => {
       } else bad++;
     }
     assert.ok(ok > 50 && bad > 50, `both kinds were exercised (${ok} answered, ${bad} refused)`);
+    assert.equal((await post('/healthz', '', 'GET')).status, 200);
+  });
+
+  test('fuzz, concurrently: malformed and valid requests at once over many connections; the valid ones answered as alone', async () => {
+    const pod = fc.oneof(
+      fc.anything(),
+      fc.record({
+        metadata: fc.oneof(
+          fc.anything(),
+          fc.record({ annotations: fc.dictionary(fc.string(), fc.string()) }),
+        ),
+        spec: fc.oneof(
+          fc.anything(),
+          fc.record({ containers: fc.array(fc.record({ name: fc.string(), image: fc.anything() })) }),
+        ),
+      }),
+    );
+    const malformed = fc.sample(
+      fc.oneof(
+        fc.string(),
+        fc.json(),
+        pod.map((p) => review(p, { uid: 'u-1' })),
+        pod.map((p) => review(p, { operation: 'UPDATE', oldObject: p, uid: 'u-1' })),
+        fc.nat(64).map((n) => review(seedPodBefore(), { namespace: 'n'.repeat(64 + n) })),
+        fc.nat(3).map((n) => `${'['.repeat(10_000 * (n + 1))}${']'.repeat(10_000 * (n + 1))}`),
+      ),
+      { numRuns: 400, seed: 43 },
+    );
+    const alone = JSON.parse((await post('/mutate', review(seedPodBefore(), { uid: 'alone' }))).body) as {
+      response: { patch: string };
+    };
+    const agent = new Agent({ keepAlive: true, maxSockets: 32 });
+    const jobs: (() => Promise<void>)[] = [];
+    const statuses = new Map<number, number>();
+    let valid = 0;
+    malformed.forEach((body, i) => {
+      jobs.push(async () => {
+        const reply = await httpsCall({
+          port: webhook.app.port,
+          caPem: webhook.ca.certPem,
+          path: '/mutate',
+          body,
+          // Every other one on a connection of its own.
+          ...(i % 2 === 0 ? { agent } : {}),
+        });
+        assert.ok([200, 400].includes(reply.status), `status ${reply.status} for ${body.slice(0, 200)}`);
+        statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
+      });
+      if (i % 4 === 0)
+        jobs.push(async () => {
+          const uid = `valid-${i}`;
+          const reply = await httpsCall({
+            port: webhook.app.port,
+            caPem: webhook.ca.certPem,
+            path: '/mutate',
+            body: review(seedPodBefore(), { uid }),
+            agent,
+          });
+          assert.equal(reply.status, 200);
+          const answer = JSON.parse(reply.body) as { response: { uid: string; patch: string } };
+          assert.equal(answer.response.uid, uid);
+          assert.equal(answer.response.patch, alone.response.patch);
+          valid++;
+        });
+    });
+    // 64 at a time, in the order made.
+    const running = new Set<Promise<void>>();
+    for (const job of jobs) {
+      const p: Promise<void> = job().finally(() => running.delete(p));
+      running.add(p);
+      if (running.size >= 64) await Promise.race(running);
+    }
+    await Promise.all(running);
+    agent.destroy();
+    assert.equal(valid, 100);
+    assert.ok((statuses.get(200) ?? 0) > 50 && (statuses.get(400) ?? 0) > 50, JSON.stringify([...statuses]));
     assert.equal((await post('/healthz', '', 'GET')).status, 200);
   });
 
