@@ -113,7 +113,7 @@ export async function startWebhookProcess(
     ],
     dir,
     // As the rendered Deployment runs it.
-    [WEBHOOK_NODE_OPTIONS, ...nodeOptions],
+    [...WEBHOOK_NODE_OPTIONS.split(' '), ...nodeOptions],
   );
   await waitReady(proc, `https://127.0.0.1:${port}/readyz`, { ca: tls.caPem }, 60_000);
   return { proc, pid: pidOf(proc), url: `https://127.0.0.1:${port}/mutate` };

@@ -238,9 +238,14 @@ export class WebhookServer {
       this.refuse(res, error, count);
       return;
     }
-    // The room is given back when the answer has left (or the connection is gone), so an
-    // answer a client does not read still counts.
-    res.once('close', admitted.release);
+    // The room is given back once the request is decided and its answer has left (or the
+    // connection is gone), whichever is later: an answer a client does not read still counts,
+    // and so does a request whose client went away while it is being decided.
+    let pending = 2;
+    const settle = (): void => {
+      if (--pending === 0) admitted.release();
+    };
+    res.once('close', settle);
     try {
       const answer = await handle(admitted.body);
       if (answer.result !== undefined) count(answer.result);
@@ -248,6 +253,8 @@ export class WebhookServer {
     } catch (error) {
       this.options.logger.error({ err: error }, 'request failed');
       this.reply(res, 500, 'internal error');
+    } finally {
+      settle();
     }
   }
 
