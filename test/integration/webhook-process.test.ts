@@ -55,8 +55,8 @@ function spawnWebhook(port: number, extra: string[] = []): Spawned {
   );
   let out = '';
   let err = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   const exit = new Promise<number | null>((resolve) => {
     child.on('exit', (code) => {
       resolve(code);
