@@ -14,6 +14,7 @@
 //
 // Environment (for trial runs): BENCH_HOSTILE_SECONDS (15), BENCH_IDLE_SECONDS (10),
 // BENCH_VALID_RATE (20), BENCH_HOSTILE_MIXES (all; comma-separated names, e.g. big-200,namespace).
+import type { V1Pod } from '@kubernetes/client-node';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ControlPlane } from '../src/envtest/control-plane.js';
@@ -25,12 +26,11 @@ import { buildChildren, canPin, pinToCpu, runNode, scratchDir, sleep } from './s
 import { describeLatency, mb, verdict } from './support/stats.js';
 import {
   admissionReviewFor,
-  applyWebhookSources,
   defaultedSeedPod,
   post,
+  prepareWebhookCluster,
   startBareServer,
   startWebhookProcess,
-  writeServingTls,
   type ServerProcess,
 } from './support/webhook-under-test.js';
 
@@ -76,20 +76,8 @@ export interface HostileFigures {
 }
 
 /** The AdmissionReview of `pod` as a hostile client might post it, namespace and all. */
-function review(pod: unknown, namespace = 'default', uid = 'hostile-1'): string {
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace,
-      operation: 'CREATE',
-      object: pod,
-    },
-  });
-}
+const review = (pod: unknown, namespace = 'default'): string =>
+  admissionReviewFor(pod as V1Pod, 'hostile-1', namespace);
 
 function mixes(seed: Record<string, unknown>): Mix[] {
   const padded = (bytes: number): string => {
@@ -149,10 +137,7 @@ export async function runWebhookHostile(say: (line: string) => void = print): Pr
   const servers: ServerProcess[] = [];
   try {
     plane = await ControlPlane.start({ clusters: ['hostile'] });
-    const cluster = plane.cluster('hostile');
-    const kc = cluster.kubeConfig();
-    await applyWebhookSources(kc);
-    const tls = await writeServingTls(dir);
+    const { cluster, kc, tls } = await prepareWebhookCluster(plane, 'hostile', dir, say);
     // BENCH_NODE_OPTIONS: more node options for trials (after the rendered ones, so they win).
     const extra = (process.env.BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
     const webhook = await startWebhookProcess(scripts, cluster, tls, dir, extra);

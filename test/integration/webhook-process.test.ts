@@ -17,7 +17,7 @@ import {
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { TERMINATION_GRACE_SECONDS } from '../../src/webhook/serving-limits.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { seedConfigText, seedPodBefore } from '../support/fixtures.js';
+import { podReview, seedConfigText, seedPodBefore } from '../support/fixtures.js';
 import { httpsCall } from '../support/https-call.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
@@ -95,19 +95,7 @@ async function ready(w: Spawned): Promise<void> {
   );
 }
 
-const review = (uid: string): string =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: 'default',
-      operation: 'CREATE',
-      object: seedPodBefore(),
-    },
-  });
+const review = (uid: string): string => podReview(seedPodBefore(), { uid });
 
 interface Flood {
   /** Requests answered in full, and of those after SIGTERM with `Connection: close`. */

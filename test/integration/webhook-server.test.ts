@@ -1,7 +1,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
-import { Agent, request } from 'node:https';
+import { Agent } from 'node:https';
 import { writeFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { connect } from 'node:tls';
@@ -10,8 +10,8 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { seedConfigText, seedPodBefore } from '../support/fixtures.js';
-import { httpsCall, type Reply } from '../support/https-call.js';
+import { podReview, seedConfigText, seedPodBefore } from '../support/fixtures.js';
+import { heldCall, httpsCall, type Reply } from '../support/https-call.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
 import { BODY_LIMIT_BYTES } from '../../src/webhook/serving-limits.js';
 
@@ -23,20 +23,35 @@ const logLines: string[] = [];
 const post = (path: string, body: string | Buffer, method = 'POST'): Promise<Reply> =>
   httpsCall({ port: webhook.app.port, caPem: webhook.ca.certPem, path, body, method });
 
-const review = (object: unknown, extra: Record<string, unknown> = {}): string =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'u-1',
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: 'default',
-      operation: 'CREATE',
-      object,
-      ...extra,
-    },
-  });
+const review = podReview;
+
+/** Pods of every shape, valid and not, for the fuzz tests. */
+const pod = fc.oneof(
+  fc.anything(),
+  fc.record({
+    metadata: fc.oneof(
+      fc.anything(),
+      fc.record({ annotations: fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.constant('true'))) }),
+    ),
+    spec: fc.oneof(
+      fc.anything(),
+      fc.record({
+        containers: fc.oneof(
+          fc.anything(),
+          fc.array(
+            fc.record({
+              name: fc.string(),
+              image: fc.oneof(fc.string(), fc.anything()),
+              env: fc.anything(),
+            }),
+          ),
+        ),
+        volumes: fc.anything(),
+        imagePullSecrets: fc.anything(),
+      }),
+    ),
+  }),
+);
 
 describe('the webhook server', () => {
   before(async () => {
@@ -120,32 +135,6 @@ describe('the webhook server', () => {
   });
 
   test('fuzz: random and malformed AdmissionReviews all get an answer and the process stays up', async () => {
-    const pod = fc.oneof(
-      fc.anything(),
-      fc.record({
-        metadata: fc.oneof(
-          fc.anything(),
-          fc.record({ annotations: fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.constant('true'))) }),
-        ),
-        spec: fc.oneof(
-          fc.anything(),
-          fc.record({
-            containers: fc.oneof(
-              fc.anything(),
-              fc.array(
-                fc.record({
-                  name: fc.string(),
-                  image: fc.oneof(fc.string(), fc.anything()),
-                  env: fc.anything(),
-                }),
-              ),
-            ),
-            volumes: fc.anything(),
-            imagePullSecrets: fc.anything(),
-          }),
-        ),
-      }),
-    );
     const body = fc.oneof(
       fc.string(),
       fc.json(),
@@ -173,19 +162,6 @@ describe('the webhook server', () => {
   });
 
   test('fuzz, concurrently: malformed and valid requests at once over many connections; the valid ones answered as alone', async () => {
-    const pod = fc.oneof(
-      fc.anything(),
-      fc.record({
-        metadata: fc.oneof(
-          fc.anything(),
-          fc.record({ annotations: fc.dictionary(fc.string(), fc.string()) }),
-        ),
-        spec: fc.oneof(
-          fc.anything(),
-          fc.record({ containers: fc.array(fc.record({ name: fc.string(), image: fc.anything() })) }),
-        ),
-      }),
-    );
     const malformed = fc.sample(
       fc.oneof(
         fc.string(),
@@ -320,34 +296,13 @@ describe('graceful shutdown', () => {
   test('SIGTERM-style stop answers the request in flight, then refuses new connections', async () => {
     const drained = await startTestWebhook(plane().cluster('runtime'));
     const body = review(seedPodBefore(), { uid: 'in-flight' });
-    const half = Math.floor(body.length / 2);
-    const reply = new Promise<Reply>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: drained.app.port,
-          path: '/mutate',
-          method: 'POST',
-          ca: drained.ca.certPem,
-          headers: { 'content-length': Buffer.byteLength(body) },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            resolve({
-              status: res.statusCode ?? 0,
-              body: Buffer.concat(chunks).toString(),
-              headers: res.headers,
-            });
-          });
-        },
-      );
-      req.on('error', reject);
-      req.write(body.slice(0, half));
-      // The rest arrives after the stop has begun.
-      setTimeout(() => req.end(body.slice(half)), 300);
-    });
+    const held = heldCall(
+      { port: drained.app.port, caPem: drained.ca.certPem, path: '/mutate', body },
+      Math.floor(body.length / 2),
+    );
+    // The rest arrives after the stop has begun.
+    setTimeout(held.finish, 300);
+    const reply = held.reply;
     await new Promise((r) => setTimeout(r, 100));
     const stopped = drained.stop();
     const answer = await reply;

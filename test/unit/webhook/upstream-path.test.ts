@@ -6,6 +6,7 @@ import { createCertificateAuthority } from '../../../src/pki/certificate-authori
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
 import { createWebhookMetrics } from '../../../src/webhook/webhook-metrics.js';
+import { podReview } from '../../support/fixtures.js';
 import { httpsCall, type Reply } from '../../support/https-call.js';
 import { MUTATE_PATH, UPSTREAM_MUTATE_PATH, WebhookServer } from '../../../src/webhook/webhook-server.js';
 
@@ -15,22 +16,11 @@ let caPem: string;
 const post = (path: string, body: string): Promise<Reply> =>
   httpsCall({ port: server.port, caPem, path, body, servername: 'localhost' });
 
-const review = JSON.stringify({
-  apiVersion: 'admission.k8s.io/v1',
-  kind: 'AdmissionReview',
-  request: {
-    uid: 'u-1',
-    kind: { group: '', version: 'v1', kind: 'Pod' },
-    resource: { group: '', version: 'v1', resource: 'pods' },
-    namespace: 'default',
-    operation: 'CREATE',
-    object: {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'p', annotations: { 'rt-cfg.kyma-project.io/set-fips-mode': 'true' } },
-      spec: { containers: [{ name: 'c', image: 'nginx' }] },
-    },
-  },
+const review = podReview({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'p', annotations: { 'rt-cfg.kyma-project.io/set-fips-mode': 'true' } },
+  spec: { containers: [{ name: 'c', image: 'nginx' }] },
 });
 
 describe("the webhook answers on upstream's path too", () => {

@@ -1,26 +1,13 @@
 import assert from 'node:assert/strict';
-import { Agent, request, type Agent as HttpsAgent } from 'node:https';
+import { Agent } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import { after, describe, test } from 'node:test';
 import { MAX_CONTAINERS } from '../../../src/mutation/pod-size.js';
-import { seedPodBefore } from '../../support/fixtures.js';
-import { httpsCall, type Reply } from '../../support/https-call.js';
+import { podReview, seedPodBefore } from '../../support/fixtures.js';
+import { heldCall, httpsCall, type Reply } from '../../support/https-call.js';
 import { startUnitWebhook, type UnitWebhook } from '../../support/unit-webhook.js';
 
-const review = (object: unknown, extra: Record<string, unknown> = {}): string =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'u-1',
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: 'default',
-      operation: 'CREATE',
-      object,
-      ...extra,
-    },
-  });
+const review = podReview;
 
 const started: UnitWebhook[] = [];
 async function start(...args: Parameters<typeof startUnitWebhook>): Promise<UnitWebhook> {
@@ -38,7 +25,7 @@ const call = (
   body?: string | Buffer,
   method = 'POST',
   headers: Record<string, string | number> = {},
-  agent?: HttpsAgent,
+  agent?: Agent,
 ): Promise<Reply> =>
   httpsCall({
     port: w.port,
@@ -59,39 +46,9 @@ async function until(fn: () => boolean, what: string): Promise<void> {
   }
 }
 
-/** A POST whose body is sent only in part until `finish` is called. */
-function heldPost(w: UnitWebhook, body: string): { finish: () => void; reply: Promise<Reply> } {
-  const half = Math.floor(body.length / 2);
-  let finish = (): void => undefined;
-  const reply = new Promise<Reply>((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: w.port,
-        path: '/mutate',
-        method: 'POST',
-        ca: w.caPem,
-        agent: false,
-        headers: { 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString(),
-            headers: res.headers,
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.write(body.slice(0, half));
-    finish = () => req.end(body.slice(half));
-  });
-  return { finish, reply };
-}
+/** A POST whose body is sent only in half until `finish` is called. */
+const heldPost = (w: UnitWebhook, body: string): { finish: () => void; reply: Promise<Reply> } =>
+  heldCall({ port: w.port, caPem: w.caPem, path: '/mutate', body }, Math.floor(body.length / 2));
 
 async function refusedCount(w: UnitWebhook, reason: string): Promise<number> {
   const values =
