@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { errorLine } from '../telemetry/error-line.js';
 import { buildProgram } from './program.js';
 
 // The single entry point of `rtb`: parse, run, and turn any failure into one line on stderr and
@@ -7,7 +8,6 @@ import { buildProgram } from './program.js';
 buildProgram()
   .parseAsync(process.argv)
   .catch((error: unknown) => {
-    const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ').trim();
-    process.stderr.write(`rtb: ${message}\n`);
+    process.stderr.write(`rtb: ${errorLine(error)}\n`);
     process.exit(process.exitCode && process.exitCode !== 0 ? process.exitCode : 1);
   });

@@ -17,6 +17,8 @@ import { PullSecretCopier, type SecretRef } from './pull-secret-copier.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer, type DrainOptions } from './webhook-server.js';
 import { DRIFT_FLUSH_SECONDS } from './serving-limits.js';
+import { StopStack } from './stop-stack.js';
+import { errorLine } from '../telemetry/error-line.js';
 import { startUpstreamCleanup } from './upstream-cleanup.js';
 import type { ServingCertSettings } from './serving-cert/serving-cert-settings.js';
 import type { ServingCertKeeper } from './serving-cert/serving-cert-keeper.js';
@@ -82,41 +84,22 @@ export class WebhookStartError extends Error {
   override readonly name = 'WebhookStartError';
 }
 
-/** What was started so far, stopped in reverse order. */
-type Stopper = () => Promise<void> | void;
-
 /**
  * Starts the webhook: caches, config, pull-Secret copier, HTTPS server; resolves once serving.
  * A start that fails (no usable certificate, an unreadable config file, the port in use) stops
  * whatever it had started and rejects with {@link WebhookStartError}, so the process can exit.
  */
 export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp> {
-  const stoppers: Stopper[] = [];
+  const stoppers = new StopStack();
   try {
     return await startParts(o, stoppers);
   } catch (error) {
-    await stopAll(stoppers, o.logger);
-    throw new WebhookStartError(`cannot start the webhook: ${oneLine(error)}`, { cause: error });
+    await stoppers.stopAll(o.logger);
+    throw new WebhookStartError(`cannot start the webhook: ${errorLine(error)}`, { cause: error });
   }
 }
 
-/** Runs the stoppers, last started first; a failing one is logged, and the others still run. */
-async function stopAll(stoppers: Stopper[], logger: Logger): Promise<void> {
-  for (const stop of stoppers.splice(0).reverse()) {
-    try {
-      await stop();
-    } catch (error) {
-      logger.warn({ err: error }, 'stopping a part of the webhook failed');
-    }
-  }
-}
-
-function oneLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/\s*\n\s*/g, ' ').trim();
-}
-
-async function startParts(o: WebhookAppOptions, stoppers: Stopper[]): Promise<WebhookApp> {
+async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<WebhookApp> {
   const logger = o.logger;
   const registry = o.registry ?? new Registry();
   if (!o.registry) collectDefaultMetrics({ register: registry });
@@ -141,9 +124,12 @@ async function startParts(o: WebhookAppOptions, stoppers: Stopper[]): Promise<We
     try {
       tls = await reloader.load();
     } catch (cause) {
-      throw new Error(`serving certificate ${o.tls.certFile} with key ${o.tls.keyFile}: ${oneLine(cause)}`, {
-        cause,
-      });
+      throw new Error(
+        `serving certificate ${o.tls.certFile} with key ${o.tls.keyFile}: ${errorLine(cause)}`,
+        {
+          cause,
+        },
+      );
     }
   } else {
     // Loaded only here: it brings the certificate-issuing code, which file mode never needs.
@@ -301,7 +287,7 @@ async function startParts(o: WebhookAppOptions, stoppers: Stopper[]): Promise<We
       // Deliver what is queued before stopping (stop drops the rest).
       await forwarder?.flush(DRIFT_FLUSH_SECONDS * 1000).catch(() => undefined);
       // Everything else, last started first (the server again: already closed).
-      await stopAll(stoppers, logger);
+      await stoppers.stopAll(logger);
     },
   };
 }
