@@ -146,8 +146,8 @@ export class WebhookServer {
    * `Connection: close`, so clients leave their connections; for `delayMs` everything else goes
    * on, new connections included, while the Pod leaves the Service's endpoints. Then no new
    * connection is accepted, connections are closed as they become idle, and requests in flight
-   * are answered; after `timeoutMs` what is left is closed. A server that never listened only
-   * closes.
+   * are answered; after `timeoutMs` what is left is closed. A server that is not listening
+   * (never was, or is closed already) returns at once.
    */
   async close(options: DrainOptions = {}): Promise<void> {
     this.draining = true;
