@@ -174,6 +174,8 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   // The pull Secret's name and namespace come from the config; when they change the copier and
   // its Secret cache are rebuilt for the new name.
   let copier: { ref: SecretRef; copier: PullSecretCopier; secrets: Reflector<V1Secret> } | undefined;
+  // Set when the webhook stops: a config change still arriving then starts no new copier.
+  let stopping = false;
   const startCopier = (ref: SecretRef): void => {
     const secrets = new Reflector<V1Secret>({
       name: `secrets named ${ref.name}`,
@@ -210,11 +212,14 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     const ref = refOf();
     if (copier && copier.ref.name === ref.name && copier.ref.namespace === ref.namespace) return;
     void stopCopier().then(() => {
-      startCopier(ref);
+      if (!stopping) startCopier(ref);
     });
   });
   if (!copier) startCopier(refOf());
-  stoppers.push(stopCopier);
+  stoppers.push(() => {
+    stopping = true;
+    return stopCopier();
+  });
 
   const context: AdmissionContext = {
     config: () => holder.get(),
