@@ -124,12 +124,8 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     try {
       tls = await reloader.load();
     } catch (cause) {
-      throw new Error(
-        `serving certificate ${o.tls.certFile} with key ${o.tls.keyFile}: ${errorLine(cause)}`,
-        {
-          cause,
-        },
-      );
+      const files = `${o.tls.certFile} with key ${o.tls.keyFile}`;
+      throw new Error(`serving certificate ${files}: ${errorLine(cause)}`, { cause });
     }
   } else {
     // Loaded only here: it brings the certificate-issuing code, which file mode never needs.
