@@ -8,6 +8,7 @@ import { podCreateSummary, runPodCreateLatency, type PodCreateFigures } from './
 import { propagationSummary, runPropagation, type PropagationFigures } from './propagation.js';
 import { say } from './support/env.js';
 import { throughputSummary, runWebhookThroughput, type ThroughputFigures } from './webhook-throughput.js';
+import { hostileSummary, runWebhookHostile, type HostileFigures } from './webhook-hostile.js';
 
 async function main(): Promise<void> {
   const started = new Date();
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
   let pods: PodCreateFigures | undefined;
   const propagation: PropagationFigures[] = [];
   let drift: DriftFigures | undefined;
+  let hostile: HostileFigures | undefined;
   try {
     throughput = await runWebhookThroughput(say);
   } catch (error) {
@@ -51,6 +53,15 @@ async function main(): Promise<void> {
   }
 
   say('');
+  try {
+    hostile = await runWebhookHostile(say);
+  } catch (error) {
+    failures.push(
+      `webhook-hostile: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+  }
+
+  say('');
   say('== summary ==');
   say(
     `${started.toISOString()}, node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ` +
@@ -60,6 +71,7 @@ async function main(): Promise<void> {
   if (pods) for (const line of podCreateSummary(pods)) say(line);
   for (const p of propagation) for (const line of propagationSummary(p)) say(line);
   if (drift) for (const line of driftSummary(drift)) say(line);
+  if (hostile) for (const line of hostileSummary(hostile)) say(line);
   for (const failure of failures) say(`FAILED ${failure}`);
   if (failures.length > 0) process.exitCode = 1;
 }

@@ -25,13 +25,12 @@ import { buildChildren, canPin, pinToCpu, runNode, scratchDir, sleep } from './s
 import { describeLatency, mb, median, ms, verdict } from './support/stats.js';
 import {
   admissionReviewFor,
-  applyWebhookSources,
   defaultedSeedPod,
   patchOf,
   post,
+  prepareWebhookCluster,
   startBareServer,
   startWebhookProcess,
-  writeServingTls,
   type ServerProcess,
 } from './support/webhook-under-test.js';
 
@@ -112,11 +111,7 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
   const servers: ServerProcess[] = [];
   try {
     plane = await ControlPlane.start({ clusters: ['bench'] });
-    const cluster = plane.cluster('bench');
-    say(`cluster: kube-apiserver ${plane.binaries.kubernetesVersion}, etcd ${plane.binaries.etcdVersion}`);
-    const kc = cluster.kubeConfig();
-    await applyWebhookSources(kc);
-    const tls = await writeServingTls(dir);
+    const { cluster, kc, tls } = await prepareWebhookCluster(plane, 'bench', dir, say);
 
     const webhook = await startWebhookProcess(
       scripts,

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 /** VmRSS and VmHWM (peak) of a process, in KiB, from /proc/<pid>/status. */
 export function memoryKib(pid: number): { rss: number; peak: number } {
@@ -54,5 +54,19 @@ export class CpuWindow {
     const loadCpu = (load.user + load.system) / 1e6 / seconds;
     const machine = machineCpuSeconds().busy - this.machine0.busy;
     return { seconds, serverCpu, loadCpu, otherCpu: Math.max(0, machine / seconds - serverCpu - loadCpu) };
+  }
+}
+
+/**
+ * Resets a process's peak resident memory (VmHWM) to its current VmRSS, so that the next peak
+ * read is the peak of what follows (Linux: `5` written to /proc/<pid>/clear_refs). Returns
+ * false where that is not allowed; the peak then includes what came before.
+ */
+export function resetPeakMemory(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
   }
 }

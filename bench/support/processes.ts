@@ -20,6 +20,8 @@ export interface ChildScripts {
   readonly bareServer: string;
   readonly loadAutocannon: string;
   readonly loadPaced: string;
+  /** Hostile bodies in a closed loop beside valid requests at a fixed rate (`support/load-hostile.ts`). */
+  readonly loadHostile: string;
   /** The KCP controller in direct mode (`support/controller-child.ts`). */
   readonly controllerChild: string;
   /** A runtime's webhook with the drift channel (`support/drift-webhook-child.ts`). */
@@ -61,6 +63,7 @@ export function buildChildren(say: (line: string) => void): ChildScripts {
     bareServer: join(BUILD_DIR, 'bench', 'support', 'bare-server.js'),
     loadAutocannon: join(BUILD_DIR, 'bench', 'support', 'load-autocannon.js'),
     loadPaced: join(BUILD_DIR, 'bench', 'support', 'load-paced.js'),
+    loadHostile: join(BUILD_DIR, 'bench', 'support', 'load-hostile.js'),
     controllerChild: join(BUILD_DIR, 'bench', 'support', 'controller-child.js'),
     driftWebhookChild: join(BUILD_DIR, 'bench', 'support', 'drift-webhook-child.js'),
   };

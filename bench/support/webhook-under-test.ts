@@ -5,7 +5,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../../src/api/webhook-config.js';
-import type { LocalCluster } from '../../src/envtest/control-plane.js';
+import type { ControlPlane, LocalCluster } from '../../src/envtest/control-plane.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import type { ManagedProcess } from '../../src/envtest/managed-process.js';
 import { WEBHOOK_NODE_OPTIONS } from '../../src/render/webhook-deployment.js';
@@ -79,6 +79,23 @@ export async function writeServingTls(dir: string): Promise<ServingTls> {
   return tls;
 }
 
+/**
+ * The cluster `name` of `plane` made ready for a webhook under test: its sources applied and a
+ * serving certificate for 127.0.0.1 written to `dir`. Says which API server and etcd run.
+ */
+export async function prepareWebhookCluster(
+  plane: ControlPlane,
+  name: string,
+  dir: string,
+  say: (line: string) => void,
+): Promise<{ cluster: LocalCluster; kc: KubeConfig; tls: ServingTls }> {
+  const cluster = plane.cluster(name);
+  say(`cluster: kube-apiserver ${plane.binaries.kubernetesVersion}, etcd ${plane.binaries.etcdVersion}`);
+  const kc = cluster.kubeConfig();
+  await applyWebhookSources(kc);
+  return { cluster, kc, tls: await writeServingTls(dir) };
+}
+
 /** A server under test in its own process. */
 export interface ServerProcess {
   readonly proc: ManagedProcess;
@@ -113,7 +130,7 @@ export async function startWebhookProcess(
     ],
     dir,
     // As the rendered Deployment runs it.
-    [WEBHOOK_NODE_OPTIONS, ...nodeOptions],
+    [...WEBHOOK_NODE_OPTIONS.split(' '), ...nodeOptions],
   );
   await waitReady(proc, `https://127.0.0.1:${port}/readyz`, { ca: tls.caPem }, 60_000);
   return { proc, pid: pidOf(proc), url: `https://127.0.0.1:${port}/mutate` };
@@ -158,8 +175,12 @@ export async function defaultedSeedPod(kc: KubeConfig, name = 'pause-test1'): Pr
   return plain;
 }
 
-/** An `admission.k8s.io/v1` AdmissionReview for creating `pod` in namespace default, like the API server's. */
-export function admissionReviewFor(pod: V1Pod, uid = '705ab4f5-6393-11e8-b7cc-42010a800002'): string {
+/** An `admission.k8s.io/v1` AdmissionReview for creating `pod` (in namespace default), like the API server's. */
+export function admissionReviewFor(
+  pod: V1Pod,
+  uid = '705ab4f5-6393-11e8-b7cc-42010a800002',
+  namespace = 'default',
+): string {
   return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -170,7 +191,7 @@ export function admissionReviewFor(pod: V1Pod, uid = '705ab4f5-6393-11e8-b7cc-42
       requestKind: { group: '', version: 'v1', kind: 'Pod' },
       requestResource: { group: '', version: 'v1', resource: 'pods' },
       name: pod.metadata?.name,
-      namespace: 'default',
+      namespace,
       operation: 'CREATE',
       userInfo: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] },
       object: pod,

@@ -207,7 +207,9 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
     },
   );
 
-  const server = http.createServer((req, res) => {
+  // Probes and scrapes only: a client slow to send its request, or idle, is not held for long.
+  const serverTimeouts = { headersTimeout: 10_000, requestTimeout: 15_000, keepAliveTimeout: 65_000 };
+  const server = http.createServer(serverTimeouts, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const reply = (code: number, body: string, type = 'text/plain; charset=utf-8'): void => {
       res.writeHead(code, { 'Content-Type': type });

@@ -22,6 +22,7 @@ import { selectFeatures } from './features.js';
 import { ALL_CONTAINER_KINDS, type ContainerKind, type ManipulationResult } from './manipulation.js';
 import { PatchBuilder, type PatchOperation } from './patch-builder.js';
 import type { Pod } from './pod.js';
+import { assertMutableSize } from './pod-size.js';
 import { setFipsMode } from './set-fips-mode.js';
 import { setLandscape } from './set-landscape.js';
 
@@ -148,9 +149,12 @@ function podShapeProblem(pod: Pod): string | undefined {
  * at all. Applying the result again yields no patch.
  * Problems with single items (an unparseable image, a conflicting mount) become warnings; the rest
  * is still applied.
+ *
+ * @throws PodTooLargeError for a Pod with more containers than the webhook mutates (./pod-size.ts).
  */
 export function mutatePod(input: MutatePodInput): MutatePodResult {
   const { pod, config } = input;
+  assertMutableSize(pod);
   const scope = scopeOf(input.operation, input.subResource);
   const unchanged = (warnings: string[], selected: readonly Feature[] = []): MutatePodResult => ({
     pod,

@@ -45,13 +45,16 @@ export function readLimitedBody(req: IncomingMessage, limit: number): Promise<Bu
   });
 }
 
-// From the raw headers: `req.headers` builds an object of every header on first use, a
-// measurable part of a request that reads nothing else from it.
-function declaredLength(req: IncomingMessage): number {
+/**
+ * The request's Content-Length, or -1 when it declares none (a chunked body). From the raw
+ * headers: `req.headers` builds an object of every header on first use, a measurable part of a
+ * request that reads nothing else from it.
+ */
+export function declaredLength(req: IncomingMessage): number {
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i];
     if (name?.length === 14 && name.toLowerCase() === 'content-length') return Number(raw[i + 1] ?? '0');
   }
-  return 0;
+  return -1;
 }

@@ -3,6 +3,7 @@ import { FEATURE_ADD_IMG_PULL_SECRET, type WebhookConfig } from '../api/webhook-
 import { selectFeatures } from '../mutation/features.js';
 import type { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import { mutatePod } from '../mutation/pipeline.js';
+import { assertMutableSize } from '../mutation/pod-size.js';
 import {
   admissionResponseTemplate,
   type AdmissionAnswer,
@@ -193,6 +194,8 @@ async function decide(
   const isPod = req.resource.group === '' && req.resource.resource === 'pods';
   if (!isPod || (req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return unchanged();
 
+  // Before any lookup: a Pod too large to mutate costs no API call either.
+  assertMutableSize(req.object);
   const config = ctx.config();
   if (!config) {
     if (ctx.logLimit.allow(NO_CONFIG)) log().warn(NO_CONFIG);

@@ -10,7 +10,17 @@ export class AdmissionDecodeError extends Error {
   }
 }
 
-const groupVersionResource = z.object({ group: z.string(), version: z.string(), resource: z.string() });
+/**
+ * Longest accepted strings of the envelope: what the API server can send (a UID is a UUID; a
+ * namespace a DNS label of at most 63 characters; names, groups and resources DNS subdomains of
+ * at most 253). They reach logs, API paths and the answer: a request with a namespace of
+ * megabytes would otherwise be copied into each of them (measured: 372 MB for one of 3 MB).
+ */
+export const ENVELOPE_LIMITS = { uid: 128, namespace: 63, name: 253 } as const;
+
+const shortName = z.string().max(ENVELOPE_LIMITS.name);
+
+const groupVersionResource = z.object({ group: shortName, version: shortName, resource: shortName });
 
 // Only the envelope is validated here; the Pod itself is the API server's, already validated
 // and defaulted, and the mutations read it defensively.
@@ -18,11 +28,11 @@ const reviewSchema = z.object({
   apiVersion: z.literal('admission.k8s.io/v1'),
   kind: z.literal('AdmissionReview'),
   request: z.looseObject({
-    uid: z.string().min(1),
+    uid: z.string().min(1).max(ENVELOPE_LIMITS.uid),
     resource: groupVersionResource,
-    subResource: z.string().optional(),
-    name: z.string().optional(),
-    namespace: z.string().optional(),
+    subResource: shortName.optional(),
+    name: shortName.optional(),
+    namespace: z.string().max(ENVELOPE_LIMITS.namespace).optional(),
     operation: z.enum(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']),
     object: z.record(z.string(), z.unknown()).nullable().optional(),
     oldObject: z.record(z.string(), z.unknown()).nullable().optional(),
@@ -59,7 +69,9 @@ const OPERATIONS: ReadonlySet<unknown> = new Set(['CREATE', 'UPDATE', 'DELETE', 
 type JsonObject = Record<string, unknown>;
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isOptionalString = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
+const isOptionalString = (v: unknown, max: number): v is string | undefined =>
+  v === undefined || (typeof v === 'string' && v.length <= max);
+const isShortString = (v: unknown): v is string => typeof v === 'string' && v.length <= ENVELOPE_LIMITS.name;
 
 /**
  * The Pod of `object`/`oldObject` as it stands: unlike the schema, which would copy it, minus
@@ -79,17 +91,22 @@ function checkEnvelope(json: unknown): AdmissionRequest | undefined {
   if (!isObject(json) || json.apiVersion !== 'admission.k8s.io/v1' || json.kind !== 'AdmissionReview')
     return undefined;
   const r = json.request;
-  if (!isObject(r) || typeof r.uid !== 'string' || r.uid.length < 1) return undefined;
+  if (!isObject(r) || typeof r.uid !== 'string' || r.uid.length < 1 || r.uid.length > ENVELOPE_LIMITS.uid)
+    return undefined;
   const gvr = r.resource;
   if (
     !isObject(gvr) ||
-    typeof gvr.group !== 'string' ||
-    typeof gvr.version !== 'string' ||
-    typeof gvr.resource !== 'string'
+    !isShortString(gvr.group) ||
+    !isShortString(gvr.version) ||
+    !isShortString(gvr.resource)
   )
     return undefined;
   const { subResource, name, namespace, operation, dryRun } = r;
-  if (!isOptionalString(subResource) || !isOptionalString(name) || !isOptionalString(namespace))
+  if (
+    !isOptionalString(subResource, ENVELOPE_LIMITS.name) ||
+    !isOptionalString(name, ENVELOPE_LIMITS.name) ||
+    !isOptionalString(namespace, ENVELOPE_LIMITS.namespace)
+  )
     return undefined;
   if (!OPERATIONS.has(operation) || (dryRun !== undefined && typeof dryRun !== 'boolean')) return undefined;
   const object = podOf(r.object);

@@ -22,9 +22,23 @@ export class FileConfigSource {
     private readonly pollMs = 5_000,
   ) {}
 
-  /** Reads the file once and starts watching it. */
+  /**
+   * Reads the file once and starts watching it. A file that cannot be read at start is fatal
+   * (the flag names a file that is not there); later read failures keep the last good config.
+   */
   async start(): Promise<void> {
-    await this.reload();
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (cause) {
+      throw new Error(
+        `cannot read the config file: ${cause instanceof Error ? cause.message : String(cause)}`,
+        {
+          cause,
+        },
+      );
+    }
+    this.holder.offer(text, this.path);
     try {
       this.watcher = watch(dirname(this.path), () => {
         this.schedule();

@@ -18,7 +18,10 @@ import { MissingNamespaces } from './missing-namespaces.js';
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
 import { followPullSecret } from './pull-secret-follower.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
-import { WebhookServer } from './webhook-server.js';
+import { WebhookServer, type DrainOptions } from './webhook-server.js';
+import { DRIFT_FLUSH_SECONDS } from './serving-limits.js';
+import { StopStack } from './stop-stack.js';
+import { errorLine } from '../telemetry/error-line.js';
 import { startUpstreamCleanup } from './upstream-cleanup.js';
 import type { ServingCertSettings } from './serving-cert/serving-cert-settings.js';
 import type { ServingCertKeeper } from './serving-cert/serving-cert-keeper.js';
@@ -79,12 +82,34 @@ export interface WebhookApp {
   ready(): boolean;
   /** Whether this replica writes the serving certificate now (only without {@link WebhookAppOptions.tls}). */
   isCertWriter(): boolean;
-  /** Graceful: drains requests, then stops caches and workers. */
-  stop(): Promise<void>;
+  /**
+   * Graceful: drains the server (./webhook-server.ts `close`; by default without the delay that
+   * the CLI adds on SIGTERM), then stops caches and workers.
+   */
+  stop(drain?: DrainOptions): Promise<void>;
 }
 
-/** Starts the webhook: caches, config, pull-Secret copier, HTTPS server; resolves once serving. */
+/** `rtb webhook` could not start; the message says why, on one line. */
+export class WebhookStartError extends Error {
+  override readonly name = 'WebhookStartError';
+}
+
+/**
+ * Starts the webhook: caches, config, pull-Secret copier, HTTPS server; resolves once serving.
+ * A start that fails (no usable certificate, an unreadable config file, the port in use) stops
+ * whatever it had started and rejects with {@link WebhookStartError}, so the process can exit.
+ */
 export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp> {
+  const stoppers = new StopStack();
+  try {
+    return await startParts(o, stoppers);
+  } catch (error) {
+    await stoppers.stopAll(o.logger);
+    throw new WebhookStartError(`cannot start the webhook: ${errorLine(error)}`, { cause: error });
+  }
+}
+
+async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<WebhookApp> {
   const logger = o.logger;
   const registry = o.registry ?? new Registry();
   if (!o.registry) collectDefaultMetrics({ register: registry });
@@ -106,11 +131,18 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   // First, so a webhook with nothing to serve fails before it starts any watch.
   if (o.tls) {
     reloader = new CertificateReloader(o.tls, swap, reloaded, logger.child({ part: 'tls' }));
-    tls = await reloader.load();
+    try {
+      tls = await reloader.load();
+    } catch (cause) {
+      const files = `${o.tls.certFile} with key ${o.tls.keyFile}`;
+      throw new Error(`serving certificate ${files}: ${errorLine(cause)}`, { cause });
+    }
   } else {
     // Loaded only here: it brings the certificate-issuing code, which file mode never needs.
     const { startKeeperFromSettings } = await import('./serving-cert/serving-cert-settings.js');
-    keeper = await startKeeperFromSettings(o.kubeConfig, o.servingCert ?? {}, logger, reloaded);
+    const started = await startKeeperFromSettings(o.kubeConfig, o.servingCert ?? {}, logger, reloaded);
+    keeper = started;
+    stoppers.push(() => started.stop());
     keeper.attach(swap);
     tls = keeper.initialTls;
   }
@@ -121,15 +153,17 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     logger: reflectorLogger,
   });
   namespaces.start();
+  stoppers.push(() => namespaces.stop());
 
-  let configReflector: Reflector<V1ConfigMap> | undefined;
-  let fileSource: FileConfigSource | undefined;
   if (o.configFile) {
-    fileSource = new FileConfigSource(o.configFile, holder, logger.child({ part: 'config' }));
+    const fileSource = new FileConfigSource(o.configFile, holder, logger.child({ part: 'config' }));
+    stoppers.push(() => {
+      fileSource.stop();
+    });
     await fileSource.start();
   } else {
     const cm = o.configMap ?? { namespace: CONFIG_MAP_NAMESPACE, name: CONFIG_MAP_NAME, key: CONFIG_MAP_KEY };
-    configReflector = new Reflector<V1ConfigMap>({
+    const configReflector = new Reflector<V1ConfigMap>({
       name: `configmap ${cm.namespace}/${cm.name}`,
       listerWatcher: new KubeListWatch<V1ConfigMap>(
         o.kubeConfig,
@@ -140,6 +174,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     });
     connectConfigMapSource({ reflector: configReflector, key: cm.key, holder, logger });
     configReflector.start();
+    stoppers.push(() => configReflector.stop());
   }
 
   // Per-request warnings are rate-limited; a namespace the API server does not know is remembered.
@@ -157,6 +192,10 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     logLimit,
     ...(o.excludedNamespaces ? { excludedNamespaces: o.excludedNamespaces } : {}),
   });
+  stoppers.push(() => {
+    logLimit.flush();
+  });
+  stoppers.push(() => copiers.close());
 
   const context: AdmissionContext = {
     config: () => holder.get(),
@@ -184,6 +223,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
         registry,
       })
     : undefined;
+  if (forwarder) stoppers.push(() => forwarder.stop());
   const server = new WebhookServer({
     ...(forwarder ? { validate: (body: Buffer) => handleDriftValidation(body, forwarder) } : {}),
     tls,
@@ -197,6 +237,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   });
   serverRef.current = server;
   const port = await server.listen();
+  stoppers.push(() => server.close());
   const metricsServer =
     o.metricsPort === undefined
       ? undefined
@@ -206,14 +247,28 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
           ...(o.host !== undefined ? { host: o.host } : {}),
           logger,
         });
+  if (metricsServer) {
+    const started = metricsServer;
+    stoppers.push(() => started.close());
+  }
   const metricsPort = await metricsServer?.listen();
   reloader?.start();
+  if (reloader) {
+    const started = reloader;
+    stoppers.push(() => {
+      started.stop();
+    });
+  }
   logger.info({ port }, 'webhook serving');
   // Only once we serve: until then upstream's webhook may still be the one answering.
   const cleanup =
     o.removeUpstreamLeftovers === false
       ? undefined
       : startUpstreamCleanup(o.kubeConfig, logger.child({ part: 'upstream-cleanup' }));
+  if (cleanup)
+    stoppers.push(() => {
+      cleanup.stop();
+    });
 
   return {
     port,
@@ -222,20 +277,14 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     registry,
     ready,
     isCertWriter: () => keeper?.isWriter() ?? false,
-    async stop() {
+    async stop(drain) {
       cleanup?.stop();
       reloader?.stop();
-      await server.close();
-      await metricsServer?.close();
-      await keeper?.stop();
+      await server.close(drain);
       // Deliver what is queued before stopping (stop drops the rest).
-      await forwarder?.flush(5_000).catch(() => undefined);
-      await forwarder?.stop();
-      fileSource?.stop();
-      await copiers.close();
-      await configReflector?.stop();
-      await namespaces.stop();
-      logLimit.flush();
+      await forwarder?.flush(DRIFT_FLUSH_SECONDS * 1000).catch(() => undefined);
+      // Everything else, last started first (the server again: already closed).
+      await stoppers.stopAll(logger);
     },
   };
 }

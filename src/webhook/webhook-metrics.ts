@@ -1,5 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { DeferredCounter, DeferredHistogram } from '../telemetry/deferred-metrics.js';
+import type { GateRefusalReason } from './request-gate.js';
 
 /** How one admission request ended, the `result` label. */
 export type AdmissionResult = 'mutated' | 'unchanged' | 'bad_request' | 'error';
@@ -21,6 +22,8 @@ export interface WebhookMetrics {
   readonly certReloads: Counter<'result'>;
   /** Requests looked up among the answers kept for identical requests, by outcome. */
   readonly memo: DeferredCounter<'hit' | 'stale'>;
+  /** Requests the server's memory bounds turned away, by reason (./request-gate.ts). */
+  readonly refused: DeferredCounter<GateRefusalReason>;
 }
 
 /** Registers the webhook metrics on `registry`. */
@@ -78,6 +81,12 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
       name: 'rtb_webhook_answer_reuse_total',
       help: 'Requests identical (uid aside) to an earlier one: answer reused (hit) or decided anew because the configuration, namespace or pull Secret changed (stale).',
       labelName: 'outcome',
+      registers,
+    }),
+    refused: new DeferredCounter({
+      name: 'rtb_webhook_requests_refused_total',
+      help: 'Requests turned away to keep memory bounded: body too large (413), too complex to decode (413), too many waiting or no room in time (503), client gone while waiting.',
+      labelName: 'reason',
       registers,
     }),
   };

@@ -1,19 +1,28 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { SecureContextOptions } from 'node:tls';
+import { Server as TlsServer, type SecureContextOptions } from 'node:tls';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import { AdmissionDecodeError, decodeAdmissionReview, encodeAdmissionResponse } from './admission-review.js';
+import type { AdmissionContext } from './admission-handler.js';
+import { AdmissionEndpoint } from './admission-endpoint.js';
+import { ConnectionTracker } from './connection-tracker.js';
+import { GateRefusal, RequestGate, type AdmittedBody, type GateLimits } from './request-gate.js';
 import {
-  handleAdmission,
-  replayAdmission,
-  type AdmissionContext,
-  type AdmissionRecord,
-} from './admission-handler.js';
-import { AdmissionMemo } from './admission-memo.js';
+  BODY_LIMIT_BYTES,
+  DECODE_BUDGET_BYTES,
+  DRAIN_TIMEOUT_SECONDS,
+  HANDSHAKE_TIMEOUT_MS,
+  HEADERS_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
+  MAX_REQUESTS_IN_FLIGHT,
+  MAX_WAITING_REQUESTS,
+  QUEUE_TIMEOUT_MS,
+  READ_BUDGET_BYTES,
+  REQUEST_TIMEOUT_MS,
+  WRITE_TIMEOUT_MS,
+} from './serving-limits.js';
 import type { AdmissionResult } from './webhook-metrics.js';
-import { BodyTooLargeError, readLimitedBody } from '../watcher/limited-body.js';
 
 /** Settings of the HTTPS server. */
 export interface WebhookServerOptions {
@@ -26,12 +35,20 @@ export interface WebhookServerOptions {
   /** Ready to serve: configuration loaded and caches synced. */
   readonly ready: () => boolean;
   readonly logger: Logger;
-  /** Largest accepted body; an AdmissionReview carries up to two Pods (default 4 MiB). */
-  readonly bodyLimitBytes?: number;
+  /** What request bodies may take (defaults in ./serving-limits.ts). */
+  readonly limits?: Partial<GateLimits>;
   /** Answers kept for identical requests (default 512; 0 turns the memo off). */
   readonly memoEntries?: number;
   /** The drift webhook's handler, served at {@link VALIDATE_PATH} when set. */
   readonly validate?: (body: Buffer) => { status: number; body: string };
+}
+
+/** How the server stops (see {@link WebhookServer.close}). */
+export interface DrainOptions {
+  /** Keep serving this long first, so the Pod leaves the Service's endpoints (default 0). */
+  readonly delayMs?: number;
+  /** Then give requests in flight this long before closing every connection. */
+  readonly timeoutMs?: number;
 }
 
 /** The path of the drift (validating) webhook. */
@@ -43,40 +60,52 @@ export const MUTATE_PATH = '/mutate';
 /** Upstream's mutation path (controller-runtime's `/mutate--v1-pod`), served like MUTATE_PATH. */
 export const UPSTREAM_MUTATE_PATH = '/mutate--v1-pod';
 
+type Headers = Readonly<Record<string, string>>;
+
 /**
  * The admission HTTPS server: `/mutate`, `/healthz`, `/readyz`, `/metrics`. TLS 1.2 or newer;
- * the certificate is replaceable at run time; shutdown drains requests in flight.
+ * the certificate is replaceable at run time. What request bodies may take is bounded by the
+ * gate (./request-gate.ts); every phase of a connection has a timeout; the stop drains as
+ * Kubernetes expects (see {@link WebhookServer.close}).
  */
 export class WebhookServer {
   private readonly server: Server;
-  private inFlight = 0;
+  private readonly gate: RequestGate;
+  private readonly connections: ConnectionTracker;
+  private readonly endpoint: AdmissionEndpoint;
   private draining = false;
-  private drained: (() => void) | undefined;
-  private readonly memo: AdmissionMemo<AdmissionRecord> | undefined;
 
   constructor(private readonly options: WebhookServerOptions) {
-    const memoEntries = options.memoEntries ?? 512;
-    this.memo = memoEntries > 0 ? new AdmissionMemo(memoEntries) : undefined;
+    this.gate = new RequestGate({
+      bodyLimitBytes: BODY_LIMIT_BYTES,
+      readBudgetBytes: READ_BUDGET_BYTES,
+      maxRequests: MAX_REQUESTS_IN_FLIGHT,
+      decodeBudgetBytes: DECODE_BUDGET_BYTES,
+      maxWaiting: MAX_WAITING_REQUESTS,
+      queueTimeoutMs: QUEUE_TIMEOUT_MS,
+      ...options.limits,
+    });
+    this.endpoint = new AdmissionEndpoint(options.context, options.memoEntries ?? 512);
     this.server = createServer(
       {
         ...options.tls,
         minVersion: 'TLSv1.2',
-        // The API server keeps connections open for reuse (Go's idle timeout is 90 s); closing
-        // ours later than that avoids racing a request on a connection we are closing.
-        keepAliveTimeout: 120_000,
-        headersTimeout: 10_000,
-        requestTimeout: 30_000,
+        handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+        keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+        headersTimeout: HEADERS_TIMEOUT_MS,
+        requestTimeout: REQUEST_TIMEOUT_MS,
       },
       (req, res) => {
         this.onRequest(req, res);
       },
     );
+    this.connections = new ConnectionTracker(this.server);
     this.server.on('tlsClientError', (error) => {
       options.logger.debug({ err: error }, 'TLS handshake failed');
     });
   }
 
-  /** Starts listening; resolves with the bound port. */
+  /** Starts listening; resolves with the bound port, rejects when the address is unusable. */
   async listen(): Promise<number> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
@@ -84,6 +113,10 @@ export class WebhookServer {
         this.server.off('error', reject);
         resolve();
       });
+    });
+    // Later errors (accept failures) are logged; the server keeps serving.
+    this.server.on('error', (error) => {
+      this.options.logger.error({ err: error }, 'webhook server error');
     });
     return this.port;
   }
@@ -93,52 +126,68 @@ export class WebhookServer {
     return (this.server.address() as AddressInfo).port;
   }
 
+  /** Whether new connections are accepted. */
+  get listening(): boolean {
+    return this.server.listening;
+  }
+
+  /** Requests in flight and waiting, bytes held (for tests and benchmarks). */
+  get load(): RequestGate['state'] & { connections: number } {
+    return { ...this.gate.state, connections: this.connections.size };
+  }
+
   /** Replaces the serving certificate for new connections. */
   setSecureContext(tls: SecureContextOptions): void {
     // setSecureContext resets every option not passed again: keep the TLS floor.
     this.server.setSecureContext({ ...tls, minVersion: 'TLSv1.2' });
   }
 
-  /** Stops accepting, answers what is in flight, then closes every connection. */
-  async close(timeoutMs = 25_000): Promise<void> {
+  /**
+   * Stops as Kubernetes expects. Readiness fails at once and every answer carries
+   * `Connection: close`, so clients leave their connections; for `delayMs` everything else goes
+   * on, new connections included, while the Pod leaves the Service's endpoints. Then no new
+   * connection is accepted, connections are closed as they become idle, and requests in flight
+   * are answered; after `timeoutMs` what is left is closed. A server that is not listening
+   * (never was, or is closed already) returns at once.
+   */
+  async close(options: DrainOptions = {}): Promise<void> {
     this.draining = true;
-    const closed = new Promise<void>((resolve) => {
-      this.server.close(() => {
+    if (!this.server.listening) return;
+    const delayMs = options.delayMs ?? 0;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    // Not https.Server#close: that also closes every connection without a request at once,
+    // new ones included, racing clients that are writing one. The tracker closes them instead.
+    const stopped = new Promise<void>((resolve) => {
+      TlsServer.prototype.close.call(this.server, () => {
         resolve();
       });
     });
-    this.server.closeIdleConnections();
-    if (this.inFlight > 0) {
-      await Promise.race([
-        new Promise<void>((resolve) => {
-          this.drained = resolve;
-        }),
-        new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref()),
-      ]);
-    }
+    await this.connections.drain(Date.now() + (options.timeoutMs ?? DRAIN_TIMEOUT_SECONDS * 1000));
     this.server.closeAllConnections();
-    await closed;
+    await stopped;
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    this.connections.track(req, res);
     const url = req.url ?? '/';
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
+    const post = (handle: (body: Buffer) => Promise<Answer> | Answer, admission: boolean): void => {
+      if (req.method !== 'POST') this.reply(res, 405, 'only POST is allowed', { allow: 'POST' });
+      else void this.serve(req, res, handle, admission);
+    };
     if (path === MUTATE_PATH || path === UPSTREAM_MUTATE_PATH) {
-      if (req.method !== 'POST') {
-        this.reply(res, 405, 'only POST is allowed', { allow: 'POST' });
-        return;
-      }
-      void this.serve(res, () => this.answerAdmission(req, res));
+      post((body) => this.endpoint.answer(body), true);
       return;
     }
-    if (path === VALIDATE_PATH && this.options.validate) {
-      if (req.method !== 'POST') {
-        this.reply(res, 405, 'only POST is allowed', { allow: 'POST' });
-        return;
-      }
-      const validate = this.options.validate;
-      void this.serve(res, () => this.observe(req, res, validate));
+    const validate = this.options.validate;
+    if (path === VALIDATE_PATH && validate) {
+      post(validate, false);
+      return;
+    }
+    const get = GET_PATHS.has(path);
+    if (!get) {
+      this.reply(res, 404, 'not found');
       return;
     }
     if (req.method !== 'GET') {
@@ -171,115 +220,95 @@ export class WebhookServer {
   }
 
   /**
-   * Runs one POST to completion, counted as in flight for the drain on shutdown. Never rejects:
-   * a failure the handler did not answer itself is answered 500 and logged, not left to crash
-   * the process as an unhandled rejection.
+   * Runs one POST to completion through the gate. Never rejects: a failure the handler did not
+   * answer itself is answered 500 and logged, not left to crash the process as an unhandled
+   * rejection.
    */
-  private async serve(res: ServerResponse, handle: () => Promise<void>): Promise<void> {
-    this.inFlight++;
+  private async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    handle: (body: Buffer) => Promise<Answer> | Answer,
+    admission: boolean,
+  ): Promise<void> {
+    const started = admission ? process.hrtime.bigint() : 0n;
+    const count = (result: AdmissionResult): void => {
+      if (!admission) return;
+      const { metrics } = this.options.context;
+      metrics.requests.inc(result);
+      metrics.duration.observe(result, Number(process.hrtime.bigint() - started) / 1e9);
+    };
+    let admitted: AdmittedBody;
     try {
-      await handle();
+      admitted = await this.gate.admit(req);
+    } catch (error) {
+      this.refuse(res, error, count);
+      return;
+    }
+    // The room is given back once the request is decided and its answer has left (or the
+    // connection is gone), whichever is later: an answer a client does not read still counts,
+    // and so does a request whose client went away while it is being decided.
+    let pending = 2;
+    const settle = (): void => {
+      if (--pending === 0) admitted.release();
+    };
+    res.once('close', settle);
+    try {
+      const answer = await handle(admitted.body);
+      if (answer.result !== undefined) count(answer.result);
+      this.reply(res, answer.status, answer.body, answer.status === 200 ? JSON_TYPE : {});
     } catch (error) {
       this.options.logger.error({ err: error }, 'request failed');
       this.reply(res, 500, 'internal error');
     } finally {
-      this.inFlight--;
-      if (this.inFlight === 0) this.drained?.();
+      settle();
     }
   }
 
-  private async answerAdmission(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const { metrics } = this.options.context;
-    const started = process.hrtime.bigint();
-    const done = (result: AdmissionResult): void => {
-      metrics.requests.inc(result);
-      metrics.duration.observe(result, Number(process.hrtime.bigint() - started) / 1e9);
-    };
-    let body: Buffer;
-    try {
-      body = await readLimitedBody(req, this.options.bodyLimitBytes ?? 4 * 1024 * 1024);
-    } catch (error) {
-      done('bad_request');
-      const tooLarge = error instanceof BodyTooLargeError;
-      this.reply(res, tooLarge ? 413 : 400, error instanceof Error ? error.message : 'unreadable body', {
-        ...(tooLarge ? { connection: 'close' } : {}),
-      });
+  private refuse(res: ServerResponse, error: unknown, count: (result: AdmissionResult) => void): void {
+    const metrics = this.options.context.metrics;
+    if (!(error instanceof GateRefusal)) {
+      count('bad_request');
+      this.reply(res, 400, 'unreadable body');
       return;
     }
-    const probe = this.memo?.probe(body);
-    const record = probe && this.memo?.get(probe.key);
-    if (probe && record) {
-      // Reused answers come from caches: no promise turn unless the context needs I/O.
-      const replay = replayAdmission(record, probe.uid, this.options.context);
-      const replayed = replay instanceof Promise ? await replay : replay;
-      metrics.memo.inc(replayed ? 'hit' : 'stale');
-      if (replayed) {
-        done(replayed.result);
-        this.reply(res, 200, replayed.body, JSON_TYPE);
-        return;
-      }
-      this.memo?.delete(probe.key);
-    }
-    let request;
-    try {
-      request = decodeAdmissionReview(body);
-    } catch (error) {
-      done('bad_request');
-      const reason = error instanceof AdmissionDecodeError ? error.message : 'malformed AdmissionReview';
-      this.reply(res, 400, reason);
-      return;
-    }
-    const handled = await handleAdmission(request, this.options.context);
-    done(handled.result);
-    if (handled.record) {
-      if (
-        probe &&
-        this.memo?.seenBefore(probe.key) === true &&
-        AdmissionMemo.keyable(body, probe, request.uid)
-      )
-        this.memo.set(probe.key, handled.record);
-      this.reply(res, 200, handled.record.respond(request.uid), JSON_TYPE);
-      return;
-    }
-    this.reply(res, 200, encodeAdmissionResponse(handled.answer), JSON_TYPE);
+    metrics.refused.inc(error.reason);
+    if (error.status === 0) return;
+    if (error.status === 413) count('bad_request');
+    this.reply(res, error.status, error.message, {
+      ...(error.status === 503 ? { 'retry-after': '1' } : {}),
+      // The body was left unread: closing is cheaper than reading it to keep the connection.
+      ...(error.closeConnection ? { connection: 'close' } : {}),
+    });
   }
 
-  private async observe(
-    req: IncomingMessage,
-    res: ServerResponse,
-    validate: (body: Buffer) => { status: number; body: string },
-  ): Promise<void> {
-    let body: Buffer;
-    try {
-      body = await readLimitedBody(req, this.options.bodyLimitBytes ?? 4 * 1024 * 1024);
-    } catch (error) {
-      const tooLarge = error instanceof BodyTooLargeError;
-      this.reply(res, tooLarge ? 413 : 400, error instanceof Error ? error.message : 'unreadable body');
-      return;
-    }
-    const answer = validate(body);
-    this.reply(
-      res,
-      answer.status,
-      answer.body,
-      answer.status === 200 ? { 'content-type': 'application/json' } : {},
-    );
-  }
-
-  private reply(
-    res: ServerResponse,
-    status: number,
-    body: string | Buffer,
-    headers: Record<string, string> = {},
-  ): void {
-    if (res.headersSent) return;
+  private reply(res: ServerResponse, status: number, body: string | Buffer, headers: Headers = {}): void {
+    if (res.headersSent || res.destroyed) return;
     res.writeHead(status, {
       'content-type': 'text/plain; charset=utf-8',
       ...headers,
+      ...(this.draining ? { connection: 'close' } : {}),
       'content-length': Buffer.byteLength(body),
     });
     res.end(body);
+    // A client that does not read its answer holds it in our memory: not for long. (A small
+    // answer leaves at once for the kernel's socket buffers, whoever reads it.)
+    if (res.writableLength > LARGE_ANSWER_BYTES) {
+      const timer = setTimeout(() => res.destroy(), WRITE_TIMEOUT_MS);
+      timer.unref();
+      res.once('close', () => {
+        clearTimeout(timer);
+      });
+    }
   }
 }
+
+/** What a POST handler answers: the admission endpoint's answer, or the drift handler's. */
+type Answer = { readonly status: number; readonly body: string | Buffer } & {
+  readonly result?: AdmissionResult;
+};
+
+const LARGE_ANSWER_BYTES = 64 * 1024;
+
+const GET_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
 const JSON_TYPE = { 'content-type': 'application/json' } as const;

@@ -1,7 +1,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
-import { request } from 'node:https';
+import { Agent } from 'node:https';
 import { writeFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { connect } from 'node:tls';
@@ -10,9 +10,10 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { seedConfigText, seedPodBefore } from '../support/fixtures.js';
-import { httpsCall, type Reply } from '../support/https-call.js';
+import { podReview, seedConfigText, seedPodBefore } from '../support/fixtures.js';
+import { heldCall, httpsCall, type Reply } from '../support/https-call.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
+import { BODY_LIMIT_BYTES } from '../../src/webhook/serving-limits.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 const SECRET_MARKER = 'c3VwZXItc2VjcmV0LXB1bGwtdG9rZW4=';
@@ -22,20 +23,35 @@ const logLines: string[] = [];
 const post = (path: string, body: string | Buffer, method = 'POST'): Promise<Reply> =>
   httpsCall({ port: webhook.app.port, caPem: webhook.ca.certPem, path, body, method });
 
-const review = (object: unknown, extra: Record<string, unknown> = {}): string =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'u-1',
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: 'default',
-      operation: 'CREATE',
-      object,
-      ...extra,
-    },
-  });
+const review = podReview;
+
+/** Pods of every shape, valid and not, for the fuzz tests. */
+const pod = fc.oneof(
+  fc.anything(),
+  fc.record({
+    metadata: fc.oneof(
+      fc.anything(),
+      fc.record({ annotations: fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.constant('true'))) }),
+    ),
+    spec: fc.oneof(
+      fc.anything(),
+      fc.record({
+        containers: fc.oneof(
+          fc.anything(),
+          fc.array(
+            fc.record({
+              name: fc.string(),
+              image: fc.oneof(fc.string(), fc.anything()),
+              env: fc.anything(),
+            }),
+          ),
+        ),
+        volumes: fc.anything(),
+        imagePullSecrets: fc.anything(),
+      }),
+    ),
+  }),
+);
 
 describe('the webhook server', () => {
   before(async () => {
@@ -97,11 +113,12 @@ describe('the webhook server', () => {
     assert.match(wrongKind.body, /apiVersion|kind/);
   });
 
-  test('an oversized body gets 413; wrong method 405; unknown path 404', async () => {
-    const big = Buffer.alloc(5 * 1024 * 1024, 0x20);
+  test('an oversized body gets 413; wrong method 405; unknown path 404, POST or GET', async () => {
+    const big = Buffer.alloc(BODY_LIMIT_BYTES + 1, 0x20);
     assert.equal((await post('/mutate', big)).status, 413);
     assert.equal((await post('/mutate', '', 'GET')).status, 405);
     assert.equal((await post('/nope', '', 'GET')).status, 404);
+    assert.equal((await post('/nope', '{}')).status, 404);
   });
 
   test('health, readiness and metrics', async () => {
@@ -118,32 +135,6 @@ describe('the webhook server', () => {
   });
 
   test('fuzz: random and malformed AdmissionReviews all get an answer and the process stays up', async () => {
-    const pod = fc.oneof(
-      fc.anything(),
-      fc.record({
-        metadata: fc.oneof(
-          fc.anything(),
-          fc.record({ annotations: fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.constant('true'))) }),
-        ),
-        spec: fc.oneof(
-          fc.anything(),
-          fc.record({
-            containers: fc.oneof(
-              fc.anything(),
-              fc.array(
-                fc.record({
-                  name: fc.string(),
-                  image: fc.oneof(fc.string(), fc.anything()),
-                  env: fc.anything(),
-                }),
-              ),
-            ),
-            volumes: fc.anything(),
-            imagePullSecrets: fc.anything(),
-          }),
-        ),
-      }),
-    );
     const body = fc.oneof(
       fc.string(),
       fc.json(),
@@ -167,6 +158,69 @@ describe('the webhook server', () => {
       } else bad++;
     }
     assert.ok(ok > 50 && bad > 50, `both kinds were exercised (${ok} answered, ${bad} refused)`);
+    assert.equal((await post('/healthz', '', 'GET')).status, 200);
+  });
+
+  test('fuzz, concurrently: malformed and valid requests at once over many connections; the valid ones answered as alone', async () => {
+    const malformed = fc.sample(
+      fc.oneof(
+        fc.string(),
+        fc.json(),
+        pod.map((p) => review(p, { uid: 'u-1' })),
+        pod.map((p) => review(p, { operation: 'UPDATE', oldObject: p, uid: 'u-1' })),
+        fc.nat(64).map((n) => review(seedPodBefore(), { namespace: 'n'.repeat(64 + n) })),
+        fc.nat(3).map((n) => `${'['.repeat(10_000 * (n + 1))}${']'.repeat(10_000 * (n + 1))}`),
+      ),
+      { numRuns: 400, seed: 43 },
+    );
+    const alone = JSON.parse((await post('/mutate', review(seedPodBefore(), { uid: 'alone' }))).body) as {
+      response: { patch: string };
+    };
+    const agent = new Agent({ keepAlive: true, maxSockets: 32 });
+    const jobs: (() => Promise<void>)[] = [];
+    const statuses = new Map<number, number>();
+    let valid = 0;
+    malformed.forEach((body, i) => {
+      jobs.push(async () => {
+        const reply = await httpsCall({
+          port: webhook.app.port,
+          caPem: webhook.ca.certPem,
+          path: '/mutate',
+          body,
+          // Every other one on a connection of its own.
+          ...(i % 2 === 0 ? { agent } : {}),
+        });
+        assert.ok([200, 400].includes(reply.status), `status ${reply.status} for ${body.slice(0, 200)}`);
+        statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
+      });
+      if (i % 4 === 0)
+        jobs.push(async () => {
+          const uid = `valid-${i}`;
+          const reply = await httpsCall({
+            port: webhook.app.port,
+            caPem: webhook.ca.certPem,
+            path: '/mutate',
+            body: review(seedPodBefore(), { uid }),
+            agent,
+          });
+          assert.equal(reply.status, 200);
+          const answer = JSON.parse(reply.body) as { response: { uid: string; patch: string } };
+          assert.equal(answer.response.uid, uid);
+          assert.equal(answer.response.patch, alone.response.patch);
+          valid++;
+        });
+    });
+    // 64 at a time, in the order made.
+    const running = new Set<Promise<void>>();
+    for (const job of jobs) {
+      const p: Promise<void> = job().finally(() => running.delete(p));
+      running.add(p);
+      if (running.size >= 64) await Promise.race(running);
+    }
+    await Promise.all(running);
+    agent.destroy();
+    assert.equal(valid, 100);
+    assert.ok((statuses.get(200) ?? 0) > 50 && (statuses.get(400) ?? 0) > 50, JSON.stringify([...statuses]));
     assert.equal((await post('/healthz', '', 'GET')).status, 200);
   });
 
@@ -242,34 +296,13 @@ describe('graceful shutdown', () => {
   test('SIGTERM-style stop answers the request in flight, then refuses new connections', async () => {
     const drained = await startTestWebhook(plane().cluster('runtime'));
     const body = review(seedPodBefore(), { uid: 'in-flight' });
-    const half = Math.floor(body.length / 2);
-    const reply = new Promise<Reply>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: drained.app.port,
-          path: '/mutate',
-          method: 'POST',
-          ca: drained.ca.certPem,
-          headers: { 'content-length': Buffer.byteLength(body) },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            resolve({
-              status: res.statusCode ?? 0,
-              body: Buffer.concat(chunks).toString(),
-              headers: res.headers,
-            });
-          });
-        },
-      );
-      req.on('error', reject);
-      req.write(body.slice(0, half));
-      // The rest arrives after the stop has begun.
-      setTimeout(() => req.end(body.slice(half)), 300);
-    });
+    const held = heldCall(
+      { port: drained.app.port, caPem: drained.ca.certPem, path: '/mutate', body },
+      Math.floor(body.length / 2),
+    );
+    // The rest arrives after the stop has begun.
+    setTimeout(held.finish, 300);
+    const reply = held.reply;
     await new Promise((r) => setTimeout(r, 100));
     const stopped = drained.stop();
     const answer = await reply;

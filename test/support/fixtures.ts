@@ -11,3 +11,22 @@ export const seedPodBefore = (): Pod => parse(fixture('seed-pod-before.yaml')) a
 export const seedPodAfter = (): Pod => parse(fixture('seed-pod-after.yaml')) as Pod;
 /** The seed's webhook configuration (JSON text). */
 export const seedConfigText = (): string => fixture('seed-config.json');
+
+/**
+ * An `admission.k8s.io/v1` AdmissionReview for creating `object` in namespace `default` (uid
+ * `u-1`), with `extra` replacing or adding request members.
+ */
+export const podReview = (object: unknown, extra: Record<string, unknown> = {}): string =>
+  JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'u-1',
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      namespace: 'default',
+      operation: 'CREATE',
+      object,
+      ...extra,
+    },
+  });

@@ -28,7 +28,19 @@ export interface CallOptions {
 
 /** Sends the request and collects the answer; rejects when the connection fails (e.g. TLS refused). */
 export function httpsCall(o: CallOptions): Promise<Reply> {
-  return new Promise((resolve, reject) => {
+  const held = heldCall(o, 0);
+  held.finish();
+  return held.reply;
+}
+
+/**
+ * Starts the request and sends its body only up to `sentBytes` until `finish` is called: a
+ * request that is in flight for as long as the test wants.
+ */
+export function heldCall(o: CallOptions, sentBytes: number): { finish: () => void; reply: Promise<Reply> } {
+  let finish = (): void => undefined;
+  const reply = new Promise<Reply>((resolve, reject) => {
+    const body = o.body === undefined ? undefined : Buffer.from(o.body);
     const req = request(
       {
         host: '127.0.0.1',
@@ -39,7 +51,11 @@ export function httpsCall(o: CallOptions): Promise<Reply> {
         ...(o.servername ? { servername: o.servername } : {}),
         ...(o.client ? { cert: o.client.certPem, key: o.client.keyPem } : {}),
         agent: o.agent ?? false,
-        headers: { 'content-type': 'application/json', ...o.headers },
+        headers: {
+          'content-type': 'application/json',
+          ...(body && !o.headers?.['transfer-encoding'] ? { 'content-length': body.length } : {}),
+          ...o.headers,
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -55,6 +71,8 @@ export function httpsCall(o: CallOptions): Promise<Reply> {
       },
     );
     req.on('error', reject);
-    req.end(o.body);
+    if (body && sentBytes > 0) req.write(body.subarray(0, sentBytes));
+    finish = () => req.end(body?.subarray(Math.min(sentBytes, body.length)));
   });
+  return { finish, reply };
 }

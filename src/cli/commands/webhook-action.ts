@@ -1,13 +1,15 @@
 import { loadClusterAccess } from '../../kube/cluster-access.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { startWebhookApp, type WebhookAppOptions } from '../../webhook/webhook-app.js';
-import { positiveInt } from '../flag-values.js';
-import type { WebhookFlags } from './webhook.js';
+import { DRAIN_TIMEOUT_SECONDS, TERMINATION_GRACE_SECONDS } from '../../webhook/serving-limits.js';
+import { parseDuration, positiveInt } from '../flag-values.js';
+import type { WebhookFlags } from './webhook-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';
 
 /** Runs `rtb webhook` until SIGTERM or SIGINT, then drains and stops. */
 export async function runWebhook(flags: WebhookFlags): Promise<void> {
   const reuseAnswers = positiveInt('reuse-answers', flags.reuseAnswers);
+  const delayMs = parseDuration(flags.shutdownDelay);
   const logger = createLogger({ name: 'webhook', level: flags.logLevel });
   // Read like client-node's KubeConfig (loadFromFile / loadFromDefault), without loading it.
   const kc = await loadClusterAccess(flags.kubeconfig);
@@ -38,7 +40,11 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
       : {}),
     logger,
   });
-  await runUntilSignal(app, logger, 'draining and stopping');
+  const drain = { delayMs, timeoutMs: DRAIN_TIMEOUT_SECONDS * 1000 };
+  // Past the grace period the kubelet kills the process anyway; ending a stuck stop a little
+  // earlier leaves the reason in the log.
+  const hardStopMs = Math.max(TERMINATION_GRACE_SECONDS * 1000, delayMs + drain.timeoutMs + 5_000) - 2_000;
+  await runUntilSignal({ stop: () => app.stop(drain) }, logger, 'draining and stopping', hardStopMs);
 }
 
 /**

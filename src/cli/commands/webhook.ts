@@ -5,32 +5,8 @@ import {
   WEBHOOK_SERVICE,
   WEBHOOK_TLS_SECRET,
 } from '../../api/runtime-names.js';
-
-/** The flags of `rtb webhook`. */
-export interface WebhookFlags {
-  tlsCert?: string;
-  tlsKey?: string;
-  tlsSecret?: string;
-  webhookService: string;
-  tlsExtraSan: string[];
-  certLease: string;
-  servingCertIssuer: string;
-  port: string;
-  metricsPort?: string;
-  host: string;
-  kubeconfig?: string;
-  configFile?: string;
-  configMap: string;
-  configKey: string;
-  failClosed?: boolean;
-  landscape?: string;
-  logLevel: string;
-  driftUrl?: string;
-  driftCert: string;
-  driftKey: string;
-  driftCa: string;
-  reuseAnswers: string;
-}
+import { SHUTDOWN_DELAY_SECONDS } from '../../webhook/serving-limits.js';
+import type { WebhookFlags } from './webhook-flags.js';
 
 /**
  * `rtb webhook`: the mutating admission webhook of a runtime. Only the flags are registered here;
@@ -102,6 +78,11 @@ export function registerWebhookCommand(program: Command): void {
       '--reuse-answers <count>',
       "answers kept for Pods that arrive identical but for the request's uid, such as a ReplicaSet's (0: off)",
       '512',
+    )
+    .option(
+      '--shutdown-delay <duration>',
+      'on SIGTERM, keep serving this long (readiness failing, connections closed after each answer) so the Pod leaves the Service first',
+      `${SHUTDOWN_DELAY_SECONDS}s`,
     )
     .action(async (flags: WebhookFlags) => {
       const { runWebhook } = await import('./webhook-action.js');

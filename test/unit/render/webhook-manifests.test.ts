@@ -25,6 +25,14 @@ import {
 } from '../../../src/api/runtime-names.js';
 import { renderWebhookManifests, webhookManifestList } from '../../../src/render/webhook-manifests.js';
 import { UPSTREAM_LEFTOVERS } from '../../../src/webhook/upstream-leftovers.js';
+import { WEBHOOK_NODE_OPTIONS, WEBHOOK_OLD_SPACE_MB } from '../../../src/render/webhook-deployment.js';
+import {
+  DRAIN_TIMEOUT_SECONDS,
+  DRIFT_FLUSH_SECONDS,
+  READ_BUDGET_BYTES,
+  SHUTDOWN_DELAY_SECONDS,
+  TERMINATION_GRACE_SECONDS,
+} from '../../../src/webhook/serving-limits.js';
 
 const m = renderWebhookManifests({ image: 'example.com/rtb:1.2.3', caBundlePem: 'PEM', version: '1.2.3' });
 const hook = m.mutatingWebhookConfiguration.webhooks![0]!;
@@ -140,9 +148,10 @@ describe('rendered webhook manifests', () => {
       '--config-map=kyma-system/rt-bootstrapper-config',
       '--config-key=rt-bootstrapper-config.json',
       '--log-level=info',
+      '--shutdown-delay=5s',
     ]);
     assert.deepEqual(container.env, [
-      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=4' },
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=4 --max-old-space-size=112' },
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     ]);
@@ -154,6 +163,34 @@ describe('rendered webhook manifests', () => {
     assert.equal(container.volumeMounts, undefined);
     const landscape = renderWebhookManifests({ image: 'x', landscape: 'eu10' }).deployment;
     assert.equal(landscape.spec!.template.spec!.containers[0]!.args!.at(-1), '--landscape=eu10');
+  });
+
+  test('the grace period holds the shutdown delay, the drain and the drift flush; the heap cap fits the memory limit', () => {
+    const spec = m.deployment.spec!.template.spec!;
+    const delay = Number(
+      /^--shutdown-delay=(\d+)s$/.exec(
+        container.args!.find((a) => a.startsWith('--shutdown-delay=')) ?? '',
+      )?.[1],
+    );
+    assert.equal(delay, SHUTDOWN_DELAY_SECONDS);
+    assert.equal(spec.terminationGracePeriodSeconds, TERMINATION_GRACE_SECONDS);
+    assert.ok(TERMINATION_GRACE_SECONDS > delay + DRAIN_TIMEOUT_SECONDS + DRIFT_FLUSH_SECONDS);
+    const mib = (q: string | undefined): number => Number(/^(\d+)Mi$/.exec(q ?? '')?.[1]);
+    const oldSpace = Number(/--max-old-space-size=(\d+)/.exec(WEBHOOK_NODE_OPTIONS)?.[1]);
+    const semiSpace = Number(/--max-semi-space-size=(\d+)/.exec(WEBHOOK_NODE_OPTIONS)?.[1]);
+    assert.equal(oldSpace, WEBHOOK_OLD_SPACE_MB);
+    const limit = mib(container.resources?.limits?.memory);
+    const request = mib(container.resources?.requests?.memory);
+    // Heap (old + two semi-spaces), bodies being read, ~50 MB of native memory: inside the limit.
+    const readMb = READ_BUDGET_BYTES / 1e6;
+    assert.ok(
+      (oldSpace + 2 * semiSpace + readMb + 50) * 1e6 < limit * 1024 * 1024,
+      'the bounded process fits the limit',
+    );
+    assert.ok(
+      request < limit && request * 1024 * 1024 > 77e6,
+      'the request holds the measured ordinary load',
+    );
   });
 
   test('the drift channel adds its flags, client certificate volume and registration', () => {

@@ -222,7 +222,7 @@ void describe('the webhook server with and without the memo', () => {
     tls = { cert: serving.certPem, key: serving.keyPem };
   });
   after(async () => {
-    for (const s of servers) await s.close(100);
+    for (const s of servers) await s.close({ timeoutMs: 100 });
   });
 
   async function serve(
@@ -379,8 +379,8 @@ void describe('the webhook server with and without the memo', () => {
               );
             }
           } finally {
-            await a.server.close(100);
-            await b.server.close(100);
+            await a.server.close({ timeoutMs: 100 });
+            await b.server.close({ timeoutMs: 100 });
           }
         },
       ),

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
   AdmissionDecodeError,
+  ENVELOPE_LIMITS,
   admissionResponseTemplate,
   decodeAdmissionReview,
   decodeWithSchema,
@@ -46,6 +47,9 @@ const field = fc.oneof(
   fc.constant({ group: '', version: 'v1', resource: 'pods' }),
   fc.constant(JSON.parse('{"__proto__":{"x":1},"spec":{}}') as unknown),
   fc.constant({ constructor: 'x', metadata: {} }),
+  // Around the envelope's length limits.
+  ...[63, 64, 128, 129, 253, 254].map((n) => fc.constant('n'.repeat(n))),
+  fc.constant({ group: '', version: 'v1', resource: 'p'.repeat(254) }),
   fc.jsonValue(),
 );
 
@@ -98,6 +102,30 @@ describe('AdmissionReview decoding', () => {
     assert.equal(request.oldObject, undefined);
     assert.equal(request.subResource, '');
     assert.equal(request.dryRun, false);
+  });
+
+  test('envelope strings are at most what the API server sends', () => {
+    const decode = (over: Record<string, unknown>): unknown =>
+      decodeAdmissionReview(
+        JSON.stringify({
+          apiVersion: 'admission.k8s.io/v1',
+          kind: 'AdmissionReview',
+          request: { ...validRequest, ...over },
+        }),
+      );
+    assert.ok(
+      decode({ namespace: 'n'.repeat(ENVELOPE_LIMITS.namespace), uid: 'u'.repeat(ENVELOPE_LIMITS.uid) }),
+    );
+    assert.throws(
+      () => decode({ namespace: 'n'.repeat(ENVELOPE_LIMITS.namespace + 1) }),
+      /request\.namespace: Too big/,
+    );
+    assert.throws(() => decode({ uid: 'u'.repeat(ENVELOPE_LIMITS.uid + 1) }), /request\.uid: Too big/);
+    assert.throws(() => decode({ name: 'p'.repeat(ENVELOPE_LIMITS.name + 1) }), /request\.name: Too big/);
+    assert.throws(
+      () => decode({ subResource: 's'.repeat(ENVELOPE_LIMITS.name + 1) }),
+      /request\.subResource: Too big/,
+    );
   });
 
   test('refusals keep their reasons', () => {

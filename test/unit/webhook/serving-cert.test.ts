@@ -8,7 +8,8 @@ import {
   WEBHOOK_TLS_SECRET,
   webhookServiceDnsNames,
 } from '../../../src/api/runtime-names.js';
-import { registerWebhookCommand, type WebhookFlags } from '../../../src/cli/commands/webhook.js';
+import { registerWebhookCommand } from '../../../src/cli/commands/webhook.js';
+import type { WebhookFlags } from '../../../src/cli/commands/webhook-flags.js';
 import { webhookTlsOptions } from '../../../src/cli/commands/webhook-action.js';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
@@ -178,6 +179,7 @@ describe('rtb webhook TLS flags', () => {
     driftKey: '',
     driftCa: '',
     reuseAnswers: '512',
+    shutdownDelay: '5s',
     webhookService: WEBHOOK_SERVICE,
     tlsExtraSan: [],
     certLease: WEBHOOK_CERT_LEASE,

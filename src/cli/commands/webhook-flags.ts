@@ -1,0 +1,26 @@
+/** The flags of `rtb webhook`. */
+export interface WebhookFlags {
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsSecret?: string;
+  webhookService: string;
+  tlsExtraSan: string[];
+  certLease: string;
+  servingCertIssuer: string;
+  port: string;
+  metricsPort?: string;
+  host: string;
+  kubeconfig?: string;
+  configFile?: string;
+  configMap: string;
+  configKey: string;
+  failClosed?: boolean;
+  landscape?: string;
+  logLevel: string;
+  driftUrl?: string;
+  driftCert: string;
+  driftKey: string;
+  driftCa: string;
+  reuseAnswers: string;
+  shutdownDelay: string;
+}

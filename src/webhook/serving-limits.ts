@@ -1,0 +1,83 @@
+/**
+ * The webhook server's limits and timings, in one place: the server, the CLI's defaults and the
+ * rendered Deployment read them from here, so they cannot drift apart. The reasoning and the
+ * measurements behind each figure are in docs/webhook-hardening.md.
+ */
+
+const MiB = 1024 * 1024;
+
+/** The API server's timeout for one call of the webhook (`timeoutSeconds` of the registration). */
+export const ADMISSION_TIMEOUT_SECONDS = 5;
+
+/**
+ * Largest request body. What the API server sends is an AdmissionReview of a Pod, once for CREATE
+ * and twice (object and oldObject) for UPDATE. A Pod is at most what etcd stores (1.5 MiB in
+ * protobuf); its JSON is larger: 3.50 MB for the largest storable Pod of plain containers and
+ * 5.48 MB for one whose containers carry probes, which defaulting inflates (measured against the
+ * real API server). 8 MiB takes every CREATE and the UPDATE of any Pod up to about 4 MB.
+ */
+export const BODY_LIMIT_BYTES = 8 * MiB;
+
+/**
+ * Request bodies read or held at once, in bytes (declared lengths; the limit for a body without
+ * one). A request that does not fit waits unread: its socket is not read, so TCP holds the rest.
+ */
+export const READ_BUDGET_BYTES = 16 * MiB;
+
+/** Requests past their headers at once: being read, decoded, decided or answered. */
+export const MAX_REQUESTS_IN_FLIGHT = 64;
+
+/**
+ * What the decoded requests in flight may take together, by the estimate of ./decode-cost.ts
+ * (an upper bound of what `JSON.parse` allocates for the body). A body whose estimate alone
+ * exceeds it is refused (413): its shape is not a Pod's.
+ */
+export const DECODE_BUDGET_BYTES = 48 * MiB;
+
+/** Requests waiting for room at once; more are answered 503 at once. */
+export const MAX_WAITING_REQUESTS = 1024;
+
+/**
+ * How long a request may wait for room before it is answered 503: well inside the API server's
+ * timeout, so a request that gets room late is still answered in time, and one that does not
+ * is failed by us (quickly, with a reason) rather than by the API server's timeout.
+ */
+export const QUEUE_TIMEOUT_MS = (ADMISSION_TIMEOUT_SECONDS - 2) * 1000;
+
+/** A TLS handshake not finished by then is dropped (Node's default is 120 s). */
+export const HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/** Headers not complete by then: 408 and the connection closed. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+
+/** The whole request (headers and body) not received by then: 408 and the connection closed. */
+export const REQUEST_TIMEOUT_MS = 15_000;
+
+/** An answer the client has not taken by then (it does not read) is dropped with its connection. */
+export const WRITE_TIMEOUT_MS = 10_000;
+
+/**
+ * Idle keep-alive connections are closed after this. Longer than the idle timeout of the API
+ * server's client (Go's 90 s), so the client closes first and never writes into a connection we
+ * are closing.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
+
+/**
+ * On SIGTERM the webhook keeps serving this long (answering with `Connection: close`, readiness
+ * failing) so that the Pod leaves the Service's endpoints before it stops accepting connections.
+ */
+export const SHUTDOWN_DELAY_SECONDS = 5;
+
+/** After the delay, requests in flight get this long to be answered; then every connection is closed. */
+export const DRAIN_TIMEOUT_SECONDS = 10;
+
+/** Queued drift events get this long to be delivered on shutdown. */
+export const DRIFT_FLUSH_SECONDS = 5;
+
+/**
+ * The Pod's `terminationGracePeriodSeconds`: the delay, the drain, the drift flush and a margin
+ * for stopping caches, so the webhook always exits on its own before the kubelet kills it.
+ */
+export const TERMINATION_GRACE_SECONDS =
+  SHUTDOWN_DELAY_SECONDS + DRAIN_TIMEOUT_SECONDS + DRIFT_FLUSH_SECONDS + 10;

@@ -1,0 +1,298 @@
+// `rtb webhook` as its own process, as the kubelet runs it: a start that fails exits at once with
+// the reason on one line; SIGTERM drains without losing a request that reached it, and exits 0.
+import { CoreV1Api } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { createServer, connect as tcpConnect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { freePort } from '../../src/envtest/free-port.js';
+import {
+  createCertificateAuthority,
+  type CertificateAuthority,
+} from '../../src/pki/certificate-authority.js';
+import { issueCertificate } from '../../src/pki/issue-certificate.js';
+import { TERMINATION_GRACE_SECONDS } from '../../src/webhook/serving-limits.js';
+import { eventually, useControlPlane } from '../support/control-plane.js';
+import { podReview, seedConfigText, seedPodBefore } from '../support/fixtures.js';
+import { httpsCall } from '../support/https-call.js';
+
+const plane = useControlPlane({ clusters: ['runtime'] });
+let dir = '';
+let ca: CertificateAuthority;
+let certFile = '';
+let keyFile = '';
+
+/** A spawned `rtb webhook`, with its output and its exit. */
+interface Spawned {
+  readonly child: ChildProcess;
+  readonly port: number;
+  output(): string;
+  stderr(): string;
+  /** Resolves with the exit code; rejects if the process has not exited within `ms`. */
+  exited(ms?: number): Promise<number | null>;
+}
+
+function spawnWebhook(port: number, extra: string[] = []): Spawned {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'webhook',
+      `--kubeconfig=${plane().cluster('runtime').kubeconfigPath}`,
+      `--tls-cert=${certFile}`,
+      `--tls-key=${keyFile}`,
+      '--host=127.0.0.1',
+      `--port=${port}`,
+      ...extra,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const exit = new Promise<number | null>((resolve) => {
+    child.on('exit', (code) => {
+      resolve(code);
+    });
+  });
+  return {
+    child,
+    port,
+    output: () => out,
+    stderr: () => err,
+    exited: (ms = 60_000) =>
+      Promise.race([
+        exit,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => {
+            child.kill('SIGKILL');
+            reject(
+              new Error(
+                `rtb webhook did not exit within ${ms} ms; stderr: ${err}; stdout tail: ${out.slice(-2000)}`,
+              ),
+            );
+          }, ms).unref(),
+        ),
+      ]),
+  };
+}
+
+async function ready(w: Spawned): Promise<void> {
+  await eventually(
+    async () =>
+      (await httpsCall({ port: w.port, caPem: ca.certPem, path: '/readyz', method: 'GET' })).status === 200
+        ? true
+        : undefined,
+    60_000,
+    `the webhook to be ready (stdout: ${w.output().slice(-1000)})`,
+  );
+}
+
+const review = (uid: string): string => podReview(seedPodBefore(), { uid });
+
+interface Flood {
+  /** Requests answered in full, and of those after SIGTERM with `Connection: close`. */
+  answered: number;
+  closedAfterTerm: number;
+  /** Requests that got no answer on a connection the server had accepted (TLS done), by error code. */
+  failures: Record<string, number>;
+  /**
+   * Requests never sent, because their connection was not accepted: refused once the listener is
+   * closed, or reset by the kernel from the listen queue, before the TLS handshake.
+   */
+  notAccepted: Record<string, number>;
+}
+
+/**
+ * `connections` loops, each posting one AdmissionReview after another on a keep-alive Agent,
+ * until the server refuses a connection (its listener is closed).
+ */
+function flood(
+  port: number,
+  connections: number,
+  termed: () => boolean,
+): { done: Promise<Flood>; count: () => number } {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const result: Flood = { answered: 0, closedAfterTerm: 0, failures: {}, notAccepted: {} };
+  const secured = new WeakSet<object>();
+  const count = (into: Record<string, number>, key: string): void => {
+    into[key] = (into[key] ?? 0) + 1;
+  };
+  let n = 0;
+  const one = (): Promise<'again' | 'stop'> =>
+    new Promise((resolve) => {
+      const uid = `flood-${n++}`;
+      const body = review(uid);
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/mutate',
+          method: 'POST',
+          agent,
+          ca: ca.certPem,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => {
+            if (res.statusCode === 200 && text.includes(`"uid":"${uid}"`)) result.answered++;
+            else count(result.failures, `status ${res.statusCode ?? 0}`);
+            if (termed() && res.headers.connection === 'close') result.closedAfterTerm++;
+            resolve('again');
+          });
+          res.on('error', (error: NodeJS.ErrnoException) => {
+            count(result.failures, error.code ?? error.message);
+            resolve('stop');
+          });
+        },
+      );
+      let accepted = false;
+      req.on('socket', (socket) => {
+        if (secured.has(socket)) accepted = true;
+        else
+          socket.once('secureConnect', () => {
+            secured.add(socket);
+            accepted = true;
+          });
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        count(accepted ? result.failures : result.notAccepted, error.code ?? error.message);
+        resolve('stop');
+      });
+      req.end(body);
+    });
+  const loops = Array.from({ length: connections }, async () => {
+    while ((await one()) === 'again');
+  });
+  return {
+    done: Promise.all(loops).then(() => {
+      agent.destroy();
+      return result;
+    }),
+    count: () => result.answered,
+  };
+}
+
+describe('rtb webhook as its own process', () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rtb-webhook-process-'));
+    ca = await createCertificateAuthority({ commonName: 'webhook-process-test-ca' });
+    const serving = await issueCertificate(ca, {
+      commonName: 'w',
+      ipAddresses: ['127.0.0.1'],
+      usage: 'server',
+    });
+    certFile = join(dir, 'tls.crt');
+    keyFile = join(dir, 'tls.key');
+    await writeFile(certFile, serving.certPem);
+    await writeFile(keyFile, serving.keyPem);
+    const core = plane().cluster('runtime').kubeConfig().makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: 'kyma-system' } } });
+    await core.createNamespacedSecret({
+      namespace: 'kyma-system',
+      body: { metadata: { name: 'registry-credentials' }, type: 'Opaque', data: { token: 'eA==' } },
+    });
+    await core.createNamespacedConfigMap({
+      namespace: 'kyma-system',
+      body: {
+        metadata: { name: 'rt-bootstrapper-config' },
+        data: { 'rt-bootstrapper-config.json': seedConfigText() },
+      },
+    });
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  describe('rtb webhook: a start that fails exits at once, non-zero, with the reason on one line', () => {
+    const assertOneLineFailure = (w: Spawned, code: number | null, reason: RegExp): void => {
+      assert.notEqual(code, 0);
+      assert.notEqual(code, null, 'exited on its own, not killed');
+      const lines = w.stderr().trimEnd().split('\n');
+      assert.equal(lines.length, 1, `one line: ${w.stderr()}`);
+      assert.match(lines[0] ?? '', /^rtb: cannot start the webhook: /);
+      assert.match(lines[0] ?? '', reason);
+    };
+
+    test('the port in use', async () => {
+      const taken = createServer();
+      await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+      const port = (taken.address() as { port: number }).port;
+      try {
+        const w = spawnWebhook(port);
+        assertOneLineFailure(w, await w.exited(), /EADDRINUSE/);
+      } finally {
+        taken.close();
+      }
+    });
+
+    test('an unparsable certificate', async () => {
+      const bad = join(dir, 'bad.crt');
+      await writeFile(bad, 'not a certificate\n');
+      const w = spawnWebhook(await freePort(), [`--tls-cert=${bad}`]);
+      assertOneLineFailure(w, await w.exited(), /serving certificate .*bad\.crt/);
+    });
+
+    test('a config file that is not there', async () => {
+      const w = spawnWebhook(await freePort(), [`--config-file=${join(dir, 'absent.json')}`]);
+      assertOneLineFailure(w, await w.exited(), /cannot read the config file: ENOENT/);
+    });
+  });
+
+  describe('rtb webhook: SIGTERM drains', () => {
+    test('a flood over many keep-alive connections: every request sent on an accepted connection is answered; exit 0', async () => {
+      const w = spawnWebhook(await freePort(), ['--shutdown-delay=1s']);
+      await ready(w);
+      let termed = false;
+      const load = flood(w.port, 100, () => termed);
+      await eventually(() => (load.count() >= 300 ? true : undefined), 60_000, 'the flood to be under way');
+      termed = true;
+      w.child.kill('SIGTERM');
+      const [result, code] = await Promise.all([load.done, w.exited(TERMINATION_GRACE_SECONDS * 1000)]);
+      assert.equal(code, 0, w.output().slice(-2000));
+      // Nothing sent on a connection the server had accepted was reset or left unanswered; the
+      // flood ended on connections it no longer accepted.
+      assert.deepEqual(result.failures, {}, JSON.stringify(result));
+      assert.ok((result.notAccepted.ECONNREFUSED ?? 0) > 0, JSON.stringify(result));
+      assert.ok(
+        result.closedAfterTerm >= 100,
+        `answers after SIGTERM closed their connections: ${JSON.stringify(result)}`,
+      );
+    });
+
+    test('connections that never start a handshake, and idle keep-alive ones, do not hold the exit', async () => {
+      const w = spawnWebhook(await freePort(), ['--shutdown-delay=0s']);
+      await ready(w);
+      const idle: Socket[] = [];
+      for (let i = 0; i < 10; i++) {
+        const s = tcpConnect(w.port, '127.0.0.1');
+        s.on('error', () => undefined);
+        idle.push(s);
+      }
+      const agent = new Agent({ keepAlive: true });
+      const kept = await httpsCall({
+        port: w.port,
+        caPem: ca.certPem,
+        path: '/mutate',
+        body: review('kept'),
+        agent,
+      });
+      assert.equal(kept.status, 200);
+      w.child.kill('SIGTERM');
+      // Before, they held it for Node's handshake timeout (120 s); the kubelet waits the grace period.
+      assert.equal(await w.exited(TERMINATION_GRACE_SECONDS * 1000), 0, w.output().slice(-2000));
+      for (const s of idle) s.destroy();
+      agent.destroy();
+    });
+  });
+});
