@@ -14,7 +14,7 @@ import { ConfigHolder } from './config-holder.js';
 import { coreCalls } from './core-calls.js';
 import { connectConfigMapSource } from './configmap-config-source.js';
 import { FileConfigSource } from './file-config-source.js';
-import { MissingNamespaces } from './missing-namespaces.js';
+import { MissingNamespaces, type MissingNamespacesOptions } from './missing-namespaces.js';
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
 import { followPullSecret } from './pull-secret-follower.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
@@ -70,6 +70,8 @@ export interface WebhookAppOptions {
    * (./upstream-leftovers.ts, a fixed list; default true).
    */
   readonly removeUpstreamLeftovers?: boolean;
+  /** How long, and how many, namespaces the API server said do not exist are remembered. */
+  readonly missingNamespaces?: MissingNamespacesOptions;
 }
 
 /** A running webhook process: server, caches, config, copier. */
@@ -179,7 +181,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
 
   // Per-request warnings are rate-limited; a namespace the API server does not know is remembered.
   const logLimit = new LogRateLimit(logger);
-  const missingNamespaces = new MissingNamespaces();
+  const missingNamespaces = new MissingNamespaces(o.missingNamespaces);
   const copiers = followPullSecret({
     kubeConfig: o.kubeConfig,
     core,

@@ -158,11 +158,18 @@ async function start(identity: string, issuer: 'own' | 'external'): Promise<Repl
   return r;
 }
 
-/** Takes `replica` out of the endpoints, then stops it (a terminating Pod). */
+/**
+ * Takes `replica` out of the endpoints, then stops it as a terminating Pod stops on SIGTERM: a
+ * shutdown delay (shortened here) in which every answer closes its connection, so the API server
+ * leaves its pooled connections to this replica after their next call, then the drain. Stopped
+ * without the delay, the drain closes an idle pooled connection while the API server may be
+ * writing the next call on it: that call fails (a 500 under failurePolicy Fail), as it would in
+ * a cluster.
+ */
 async function retire(replica: Replica): Promise<void> {
   serving = serving.filter((r) => r !== replica);
   balancer?.setBackends(serving.map((r) => r.app.port));
-  await replica.app.stop();
+  await replica.app.stop({ delayMs: 1_500, timeoutMs: 10_000 });
 }
 
 /** Creates Pods one after another until told to stop; records what each met. */

@@ -69,7 +69,7 @@ export async function simulateRollout(cluster: LocalCluster, replicas: readonly 
   await reportDeploymentRollout(kc, RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, false);
   await eventually(
     () => (replicas.every((r) => r.app.ready()) ? true : undefined),
-    30_000,
+    60_000,
     'every replica ready',
   );
   await reportDeploymentRollout(kc, RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, true);
