@@ -13,6 +13,8 @@ export class ManagedProcess {
     private readonly binary: string,
     private readonly args: readonly string[],
     readonly logPath: string,
+    /** More environment variables for the child. */
+    private readonly env: Readonly<Record<string, string>> = {},
   ) {}
 
   /** The PID while running. */
@@ -30,7 +32,7 @@ export class ManagedProcess {
     if (this.running) throw new ControlPlaneError(`${this.name} is already running`);
     const fd = openSync(this.logPath, 'a');
     try {
-      const child = spawnTracked(this.binary, this.args, fd);
+      const child = spawnTracked(this.binary, this.args, fd, this.env);
       this.child = child;
       this.exited = new Promise((resolve) => {
         child.once('exit', (code) => {

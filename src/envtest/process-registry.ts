@@ -36,11 +36,16 @@ function persist(): void {
 }
 
 /** Starts a tracked child process; it is killed when this process ends for any reason. */
-export function spawnTracked(binary: string, args: readonly string[], logFd: number): ChildProcess {
+export function spawnTracked(
+  binary: string,
+  args: readonly string[],
+  logFd: number,
+  env: Readonly<Record<string, string>> = {},
+): ChildProcess {
   installHooks();
   const child = spawn(binary, args, {
     stdio: ['ignore', logFd, logFd],
-    env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
+    env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost', ...env },
   });
   const pid = child.pid;
   if (pid !== undefined) {
