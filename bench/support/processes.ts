@@ -93,12 +93,14 @@ export function startNode(
   args: readonly string[],
   dir: string,
   nodeOptions: readonly string[] = [],
+  env: Readonly<Record<string, string>> = {},
 ): ManagedProcess {
   const proc = new ManagedProcess(
     name,
     process.execPath,
     [...nodeOptions, script, ...args],
     join(dir, `${name}.log`),
+    { env },
   );
   proc.start();
   return proc;

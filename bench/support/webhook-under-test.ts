@@ -8,7 +8,7 @@ import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../../src
 import type { ControlPlane, LocalCluster } from '../../src/envtest/control-plane.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import type { ManagedProcess } from '../../src/envtest/managed-process.js';
-import { WEBHOOK_NODE_OPTIONS } from '../../src/render/webhook-deployment.js';
+import { WEBHOOK_MALLOC_ENV, WEBHOOK_NODE_OPTIONS } from '../../src/render/webhook-deployment.js';
 import { waitReady } from '../../src/envtest/wait-ready.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
@@ -131,6 +131,7 @@ export async function startWebhookProcess(
     dir,
     // As the rendered Deployment runs it.
     [...WEBHOOK_NODE_OPTIONS.split(' '), ...nodeOptions],
+    WEBHOOK_MALLOC_ENV,
   );
   await waitReady(proc, `https://127.0.0.1:${port}/readyz`, { ca: tls.caPem }, 60_000);
   return { proc, pid: pidOf(proc), url: `https://127.0.0.1:${port}/mutate` };

@@ -91,7 +91,7 @@ export class LocalNode {
         o.binaries.containerd,
         ['--config', paths.containerdConfig],
         join(o.dir, 'containerd.log'),
-        [o.binaries.unshare, '--mount', '--propagation', 'slave', '--'],
+        { launcher: [o.binaries.unshare, '--mount', '--propagation', 'slave', '--'] },
       );
       containerd.start();
       processes.push(containerd);
@@ -116,7 +116,7 @@ export class LocalNode {
         join(o.dir, 'kubelet.log'),
         // The kubelet shares containerd's mount namespace: its volume mounts are the ones the
         // containers get, and they vanish with the namespace.
-        [o.binaries.nsenter, `--target=${pid}`, '--mount', '--'],
+        { launcher: [o.binaries.nsenter, `--target=${pid}`, '--mount', '--'] },
       );
       kubelet.start();
       processes.push(kubelet);

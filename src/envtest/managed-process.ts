@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { ControlPlaneError } from './errors.js';
-import { spawnTracked } from './process-registry.js';
+import { spawnTracked, type SpawnTrackedOptions } from './process-registry.js';
 
 /** A long-running child (etcd, kube-apiserver, the node's) with its log file and a graceful stop. */
 export class ManagedProcess {
@@ -13,8 +13,7 @@ export class ManagedProcess {
     private readonly binary: string,
     private readonly args: readonly string[],
     readonly logPath: string,
-    /** A program that execs `binary` in the same PID (`unshare …`, `nsenter …`). */
-    private readonly launcher: readonly string[] = [],
+    private readonly spawnOptions: SpawnTrackedOptions = {},
   ) {}
 
   /** The PID while running. */
@@ -32,7 +31,7 @@ export class ManagedProcess {
     if (this.running) throw new ControlPlaneError(`${this.name} is already running`);
     const fd = openSync(this.logPath, 'a');
     try {
-      const child = spawnTracked(this.binary, this.args, fd, this.launcher);
+      const child = spawnTracked(this.binary, this.args, fd, this.spawnOptions);
       this.child = child;
       this.exited = new Promise((resolve) => {
         child.once('exit', (code) => {

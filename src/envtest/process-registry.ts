@@ -46,22 +46,27 @@ function persist(): void {
   }
 }
 
-/**
- * Starts a tracked child process; it is killed when this process ends for any reason.
- * `launcher` (e.g. `unshare --mount --`) runs first and must exec `binary` in the same PID.
- */
+/** How {@link spawnTracked} starts its child. */
+export interface SpawnTrackedOptions {
+  /** A program that execs the binary in the same PID (`unshare --mount --`, `nsenter …`). */
+  readonly launcher?: readonly string[];
+  /** More environment variables for the child. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Starts a tracked child process; it is killed when this process ends for any reason. */
 export function spawnTracked(
   binary: string,
   args: readonly string[],
   logFd: number,
-  launcher: readonly string[] = [],
+  { launcher = [], env = {} }: SpawnTrackedOptions = {},
 ): ChildProcess {
   installHooks();
   const program = launcher[0] ?? binary;
   const prefix = launcher.length > 0 ? [...launcher.slice(1), binary] : [];
   const child = spawn(program, [...prefix, ...args], {
     stdio: ['ignore', logFd, logFd],
-    env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
+    env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost', ...env },
   });
   const pid = child.pid;
   if (pid !== undefined) {

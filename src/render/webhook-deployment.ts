@@ -23,10 +23,10 @@ import { objectLabels, type WebhookManifestOptions } from './webhook-options.js'
 
 /**
  * The webhook's old generation, in MB: room for what the server's bounds let requests hold (the
- * 48 MiB decode budget), the memo, the caches and the garbage between collections, so that V8
+ * 32 MiB decode budget), the memo, the caches and the garbage between collections, so that V8
  * collects before the process outgrows {@link WEBHOOK_MEMORY_LIMIT} (docs/webhook-hardening.md).
  */
-export const WEBHOOK_OLD_SPACE_MB = 112;
+export const WEBHOOK_OLD_SPACE_MB = 96;
 
 /**
  * Node options of the webhook container. A young generation of at most 4 MB per semi-space
@@ -37,6 +37,15 @@ export const WEBHOOK_OLD_SPACE_MB = 112;
  * stayed there).
  */
 export const WEBHOOK_NODE_OPTIONS = `--max-semi-space-size=4 --max-old-space-size=${WEBHOOK_OLD_SPACE_MB}`;
+
+/**
+ * glibc's allocator settings for the webhook. By default glibc serves an allocation from its heap
+ * once a block of that size has been freed (a dynamic mmap threshold), and keeps freed heap
+ * memory: after a burst of large request bodies the process kept 70 MB it no longer used. A fixed
+ * threshold of 128 KiB maps every large buffer on its own and returns it when freed (peak 125
+ * against 155 MB, 108 against 141 MB afterwards, 200 connections of 3.9 MB bodies, measured).
+ */
+export const WEBHOOK_MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: '131072' };
 
 /**
  * Memory request: what the webhook holds serving ordinary load (VmRSS 73–77 MB measured, ready
@@ -133,6 +142,7 @@ export function renderWebhookDeployment(
               ],
               env: [
                 { name: 'NODE_OPTIONS', value: WEBHOOK_NODE_OPTIONS },
+                ...Object.entries(WEBHOOK_MALLOC_ENV).map(([name, value]) => ({ name, value })),
                 // Who holds the serving-certificate Lease, and where its Secret lives.
                 { name: 'POD_NAME', ...fieldRef('metadata.name') },
                 { name: 'POD_NAMESPACE', ...fieldRef('metadata.namespace') },

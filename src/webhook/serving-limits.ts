@@ -32,7 +32,7 @@ export const MAX_REQUESTS_IN_FLIGHT = 64;
  * (an upper bound of what `JSON.parse` allocates for the body). A body whose estimate alone
  * exceeds it is refused (413): its shape is not a Pod's.
  */
-export const DECODE_BUDGET_BYTES = 48 * MiB;
+export const DECODE_BUDGET_BYTES = 32 * MiB;
 
 /** Requests waiting for room at once; more are answered 503 at once. */
 export const MAX_WAITING_REQUESTS = 1024;

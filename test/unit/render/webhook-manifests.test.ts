@@ -151,7 +151,8 @@ describe('rendered webhook manifests', () => {
       '--shutdown-delay=5s',
     ]);
     assert.deepEqual(container.env, [
-      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=4 --max-old-space-size=112' },
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=4 --max-old-space-size=96' },
+      { name: 'MALLOC_MMAP_THRESHOLD_', value: '131072' },
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     ]);
