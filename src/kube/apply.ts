@@ -1,9 +1,7 @@
-import {
-  KubernetesObjectApi,
-  PatchStrategy,
-  type KubeConfig,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ClusterAccess } from './cluster-access.js';
+import { kubeRequest } from './kube-request.js';
+import { describeObject, objectPath } from './resource-path.js';
 
 /** Our field manager for server-side apply. */
 export const FIELD_MANAGER = 'rt-bootstrapper';
@@ -20,44 +18,39 @@ export class ApplyError extends Error {
   }
 }
 
-// One object API per KubeConfig: it caches API discovery, which would otherwise cost three GETs
-// on every call (and a runtime client lives as long as its kubeconfig is unchanged).
-const objectApis = new WeakMap<KubeConfig, KubernetesObjectApi>();
-
-/** The object API of `kc`, made once per KubeConfig (API discovery is cached inside it). */
-export function objectApiFor(kc: KubeConfig): KubernetesObjectApi {
-  let api = objectApis.get(kc);
-  if (!api) {
-    api = KubernetesObjectApi.makeApiClient(kc);
-    objectApis.set(kc, api);
-  }
-  return api;
-}
-
-/** `kind namespace/name` of an object, for messages. */
-export function describeObject(o: KubernetesObject): string {
-  const ns = o.metadata?.namespace ? `${o.metadata.namespace}/` : '';
-  return `${o.kind ?? '?'} ${ns}${o.metadata?.name ?? '?'}`;
+/** Options of {@link applyObjects}. */
+export interface ApplyOptions {
+  readonly fieldManager?: string;
+  /** Bound of each request (default kubeRequest's). */
+  readonly timeoutMs?: number;
 }
 
 /**
- * Server-side applies objects in order under our field manager (force: we own these fields).
- * Stops at the first failure, so an order such as "backend before registration" holds.
+ * Server-side applies objects in order under our field manager (force: we own these fields), one
+ * raw PATCH each on the object's own path (./resource-path.ts: no discovery). Stops at the first
+ * failure, so an order such as "backend before registration" holds. Returns the objects as stored.
  */
 export async function applyObjects(
-  kc: KubeConfig,
+  access: ClusterAccess,
   objects: readonly KubernetesObject[],
-  fieldManager = FIELD_MANAGER,
+  o: ApplyOptions = {},
 ): Promise<KubernetesObject[]> {
-  const api = objectApiFor(kc);
   const applied: KubernetesObject[] = [];
-  for (const o of objects) {
+  for (const object of objects) {
     try {
       applied.push(
-        await api.patch(o, undefined, undefined, fieldManager, true, PatchStrategy.ServerSideApply),
+        await kubeRequest<KubernetesObject>(access, {
+          method: 'PATCH',
+          path: objectPath(object),
+          query: { fieldManager: o.fieldManager ?? FIELD_MANAGER, force: true },
+          body: object,
+          // JSON is YAML: the API server takes the object as an apply configuration.
+          contentType: 'application/apply-patch+yaml',
+          ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+        }),
       );
     } catch (cause) {
-      throw new ApplyError(`cannot apply ${describeObject(o)}`, describeObject(o), { cause });
+      throw new ApplyError(`cannot apply ${describeObject(object)}`, describeObject(object), { cause });
     }
   }
   return applied;

@@ -121,7 +121,7 @@ describe('removing what an upstream install leaves, on a real API server', () =>
     const ours = webhookManifestList(
       renderWebhookManifests({ image: 'example.com/rtb:1.0.0', version: '1.0.0' }),
     ) as KubernetesObject[];
-    await applyObjects(admin, ours, 'kim-bootstrapper');
+    await applyObjects(admin, ours, { fieldManager: 'kim-bootstrapper' });
     const d = await admin.makeApiClient(AppsV1Api).readNamespacedDeployment({
       name: WEBHOOK_DEPLOYMENT,
       namespace: 'kyma-system',

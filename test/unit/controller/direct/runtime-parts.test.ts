@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { stringify } from 'yaml';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
 import { decideMirror } from '../../../../src/controller/direct/runtime-mirror.js';
 import {
@@ -8,8 +9,10 @@ import {
 } from '../../../../src/controller/direct/runtime-clients.js';
 import { renderKubeconfig } from '../../../../src/envtest/kubeconfig.js';
 
+/** A kubeconfig Secret's value (base64), as the pool takes it. */
 const kubeconfig = (server: string) =>
-  renderKubeconfig({ name: 'x', server, caPem: 'CA', clientCertPem: 'C', clientKeyPem: 'K' });
+  b64(renderKubeconfig({ name: 'x', server, caPem: 'CA', clientCertPem: 'C', clientKeyPem: 'K' }));
+const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
 describe('runtime client pool', () => {
   test('one client per runtime, rebuilt when the kubeconfig changes, dropped when idle', () => {
@@ -31,9 +34,30 @@ describe('runtime client pool', () => {
   test('a broken kubeconfig is a typed error that does not quote it', () => {
     const pool = new RuntimeClientPool();
     assert.throws(
-      () => pool.get('rt-x', 'token: s3cr3t-value\n: : :'),
+      () => pool.get('rt-x', b64('token: s3cr3t-value\n: : :')),
       (e: unknown) => e instanceof RuntimeKubeconfigError && !e.message.includes('s3cr3t'),
     );
+    assert.throws(
+      () => pool.get('rt-x', b64('apiVersion: v1\nkind: Config\n')),
+      (e: unknown) => e instanceof RuntimeKubeconfigError && /names no cluster/.test(e.message),
+    );
+  });
+
+  test('a kubeconfig the light loader does not serve (an exec plugin) is served by client-node', () => {
+    const pool = new RuntimeClientPool();
+    const text = stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: 'https://exec:6443' } }],
+      users: [
+        { name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'true' } } },
+      ],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    });
+    const access = pool.get('rt-e', b64(text));
+    assert.equal(access.getCurrentCluster()?.server, 'https://exec:6443');
+    pool.stop();
   });
 });
 
