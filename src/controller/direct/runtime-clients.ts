@@ -17,8 +17,11 @@ export class RuntimeKubeconfigError extends Error {
  * about one socket per runtime in flight, not one per runtime reached.
  */
 export const RUNTIME_IDLE_SOCKET_MS = 5_000;
-/** Connections to one runtime at once (a reconcile reads at most three objects in parallel). */
-const RUNTIME_MAX_SOCKETS = 4;
+/**
+ * Connections to one runtime at once: a reconcile's parallel reads share two (a third would cost
+ * a TLS handshake more than it saves in latency), and a drift repair beside a reconcile has one.
+ */
+const RUNTIME_MAX_SOCKETS = 2;
 
 interface Entry {
   /** The Secret's value as stored (base64): compared by identity while the Secret is unchanged. */
