@@ -21,6 +21,8 @@
 import { createCertificateAuthority } from '../src/pki/certificate-authority.js';
 import { applyObjects } from '../src/kube/apply.js';
 import { liteFromDocument } from '../src/kube/cluster-access.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CTB_NAME, CTB_SIGNER, KCP_PULL_SECRET, dockerConfig } from '../test/support/kcp.js';
 import { seedConfigText } from '../test/support/fixtures.js';
@@ -31,16 +33,20 @@ import { envNumber, isMain, say as defaultSay } from './support/env.js';
 import {
   fleetSummary,
   type FleetFigures,
+  type MemoryAfterGc,
   type RotationFigures,
   type Traffic,
 } from './support/fleet-summary.js';
+import type { IdleLoopState } from './support/idle-loop-child.js';
+import { freePort } from '../src/envtest/free-port.js';
+import { waitReady } from '../src/envtest/wait-ready.js';
 import { startFleet, type Fleet } from './support/fleet-landscape.js';
 import { RB_PATH, type ControllerProcess } from './support/kcp-bench.js';
 import { KeepAliveClient } from './support/keep-alive-client.js';
 import { forEachLimited } from './support/limited.js';
 import { counterDelta, countsDelta, histogramDelta, quantileUpperBound } from './support/metric-deltas.js';
 import { memoryKib } from './support/proc.js';
-import { buildChildren, scratchDir, sleep } from './support/processes.js';
+import { buildChildren, scratchDir, sleep, startNode } from './support/processes.js';
 import { StatusTracker } from './support/status-tracker.js';
 import type { ControllerChildState } from './support/controller-child.js';
 
@@ -117,8 +123,34 @@ async function writeSource(fleet: Fleet, source: string, label: string): Promise
 }
 
 /** One rotation of `source`, with drift reports sent while it runs. */
+/** The idle process's event loop: the machine's share of any event-loop delay. */
+interface IdleLoop {
+  reset(): Promise<void>;
+  state(): Promise<IdleLoopState>;
+}
+
+async function startIdleLoop(
+  script: string,
+  dir: string,
+): Promise<{ loop: IdleLoop; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const proc = startNode('idle-loop', script, [String(port)], dir);
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(proc, `${base}/state`, undefined, 30_000);
+  return {
+    loop: {
+      reset: async () => {
+        await fetch(`${base}/reset`);
+      },
+      state: async () => (await (await fetch(`${base}/state`)).json()) as IdleLoopState,
+    },
+    stop: () => proc.stop(),
+  };
+}
+
 async function rotate(
   fleet: Fleet,
+  idle: IdleLoop,
   ctl: ControllerProcess,
   tracker: StatusTracker,
   reporter: DriftReporter | undefined,
@@ -129,6 +161,10 @@ async function rotate(
   const s0 = await ctl.state();
   const m0 = await ctl.metrics();
   await ctl.resetEventLoop();
+  await idle.reset();
+  // BENCH_PROFILE=<dir>: a CPU profile of the controller over each rotation, written there.
+  const profileDir = process.env.BENCH_PROFILE;
+  if (profileDir) await ctl.profileStart();
   const cpu = cpuWindow(fleet, ctl);
   const t0 = performance.now();
   await writeSource(fleet, source, label);
@@ -151,6 +187,10 @@ async function rotate(
   rotation.done = true;
   const statusMs = last - t0;
   const window = cpu.close();
+  if (profileDir) {
+    const file = join(profileDir, `fleet-${n}-${label}.cpuprofile`);
+    await writeFile(file, await ctl.profileStop());
+  }
   await reporting;
   await sleep(1_500); // repairs of the last reports, and their confirmations
   const s1 = await ctl.state();
@@ -167,6 +207,7 @@ async function rotate(
     traffic: traffic(fleet, s0, s1),
     eventLoopP99Ms: s1.eventLoopP99Ms,
     eventLoopMaxMs: s1.eventLoopMaxMs,
+    idleLoopP99Ms: (await idle.state()).p99Ms,
     openFds: s1.openFds,
     errors:
       counterDelta(m0, m1, 'rtb_runtime_sync_errors_total') +
@@ -213,6 +254,13 @@ async function baseline(
   return { ms, cpuPerRuntimeMs: (cpu.user + cpu.system) / 1000 / fleet.ids.length };
 }
 
+const gcOf = (s: ControllerChildState): MemoryAfterGc => ({
+  rss: s.rssKib,
+  heap: s.heapUsedKib,
+  heapTotal: s.heapTotalKib,
+  external: s.externalKib,
+});
+
 /** The reconciles of the controller's queue so far, and whether it is idle. */
 async function queueProgress(ctl: ControllerProcess): Promise<{ done: number; idle: boolean }> {
   const m = await ctl.metrics();
@@ -243,6 +291,7 @@ export async function runFleetScale(
     ...(concurrencyEnv ? { concurrency: Number(concurrencyEnv) } : {}),
   });
   let tracker = new StatusTracker(fleet.kcpAccess);
+  const idle = await startIdleLoop(scripts.idleLoopChild, scratch.dir);
   let ctl: ControllerProcess | undefined;
   const clients = new Map<string, KeepAliveClient>();
   let reporter: DriftReporter | undefined;
@@ -251,6 +300,8 @@ export async function runFleetScale(
     ctl = await fleet.startController('controller');
     await sleep(1_000);
     const rssEmpty = memoryKib(ctl.pid).rss;
+    await ctl.gc();
+    const gcEmpty = await ctl.state();
     await tracker.start();
     const stateOf = await ctl.state();
     // The controller's default unless set: read back from its metrics.
@@ -260,6 +311,7 @@ export async function runFleetScale(
 
     // Onboarding.
     await ctl.resetEventLoop();
+    await idle.loop.reset();
     const m0 = await ctl.metrics();
     const cpu = cpuWindow(fleet, ctl);
     const t0 = performance.now();
@@ -291,6 +343,7 @@ export async function runFleetScale(
         counterDelta(m0, m1, 'workqueue_retries_total', QUEUE),
       eventLoopP99Ms: s1.eventLoopP99Ms,
       eventLoopMaxMs: s1.eventLoopMaxMs,
+      idleLoopP99Ms: (await idle.loop.state()).p99Ms,
     };
     say(
       `every RuntimeBootstrapper Ready ${onboarding.readySeconds.toFixed(1)} s after the first was created`,
@@ -324,7 +377,15 @@ export async function runFleetScale(
       ['pull Secret', true],
     ] as const) {
       round++;
-      const r = await rotate(fleet, ctl, tracker, drift ? reporter : undefined, source, `r${round}`);
+      const r = await rotate(
+        fleet,
+        idle.loop,
+        ctl,
+        tracker,
+        drift ? reporter : undefined,
+        source,
+        `r${round}`,
+      );
       say(
         `rotation of the ${source}${drift ? ' with drift reports' : ''}: every status in ${(r.statusMs / 1000).toFixed(1)} s, ` +
           `controller CPU ${r.controllerCpuPerRuntimeMs.toFixed(1)} ms per runtime, ` +
@@ -346,6 +407,7 @@ export async function runFleetScale(
 
     // A restart with everything Ready.
     await ctl.proc.stop();
+    await idle.loop.reset();
     const tr = performance.now();
     ctl = await fleet.startController('controller-restart');
     const startedS = (performance.now() - tr) / 1000;
@@ -364,6 +426,7 @@ export async function runFleetScale(
       caughtUpS,
       traffic: traffic(fleet, zero, sr),
       eventLoopP99Ms: sr.eventLoopP99Ms,
+      idleLoopP99Ms: (await idle.loop.state()).p99Ms,
     };
     say(
       `restart: ready after ${startedS.toFixed(1)} s, caught up after ${caughtUpS.toFixed(1)} s; ` +
@@ -380,8 +443,9 @@ export async function runFleetScale(
         rssEmpty,
         rssReady,
         rssAfter,
-        gcReady: { rss: gcReady.rssKib, heap: gcReady.heapUsedKib },
-        gcAfter: { rss: gcAfter.rssKib, heap: gcAfter.heapUsedKib },
+        gcEmpty: gcOf(gcEmpty),
+        gcReady: gcOf(gcReady),
+        gcAfter: gcOf(gcAfter),
       },
       restart,
       apiserverRss: memoryKib(fleet.poolPids[0] ?? 0).rss,
@@ -393,6 +457,7 @@ export async function runFleetScale(
     kcpClient?.close();
     for (const c of clients.values()) c.close();
     await tracker.stop();
+    await idle.stop();
     await ctl?.proc.stop();
     await fleet.stop();
     await scratch.remove();

@@ -11,6 +11,7 @@
 // The child exits when its parent is gone.
 import { KubeConfig } from '@kubernetes/client-node';
 import { readdirSync, readFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import http from 'node:http';
 import https from 'node:https';
@@ -53,6 +54,8 @@ export interface ControllerChildState {
   readonly hwmKib: number;
   /** V8 heap in use and memory outside the heap (buffers, TLS), from process.memoryUsage(). */
   readonly heapUsedKib: number;
+  /** V8 heap committed (used and free). */
+  readonly heapTotalKib: number;
   readonly externalKib: number;
   /** HTTPS requests sent, by destination port. */
   readonly requests: Record<string, number>;
@@ -115,6 +118,10 @@ const originalConnect = tls.connect.bind(tls) as (...args: unknown[]) => tls.TLS
   return originalConnect(...args);
 };
 
+// A CPU profiler on demand (/profile/start, /profile/stop), for the benchmark's BENCH_PROFILE.
+const profiler = new Session();
+profiler.connect();
+
 // Event-loop delay at 10 ms resolution, as perf_hooks measures it (the issue's p99 figure).
 const eventLoop = monitorEventLoopDelay({ resolution: 10 });
 eventLoop.enable();
@@ -127,7 +134,13 @@ function openFds(): number {
   }
 }
 
-function memory(): { rssKib: number; hwmKib: number; heapUsedKib: number; externalKib: number } {
+function memory(): {
+  rssKib: number;
+  hwmKib: number;
+  heapUsedKib: number;
+  heapTotalKib: number;
+  externalKib: number;
+} {
   const status = readFileSync('/proc/self/status', 'utf8');
   const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
   const m = process.memoryUsage();
@@ -135,6 +148,7 @@ function memory(): { rssKib: number; hwmKib: number; heapUsedKib: number; extern
     rssKib: field('VmRSS'),
     hwmKib: field('VmHWM'),
     heapUsedKib: Math.round(m.heapUsed / 1024),
+    heapTotalKib: Math.round(m.heapTotal / 1024),
     externalKib: Math.round(m.external / 1024),
   };
 }
@@ -197,6 +211,14 @@ async function main(): Promise<void> {
           gc();
         }
         res.writeHead(gc ? 200 : 501).end();
+      } else if (req.url === '/profile/start') {
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+        res.writeHead(200).end();
+      } else if (req.url === '/profile/stop') {
+        // The CPU profile since /profile/start, as a .cpuprofile (Chrome DevTools) JSON.
+        const { profile } = (await profiler.post('Profiler.stop')) as { profile: unknown };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(profile));
       } else if (req.url === '/reset-event-loop') {
         eventLoop.reset();
         res.writeHead(200).end();

@@ -46,6 +46,9 @@ export interface ControllerProcess {
   gc(): Promise<void>;
   /** Starts a new event-loop delay measurement. */
   resetEventLoop(): Promise<void>;
+  /** Starts a CPU profile; `profileStop` answers it (`.cpuprofile` JSON). */
+  profileStart(): Promise<void>;
+  profileStop(): Promise<string>;
 }
 
 /** A running KCP, its runtimes and the controller. */
@@ -114,6 +117,10 @@ export async function startControllerChild(
     resetEventLoop: async () => {
       await fetch(`${base}/reset-event-loop`);
     },
+    profileStart: async () => {
+      await fetch(`${base}/profile/start`);
+    },
+    profileStop: async () => (await fetch(`${base}/profile/stop`)).text(),
   };
 }
 

@@ -28,30 +28,28 @@ export interface ApplyOptions {
 /**
  * Server-side applies objects in order under our field manager (force: we own these fields), one
  * raw PATCH each on the object's own path (./resource-path.ts: no discovery). Stops at the first
- * failure, so an order such as "backend before registration" holds. Returns the objects as stored.
+ * failure, so an order such as "backend before registration" holds. The stored objects the API
+ * server answers with are not parsed: nobody reads them.
  */
 export async function applyObjects(
   access: ClusterAccess,
   objects: readonly KubernetesObject[],
   o: ApplyOptions = {},
-): Promise<KubernetesObject[]> {
-  const applied: KubernetesObject[] = [];
+): Promise<void> {
   for (const object of objects) {
     try {
-      applied.push(
-        await kubeRequest<KubernetesObject>(access, {
-          method: 'PATCH',
-          path: objectPath(object),
-          query: { fieldManager: o.fieldManager ?? FIELD_MANAGER, force: true },
-          body: object,
-          // JSON is YAML: the API server takes the object as an apply configuration.
-          contentType: 'application/apply-patch+yaml',
-          ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
-        }),
-      );
+      await kubeRequest(access, {
+        method: 'PATCH',
+        path: objectPath(object),
+        query: { fieldManager: o.fieldManager ?? FIELD_MANAGER, force: true },
+        body: object,
+        // JSON is YAML: the API server takes the object as an apply configuration.
+        contentType: 'application/apply-patch+yaml',
+        parseResponse: false,
+        ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+      });
     } catch (cause) {
       throw new ApplyError(`cannot apply ${describeObject(object)}`, describeObject(object), { cause });
     }
   }
-  return applied;
 }

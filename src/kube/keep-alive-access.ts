@@ -44,6 +44,11 @@ export class KeepAliveAccess implements ClusterAccess {
     return this.agents.sockets;
   }
 
+  /** Lets go of TLS identities unused for `idleMs` with no connection open (see KeepAliveAgents). */
+  retireIdle(idleMs: number): number {
+    return this.agents.retireIdle(idleMs);
+  }
+
   /** Closes idle connections now and busy ones once their requests had time to end. */
   close(): void {
     this.agents.retireAll();

@@ -269,6 +269,8 @@ export class BootstrapperReconciler {
         path: this.path(rb, '/status'),
         body: { status },
         timeoutMs: 15_000,
+        // The watch brings the CR back; the answer is not read.
+        parseResponse: false,
       });
     } catch (error) {
       // Gone after its finalizer was released: nothing left to report on.

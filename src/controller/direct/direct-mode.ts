@@ -2,7 +2,9 @@ import { CoreV1Api, type V1Secret } from '@kubernetes/client-node';
 import { type RuntimeBootstrapper, runtimeBootstrappersPath } from '../../api/runtime-bootstrapper.js';
 import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 import { createListerWatcher } from '../../kube/list-watch.js';
+import { LoopLagGate } from '../../kube/loop-lag-gate.js';
 import { Reflector } from '../../kube/reflector.js';
+import { stripManagedFields } from '../../kube/reflector-options.js';
 import { WorkQueue } from '../../kube/work-queue.js';
 import { PrometheusWorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import { PrometheusReconcileMetrics } from '../../kube/reconcile-metrics.js';
@@ -25,6 +27,12 @@ import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
 import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
 
 /**
+ * Connections to the KCP at once: its watches (a handful, each holding one) and the status writes
+ * and finalizers of a fan-out (a few ms each on the KCP: 32 carry thousands a second).
+ */
+const KCP_MAX_SOCKETS = 32;
+
+/**
  * Direct mode: every RuntimeBootstrapper's runtime gets the webhook and the current source set
  * written directly. Fan-out is a keyed queue with bounded concurrency and per-runtime backoff,
  * so one slow or failing runtime never holds the others back.
@@ -34,16 +42,19 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   if (o.servingPolicy) validateServingPolicy(o.servingPolicy);
   const metrics = createDirectMetrics(o.registry);
   const ns = o.namespace;
-  // Keep-alive to the KCP: status writes, finalizers and watches reuse connections.
-  const kcp = new KeepAliveAccess(o.kubeConfig);
+  // Keep-alive to the KCP: status writes, finalizers and watches reuse connections, at most
+  // KCP_MAX_SOCKETS of them (a fan-out's status writes queue for one rather than open hundreds).
+  const kcp = new KeepAliveAccess(o.kubeConfig, { maxSockets: KCP_MAX_SOCKETS });
   const bootstrappers = new Reflector<RuntimeBootstrapper>({
     name: 'runtimebootstrappers',
     listerWatcher: createListerWatcher<RuntimeBootstrapper>(kcp, runtimeBootstrappersPath(ns)),
+    transform: stripManagedFields,
     logger: log,
   });
   const kubeconfigs = new Reflector<V1Secret>({
     name: 'kubeconfig secrets',
     listerWatcher: createListerWatcher<V1Secret>(kcp, `/api/v1/namespaces/${ns}/secrets`),
+    transform: stripManagedFields,
     // Only KIM's kubeconfig Secrets, never every Secret of the namespace.
     labelSelector: o.kubeconfigSelector ?? 'kyma-project.io/runtime-id',
     logger: log,
@@ -139,7 +150,11 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   await Promise.all([bootstrappers.waitForSync(), kubeconfigs.waitForSync()]);
   current = { result: buildSyncSet(o.sources.snapshot()), changedAt: current.changedAt };
   const concurrency = o.concurrency ?? DEFAULT_DIRECT_CONCURRENCY;
-  const running = queue.start((key) => reconciler.reconcile(key), { concurrency });
+  // Fewer reconciles at once while the event loop runs late (CPU-bound): drift repairs (their own
+  // queue, not gated), probes and lease renewals keep getting through during a fan-out.
+  const gate = new LoopLagGate({ max: concurrency });
+  gate.start();
+  const running = queue.start((key) => reconciler.reconcile(key), { concurrency, gate });
   enqueueAll();
 
   const resyncMs = o.resyncMs ?? 10 * 60_000;
@@ -157,6 +172,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       bootstrappers.store.list().map((rb) => rb.status),
     );
     metrics.runtimeClients.set(pool.size);
+    metrics.admittedReconciles.set(gate.limit);
   }, 2_000);
   gauges.unref();
 
@@ -265,6 +281,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       await repairing;
       await queue.shutDownWithDrain();
       await running;
+      gate.stop();
       await Promise.all([bootstrappers.stop(), kubeconfigs.stop()]);
       pool.stop();
       kcp.close();

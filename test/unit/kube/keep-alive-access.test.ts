@@ -77,12 +77,13 @@ void describe('KeepAliveAccess', () => {
         rejectUnauthorized: false,
       },
       (req, res) => {
-        const peer = (req.socket as tls.TLSSocket).getPeerCertificate();
+        // Without a client certificate the peer certificate is an empty object.
+        const peer: Partial<tls.PeerCertificate> = (req.socket as tls.TLSSocket).getPeerCertificate();
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(
           JSON.stringify({
             gitVersion: 'v1.34.4',
-            cn: typeof peer.subject.CN === 'string' ? peer.subject.CN : '',
+            cn: typeof peer.subject?.CN === 'string' ? peer.subject.CN : '',
           }),
         );
       },
@@ -175,6 +176,25 @@ void describe('KeepAliveAccess', () => {
     access.close();
   });
 
+  void test('an identity is let go once unused with no connection open; then made anew', async () => {
+    const one = await issueCertificate(clientCa, { commonName: 'one', usage: 'client' });
+    const access = new KeepAliveAccess(lite({ clientCert: one.certPem, clientKey: one.keyPem }));
+    const parsed = mock.method(tls, 'createSecureContext');
+    try {
+      await version(access);
+      assert.equal(access.retireIdle(0), 0, 'its connection is still open');
+      server.closeIdleConnections();
+      for (let i = 0; i < 100 && access.sockets > 0; i++) await sleep(10);
+      assert.equal(access.retireIdle(60_000), 0, 'used within the idle time');
+      assert.equal(access.retireIdle(0), 1);
+      assert.equal((await version(access)).cn, 'one');
+      assert.equal(parsed.mock.callCount(), 2, 'a new TLS context after it was let go');
+    } finally {
+      parsed.mock.restore();
+      access.close();
+    }
+  });
+
   void test('an idle connection closes after idleSocketMs', async () => {
     const access = new KeepAliveAccess(clientNode({ token: 't' }), { idleSocketMs: 50 });
     const open = (): number => access.sockets;
@@ -212,5 +232,18 @@ void describe('KeepAliveAgents', () => {
     assert.notEqual(agents.agentFor(id('a')), a1);
     agents.retireAll();
     assert.equal(agents.size, 0);
+  });
+
+  test('retireIdle lets go of the identities unused for the idle time', () => {
+    let now = 0;
+    const agents = new KeepAliveAgents({}, () => now);
+    const a = agents.agentFor({ servername: 'a' });
+    now = 1_000;
+    const b = agents.agentFor({ servername: 'b' });
+    now = 1_500;
+    assert.equal(agents.retireIdle(1_000), 1);
+    assert.equal(agents.size, 1);
+    assert.equal(agents.agentFor({ servername: 'b' }), b);
+    assert.notEqual(agents.agentFor({ servername: 'a' }), a);
   });
 });

@@ -31,6 +31,24 @@ describe('runtime client pool', () => {
     assert.equal(pool.size, 1);
   });
 
+  test('a sweep lets go of idle TLS contexts before it drops the client itself', () => {
+    let now = 0;
+    const pool = new RuntimeClientPool(10_000, () => now, 1_000);
+    const client = pool.get('rt-1', kubeconfig('https://a:6443'));
+    const retired: number[] = [];
+    (client as unknown as { retireIdle: (ms: number) => number }).retireIdle = (ms) => {
+      retired.push(ms);
+      return 0;
+    };
+    now = 5_000;
+    assert.equal(pool.sweep(), 0);
+    assert.deepEqual(retired, [1_000], 'the TLS contexts unused for 1 s');
+    assert.equal(pool.get('rt-1', kubeconfig('https://a:6443')), client, 'the parsed client is kept');
+    now = 16_000;
+    assert.equal(pool.sweep(), 1);
+    assert.equal(pool.size, 0);
+  });
+
   test('a broken kubeconfig is a typed error that does not quote it', () => {
     const pool = new RuntimeClientPool();
     assert.throws(
