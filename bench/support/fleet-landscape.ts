@@ -17,7 +17,7 @@ import { KeepAliveAccess } from '../../src/kube/keep-alive-access.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { markDeploymentAvailable } from '../../src/local/simulated-kubelet.js';
-import { CTB_NAME, KCP_PULL_SECRET, putSources } from '../../test/support/kcp.js';
+import { CTB_NAME, KCP_PULL_SECRET, kubeconfigSecret, putSources } from '../../test/support/kcp.js';
 import type { ControllerChildConfig } from './controller-child.js';
 import { domainOf, RB_PATH, startControllerChild, type ControllerProcess } from './kcp-bench.js';
 import { forEachLimited } from './limited.js';
@@ -103,18 +103,7 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
         clientKeyPem: identity.keyPem,
       });
       kubeconfigs.set(id, text);
-      await applyObjects(kcpAccess, [
-        {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          metadata: {
-            name: `kubeconfig-${id}`,
-            namespace: 'kcp-system',
-            labels: { 'kyma-project.io/runtime-id': id, 'operator.kyma-project.io/kyma-name': id },
-          },
-          data: { config: Buffer.from(text).toString('base64') },
-        } as object,
-      ]);
+      await applyObjects(kcpAccess, [kubeconfigSecret(id, text)]);
     });
     o.say(
       `${ids.length} kubeconfig Secrets (one client identity each) in ${((performance.now() - t1) / 1000).toFixed(1)} s`,

@@ -78,15 +78,22 @@ class RecordingOps implements BootstrapperOps {
   };
 }
 
-const set: SyncSetResult = buildSyncSet({
-  version: 'v-1',
-  clusterTrustBundle: { metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' }, spec: { trustBundle: 'PEM' } },
-  configMap: {
-    metadata: { name: 'c', namespace: 'kcp-system' },
-    data: { 'rt-bootstrapper-config.json': seedConfigText() },
-  },
-  pullSecret: { metadata: { name: 's', namespace: 'kcp-system' }, data: {} },
-});
+/** A consistent set of `version` whose pull Secret holds `data`. */
+const setOf = (version: string, data: Record<string, string> = {}): SyncSetResult =>
+  buildSyncSet({
+    version,
+    clusterTrustBundle: {
+      metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' },
+      spec: { trustBundle: 'PEM' },
+    },
+    configMap: {
+      metadata: { name: 'c', namespace: 'kcp-system' },
+      data: { 'rt-bootstrapper-config.json': seedConfigText() },
+    },
+    pullSecret: { metadata: { name: 's', namespace: 'kcp-system' }, data },
+  });
+
+const set = setOf('v-1');
 
 const rb = (
   over: Partial<RuntimeBootstrapper['metadata']> = {},
@@ -127,15 +134,7 @@ async function run(
   return { outcome, status: status.build(), servingCheckedUntil: ctx.servingCheckedUntil };
 }
 
-const set2: SyncSetResult = buildSyncSet({
-  version: 'v-2',
-  clusterTrustBundle: { metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' }, spec: { trustBundle: 'PEM' } },
-  configMap: {
-    metadata: { name: 'c', namespace: 'kcp-system' },
-    data: { 'rt-bootstrapper-config.json': seedConfigText() },
-  },
-  pullSecret: { metadata: { name: 's', namespace: 'kcp-system' }, data: { x: 'eQ==' } },
-});
+const set2 = setOf('v-2', { x: 'eQ==' });
 
 const cond = (s: RuntimeBootstrapper['status'], type: string) => s?.conditions?.find((c) => c.type === type);
 
