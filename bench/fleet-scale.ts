@@ -323,7 +323,7 @@ export async function runFleetScale(
     }, 1_000);
     let readyAt: number;
     try {
-      readyAt = await tracker.until(n, (s) => s.state === 'Ready', Math.max(600_000, n * 200));
+      readyAt = await tracker.until(n, (s) => s.state === 'Ready', Math.max(600_000, n * 600));
     } finally {
       clearInterval(kubelet);
     }
