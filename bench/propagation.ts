@@ -19,11 +19,12 @@ import { SET_VERSION_ANNOTATION } from '../src/api/runtime-bootstrapper.js';
 import { applyObjects } from '../src/kube/apply.js';
 import { kubeRequest } from '../src/kube/kube-request.js';
 import { CTB_NAME, KCP_PULL_SECRET, dockerConfig } from '../test/support/kcp.js';
-import { seedConfigText } from '../test/support/fixtures.js';
 import { describeCpu, GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';
 import { envNumber, isMain, say as defaultSay } from './support/env.js';
 import { startKcpBench, type KcpBench } from './support/kcp-bench.js';
 import { KeepAliveClient } from './support/keep-alive-client.js';
+import { forEachLimited } from './support/limited.js';
+import { applyKeepAlive, baselineObjects } from './support/baseline-writes.js';
 import { ObjectWatch } from './support/object-watch.js';
 import { memoryKib } from './support/proc.js';
 import { buildChildren, scratchDir, sleep } from './support/processes.js';
@@ -100,64 +101,6 @@ export interface PropagationFigures {
   readonly errorLines: readonly string[];
 }
 
-async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++];
-      if (item !== undefined) await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-/** The baseline write: what planSources applies (the namespace, then copies of the set under other names). */
-function baselineObjects(round: number, ctbSpec: unknown): KubernetesObject[] {
-  const annotations = { [SET_VERSION_ANNOTATION]: `baseline-${round}` };
-  return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kyma-system' } },
-    {
-      apiVersion: 'certificates.k8s.io/v1beta1',
-      kind: 'ClusterTrustBundle',
-      metadata: { name: CTB_NAME.replace(/:[^:]*$/, ':bench-baseline'), annotations },
-      spec: ctbSpec,
-    } as KubernetesObject,
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'bench-baseline', namespace: 'kyma-system', annotations },
-      type: 'kubernetes.io/dockerconfigjson',
-      data: dockerConfig(`baseline-${round}`),
-    } as KubernetesObject,
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'bench-baseline', namespace: 'kyma-system', annotations },
-      data: { 'rt-bootstrapper-config.json': seedConfigText() },
-    } as KubernetesObject,
-  ];
-}
-
-function objectPath(o: KubernetesObject): string {
-  const name = o.metadata?.name ?? '';
-  if (o.kind === 'Namespace') return `/api/v1/namespaces/${name}`;
-  if (o.kind === 'ClusterTrustBundle') return `/apis/certificates.k8s.io/v1beta1/clustertrustbundles/${name}`;
-  const plural = o.kind === 'Secret' ? 'secrets' : 'configmaps';
-  return `/api/v1/namespaces/${o.metadata?.namespace ?? ''}/${plural}/${name}`;
-}
-
-/** Server-side apply as raw PATCHes over a keep-alive connection. */
-async function applyKeepAlive(client: KeepAliveClient, objects: readonly KubernetesObject[]): Promise<void> {
-  for (const o of objects) {
-    await client.request(
-      'PATCH',
-      `${objectPath(o)}?fieldManager=rtb-bench&force=true`,
-      o,
-      'application/apply-patch+yaml',
-    );
-  }
-}
-
 async function runBaseline(
   bench: KcpBench,
   clients: readonly KeepAliveClient[],
@@ -188,7 +131,7 @@ async function runBaseline(
     const each: number[] = [];
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    await pool(targets, concurrency, async (target) => {
+    await forEachLimited(targets, concurrency, async (target) => {
       const s = performance.now();
       await apply(target);
       each.push(performance.now() - s);

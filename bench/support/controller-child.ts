@@ -10,7 +10,9 @@
 // version and the process's memory; `/gc` runs a full collection when node has --expose-gc.
 // The child exits when its parent is gone.
 import { KubeConfig } from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
@@ -52,6 +54,8 @@ export interface ControllerChildState {
   readonly hwmKib: number;
   /** V8 heap in use and memory outside the heap (buffers, TLS), from process.memoryUsage(). */
   readonly heapUsedKib: number;
+  /** V8 heap committed (used and free). */
+  readonly heapTotalKib: number;
   readonly externalKib: number;
   /** HTTPS requests sent, by destination port. */
   readonly requests: Record<string, number>;
@@ -59,6 +63,11 @@ export interface ControllerChildState {
   readonly tlsConnections: Record<string, number>;
   /** HTTPS requests by `kcp|runtime METHOD path` (runtime names in paths as `rt-*`). */
   readonly requestPaths: Record<string, number>;
+  /** Event-loop delay since the last `/reset-event-loop` (ms): p99 and maximum. */
+  readonly eventLoopP99Ms: number;
+  readonly eventLoopMaxMs: number;
+  /** Open file descriptors (sockets, mostly). */
+  readonly openFds: number;
 }
 
 const requests = new Map<string, number>();
@@ -109,7 +118,29 @@ const originalConnect = tls.connect.bind(tls) as (...args: unknown[]) => tls.TLS
   return originalConnect(...args);
 };
 
-function memory(): { rssKib: number; hwmKib: number; heapUsedKib: number; externalKib: number } {
+// A CPU profiler on demand (/profile/start, /profile/stop), for the benchmark's BENCH_PROFILE.
+const profiler = new Session();
+profiler.connect();
+
+// Event-loop delay at 10 ms resolution, as perf_hooks measures it (the issue's p99 figure).
+const eventLoop = monitorEventLoopDelay({ resolution: 10 });
+eventLoop.enable();
+
+function openFds(): number {
+  try {
+    return readdirSync('/proc/self/fd').length;
+  } catch {
+    return 0;
+  }
+}
+
+function memory(): {
+  rssKib: number;
+  hwmKib: number;
+  heapUsedKib: number;
+  heapTotalKib: number;
+  externalKib: number;
+} {
   const status = readFileSync('/proc/self/status', 'utf8');
   const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
   const m = process.memoryUsage();
@@ -117,6 +148,7 @@ function memory(): { rssKib: number; hwmKib: number; heapUsedKib: number; extern
     rssKib: field('VmRSS'),
     hwmKib: field('VmHWM'),
     heapUsedKib: Math.round(m.heapUsed / 1024),
+    heapTotalKib: Math.round(m.heapTotal / 1024),
     externalKib: Math.round(m.external / 1024),
   };
 }
@@ -179,6 +211,17 @@ async function main(): Promise<void> {
           gc();
         }
         res.writeHead(gc ? 200 : 501).end();
+      } else if (req.url === '/profile/start') {
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+        res.writeHead(200).end();
+      } else if (req.url === '/profile/stop') {
+        // The CPU profile since /profile/start, as a .cpuprofile (Chrome DevTools) JSON.
+        const { profile } = (await profiler.post('Profiler.stop')) as { profile: unknown };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(profile));
+      } else if (req.url === '/reset-event-loop') {
+        eventLoop.reset();
+        res.writeHead(200).end();
       } else if (req.url === '/state') {
         const state: ControllerChildState = {
           version: sources.snapshot().version,
@@ -186,6 +229,9 @@ async function main(): Promise<void> {
           requests: Object.fromEntries(requests),
           tlsConnections: Object.fromEntries(tlsConnections),
           requestPaths: Object.fromEntries(requestPaths),
+          eventLoopP99Ms: eventLoop.percentile(99) / 1e6,
+          eventLoopMaxMs: eventLoop.max / 1e6,
+          openFds: openFds(),
         };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(state));
       } else {

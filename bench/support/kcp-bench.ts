@@ -44,6 +44,11 @@ export interface ControllerProcess {
   metrics(): Promise<string>;
   /** A full garbage collection in the controller (it runs with --expose-gc). */
   gc(): Promise<void>;
+  /** Starts a new event-loop delay measurement. */
+  resetEventLoop(): Promise<void>;
+  /** Starts a CPU profile; `profileStop` answers it (`.cpuprofile` JSON). */
+  profileStart(): Promise<void>;
+  profileStop(): Promise<string>;
 }
 
 /** A running KCP, its runtimes and the controller. */
@@ -76,6 +81,47 @@ export interface KcpBenchOptions {
   readonly drift?: { readonly rateLimit?: { readonly perSecond: number; readonly burst: number } };
   /** API servers started at once (a 2-core machine starts a few at a time more reliably). */
   readonly startBatch?: number;
+}
+
+/**
+ * Starts the controller child (./controller-child.ts) with `config` and waits until it is ready
+ * (its caches synced). `name` names its log file in `dir`.
+ */
+export async function startControllerChild(
+  config: ControllerChildConfig,
+  scripts: ChildScripts,
+  dir: string,
+  name = 'controller',
+): Promise<ControllerProcess> {
+  const configFile = join(dir, `${name}-config.json`);
+  await writeFile(configFile, JSON.stringify(config));
+  // --expose-gc only enables the benchmark's /gc (to tell live memory from garbage).
+  const proc = startNode(name, scripts.controllerChild, [configFile], dir, ['--expose-gc']);
+  try {
+    await waitReady(proc, `http://127.0.0.1:${config.port}/readyz`, undefined, 300_000);
+  } catch (error) {
+    await proc.stop();
+    throw error;
+  }
+  if (proc.pid === undefined) throw new Error('the controller child is not running');
+  const base = `http://127.0.0.1:${config.port}`;
+  return {
+    proc,
+    pid: proc.pid,
+    config,
+    state: async () => (await (await fetch(`${base}/state`)).json()) as ControllerChildState,
+    metrics: async () => (await fetch(`${base}/metrics`)).text(),
+    gc: async () => {
+      await fetch(`${base}/gc`);
+    },
+    resetEventLoop: async () => {
+      await fetch(`${base}/reset-event-loop`);
+    },
+    profileStart: async () => {
+      await fetch(`${base}/profile/start`);
+    },
+    profileStop: async () => (await fetch(`${base}/profile/stop`)).text(),
+  };
 }
 
 /** Starts everything; stops what it started when anything fails. */
@@ -123,26 +169,11 @@ export async function startKcpBench(o: KcpBenchOptions): Promise<KcpBench> {
         : {}),
       logLevel: 'info',
     };
-    const configFile = join(o.dir, 'controller-config.json');
-    await writeFile(configFile, JSON.stringify(config));
-    // --expose-gc only enables the benchmark's /gc (to tell live memory from garbage).
-    const proc = startNode('controller', o.scripts.controllerChild, [configFile], o.dir, ['--expose-gc']);
-    await waitReady(proc, `http://127.0.0.1:${port}/readyz`, undefined, 60_000);
-    if (proc.pid === undefined) throw new Error('the controller child is not running');
-    const base = `http://127.0.0.1:${port}`;
-    controller = {
-      proc,
-      pid: proc.pid,
-      config,
-      state: async () => (await (await fetch(`${base}/state`)).json()) as ControllerChildState,
-      metrics: async () => (await fetch(`${base}/metrics`)).text(),
-      gc: async () => {
-        await fetch(`${base}/gc`);
-      },
-    };
+    controller = await startControllerChild(config, o.scripts, o.dir);
+    const { proc } = controller;
 
     await sleep(1_000);
-    const controllerRssAtStart = memoryKib(proc.pid).rss;
+    const controllerRssAtStart = memoryKib(controller.pid).rss;
     const listBootstrappers = async (): Promise<RuntimeBootstrapper[]> =>
       (await kubeRequest<{ items: RuntimeBootstrapper[] }>(kc, { method: 'GET', path: RB_PATH })).items;
     const t1 = performance.now();

@@ -26,6 +26,8 @@ export interface ChildScripts {
   readonly controllerChild: string;
   /** A runtime's webhook with the drift channel (`support/drift-webhook-child.ts`). */
   readonly driftWebhookChild: string;
+  /** A process measuring its own event-loop delay only (`support/idle-loop-child.ts`). */
+  readonly idleLoopChild: string;
 }
 
 let built: ChildScripts | undefined;
@@ -66,6 +68,7 @@ export function buildChildren(say: (line: string) => void): ChildScripts {
     loadHostile: join(BUILD_DIR, 'bench', 'support', 'load-hostile.js'),
     controllerChild: join(BUILD_DIR, 'bench', 'support', 'controller-child.js'),
     driftWebhookChild: join(BUILD_DIR, 'bench', 'support', 'drift-webhook-child.js'),
+    idleLoopChild: join(BUILD_DIR, 'bench', 'support', 'idle-loop-child.js'),
   };
   return built;
 }

@@ -13,7 +13,7 @@
  *
  * @see KubeListWatch in ./list-watch.ts
  */
-import { accessSync } from 'node:fs';
+import { accessSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -68,11 +68,24 @@ interface LiteUser {
 export class KubeconfigLite implements ClusterAccess {
   #token: string | undefined;
   #tokenReadAt = 0;
+  // Inline data decoded once: every request then hands out the same buffers, which is how a
+  // keep-alive agent recognises the identity (./keep-alive-agents.ts) without comparing bytes.
+  // (The base64 text is not kept: thousands of runtime clients would hold it twice.)
+  readonly #caData: Buffer | undefined;
+  readonly #certData: Buffer | undefined;
+  readonly #keyData: Buffer | undefined;
+  private readonly cluster: LiteCluster;
+  private readonly user: LiteUser;
 
-  constructor(
-    private readonly cluster: LiteCluster,
-    private readonly user: LiteUser,
-  ) {}
+  constructor(cluster: LiteCluster, user: LiteUser) {
+    const { caData, ...clusterRest } = cluster;
+    const { certData, keyData, ...userRest } = user;
+    this.cluster = clusterRest;
+    this.user = userRest;
+    this.#caData = decoded(caData);
+    this.#certData = decoded(certData);
+    this.#keyData = decoded(keyData);
+  }
 
   getCurrentCluster(): { readonly server: string } {
     return this.cluster;
@@ -82,11 +95,11 @@ export class KubeconfigLite implements ClusterAccess {
     const { cluster, user } = this;
     if (cluster.skipTLSVerify) opts.rejectUnauthorized = false;
     if (cluster.tlsServerName) opts.servername = cluster.tlsServerName;
-    const ca = await fileOrData(cluster.caFile, cluster.caData);
+    const ca = await fileOrData(cluster.caFile, this.#caData);
     if (ca) opts.ca = ca;
-    const cert = await fileOrData(user.certFile, user.certData);
+    const cert = await fileOrData(user.certFile, this.#certData);
     if (cert) opts.cert = cert;
-    const key = await fileOrData(user.keyFile, user.keyData);
+    const key = await fileOrData(user.keyFile, this.#keyData);
     if (key) opts.key = key;
     const headers = (opts.headers ??= {}) as http.OutgoingHttpHeaders;
     if (user.impersonateUser) headers['Impersonate-User'] = user.impersonateUser;
@@ -130,11 +143,13 @@ function createAgent(cluster: LiteCluster, opts: https.RequestOptions): http.Age
   return new https.Agent(agentOptions);
 }
 
-async function fileOrData(file: string | undefined, data: string | undefined): Promise<Buffer | undefined> {
+async function fileOrData(file: string | undefined, data: Buffer | undefined): Promise<Buffer | undefined> {
   if (file) return readFile(file);
-  if (data) return Buffer.from(data, 'base64');
-  return undefined;
+  return data;
 }
+
+const decoded = (data: string | undefined): Buffer | undefined =>
+  data ? Buffer.from(data, 'base64') : undefined;
 
 function exists(path: string): boolean {
   try {
@@ -224,6 +239,15 @@ async function liteFromFile(file: string): Promise<KubeconfigLite | undefined> {
   } catch {
     return undefined;
   }
+  return liteFromDocument(doc, dirname(file));
+}
+
+/**
+ * The current context of a parsed kubeconfig (`yaml`'s `parse(text, { merge: true })`), when it
+ * is one {@link KubeconfigLite} serves exactly as client-node would; undefined otherwise.
+ * Relative certificate and key paths are taken relative to `root`.
+ */
+export function liteFromDocument(doc: unknown, root: string): KubeconfigLite | undefined {
   if (!isEntry(doc)) return undefined;
   // client-node rejects the whole file when any entry lacks its required fields.
   const list = (name: string): unknown[] | undefined => {
@@ -270,10 +294,9 @@ async function liteFromFile(file: string): Promise<KubeconfigLite | undefined> {
   if (typeof c.server !== 'string' || !strings.every(optionalString)) return undefined;
 
   // Relative certificate and key paths are relative to the kubeconfig; a token file is not.
-  const root = dirname(file);
   const absolute = (p: string | undefined): string | undefined => (p && !isAbsolute(p) ? join(root, p) : p);
   let token = u.token as string | undefined;
-  if (!token && u['token-file']) token = await readFile(u['token-file'] as string, 'utf8');
+  if (!token && u['token-file']) token = readFileSync(u['token-file'] as string, 'utf8');
   return new KubeconfigLite(
     {
       server: c.server.replace(/\/$/, ''),

@@ -100,3 +100,17 @@ export function isTooLargeResourceVersion(err: unknown): boolean {
 export function isResourceVersionUnusable(err: unknown): boolean {
   return isResourceExpired(err) || isTooLargeResourceVersion(err);
 }
+
+/**
+ * The error of a call that got no HTTP answer at all (connection refused or reset, TLS failure,
+ * timeout), found along the `cause` chain; undefined when the server answered or the call
+ * never started (a kubeconfig without a cluster).
+ */
+export function noResponseError(err: unknown): KubeApiError | undefined {
+  let e: unknown = err;
+  for (let depth = 0; e instanceof Error && depth < 8; depth++) {
+    if (e instanceof KubeApiError) return e.statusCode === undefined && e.cause !== undefined ? e : undefined;
+    e = e.cause;
+  }
+  return undefined;
+}

@@ -12,7 +12,13 @@ export interface KubeRequest {
   readonly body?: unknown;
   /** For PATCH: `application/merge-patch+json` (default), `application/json-patch+json`, `application/apply-patch+yaml`. */
   readonly contentType?: string;
+  /** Without an answer for this long (no byte sent or received), the request fails (default 30 s). */
   readonly timeoutMs?: number;
+  /**
+   * false: a successful answer's body is read to its end (the connection is reused) but not
+   * parsed, and the call resolves with undefined: writes whose result nobody reads.
+   */
+  readonly parseResponse?: boolean;
 }
 
 // Error bodies are small Status objects; never buffer an unbounded one.
@@ -47,28 +53,36 @@ export async function kubeRequest<T>(kc: ClusterAccess, r: KubeRequest): Promise
       r.method === 'PATCH' ? (r.contentType ?? 'application/merge-patch+json') : 'application/json';
     headers['Content-Length'] = Buffer.byteLength(payload);
   }
-  const signal = AbortSignal.timeout(r.timeoutMs ?? 30_000);
   const mod = url.protocol === 'http:' ? http : https;
+  const skipBody = r.parseResponse === false;
   const { code, text } = await new Promise<{ code: number; text: string }>((resolve, reject) => {
-    const req = mod.request(url, { ...options, method: r.method, headers, signal }, (res) => {
+    const req = mod.request(url, { ...options, method: r.method, headers }, (res) => {
+      const success = (res.statusCode ?? 0) < 300;
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
+        if (success && skipBody) return;
         size += c.length;
-        if (size <= MAX_ERROR_BODY || (res.statusCode ?? 0) < 300) chunks.push(c);
+        if (size <= MAX_ERROR_BODY || success) chunks.push(c);
       });
       res.on('end', () => {
         resolve({ code: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
       });
       res.on('error', reject);
     });
+    // An inactivity timeout of the request's socket: no timer and no AbortSignal per request.
+    let timedOut = false;
+    req.setTimeout(r.timeoutMs ?? 30_000, () => {
+      timedOut = true;
+      req.destroy(new Error(`no answer within ${r.timeoutMs ?? 30_000} ms`));
+    });
     req.on('error', (err) => {
       reject(
         new KubeApiError(
-          signal.aborted
+          timedOut
             ? `${r.method} ${url.pathname} timed out`
             : `${r.method} ${url.pathname} failed: ${err.message}`,
-          { cause: err, ...(signal.aborted ? { reason: 'Timeout' } : {}) },
+          { cause: err, ...(timedOut ? { reason: 'Timeout' } : {}) },
         ),
       );
     });

@@ -38,4 +38,19 @@ export interface ReflectorOptions<T> {
   readonly minHealthyWatchMs?: number;
   readonly random?: () => number;
   readonly logger?: ReflectorLogger;
+  /**
+   * Applied to every listed or watched object before it is cached (client-go's SetTransform),
+   * e.g. {@link stripManagedFields}: what a cache of thousands of objects need not hold.
+   */
+  readonly transform?: (obj: T) => T;
+}
+
+/**
+ * A transform dropping `metadata.managedFields` (client-go's TransformStripManagedFields): a
+ * controller reading its cache never needs them, and they are a good part of every object.
+ */
+export function stripManagedFields<T extends { metadata?: object }>(obj: T): T {
+  const meta = obj.metadata as { managedFields?: unknown } | undefined;
+  if (meta?.managedFields !== undefined) delete meta.managedFields;
+  return obj;
 }

@@ -175,7 +175,8 @@ export class Reflector<T extends KubeObject> {
         ac.signal,
       );
       if (this.stopped()) return;
-      const changes = this.cache.replace(items);
+      const transform = this.opts.transform;
+      const changes = this.cache.replace(transform ? items.map(transform) : items);
       this.rv = resourceVersion;
       this.synced.open();
       for (const change of changes) this.dispatch(change);
@@ -257,10 +258,11 @@ export class Reflector<T extends KubeObject> {
     return { outcome: 'ended', events };
   }
 
-  private apply(type: Exclude<WatchEventType, 'ERROR'>, obj: T): void {
-    const rv = obj.metadata?.resourceVersion;
+  private apply(type: Exclude<WatchEventType, 'ERROR'>, watched: T): void {
+    const rv = watched.metadata?.resourceVersion;
     try {
       if (type === 'BOOKMARK') return; // only moves the resourceVersion, below
+      const obj = this.opts.transform ? this.opts.transform(watched) : watched;
       const change = type === 'DELETED' ? this.cache.remove(obj) : this.cache.upsert(obj);
       if (change) this.dispatch(change);
     } catch (err) {

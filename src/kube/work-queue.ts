@@ -10,6 +10,7 @@
 import { defaultControllerRateLimiter, systemClock, type RateLimiter } from './backoff.js';
 import { DelayQueue } from './delay-queue.js';
 import { Fifo } from './fifo.js';
+import type { AdmissionGate } from './loop-lag-gate.js';
 import {
   guardHooks,
   type ReconcileMetrics,
@@ -58,6 +59,11 @@ export interface StartOptions {
   readonly concurrency?: number;
   /** Told about every handler failure (the key is retried regardless). */
   readonly onError?: (key: string, err: unknown) => void;
+  /**
+   * Passed by a worker between taking a key and running it, left after the run: bounds the runs
+   * at once below `concurrency` (e.g. a LoopLagGate).
+   */
+  readonly gate?: AdmissionGate;
 }
 
 /** Misuse of a work queue (e.g. started twice). */
@@ -174,7 +180,7 @@ export class WorkQueue {
     this.reconcileMetrics?.maxConcurrency(concurrency);
     this.startTicker();
     const workers: Promise<void>[] = [];
-    for (let i = 0; i < concurrency; i++) workers.push(this.worker(handler, opts.onError));
+    for (let i = 0; i < concurrency; i++) workers.push(this.worker(handler, opts.onError, opts.gate));
     try {
       await Promise.all(workers);
     } finally {
@@ -235,11 +241,27 @@ export class WorkQueue {
     }
   }
 
-  private async worker(handler: Handler, onError: StartOptions['onError']): Promise<void> {
+  private async worker(
+    handler: Handler,
+    onError: StartOptions['onError'],
+    gate: AdmissionGate | undefined,
+  ): Promise<void> {
     for (;;) {
       const key = await this.next();
       if (key === undefined) return;
-      await this.process(key, handler, onError);
+      if (gate === undefined) {
+        await this.process(key, handler, onError);
+        continue;
+      }
+      // The key stays dirty while it waits here, so an add neither queues it twice nor lets
+      // another worker take it.
+      await gate.acquire();
+      try {
+        if (this.shuttingDown) return;
+        await this.process(key, handler, onError);
+      } finally {
+        gate.release();
+      }
     }
   }
 

@@ -8,6 +8,7 @@ import type {
   V1RoleBinding,
   V1ServiceAccount,
 } from '@kubernetes/client-node';
+import { renderControllerFlowControl, type ControllerFlowControl } from './controller-flow-control.js';
 import {
   httpProbe,
   restrictedContainerSecurityContext,
@@ -57,6 +58,8 @@ export interface ControllerManifests {
   /** Only when a ClusterTrustBundle is watched (it is cluster-scoped). */
   readonly clusterRole?: V1ClusterRole;
   readonly clusterRoleBinding?: V1ClusterRoleBinding;
+  /** The controller's own share of the KCP's API Priority and Fairness (cluster-scoped). */
+  readonly flowControl: ControllerFlowControl;
   readonly deployment: V1Deployment;
 }
 
@@ -172,6 +175,11 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
           },
         }
       : {}),
+    flowControl: renderControllerFlowControl({
+      name: CONTROLLER_NAME,
+      serviceAccount: { name: CONTROLLER_NAME, namespace },
+      labels,
+    }),
     deployment: renderDeployment(o, namespace, labels, selector, { configMap, stateConfigMap, lease }),
   };
 }
@@ -265,6 +273,8 @@ export function controllerManifestList(m: ControllerManifests): readonly object[
     m.roleBinding,
     ...(m.clusterRole ? [m.clusterRole] : []),
     ...(m.clusterRoleBinding ? [m.clusterRoleBinding] : []),
+    m.flowControl.priorityLevel,
+    m.flowControl.flowSchema,
     m.deployment,
   ];
 }

@@ -4,7 +4,6 @@
  * stand-in for KIM that consumes the signal is in fake-kim.ts.
  */
 import {
-  ApiextensionsV1Api,
   CertificatesV1beta1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -15,6 +14,7 @@ import {
 } from '@kubernetes/client-node';
 import { Writable } from 'node:stream';
 import { runtimeCrd } from '../../src/api/crds.js';
+import { ensureCrds } from '../../src/kube/crd.js';
 import {
   RUNTIME_API_VERSION,
   RUNTIME_GROUP,
@@ -66,7 +66,7 @@ export function kcpClients(kc: KubeConfig): Kcp {
 /** The Runtime CRD, kcp-system and the three sources (valid). */
 export async function setUpKcp(cluster: LocalCluster, trustBundlePem: string): Promise<Kcp> {
   const kcp = kcpClients(cluster.kubeConfig());
-  await kcp.kc.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: runtimeCrd() });
+  await ensureCrds(kcp.kc, [runtimeCrd()]);
   await kcp.core.createNamespace({ body: { metadata: { name: NS } } });
   await kcp.core.createNamespacedSecret({
     namespace: NS,

@@ -1,7 +1,7 @@
 import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { applyJsonObjects } from '../../src/kube/apply.js';
+import { applyObjects } from '../../src/kube/apply.js';
 import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
@@ -20,7 +20,7 @@ describe('the rendered runtime manifests on a real API server', () => {
     });
     // Everything but the registration (it would point at nothing here).
     const objects = webhookManifestList(manifests).slice(0, -1) as KubernetesObject[];
-    await applyJsonObjects(admin, objects);
+    await applyObjects(admin, objects);
     const core = admin.makeApiClient(CoreV1Api);
     await core.createNamespacedSecret({
       namespace: 'kyma-system',

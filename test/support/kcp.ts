@@ -91,24 +91,27 @@ export async function bindClusterAdmin(cluster: LocalCluster, user: string): Pro
     });
 }
 
+/** KIM's kubeconfig Secret of a runtime on the KCP. */
+export function kubeconfigSecret(runtimeId: string, kubeconfig: string): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: `kubeconfig-${runtimeId}`,
+      namespace: 'kcp-system',
+      labels: { 'kyma-project.io/runtime-id': runtimeId, 'operator.kyma-project.io/kyma-name': runtimeId },
+    },
+    data: { config: Buffer.from(kubeconfig).toString('base64') },
+  } as KubernetesObject;
+}
+
 /** Writes (creates or replaces) KIM's kubeconfig Secret of a runtime on the KCP. */
 export async function putKubeconfigSecret(
   kcp: LocalCluster,
   runtimeId: string,
   kubeconfig: string,
 ): Promise<void> {
-  await applyObjects(kcp.kubeConfig(), [
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: {
-        name: `kubeconfig-${runtimeId}`,
-        namespace: 'kcp-system',
-        labels: { 'kyma-project.io/runtime-id': runtimeId, 'operator.kyma-project.io/kyma-name': runtimeId },
-      },
-      data: { config: Buffer.from(kubeconfig).toString('base64') },
-    } as KubernetesObject,
-  ]);
+  await applyObjects(kcp.kubeConfig(), [kubeconfigSecret(runtimeId, kubeconfig)]);
 }
 
 /** The KCP's three sources: pull Secret, ClusterTrustBundle, webhook ConfigMap (the seed's). */

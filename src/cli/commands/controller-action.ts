@@ -2,6 +2,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startControllerApp } from '../../controller/controller-app.js';
 import { modeStarter } from '../../controller/mode-registry.js';
 import { directModeStarter, type DirectModeSettings } from '../../controller/direct/direct-mode-starter.js';
+import { DEFAULT_DIRECT_CONCURRENCY } from '../../controller/direct/direct-mode-options.js';
+import { DEFAULT_ANNOTATE_CONCURRENCY } from './controller-flags.js';
 import { KCP_SERVING_POLICY } from '../../pki/serving-policy.js';
 import { packageVersion } from '../../version.js';
 import { createLogger } from '../../telemetry/logger.js';
@@ -18,7 +20,11 @@ export async function runController(flags: ControllerFlags): Promise<void> {
   const kc = new KubeConfig();
   if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
   else kc.loadFromDefault();
-  const concurrency = positiveInt('concurrency', flags.concurrency);
+  const concurrency = positiveInt(
+    'concurrency',
+    flags.concurrency ??
+      String(flags.mode === 'direct' ? DEFAULT_DIRECT_CONCURRENCY : DEFAULT_ANNOTATE_CONCURRENCY),
+  );
   if (concurrency < 1) throw new FlagError('--concurrency must be at least 1');
   const app = await startControllerApp({
     kubeConfig: kc,

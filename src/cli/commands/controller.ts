@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME } from '../../api/webhook-config.js';
 import { RUNTIME_NAMESPACE } from '../../api/runtime.js';
-import type { ControllerFlags } from './controller-flags.js';
+import { DEFAULT_DIRECT_CONCURRENCY } from '../../controller/direct/direct-mode-options.js';
+import { DEFAULT_ANNOTATE_CONCURRENCY, type ControllerFlags } from './controller-flags.js';
 
 // Copies of DEFAULT_STATE_CONFIG_MAP (controller/annotate/signal-state-store.ts) and
 // CONTROLLER_LEASE_NAME (render/controller-manifests.ts): importing those modules here would load
@@ -45,7 +46,10 @@ export function registerControllerCommand(program: Command): void {
         .default('annotation'),
     )
     .option('--coalesce <duration>', 'quiet period that turns a burst of changes into one signal', '2s')
-    .option('--concurrency <n>', 'parallel writes to Runtimes', '10')
+    .option(
+      '--concurrency <n>',
+      `parallel writes to Runtimes (default: ${DEFAULT_DIRECT_CONCURRENCY} in direct mode, ${DEFAULT_ANNOTATE_CONCURRENCY} in annotate mode)`,
+    )
     .option('--resync <duration>', 're-evaluate the sources this often without events', '5m')
     .option('--state-config-map <name>', "ConfigMap keeping the controller's state", DEFAULT_STATE_CONFIG_MAP)
     .option('--metrics-port <port>', 'HTTP port of /healthz, /readyz and /metrics', '8080')

@@ -18,7 +18,7 @@ import { KeepAliveAgents } from '../../kube/keep-alive-agents.js';
 /** Default bound of one API request. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
-const agents = new KeepAliveAgents(8);
+const agents = new KeepAliveAgents({ maxAgents: 8 });
 
 /** Options aborting the request after `timeoutMs`, optionally with a Content-Type. */
 export function requestOptions(timeoutMs: number, contentType?: string): ConfigurationOptions {

@@ -1,4 +1,4 @@
-import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import {
@@ -7,6 +7,7 @@ import {
   type RuntimeBootstrapper,
   runtimeBootstrappersPath,
 } from '../../api/runtime-bootstrapper.js';
+import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
 import type { ReadonlyStore } from '../../kube/store.js';
@@ -43,7 +44,8 @@ import type { SyncSetResult } from './sync-set.js';
 
 /** What the reconciler reads and writes. */
 export interface ReconcilerDeps {
-  readonly kcp: KubeConfig;
+  /** The KCP (keep-alive: every status write would otherwise open a TLS connection). */
+  readonly kcp: ClusterAccess;
   readonly bootstrappers: ReadonlyStore<RuntimeBootstrapper>;
   readonly kubeconfigSecrets: ReadonlyStore<V1Secret>;
   readonly pool: RuntimeClientPool;
@@ -76,6 +78,8 @@ export interface ReconcilerDeps {
  */
 export class BootstrapperReconciler {
   private readonly forced = new Set<string>();
+  /** Per key: until when its serving certificate was found current (epoch ms), by this process. */
+  private readonly servingCurrent = new Map<string, number>();
   private readonly serving: ServingSettings;
 
   constructor(private readonly d: ReconcilerDeps) {
@@ -108,19 +112,23 @@ export class BootstrapperReconciler {
     if (!rb || !set.ok || rb.spec.paused || rb.metadata.deletionTimestamp) return;
     if (rb.status?.appliedVersion === undefined) return; // not installed yet: the reconcile does it
     const ops = this.ops(rb);
-    await ops.connect();
+    ops.connect();
     await ops.apply(planSources(set.set));
   }
 
   /** Work-queue handler. */
   async reconcile(key: string): Promise<HandlerResult | undefined> {
     const rb = this.d.bootstrappers.get(key);
-    if (!rb) return undefined;
+    if (!rb) {
+      this.servingCurrent.delete(key);
+      return undefined;
+    }
     const log = this.d.logger.child({ runtimeBootstrapper: key, runtime: rb.spec.runtimeID });
     const forceResync = this.forced.delete(key);
     const { result: set, changedAt } = this.d.currentSet();
     const status = new StatusBuilder(rb, new Date());
     const ops = this.ops(rb);
+    const servingCurrentUntil = this.servingCurrent.get(key);
     const ctx: StateContext = {
       rb,
       set,
@@ -135,8 +143,11 @@ export class BootstrapperReconciler {
       wrote: false,
       servingWrites: 0,
       wakeAfterMs: undefined,
+      ...(servingCurrentUntil !== undefined ? { servingCurrentUntil } : {}),
     };
     const outcome = await runStateMachine(sFnInitialize, ctx);
+    if (ctx.servingCheckedUntil !== undefined) this.servingCurrent.set(key, ctx.servingCheckedUntil);
+    else this.servingCurrent.delete(key);
     const next = status.build();
     if (set.ok && next.appliedVersion === set.set.version && rb.status?.appliedVersion !== set.set.version) {
       this.d.metrics.propagationSeconds.observe((Date.now() - changedAt) / 1000);
@@ -171,18 +182,19 @@ export class BootstrapperReconciler {
         );
         this.d.pool.drop(rb.spec.runtimeID);
       },
-      connect: async () => {
+      connect: () => {
         const ref = kubeconfigSecretOf(rb);
         const secret = this.d.kubeconfigSecrets.get(`${ref.namespace}/${ref.name}`);
         const data = secret?.data?.[ref.key];
         if (!data)
           throw new Error(`kubeconfig Secret ${ref.namespace}/${ref.name} (key ${ref.key}) not found`);
-        const kc = this.d.pool.get(rb.spec.runtimeID, Buffer.from(data, 'base64').toString('utf8'));
-        serverHost = hostOf(kc.getCurrentCluster()?.server);
+        // No request here: the first call of the pass tells whether the runtime answers.
+        const access = this.d.pool.get(rb.spec.runtimeID, data);
+        serverHost = hostOf(access.getCurrentCluster()?.server);
         this.d.metrics.runtimeClients.set(this.d.pool.size);
-        installer = new RuntimeInstaller(kc, this.d.runtimeTimeoutMs);
-        await installer.probe();
+        installer = new RuntimeInstaller(access, this.d.runtimeTimeoutMs);
       },
+      answered: () => installer?.answered ?? false,
       drift: async () => {
         const settings = this.d.drift;
         if (!settings) return undefined;
@@ -257,6 +269,8 @@ export class BootstrapperReconciler {
         path: this.path(rb, '/status'),
         body: { status },
         timeoutMs: 15_000,
+        // The watch brings the CR back; the answer is not read.
+        parseResponse: false,
       });
     } catch (error) {
       // Gone after its finalizer was released: nothing left to report on.

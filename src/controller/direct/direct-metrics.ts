@@ -9,6 +9,8 @@ export interface DirectMetrics {
   readonly propagationSeconds: Histogram<never>;
   readonly syncErrors: Counter<'reason'>;
   readonly runtimeClients: Gauge<never>;
+  /** Reconciles the event-loop gate admits at once now (at most the concurrency). */
+  readonly admittedReconciles: Gauge<never>;
 }
 
 const STATES: readonly BootstrapperState[] = [
@@ -50,6 +52,11 @@ export function createDirectMetrics(registry: Registry): DirectMetrics {
     runtimeClients: gaugeOn(registry, {
       name: 'rtb_runtime_clients',
       help: 'Runtime API clients held.',
+      labelNames: [],
+    }),
+    admittedReconciles: gaugeOn(registry, {
+      name: 'rtb_reconciles_admitted',
+      help: 'Runtime reconciles admitted at once, lowered while the event loop runs late (at most the concurrency).',
       labelNames: [],
     }),
   };

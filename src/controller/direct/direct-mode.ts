@@ -1,24 +1,36 @@
 import { CoreV1Api, type V1Secret } from '@kubernetes/client-node';
-import {
-  kubeconfigSecretOf,
-  type RuntimeBootstrapper,
-  runtimeBootstrappersPath,
-} from '../../api/runtime-bootstrapper.js';
+import { type RuntimeBootstrapper, runtimeBootstrappersPath } from '../../api/runtime-bootstrapper.js';
+import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 import { createListerWatcher } from '../../kube/list-watch.js';
+import { LoopLagGate } from '../../kube/loop-lag-gate.js';
 import { Reflector } from '../../kube/reflector.js';
+import { stripManagedFields } from '../../kube/reflector-options.js';
 import { WorkQueue } from '../../kube/work-queue.js';
 import { PrometheusWorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import { PrometheusReconcileMetrics } from '../../kube/reconcile-metrics.js';
 import { CaStore } from '../../pki/ca-store.js';
 import { validateServingPolicy } from '../../pki/serving-policy.js';
 import { BootstrapperReconciler } from './bootstrapper-reconciler.js';
+import { needsReconcile } from './bootstrapper-events.js';
+import { BootstrapperIndex } from './bootstrapper-index.js';
 import { createDirectMetrics, refreshStateGauges } from './direct-metrics.js';
 import { RuntimeClientPool } from './runtime-clients.js';
 import { buildSyncSet, type SyncSetResult } from './sync-set.js';
-import { DRIFT_CONFIRM_DELAY_MS, type DirectMode, type DirectModeOptions } from './direct-mode-options.js';
+import {
+  DEFAULT_DIRECT_CONCURRENCY,
+  DRIFT_CONFIRM_DELAY_MS,
+  type DirectMode,
+  type DirectModeOptions,
+} from './direct-mode-options.js';
 import { RepairConfirmations } from './repair-confirmations.js';
 import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
 import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
+
+/**
+ * Connections to the KCP at once: its watches (a handful, each holding one) and the status writes
+ * and finalizers of a fan-out (a few ms each on the KCP: 32 carry thousands a second).
+ */
+const KCP_MAX_SOCKETS = 32;
 
 /**
  * Direct mode: every RuntimeBootstrapper's runtime gets the webhook and the current source set
@@ -30,14 +42,19 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   if (o.servingPolicy) validateServingPolicy(o.servingPolicy);
   const metrics = createDirectMetrics(o.registry);
   const ns = o.namespace;
+  // Keep-alive to the KCP: status writes, finalizers and watches reuse connections, at most
+  // KCP_MAX_SOCKETS of them (a fan-out's status writes queue for one rather than open hundreds).
+  const kcp = new KeepAliveAccess(o.kubeConfig, { maxSockets: KCP_MAX_SOCKETS });
   const bootstrappers = new Reflector<RuntimeBootstrapper>({
     name: 'runtimebootstrappers',
-    listerWatcher: createListerWatcher<RuntimeBootstrapper>(o.kubeConfig, runtimeBootstrappersPath(ns)),
+    listerWatcher: createListerWatcher<RuntimeBootstrapper>(kcp, runtimeBootstrappersPath(ns)),
+    transform: stripManagedFields,
     logger: log,
   });
   const kubeconfigs = new Reflector<V1Secret>({
     name: 'kubeconfig secrets',
-    listerWatcher: createListerWatcher<V1Secret>(o.kubeConfig, `/api/v1/namespaces/${ns}/secrets`),
+    listerWatcher: createListerWatcher<V1Secret>(kcp, `/api/v1/namespaces/${ns}/secrets`),
+    transform: stripManagedFields,
     // Only KIM's kubeconfig Secrets, never every Secret of the namespace.
     labelSelector: o.kubeconfigSelector ?? 'kyma-project.io/runtime-id',
     logger: log,
@@ -57,7 +74,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   const pool = new RuntimeClientPool();
   pool.start();
   const reconciler = new BootstrapperReconciler({
-    kcp: o.kubeConfig,
+    kcp,
     bootstrappers: bootstrappers.store,
     kubeconfigSecrets: kubeconfigs.store,
     pool,
@@ -84,37 +101,31 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     for (const rb of bootstrappers.store.list()) queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
   };
 
+  const index = new BootstrapperIndex();
   bootstrappers.addEventHandler({
     onAdd: (rb) => {
+      index.put(rb);
       queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
     },
     onUpdate: (old, rb) => {
-      // Our own status writes come back as updates; only spec and lifecycle changes need work.
-      const m = rb.metadata;
-      const changed =
-        old.metadata.generation !== m.generation ||
-        old.metadata.deletionTimestamp !== m.deletionTimestamp ||
-        JSON.stringify(old.metadata.annotations) !== JSON.stringify(m.annotations) ||
-        JSON.stringify(old.metadata.finalizers) !== JSON.stringify(m.finalizers);
-      if (changed) queue.add(`${m.namespace}/${m.name}`);
+      index.put(rb);
+      if (needsReconcile(old, rb)) queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
+    },
+    onDelete: (rb) => {
+      index.remove(rb);
     },
   });
+  const usersOf = (secret: V1Secret): readonly string[] =>
+    index.keysOfSecret(secret.metadata?.namespace ?? '', secret.metadata?.name ?? '');
   kubeconfigs.addEventHandler({
     onUpdate: (_old, secret) => {
       // A rotated kubeconfig: the runtimes using it reconnect with the new credentials.
-      for (const rb of bootstrappers.store.list()) {
-        const ref = kubeconfigSecretOf(rb);
-        if (ref.namespace === secret.metadata?.namespace && ref.name === secret.metadata.name) {
-          queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
-        }
-      }
+      for (const key of usersOf(secret)) queue.add(key);
     },
     onAdd: (secret) => {
-      for (const rb of bootstrappers.store.list()) {
-        const ref = kubeconfigSecretOf(rb);
-        if (ref.name === secret.metadata?.name && rb.status?.state === 'Error')
-          queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
-      }
+      // A Secret that was missing: the runtimes that failed for want of it try again.
+      for (const key of usersOf(secret))
+        if (bootstrappers.store.get(key)?.status?.state === 'Error') queue.add(key);
     },
   });
 
@@ -138,7 +149,12 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   kubeconfigs.start();
   await Promise.all([bootstrappers.waitForSync(), kubeconfigs.waitForSync()]);
   current = { result: buildSyncSet(o.sources.snapshot()), changedAt: current.changedAt };
-  const running = queue.start((key) => reconciler.reconcile(key), { concurrency: o.concurrency ?? 16 });
+  const concurrency = o.concurrency ?? DEFAULT_DIRECT_CONCURRENCY;
+  // Fewer reconciles at once while the event loop runs late (CPU-bound): drift repairs (their own
+  // queue, not gated), probes and lease renewals keep getting through during a fan-out.
+  const gate = new LoopLagGate({ max: concurrency });
+  gate.start();
+  const running = queue.start((key) => reconciler.reconcile(key), { concurrency, gate });
   enqueueAll();
 
   const resyncMs = o.resyncMs ?? 10 * 60_000;
@@ -156,13 +172,11 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       bootstrappers.store.list().map((rb) => rb.status),
     );
     metrics.runtimeClients.set(pool.size);
+    metrics.admittedReconciles.set(gate.limit);
   }, 2_000);
   gauges.unref();
 
-  const keyOfRuntime = (runtimeId: string): string | undefined => {
-    const rb = bootstrappers.store.list().find((r) => r.spec.runtimeID === runtimeId);
-    return rb ? `${rb.metadata.namespace}/${rb.metadata.name}` : undefined;
-  };
+  const keyOfRuntime = (runtimeId: string): string | undefined => index.keyOfRuntime(runtimeId);
   // Drift repairs get their own queue: the set is re-applied at once, even while the runtime's
   // full reconcile runs, and the full reconcile follows.
   const repairs = new WorkQueue({
@@ -174,7 +188,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       await reconciler.repairSet(key);
       endpoint?.reconciled(key, true);
     },
-    { concurrency: o.concurrency ?? 16 },
+    { concurrency },
   );
   // The drift webhook reports a write before the API server stores it, so an immediate repair
   // could land first and be overwritten by the tamper. A forced full reconcile therefore
@@ -196,6 +210,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       options: o.driftListener,
       cas,
       bootstrappers: bootstrappers.store,
+      keyOfRuntime,
       kubeconfigs: kubeconfigs.store,
       resync: repairRuntime,
       registry: o.registry,
@@ -226,7 +241,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   let mirror: RuntimeMirror | undefined;
   if (o.autoCreateSelector !== undefined) {
     mirror = await startRuntimeMirror({
-      kubeConfig: o.kubeConfig,
+      kcp,
       namespace: ns,
       selector: o.autoCreateSelector,
       bootstrappers: bootstrappers.store,
@@ -266,8 +281,10 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       await repairing;
       await queue.shutDownWithDrain();
       await running;
+      gate.stop();
       await Promise.all([bootstrappers.stop(), kubeconfigs.stop()]);
       pool.stop();
+      kcp.close();
     },
   };
 }

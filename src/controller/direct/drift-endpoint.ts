@@ -43,6 +43,8 @@ export async function startDriftEndpoint(o: {
   options: DriftEndpointOptions;
   cas: CaStore;
   bootstrappers: ReadonlyStore<RuntimeBootstrapper>;
+  /** The key of a runtime's CR (an index: a report must not scan every CR). */
+  keyOfRuntime: (runtimeId: string) => string | undefined;
   kubeconfigs: ReadonlyStore<V1Secret>;
   resync: (runtimeId: string) => string | undefined;
   registry: Registry;
@@ -91,7 +93,8 @@ export async function startDriftEndpoint(o: {
     ...(o.options.port !== undefined ? { port: o.options.port } : {}),
     ...(o.options.rateLimit ? { rateLimit: o.options.rateLimit } : {}),
     lookupRuntime: (runtimeId) => {
-      const rb = o.bootstrappers.list().find((r) => r.spec.runtimeID === runtimeId);
+      const key = o.keyOfRuntime(runtimeId);
+      const rb = key === undefined ? undefined : o.bootstrappers.get(key);
       return rb ? { domain: domainOf(rb, serverHost(rb)) } : undefined;
     },
     onEvent: (runtimeId, event, receivedAt) => {

@@ -1,6 +1,7 @@
-import type { KubeConfig } from '@kubernetes/client-node';
-import { createHash } from 'node:crypto';
-import { KeepAliveKubeConfig } from '../../kube/keep-alive-kubeconfig.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import { liteFromDocument, type ClusterAccess } from '../../kube/cluster-access.js';
+import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 
 /** A runtime's kubeconfig could not be used. */
 export class RuntimeKubeconfigError extends Error {
@@ -10,18 +11,41 @@ export class RuntimeKubeconfigError extends Error {
   }
 }
 
+/**
+ * How long a runtime's idle connection stays open: long enough for the requests of one reconcile
+ * and a drift repair right after it, short enough that a fan-out to thousands of runtimes holds
+ * about one socket per runtime in flight, not one per runtime reached.
+ */
+export const RUNTIME_IDLE_SOCKET_MS = 5_000;
+/**
+ * How long a runtime's TLS context is kept unused: it costs about 25 KB of native memory (an
+ * ECDSA identity; 125 MB for 5,000 runtimes) and a few ms of CPU to make again, so it is kept
+ * through a burst of work (a fan-out, a drift repair and its confirmation, the next change soon
+ * after) and let go in a quiet fleet. The parsed kubeconfig (a few KB) is kept longer.
+ */
+export const RUNTIME_TLS_IDLE_MS = 60_000;
+
+/**
+ * Connections to one runtime at once: a reconcile's parallel reads share two (a third would cost
+ * a TLS handshake more than it saves in latency), and a drift repair beside a reconcile has one.
+ */
+const RUNTIME_MAX_SOCKETS = 2;
+
 interface Entry {
-  readonly digest: string;
-  readonly kc: KeepAliveKubeConfig;
+  /** The Secret's value as stored (base64): compared by identity while the Secret is unchanged. */
+  readonly data: string;
+  readonly access: KeepAliveAccess;
   lastUsed: number;
 }
 
 /**
- * One client per runtime, made lazily from its kubeconfig text, rebuilt when the text changes
- * (KIM rotates kubeconfigs about every 14 h) and dropped after being idle, so 5,000 runtimes
- * never hold 5,000 clients at once unless they are all busy. A client keeps its connections
- * alive (one TLS handshake per runtime instead of one per request) and lets them go when it is
- * rebuilt or dropped.
+ * One client per runtime, made lazily from its kubeconfig, rebuilt when the kubeconfig changes
+ * (KIM rotates them about every 14 h) and dropped after being idle, so 5,000 runtimes never hold
+ * 5,000 clients at once unless they are all busy. A client is the kubeconfig's server and
+ * credentials (`KubeconfigLite`, or client-node's `KubeConfig` for what that does not serve,
+ * such as exec plugins) behind one keep-alive agent per client identity, whose TLS context is
+ * parsed once; connections close after {@link RUNTIME_IDLE_SOCKET_MS} idle, and all of them
+ * when the client is rebuilt or dropped.
  */
 export class RuntimeClientPool {
   private readonly entries = new Map<string, Entry>();
@@ -30,33 +54,35 @@ export class RuntimeClientPool {
   constructor(
     private readonly idleMs = 10 * 60_000,
     private readonly now: () => number = Date.now,
+    private readonly tlsIdleMs = RUNTIME_TLS_IDLE_MS,
   ) {}
 
-  /** The client for `runtimeId` built from `kubeconfig` (reused while the text is unchanged). */
-  get(runtimeId: string, kubeconfig: string): KubeConfig {
-    const digest = createHash('sha256').update(kubeconfig).digest('hex');
+  /**
+   * The client for `runtimeId` from its kubeconfig Secret's value (base64, as in the Secret's
+   * `data`), reused while the value is unchanged.
+   */
+  get(runtimeId: string, data: string): ClusterAccess {
     const existing = this.entries.get(runtimeId);
-    if (existing?.digest === digest) {
+    if (existing?.data === data) {
       existing.lastUsed = this.now();
-      return existing.kc;
+      return existing.access;
     }
-    const kc = new KeepAliveKubeConfig();
-    try {
-      kc.loadFromString(kubeconfig);
-    } catch (cause) {
-      // The message of a YAML error may quote the text: keep it out of ours.
-      throw new RuntimeKubeconfigError(`the kubeconfig of runtime ${runtimeId} cannot be parsed`, { cause });
-    }
-    if (!kc.getCurrentCluster())
-      throw new RuntimeKubeconfigError(`the kubeconfig of runtime ${runtimeId} names no cluster`);
-    existing?.kc.close();
-    this.entries.set(runtimeId, { digest, kc, lastUsed: this.now() });
-    return kc;
+    const access = new KeepAliveAccess(
+      parseKubeconfig(runtimeId, Buffer.from(data, 'base64').toString('utf8')),
+      {
+        maxAgents: 2,
+        idleSocketMs: RUNTIME_IDLE_SOCKET_MS,
+        maxSockets: RUNTIME_MAX_SOCKETS,
+      },
+    );
+    existing?.access.close();
+    this.entries.set(runtimeId, { data, access, lastUsed: this.now() });
+    return access;
   }
 
   /** Forgets a runtime's client (it was deleted). */
   drop(runtimeId: string): void {
-    this.entries.get(runtimeId)?.kc.close();
+    this.entries.get(runtimeId)?.access.close();
     this.entries.delete(runtimeId);
   }
 
@@ -65,22 +91,32 @@ export class RuntimeClientPool {
     return this.entries.size;
   }
 
-  /** Drops clients idle for longer than the idle time; returns how many. */
+  /** Open connections to runtimes (busy and idle). */
+  get sockets(): number {
+    let n = 0;
+    for (const e of this.entries.values()) n += e.access.sockets;
+    return n;
+  }
+
+  /**
+   * Drops clients idle for longer than the idle time, and the TLS contexts of the others idle for
+   * longer than theirs; returns how many clients were dropped.
+   */
   sweep(): number {
     const cutoff = this.now() - this.idleMs;
     let dropped = 0;
     for (const [id, e] of this.entries) {
       if (e.lastUsed < cutoff) {
-        e.kc.close();
+        e.access.close();
         this.entries.delete(id);
         dropped++;
-      }
+      } else e.access.retireIdle(this.tlsIdleMs);
     }
     return dropped;
   }
 
   /** Sweeps periodically until stop(). */
-  start(periodMs = 60_000): void {
+  start(periodMs = 15_000): void {
     this.sweeper ??= setInterval(() => this.sweep(), periodMs);
     this.sweeper.unref();
   }
@@ -89,7 +125,27 @@ export class RuntimeClientPool {
   stop(): void {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
-    for (const e of this.entries.values()) e.kc.close();
+    for (const e of this.entries.values()) e.access.close();
     this.entries.clear();
   }
+}
+
+/** The kubeconfig's current context as a client; the text never reaches an error message. */
+function parseKubeconfig(runtimeId: string, text: string): ClusterAccess {
+  let access: ClusterAccess;
+  try {
+    access = liteFromDocument(parse(text, { merge: true }), process.cwd()) ?? clientNode(text);
+  } catch (cause) {
+    // The message of a YAML error may quote the text: keep it out of ours.
+    throw new RuntimeKubeconfigError(`the kubeconfig of runtime ${runtimeId} cannot be parsed`, { cause });
+  }
+  if (!access.getCurrentCluster())
+    throw new RuntimeKubeconfigError(`the kubeconfig of runtime ${runtimeId} names no cluster`);
+  return access;
+}
+
+function clientNode(text: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(text);
+  return kc;
 }

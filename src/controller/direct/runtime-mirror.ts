@@ -1,4 +1,4 @@
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
   type RuntimeBootstrapper,
@@ -6,6 +6,7 @@ import {
   newRuntimeBootstrapper,
   RUNTIME_ID_LABEL,
 } from '../../api/runtime-bootstrapper.js';
+import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
 import { createListerWatcher } from '../../kube/list-watch.js';
@@ -41,7 +42,7 @@ export interface RuntimeMirror {
  * No garbage collector is assumed (KCP tests run without kube-controller-manager).
  */
 export async function startRuntimeMirror(o: {
-  kubeConfig: KubeConfig;
+  kcp: ClusterAccess;
   namespace: string;
   selector: string;
   bootstrappers: ReadonlyStore<RuntimeBootstrapper>;
@@ -50,7 +51,7 @@ export async function startRuntimeMirror(o: {
   const runtimes = new Reflector<KubernetesObject>({
     name: 'runtimes',
     listerWatcher: createListerWatcher<KubernetesObject>(
-      o.kubeConfig,
+      o.kcp,
       `/apis/infrastructuremanager.kyma-project.io/v1/namespaces/${o.namespace}/runtimes`,
     ),
     ...(o.selector ? { labelSelector: o.selector } : {}),
@@ -78,14 +79,14 @@ export async function startRuntimeMirror(o: {
           labels: { [MIRRORED_LABEL]: 'true', [RUNTIME_ID_LABEL]: name },
         });
         try {
-          await kubeRequest(o.kubeConfig, { method: 'POST', path: base, body });
+          await kubeRequest(o.kcp, { method: 'POST', path: base, body });
           o.logger.info({ runtime: name }, 'RuntimeBootstrapper created for a Runtime');
         } catch (error) {
           if (statusCodeOf(error) !== 409) throw error;
         }
       } else if (decision === 'delete') {
         try {
-          await kubeRequest(o.kubeConfig, { method: 'DELETE', path: `${base}/${name}` });
+          await kubeRequest(o.kcp, { method: 'DELETE', path: `${base}/${name}` });
           o.logger.info({ runtime: name }, 'RuntimeBootstrapper deleted with its Runtime');
         } catch (error) {
           if (statusCodeOf(error) !== 404) throw error;

@@ -7,8 +7,13 @@
  */
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { ServingIssuerError, type ServingStep } from '../../pki/serving-secret-plan.js';
-import { nextServingStep, waitOutcome, type ServingView } from './serving-certificate.js';
-import { errorOf, firstLine, type StateContext, type StateFn } from './state-context.js';
+import {
+  MAX_SERVING_WAIT_MS,
+  nextServingStep,
+  waitOutcome,
+  type ServingView,
+} from './serving-certificate.js';
+import { failed, firstLine, type StateContext, type StateFn } from './state-context.js';
 
 /**
  * Protocol writes per reconcile: a takeover or a CA change takes four before it must wait (CA,
@@ -18,9 +23,28 @@ export const MAX_SERVING_WRITES = 8;
 /** How soon a reconcile that ran out of protocol writes comes back. */
 const BUSY_RETRY_MS = 1_000;
 
-/** The state; `next` follows once the plan waits. */
-export function servingCertificateState(next: StateFn): StateFn {
+/**
+ * The state; `next` follows once the plan waits. With `trustKnown`, a pass that (re)applied
+ * nothing and is not forced skips the reads while an earlier pass of this process found the
+ * certificate current (`ctx.servingCurrentUntil`): a new source set costs its applies alone.
+ * Tampering is reported by the drift channel, whose repair forces a full pass.
+ */
+export function servingCertificateState(next: StateFn, o: { readonly trustKnown?: boolean } = {}): StateFn {
   const state: StateFn = async (ctx) => {
+    const now = ctx.serving.now();
+    const until = ctx.servingCurrentUntil;
+    if (
+      o.trustKnown === true &&
+      until !== undefined &&
+      now < until &&
+      !ctx.wrote &&
+      !ctx.forceResync &&
+      ctx.status.get('ServingCertificate')?.reason === 'Current'
+    ) {
+      ctx.servingCheckedUntil = until;
+      wakeAfter(ctx, Math.min(until - now, MAX_SERVING_WAIT_MS));
+      return next;
+    }
     let view: ServingView;
     let step: ServingStep;
     try {
@@ -28,13 +52,13 @@ export function servingCertificateState(next: StateFn): StateFn {
       step = nextServingStep(view, ctx.serving);
     } catch (error) {
       const reason = error instanceof ServingIssuerError ? 'IssuerUnusable' : 'ReadFailed';
-      ctx.status.state('Error').condition('ServingCertificate', 'False', reason, firstLine(error));
-      return { error: errorOf(error) };
+      return failed(ctx, error, 'ServingCertificate', 'False', reason);
     }
     if (step.kind === 'wait') {
-      const o = waitOutcome(step, ctx.serving.now(), ctx.serving.policy);
-      ctx.status.condition('ServingCertificate', 'True', o.reason, o.message);
-      wakeAfter(ctx, o.requeueAfterMs);
+      const w = waitOutcome(step, now, ctx.serving.policy);
+      ctx.status.condition('ServingCertificate', 'True', w.reason, w.message);
+      wakeAfter(ctx, w.requeueAfterMs);
+      if (w.reason === 'Current') ctx.servingCheckedUntil = now + w.requeueAfterMs;
       return next;
     }
     if (ctx.servingWrites >= MAX_SERVING_WRITES) {
@@ -54,10 +78,14 @@ export function servingCertificateState(next: StateFn): StateFn {
     } catch (error) {
       // Someone wrote since we read: plan again from what is there now.
       if (statusCodeOf(error) === 409) return state;
-      ctx.status
-        .state('Error')
-        .condition('ServingCertificate', 'False', 'WriteFailed', `${step.reason}: ${firstLine(error)}`);
-      return { error: errorOf(error) };
+      return failed(
+        ctx,
+        error,
+        'ServingCertificate',
+        'False',
+        'WriteFailed',
+        `${step.reason}: ${firstLine(error)}`,
+      );
     }
     return state;
   };

@@ -3,10 +3,11 @@
  * may do, what they read, how a reconcile ends, and the shape of a state.
  */
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
-import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import type { Condition, ConditionType, RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { SecretWrite } from '../../pki/serving-secret-plan.js';
 import type { ForeignWrite } from './foreign-writers.js';
 import type { DeploymentReadiness } from './runtime-installer.js';
+import { RuntimeUnreachableError } from './runtime-unreachable.js';
 import type { DriftSettings, planWebhook, WebhookRelease } from './runtime-manifests.js';
 import type { ServingSettings, ServingView } from './serving-certificate.js';
 import type { StatusBuilder } from './status-builder.js';
@@ -16,8 +17,10 @@ import type { SyncSetResult } from './sync-set.js';
 export interface BootstrapperOps {
   addFinalizer(): Promise<void>;
   releaseFinalizer(): Promise<void>;
-  /** Resolves once the runtime answers; throws with the reason otherwise. */
-  connect(): Promise<void>;
+  /** Makes the runtime's client (no request); throws when its kubeconfig is missing or unusable. */
+  connect(): void;
+  /** Whether the runtime's API server answered any request of this pass. */
+  answered(): boolean;
   /** The drift channel's settings with this runtime's client certificate; undefined when the channel is off. */
   drift(): Promise<DriftSettings | undefined>;
   apply(objects: readonly KubernetesObject[]): Promise<void>;
@@ -54,6 +57,13 @@ export interface StateContext {
   servingWrites: number;
   /** Reconcile again after this long at the latest, however the machine ends (the protocol's next deadline). */
   wakeAfterMs: number | undefined;
+  /**
+   * Until when (epoch ms) the serving certificate is known to need nothing, from an earlier pass of
+   * this process; a pass that changes nothing else then does not read it again.
+   */
+  readonly servingCurrentUntil?: number;
+  /** Set by the serving state when it found nothing due: until when that holds (epoch ms). */
+  servingCheckedUntil?: number;
 }
 
 /** How a reconcile ends. */
@@ -66,6 +76,25 @@ export interface Outcome {
 
 /** A state: does its part and returns the next state, or ends with an outcome. */
 export type StateFn = (ctx: StateContext) => Promise<StateFn | Outcome>;
+
+/**
+ * Ends a pass on a failed call: the state's own condition says what failed, unless the runtime did
+ * not answer at all, which only `RuntimeReachable` says (the rest of the status stays as it was).
+ */
+export function failed(
+  ctx: StateContext,
+  error: unknown,
+  type: ConditionType,
+  status: Condition['status'],
+  reason: string,
+  message = firstLine(error),
+): Outcome {
+  ctx.status.state('Error');
+  if (error instanceof RuntimeUnreachableError)
+    ctx.status.condition('RuntimeReachable', 'False', 'Unreachable', firstLine(error));
+  else ctx.status.condition(type, status, reason, message);
+  return { error: errorOf(error) };
+}
 
 /** The error as an Error. */
 export const errorOf = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));

@@ -3,7 +3,15 @@ import { planSources, planWebhook, type DriftSettings } from './runtime-manifest
 import type { DeploymentReadiness } from './runtime-installer.js';
 import { describeForeignWrites, type ForeignWrite } from './foreign-writers.js';
 import { servingCertificateState } from './serving-cert-state.js';
-import { errorOf, firstLine, type Outcome, type StateContext, type StateFn } from './state-context.js';
+import { RuntimeUnreachableError } from './runtime-unreachable.js';
+import {
+  errorOf,
+  failed,
+  firstLine,
+  type Outcome,
+  type StateContext,
+  type StateFn,
+} from './state-context.js';
 
 /** Bound on transitions, so a bug in a state cannot spin forever (a full pass takes about 25). */
 const MAX_TRANSITIONS = 40;
@@ -16,6 +24,9 @@ export async function runStateMachine(start: StateFn, ctx: StateContext): Promis
   let step: StateFn | Outcome = start;
   for (let i = 0; i < MAX_TRANSITIONS; i++) {
     if (typeof step !== 'function') {
+      // No request of its own to find out: any answer in this pass says the runtime is reachable.
+      if (ctx.ops.answered() && !(step.error instanceof RuntimeUnreachableError))
+        ctx.status.condition('RuntimeReachable', 'True', 'Reachable', "the runtime's API server answers");
       const wake = ctx.wakeAfterMs;
       if (step.error || wake === undefined) return step;
       return { requeueAfterMs: Math.min(step.requeueAfterMs ?? wake, wake) };
@@ -41,16 +52,15 @@ export const sFnPaused: StateFn = (ctx) => {
   return Promise.resolve({});
 };
 
-/** Reaches the runtime's API server. */
-export const sFnConnect: StateFn = async (ctx) => {
+/** Makes the runtime's client from its kubeconfig (the first request tells whether it answers). */
+export const sFnConnect: StateFn = (ctx) => {
   try {
-    await ctx.ops.connect();
+    ctx.ops.connect();
   } catch (error) {
     ctx.status.state('Error').condition('RuntimeReachable', 'False', 'Unreachable', firstLine(error));
-    return { error: errorOf(error) };
+    return Promise.resolve({ error: errorOf(error) });
   }
-  ctx.status.condition('RuntimeReachable', 'True', 'Reachable', "the runtime's API server answers");
-  return sFnCheckSources;
+  return Promise.resolve(sFnCheckSources);
 };
 
 /** Refuses an inconsistent source set: nothing is written, the status says why. */
@@ -83,6 +93,10 @@ const OWNERSHIP_SAMPLE: ReadonlySet<string> = new Set([
  */
 export const sFnCheckOwnership: StateFn = async (ctx) => {
   if (!ctx.set.ok) return sFnCheckSources;
+  // A pass that only brings a new set to an installed runtime writes nothing KIM writes but the
+  // ConfigMap, and costs the set's applies alone; every full pass (periodic resync, drift, a
+  // resync asked for) and every install or upgrade looks.
+  if (installedAtRelease(ctx) && !ctx.forceResync) return sFnSyncConfiguration;
   const plan = planWebhook(ctx.set.set, ctx.release);
   const objects = [...planSources(ctx.set.set), ...plan.webhook, ...plan.registration];
   let writes: ForeignWrite[];
@@ -108,8 +122,7 @@ export const sFnSyncConfiguration: StateFn = async (ctx) => {
   try {
     await ctx.ops.apply(planSources(ctx.set.set));
   } catch (error) {
-    ctx.status.state('Error').condition('ConfigurationSynced', 'False', 'ApplyFailed', firstLine(error));
-    return { error: errorOf(error) };
+    return failed(ctx, error, 'ConfigurationSynced', 'False', 'ApplyFailed');
   }
   ctx.status
     .condition('ConfigurationSynced', 'True', 'Applied', `source set ${ctx.set.set.version} applied`)
@@ -120,14 +133,11 @@ export const sFnSyncConfiguration: StateFn = async (ctx) => {
 /** Installs (or upgrades) the webhook's objects; its serving certificate is the next state's. */
 export const sFnInstallWebhook: StateFn = async (ctx) => {
   if (!ctx.set.ok) return sFnCheckSources;
-  const installed =
-    ctx.rb.status?.webhookVersion === ctx.release.version && ctx.status.get('Installed')?.status === 'True';
-  if (installed && !ctx.forceResync) return sFnServingCertificate;
+  if (installedAtRelease(ctx) && !ctx.forceResync) return sFnServingCertificate;
   try {
     await ctx.ops.apply((await planFor(ctx)).webhook);
   } catch (error) {
-    ctx.status.state('Error').condition('Installed', 'False', 'ApplyFailed', firstLine(error));
-    return { error: errorOf(error) };
+    return failed(ctx, error, 'Installed', 'False', 'ApplyFailed');
   }
   ctx.wrote = true;
   ctx.status
@@ -138,12 +148,13 @@ export const sFnInstallWebhook: StateFn = async (ctx) => {
 
 /** Waits for the webhook Deployment to be available before registering it. */
 export const sFnWaitForWebhook: StateFn = async (ctx) => {
+  // Registered and nothing (re)applied: the rollout was waited for in an earlier pass.
+  if (registered(ctx) && !ctx.wrote && !ctx.forceResync) return sFnRegister;
   let readiness: DeploymentReadiness;
   try {
     readiness = await ctx.ops.deploymentReadiness();
   } catch (error) {
-    ctx.status.state('Error').condition('WebhookReady', 'Unknown', 'ReadFailed', firstLine(error));
-    return { error: errorOf(error) };
+    return failed(ctx, error, 'WebhookReady', 'Unknown', 'ReadFailed');
   }
   if (!readiness.ready) {
     ctx.status.state('Installing').condition('WebhookReady', 'False', 'RollingOut', readiness.message);
@@ -155,13 +166,11 @@ export const sFnWaitForWebhook: StateFn = async (ctx) => {
 /** Registers the webhook configurations once their backend is available. */
 export const sFnRegister: StateFn = async (ctx) => {
   if (!ctx.set.ok) return sFnCheckSources;
-  const registered = ctx.status.get('WebhookReady')?.status === 'True';
-  if (registered && !ctx.wrote && !ctx.forceResync) return sFnReady;
+  if (registered(ctx) && !ctx.wrote && !ctx.forceResync) return sFnReady;
   try {
     await ctx.ops.apply((await planFor(ctx)).registration);
   } catch (error) {
-    ctx.status.state('Error').condition('WebhookReady', 'False', 'RegistrationFailed', firstLine(error));
-    return { error: errorOf(error) };
+    return failed(ctx, error, 'WebhookReady', 'False', 'RegistrationFailed');
   }
   // A configuration just created has no caBundle yet: the protocol writes it right away.
   return sFnTrustRegistration;
@@ -179,9 +188,23 @@ export const sFnReady: StateFn = (ctx) => {
  * The serving certificate before the rollout is waited for: a fresh install's Pods become ready
  * only once the Secret holds a certificate, and a takeover starts moving trust to the KCP's CA.
  */
-export const sFnServingCertificate: StateFn = servingCertificateState(sFnWaitForWebhook);
+export const sFnServingCertificate: StateFn = servingCertificateState(sFnWaitForWebhook, {
+  trustKnown: true,
+});
 /** The serving certificate once more after the registration was applied: its caBundle. */
 export const sFnTrustRegistration: StateFn = servingCertificateState(sFnReady);
+
+/** The webhook's objects of this release are installed (as the status says). */
+function installedAtRelease(ctx: StateContext): boolean {
+  return (
+    ctx.rb.status?.webhookVersion === ctx.release.version && ctx.status.get('Installed')?.status === 'True'
+  );
+}
+
+/** The webhook configurations were applied once the Deployment was available. */
+function registered(ctx: StateContext): boolean {
+  return ctx.status.get('WebhookReady')?.status === 'True';
+}
 
 /** The webhook's objects for this runtime, with the drift channel's settings. */
 async function planFor(ctx: StateContext): Promise<ReturnType<typeof planWebhook>> {
@@ -209,9 +232,7 @@ export const sFnDelete: StateFn = async (ctx) => {
     ctx.status.condition('Installed', 'Unknown', 'Paused', 'paused: nothing is removed while paused');
     return {};
   }
-  try {
-    await ctx.ops.connect();
-  } catch (error) {
+  const unreachable = (error: unknown): Outcome => {
     ctx.status.condition(
       'RuntimeReachable',
       'False',
@@ -219,6 +240,11 @@ export const sFnDelete: StateFn = async (ctx) => {
       `${firstLine(error)}; the finalizer stays until the runtime is cleaned up (or annotate ${FORCE_RELEASE_ANNOTATION}: "true")`,
     );
     return { error: errorOf(error) };
+  };
+  try {
+    ctx.ops.connect();
+  } catch (error) {
+    return unreachable(error);
   }
   try {
     await ctx.ops.uninstall(
@@ -227,6 +253,7 @@ export const sFnDelete: StateFn = async (ctx) => {
       }),
     );
   } catch (error) {
+    if (error instanceof RuntimeUnreachableError) return unreachable(error);
     ctx.status.condition('Installed', 'Unknown', 'RemovalFailed', firstLine(error));
     return { error: errorOf(error) };
   }

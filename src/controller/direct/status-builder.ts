@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type {
   BootstrapperState,
   Condition,
@@ -79,10 +80,17 @@ const ORDER: readonly ConditionType[] = [
 ];
 const order = (t: ConditionType): number => ORDER.indexOf(t);
 
-/** Whether two statuses differ in anything a person or a controller would care about. */
+/** The JSON a status is written as (no undefined members, no Date objects). */
+const asJson = (s: RuntimeBootstrapperStatus): unknown => JSON.parse(JSON.stringify(s));
+
+/**
+ * Whether two statuses differ in content. Key order is not content: the API server returns an
+ * object's keys in its own order, so a status read back never matches the one built here by
+ * their text, and an unchanged status must not be written again.
+ */
 export function statusChanged(
   a: RuntimeBootstrapperStatus | undefined,
   b: RuntimeBootstrapperStatus,
 ): boolean {
-  return JSON.stringify(a ?? {}) !== JSON.stringify(b);
+  return !isDeepStrictEqual(asJson(a ?? {}), asJson(b));
 }

@@ -83,9 +83,30 @@ describe('rendered controller manifests', () => {
     const list = controllerManifestList(plain) as { kind: string }[];
     assert.deepEqual(
       list.map((o) => o.kind),
-      ['ServiceAccount', 'Role', 'RoleBinding', 'Deployment'],
+      ['ServiceAccount', 'Role', 'RoleBinding', 'PriorityLevelConfiguration', 'FlowSchema', 'Deployment'],
     );
-    assert.equal((controllerManifestList(m) as { kind: string }[]).length, 6);
+    assert.equal((controllerManifestList(m) as { kind: string }[]).length, 8);
+  });
+
+  test("API Priority and Fairness: the controller's ServiceAccount gets a priority level of its own", () => {
+    const { flowSchema, priorityLevel } = m.flowControl;
+    const level = priorityLevel.spec!;
+    assert.equal(level.type, 'Limited');
+    const limited = level.limited!;
+    assert.ok((limited.nominalConcurrencyShares ?? 0) > 0);
+    assert.equal(limited.limitResponse!.type, 'Queue');
+    const spec = flowSchema.spec!;
+    assert.equal(spec.priorityLevelConfiguration.name, priorityLevel.metadata?.name);
+    // Matched before the catch-all schema of every ServiceAccount (service-accounts, 9000).
+    assert.ok((spec.matchingPrecedence ?? 0) < 9000);
+    const rule = spec.rules![0]!;
+    assert.deepEqual(rule.subjects, [
+      { kind: 'ServiceAccount', serviceAccount: { name: CONTROLLER_NAME, namespace: 'kcp-system' } },
+    ]);
+    assert.equal(m.deployment.spec!.template.spec!.serviceAccountName, CONTROLLER_NAME);
+    const resources = rule.resourceRules![0]!;
+    assert.deepEqual(resources.verbs, ['*']);
+    assert.equal(resources.clusterScope, true);
   });
 
   test("annotate mode with KIM's manifests ConfigMap: read by name and passed as a flag; direct mode ignores it", () => {

@@ -43,9 +43,32 @@ describe('rtb controller options', () => {
   });
 });
 
+/** The parts of a CRD read here, with the API's own names (`enum`, not client-node's `_enum`). */
+interface Schema {
+  type?: string;
+  required?: string[];
+  enum?: string[];
+  properties?: Record<string, Schema>;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+}
+interface WireCrd {
+  metadata?: { name?: string };
+  spec: {
+    names: { kind: string };
+    scope: string;
+    versions: {
+      name: string;
+      served: boolean;
+      storage: boolean;
+      subresources?: { status?: object };
+      schema?: { openAPIV3Schema?: Schema };
+    }[];
+  };
+}
+
 describe('the shipped Runtime CRD', () => {
   test("is KIM's group, kind and scope, with spec.shoot, status.state and conditions", () => {
-    const crd = runtimeCrd();
+    const crd = runtimeCrd() as WireCrd;
     assert.equal(crd.metadata?.name, `${RUNTIME_PLURAL}.${RUNTIME_GROUP}`);
     assert.equal(crd.spec.names.kind, RUNTIME_KIND);
     assert.equal(crd.spec.scope, 'Namespaced');
@@ -63,8 +86,8 @@ describe('the shipped Runtime CRD', () => {
       'region',
       'secretBindingName',
     ]);
-    assert.equal(schema.properties!.spec!.x_kubernetes_preserve_unknown_fields, true);
-    assert.deepEqual(schema.properties!.status!.properties!.state!._enum, [
+    assert.equal(schema.properties!.spec!['x-kubernetes-preserve-unknown-fields'], true);
+    assert.deepEqual(schema.properties!.status!.properties!.state!.enum, [
       'Pending',
       'Ready',
       'Terminating',

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeApiError } from '../../../src/kube/kube-errors.js';
 import { ReflectorStoppedError } from '../../../src/kube/reflector.js';
-import type { ReflectorOptions } from '../../../src/kube/reflector-options.js';
+import { stripManagedFields, type ReflectorOptions } from '../../../src/kube/reflector-options.js';
 import { reflectorHarness } from './reflector-harness.js';
 import { ScriptedListerWatcher, obj, until, type Obj } from './scripted-lister-watcher.js';
 
@@ -63,6 +63,27 @@ void describe('Reflector', () => {
     assert.equal(w.opts.labelSelector, 'app=x');
     assert.equal(w.opts.fieldSelector, 'metadata.name!=z');
     assert.ok(w.opts.timeoutSeconds >= 5 && w.opts.timeoutSeconds <= 10, `timeout ${w.opts.timeoutSeconds}`);
+    await reflector.stop();
+  });
+
+  void test('a transform shapes every listed and watched object before it is cached', async () => {
+    const withFields = (o: Obj): Obj => ({
+      ...o,
+      metadata: { ...o.metadata, managedFields: [{ manager: 'm' }] } as Obj['metadata'],
+    });
+    const lw = new ScriptedListerWatcher<Obj>(
+      pagedList(
+        () => [withFields(obj('a', '3'))],
+        () => '10',
+      ),
+    );
+    const { reflector } = harness(lw, { transform: stripManagedFields });
+    reflector.start();
+    await reflector.waitForSync();
+    assert.deepEqual(reflector.store.get('ns/a'), obj('a', '3'));
+    const w = await lw.watchNo(0);
+    w.emit('MODIFIED', withFields(obj('a', '4', 'x')));
+    assert.deepEqual(reflector.store.get('ns/a'), obj('a', '4', 'x'));
     await reflector.stop();
   });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { stringify } from 'yaml';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
 import { decideMirror } from '../../../../src/controller/direct/runtime-mirror.js';
 import {
@@ -8,8 +9,10 @@ import {
 } from '../../../../src/controller/direct/runtime-clients.js';
 import { renderKubeconfig } from '../../../../src/envtest/kubeconfig.js';
 
+/** A kubeconfig Secret's value (base64), as the pool takes it. */
 const kubeconfig = (server: string) =>
-  renderKubeconfig({ name: 'x', server, caPem: 'CA', clientCertPem: 'C', clientKeyPem: 'K' });
+  b64(renderKubeconfig({ name: 'x', server, caPem: 'CA', clientCertPem: 'C', clientKeyPem: 'K' }));
+const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
 describe('runtime client pool', () => {
   test('one client per runtime, rebuilt when the kubeconfig changes, dropped when idle', () => {
@@ -28,12 +31,51 @@ describe('runtime client pool', () => {
     assert.equal(pool.size, 1);
   });
 
+  test('a sweep lets go of idle TLS contexts before it drops the client itself', () => {
+    let now = 0;
+    const pool = new RuntimeClientPool(10_000, () => now, 1_000);
+    const client = pool.get('rt-1', kubeconfig('https://a:6443'));
+    const retired: number[] = [];
+    (client as unknown as { retireIdle: (ms: number) => number }).retireIdle = (ms) => {
+      retired.push(ms);
+      return 0;
+    };
+    now = 5_000;
+    assert.equal(pool.sweep(), 0);
+    assert.deepEqual(retired, [1_000], 'the TLS contexts unused for 1 s');
+    assert.equal(pool.get('rt-1', kubeconfig('https://a:6443')), client, 'the parsed client is kept');
+    now = 16_000;
+    assert.equal(pool.sweep(), 1);
+    assert.equal(pool.size, 0);
+  });
+
   test('a broken kubeconfig is a typed error that does not quote it', () => {
     const pool = new RuntimeClientPool();
     assert.throws(
-      () => pool.get('rt-x', 'token: s3cr3t-value\n: : :'),
+      () => pool.get('rt-x', b64('token: s3cr3t-value\n: : :')),
       (e: unknown) => e instanceof RuntimeKubeconfigError && !e.message.includes('s3cr3t'),
     );
+    assert.throws(
+      () => pool.get('rt-x', b64('apiVersion: v1\nkind: Config\n')),
+      (e: unknown) => e instanceof RuntimeKubeconfigError && /names no cluster/.test(e.message),
+    );
+  });
+
+  test('a kubeconfig the light loader does not serve (an exec plugin) is served by client-node', () => {
+    const pool = new RuntimeClientPool();
+    const text = stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: 'https://exec:6443' } }],
+      users: [
+        { name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'true' } } },
+      ],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    });
+    const access = pool.get('rt-e', b64(text));
+    assert.equal(access.getCurrentCluster()?.server, 'https://exec:6443');
+    pool.stop();
   });
 });
 

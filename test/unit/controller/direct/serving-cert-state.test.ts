@@ -106,7 +106,10 @@ function ops(rt: FakeServingRuntime, over: Partial<BootstrapperOps> = {}): Boots
   return {
     addFinalizer: none,
     releaseFinalizer: none,
-    connect: none,
+    connect: () => {
+      throw new Error('not used here');
+    },
+    answered: () => true,
     drift: none,
     apply: none,
     deploymentReadiness: none,

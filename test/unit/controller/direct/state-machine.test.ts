@@ -5,7 +5,8 @@ import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapp
 import { runStateMachine, sFnInitialize } from '../../../../src/controller/direct/state-machine.js';
 import type { BootstrapperOps, StateContext } from '../../../../src/controller/direct/state-context.js';
 import type { ServingView } from '../../../../src/controller/direct/serving-certificate.js';
-import { StatusBuilder } from '../../../../src/controller/direct/status-builder.js';
+import { RuntimeUnreachableError } from '../../../../src/controller/direct/runtime-unreachable.js';
+import { StatusBuilder, statusChanged } from '../../../../src/controller/direct/status-builder.js';
 import type { ForeignWrite } from '../../../../src/controller/direct/foreign-writers.js';
 import { buildSyncSet, type SyncSetResult } from '../../../../src/controller/direct/sync-set.js';
 import {
@@ -25,15 +26,25 @@ before(async () => {
 class RecordingOps implements BootstrapperOps {
   calls: string[] = [];
   fail = new Set<string>();
+  /** Steps that get no answer at all from the runtime. */
+  unreachable = new Set<string>();
   ready = true;
+  private reached = false;
   constructor(readonly runtime = new FakeServingRuntime(kcpCa)) {}
   private step(name: string): Promise<void> {
     this.calls.push(name);
+    if (this.unreachable.has(name))
+      return Promise.reject(new RuntimeUnreachableError(`the runtime's API server is unreachable: ${name}`));
+    this.reached = true;
     return this.fail.has(name) ? Promise.reject(new Error(`${name} failed`)) : Promise.resolve();
   }
   addFinalizer = () => this.step('addFinalizer');
   releaseFinalizer = () => this.step('releaseFinalizer');
-  connect = () => this.step('connect');
+  connect = () => {
+    this.calls.push('connect');
+    if (this.fail.has('connect')) throw new Error('connect failed');
+  };
+  answered = () => this.reached;
   apply = async (objects: readonly KubernetesObject[]) => {
     await this.step(`apply:${objects.map((o) => o.kind).join(',')}`);
     this.runtime.register(objects.filter((o) => o.kind?.endsWith('WebhookConfiguration')));
@@ -67,15 +78,22 @@ class RecordingOps implements BootstrapperOps {
   };
 }
 
-const set: SyncSetResult = buildSyncSet({
-  version: 'v-1',
-  clusterTrustBundle: { metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' }, spec: { trustBundle: 'PEM' } },
-  configMap: {
-    metadata: { name: 'c', namespace: 'kcp-system' },
-    data: { 'rt-bootstrapper-config.json': seedConfigText() },
-  },
-  pullSecret: { metadata: { name: 's', namespace: 'kcp-system' }, data: {} },
-});
+/** A consistent set of `version` whose pull Secret holds `data`. */
+const setOf = (version: string, data: Record<string, string> = {}): SyncSetResult =>
+  buildSyncSet({
+    version,
+    clusterTrustBundle: {
+      metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' },
+      spec: { trustBundle: 'PEM' },
+    },
+    configMap: {
+      metadata: { name: 'c', namespace: 'kcp-system' },
+      data: { 'rt-bootstrapper-config.json': seedConfigText() },
+    },
+    pullSecret: { metadata: { name: 's', namespace: 'kcp-system' }, data },
+  });
+
+const set = setOf('v-1');
 
 const rb = (
   over: Partial<RuntimeBootstrapper['metadata']> = {},
@@ -96,7 +114,7 @@ const rb = (
 async function run(
   r: RuntimeBootstrapper,
   ops: RecordingOps,
-  opts: { set?: SyncSetResult; force?: boolean } = {},
+  opts: { set?: SyncSetResult; force?: boolean; servingCurrentUntil?: number } = {},
 ) {
   const status = new StatusBuilder(r, new Date(ops.runtime.now));
   const ctx: StateContext = {
@@ -110,10 +128,13 @@ async function run(
     wrote: false,
     servingWrites: 0,
     wakeAfterMs: undefined,
+    ...(opts.servingCurrentUntil !== undefined ? { servingCurrentUntil: opts.servingCurrentUntil } : {}),
   };
   const outcome = await runStateMachine(sFnInitialize, ctx);
-  return { outcome, status: status.build() };
+  return { outcome, status: status.build(), servingCheckedUntil: ctx.servingCheckedUntil };
 }
+
+const set2 = setOf('v-2', { x: 'eQ==' });
 
 const cond = (s: RuntimeBootstrapper['status'], type: string) => s?.conditions?.find((c) => c.type === type);
 
@@ -206,13 +227,67 @@ describe('the per-runtime state machine', () => {
     assert.equal(outcome.requeueAfterMs, 5_000);
   });
 
-  test('a runtime already at the version and release gets no writes, only a look at its certificate', async () => {
+  test('a runtime already at the version and release (a restart) gets no writes, only a look at its certificate', async () => {
     const first = new RecordingOps();
     const ready = await run(rb(), first);
     const ops = new RecordingOps(first.runtime);
     const { status } = await run(rb({}, {}, ready.status), ops);
-    assert.deepEqual(ops.calls, ['connect', 'foreignWrites', 'readServing', 'readiness']);
+    assert.deepEqual(ops.calls, ['connect', 'readServing']);
     assert.equal(status.state, 'Ready');
+    assert.equal(statusChanged(ready.status, status), false, 'nothing to write to the KCP either');
+  });
+
+  test("a new set for a Ready runtime costs the set's applies alone, while its certificate is known current", async () => {
+    const first = new RecordingOps();
+    const ready = await run(rb(), first);
+    assert.equal(ready.servingCheckedUntil, first.runtime.now + 3_600_000);
+    const ops = new RecordingOps(first.runtime);
+    const next = await run(rb({}, {}, ready.status), ops, {
+      set: set2,
+      servingCurrentUntil: ready.servingCheckedUntil,
+    });
+    assert.deepEqual(ops.calls, ['connect', 'apply:Namespace,ClusterTrustBundle,Secret,ConfigMap']);
+    assert.equal(next.status.appliedVersion, 'v-2');
+    assert.equal(next.status.state, 'Ready');
+    // The certificate's next look stays scheduled (an immediate add cancels a delayed one).
+    assert.deepEqual(next.outcome, { requeueAfterMs: 3_600_000 });
+    assert.equal(next.servingCheckedUntil, ready.servingCheckedUntil);
+    // Once that time has come, or in a new process (nothing known), the certificate is read.
+    const later = new RecordingOps(first.runtime);
+    await run(rb({}, {}, next.status), later, { set: set2, servingCurrentUntil: first.runtime.now });
+    assert.deepEqual(later.calls, ['connect', 'readServing']);
+  });
+
+  test('a forced pass looks at everything: ownership, certificate, rollout', async () => {
+    const first = new RecordingOps();
+    const ready = await run(rb(), first);
+    const ops = new RecordingOps(first.runtime);
+    await run(rb({}, {}, ready.status), ops, {
+      force: true,
+      ...(ready.servingCheckedUntil !== undefined ? { servingCurrentUntil: ready.servingCheckedUntil } : {}),
+    });
+    for (const call of ['foreignWrites', 'readServing', 'readiness'])
+      assert.ok(ops.calls.includes(call), call);
+  });
+
+  test('no answer from the runtime: RuntimeReachable False, the other conditions as they were', async () => {
+    const first = new RecordingOps();
+    const ready = await run(rb(), first);
+    assert.equal(cond(ready.status, 'RuntimeReachable')?.status, 'True', 'it answered');
+    const ops = new RecordingOps(first.runtime);
+    ops.unreachable.add('apply:Namespace,ClusterTrustBundle,Secret,ConfigMap');
+    const { outcome, status } = await run(rb({}, {}, ready.status), ops, { set: set2 });
+    assert.ok(outcome.error instanceof RuntimeUnreachableError);
+    assert.equal(status.state, 'Error');
+    assert.equal(cond(status, 'RuntimeReachable')?.status, 'False');
+    assert.match(cond(status, 'RuntimeReachable')?.message ?? '', /unreachable/);
+    assert.equal(cond(status, 'ConfigurationSynced')?.status, 'True', 'the last apply that got through');
+    // An answer that is an error is still an answer.
+    const refused = new RecordingOps(first.runtime);
+    refused.fail.add('apply:Namespace,ClusterTrustBundle,Secret,ConfigMap');
+    const r = await run(rb({}, {}, status), refused, { set: set2 });
+    assert.equal(cond(r.status, 'RuntimeReachable')?.status, 'True');
+    assert.equal(cond(r.status, 'ConfigurationSynced')?.reason, 'ApplyFailed');
   });
 
   test('a forced resync re-applies everything', async () => {

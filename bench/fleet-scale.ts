@@ -1,0 +1,472 @@
+// Issue 14: one change reaches a fleet of N runtimes; how far one controller replica goes.
+//
+// The KCP and a pool of P real kube-apiservers (BENCH_POOL, default 16) on one etcd; N runtimes
+// (BENCH_FLEET, default 500; e.g. 500,2000,5000), runtime i served by pool server i mod P, each
+// with a kubeconfig Secret and a client identity of its own and a RuntimeBootstrapper; the
+// controller in direct mode, drift listener on, periodic resync off, in its own process
+// (bench/support/controller-child.ts). Measured, in one run per N:
+// - onboarding: creating the N CRs until every one is Ready;
+// - one rotation of each source (pull Secret, ClusterTrustBundle, ConfigMap): from the KCP write
+//   until every CR's status has the new version, with the controller's CPU, requests per runtime,
+//   event-loop delay, errors, and drift reports sent to the listener meanwhile (repair p99);
+// - after each rotation, the same-run baseline: the four objects written to every runtime plus a
+//   status write per CR on the KCP, from this process over keep-alive connections with one TLS
+//   context per identity, at the controller's concurrency (controller ÷ baseline is the figure
+//   that carries over to other machines);
+// - memory: VmRSS empty, Ready, after the rotations, and V8 heap after a full GC;
+// - a restart with everything Ready: time until caught up, and what it sent.
+// Prints figures next to the issue's targets; asserts nothing.
+//
+//   npm run bench:fleet        BENCH_FLEET=500,2000,5000 BENCH_POOL=16 BENCH_DRIFT_REPORTS=100
+import { createCertificateAuthority } from '../src/pki/certificate-authority.js';
+import { applyObjects } from '../src/kube/apply.js';
+import { liteFromDocument } from '../src/kube/cluster-access.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { CTB_NAME, CTB_SIGNER, KCP_PULL_SECRET, dockerConfig } from '../test/support/kcp.js';
+import { seedConfigText } from '../test/support/fixtures.js';
+import { applyKeepAlive, baselineObjects } from './support/baseline-writes.js';
+import { GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';
+import { DriftReporter } from './support/drift-reporter.js';
+import { envNumber, isMain, say as defaultSay } from './support/env.js';
+import {
+  fleetSummary,
+  type FleetFigures,
+  type MemoryAfterGc,
+  type RotationFigures,
+  type Traffic,
+} from './support/fleet-summary.js';
+import type { IdleLoopState } from './support/idle-loop-child.js';
+import { freePort } from '../src/envtest/free-port.js';
+import { waitReady } from '../src/envtest/wait-ready.js';
+import { startFleet, type Fleet } from './support/fleet-landscape.js';
+import { RB_PATH, type ControllerProcess } from './support/kcp-bench.js';
+import { KeepAliveClient } from './support/keep-alive-client.js';
+import { forEachLimited } from './support/limited.js';
+import { counterDelta, countsDelta, histogramDelta, quantileUpperBound } from './support/metric-deltas.js';
+import { memoryKib } from './support/proc.js';
+import { buildChildren, scratchDir, sleep, startNode } from './support/processes.js';
+import { StatusTracker } from './support/status-tracker.js';
+import type { ControllerChildState } from './support/controller-child.js';
+
+const QUEUE = { name: 'runtimebootstrapper' };
+
+/** Requests and TLS connections of the controller between two `/state` answers. */
+function traffic(fleet: Fleet, s0: ControllerChildState, s1: ControllerChildState): Traffic {
+  const kcpPort = String(fleet.kcp.port);
+  const sum = (m0: Record<string, number>, m1: Record<string, number>, kcp: boolean): number =>
+    Object.entries(countsDelta(m0, m1))
+      .filter(([port]) => (port === kcpPort) === kcp)
+      .reduce((a, [, v]) => a + v, 0);
+  const byPath = countsDelta(s0.requestPaths, s1.requestPaths);
+  const writes = (side: string): number =>
+    Object.entries(byPath)
+      .filter(([k]) => k.startsWith(`${side} `) && !k.startsWith(`${side} GET `))
+      .reduce((a, [, v]) => a + v, 0);
+  return {
+    runtime: sum(s0.requests, s1.requests, false),
+    kcp: sum(s0.requests, s1.requests, true),
+    runtimeTls: sum(s0.tlsConnections, s1.tlsConnections, false),
+    kcpTls: sum(s0.tlsConnections, s1.tlsConnections, true),
+    runtimeWrites: writes('runtime'),
+    kcpWrites: writes('kcp'),
+    byPath,
+  };
+}
+
+function cpuWindow(fleet: Fleet, ctl: ControllerProcess): GroupCpuWindow {
+  return new GroupCpuWindow({
+    controller: [ctl.pid],
+    'pool apiservers': fleet.poolPids,
+    'kcp apiserver': [fleet.kcpPid],
+    etcd: [fleet.etcdPid],
+  });
+}
+
+const controllerCpuMs = (cpu: GroupCpu): number => (cpu.cores.controller ?? 0) * cpu.seconds * 1000;
+
+/** Writes a new content of one source on the KCP. */
+async function writeSource(fleet: Fleet, source: string, label: string): Promise<void> {
+  if (source === 'pull Secret') {
+    await applyObjects(fleet.kcpAccess, [
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: dockerConfig(label),
+      } as object,
+    ]);
+  } else if (source === 'ClusterTrustBundle') {
+    const ca = await createCertificateAuthority({ commonName: `landscape CA ${label}` });
+    await applyObjects(fleet.kcpAccess, [
+      {
+        apiVersion: 'certificates.k8s.io/v1beta1',
+        kind: 'ClusterTrustBundle',
+        metadata: { name: CTB_NAME },
+        spec: { signerName: CTB_SIGNER, trustBundle: ca.certPem },
+      } as object,
+    ]);
+  } else {
+    const config = JSON.parse(seedConfigText()) as { overrides: Record<string, string> };
+    config.overrides['bench.example'] = `mirror-${label}.example.com`;
+    await applyObjects(fleet.kcpAccess, [
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
+        data: { 'rt-bootstrapper-config.json': JSON.stringify(config, null, 2) },
+      } as object,
+    ]);
+  }
+}
+
+/** One rotation of `source`, with drift reports sent while it runs. */
+/** The idle process's event loop: the machine's share of any event-loop delay. */
+interface IdleLoop {
+  reset(): Promise<void>;
+  state(): Promise<IdleLoopState>;
+}
+
+async function startIdleLoop(
+  script: string,
+  dir: string,
+): Promise<{ loop: IdleLoop; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const proc = startNode('idle-loop', script, [String(port)], dir);
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(proc, `${base}/state`, undefined, 30_000);
+  return {
+    loop: {
+      reset: async () => {
+        await fetch(`${base}/reset`);
+      },
+      state: async () => (await (await fetch(`${base}/state`)).json()) as IdleLoopState,
+    },
+    stop: () => proc.stop(),
+  };
+}
+
+async function rotate(
+  fleet: Fleet,
+  idle: IdleLoop,
+  ctl: ControllerProcess,
+  tracker: StatusTracker,
+  reporter: DriftReporter | undefined,
+  source: string,
+  label: string,
+): Promise<Omit<RotationFigures, 'baseline'>> {
+  const n = fleet.ids.length;
+  const s0 = await ctl.state();
+  const m0 = await ctl.metrics();
+  await ctl.resetEventLoop();
+  await idle.reset();
+  // BENCH_PROFILE=<dir>: a CPU profile of the controller over each rotation, written there.
+  const profileDir = process.env.BENCH_PROFILE;
+  if (profileDir) await ctl.profileStart();
+  const cpu = cpuWindow(fleet, ctl);
+  const t0 = performance.now();
+  await writeSource(fleet, source, label);
+  // With `reporter`: drift reports at about 20 a second while the rotation runs.
+  const reports = reporter ? envNumber('BENCH_DRIFT_REPORTS', 100) : 0;
+  const rotation = { done: false };
+  const answers: number[] = [];
+  const reporting = (async () => {
+    for (let i = 0; i < reports && !rotation.done; i++) {
+      const id = fleet.ids[Math.floor(Math.random() * n)] ?? '';
+      answers.push((await reporter?.report(id).catch(() => 0)) ?? 0);
+      await sleep(50);
+    }
+  })();
+  const last = await tracker.until(
+    n,
+    (s) => s.appliedVersion !== undefined && s.appliedVersion !== s0.version && s.state === 'Ready',
+    600_000,
+  );
+  rotation.done = true;
+  const statusMs = last - t0;
+  const window = cpu.close();
+  if (profileDir) {
+    const file = join(profileDir, `fleet-${n}-${label}.cpuprofile`);
+    await writeFile(file, await ctl.profileStop());
+  }
+  await reporting;
+  await sleep(1_500); // repairs of the last reports, and their confirmations
+  const s1 = await ctl.state();
+  const m1 = await ctl.metrics();
+  const versions = new Set(tracker.all().map((s) => s.appliedVersion));
+  if (versions.size !== 1 || !versions.has(s1.version))
+    throw new Error(`CRs report versions ${[...versions].join(', ')}; the controller holds ${s1.version}`);
+  const repair = histogramDelta(m0, m1, 'rtb_drift_repair_seconds');
+  return {
+    source: reporter ? `${source}, with drift reports meanwhile` : source,
+    statusMs,
+    cpu: window,
+    controllerCpuPerRuntimeMs: controllerCpuMs(window) / n,
+    traffic: traffic(fleet, s0, s1),
+    eventLoopP99Ms: s1.eventLoopP99Ms,
+    eventLoopMaxMs: s1.eventLoopMaxMs,
+    idleLoopP99Ms: (await idle.state()).p99Ms,
+    openFds: s1.openFds,
+    errors:
+      counterDelta(m0, m1, 'rtb_runtime_sync_errors_total') +
+      counterDelta(m0, m1, 'workqueue_retries_total', QUEUE),
+    reconciles: counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', QUEUE),
+    drift: {
+      sent: answers.length,
+      accepted: answers.filter((a) => a >= 200 && a < 300).length,
+      repaired: repair.count,
+      p99UpperS: quantileUpperBound(repair, 0.99),
+      meanS: repair.count > 0 ? repair.sumSeconds / repair.count : Number.NaN,
+    },
+  };
+}
+
+/** The baseline: the same writes from this process over keep-alive connections, new ones each round. */
+async function baseline(
+  fleet: Fleet,
+  clients: ReadonlyMap<string, KeepAliveClient>,
+  kcpClient: KeepAliveClient,
+  label: string,
+  concurrency: number,
+): Promise<{ ms: number; cpuPerRuntimeMs: number }> {
+  const ctb = JSON.parse(
+    await kcpClient.request('GET', `/apis/certificates.k8s.io/v1beta1/clustertrustbundles/${CTB_NAME}`),
+  ) as { spec: unknown };
+  for (const c of clients.values()) c.disconnect();
+  kcpClient.disconnect();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await forEachLimited(fleet.ids, concurrency, async (id) => {
+    const client = clients.get(id);
+    if (!client) throw new Error(`no client for ${id}`);
+    await applyKeepAlive(client, baselineObjects(label, ctb.spec));
+    await kcpClient.request(
+      'PATCH',
+      `${RB_PATH}/${id}/status`,
+      { status: { appliedAt: new Date().toISOString() } },
+      'application/merge-patch+json',
+    );
+  });
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { ms, cpuPerRuntimeMs: (cpu.user + cpu.system) / 1000 / fleet.ids.length };
+}
+
+const gcOf = (s: ControllerChildState): MemoryAfterGc => ({
+  rss: s.rssKib,
+  heap: s.heapUsedKib,
+  heapTotal: s.heapTotalKib,
+  external: s.externalKib,
+});
+
+/** The reconciles of the controller's queue so far, and whether it is idle. */
+async function queueProgress(ctl: ControllerProcess): Promise<{ done: number; idle: boolean }> {
+  const m = await ctl.metrics();
+  return {
+    done: metricValue(m, 'workqueue_work_duration_seconds_count', QUEUE),
+    idle:
+      metricValue(m, 'workqueue_depth', QUEUE) === 0 &&
+      metricValue(m, 'controller_runtime_active_workers', { controller: QUEUE.name }) === 0,
+  };
+}
+
+/** Runs the benchmark for one N. */
+export async function runFleetScale(
+  say: (line: string) => void = defaultSay,
+  n = 500,
+): Promise<FleetFigures> {
+  const scripts = buildChildren(say);
+  const scratch = await scratchDir('rtb-fleet-');
+  const poolSize = Math.min(envNumber('BENCH_POOL', 16), n);
+  const concurrencyEnv = process.env.BENCH_CONCURRENCY;
+  say(`== fleet scale: ${n} runtimes on ${poolSize} kube-apiservers ==`);
+  const fleet = await startFleet({
+    runtimes: n,
+    pool: poolSize,
+    scripts,
+    dir: scratch.dir,
+    say,
+    ...(concurrencyEnv ? { concurrency: Number(concurrencyEnv) } : {}),
+  });
+  let tracker = new StatusTracker(fleet.kcpAccess);
+  const idle = await startIdleLoop(scripts.idleLoopChild, scratch.dir);
+  let ctl: ControllerProcess | undefined;
+  const clients = new Map<string, KeepAliveClient>();
+  let reporter: DriftReporter | undefined;
+  let kcpClient: KeepAliveClient | undefined;
+  try {
+    ctl = await fleet.startController('controller');
+    await sleep(1_000);
+    const rssEmpty = memoryKib(ctl.pid).rss;
+    await ctl.gc();
+    const gcEmpty = await ctl.state();
+    await tracker.start();
+    const stateOf = await ctl.state();
+    // The controller's default unless set: read back from its metrics.
+    const concurrency = metricValue(await ctl.metrics(), 'controller_runtime_max_concurrent_reconciles', {
+      controller: QUEUE.name,
+    });
+
+    // Onboarding.
+    await ctl.resetEventLoop();
+    await idle.loop.reset();
+    const m0 = await ctl.metrics();
+    const cpu = cpuWindow(fleet, ctl);
+    const t0 = performance.now();
+    await fleet.createBootstrappers();
+    const createSeconds = (performance.now() - t0) / 1000;
+    say(`created ${n} RuntimeBootstrappers in ${createSeconds.toFixed(1)} s`);
+    const kubelet = setInterval(() => {
+      if (tracker.count((s) => s.state === 'Installing') > 0) void fleet.markAvailable();
+    }, 1_000);
+    let readyAt: number;
+    try {
+      readyAt = await tracker.until(n, (s) => s.state === 'Ready', Math.max(600_000, n * 600));
+    } finally {
+      clearInterval(kubelet);
+    }
+    const onboardCpu = cpu.close();
+    await sleep(1_000);
+    const s1 = await ctl.state();
+    const m1 = await ctl.metrics();
+    const onboarding = {
+      createSeconds,
+      readySeconds: (readyAt - t0) / 1000,
+      controllerCpuPerRuntimeMs: controllerCpuMs(onboardCpu) / n,
+      cpu: onboardCpu,
+      traffic: traffic(fleet, stateOf, s1),
+      reconciles: counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', QUEUE),
+      errors:
+        counterDelta(m0, m1, 'rtb_runtime_sync_errors_total') +
+        counterDelta(m0, m1, 'workqueue_retries_total', QUEUE),
+      eventLoopP99Ms: s1.eventLoopP99Ms,
+      eventLoopMaxMs: s1.eventLoopMaxMs,
+      idleLoopP99Ms: (await idle.loop.state()).p99Ms,
+    };
+    say(
+      `every RuntimeBootstrapper Ready ${onboarding.readySeconds.toFixed(1)} s after the first was created`,
+    );
+    await sleep(6_000); // idle connections close (5 s)
+    const rssReady = memoryKib(ctl.pid).rss;
+    await ctl.gc();
+    const gcReady = await ctl.state();
+
+    // Rotations, each followed by the baseline.
+    for (const id of fleet.ids) {
+      const text = fleet.kubeconfigs.get(id) ?? '';
+      const access = liteFromDocument(parse(text), scratch.dir);
+      if (!access) throw new Error(`the kubeconfig of ${id} is not a plain one`);
+      clients.set(id, await KeepAliveClient.create(access, 4));
+    }
+    kcpClient = await KeepAliveClient.create(fleet.kcp.kubeConfig(), Math.max(concurrency, 1));
+    reporter = await DriftReporter.create(
+      fleet.kcpAccess,
+      fleet.controllerConfig.drift?.listenerPort ?? 0,
+      fleet.ids,
+    );
+    const rotations: RotationFigures[] = [];
+    let round = 0;
+    // One rotation per source, then one more of the pull Secret with drift reports meanwhile
+    // (their repairs and forced passes would blur the requests a rotation costs).
+    for (const [source, drift] of [
+      ['pull Secret', false],
+      ['ClusterTrustBundle', false],
+      ['ConfigMap', false],
+      ['pull Secret', true],
+    ] as const) {
+      round++;
+      const r = await rotate(
+        fleet,
+        idle.loop,
+        ctl,
+        tracker,
+        drift ? reporter : undefined,
+        source,
+        `r${round}`,
+      );
+      say(
+        `rotation of the ${source}${drift ? ' with drift reports' : ''}: every status in ${(r.statusMs / 1000).toFixed(1)} s, ` +
+          `controller CPU ${r.controllerCpuPerRuntimeMs.toFixed(1)} ms per runtime, ` +
+          `${(r.traffic.runtime / n).toFixed(1)} requests per runtime, errors ${r.errors}`,
+      );
+      await sleep(6_000);
+      // Without the benchmark's own watch: it would parse the baseline's status writes on its CPU.
+      await tracker.stop();
+      const b = await baseline(fleet, clients, kcpClient, `r${round}`, Math.max(concurrency, 1));
+      tracker = new StatusTracker(fleet.kcpAccess);
+      await tracker.start();
+      say(`baseline: ${(b.ms / 1000).toFixed(1)} s, ${b.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime`);
+      rotations.push({ ...r, baseline: b });
+      await sleep(6_000);
+    }
+    const rssAfter = memoryKib(ctl.pid).rss;
+    await ctl.gc();
+    const gcAfter = await ctl.state();
+
+    // A restart with everything Ready.
+    await ctl.proc.stop();
+    await idle.loop.reset();
+    const tr = performance.now();
+    ctl = await fleet.startController('controller-restart');
+    const startedS = (performance.now() - tr) / 1000;
+    let progress = await queueProgress(ctl);
+    while (!(progress.done >= n && progress.idle)) {
+      if (performance.now() - tr > 600_000)
+        throw new Error(`the restarted controller did ${progress.done} of ${n}`);
+      await sleep(100);
+      progress = await queueProgress(ctl);
+    }
+    const caughtUpS = (performance.now() - tr) / 1000;
+    const sr = await ctl.state();
+    const zero: ControllerChildState = { ...sr, requests: {}, tlsConnections: {}, requestPaths: {} };
+    const restart = {
+      startedS,
+      caughtUpS,
+      traffic: traffic(fleet, zero, sr),
+      eventLoopP99Ms: sr.eventLoopP99Ms,
+      idleLoopP99Ms: (await idle.loop.state()).p99Ms,
+    };
+    say(
+      `restart: ready after ${startedS.toFixed(1)} s, caught up after ${caughtUpS.toFixed(1)} s; ` +
+        `writes ${restart.traffic.runtimeWrites} to runtimes, ${restart.traffic.kcpWrites} to the KCP`,
+    );
+    const figures: FleetFigures = {
+      runtimes: n,
+      pool: poolSize,
+      concurrency,
+      startSeconds: fleet.startSeconds,
+      onboarding,
+      rotations,
+      memory: {
+        rssEmpty,
+        rssReady,
+        rssAfter,
+        gcEmpty: gcOf(gcEmpty),
+        gcReady: gcOf(gcReady),
+        gcAfter: gcOf(gcAfter),
+      },
+      restart,
+      apiserverRss: memoryKib(fleet.poolPids[0] ?? 0).rss,
+    };
+    for (const line of fleetSummary(figures)) say(line);
+    return figures;
+  } finally {
+    reporter?.close();
+    kcpClient?.close();
+    for (const c of clients.values()) c.close();
+    await tracker.stop();
+    await idle.stop();
+    await ctl?.proc.stop();
+    await fleet.stop();
+    await scratch.remove();
+  }
+}
+
+if (isMain(import.meta.url)) {
+  for (const n of (process.env.BENCH_FLEET ?? '500').split(',').map((s) => Number(s.trim()))) {
+    if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_FLEET must list positive integers, got ${n}`);
+    await runFleetScale(defaultSay, n);
+  }
+}

@@ -1,0 +1,161 @@
+// The figures of bench/fleet-scale.ts and their summary, next to the issue's targets (for 5,000
+// runtimes; at a smaller N the time targets are scaled linearly and say so).
+import type { GroupCpu } from './cpu-groups.js';
+import { describeCpu } from './cpu-groups.js';
+import { mb, verdict } from './stats.js';
+
+/** The controller's requests in a phase. */
+export interface Traffic {
+  readonly runtime: number;
+  readonly kcp: number;
+  readonly runtimeTls: number;
+  readonly kcpTls: number;
+  /** Requests other than GET. */
+  readonly runtimeWrites: number;
+  readonly kcpWrites: number;
+  /** By `kcp|runtime METHOD path`. */
+  readonly byPath: Readonly<Record<string, number>>;
+}
+
+/** One rotation of one source. */
+export interface RotationFigures {
+  readonly source: string;
+  /** From the KCP write until every CR's status had the new version. */
+  readonly statusMs: number;
+  readonly cpu: GroupCpu;
+  readonly controllerCpuPerRuntimeMs: number;
+  readonly traffic: Traffic;
+  readonly eventLoopP99Ms: number;
+  readonly eventLoopMaxMs: number;
+  /** The same window's p99 in a process that does nothing: the machine's share. */
+  readonly idleLoopP99Ms: number;
+  readonly openFds: number;
+  readonly errors: number;
+  readonly reconciles: number;
+  readonly drift: {
+    readonly sent: number;
+    readonly accepted: number;
+    readonly repaired: number;
+    /** The controller's repair histogram (event received → set re-applied): bucket bound of p99. */
+    readonly p99UpperS: number;
+    readonly meanS: number;
+  };
+  /** The same writes from the benchmark over keep-alive connections at the same concurrency. */
+  readonly baseline: { readonly ms: number; readonly cpuPerRuntimeMs: number };
+}
+
+/** The controller's memory after a full GC (KiB). */
+export interface MemoryAfterGc {
+  readonly rss: number;
+  /** V8 heap used, and committed. */
+  readonly heap: number;
+  readonly heapTotal: number;
+  /** Memory of JS objects outside the heap (buffers). */
+  readonly external: number;
+}
+
+/** One N. */
+export interface FleetFigures {
+  readonly runtimes: number;
+  readonly pool: number;
+  readonly concurrency: number;
+  readonly startSeconds: number;
+  readonly onboarding: {
+    readonly createSeconds: number;
+    readonly readySeconds: number;
+    readonly controllerCpuPerRuntimeMs: number;
+    readonly cpu: GroupCpu;
+    readonly traffic: Traffic;
+    readonly reconciles: number;
+    readonly errors: number;
+    readonly eventLoopP99Ms: number;
+    readonly eventLoopMaxMs: number;
+    readonly idleLoopP99Ms: number;
+  };
+  readonly rotations: readonly RotationFigures[];
+  /** KiB. */
+  readonly memory: {
+    readonly rssEmpty: number;
+    readonly rssReady: number;
+    readonly rssAfter: number;
+    readonly gcEmpty: MemoryAfterGc;
+    readonly gcReady: MemoryAfterGc;
+    readonly gcAfter: MemoryAfterGc;
+  };
+  readonly restart: {
+    /** From the new process's start until it served /readyz (caches synced). */
+    readonly startedS: number;
+    /** Until every CR was reconciled once and the queue was idle. */
+    readonly caughtUpS: number;
+    readonly traffic: Traffic;
+    readonly eventLoopP99Ms: number;
+    readonly idleLoopP99Ms: number;
+  };
+  /** VmRSS of one pool kube-apiserver (KiB). */
+  readonly apiserverRss: number;
+}
+
+const FLEET = 5_000;
+const gc = (m: MemoryAfterGc): string =>
+  `${mb(m.rss)} / ${mb(m.heap)} / ${mb(m.heapTotal)} / ${mb(m.external)}`;
+const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const per = (count: number, n: number): string => (count / n).toFixed(2);
+
+/** `runtime PATCH /api/v1/namespaces/kyma-system/secrets/… 1.00; kcp PATCH …/status 1.00` per runtime. */
+function describePaths(paths: Readonly<Record<string, number>>, n: number): string {
+  return Object.entries(paths)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k} ${per(v, n)}`)
+    .join('; ');
+}
+
+/** The summary lines of one N. */
+export function fleetSummary(f: FleetFigures): string[] {
+  const n = f.runtimes;
+  const scale = n / FLEET;
+  const scaled = (targetS: number): string =>
+    n === FLEET
+      ? `${targetS} s`
+      : `${(targetS * scale).toFixed(1)} s, ${targetS} s at ${FLEET} scaled to ${n}`;
+  const o = f.onboarding;
+  const lines = [
+    `fleet scale, ${n} runtimes on ${f.pool} kube-apiservers (${(n / f.pool).toFixed(0)} per server), concurrency ${f.concurrency}:`,
+    `  onboarding: every CR Ready ${o.readySeconds.toFixed(1)} s after the first was created (creating them took ${o.createSeconds.toFixed(1)} s); ` +
+      `target ${scaled(180)}: ${verdict(o.readySeconds <= 180 * scale)}`,
+    `    controller CPU ${o.controllerCpuPerRuntimeMs.toFixed(1)} ms per runtime; ${per(o.traffic.runtime, n)} requests and ${per(o.traffic.runtimeTls, n)} TLS connections per runtime, ` +
+      `${per(o.traffic.kcp, n)} KCP requests per runtime; ${per(o.reconciles, n)} reconciles per runtime; errors ${o.errors}; ` +
+      `event loop p99 ${o.eventLoopP99Ms.toFixed(0)} ms (an idle process: ${o.idleLoopP99Ms.toFixed(0)} ms), max ${o.eventLoopMaxMs.toFixed(0)} ms`,
+    `    CPU: ${describeCpu(o.cpu)}`,
+  ];
+  for (const r of f.rotations) {
+    const ratio = r.statusMs / r.baseline.ms;
+    lines.push(
+      `  rotation of the ${r.source}: every status updated after ${s(r.statusMs)} (target ${scaled(30)}: ${verdict(r.statusMs <= 30_000 * scale)}); ` +
+        `baseline ${s(r.baseline.ms)}, controller ÷ baseline ${ratio.toFixed(2)} (target 1.3: ${verdict(ratio <= 1.3)})`,
+      `    controller CPU ${r.controllerCpuPerRuntimeMs.toFixed(1)} ms per runtime (target 4: ${verdict(r.controllerCpuPerRuntimeMs <= 4)}), ` +
+        `baseline ${r.baseline.cpuPerRuntimeMs.toFixed(1)} ms; errors and retries ${r.errors} (target 0: ${verdict(r.errors === 0)}); ${per(r.reconciles, n)} reconciles per runtime`,
+      `    per runtime: ${per(r.traffic.runtime, n)} requests, ${per(r.traffic.runtimeTls, n)} new TLS connections; KCP ${per(r.traffic.kcp, n)} requests, ${r.traffic.kcpTls} new TLS connections in all`,
+      `    requests per runtime: ${describePaths(r.traffic.byPath, n)}`,
+      `    event loop p99 ${r.eventLoopP99Ms.toFixed(0)} ms (target 100: ${verdict(r.eventLoopP99Ms <= 100)}; an idle process: ${r.idleLoopP99Ms.toFixed(0)} ms), max ${r.eventLoopMaxMs.toFixed(0)} ms; ` +
+        `open fds after ${r.openFds}`,
+      `    drift reports during it: ${r.drift.sent} sent, ${r.drift.accepted} accepted, ${r.drift.repaired} repairs; ` +
+        `p99 ≤ ${r.drift.p99UpperS} s (histogram bucket; target 1 s: ${verdict(r.drift.p99UpperS <= 1)}), mean ${(r.drift.meanS * 1000).toFixed(0)} ms`,
+      `    CPU: ${describeCpu(r.cpu)}`,
+    );
+  }
+  const m = f.memory;
+  const rt = f.restart;
+  lines.push(
+    `  controller VmRSS: ${mb(m.rssEmpty)} empty, ${mb(m.rssReady)} Ready, ${mb(m.rssAfter)} after the rotations ` +
+      `(target under 400 MB at ${FLEET}: ${verdict(m.rssAfter * 1.024 < 400_000)} here)`,
+    `  after a full GC (VmRSS / heap used / heap committed / external): ${gc(m.gcEmpty)} empty; ${gc(m.gcReady)} Ready; ${gc(m.gcAfter)} after the rotations; ` +
+      `${(((m.gcAfter.heap - m.gcEmpty.heap) * 1.024) / n).toFixed(1)} KB of heap per runtime`,
+    // Most of a restart at a small N is the process's start: the 5,000 target, unscaled.
+    `  restart with everything Ready: serving after ${rt.startedS.toFixed(1)} s, caught up after ${rt.caughtUpS.toFixed(1)} s (target 30 s at ${FLEET}: ${verdict(rt.caughtUpS <= 30)}); ` +
+      `writes: ${rt.traffic.runtimeWrites} to runtimes, ${rt.traffic.kcpWrites} to the KCP (target 0: ${verdict(rt.traffic.runtimeWrites + rt.traffic.kcpWrites === 0)}); ` +
+      `reads ${per(rt.traffic.runtime, n)} per runtime; event loop p99 ${rt.eventLoopP99Ms.toFixed(0)} ms (an idle process: ${rt.idleLoopP99Ms.toFixed(0)} ms)`,
+    `    requests per runtime: ${describePaths(rt.traffic.byPath, n)}`,
+    `  one pool kube-apiserver: VmRSS ${mb(f.apiserverRss)}; the pool started in ${f.startSeconds.toFixed(0)} s`,
+  );
+  return lines;
+}

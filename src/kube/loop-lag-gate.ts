@@ -1,0 +1,107 @@
+/**
+ * Admits work while the event loop keeps up. A fan-out to thousands of runtimes with hundreds of
+ * reconciles in flight (what real round trips of 20–100 ms need) turns CPU-bound when the
+ * round trips are short or the CPU is scarce: every answer queues a callback, the loop runs
+ * behind by seconds, and everything sharing it (drift repairs, health probes, the leader's lease
+ * renewals) waits as long. The gate keeps the number of admitted tasks where the loop's lag
+ * stays near a target, additive increase and multiplicative decrease as TCP does: latency-bound
+ * work keeps the full concurrency (the loop idles between answers), CPU-bound work gets just
+ * enough to keep the CPU busy, and the loop answers within the target either way.
+ */
+
+/** Something a worker passes before taking work, and leaves after it. */
+export interface AdmissionGate {
+  /** Resolves once one more task may run. */
+  acquire(): Promise<void>;
+  release(): void;
+}
+
+/** Options of {@link LoopLagGate}. */
+export interface LoopLagOptions {
+  /** The most tasks admitted at once (the configured concurrency). */
+  readonly max: number;
+  /** The fewest admitted, however late the loop (default 4, at most `max`). */
+  readonly min?: number;
+  /** The lag the loop may run behind (default 50 ms). */
+  readonly targetLagMs?: number;
+  /** How often the lag is sampled (default 20 ms). */
+  readonly sampleMs?: number;
+}
+
+/**
+ * The next admission limit after one sample of the loop's lag (pure): halved when the lag is over
+ * the target, one more when it is under half the target, unchanged in between.
+ */
+export function nextLimit(limit: number, lagMs: number, o: Required<LoopLagOptions>): number {
+  if (lagMs > o.targetLagMs) return Math.max(o.min, Math.floor(limit / 2));
+  if (lagMs < o.targetLagMs / 2) return Math.min(o.max, limit + 1);
+  return limit;
+}
+
+/** An {@link AdmissionGate} that follows the event loop's lag (see the module comment). */
+export class LoopLagGate implements AdmissionGate {
+  private readonly o: Required<LoopLagOptions>;
+  private limitNow: number;
+  private inFlight = 0;
+  private readonly waiters: (() => void)[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(options: LoopLagOptions) {
+    const min = Math.max(1, Math.min(options.min ?? 4, options.max));
+    this.o = { min, targetLagMs: 50, sampleMs: 20, ...options, max: Math.max(min, options.max) };
+    this.limitNow = this.o.max;
+  }
+
+  /** Starts sampling the loop's lag. */
+  start(): void {
+    if (this.timer) return;
+    let expected = performance.now() + this.o.sampleMs;
+    this.timer = setInterval(() => {
+      const now = performance.now();
+      this.sample(Math.max(0, now - expected));
+      expected = now + this.o.sampleMs;
+    }, this.o.sampleMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Feeds one lag sample (ms): the timer's, or a test's. */
+  sample(lagMs: number): void {
+    this.limitNow = nextLimit(this.limitNow, lagMs, this.o);
+    this.wake();
+  }
+
+  /** How many tasks may run at once now. */
+  get limit(): number {
+    return this.limitNow;
+  }
+
+  /** How many run now. */
+  get running(): number {
+    return this.inFlight;
+  }
+
+  acquire(): Promise<void> {
+    if (this.inFlight < this.limitNow) {
+      this.inFlight++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  release(): void {
+    this.inFlight--;
+    this.wake();
+  }
+
+  private wake(): void {
+    while (this.inFlight < this.limitNow && this.waiters.length > 0) {
+      this.inFlight++;
+      this.waiters.shift()?.();
+    }
+  }
+}

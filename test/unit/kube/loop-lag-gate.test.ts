@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { LoopLagGate, nextLimit } from '../../../src/kube/loop-lag-gate.js';
+import { WorkQueue } from '../../../src/kube/work-queue.js';
+
+const o = { max: 200, min: 4, targetLagMs: 50, sampleMs: 20 };
+
+describe('the event-loop lag gate', () => {
+  test('halves the limit over the target, adds one under half of it, down to min and up to max', () => {
+    assert.equal(nextLimit(200, 51, o), 100);
+    assert.equal(nextLimit(5, 500, o), 4);
+    assert.equal(nextLimit(100, 10, o), 101);
+    assert.equal(nextLimit(200, 0, o), 200);
+    assert.equal(nextLimit(100, 30, o), 100, 'between half the target and the target: unchanged');
+  });
+
+  test('admits up to the limit; the others wait and are admitted as the limit allows', async () => {
+    const gate = new LoopLagGate({ max: 3, min: 1 });
+    await gate.acquire();
+    await gate.acquire();
+    await gate.acquire();
+    let admitted = 0;
+    const waiting = [gate.acquire(), gate.acquire()].map((p) => p.then(() => admitted++));
+    await Promise.resolve();
+    assert.equal(admitted, 0);
+    gate.sample(1_000); // late: 3 -> 1
+    assert.equal(gate.limit, 1);
+    gate.release();
+    gate.release();
+    await Promise.resolve();
+    assert.equal(admitted, 0, 'two left, one still running: the limit of 1 is reached');
+    gate.release();
+    await Promise.resolve();
+    assert.equal(admitted, 1);
+    gate.sample(0); // on time: 1 -> 2
+    await Promise.all(waiting);
+    assert.equal(gate.running, 2);
+  });
+
+  test('a work queue behind the gate runs no more keys at once than it admits, and loses none', async () => {
+    const gate = new LoopLagGate({ max: 8, min: 2 });
+    gate.sample(1_000); // 8 -> 4
+    gate.sample(1_000); // 4 -> 2
+    const queue = new WorkQueue({ name: 'gated' });
+    let running = 0;
+    let most = 0;
+    const done = new Set<string>();
+    const keys = Array.from({ length: 30 }, (_, i) => `k${i}`);
+    for (const k of keys) queue.add(k);
+    const all = new Promise<void>((resolve) => {
+      void queue.start(
+        async (key) => {
+          running++;
+          most = Math.max(most, running);
+          await new Promise((r) => setTimeout(r, 2));
+          running--;
+          done.add(key);
+          if (done.size === keys.length) resolve();
+        },
+        { concurrency: 8, gate },
+      );
+    });
+    await all;
+    await queue.shutDownWithDrain();
+    assert.equal(most, 2);
+    assert.equal(gate.running, 0, 'every admission released');
+  });
+});
