@@ -6,6 +6,7 @@ import {
   PatchStrategy,
   RbacAuthorizationV1Api,
   type KubernetesObject,
+  type V1NetworkPolicy,
 } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -17,6 +18,7 @@ import {
 import { applyObjects } from '../../src/kube/apply.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { statusCodeOf } from '../../src/kube/kube-errors.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
 import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
 import {
   removeUpstreamLeftovers,
@@ -149,7 +151,6 @@ describe('removing what an upstream install leaves, on a real API server', () =>
       [
         'removed: Service kyma-system/rt-bootstrapper-controller-manager-metrics-service',
         'not-installed: ServiceMonitor kyma-system/rt-bootstrapper-controller-manager-metrics-monitor',
-        'removed: NetworkPolicy kyma-system/rt-bootstrapper-kyma-project.io--rt-bootstrapper-allow-metrics-traffic',
         'removed: ClusterRoleBinding /rt-bootstrapper-metrics-auth-rolebinding',
         'removed: ClusterRole /rt-bootstrapper-metrics-auth-role',
         'removed: RoleBinding kyma-system/rt-bootstrapper-pod-restarter-rolebinding',
@@ -176,9 +177,27 @@ describe('removing what an upstream install leaves, on a real API server', () =>
     });
     assert.equal(mwc.metadata?.annotations?.['cert-manager.io/inject-ca-from'], undefined);
 
+    // Upstream's three NetworkPolicies were updated in place by the apply, not duplicated: the
+    // namespace holds exactly ours, with their rules (the scrapers' `from` included).
+    // Read as raw JSON: client-node's models would rename `from`.
+    const policies = await kubeRequest<{ items: V1NetworkPolicy[] }>(admin, {
+      method: 'GET',
+      path: '/apis/networking.k8s.io/v1/namespaces/kyma-system/networkpolicies',
+    });
+    const rendered = ours.filter((o) => o.kind === 'NetworkPolicy') as V1NetworkPolicy[];
+    assert.deepEqual(
+      policies.items.map((p) => p.metadata?.name).sort(),
+      rendered.map((p) => p.metadata?.name).sort(),
+    );
+    for (const p of policies.items) {
+      const want = rendered.find((r) => r.metadata?.name === p.metadata?.name);
+      assert.equal(p.metadata?.labels?.['app.kubernetes.io/managed-by'], 'rt-bootstrapper');
+      assert.deepEqual(p.spec, want?.spec);
+    }
+
     // Each removal is logged with its reason; nothing failed.
     const removed = lines.filter((l) => l.msg.startsWith('removed '));
-    assert.equal(removed.length, 8);
+    assert.equal(removed.length, 7);
     for (const l of removed)
       assert.ok(typeof l.obj.reason === 'string' && l.obj.reason !== '', JSON.stringify(l.obj));
     assert.deepEqual(
