@@ -7,22 +7,26 @@ import type { TLSSocket } from 'node:tls';
 interface Connection {
   readonly raw: Socket;
   tls: TLSSocket | undefined;
-  readonly since: number;
   /** Requests begun and not yet answered (or abandoned). */
   active: number;
   /** Requests answered. */
   served: number;
-  /** Plain bytes read when the last request ended: more since means a request is arriving. */
+  /** Bytes read off the wire when the last request ended: more since means a request is arriving. */
   readMark: number;
+  /** Bytes read off the wire when last looked at, and when that count last grew. */
+  seenRead: number;
+  lastRead: number;
 }
 
 /**
- * How long a connection that has not sent a request yet counts as about to send one. Go's
- * `http.Server.Shutdown` does the same (5 s): a client that has just connected writes its
- * request right after the handshake, and closing the connection under it would reset that
- * request.
+ * How long a connection that has not sent a request yet counts as about to send one, from the
+ * last byte it sent (its handshake included). Go's `http.Server.Shutdown` waits 5 s for such
+ * connections: a client that has just connected writes its request right after the handshake,
+ * and closing the connection under it would reset that request. Counted from its last byte, not
+ * from accept, because on a loaded machine a hundred handshakes at once take seconds, and in
+ * TLS 1.3 the client sends its request before the server has seen the end of the handshake.
  */
-const NEW_CONNECTION_GRACE_MS = 2_000;
+const NEW_CONNECTION_GRACE_MS = 5_000;
 
 /** How often the drain looks for connections that became idle. */
 const SWEEP_MS = 50;
@@ -43,7 +47,16 @@ export class ConnectionTracker {
 
   constructor(server: Server) {
     server.on('connection', (raw: Socket) => {
-      const c: Connection = { raw, tls: undefined, since: Date.now(), active: 0, served: 0, readMark: 0 };
+      const now = Date.now();
+      const c: Connection = {
+        raw,
+        tls: undefined,
+        active: 0,
+        served: 0,
+        readMark: 0,
+        seenRead: 0,
+        lastRead: now,
+      };
       const peer = peerOf(raw);
       this.connections.add(c);
       this.byPeer.set(peer, c);
@@ -78,20 +91,24 @@ export class ConnectionTracker {
     res.once('close', () => {
       c.active--;
       c.served++;
-      c.readMark = c.tls?.bytesRead ?? 0;
+      c.readMark = c.raw.bytesRead;
     });
   }
 
   /**
-   * Closes the connections on which no request is, or is about to be: none in progress, no byte
-   * of a next one read, and either one answered already or connected longer than the grace for
-   * new connections. Returns how many stay open.
+   * Closes the connections on which no request is, or is about to be: none in progress, and
+   * either one answered with no byte read since, or none answered and nothing read for the grace
+   * for new connections. Returns how many stay open.
    */
   closeIdle(now = Date.now()): number {
     for (const c of this.connections) {
+      const read = c.raw.bytesRead;
+      if (read !== c.seenRead) {
+        c.seenRead = read;
+        c.lastRead = now;
+      }
       if (c.active > 0) continue;
-      if ((c.tls?.bytesRead ?? 0) > c.readMark) continue;
-      if (c.served === 0 && now - c.since < NEW_CONNECTION_GRACE_MS) continue;
+      if (c.served > 0 ? read > c.readMark : now - c.lastRead < NEW_CONNECTION_GRACE_MS) continue;
       this.destroy(c);
     }
     return this.connections.size;
@@ -106,12 +123,15 @@ export class ConnectionTracker {
    * Closes connections as they become idle until none is left, then resolves; at `deadline`
    * closes the rest. Requests in progress are answered first (with `Connection: close`, which
    * the server adds while draining, so their clients close those connections themselves).
+   * Returns how many were still open at the deadline (closed whatever was on them).
    */
-  async drain(deadline: number): Promise<void> {
+  async drain(deadline: number): Promise<number> {
     while (this.closeIdle() > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, SWEEP_MS));
     }
+    const left = this.connections.size;
     this.closeAll();
+    return left;
   }
 
   private destroy(c: Connection): void {

@@ -162,7 +162,11 @@ export class WebhookServer {
         resolve();
       });
     });
-    await this.connections.drain(Date.now() + (options.timeoutMs ?? DRAIN_TIMEOUT_SECONDS * 1000));
+    const timeoutMs = options.timeoutMs ?? DRAIN_TIMEOUT_SECONDS * 1000;
+    const cut = await this.connections.drain(Date.now() + timeoutMs);
+    // Requests on these may have been cut: worth a line when a rollout saw admission errors.
+    if (cut > 0)
+      this.options.logger.warn({ connections: cut, timeoutMs }, 'drain timed out; connections closed');
     this.server.closeAllConnections();
     await stopped;
   }
