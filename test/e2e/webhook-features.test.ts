@@ -13,7 +13,7 @@ import { eventually } from '../support/control-plane.js';
 import { seedPodBefore } from '../support/fixtures.js';
 import { kimConfigure, kimStatus } from '../support/kim-installer.js';
 import { handshake } from '../support/webhook-replicas.js';
-import { useNodeLandscape } from './support/node-landscape.js';
+import type { NodeLandscape } from './support/node-landscape.js';
 import {
   createMutatedPod,
   httpPod,
@@ -30,8 +30,8 @@ import {
   webhookPods,
 } from './support/webhook-on-node.js';
 
-const landscape = useNodeLandscape();
-const webhook = useWebhookOnNode(landscape, 'kim');
+const webhook = useWebhookOnNode('kim');
+const landscape = (): NodeLandscape => webhook().landscape;
 const ALL = 'rt-cfg.kyma-project.io/all';
 const PULL_SECRET = 'registry-credentials';
 
@@ -81,7 +81,10 @@ async function assertAllFeatures(core: CoreV1Api, pod: V1Pod): Promise<void> {
   const name = pod.metadata?.name ?? '';
   const container = pod.spec?.containers[0];
   assert.equal(container?.image, l.securedImage, 'the image is rewritten to the secured registry');
-  assert.deepEqual(pod.spec?.imagePullSecrets, [{ name: PULL_SECRET }]);
+  assert.deepEqual(
+    pod.spec?.imagePullSecrets?.map((s) => s.name),
+    [PULL_SECRET],
+  );
   assert.ok(
     container?.env?.some((e) => e.name === 'KYMA_FIPS_MODE_ENABLED' && e.value === 'true'),
     'KYMA_FIPS_MODE_ENABLED is set',
@@ -126,7 +129,10 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
       metadata: { ...seed.metadata, name },
     }));
     assert.equal(pod.spec?.containers[0]?.image, l.seedImage);
-    assert.deepEqual(pod.spec?.imagePullSecrets, [{ name: PULL_SECRET }]);
+    assert.deepEqual(
+      pod.spec?.imagePullSecrets?.map((s) => s.name),
+      [PULL_SECRET],
+    );
     const ready = await readyPod(core, 'default', pod.metadata?.name ?? '');
     assert.equal(ready.status?.phase, 'Running');
     assert.equal(ready.status?.containerStatuses?.[0]?.image, l.seedImage);
@@ -141,7 +147,10 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
     assert.equal(created.spec?.containers[0]?.image, l.openImage);
     assert.equal(created.spec?.imagePullSecrets, undefined);
     assert.equal(created.spec?.containers[0]?.env, undefined);
-    assert.ok(!(created.spec?.volumes ?? []).some((v) => v.projected));
+    // The only projected volume is the ServiceAccount token's (kube-api-access-*).
+    assert.ok(
+      !(created.spec?.volumes ?? []).some((v) => v.projected?.sources?.some((p) => p.clusterTrustBundle)),
+    );
     const log = await readyPodLog(core, 'e2e-off', 'plain');
     assert.match(log, /^fips=undefined$/m);
     assert.equal(lastPem(log), '(none)');
@@ -187,7 +196,10 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
       },
       180_000,
       'the new bundle in the container',
-    );
+    ).catch(async (error: unknown) => {
+      t.diagnostic(await core.readNamespacedPodLog({ name, namespace: 'e2e-namespace' }));
+      throw error;
+    });
     t.diagnostic(`kubelet brought the changed bundle into the container in ${Date.now() - started} ms`);
     assert.equal(pem.trim(), trustBundle.trim());
     const after = await core.readNamespacedPod({ name, namespace: 'e2e-namespace' });

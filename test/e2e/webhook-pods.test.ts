@@ -15,12 +15,10 @@ import {
 } from '../../src/api/runtime-names.js';
 import { eventually } from '../support/control-plane.js';
 import { handshake, SERVICE_NAME } from '../support/webhook-replicas.js';
-import { useNodeLandscape } from './support/node-landscape.js';
 import { httpPod, isMutated, isReady } from './support/pods.js';
 import { podProxyGet, useWebhookOnNode, webhookAvailable, webhookPods } from './support/webhook-on-node.js';
 
-const landscape = useNodeLandscape();
-const webhook = useWebhookOnNode(landscape, 'apply');
+const webhook = useWebhookOnNode('apply');
 const METRICS_PORT = 8080;
 
 const nameOf = (pod: V1Pod): string => pod.metadata?.name ?? '';

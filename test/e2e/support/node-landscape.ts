@@ -29,8 +29,15 @@ export const SEED_POD_IMAGE = 'replace.me/kyma-project/rt-bootstrapper/pause:e2e
 
 const [seedRepository = '', seedTag = ''] = SEED_POD_IMAGE.slice('replace.me/'.length).split(':');
 
-/** Starts the landscape for the calling test file (before its tests) and stops it after them. */
-export function useNodeLandscape(cluster = 'runtime'): () => NodeLandscape {
+/**
+ * Starts the landscape for the calling test file (before its tests) and stops it after them;
+ * `then` runs once it is up, in the same hook (two top-level hooks of node:test do not wait for
+ * each other).
+ */
+export function useNodeLandscape(
+  then?: (landscape: NodeLandscape) => Promise<void>,
+  cluster = 'runtime',
+): () => NodeLandscape {
   let landscape: NodeLandscape | undefined;
   let dir: string | undefined;
   const stops: (() => Promise<void>)[] = [];
@@ -61,6 +68,7 @@ export function useNodeLandscape(cluster = 'runtime'): () => NodeLandscape {
     await node.addPlainHttpRegistry(open.host);
     await node.addPlainHttpRegistry(secured.host);
     landscape = { plane, open, secured, openImage, securedImage, seedImage };
+    await then?.(landscape);
   });
   after(async () => {
     for (const stop of stops) await stop();

@@ -11,7 +11,6 @@ import {
   type V1Deployment,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { before } from 'node:test';
 import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../../src/api/runtime-names.js';
 import { applyObjects } from '../../../src/kube/apply.js';
 import { renderKimManifests } from '../../../src/render/kim-manifests.js';
@@ -21,7 +20,7 @@ import { createCertificateAuthority } from '../../../src/pki/certificate-authori
 import { eventually } from '../../support/control-plane.js';
 import { seedConfigText } from '../../support/fixtures.js';
 import { kimConfigure, kimInstall, type KimSources } from '../../support/kim-installer.js';
-import type { NodeLandscape } from './node-landscape.js';
+import { useNodeLandscape, type NodeLandscape } from './node-landscape.js';
 import { POD_READY_MS } from './pods.js';
 
 /** The parts of the webhook config the tests read. */
@@ -128,14 +127,14 @@ export interface WebhookOnNode {
 }
 
 /**
- * Installs the webhook from the open registry's image on the calling file's landscape (before its
- * tests; nothing waits for the rollout): `kim` copies the sources and applies `renderKimManifests`
- * as KIM's code does, `apply` applies `renderWebhookManifests` as our installer does.
+ * Starts the calling file's landscape and installs the webhook from the open registry's image on
+ * it (before its tests; nothing waits for the rollout): `kim` copies the sources and applies
+ * `renderKimManifests` as KIM's code does, `apply` applies `renderWebhookManifests` as our
+ * installer does.
  */
-export function useWebhookOnNode(landscape: () => NodeLandscape, way: InstallWay): () => WebhookOnNode {
+export function useWebhookOnNode(way: InstallWay): () => WebhookOnNode {
   let installed: WebhookOnNode | undefined;
-  before(async () => {
-    const l = landscape();
+  useNodeLandscape(async (l) => {
     const kc = l.plane.cluster('runtime').kubeConfig();
     const { sources, caPem } = await e2eSources(l);
     await configureRuntime(kc, sources);
