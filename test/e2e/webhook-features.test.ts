@@ -6,6 +6,8 @@
  */
 import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { MUTATING_WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE } from '../../src/api/runtime-names.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
@@ -194,10 +196,19 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
         const seen = lastPem(await core.readNamespacedPodLog({ name, namespace: 'e2e-namespace' }));
         return seen?.includes(next.certPem.trim()) ? seen : undefined;
       },
-      180_000,
+      90_000,
       'the new bundle in the container',
     ).catch(async (error: unknown) => {
       t.diagnostic(await core.readNamespacedPodLog({ name, namespace: 'e2e-namespace' }));
+      const dir = webhook().landscape.plane.cluster('runtime').node?.paths.dir ?? '';
+      const kubeletLog = await readFile(join(dir, 'kubelet.log'), 'utf8').catch(() => '');
+      t.diagnostic(
+        kubeletLog
+          .split('\n')
+          .filter((line) => /trust|bundle|rt-bootstrapper-certs|remount/i.test(line))
+          .slice(-40)
+          .join('\n'),
+      );
       throw error;
     });
     t.diagnostic(`kubelet brought the changed bundle into the container in ${Date.now() - started} ms`);
