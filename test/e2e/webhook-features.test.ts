@@ -196,7 +196,8 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
         const seen = lastPem(await core.readNamespacedPodLog({ name, namespace: 'e2e-namespace' }));
         return seen?.includes(next.certPem.trim()) ? seen : undefined;
       },
-      90_000,
+      // The kubelet keeps a bundle it read by name for its cache TTL, 5 minutes (docs/node.md).
+      420_000,
       'the new bundle in the container',
     ).catch(async (error: unknown) => {
       t.diagnostic(await core.readNamespacedPodLog({ name, namespace: 'e2e-namespace' }));
