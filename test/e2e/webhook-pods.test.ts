@@ -112,7 +112,9 @@ describe("the webhook's Pods on a real node", () => {
     const replaced = await eventually(
       async () => {
         const pods = await webhookPods(kc, await webhookAvailable(kc));
-        return pods.every((p) => nameOf(p) !== nameOf(victim)) ? pods : undefined;
+        const replacedAndReady =
+          pods.length === before.length && pods.every((p) => nameOf(p) !== nameOf(victim) && isReady(p));
+        return replacedAndReady ? pods : undefined;
       },
       180_000,
       'a Ready replacement',
