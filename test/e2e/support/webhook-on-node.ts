@@ -103,13 +103,20 @@ export async function webhookPods(kc: KubeConfig, deployment: V1Deployment): Pro
   return pods.items.filter((p) => !p.metadata?.deletionTimestamp);
 }
 
-/** GET through the API server's Pod proxy (the API server reaches Pod IPs on the node's bridge). */
+/**
+ * GET through the API server's Pod proxy (the API server reaches Pod IPs on the node's bridge).
+ * Failures are retried for a minute: once, on a machine at load 30, the API server's dial to a
+ * Pod whose probes passed throughout timed out (503).
+ */
 export function podProxyGet(kc: KubeConfig, pod: V1Pod, port: number, path: string): Promise<string> {
-  return kc.makeApiClient(CoreV1Api).connectGetNamespacedPodProxyWithPath({
-    name: `${pod.metadata?.name ?? ''}:${port}`,
-    namespace: pod.metadata?.namespace ?? '',
-    path,
-  });
+  const core = kc.makeApiClient(CoreV1Api);
+  const name = `${pod.metadata?.name ?? ''}:${port}`;
+  const namespace = pod.metadata?.namespace ?? '';
+  return eventually(
+    () => core.connectGetNamespacedPodProxyWithPath({ name, namespace, path }),
+    60_000,
+    `${path} of Pod ${namespace}/${name} through the API server`,
+  );
 }
 
 /** How the webhook gets onto the runtime. */
