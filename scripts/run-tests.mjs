@@ -123,7 +123,7 @@ const phases = [
   {
     files: mainFiles,
     concurrency: process.env.RTB_TEST_CONCURRENCY ?? '2',
-    name: 'static, unit, integration',
+    name: unitOnly ? 'unit' : 'static, unit, integration',
   },
   { files: e2eFiles, concurrency: process.env.RTB_E2E_CONCURRENCY ?? '1', name: 'end to end (test/e2e)' },
 ];
