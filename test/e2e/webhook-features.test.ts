@@ -20,6 +20,7 @@ import {
   createMutatedPod,
   httpPod,
   isMutated,
+  pulledEvent,
   readyPod,
   readyPodLog,
   type HttpPodOptions,
@@ -52,7 +53,8 @@ function reportingPod(name: string, o: HttpPodOptions = {}): V1Pod {
     `show()`,
     `setInterval(show, 200)`,
   ].join('; ');
-  return httpPod(name, l.openImage, { ...o, prelude });
+  // Always: every Pod pulls, so each one proves its pull credentials (the layers are local by then).
+  return httpPod(name, l.openImage, { ...o, prelude, pullAlways: true });
 }
 
 /** The bundle file's contents as the container last printed them. */
@@ -98,8 +100,8 @@ async function assertAllFeatures(core: CoreV1Api, pod: V1Pod): Promise<void> {
   // The injected pull Secret is what the kubelet pulled with: the secured registry refuses anonymous pulls.
   const copied = await core.readNamespacedSecret({ name: PULL_SECRET, namespace });
   assert.equal(copied.type, 'kubernetes.io/dockerconfigjson');
-  const ready = await readyPod(core, namespace, name);
-  assert.equal(ready.status?.containerStatuses?.[0]?.image, l.securedImage);
+  await readyPod(core, namespace, name);
+  await pulledEvent(core, namespace, name, l.securedImage);
   const log = await core.readNamespacedPodLog({ name, namespace });
   assert.match(log, /^fips=true$/m, 'the variable reached the process');
   assert.equal(lastPem(log)?.trim(), caPem.trim(), 'the container reads the ClusterTrustBundle');
@@ -141,7 +143,7 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
     );
     const ready = await readyPod(core, 'default', pod.metadata?.name ?? '');
     assert.equal(ready.status?.phase, 'Running');
-    assert.equal(ready.status?.containerStatuses?.[0]?.image, l.seedImage);
+    await pulledEvent(core, 'default', pod.metadata?.name ?? '', l.seedImage);
   });
 
   test('with features off the image stays on the open registry and nothing is mounted', async () => {

@@ -96,3 +96,24 @@ export async function readyPodLog(core: CoreV1Api, namespace: string, name: stri
   await readyPod(core, namespace, name);
   return core.readNamespacedPodLog({ name, namespace });
 }
+
+/**
+ * Waits for the kubelet's event that it pulled `image` for the Pod and returns its message. The
+ * container status is no proof: it names whichever tag of the same digest the runtime lists
+ * first, and the open registry's copy may already be on the node.
+ */
+export function pulledEvent(core: CoreV1Api, namespace: string, pod: string, image: string): Promise<string> {
+  return eventually(
+    async () => {
+      const events = await core.listNamespacedEvent({
+        namespace,
+        fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${pod}`,
+      });
+      return events.items
+        .map((e) => (e.reason === 'Pulled' ? (e.message ?? '') : ''))
+        .find((m) => m.startsWith(`Successfully pulled image "${image}"`));
+    },
+    60_000,
+    `the kubelet's event that it pulled ${image} for ${namespace}/${pod}`,
+  );
+}
