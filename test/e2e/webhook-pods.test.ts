@@ -130,7 +130,7 @@ describe("the webhook's Pods on a real node", () => {
     const failed = results.filter((r) => r.error !== undefined);
     const unmutated = results.filter((r) => !r.mutated).length;
     t.diagnostic(
-      `${results.length} creates, ${unmutated} left unmutated (failurePolicy Ignore), ${failed.length} failed`,
+      `${results.length} creates (${afterReplacement} until the replacement was Ready), ${unmutated} left unmutated (failurePolicy Ignore), ${failed.length} failed`,
     );
     assert.deepEqual(
       failed.map((r) => String(r.error)),
