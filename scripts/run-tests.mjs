@@ -5,7 +5,8 @@
 // Two phases, one after the other: static, unit and integration files (two at a time), then the
 // end-to-end files under test/e2e (a real node each: kubelet, containerd, Pods from the rtb
 // image; docs/node.md). They run one at a time by default, after everything else: a node and
-// its Pods take most of a 2-core machine. `--unit` runs the unit tests only; `--e2e` runs the end-to-end files only.
+// its Pods take most of a 2-core machine. `--unit` runs the unit tests only; `--e2e` the
+// end-to-end files only.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
