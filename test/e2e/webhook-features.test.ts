@@ -94,7 +94,7 @@ async function assertAllFeatures(core: CoreV1Api, pod: V1Pod): Promise<void> {
     [PULL_SECRET],
   );
   assert.ok(
-    container?.env?.some((e) => e.name === 'KYMA_FIPS_MODE_ENABLED' && e.value === 'true'),
+    container.env?.some((e) => e.name === 'KYMA_FIPS_MODE_ENABLED' && e.value === 'true'),
     'KYMA_FIPS_MODE_ENABLED is set',
   );
   // The injected pull Secret is what the kubelet pulled with: the secured registry refuses anonymous pulls.
@@ -121,7 +121,7 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
     const clientConfig = registration.webhooks?.[0]?.clientConfig;
     assert.equal(clientConfig?.url, undefined);
     assert.equal(clientConfig?.service?.name, WEBHOOK_SERVICE);
-    const caBundle = Buffer.from(clientConfig?.caBundle ?? '', 'base64').toString('utf8');
+    const caBundle = Buffer.from(clientConfig.caBundle ?? '', 'base64').toString('utf8');
     assert.match(caBundle, /BEGIN CERTIFICATE/);
     for (const pod of await webhookPods(kc, deployment)) {
       assert.ok(await handshake(9443, caBundle, pod.status?.podIP), `${pod.metadata?.name ?? '?'} verifies`);
@@ -138,7 +138,7 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
     }));
     assert.equal(pod.spec?.containers[0]?.image, l.seedImage);
     assert.deepEqual(
-      pod.spec?.imagePullSecrets?.map((s) => s.name),
+      pod.spec.imagePullSecrets?.map((s) => s.name),
       [PULL_SECRET],
     );
     const ready = await readyPod(core, 'default', pod.metadata?.name ?? '');
@@ -153,11 +153,11 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
     const created = await core.createNamespacedPod({ namespace: 'e2e-off', body: reportingPod('plain') });
     assert.equal(isMutated(created), false);
     assert.equal(created.spec?.containers[0]?.image, l.openImage);
-    assert.equal(created.spec?.imagePullSecrets, undefined);
-    assert.equal(created.spec?.containers[0]?.env, undefined);
+    assert.equal(created.spec.imagePullSecrets, undefined);
+    assert.equal(created.spec.containers[0].env, undefined);
     // The only projected volume is the ServiceAccount token's (kube-api-access-*).
     assert.ok(
-      !(created.spec?.volumes ?? []).some((v) => v.projected?.sources?.some((p) => p.clusterTrustBundle)),
+      !(created.spec.volumes ?? []).some((v) => v.projected?.sources?.some((p) => p.clusterTrustBundle)),
     );
     const log = await readyPodLog(core, 'e2e-off', 'plain');
     assert.match(log, /^fips=undefined$/m);

@@ -40,13 +40,14 @@ describe("the webhook's Pods on a real node", () => {
       assert.equal(pod.status?.phase, 'Running');
       assert.ok(isReady(pod), `${nameOf(pod)} is Ready`);
       const container = pod.spec?.containers[0];
-      assert.equal(container?.image, l.openImage);
+      assert.ok(container);
+      assert.equal(container.image, l.openImage);
       // The kubelet ran these: HTTPS on the serving port, as rendered.
-      assert.equal(container?.readinessProbe?.httpGet?.scheme, 'HTTPS');
-      assert.equal(container?.readinessProbe?.httpGet?.path, '/readyz');
-      assert.equal(container?.livenessProbe?.httpGet?.path, '/healthz');
-      assert.equal(container?.securityContext?.readOnlyRootFilesystem, true);
-      assert.equal(pod.status?.containerStatuses?.[0]?.restartCount, 0);
+      const readiness = container.readinessProbe?.httpGet;
+      assert.deepEqual([readiness?.scheme, readiness?.path], ['HTTPS', '/readyz']);
+      assert.equal(container.livenessProbe?.httpGet?.path, '/healthz');
+      assert.equal(container.securityContext?.readOnlyRootFilesystem, true);
+      assert.equal(pod.status.containerStatuses?.[0]?.restartCount, 0);
       const metrics = await podProxyGet(kc, pod, METRICS_PORT, 'metrics');
       assert.match(metrics, /^# TYPE rtb_webhook_requests_total counter$/m);
       assert.match(metrics, /^process_resident_memory_bytes \d/m);
@@ -87,9 +88,9 @@ describe("the webhook's Pods on a real node", () => {
     assert.ok(victim);
     // Dry-run creates: admission runs in full (sideEffects NoneOnDryRun), the node runs nothing.
     const results: { mutated: boolean; error?: unknown }[] = [];
-    let creating = true;
+    const done = new AbortController();
     const loop = (async () => {
-      for (let i = 0; creating; i++) {
+      for (let i = 0; !done.signal.aborted; i++) {
         try {
           const created = await core.createNamespacedPod({
             namespace,
@@ -125,7 +126,7 @@ describe("the webhook's Pods on a real node", () => {
       60_000,
       'creates after',
     );
-    creating = false;
+    done.abort();
     await loop;
     const failed = results.filter((r) => r.error !== undefined);
     const unmutated = results.filter((r) => !r.mutated).length;
