@@ -5,6 +5,7 @@
 # with umoci. Output: an OCI image layout (docs/image.md says why each choice).
 #
 #   scripts/build-image.sh --out DIR [--rootfs-cache DIR] [--tag TAG]
+#   scripts/build-image.sh --print-reference   # the release reference it names the image as
 #
 # Needs root (mmdebstrap's root mode keeps file ownership), mmdebstrap, umoci, npm and the
 # project's dev dependencies (tsc). Writes nothing outside --out, --rootfs-cache and a temp dir.
@@ -26,18 +27,25 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=''
 rootfs_cache=''
 tag=''
+print_reference=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
     --rootfs-cache) rootfs_cache=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
+    --print-reference) print_reference=1; shift ;;
     *) echo "build-image: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ -n "$out" ] || { echo 'build-image: --out DIR is required' >&2; exit 2; }
 name=$(node -p 'require(process.argv[1]).name' "$root/package.json")
 version=$(node -p 'require(process.argv[1]).version' "$root/package.json")
+repository=$(node -p 'require(process.argv[1]).config?.imageRepository ?? ""' "$root/package.json")
 tag=${tag:-$version}
+# The reference a release of this build is pushed as (src/version.ts releaseImage: what
+# `rtb render` and direct mode default to); local registries serve it as <host>/$name:$tag.
+reference="${repository:+$repository/}$name:$tag"
+if [ "$print_reference" = 1 ]; then echo "$reference"; exit 0; fi
+[ -n "$out" ] || { echo 'build-image: --out DIR is required' >&2; exit 2; }
 
 need() {
   command -v "$1" >/dev/null || {
@@ -149,6 +157,7 @@ umoci config --image "$layout:$tag" --no-history --created "$created" \
   --config.entrypoint /usr/local/bin/rtb \
   --config.label "org.opencontainers.image.title=$name" \
   --config.label "org.opencontainers.image.version=$version" \
+  --config.label "io.kyma-project.rt-bootstrapper.release=$reference" \
   --config.label "org.opencontainers.image.licenses=Apache-2.0" \
   --manifest.annotation "org.opencontainers.image.ref.name=$tag"
 umoci gc --layout "$layout"
@@ -159,4 +168,4 @@ mv "$layout" "$out.tmp"
 rm -rf "$out"
 mv "$out.tmp" "$out"
 size=$(du -sb "$out/blobs" | cut -f1)
-step "done: $name:$tag, node $node_version, $((size / 1024 / 1024)) MiB compressed in $out"
+step "done: $reference, node $node_version, $((size / 1024 / 1024)) MiB compressed in $out"

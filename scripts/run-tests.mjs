@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 // Runs the whole test suite: builds (or reuses) the real control plane once, runs every
 // test file under node's test runner, and ends with the line CI reads: `N passed, N failed`.
+//
+// Two phases, one after the other: static, unit and integration files (two at a time), then the
+// end-to-end files under test/e2e (a real node each: kubelet, containerd, Pods from the rtb
+// image; docs/node.md). They run one at a time by default, after everything else: a node and
+// its Pods take most of a 2-core machine. `--unit` runs the unit tests only; `--e2e` the
+// end-to-end files only.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,10 +15,9 @@ import { join, relative } from 'node:path';
 const root = new URL('..', import.meta.url).pathname;
 const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
-// The end-to-end suite (a real node, the image, local registries) runs only when asked:
-// `npm run test:e2e` (docs/node.md). It needs root and scripts/install-node-host.sh.
-const e2e = args.includes('--e2e');
+const e2eOnly = args.includes('--e2e');
 const filters = args.filter((a) => !a.startsWith('--'));
+const started = Date.now();
 
 function findTests(dir) {
   const out = [];
@@ -30,71 +35,109 @@ function findTests(dir) {
   return out;
 }
 
-const dirs = unitOnly ? ['test/unit'] : e2e ? ['test/e2e'] : ['test/static', 'test/unit', 'test/integration'];
-let files = dirs.flatMap((d) => findTests(join(root, d))).map((f) => relative(root, f));
-if (filters.length > 0) files = files.filter((f) => filters.some((flt) => f.includes(flt)));
-if (files.length === 0) {
+function select(dirs) {
+  let files = dirs.flatMap((d) => findTests(join(root, d))).map((f) => relative(root, f));
+  if (filters.length > 0) files = files.filter((f) => filters.some((flt) => f.includes(flt)));
+  return files;
+}
+
+const mainFiles = e2eOnly
+  ? []
+  : select(unitOnly ? ['test/unit'] : ['test/static', 'test/unit', 'test/integration']);
+const e2eFiles = unitOnly ? [] : select(['test/e2e']);
+if (mainFiles.length + e2eFiles.length === 0) {
   console.error('run-tests: no test files matched');
   process.exit(2);
 }
 
-if (!unitOnly) {
-  // Build the control plane before any test starts so no test timeout covers a cold Go build.
-  const build = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'control-plane', 'build'],
-    {
-      cwd: root,
-      stdio: 'inherit',
-    },
+function fail(message) {
+  console.error(`run-tests: ${message}`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+
+/** `rtb control-plane <what>`, before any test starts, so no test timeout covers a cold build. */
+function prepare(what) {
+  const step = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'control-plane', what], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (step.status !== 0) fail(`rtb control-plane ${what} failed (see above)`);
+}
+
+// What the node needs from the host (scripts/install-node-host.sh): say so instead of failing
+// every e2e test with the same missing binary.
+function checkNodeHost() {
+  if (process.getuid?.() !== 0)
+    fail('the end-to-end tests (test/e2e) need root: run `sudo npm test`, or `npm run test:unit`');
+  const tools = ['containerd', 'runc', 'ctr', 'docker-registry', 'skopeo', 'htpasswd', 'umoci', 'mmdebstrap'];
+  const missing = tools.filter(
+    (t) => spawnSync('sh', ['-c', `command -v ${t}`], { stdio: 'ignore' }).status !== 0,
   );
-  if (build.status !== 0) {
-    console.error('run-tests: the control plane could not be built (see above)');
-    console.log('0 passed, 1 failed');
-    process.exit(1);
-  }
-  // The node's binaries and the image, likewise before any test timeout runs.
-  for (const what of e2e ? ['node', 'image'] : []) {
-    const step = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'control-plane', what], {
-      cwd: root,
-      stdio: 'inherit',
-    });
-    if (step.status !== 0) {
-      console.error(`run-tests: rtb control-plane ${what} failed (see above)`);
-      console.log('0 passed, 1 failed');
-      process.exit(1);
-    }
+  if (missing.length > 0)
+    fail(`the end-to-end tests need ${missing.join(', ')}: run scripts/install-node-host.sh (as root) once`);
+}
+
+if (!unitOnly) {
+  prepare('build');
+  if (e2eFiles.length > 0) {
+    checkNodeHost();
+    prepare('node');
+    prepare('image');
   }
 }
 
-const outDir = mkdtempSync(join(tmpdir(), 'rtb-tests-'));
-const countsFile = join(outDir, 'counts.json');
-const concurrency = process.env.RTB_TEST_CONCURRENCY ?? '2';
-const result = spawnSync(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--test',
-    `--test-concurrency=${concurrency}`,
-    '--test-timeout=600000',
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    '--test-reporter=./scripts/count-reporter.mjs',
-    `--test-reporter-destination=${countsFile}`,
-    ...files,
-  ],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, RTB_TEST_RUN: '1' } },
-);
-
-let counts = { passed: 0, failed: 1, skipped: 0 };
-try {
-  counts = JSON.parse(readFileSync(countsFile, 'utf8'));
-} catch {
-  console.error('run-tests: the test runner left no counts');
+/** Runs files under node's test runner; returns the counts and whether the runner exited cleanly. */
+function runPhase(files, concurrency) {
+  const outDir = mkdtempSync(join(tmpdir(), 'rtb-tests-'));
+  const countsFile = join(outDir, 'counts.json');
+  const result = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      `--test-concurrency=${concurrency}`,
+      '--test-timeout=600000',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=./scripts/count-reporter.mjs',
+      `--test-reporter-destination=${countsFile}`,
+      ...files,
+    ],
+    { cwd: root, stdio: 'inherit', env: { ...process.env, RTB_TEST_RUN: '1' } },
+  );
+  let counts = { passed: 0, failed: 1, skipped: 0 };
+  try {
+    counts = JSON.parse(readFileSync(countsFile, 'utf8'));
+  } catch {
+    console.error('run-tests: the test runner left no counts');
+  }
+  rmSync(outDir, { recursive: true, force: true });
+  const failed = counts.failed + (result.status === 0 ? 0 : counts.failed === 0 ? 1 : 0);
+  return { passed: counts.passed, failed, skipped: counts.skipped };
 }
-rmSync(outDir, { recursive: true, force: true });
-const failed = counts.failed + (result.status === 0 ? 0 : counts.failed === 0 ? 1 : 0);
-const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
-console.log(`${counts.passed} passed, ${failed} failed${skipped}`);
-process.exit(result.status === 0 && failed === 0 ? 0 : 1);
+
+const total = { passed: 0, failed: 0, skipped: 0 };
+const phases = [
+  {
+    files: mainFiles,
+    concurrency: process.env.RTB_TEST_CONCURRENCY ?? '2',
+    name: unitOnly ? 'unit' : 'static, unit, integration',
+  },
+  { files: e2eFiles, concurrency: process.env.RTB_E2E_CONCURRENCY ?? '1', name: 'end to end (test/e2e)' },
+];
+for (const phase of phases) {
+  if (phase.files.length === 0) continue;
+  const phaseStarted = Date.now();
+  const counts = runPhase(phase.files, phase.concurrency);
+  const seconds = ((Date.now() - phaseStarted) / 1000).toFixed(0);
+  console.error(`run-tests: ${phase.name}: ${counts.passed} passed, ${counts.failed} failed in ${seconds} s`);
+  total.passed += counts.passed;
+  total.failed += counts.failed;
+  total.skipped += counts.skipped;
+}
+console.error(`run-tests: ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
+const skipped = total.skipped > 0 ? `, ${total.skipped} skipped` : '';
+console.log(`${total.passed} passed, ${total.failed} failed${skipped}`);
+process.exit(total.failed === 0 ? 0 : 1);

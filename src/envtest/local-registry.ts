@@ -84,9 +84,17 @@ export class LocalRegistry {
     throw lastError;
   }
 
-  /** Copies an OCI image layout's tag into `<host>/<repository>:<tag>` (skopeo). */
-  async push(layoutDir: string, tag: string, repository: string): Promise<string> {
-    const reference = `${this.host}/${repository}:${tag}`;
+  /**
+   * Copies an OCI image layout's tag (or an OCI archive's, with `transport: 'oci-archive'`) into
+   * `<host>/<repository>:<as>` (skopeo); `as` defaults to the source tag.
+   */
+  async push(
+    layoutDir: string,
+    tag: string,
+    repository: string,
+    o: { readonly transport?: 'oci' | 'oci-archive'; readonly as?: string } = {},
+  ): Promise<string> {
+    const reference = `${this.host}/${repository}:${o.as ?? tag}`;
     const creds = this.credentials
       ? ['--dest-creds', `${this.credentials.username}:${this.credentials.password}`]
       : [];
@@ -97,7 +105,7 @@ export class LocalRegistry {
         '--quiet',
         '--dest-tls-verify=false',
         ...creds,
-        `oci:${layoutDir}:${tag}`,
+        `${o.transport ?? 'oci'}:${layoutDir}:${tag}`,
         `docker://${reference}`,
       ],
       { missingHint: hint },

@@ -16,7 +16,7 @@ import type { LocalCluster } from '../envtest/control-plane.js';
 import { applyObjects } from '../kube/apply.js';
 import { ensureCrds } from '../kube/crd.js';
 import { kubeRequest } from '../kube/kube-request.js';
-import { packageVersion } from '../version.js';
+import { packageVersion, releaseImage } from '../version.js';
 import { landscapeSourceObjects } from './landscape-sources.js';
 import { markDeploymentAvailable } from './simulated-kubelet.js';
 
@@ -82,7 +82,7 @@ export async function startKcpLandscape(o: {
     logger: o.logger,
     registry: new Registry(),
     release: {
-      image: `europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:${packageVersion()}`,
+      image: releaseImage(),
       version: packageVersion(),
     },
     coalesceMs: 100,

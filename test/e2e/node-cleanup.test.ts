@@ -11,14 +11,15 @@ import { cgroupTreePids, cgroupV1Hierarchies } from '../../src/envtest/node-cgro
 import { resolveNodeBinaries } from '../../src/envtest/node-binaries.js';
 import { PAUSE_IMAGE_NAME } from '../../src/envtest/node-config.js';
 import { sweepOrphans } from '../../src/envtest/process-registry.js';
-import { eventually, isRunning } from '../support/control-plane.js';
+import { eventually } from '../support/control-plane.js';
 import { startPausePod } from './support/pause-pod.js';
+import { identify, stillRunning, type ProcessIdentity } from './support/process-identity.js';
 
 /** What a node held, to check that nothing of it is left. */
 interface Held {
   readonly bridge: string;
   readonly cgroupRoot: string;
-  readonly pids: number[];
+  readonly processes: ProcessIdentity[];
 }
 
 const bridgeExists = (bridge: string): boolean =>
@@ -27,11 +28,7 @@ const bridgeExists = (bridge: string): boolean =>
 const cgroupExists = (root: string): boolean => cgroupV1Hierarchies().some((h) => existsSync(join(h, root)));
 
 function assertNothingLeft(held: Held): void {
-  assert.deepEqual(
-    held.pids.filter((pid) => isRunning(pid)),
-    [],
-    'containerd, shims and containers are gone',
-  );
+  assert.deepEqual(stillRunning(held.processes), [], 'containerd, shims and containers are gone');
   assert.equal(bridgeExists(held.bridge), false, `bridge ${held.bridge} is deleted`);
   assert.equal(cgroupExists(held.cgroupRoot), false, `cgroup ${held.cgroupRoot} is removed`);
 }
@@ -53,9 +50,10 @@ describe('a node leaves nothing behind', () => {
       held = {
         bridge: node.network.bridge,
         cgroupRoot: node.cgroupRoot,
-        pids: cgroupTreePids(node.cgroupRoot),
+        processes: identify(cgroupTreePids(node.cgroupRoot)),
       };
-      assert.ok(held.pids.length >= 4, `PIDs in the node's cgroup: ${held.pids.join(', ')}`);
+      const names = held.processes.map((p) => `${p.pid} ${p.comm}`).join(', ');
+      assert.ok(held.processes.length >= 4, `processes in the node's cgroup: ${names}`);
       assert.ok(bridgeExists(held.bridge));
     } finally {
       await plane.stop();
@@ -75,21 +73,22 @@ describe('a node leaves nothing behind', () => {
         reject(new Error(`the owner exited (${code ?? 'signal'}) before reporting`));
       });
     });
-    const held = JSON.parse(line) as Held & { dir: string };
-    assert.ok(held.pids.length >= 4);
+    const reported = JSON.parse(line) as Omit<Held, 'processes'> & { pids: number[]; dir: string };
+    const held: Held = { ...reported, processes: identify(reported.pids) };
+    assert.ok(held.processes.length >= 4);
     owner.kill('SIGKILL');
     await new Promise((r) => owner.once('exit', r));
     // SIGKILL leaves no chance to clean up: everything still runs until somebody sweeps.
-    assert.ok(held.pids.some((pid) => isRunning(pid)));
+    assert.ok(stillRunning(held.processes).length > 0);
     assert.ok(bridgeExists(held.bridge));
     sweepOrphans();
     await eventually(
-      () => (held.pids.every((pid) => !isRunning(pid)) ? true : undefined),
+      () => (stillRunning(held.processes).length === 0 ? true : undefined),
       10_000,
       'the PIDs to end',
     );
     assertNothingLeft(held);
     // The owner's working folder is the one thing only its own exit hook deletes.
-    rmSync(held.dir, { recursive: true, force: true });
+    rmSync(reported.dir, { recursive: true, force: true });
   });
 });

@@ -90,16 +90,16 @@ export async function caBundle(cluster: LocalCluster): Promise<string | undefine
   return b ? Buffer.from(b, 'base64').toString('utf8') : undefined;
 }
 
-/** TLS as the API server does it: the Service's DNS name, and nothing but `ca` as trust. */
-export function handshake(port: number, ca: string): Promise<boolean> {
+/**
+ * TLS as the API server does it: the Service's DNS name, and nothing but `ca` as trust; `host` is
+ * where the replica listens (a Pod's IP on a real node).
+ */
+export function handshake(port: number, ca: string, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect(
-      { host: '127.0.0.1', port, servername: SERVICE_NAME, ca, rejectUnauthorized: true },
-      () => {
-        socket.end();
-        resolve(true);
-      },
-    );
+    const socket = connect({ host, port, servername: SERVICE_NAME, ca, rejectUnauthorized: true }, () => {
+      socket.end();
+      resolve(true);
+    });
     socket.on('error', () => {
       resolve(false);
     });

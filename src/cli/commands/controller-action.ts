@@ -5,7 +5,7 @@ import { directModeStarter, type DirectModeSettings } from '../../controller/dir
 import { DEFAULT_DIRECT_CONCURRENCY } from '../../controller/direct/direct-mode-options.js';
 import { DEFAULT_ANNOTATE_CONCURRENCY } from './controller-flags.js';
 import { KCP_SERVING_POLICY } from '../../pki/serving-policy.js';
-import { packageVersion } from '../../version.js';
+import { packageVersion, releaseImage } from '../../version.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
 import type { ControllerFlags } from './controller-flags.js';
@@ -82,7 +82,7 @@ export function directSettings(flags: ControllerFlags): DirectModeSettings {
   }
   return {
     release: {
-      image: flags.webhookImage ?? `europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:${version}`,
+      image: flags.webhookImage ?? releaseImage(version),
       version,
     },
     ...(flags.autoCreate !== undefined

@@ -3,13 +3,9 @@ import { stringify } from 'yaml';
 import { controllerManifestList, renderControllerManifests } from '../../render/controller-manifests.js';
 import { kimConfigMapYaml, renderKimManifests } from '../../render/kim-manifests.js';
 import { renderWebhookManifests, webhookManifestList } from '../../render/webhook-manifests.js';
-import { packageVersion } from '../../version.js';
+import { packageVersion, releaseImage } from '../../version.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
 import type { RenderControllerFlags, RenderKimFlags, RenderWebhookFlags } from './render-flags.js';
-
-/** Default image: the release of this CLI (or the one given). */
-export const defaultImage = (version = packageVersion()): string =>
-  `europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:${version}`;
 
 /** A positive whole number of replicas, or an error naming the flag. */
 function replicasOf(text: string): number {
@@ -27,7 +23,7 @@ export function toYamlStream(objects: readonly object[]): string {
 /** `rtb render webhook`. */
 export function renderWebhook(flags: RenderWebhookFlags): void {
   const manifests = renderWebhookManifests({
-    image: flags.image ?? defaultImage(flags.version),
+    image: flags.image ?? releaseImage(flags.version),
     version: flags.version ?? packageVersion(),
     namespace: flags.namespace,
     replicas: replicasOf(flags.replicas),
@@ -43,7 +39,7 @@ export function renderWebhook(flags: RenderWebhookFlags): void {
 export function renderKim(flags: RenderKimFlags): void {
   const version = flags.version ?? packageVersion();
   const kim = renderKimManifests({
-    image: flags.image ?? defaultImage(version),
+    image: flags.image ?? releaseImage(version),
     version,
     configMapNamespace: flags.namespace,
     replicas: replicasOf(flags.replicas),
@@ -55,7 +51,7 @@ export function renderKim(flags: RenderKimFlags): void {
 /** `rtb render controller`. */
 export function renderController(flags: RenderControllerFlags): void {
   const manifests = renderControllerManifests({
-    image: flags.image ?? defaultImage(),
+    image: flags.image ?? releaseImage(),
     namespace: flags.namespace,
     replicas: Number.parseInt(flags.replicas, 10),
     pullSecretName: flags.pullSecret,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { ControlPlane } from '../../../src/envtest/control-plane.js';
 import { LocalRegistry } from '../../../src/envtest/local-registry.js';
+import { resolveNodeBinaries } from '../../../src/envtest/node-binaries.js';
 import { trackTempDir, untrackTempDir } from '../../../src/envtest/process-registry.js';
 import { resolveRtbImage } from '../../../src/envtest/rtb-image.js';
 
@@ -16,10 +17,27 @@ export interface NodeLandscape {
   readonly openImage: string;
   /** The rtb image in the secured registry (pulling needs `secured.dockerConfigJson()`). */
   readonly securedImage: string;
+  /**
+   * The seed Pod's image as the webhook rewrites it: the locally built pause image in the secured
+   * registry at `kyma-project/rt-bootstrapper/pause:e2e` (upstream's e2e image name).
+   */
+  readonly seedImage: string;
 }
 
-/** Starts the landscape for the calling test file (before its tests) and stops it after them. */
-export function useNodeLandscape(cluster = 'runtime'): () => NodeLandscape {
+/** The image of the seed's Pod (test/fixtures/seed-pod-before.yaml), before the webhook rewrites it. */
+export const SEED_POD_IMAGE = 'replace.me/kyma-project/rt-bootstrapper/pause:e2e';
+
+const [seedRepository = '', seedTag = ''] = SEED_POD_IMAGE.slice('replace.me/'.length).split(':');
+
+/**
+ * Starts the landscape for the calling test file (before its tests) and stops it after them;
+ * `then` runs once it is up, in the same hook (two top-level hooks of node:test do not wait for
+ * each other).
+ */
+export function useNodeLandscape(
+  then?: (landscape: NodeLandscape) => Promise<void>,
+  cluster = 'runtime',
+): () => NodeLandscape {
   let landscape: NodeLandscape | undefined;
   let dir: string | undefined;
   const stops: (() => Promise<void>)[] = [];
@@ -34,17 +52,23 @@ export function useNodeLandscape(cluster = 'runtime'): () => NodeLandscape {
       credentials: { username: 'rtb-e2e', password: `pw-${process.pid}` },
     });
     stops.push(() => secured.stop());
-    const [openImage, securedImage] = await Promise.all([
+    const nodeBinaries = await resolveNodeBinaries();
+    const [openImage, securedImage, seedImage] = await Promise.all([
       open.push(image.layoutDir, image.tag, image.name),
       secured.push(image.layoutDir, image.tag, image.name),
+      secured.push(nodeBinaries.pause.archive, nodeBinaries.pause.tag, seedRepository, {
+        transport: 'oci-archive',
+        as: seedTag,
+      }),
     ]);
-    const plane = await ControlPlane.start({ clusters: [cluster], nodes: [cluster] });
+    const plane = await ControlPlane.start({ clusters: [cluster], nodes: [cluster], nodeBinaries });
     stops.unshift(() => plane.stop());
     const node = plane.cluster(cluster).node;
     if (!node) throw new Error('the cluster has no node');
     await node.addPlainHttpRegistry(open.host);
     await node.addPlainHttpRegistry(secured.host);
-    landscape = { plane, open, secured, openImage, securedImage };
+    landscape = { plane, open, secured, openImage, securedImage, seedImage };
+    await then?.(landscape);
   });
   after(async () => {
     for (const stop of stops) await stop();

@@ -1,0 +1,227 @@
+/**
+ * Upstream's end-to-end suite on a real node, with the webhook installed as KIM installs it:
+ * KIM's manifests become an Available Deployment by themselves (no simulated rollout), the API
+ * server calls the webhook Pods through their Service, and the Pods it mutates run with
+ * everything the features promise, read from inside their containers.
+ */
+import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { MUTATING_WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE } from '../../src/api/runtime-names.js';
+import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
+import { eventually } from '../support/control-plane.js';
+import { seedPodBefore } from '../support/fixtures.js';
+import { kimConfigure, kimStatus } from '../support/kim-installer.js';
+import { handshake } from '../support/webhook-replicas.js';
+import type { NodeLandscape } from './support/node-landscape.js';
+import {
+  createMutatedPod,
+  httpPod,
+  isMutated,
+  pulledEvent,
+  readyPod,
+  readyPodLog,
+  type HttpPodOptions,
+} from './support/pods.js';
+import {
+  e2eConfig,
+  podProxyGet,
+  useWebhookOnNode,
+  webhookAvailable,
+  webhookPods,
+} from './support/webhook-on-node.js';
+
+const webhook = useWebhookOnNode('kim');
+const landscape = (): NodeLandscape => webhook().landscape;
+const ALL = 'rt-cfg.kyma-project.io/all';
+const PULL_SECRET = 'registry-credentials';
+
+/**
+ * A Pod that prints `fips=<KYMA_FIPS_MODE_ENABLED>` once and `pem=<bundle file, | for newlines>`
+ * at start and whenever the file changes (polled every 200 ms), so a test reads both from its log.
+ */
+function reportingPod(name: string, o: HttpPodOptions = {}): V1Pod {
+  const l = landscape();
+  const file = `/etc/ssl/certs/${e2eConfig(l).clusterTrustBundle.certWritePath}`;
+  const prelude = [
+    `console.log('fips=' + process.env.KYMA_FIPS_MODE_ENABLED)`,
+    `let last`,
+    `const show = () => { let t; try { t = require('node:fs').readFileSync(${JSON.stringify(file)}, 'utf8') } catch { t = '(none)' }` +
+      ` if (t !== last) { last = t; console.log('pem=' + t.replace(/\\n/g, '|')) } }`,
+    `show()`,
+    `setInterval(show, 200)`,
+  ].join('; ');
+  // Always: every Pod pulls, so each one proves its pull credentials (the layers are local by then).
+  return httpPod(name, l.openImage, { ...o, prelude, pullAlways: true });
+}
+
+/** The bundle file's contents as the container last printed them. */
+const lastPem = (log: string): string | undefined =>
+  [...log.matchAll(/^pem=(.*)$/gm)].at(-1)?.[1]?.replace(/\|/g, '\n');
+
+/** The PEM blocks of a bundle, sorted. */
+const certificates = (bundle: string): string[] =>
+  (bundle.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? []).sort();
+
+/** The sum of `rtb_webhook_requests_total` over the webhook's Pods, read through the Pod proxy. */
+async function webhookRequests(): Promise<number> {
+  const { kc } = webhook();
+  let sum = 0;
+  for (const pod of await webhookPods(kc, await webhookAvailable(kc))) {
+    const text = await podProxyGet(kc, pod, 8080, 'metrics');
+    for (const m of text.matchAll(/^rtb_webhook_requests_total(?:\{[^}]*\})? (\d+)/gm)) sum += Number(m[1]);
+  }
+  return sum;
+}
+
+async function createNamespace(name: string, annotations: Record<string, string> = {}): Promise<CoreV1Api> {
+  const core = webhook().kc.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name, annotations } } });
+  return core;
+}
+
+/** Everything the features promise, checked on the stored Pod and from inside its container. */
+async function assertAllFeatures(core: CoreV1Api, pod: V1Pod): Promise<void> {
+  const { landscape: l, caPem } = webhook();
+  const namespace = pod.metadata?.namespace ?? '';
+  const name = pod.metadata?.name ?? '';
+  const container = pod.spec?.containers[0];
+  assert.equal(container?.image, l.securedImage, 'the image is rewritten to the secured registry');
+  assert.deepEqual(
+    pod.spec?.imagePullSecrets?.map((s) => s.name),
+    [PULL_SECRET],
+  );
+  assert.ok(
+    container.env?.some((e) => e.name === 'KYMA_FIPS_MODE_ENABLED' && e.value === 'true'),
+    'KYMA_FIPS_MODE_ENABLED is set',
+  );
+  // The injected pull Secret is what the kubelet pulled with: the secured registry refuses anonymous pulls.
+  const copied = await core.readNamespacedSecret({ name: PULL_SECRET, namespace });
+  assert.equal(copied.type, 'kubernetes.io/dockerconfigjson');
+  await readyPod(core, namespace, name);
+  await pulledEvent(core, namespace, name, l.securedImage);
+  const log = await core.readNamespacedPodLog({ name, namespace });
+  assert.match(log, /^fips=true$/m, 'the variable reached the process');
+  assert.equal(lastPem(log)?.trim(), caPem.trim(), 'the container reads the ClusterTrustBundle');
+}
+
+describe('upstream e2e on a real node, installed as KIM installs it', () => {
+  test("KIM's manifests become an Available Deployment by themselves and KIM sees Ready", async () => {
+    const { kc, kimManifests } = webhook();
+    const deployment = await webhookAvailable(kc);
+    assert.equal(await kimStatus(kc, kimManifests), 'Ready');
+    const messages = (deployment.status?.conditions ?? []).map((c) => c.message ?? '');
+    assert.ok(!messages.some((m) => m.includes('simulated')), messages.join('; '));
+    // The API server calls the Service (not a URL), trusting the certificate the webhook made itself.
+    const registration = await kc
+      .makeApiClient(AdmissionregistrationV1Api)
+      .readMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION });
+    const clientConfig = registration.webhooks?.[0]?.clientConfig;
+    assert.equal(clientConfig?.url, undefined);
+    assert.equal(clientConfig?.service?.name, WEBHOOK_SERVICE);
+    const caBundle = Buffer.from(clientConfig.caBundle ?? '', 'base64').toString('utf8');
+    assert.match(caBundle, /BEGIN CERTIFICATE/);
+    for (const pod of await webhookPods(kc, deployment)) {
+      assert.ok(await handshake(9443, caBundle, pod.status?.podIP), `${pod.metadata?.name ?? '?'} verifies`);
+    }
+  });
+
+  test("the seed's Pod is mutated, pulled from the secured registry with the injected Secret, and Running", async () => {
+    const { kc, landscape: l } = webhook();
+    const core = kc.makeApiClient(CoreV1Api);
+    const seed = seedPodBefore() as V1Pod;
+    const pod = await createMutatedPod(core, 'default', 'seed', (name) => ({
+      ...seed,
+      metadata: { ...seed.metadata, name },
+    }));
+    assert.equal(pod.spec?.containers[0]?.image, l.seedImage);
+    assert.deepEqual(
+      pod.spec.imagePullSecrets?.map((s) => s.name),
+      [PULL_SECRET],
+    );
+    const ready = await readyPod(core, 'default', pod.metadata?.name ?? '');
+    assert.equal(ready.status?.phase, 'Running');
+    await pulledEvent(core, 'default', pod.metadata?.name ?? '', l.seedImage);
+  });
+
+  test('with features off the image stays on the open registry and nothing is mounted', async () => {
+    const { landscape: l } = webhook();
+    const core = await createNamespace('e2e-off');
+    const before = await webhookRequests();
+    const created = await core.createNamespacedPod({ namespace: 'e2e-off', body: reportingPod('plain') });
+    assert.equal(isMutated(created), false);
+    assert.equal(created.spec?.containers[0]?.image, l.openImage);
+    assert.equal(created.spec.imagePullSecrets, undefined);
+    assert.equal(created.spec.containers[0].env, undefined);
+    // The only projected volume is the ServiceAccount token's (kube-api-access-*).
+    assert.ok(
+      !(created.spec.volumes ?? []).some((v) => v.projected?.sources?.some((p) => p.clusterTrustBundle)),
+    );
+    const log = await readyPodLog(core, 'e2e-off', 'plain');
+    assert.match(log, /^fips=undefined$/m);
+    assert.equal(lastPem(log), '(none)');
+    // Not a webhook that was never asked: it answered the create and changed nothing.
+    assert.ok((await webhookRequests()) > before, 'the webhook was called');
+  });
+
+  test('all features on at namespace level: the Pod runs with everything', async () => {
+    const core = await createNamespace('e2e-namespace', { [ALL]: 'true' });
+    const pod = await createMutatedPod(core, 'e2e-namespace', 'all', (name) => reportingPod(name));
+    await assertAllFeatures(core, pod);
+  });
+
+  test('all features on at Pod level: the Pod runs with everything', async () => {
+    const core = await createNamespace('e2e-pod');
+    const pod = await createMutatedPod(core, 'e2e-pod', 'all', (name) =>
+      reportingPod(name, { annotations: { [ALL]: 'true' } }),
+    );
+    await assertAllFeatures(core, pod);
+  });
+
+  test('a ClusterTrustBundle change reaches the file inside a running container', async (t) => {
+    const { kc, sources } = webhook();
+    const core = kc.makeApiClient(CoreV1Api);
+    const pods = await core.listNamespacedPod({ namespace: 'e2e-namespace' });
+    const pod = pods.items.find((p) => isMutated(p));
+    assert.ok(pod?.metadata?.name, 'the namespace-level Pod from the test before');
+    const name = pod.metadata.name;
+    const next = await createCertificateAuthority({ commonName: 'e2e-trust-bundle-next' });
+    const bundle = sources.clusterTrustBundle;
+    assert.ok(bundle);
+    const trustBundle = `${String(bundle.spec.trustBundle).trim()}\n${next.certPem.trim()}\n`;
+    const started = Date.now();
+    // As KIM copies a changed source from the KCP.
+    await kimConfigure(kc, {
+      ...sources,
+      clusterTrustBundle: { ...bundle, spec: { ...bundle.spec, trustBundle } },
+    });
+    const pem = await eventually(
+      async () => {
+        const seen = lastPem(await core.readNamespacedPodLog({ name, namespace: 'e2e-namespace' }));
+        return seen?.includes(next.certPem.trim()) ? seen : undefined;
+      },
+      // The kubelet keeps a bundle it read by name for its cache TTL, 5 minutes (docs/node.md).
+      420_000,
+      'the new bundle in the container',
+    ).catch(async (error: unknown) => {
+      t.diagnostic(await core.readNamespacedPodLog({ name, namespace: 'e2e-namespace' }));
+      const dir = webhook().landscape.plane.cluster('runtime').node?.paths.dir ?? '';
+      const kubeletLog = await readFile(join(dir, 'kubelet.log'), 'utf8').catch(() => '');
+      t.diagnostic(
+        kubeletLog
+          .split('\n')
+          .filter((line) => /trust|bundle|rt-bootstrapper-certs|remount/i.test(line))
+          .slice(-40)
+          .join('\n'),
+      );
+      throw error;
+    });
+    t.diagnostic(`kubelet brought the changed bundle into the container in ${Date.now() - started} ms`);
+    // The kubelet normalizes a bundle: each certificate once, in an order of its own.
+    assert.deepEqual(certificates(pem), certificates(trustBundle));
+    const after = await core.readNamespacedPod({ name, namespace: 'e2e-namespace' });
+    assert.equal(after.status?.containerStatuses?.[0]?.restartCount, 0, 'the same container, not a restart');
+  });
+});
