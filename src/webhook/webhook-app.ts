@@ -28,6 +28,7 @@ import type { ServingCertKeeper } from './serving-cert/serving-cert-keeper.js';
 import { DriftForwarder } from '../watcher/drift-forwarder.js';
 import { followTrustBundle } from './trust-restart/trust-bundle-follower.js';
 import { startRestarterFromSettings, type TrustRestartSettings } from './trust-restart/restarter-settings.js';
+import type { TrustRestarter } from './trust-restart/trust-restarter.js';
 import { handleDriftValidation } from '../watcher/validation-handler.js';
 
 /** Settings of `rtb webhook`. */
@@ -88,8 +89,8 @@ export interface WebhookApp {
   ready(): boolean;
   /** Whether this replica writes the serving certificate now (only without {@link WebhookAppOptions.tls}). */
   isCertWriter(): boolean;
-  /** Whether this replica is the active trust-bundle restarter now (only with {@link WebhookAppOptions.trustRestart}). */
-  isRestarter(): boolean;
+  /** The trust-bundle restarter (only with {@link WebhookAppOptions.trustRestart}). */
+  readonly restarter: TrustRestarter | undefined;
   /**
    * Graceful: drains the server (./webhook-server.ts `close`; by default without the delay that
    * the CLI adds on SIGTERM), then stops caches and workers.
@@ -293,7 +294,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     registry,
     ready,
     isCertWriter: () => keeper?.isWriter() ?? false,
-    isRestarter: () => restarter?.isActive() ?? false,
+    restarter,
     async stop(drain) {
       cleanup?.stop();
       reloader?.stop();

@@ -58,6 +58,8 @@ export interface TrustRestarter {
   isActive(): boolean;
   /** The last plan the active restarter acted on (tests, debugging). */
   lastPlan(): RestartPlan | undefined;
+  /** How many passes this replica ran (tests: "after a few more passes, still nothing"). */
+  passes(): number;
   stop(): Promise<void>;
 }
 
@@ -88,6 +90,7 @@ export function startTrustRestarter(o: TrustRestarterOptions): TrustRestarter {
     },
   });
   let plan: RestartPlan | undefined;
+  let passes = 0;
   elector.start({
     onStartedLeading: async (signal) => {
       await runActive({
@@ -100,6 +103,7 @@ export function startTrustRestarter(o: TrustRestarterOptions): TrustRestarter {
         signal,
         onPlan: (p) => {
           plan = p;
+          passes++;
         },
       });
     },
@@ -110,6 +114,7 @@ export function startTrustRestarter(o: TrustRestarterOptions): TrustRestarter {
   return {
     isActive: () => elector.isLeader(),
     lastPlan: () => plan,
+    passes: () => passes,
     async stop() {
       await elector.stop();
       await events.flush();
