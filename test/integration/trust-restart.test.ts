@@ -62,6 +62,7 @@ async function replica(
       identity: `replica-${seq++}`,
       pacing: { concurrency: 1, delayMs: 500, deadlineMs: 120_000, ...pacing },
       pollMs: 200,
+      idleMs: 300,
       leaseTiming: { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 },
       statusMinGapMs: 0,
     },

@@ -22,6 +22,7 @@ export interface TrustRestartSettings {
   readonly leaseTiming?: Partial<LeaderElectionTiming>;
   readonly identity?: string;
   readonly pollMs?: number;
+  readonly idleMs?: number;
   /** Where the count for the KCP goes (default: the webhook Deployment); false: nowhere. */
   readonly statusDeployment?: string | false;
   /** Gap between status writes (default 30 s). */
@@ -57,6 +58,7 @@ export function startRestarterFromSettings(
     ...(s.leaseTiming ? { leaseTiming: s.leaseTiming } : {}),
     ...(s.identity ? { identity: s.identity } : {}),
     ...(s.pollMs !== undefined ? { pollMs: s.pollMs } : {}),
+    ...(s.idleMs !== undefined ? { idleMs: s.idleMs } : {}),
     ...(status
       ? {
           onStatus: (bundle, count) => {

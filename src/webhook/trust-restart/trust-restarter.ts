@@ -43,6 +43,8 @@ export interface TrustRestarterOptions {
   readonly pacing?: Partial<RestartPacing>;
   /** Pass at least this often while restarts are under way (default 2 s). */
   readonly pollMs?: number;
+  /** Pass at least this often when nothing is to do (default 60 s; changes wake it at once). */
+  readonly idleMs?: number;
   readonly leaseName?: string;
   readonly leaseTiming?: Partial<LeaderElectionTiming>;
   readonly identity?: string;
@@ -159,7 +161,7 @@ async function runActive(o: ActiveOptions): Promise<void> {
       let waitMs = o.pollMs ?? 2_000;
       if (bundle === undefined) {
         clearCounts(o.metrics);
-        waitMs = 60_000;
+        waitMs = o.idleMs ?? 60_000;
       } else {
         const now = Date.now();
         const since = Number.isNaN(bundle.changedAtMs)
@@ -177,7 +179,7 @@ async function runActive(o: ActiveOptions): Promise<void> {
             o.onStatus?.(bundle, plan.oldBundlePods);
           }
           const idle = passes.underWay().length === 0 && plan.targets.length === 0;
-          if (idle) waitMs = 60_000;
+          if (idle) waitMs = o.idleMs ?? 60_000;
           else if (now < notBeforeMs) waitMs = Math.min(waitMs, notBeforeMs - now);
         } catch (err) {
           o.log.warn({ err }, 'restart pass failed; trying again');
