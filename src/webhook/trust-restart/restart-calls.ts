@@ -97,3 +97,25 @@ export function restartCalls(access: ClusterAccess, timeoutMs = 10_000): Restart
     },
   };
 }
+
+/** `calls`, each counted by `count(call)` before it is made (the requests metric). */
+export function countedCalls(calls: RestartCalls, count: (call: keyof RestartCalls) => void): RestartCalls {
+  return {
+    replicaSetOwner(namespace, rs) {
+      count('replicaSetOwner');
+      return calls.replicaSetOwner(namespace, rs);
+    },
+    readWorkload(w) {
+      count('readWorkload');
+      return calls.readWorkload(w);
+    },
+    annotateTemplate(w, hash) {
+      count('annotateTemplate');
+      return calls.annotateTemplate(w, hash);
+    },
+    evict(namespace, name) {
+      count('evict');
+      return calls.evict(namespace, name);
+    },
+  };
+}

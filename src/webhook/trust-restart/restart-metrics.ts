@@ -22,6 +22,8 @@ export interface RestartMetrics {
   readonly pastDeadline: Counter<'kind'>;
   /** 1 while this replica is the active restarter. */
   readonly active: Gauge;
+  /** API requests of the restarter's passes (reads, patches, evictions; not its Pod watch), by call. */
+  readonly requests: Counter<'call'>;
 }
 
 /** The restarter's metrics on `registry` (shared if registered before). */
@@ -66,6 +68,11 @@ export function createRestartMetrics(registry: Registry): RestartMetrics {
       name: 'rtb_trust_restart_active',
       help: '1 while this replica is the active trust-bundle restarter (holds the Lease).',
       labelNames: [],
+    }),
+    requests: counterOn(registry, {
+      name: 'rtb_trust_restart_api_requests_total',
+      help: 'API requests of the restarter (ReplicaSet and workload reads, template patches, evictions), by call.',
+      labelNames: ['call'],
     }),
   };
 }

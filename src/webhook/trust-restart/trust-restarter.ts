@@ -17,7 +17,7 @@ import { LeaderElector, type LeaderElectionTiming } from '../../kube/leader-elec
 import { KubeListWatch } from '../../kube/list-watch.js';
 import { Reflector } from '../../kube/reflector.js';
 import { podFactsOf, slimPod, type SlimPod } from './pod-facts.js';
-import { restartCalls, type RestartCalls } from './restart-calls.js';
+import { countedCalls, restartCalls, type RestartCalls } from './restart-calls.js';
 import { createRestartMetrics, type RestartMetrics } from './restart-metrics.js';
 import { RestartPasses, type RestartPacing } from './restart-pass.js';
 import type { RestartPlan } from './restart-plan.js';
@@ -101,7 +101,9 @@ export function startTrustRestarter(o: TrustRestarterOptions): TrustRestarter {
         metrics,
         events,
         pacing,
-        calls: o.calls ?? restartCalls(o.access),
+        calls: countedCalls(o.calls ?? restartCalls(o.access), (call) => {
+          metrics.requests.inc({ call });
+        }),
         signal,
         onPlan: (p) => {
           plan = p;
