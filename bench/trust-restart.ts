@@ -126,6 +126,7 @@ function simulateRollouts(
   patchedAt: Map<string, number>,
 ): Reflector<Deployment> {
   const busy = new Set<string>();
+  let stopped = false;
   const reflector = new Reflector<Deployment>({
     name: 'bench deployments',
     listerWatcher: new KubeListWatch<Deployment>(cluster.kubeConfig(), DEPLOYMENTS),
@@ -162,12 +163,17 @@ function simulateRollouts(
       busy.add(name);
       complete(d)
         .catch((err: unknown) => {
-          print(`simulated rollout of ${name} failed: ${String(err)}`);
+          if (!stopped) print(`simulated rollout of ${name} failed: ${String(err)}`);
         })
         .finally(() => busy.delete(name));
     },
   });
   reflector.start();
+  const stop = reflector.stop.bind(reflector);
+  reflector.stop = () => {
+    stopped = true;
+    return stop();
+  };
   return reflector;
 }
 

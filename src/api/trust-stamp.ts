@@ -49,6 +49,26 @@ export interface TrustRestartStatus {
   readonly at: string;
 }
 
+/**
+ * The status the restarter wrote on the webhook Deployment (its annotations), or undefined when
+ * there is none or it does not parse (a value from a newer or older release is never an error).
+ */
+export function readTrustStatus(
+  annotations: Readonly<Record<string, string>> | undefined,
+): TrustRestartStatus | undefined {
+  const text = annotations?.[TRUST_STATUS_ANNOTATION];
+  if (text === undefined) return undefined;
+  try {
+    const v = JSON.parse(text) as Partial<Record<keyof TrustRestartStatus, unknown>>;
+    if (typeof v.bundle !== 'string' || typeof v.at !== 'string') return undefined;
+    if (typeof v.stalePods !== 'number' || !Number.isInteger(v.stalePods) || v.stalePods < 0)
+      return undefined;
+    return { bundle: v.bundle, stalePods: v.stalePods, at: v.at };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The stamp of a bundle text. */
 export function trustBundleHash(trustBundle: string): string {
   return createHash('sha256').update(trustBundle).digest('hex');

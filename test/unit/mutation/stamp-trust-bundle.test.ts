@@ -5,6 +5,8 @@ import { FEATURE_ADD_CLUSTER_TRUST_BUNDLE, FEATURE_ALL } from '../../../src/api/
 import {
   CTB_HASH_ANNOTATION,
   CTB_MOUNTED_LABEL,
+  readTrustStatus,
+  TRUST_STATUS_ANNOTATION,
   trustBundleChangedAt,
   trustBundleHash,
 } from '../../../src/api/trust-stamp.js';
@@ -15,6 +17,7 @@ import {
 import { mutatePod } from '../../../src/mutation/pipeline.js';
 import type { Pod } from '../../../src/mutation/pod.js';
 import { stampTrustBundle } from '../../../src/mutation/stamp-trust-bundle.js';
+import { trustStatusValue } from '../../../src/webhook/trust-restart/restart-status.js';
 import { applyOps, deepFreeze, edit, makeConfig, seedTrustBundle } from './support.js';
 
 const HASH = trustBundleHash('-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n');
@@ -60,6 +63,25 @@ describe('the trust-bundle stamp', () => {
       Date.parse('2026-01-01T00:00:00Z'),
     );
     assert.ok(Number.isNaN(trustBundleChangedAt({})));
+  });
+
+  test('the status for the KCP round-trips; anything else reads as none', () => {
+    const at = new Date('2026-06-01T12:00:00Z');
+    const value = trustStatusValue(HASH, 7, at);
+    assert.deepEqual(readTrustStatus({ [TRUST_STATUS_ANNOTATION]: value }), {
+      bundle: HASH.slice(0, 12),
+      stalePods: 7,
+      at: at.toISOString(),
+    });
+    for (const bad of [
+      '',
+      '{',
+      '{"bundle":"x","stalePods":-1,"at":"t"}',
+      '{"bundle":"x","stalePods":1.5,"at":"t"}',
+      '[]',
+    ])
+      assert.equal(readTrustStatus({ [TRUST_STATUS_ANNOTATION]: bad }), undefined, bad);
+    assert.equal(readTrustStatus(undefined), undefined);
   });
 
   test('a mounted Pod gets the label and the hash', () => {
