@@ -124,7 +124,7 @@ function simulateRollouts(
   cluster: LocalCluster,
   client: KeepAliveClient,
   patchedAt: Map<string, number>,
-): Reflector<Deployment> {
+): { readonly reflector: Reflector<Deployment>; stop(): Promise<void> } {
   const busy = new Set<string>();
   let stopped = false;
   const reflector = new Reflector<Deployment>({
@@ -169,12 +169,13 @@ function simulateRollouts(
     },
   });
   reflector.start();
-  const stop = reflector.stop.bind(reflector);
-  reflector.stop = () => {
-    stopped = true;
-    return stop();
+  return {
+    reflector,
+    stop: () => {
+      stopped = true;
+      return reflector.stop();
+    },
   };
-  return reflector;
 }
 
 /** The webhook's /metrics (on its HTTPS port). */
@@ -202,7 +203,7 @@ export async function runTrustRestart(say: (line: string) => void = print): Prom
   const scratch = await scratchDir('rtb-bench-restart-');
   let plane: ControlPlane | undefined;
   let client: KeepAliveClient | undefined;
-  let simulator: Reflector<Deployment> | undefined;
+  let simulator: ReturnType<typeof simulateRollouts> | undefined;
   const servers: ServerProcess[] = [];
   try {
     plane = await ControlPlane.start({ clusters: ['rt'] });
@@ -249,7 +250,7 @@ export async function runTrustRestart(say: (line: string) => void = print): Prom
 
     const patchedAt = new Map<string, number>();
     simulator = simulateRollouts(cluster, client, patchedAt);
-    await simulator.waitForSync();
+    await simulator.reflector.waitForSync();
     t = performance.now();
     await putBundle(kc, next.pem);
     while (patchedAt.size < owners) await sleep(100);
@@ -285,7 +286,7 @@ export async function runTrustRestart(say: (line: string) => void = print): Prom
         'application/apply-patch+yaml',
       );
       for (;;) {
-        const d = simulator?.store.get(`${NS}/${name}`);
+        const d = simulator?.reflector.store.get(`${NS}/${name}`);
         const done =
           d?.spec?.template?.metadata?.annotations?.[CTB_HASH_ANNOTATION] === floorBundle.hash &&
           (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0);
