@@ -6,7 +6,6 @@
 import {
   AdmissionregistrationV1Api,
   BatchV1Api,
-  CoreV1Api,
   EventsV1Api,
   PolicyV1Api,
   type KubeConfig,
@@ -341,12 +340,13 @@ describe('the trust-bundle restarter', () => {
       ]);
       assert.equal((await w.template('Deployment', ns, 'quiet')).hash, undefined);
       const plan = hook.restarter.lastPlan();
+      assert.ok(plan);
       assert.deepEqual(
-        plan?.bare.map((p) => p.name),
+        plan.bare.map((p) => p.name),
         ['lonely'],
       );
       assert.deepEqual(
-        plan?.optedOut.map((p) => p.name),
+        plan.optedOut.map((p) => p.name),
         ['reloads-itself'],
       );
       assert.equal(await metric(hook, 'rtb_trust_restart_evictions_total'), 1);

@@ -26,7 +26,7 @@ describe('the trust-bundle stamp', () => {
     const { pod, result } = edit(mounted(), (b) => stampTrustBundle(b, seedTrustBundle, HASH));
     assert.equal(result.changed, true);
     assert.equal(pod.metadata?.labels?.[CTB_MOUNTED_LABEL], 'true');
-    assert.equal(pod.metadata?.annotations?.[CTB_HASH_ANNOTATION], HASH);
+    assert.equal(pod.metadata.annotations?.[CTB_HASH_ANNOTATION], HASH);
   });
 
   test('an up-to-date stamp changes nothing; an old one is replaced', () => {
@@ -43,7 +43,7 @@ describe('the trust-bundle stamp', () => {
   test('no hash known: label only, and a stamp brought from the Pod template is removed', () => {
     const fresh = edit(mounted(), (b) => stampTrustBundle(b, seedTrustBundle, undefined));
     assert.equal(fresh.pod.metadata?.labels?.[CTB_MOUNTED_LABEL], 'true');
-    assert.equal(fresh.pod.metadata?.annotations, undefined);
+    assert.equal(fresh.pod.metadata.annotations, undefined);
     const inherited = edit(mounted({ [CTB_HASH_ANNOTATION]: OTHER, keep: 'x' }), (b) =>
       stampTrustBundle(b, seedTrustBundle, undefined),
     );
@@ -86,7 +86,7 @@ describe('the trust-bundle stamp', () => {
     const result = mutatePod({ ...input, trustBundleHash: HASH });
     assert.deepEqual(applyOps(pod, result.patch), result.pod);
     assert.equal(result.pod.metadata?.annotations?.[CTB_HASH_ANNOTATION], HASH);
-    assert.equal(result.pod.metadata?.labels?.[CTB_MOUNTED_LABEL], 'true');
+    assert.equal(result.pod.metadata.labels?.[CTB_MOUNTED_LABEL], 'true');
     assert.equal(result.applied.filter((f) => f === FEATURE_ADD_CLUSTER_TRUST_BUNDLE).length, 1);
     assert.deepEqual(mutatePod({ ...input, pod: result.pod, trustBundleHash: HASH }).patch, [], 'stable');
 
