@@ -96,8 +96,8 @@ export function registerWebhookCommand(program: Command): void {
     )
     .option(
       '--restart-delay <duration>',
-      'after a trust-bundle change, wait this long before the first restart (new Pods must see the new bundle)',
-      '30s',
+      'after a trust-bundle change, wait this long before the first restart (new Pods must see the new bundle: kubelet may serve the old one for 5 minutes)',
+      '6m',
     )
     .option(
       '--restart-deadline <duration>',

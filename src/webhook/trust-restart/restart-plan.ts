@@ -12,6 +12,11 @@ export interface BundleFacts {
   readonly hash: string;
   /** When its content last changed (epoch ms); NaN when unknown. */
   readonly changedAtMs: number;
+  /**
+   * How long after the change a new Pod may still get the old content (kubelet's cache, see
+   * docs/trust-restart.md); 0 when new Pods see it at once.
+   */
+  readonly lagMs?: number;
 }
 
 /** How one Pod stands against the bundle in force. */
@@ -20,11 +25,16 @@ export type PodVerdict = 'current' | 'stale' | 'opted-out' | 'finished';
 /**
  * A Pod is current when its stamp is the bundle's hash; a stamp that differs makes it stale; a
  * Pod without a stamp is current when it was created after the bundle's last content change and
- * stale otherwise (also when that time is unknown). A stale Pod that opted out stays as it is.
+ * stale otherwise (also when that time is unknown). Within `lagMs` after the change a new Pod may
+ * still have been given the old content although stamped with the new hash: such a Pod, and an
+ * unstamped one created then, is stale. A stale Pod that opted out stays as it is.
  */
 export function podVerdict(pod: PodFacts, bundle: BundleFacts): PodVerdict {
   if (pod.finished) return 'finished';
-  const current = pod.hash !== undefined ? pod.hash === bundle.hash : pod.createdAtMs > bundle.changedAtMs;
+  const visibleFrom = bundle.changedAtMs + (bundle.lagMs ?? 0);
+  const inWindow = pod.createdAtMs > bundle.changedAtMs && pod.createdAtMs <= visibleFrom;
+  const current =
+    pod.hash !== undefined ? pod.hash === bundle.hash && !inWindow : pod.createdAtMs > visibleFrom;
   if (current) return 'current';
   return pod.optedOut ? 'opted-out' : 'stale';
 }

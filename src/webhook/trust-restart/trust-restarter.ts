@@ -26,7 +26,9 @@ import type { KnownBundle, TrustBundleFollower } from './trust-bundle-follower.j
 /** Defaults of the pacing flags (docs/trust-restart.md says why). */
 export const DEFAULT_RESTART_PACING: RestartPacing = {
   concurrency: 1,
-  delayMs: 30_000,
+  // kubelet (1.34) serves a signer-linked bundle read by name from a cache that the bundle's
+  // update does not clear, for 5 minutes: a Pod restarted earlier may start with the old file.
+  delayMs: 6 * 60_000,
   deadlineMs: 10 * 60_000,
 };
 
@@ -172,7 +174,8 @@ async function runActive(o: ActiveOptions): Promise<void> {
         const notBeforeMs = since + o.pacing.delayMs;
         try {
           const facts = pods.store.list().map(podFactsOf);
-          const plan = await passes.pass({ ...bundle, notBeforeMs }, facts, now);
+          // New Pods may get the old content until the delay has passed (kubelet's cache).
+          const plan = await passes.pass({ ...bundle, lagMs: o.pacing.delayMs, notBeforeMs }, facts, now);
           o.onPlan(plan);
           setCounts(o.metrics, plan);
           const status = `${bundle.hash}/${plan.oldBundlePods}`;

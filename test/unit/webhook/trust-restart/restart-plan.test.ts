@@ -53,6 +53,25 @@ describe('podVerdict: every combination of stamp, creation time, opt-out and pha
           });
         }
 
+  test('within the lag after the change, a new Pod may have the old content: stale even if stamped new', () => {
+    const lagged: BundleFacts = { ...bundle, lagMs: 300_000 };
+    const at = (createdAtMs: number, hash?: string): PodFacts => {
+      const { hash: _old, ...p } = pod('p', { createdAtMs });
+      return hash === undefined ? p : { ...p, hash };
+    };
+    assert.equal(podVerdict(at(CHANGED + 1000, NEW), lagged), 'stale', 'stamped new inside the window');
+    assert.equal(podVerdict(at(CHANGED + 300_000, NEW), lagged), 'stale', 'at the window’s end');
+    assert.equal(podVerdict(at(CHANGED + 301_000, NEW), lagged), 'current');
+    assert.equal(
+      podVerdict(at(CHANGED - 1000, NEW), lagged),
+      'current',
+      'before the change: the content it was stamped with',
+    );
+    assert.equal(podVerdict(at(CHANGED + 1000), lagged), 'stale', 'unstamped inside the window');
+    assert.equal(podVerdict(at(CHANGED + 301_000), lagged), 'current');
+    assert.equal(podVerdict(at(CHANGED + 301_000, OLD), lagged), 'stale');
+  });
+
   test('an unknown change time makes every unstamped Pod stale', () => {
     const { hash: _old, ...p } = pod('p', { createdAtMs: Date.now() });
     assert.equal(podVerdict(p, { hash: NEW, changedAtMs: Number.NaN }), 'stale');
