@@ -1,7 +1,8 @@
 /**
- * How soon Pods see a changed ClusterTrustBundle on a real node (issue 15's restart delay): a Pod
- * created right after the change, and a running Pod whose projected file kubelet refreshes in
- * place. The figures are printed (docs/trust-restart.md), never asserted as times.
+ * How soon Pods see a changed ClusterTrustBundle on a real node (issue 15's restart delay): new
+ * Pods created one after another from the change on until one reads the new bundle, and a running
+ * Pod whose projected file kubelet refreshes in place. The figures are printed
+ * (docs/trust-restart.md, docs/figures.md), never asserted as times.
  */
 import { CertificatesV1beta1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
@@ -69,7 +70,7 @@ async function logOnceRunning(core: CoreV1Api, name: string): Promise<string> {
 const marker = (pem: string): string => pem.split('\n')[1] ?? '';
 
 describe('a changed ClusterTrustBundle on a real node', () => {
-  test('a Pod created right after the change reads the new bundle; a running Pod gets it in place later', async () => {
+  test('new Pods read the new bundle once kubelet’s cache lets them; a running Pod gets it in place', async () => {
     const l = landscape();
     const kc = l.plane.cluster('runtime').kubeConfig();
     const core = kc.makeApiClient(CoreV1Api);
