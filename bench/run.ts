@@ -9,6 +9,7 @@ import { propagationSummary, runPropagation, type PropagationFigures } from './p
 import { say } from './support/env.js';
 import { throughputSummary, runWebhookThroughput, type ThroughputFigures } from './webhook-throughput.js';
 import { hostileSummary, runWebhookHostile, type HostileFigures } from './webhook-hostile.js';
+import { runTrustRestart, trustRestartSummary, type TrustRestartFigures } from './trust-restart.js';
 
 async function main(): Promise<void> {
   const started = new Date();
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
   const propagation: PropagationFigures[] = [];
   let drift: DriftFigures | undefined;
   let hostile: HostileFigures | undefined;
+  let restart: TrustRestartFigures | undefined;
   try {
     throughput = await runWebhookThroughput(say);
   } catch (error) {
@@ -62,6 +64,15 @@ async function main(): Promise<void> {
   }
 
   say('');
+  try {
+    restart = await runTrustRestart(say);
+  } catch (error) {
+    failures.push(
+      `trust-restart: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+  }
+
+  say('');
   say('== summary ==');
   say(
     `${started.toISOString()}, node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ` +
@@ -72,6 +83,7 @@ async function main(): Promise<void> {
   for (const p of propagation) for (const line of propagationSummary(p)) say(line);
   if (drift) for (const line of driftSummary(drift)) say(line);
   if (hostile) for (const line of hostileSummary(hostile)) say(line);
+  if (restart) for (const line of trustRestartSummary(restart)) say(line);
   for (const failure of failures) say(`FAILED ${failure}`);
   if (failures.length > 0) process.exitCode = 1;
 }

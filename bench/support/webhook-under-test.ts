@@ -114,10 +114,12 @@ export async function startWebhookProcess(
   tls: ServingTls,
   dir: string,
   nodeOptions: readonly string[] = [],
+  extraArgs: readonly string[] = [],
+  name = 'webhook',
 ): Promise<ServerProcess> {
   const port = await freePort();
   const proc = startNode(
-    'webhook',
+    name,
     scripts.rtb,
     [
       'webhook',
@@ -127,6 +129,7 @@ export async function startWebhookProcess(
       '--host=127.0.0.1',
       `--port=${port}`,
       '--log-level=info',
+      ...extraArgs,
     ],
     dir,
     // As the rendered Deployment runs it.

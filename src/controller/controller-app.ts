@@ -19,7 +19,7 @@ import { LeaderElector, type LeaderElectionTiming } from '../kube/leader-electio
 import type { Logger } from '../telemetry/logger.js';
 import { answerMetrics } from '../telemetry/metrics-endpoint.js';
 import { createControllerMetrics } from './controller-metrics.js';
-import { createEventRecorder } from './events.js';
+import { createEventRecorder } from '../kube/event-recorder.js';
 import { startLeaderTerm } from './leader-term.js';
 import type { ModeContext, ModeHandle, ModeOptions, ModeStarter } from './mode.js';
 import { modeStarter } from './mode-registry.js';

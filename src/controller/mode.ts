@@ -8,7 +8,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../telemetry/logger.js';
 import type { SignalKind } from './annotate/signal-decision.js';
 import type { ControllerMetrics } from './controller-metrics.js';
-import type { EventRecorder } from './events.js';
+import type { EventRecorder } from '../kube/event-recorder.js';
 import type { SourceWatcher } from './sources/source-watcher.js';
 
 /** Settings a mode reads (the CLI's flags). */

@@ -25,6 +25,7 @@ import type { Pod } from './pod.js';
 import { assertMutableSize } from './pod-size.js';
 import { setFipsMode } from './set-fips-mode.js';
 import { setLandscape } from './set-landscape.js';
+import { stampTrustBundle } from './stamp-trust-bundle.js';
 
 /** The admission operations the webhook is registered for. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE';
@@ -49,6 +50,11 @@ export interface MutatePodInput {
   readonly config: WebhookConfig;
   /** Whether the pull Secret exists in the Pod's namespace. */
   readonly pullSecretAvailable: boolean;
+  /**
+   * SHA-256 hex of the configured ClusterTrustBundle's `.spec.trustBundle` as the webhook knows it
+   * (../api/trust-stamp.ts); undefined while unknown. Stamped on every Pod that gets the mount.
+   */
+  readonly trustBundleHash?: string | undefined;
 }
 
 /** What mutatePod decided and did. */
@@ -219,7 +225,12 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
     if (config.clusterTrustBundle === undefined) {
       warnings.push('clusterTrustBundle is not configured; trust bundle not mounted');
     } else {
-      record(FEATURE_ADD_CLUSTER_TRUST_BUNDLE, addClusterTrustBundle(builder, config.clusterTrustBundle));
+      const mounted = addClusterTrustBundle(builder, config.clusterTrustBundle);
+      const stamped = stampTrustBundle(builder, config.clusterTrustBundle, input.trustBundleHash);
+      record(FEATURE_ADD_CLUSTER_TRUST_BUNDLE, {
+        changed: mounted.changed || stamped.changed,
+        warnings: mounted.warnings,
+      });
     }
   }
   if (features.has(FEATURE_SET_LANDSCAPE)) {

@@ -5,6 +5,7 @@ import {
   WEBHOOK_CERT_LEASE,
   WEBHOOK_TLS_SECRET,
 } from '../api/runtime-names.js';
+import { RESTARTER_LEASE } from '../api/trust-stamp.js';
 import type { ServingIssuer } from '../pki/serving-secret-plan.js';
 import { UPSTREAM_LEFTOVERS, type UpstreamLeftover } from '../webhook/upstream-leftovers.js';
 
@@ -35,10 +36,12 @@ function cleanupRules(leftovers: readonly UpstreamLeftover[]): V1PolicyRule[] {
  * and watch by name work through a `metadata.name` field selector): namespaces read-only; the
  * pull Secret and its copies in every namespace (create cannot be limited by name, the name is in
  * the body); events; the caBundle of our two webhook configurations (patch also removes the
- * annotation an upstream overlay left, ../webhook/upstream-leftovers.ts); and removing upstream's leftovers outside `namespace`.
+ * annotation an upstream overlay left, ../webhook/upstream-leftovers.ts); removing upstream's leftovers outside `namespace`;
+ * and the trust-bundle restarter's ({@link trustRestartRules}).
  */
 export function webhookClusterRules(pullSecret: string, namespace: string): V1PolicyRule[] {
   return [
+    ...trustRestartRules(),
     { apiGroups: [''], resources: ['namespaces'], verbs: read() },
     { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
     {
@@ -65,10 +68,31 @@ export function webhookClusterRules(pullSecret: string, namespace: string): V1Po
 }
 
 /**
+ * The trust-bundle stamp and restarter (docs/trust-restart.md): read ClusterTrustBundles (public
+ * certificates; the name comes from the config, unknown when rendering); list and watch Pods (the
+ * restarter's label selector); read ReplicaSets (a Pod's Deployment); read and patch the three
+ * rollable kinds (one annotation on their Pod template; the status annotation on our own
+ * Deployment); evict Pods of other owners. Never a Pod delete.
+ */
+export function trustRestartRules(): V1PolicyRule[] {
+  return [
+    { apiGroups: ['certificates.k8s.io'], resources: ['clustertrustbundles'], verbs: read() },
+    { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+    { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
+    { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['get'] },
+    {
+      apiGroups: ['apps'],
+      resources: ['deployments', 'statefulsets', 'daemonsets'],
+      verbs: ['get', 'patch'],
+    },
+  ];
+}
+
+/**
  * The webhook's rules in its own namespace: its ConfigMap (read), its serving-certificate Secret
  * (read and write, created through the cluster rule, and the Lease electing its one writer; only
  * read when the KCP writes it, so a replica of an earlier install still running its own writer
- * cannot write beside the KCP), and removing upstream's leftovers in that namespace.
+ * cannot write beside the KCP), the trust-bundle restarter's Lease, and removing upstream's leftovers in that namespace.
  */
 export function webhookNamespaceRules(
   configMap: string,
@@ -76,6 +100,7 @@ export function webhookNamespaceRules(
   issuer: ServingIssuer['kind'] = 'own',
 ): V1PolicyRule[] {
   const own = issuer === 'own';
+  const leases = own ? [WEBHOOK_CERT_LEASE, RESTARTER_LEASE] : [RESTARTER_LEASE];
   return [
     { apiGroups: [''], resources: ['configmaps'], resourceNames: [configMap], verbs: read() },
     {
@@ -84,17 +109,14 @@ export function webhookNamespaceRules(
       resourceNames: [WEBHOOK_TLS_SECRET],
       verbs: own ? [...read(), 'update', 'patch'] : read(),
     },
-    ...(own
-      ? [
-          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-          {
-            apiGroups: ['coordination.k8s.io'],
-            resources: ['leases'],
-            resourceNames: [WEBHOOK_CERT_LEASE],
-            verbs: [...read(), 'update', 'patch'],
-          },
-        ]
-      : []),
+    // The Lease electing the certificate writer (own issuer only) and the restarter's.
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      resourceNames: leases,
+      verbs: [...read(), 'update', 'patch'],
+    },
     ...cleanupRules(UPSTREAM_LEFTOVERS.filter((l) => l.namespace === namespace)),
   ];
 }

@@ -30,6 +30,8 @@ export interface AdmissionContext {
   /** Annotations of a namespace (from a cache); undefined when unknown. */
   namespaceAnnotations(name: string): Eventually<Readonly<Record<string, string>> | undefined>;
   readonly pullSecret: PullSecretEnsurer;
+  /** SHA-256 hex of the trust bundle in force (the Pods' stamp), undefined while unknown. */
+  trustBundleHash?(): string | undefined;
   readonly metrics: WebhookMetrics;
   readonly logger: Logger;
   /** Per-request warnings are rate-limited per kind (a flood of bad requests writes a summary). */
@@ -54,8 +56,8 @@ export interface HandledAdmission {
 
 /**
  * A decided answer with everything outside the request body it depends on: the configuration
- * in force, the namespace's annotations and whether the pull Secret was there. Reused only
- * while all three are unchanged.
+ * in force, the namespace's annotations, whether the pull Secret was there and the trust
+ * bundle's hash. Reused only while all four are unchanged.
  */
 export interface AdmissionRecord {
   readonly namespaceName: string;
@@ -67,6 +69,7 @@ export interface AdmissionRecord {
   readonly config: WebhookConfig;
   readonly namespaceAnnotations: Readonly<Record<string, string>> | undefined;
   readonly pullSecretAvailable: boolean;
+  readonly trustBundleHash: string | undefined;
   readonly result: 'mutated' | 'unchanged';
   readonly outcome: Outcome;
   /** The encoded AdmissionReview response for a uid. */
@@ -119,6 +122,7 @@ export function replayAdmission(
 ): Eventually<ReplayedAdmission | undefined> {
   try {
     if (ctx.config() !== record.config) return undefined;
+    if (ctx.trustBundleHash?.() !== record.trustBundleHash) return undefined;
     const annotations = ctx.namespaceAnnotations(record.namespaceName);
     // Any failure: the full path meets the same error and answers it.
     return annotations instanceof Promise
@@ -220,8 +224,10 @@ async function decide(
   if (ensuresPullSecret)
     pullSecretAvailable = await ctx.pullSecret.ensure(namespaceName, { dryRun: req.dryRun });
 
+  const trustBundleHash = ctx.trustBundleHash?.();
   const result = mutatePod({
     pod,
+    trustBundleHash,
     operation: req.operation,
     subResource: req.subResource,
     oldPod: req.oldObject,
@@ -251,6 +257,7 @@ async function decide(
       config,
       namespaceAnnotations,
       pullSecretAvailable,
+      trustBundleHash,
       result: resultKind,
       outcome,
       respond: admissionResponseTemplate(answer),

@@ -26,6 +26,9 @@ import { startUpstreamCleanup } from './upstream-cleanup.js';
 import type { ServingCertSettings } from './serving-cert/serving-cert-settings.js';
 import type { ServingCertKeeper } from './serving-cert/serving-cert-keeper.js';
 import { DriftForwarder } from '../watcher/drift-forwarder.js';
+import { followTrustBundle } from './trust-restart/trust-bundle-follower.js';
+import { startRestarterFromSettings, type TrustRestartSettings } from './trust-restart/restarter-settings.js';
+import type { TrustRestarter } from './trust-restart/trust-restarter.js';
 import { handleDriftValidation } from '../watcher/validation-handler.js';
 
 /** Settings of `rtb webhook`. */
@@ -72,6 +75,8 @@ export interface WebhookAppOptions {
   readonly removeUpstreamLeftovers?: boolean;
   /** How long, and how many, namespaces the API server said do not exist are remembered. */
   readonly missingNamespaces?: MissingNamespacesOptions;
+  /** Restart Pods that run an old trust bundle (docs/trust-restart.md); off without it. */
+  readonly trustRestart?: TrustRestartSettings;
 }
 
 /** A running webhook process: server, caches, config, copier. */
@@ -84,6 +89,8 @@ export interface WebhookApp {
   ready(): boolean;
   /** Whether this replica writes the serving certificate now (only without {@link WebhookAppOptions.tls}). */
   isCertWriter(): boolean;
+  /** The trust-bundle restarter (only with {@link WebhookAppOptions.trustRestart}). */
+  readonly restarter: TrustRestarter | undefined;
   /**
    * Graceful: drains the server (./webhook-server.ts `close`; by default without the delay that
    * the CLI adds on SIGTERM), then stops caches and workers.
@@ -198,6 +205,9 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     logLimit.flush();
   });
   stoppers.push(() => copiers.close());
+  // The bundle in force: its hash is stamped on Pods at admission, and the restarter follows it.
+  const bundle = followTrustBundle({ kubeConfig: o.kubeConfig, holder, logger: reflectorLogger });
+  stoppers.push(() => bundle.close());
 
   const context: AdmissionContext = {
     config: () => holder.get(),
@@ -205,6 +215,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     pullSecret: {
       ensure: (namespace, opts) => copiers.current?.copier.ensure(namespace, opts) ?? false,
     },
+    trustBundleHash: () => bundle.current()?.hash,
     metrics,
     logger,
     logLimit,
@@ -271,6 +282,10 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     stoppers.push(() => {
       cleanup.stop();
     });
+  const restarter = o.trustRestart
+    ? startRestarterFromSettings(o.trustRestart, { access: o.kubeConfig, bundle, registry, logger })
+    : undefined;
+  if (restarter) stoppers.push(() => restarter.stop());
 
   return {
     port,
@@ -279,6 +294,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     registry,
     ready,
     isCertWriter: () => keeper?.isWriter() ?? false,
+    restarter,
     async stop(drain) {
       cleanup?.stop();
       reloader?.stop();

@@ -2,7 +2,7 @@ import { loadClusterAccess } from '../../kube/cluster-access.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { startWebhookApp, type WebhookAppOptions } from '../../webhook/webhook-app.js';
 import { DRAIN_TIMEOUT_SECONDS, TERMINATION_GRACE_SECONDS } from '../../webhook/serving-limits.js';
-import { parseDuration, positiveInt } from '../flag-values.js';
+import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
 import type { WebhookFlags } from './webhook-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';
 
@@ -38,6 +38,7 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
           },
         }
       : {}),
+    ...trustRestartOptions(flags),
     logger,
   });
   const drain = { delayMs, timeoutMs: DRAIN_TIMEOUT_SECONDS * 1000 };
@@ -76,6 +77,23 @@ export function webhookTlsOptions(flags: WebhookFlags): Pick<WebhookAppOptions, 
       service: flags.webhookService,
       extraSans: flags.tlsExtraSan,
       leaseName: flags.certLease,
+    },
+  };
+}
+
+/** The restarter's settings from the flags (none with `--no-trust-restart`). */
+export function trustRestartOptions(flags: WebhookFlags): Pick<WebhookAppOptions, 'trustRestart'> {
+  if (!flags.trustRestart) return {};
+  const concurrency = positiveInt('restart-concurrency', flags.restartConcurrency);
+  if (concurrency < 1) throw new FlagError('--restart-concurrency must be at least 1');
+  return {
+    trustRestart: {
+      pacing: {
+        concurrency,
+        delayMs: parseDuration(flags.restartDelay),
+        deadlineMs: parseDuration(flags.restartDeadline),
+      },
+      leaseName: flags.restartLease,
     },
   };
 }

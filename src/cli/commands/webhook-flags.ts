@@ -23,4 +23,10 @@ export interface WebhookFlags {
   driftCa: string;
   reuseAnswers: string;
   shutdownDelay: string;
+  /** false with `--no-trust-restart`. */
+  trustRestart: boolean;
+  restartConcurrency: string;
+  restartDelay: string;
+  restartDeadline: string;
+  restartLease: string;
 }

@@ -5,6 +5,7 @@ import {
   WEBHOOK_SERVICE,
   WEBHOOK_TLS_SECRET,
 } from '../../api/runtime-names.js';
+import { RESTARTER_LEASE } from '../../api/trust-stamp.js';
 import { SHUTDOWN_DELAY_SECONDS } from '../../webhook/serving-limits.js';
 import type { WebhookFlags } from './webhook-flags.js';
 
@@ -83,6 +84,30 @@ export function registerWebhookCommand(program: Command): void {
       '--shutdown-delay <duration>',
       'on SIGTERM, keep serving this long (readiness failing, connections closed after each answer) so the Pod leaves the Service first',
       `${SHUTDOWN_DELAY_SECONDS}s`,
+    )
+    .option(
+      '--no-trust-restart',
+      'do not restart Pods that run an old trust bundle (docs/trust-restart.md); the stamp is still written',
+    )
+    .option(
+      '--restart-concurrency <count>',
+      'owners restarting at once on a trust-bundle change (each waits for the previous rollout)',
+      '1',
+    )
+    .option(
+      '--restart-delay <duration>',
+      'after a trust-bundle change, wait this long before the first restart (new Pods must see the new bundle: kubelet may serve the old one for 5 minutes)',
+      '6m',
+    )
+    .option(
+      '--restart-deadline <duration>',
+      'a restart not completed after this is reported and the next one goes on',
+      '10m',
+    )
+    .option(
+      '--restart-lease <name>',
+      'the Lease electing the one active restarter among the replicas',
+      RESTARTER_LEASE,
     )
     .action(async (flags: WebhookFlags) => {
       const { runWebhook } = await import('./webhook-action.js');

@@ -11,7 +11,7 @@ import { KubeListWatch } from '../../kube/list-watch.js';
 import { Reflector } from '../../kube/reflector.js';
 import type { KubeObject } from '../../kube/store.js';
 import type { Logger } from '../../telemetry/logger.js';
-import { nullEventRecorder, type EventObjectRef, type EventRecorder } from '../events.js';
+import { nullEventRecorder, type EventObjectRef, type EventRecorder } from '../../kube/event-recorder.js';
 import {
   clusterTrustBundleContentVersion,
   configMapContentVersion,

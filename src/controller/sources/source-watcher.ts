@@ -6,7 +6,7 @@
 import type { KubeConfig, V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '../../telemetry/logger.js';
 import type { ControllerMetrics, SourceProblemReason } from '../controller-metrics.js';
-import type { EventRecorder } from '../events.js';
+import type { EventRecorder } from '../../kube/event-recorder.js';
 
 /**
  * The sources: the three that reach the runtimes, and KIM's manifests ConfigMap (annotate mode

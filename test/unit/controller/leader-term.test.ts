@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import type { ModeContext, ModeHandle } from '../../../src/controller/mode.js';
 import { createControllerMetrics } from '../../../src/controller/controller-metrics.js';
-import { nullEventRecorder } from '../../../src/controller/events.js';
+import { nullEventRecorder } from '../../../src/kube/event-recorder.js';
 import { startLeaderTerm } from '../../../src/controller/leader-term.js';
 import type { SourceSnapshot, SourceWatcher } from '../../../src/controller/sources/source-watcher.js';
 import { KubeApiError } from '../../../src/kube/kube-errors.js';

@@ -66,6 +66,7 @@ describe('mutatePod: the seed example', () => {
         'add /spec/containers/0/env',
         'add /spec/volumes',
         'add /spec/containers/0/volumeMounts',
+        'add /metadata/labels/rt-bootstrapper.kyma-project.io~1ctb-mounted',
         'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
         'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1modified',
       ],

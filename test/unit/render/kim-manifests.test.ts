@@ -10,6 +10,7 @@ import {
   splitAsKim,
 } from '../../../src/render/kim-manifests.js';
 import { renderWebhookManifests, webhookManifestList } from '../../../src/render/webhook-manifests.js';
+import { trustRestartRules } from '../../../src/render/webhook-rbac.js';
 
 interface Obj {
   kind?: string;
@@ -55,6 +56,17 @@ describe('rtb render kim', () => {
     assert.deepEqual(objects, JSON.parse(JSON.stringify(expected)));
     for (const o of objects) assert.ok(o.kind, 'every document has a kind');
     assert.deepEqual(splitAsKim(kim.text).length, objects.length);
+  });
+
+  test("the trust-bundle restarter's RBAC reaches KIM's installs", () => {
+    const role = asKimReadsIt(kim.text).find((o) => o.kind === 'ClusterRole') as Obj & {
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    for (const rule of trustRestartRules())
+      assert.ok(
+        role.rules.some((r) => JSON.stringify(r) === JSON.stringify(rule)),
+        `ClusterRole grants ${JSON.stringify(rule)}`,
+      );
   });
 
   test('no document contains a PEM, a caBundle, a Secret or a drift registration', () => {

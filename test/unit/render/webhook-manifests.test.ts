@@ -25,6 +25,8 @@ import {
 } from '../../../src/api/runtime-names.js';
 import { renderWebhookManifests, webhookManifestList } from '../../../src/render/webhook-manifests.js';
 import { UPSTREAM_LEFTOVERS } from '../../../src/webhook/upstream-leftovers.js';
+import { RESTARTER_LEASE } from '../../../src/api/trust-stamp.js';
+import { trustRestartRules } from '../../../src/render/webhook-rbac.js';
 import { WEBHOOK_NODE_OPTIONS, WEBHOOK_OLD_SPACE_MB } from '../../../src/render/webhook-deployment.js';
 import {
   DRAIN_TIMEOUT_SECONDS,
@@ -223,7 +225,10 @@ describe('rendered webhook manifests', () => {
 
   test('RBAC: by name wherever the verb allows it', () => {
     const all: V1PolicyRule[] = [...m.clusterRole.rules!, ...m.role.rules!];
+    // The restarter's rules cannot name their objects (any workload of the cluster); checked below.
+    const restarter = new Set(trustRestartRules().map((r) => JSON.stringify(r)));
     for (const r of all) {
+      if (restarter.has(JSON.stringify(r))) continue;
       assert.ok(!r.verbs.includes('*') && !r.resources!.includes('*'), JSON.stringify(r));
       // create cannot be limited by name; namespaces and events need no write by name.
       const unnamed =
@@ -239,6 +244,52 @@ describe('rendered webhook manifests', () => {
       .filter((r) => r.resources!.includes('secrets') && r.resourceNames)
       .map((r) => r.resourceNames);
     assert.deepEqual(secretNames, [['registry-credentials'], [WEBHOOK_TLS_SECRET]]);
+  });
+
+  test('RBAC of the trust-bundle restarter: list and watch Pods, patch the rollable kinds, evict; never delete a Pod', () => {
+    const cluster = m.clusterRole.rules!;
+    for (const rule of trustRestartRules())
+      assert.ok(cluster.some((r) => JSON.stringify(r) === JSON.stringify(rule)));
+    const grants = (group: string, resource: string, verb: string): boolean =>
+      cluster.some(
+        (r) =>
+          r.apiGroups!.includes(group) &&
+          r.resources!.includes(resource) &&
+          r.verbs.includes(verb) &&
+          !r.resourceNames,
+      );
+    assert.ok(grants('', 'pods', 'list') && grants('', 'pods', 'watch'));
+    assert.ok(grants('', 'pods/eviction', 'create'));
+    for (const kind of ['deployments', 'statefulsets', 'daemonsets'])
+      assert.ok(grants('apps', kind, 'patch'), kind);
+    assert.ok(grants('apps', 'replicasets', 'get'));
+    assert.ok(grants('certificates.k8s.io', 'clustertrustbundles', 'watch'));
+    const all = [...cluster, ...m.role.rules!];
+    assert.ok(
+      !all.some(
+        (r) =>
+          r.resources!.includes('pods') &&
+          (r.verbs.includes('delete') || r.verbs.includes('deletecollection')),
+      ),
+      'no Pod delete',
+    );
+    assert.ok(
+      !all.some(
+        (r) => r.resources!.some((x) => ['jobs', 'replicasets'].includes(x)) && r.verbs.includes('patch'),
+      ),
+    );
+    for (const issuer of ['own', 'external'] as const) {
+      const rules = renderWebhookManifests({ image: 'x', servingCertIssuer: issuer }).role.rules!;
+      assert.ok(
+        rules.some(
+          (r) =>
+            r.resources!.includes('leases') &&
+            r.resourceNames?.includes(RESTARTER_LEASE) &&
+            r.verbs.includes('update'),
+        ),
+        `the restarter's Lease (${issuer})`,
+      );
+    }
   });
 
   test('RBAC: the serving Secret, the Lease and the caBundle, in the right scope', () => {
@@ -259,7 +310,7 @@ describe('rendered webhook manifests', () => {
       {
         apiGroups: ['coordination.k8s.io'],
         resources: ['leases'],
-        resourceNames: [WEBHOOK_CERT_LEASE],
+        resourceNames: [WEBHOOK_CERT_LEASE, RESTARTER_LEASE],
         verbs: ['get', 'list', 'watch', 'update', 'patch'],
       },
     ]);
@@ -294,9 +345,21 @@ describe('rendered webhook manifests', () => {
         verbs: ['get', 'list', 'watch'],
       },
     ]);
-    assert.ok(!direct.role.rules!.some((r) => r.resources!.includes('leases')), 'no Lease: no election');
+    assert.ok(
+      !direct.role.rules!.some((r) => r.resourceNames?.includes(WEBHOOK_CERT_LEASE)),
+      'no certificate Lease: no election of a writer',
+    );
+    assert.deepEqual(direct.role.rules!.slice(2, 4), [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: [RESTARTER_LEASE],
+        verbs: ['get', 'list', 'watch', 'update', 'patch'],
+      },
+    ]);
     assert.deepEqual(
-      direct.role.rules!.slice(2),
+      direct.role.rules!.slice(4),
       m.role.rules!.slice(4),
       'the rest as when the webhook writes itself',
     );

@@ -184,6 +184,11 @@ describe('rtb webhook TLS flags', () => {
     tlsExtraSan: [],
     certLease: WEBHOOK_CERT_LEASE,
     servingCertIssuer: 'own',
+    trustRestart: true,
+    restartConcurrency: '1',
+    restartDelay: '30s',
+    restartDeadline: '10m',
+    restartLease: 'rt-bootstrapper-trust-restarter',
     ...over,
   });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { WEBHOOK_CERT_LEASE } from '../../../../src/api/runtime-names.js';
 import { buildSyncSet, type SyncSources } from '../../../../src/controller/direct/sync-set.js';
 import {
   planRuntime,
@@ -113,7 +114,10 @@ describe('runtime plan', () => {
     assert.ok(args.includes('--serving-cert-issuer=external'), 'the replicas only follow the Secret');
     const secretRule = plan.manifests.role.rules?.find((r) => r.resources?.includes('secrets'));
     assert.deepEqual(secretRule?.verbs, ['get', 'list', 'watch'], 'and cannot write it');
-    assert.ok(!plan.manifests.role.rules?.some((r) => r.resources?.includes('leases')), 'nor elect a writer');
+    assert.ok(
+      !plan.manifests.role.rules?.some((r) => r.resourceNames?.includes(WEBHOOK_CERT_LEASE)),
+      'nor elect a writer (the only Lease is the trust-bundle restarter’s)',
+    );
   });
 
   test('a registration URL (tests) replaces the Service', () => {

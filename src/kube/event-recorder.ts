@@ -1,12 +1,14 @@
 /**
- * A Kubernetes Event recorder (events.k8s.io/v1) for the controller. Events are best effort:
+ * A Kubernetes Event recorder (events.k8s.io/v1) for the controller and the webhook's restarter. Events are best effort:
  * recording never blocks or fails the caller, and identical events within a window are sent
  * once, so a flapping source cannot flood the API server. Notes are written by our code from
  * names and reasons only — never from object contents (the pull Secret's data must not leak).
  */
 import { randomBytes } from 'node:crypto';
-import { EventsV1Api, V1MicroTime, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
+import type { ClusterAccess } from './cluster-access.js';
+import { kubeRequest } from './kube-request.js';
+import { MicroTime } from './lease-decision.js';
 
 /** What an event is about. */
 export interface EventObjectRef {
@@ -46,7 +48,8 @@ export const nullEventRecorder: EventRecorder = {
 
 /** Settings of {@link createEventRecorder}. */
 export interface EventRecorderOptions {
-  readonly kubeConfig: KubeConfig;
+  /** The cluster (client-node's `KubeConfig` fits); events are raw requests, no client-node code. */
+  readonly kubeConfig: ClusterAccess;
   /** Where events about cluster-scoped objects go (the controller's namespace). */
   readonly namespace: string;
   /** `reportingController`, e.g. `rt-bootstrapper.kyma-project.io/controller`. */
@@ -63,7 +66,6 @@ const MAX_REMEMBERED = 1000;
 
 /** A recorder writing events.k8s.io/v1 Events through the API server. */
 export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
-  const api = o.kubeConfig.makeApiClient(EventsV1Api);
   const windowMs = o.dedupeWindowMs ?? 10 * 60_000;
   const lastSent = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
@@ -73,13 +75,15 @@ export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
     const namespace = e.regarding.namespace ?? o.namespace;
     const note = Buffer.byteLength(e.note) > NOTE_LIMIT ? `${e.note.slice(0, NOTE_LIMIT - 3)}...` : e.note;
     try {
-      await api.createNamespacedEvent({
-        namespace,
+      await kubeRequest(o.kubeConfig, {
+        method: 'POST',
+        path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+        parseResponse: false,
         body: {
           apiVersion: 'events.k8s.io/v1',
           kind: 'Event',
           metadata: { name: `${e.regarding.name}.${randomBytes(8).toString('hex')}`, namespace },
-          eventTime: new V1MicroTime(),
+          eventTime: new MicroTime(),
           reportingController: o.reportingController,
           reportingInstance: o.reportingInstance,
           action: e.action,

@@ -1,0 +1,110 @@
+/**
+ * Follows the ClusterTrustBundle the configuration names: one watch on that one object (a field
+ * selector), rebuilt when the name changes (../latest-follower.ts). The admission path reads the
+ * hash in force from here (the Pods' stamp) and the restarter is told of every content change.
+ */
+import type { Logger } from 'pino';
+import { trustBundleChangedAt, trustBundleHash, type TrustBundleObject } from '../../api/trust-stamp.js';
+import type { ClusterAccess } from '../../kube/cluster-access.js';
+import { KubeListWatch } from '../../kube/list-watch.js';
+import { Reflector } from '../../kube/reflector.js';
+import type { ConfigHolder } from '../config-holder.js';
+import { LatestFollower } from '../latest-follower.js';
+
+/** The API path of ClusterTrustBundles (the version KIM and the KCP controller write). */
+export const CLUSTER_TRUST_BUNDLES_PATH = '/apis/certificates.k8s.io/v1beta1/clustertrustbundles';
+
+/** The bundle in force as the webhook knows it. */
+export interface KnownBundle {
+  readonly name: string;
+  /** SHA-256 hex of `.spec.trustBundle`. */
+  readonly hash: string;
+  /** When its content last changed (API server's clock, epoch ms; NaN if unknown). */
+  readonly changedAtMs: number;
+  /** When this process first saw this content (its own clock, epoch ms). */
+  readonly seenAtMs: number;
+}
+
+type BundleObject = TrustBundleObject & { metadata?: { name?: string; resourceVersion?: string } };
+
+/** Reads the bundle in force; see the file comment. */
+export interface TrustBundleFollower {
+  /** The bundle in force, undefined while unknown (not configured, not read yet, or missing). */
+  current(): KnownBundle | undefined;
+  /** Called whenever {@link current} changes its hash (or becomes unknown); returns the unsubscribe. */
+  onChange(listener: (bundle: KnownBundle | undefined) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** Starts following the bundle named by the configuration in force. */
+export function followTrustBundle(o: {
+  readonly kubeConfig: ClusterAccess;
+  readonly holder: ConfigHolder;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}): TrustBundleFollower {
+  const now = o.now ?? Date.now;
+  const listeners = new Set<(bundle: KnownBundle | undefined) => void>();
+  let known: KnownBundle | undefined;
+  const set = (next: KnownBundle | undefined): void => {
+    if (next?.hash === known?.hash && next?.name === known?.name) return;
+    known = next;
+    for (const l of listeners) l(next);
+  };
+  const offer = (name: string, obj: BundleObject | undefined): void => {
+    const text = obj?.spec?.trustBundle;
+    if (obj === undefined || typeof text !== 'string') {
+      set(undefined);
+      return;
+    }
+    const hash = trustBundleHash(text);
+    if (hash === known?.hash && name === known.name) return;
+    set({ name, hash, changedAtMs: trustBundleChangedAt(obj), seenAtMs: now() });
+  };
+  const follower = new LatestFollower<string | undefined, Reflector<BundleObject> | undefined>({
+    start: (name) => {
+      set(undefined);
+      if (name === undefined) return undefined;
+      const reflector = new Reflector<BundleObject>({
+        name: `clustertrustbundle ${name}`,
+        listerWatcher: new KubeListWatch<BundleObject>(o.kubeConfig, CLUSTER_TRUST_BUNDLES_PATH),
+        fieldSelector: `metadata.name=${name}`,
+        logger: o.logger,
+        // managedFields stay: they tell when the content last changed.
+      });
+      reflector.addEventHandler({
+        onAdd: (b) => {
+          offer(name, b);
+        },
+        onUpdate: (_old, b) => {
+          offer(name, b);
+        },
+        onDelete: () => {
+          offer(name, undefined);
+        },
+      });
+      reflector.start();
+      return reflector;
+    },
+    stop: async (reflector) => {
+      await reflector?.stop();
+    },
+    same: (a, b) => a === b,
+    onError: (error, phase) => {
+      o.logger.error({ err: error }, `cannot ${phase} following the ClusterTrustBundle`);
+    },
+  });
+  const nameInForce = (): string | undefined => o.holder.get()?.clusterTrustBundle?.name;
+  o.holder.onChange(() => {
+    follower.follow(nameInForce());
+  });
+  follower.follow(nameInForce());
+  return {
+    current: () => known,
+    onChange: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close: () => follower.close(),
+  };
+}

@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { CTB_HASH_ANNOTATION, RESTART_OPT_OUT_ANNOTATION } from '../../../../src/api/trust-stamp.js';
+import {
+  podFactsOf,
+  slimPod,
+  type OwnerRef,
+  type PodFacts,
+} from '../../../../src/webhook/trust-restart/pod-facts.js';
+import {
+  planRestarts,
+  podVerdict,
+  replicaSetsToResolve,
+  type BundleFacts,
+  type ReplicaSetOwner,
+} from '../../../../src/webhook/trust-restart/restart-plan.js';
+
+const NEW = 'a'.repeat(64);
+const OLD = 'b'.repeat(64);
+const CHANGED = Date.parse('2026-06-01T12:00:00Z');
+const bundle: BundleFacts = { hash: NEW, changedAtMs: CHANGED };
+
+const owner = (kind: string, name: string, apiVersion = 'apps/v1'): OwnerRef => ({
+  apiVersion,
+  kind,
+  name,
+  uid: `uid-${kind}-${name}`,
+});
+const pod = (name: string, over: Partial<PodFacts> = {}): PodFacts => ({
+  namespace: 'team',
+  name,
+  uid: `uid-${name}`,
+  createdAtMs: CHANGED - 60_000,
+  hash: OLD,
+  optedOut: false,
+  finished: false,
+  ...over,
+});
+
+describe('podVerdict: every combination of stamp, creation time, opt-out and phase', () => {
+  const stamps = [NEW, OLD, undefined] as const;
+  const created = [CHANGED - 1000, CHANGED, CHANGED + 1000];
+  for (const hash of stamps)
+    for (const createdAtMs of created)
+      for (const optedOut of [false, true])
+        for (const finished of [false, true]) {
+          const { hash: _old, ...unstamped } = pod('p', { createdAtMs, optedOut, finished });
+          const p: PodFacts = hash === undefined ? unstamped : { ...unstamped, hash };
+          const current = hash !== undefined ? hash === NEW : createdAtMs > CHANGED;
+          const want = finished ? 'finished' : current ? 'current' : optedOut ? 'opted-out' : 'stale';
+          test(`stamp ${hash?.slice(0, 1) ?? 'none'}, created ${createdAtMs - CHANGED} ms after the change, opted out ${optedOut}, finished ${finished}: ${want}`, () => {
+            assert.equal(podVerdict(p, bundle), want);
+          });
+        }
+
+  test('within the lag after the change, a new Pod may have the old content: stale even if stamped new', () => {
+    const lagged: BundleFacts = { ...bundle, lagMs: 300_000 };
+    const at = (createdAtMs: number, hash?: string): PodFacts => {
+      const { hash: _old, ...p } = pod('p', { createdAtMs });
+      return hash === undefined ? p : { ...p, hash };
+    };
+    assert.equal(podVerdict(at(CHANGED + 1000, NEW), lagged), 'stale', 'stamped new inside the window');
+    assert.equal(podVerdict(at(CHANGED + 300_000, NEW), lagged), 'stale', 'at the window’s end');
+    assert.equal(podVerdict(at(CHANGED + 301_000, NEW), lagged), 'current');
+    assert.equal(
+      podVerdict(at(CHANGED - 1000, NEW), lagged),
+      'current',
+      'before the change: the content it was stamped with',
+    );
+    assert.equal(podVerdict(at(CHANGED + 1000), lagged), 'stale', 'unstamped inside the window');
+    assert.equal(podVerdict(at(CHANGED + 301_000), lagged), 'current');
+    assert.equal(podVerdict(at(CHANGED + 301_000, OLD), lagged), 'stale');
+  });
+
+  test('an unknown change time makes every unstamped Pod stale', () => {
+    const { hash: _old, ...p } = pod('p', { createdAtMs: Date.now() });
+    assert.equal(podVerdict(p, { hash: NEW, changedAtMs: Number.NaN }), 'stale');
+  });
+});
+
+describe('planRestarts', () => {
+  const rsA = owner('ReplicaSet', 'web-abc');
+  const known = new Map<string, ReplicaSetOwner>([
+    [`team/${rsA.uid}`, { deployment: 'web' }],
+    [`team/${owner('ReplicaSet', 'lonely').uid}`, null],
+  ]);
+
+  test('groups stale Pods by the owner that restarts them', () => {
+    const pods = [
+      pod('web-1', { owner: rsA }),
+      pod('web-2', { owner: rsA }),
+      pod('web-3', { owner: rsA, hash: NEW }),
+      pod('db-0', { owner: owner('StatefulSet', 'db') }),
+      pod('agent-x', { owner: owner('DaemonSet', 'agent') }),
+      pod('job-1', { owner: owner('Job', 'once', 'batch/v1') }),
+      pod('cr-1', { owner: owner('Thing', 'x', 'example.com/v1') }),
+      pod('rs-1', { owner: owner('ReplicaSet', 'lonely') }),
+      pod('bare'),
+      pod('quiet', { owner: rsA, optedOut: true }),
+      pod('done', { owner: owner('Job', 'once', 'batch/v1'), finished: true }),
+      pod('unknown-rs', { owner: owner('ReplicaSet', 'other') }),
+      pod('sts-other-group', { owner: owner('StatefulSet', 'x', 'example.com/v1') }),
+    ];
+    const plan = planRestarts(bundle, pods, known);
+    assert.deepEqual(
+      plan.targets.map((t) => [t.key, t.kind === 'workload' ? t.pods.map((p) => p.name) : [t.pod.name]]),
+      [
+        ['DaemonSet/team/agent', ['agent-x']],
+        ['Deployment/team/web', ['web-1', 'web-2']],
+        ['Pod/team/cr-1', ['cr-1']],
+        ['Pod/team/job-1', ['job-1']],
+        ['Pod/team/rs-1', ['rs-1']],
+        ['Pod/team/sts-other-group', ['sts-other-group']],
+        ['StatefulSet/team/db', ['db-0']],
+      ],
+    );
+    assert.deepEqual(
+      plan.bare.map((p) => p.name),
+      ['bare'],
+    );
+    assert.deepEqual(
+      plan.optedOut.map((p) => p.name),
+      ['quiet'],
+    );
+    assert.deepEqual(
+      plan.unresolved.map((p) => p.name),
+      ['unknown-rs'],
+    );
+    assert.deepEqual([...plan.staleByNamespace], [['team', 10]]);
+    assert.equal(plan.oldBundlePods, 11, 'the opted-out Pod still runs the old bundle');
+  });
+
+  test('nothing stale, nothing planned; namespaces counted apart', () => {
+    assert.deepEqual(planRestarts(bundle, [pod('a', { hash: NEW })], known).targets, []);
+    const plan = planRestarts(bundle, [pod('a'), pod('b', { namespace: 'other' }), pod('c')], known);
+    assert.deepEqual([...plan.staleByNamespace].sort(), [
+      ['other', 1],
+      ['team', 2],
+    ]);
+  });
+
+  test('only the ReplicaSets of stale Pods are resolved, each once', () => {
+    const rsB = owner('ReplicaSet', 'b');
+    const wanted = replicaSetsToResolve(
+      [
+        pod('1', { owner: rsA }),
+        pod('2', { owner: rsB }),
+        pod('3', { owner: rsB }),
+        pod('4', { owner: owner('ReplicaSet', 'current'), hash: NEW }),
+        pod('5', { owner: owner('ReplicaSet', 'quiet'), optedOut: true }),
+      ],
+      bundle,
+      known,
+    );
+    assert.deepEqual(wanted, [{ namespace: 'team', owner: rsB }]);
+  });
+});
+
+describe('the cached Pod', () => {
+  test('keeps only what the planner reads', () => {
+    const slim = slimPod({
+      metadata: {
+        name: 'p',
+        namespace: 'team',
+        uid: 'u',
+        resourceVersion: '7',
+        creationTimestamp: '2026-06-01T12:00:00Z',
+        annotations: {
+          [CTB_HASH_ANNOTATION]: OLD,
+          [RESTART_OPT_OUT_ANNOTATION]: 'false',
+          big: 'x'.repeat(1000),
+        },
+        ownerReferences: [
+          { ...owner('Thing', 'not-controller', 'example.com/v1') },
+          { ...owner('ReplicaSet', 'web'), controller: true },
+        ],
+        // A full Pod's other fields are dropped.
+        ...({ labels: { a: 'b' }, managedFields: [{}] } as object),
+      },
+      status: { phase: 'Running', ...({ conditions: [{}] } as object) },
+      ...({ spec: { containers: [] } } as object),
+    });
+    assert.deepEqual(slim, {
+      metadata: {
+        name: 'p',
+        namespace: 'team',
+        uid: 'u',
+        resourceVersion: '7',
+        creationTimestamp: '2026-06-01T12:00:00Z',
+        annotations: { [CTB_HASH_ANNOTATION]: OLD, [RESTART_OPT_OUT_ANNOTATION]: 'false' },
+        ownerReferences: [{ ...owner('ReplicaSet', 'web'), controller: true }],
+      },
+      status: { phase: 'Running' },
+    });
+    assert.deepEqual(podFactsOf(slim), {
+      namespace: 'team',
+      name: 'p',
+      uid: 'u',
+      createdAtMs: Date.parse('2026-06-01T12:00:00Z'),
+      hash: OLD,
+      optedOut: true,
+      finished: false,
+      owner: owner('ReplicaSet', 'web'),
+    });
+    assert.equal(podFactsOf({ ...slim, status: { phase: 'Succeeded' } }).finished, true);
+    assert.equal(
+      podFactsOf({ metadata: { ...slim.metadata, deletionTimestamp: '2026-06-01T12:00:00Z' } }).finished,
+      true,
+    );
+  });
+});
