@@ -25,6 +25,8 @@ import {
 import { RepairConfirmations } from './repair-confirmations.js';
 import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
 import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
+import { DriftRelay, driftRelayed } from './drift-relay.js';
+import { ShardedWork } from './sharded-work.js';
 
 /**
  * Connections to the KCP at once: its watches (a handful, each holding one) and the status writes
@@ -97,6 +99,23 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     metrics: new PrometheusWorkQueueMetrics(o.registry),
     reconcileMetrics: new PrometheusReconcileMetrics(o.registry),
   });
+  // Across replicas (sharding on): only this replica's share of the runtimes is worked here.
+  const shard = o.shard
+    ? new ShardedWork({
+        kcp,
+        namespace: ns,
+        settings: o.shard,
+        logger: log,
+        registry: o.registry,
+        bootstrappers: bootstrappers.store,
+        enqueue: (key) => {
+          queue.add(key);
+        },
+      })
+    : undefined;
+  const sharded = <T>(key: string, work: () => Promise<T>): Promise<T | undefined> =>
+    shard ? shard.run(key, work) : work();
+  const relay = shard ? new DriftRelay(kcp, log) : undefined;
   const enqueueAll = (): void => {
     for (const rb of bootstrappers.store.list()) queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
   };
@@ -110,6 +129,9 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     onUpdate: (old, rb) => {
       index.put(rb);
       if (needsReconcile(old, rb)) queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
+      // A drift report another replica received for a runtime we work.
+      if (shard?.decide(rb.spec.runtimeID).kind === 'work' && driftRelayed(old, rb))
+        repairRuntime(rb.spec.runtimeID);
     },
     onDelete: (rb) => {
       index.remove(rb);
@@ -154,7 +176,11 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   // queue, not gated), probes and lease renewals keep getting through during a fan-out.
   const gate = new LoopLagGate({ max: concurrency });
   gate.start();
-  const running = queue.start((key) => reconciler.reconcile(key), { concurrency, gate });
+  await shard?.start();
+  const running = queue.start((key) => sharded(key, () => reconciler.reconcile(key)), {
+    concurrency,
+    gate,
+  });
   enqueueAll();
 
   const resyncMs = o.resyncMs ?? 10 * 60_000;
@@ -185,8 +211,10 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   });
   const repairing = repairs.start(
     async (key) => {
-      await reconciler.repairSet(key);
-      endpoint?.reconciled(key, true);
+      await sharded(key, async () => {
+        await reconciler.repairSet(key);
+        endpoint?.reconciled(key, true);
+      });
     },
     { concurrency },
   );
@@ -201,6 +229,13 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   const repairRuntime = (runtimeId: string): string | undefined => {
     const key = keyOfRuntime(runtimeId);
     if (key === undefined) return undefined;
+    const decision = shard?.decide(runtimeId).kind ?? 'work';
+    // Ours but still claimed by the previous owner: taking it over reconciles it fully anyway.
+    if (decision === 'wait') return key;
+    if (decision !== 'work') {
+      relay?.relay(key);
+      return key;
+    }
     repairs.add(key);
     confirmations.event(key);
     return key;
@@ -268,7 +303,9 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       queue.add(key);
       return true;
     },
-    async stop() {
+    async stop(options = {}) {
+      // First, so the runtimes in flight finish and the others take ours at once (released Lease).
+      await shard?.stop({ release: options.releaseShard ?? true });
       unsubscribe();
       confirmations.stop();
       if (caUpkeep) clearInterval(caUpkeep);
