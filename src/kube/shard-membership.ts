@@ -77,6 +77,8 @@ export class ShardMembership {
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private confirmWaiters: (() => void)[] = [];
+  /** Decisions of the current state (hashing every runtime on every reconcile adds up at 5,000). */
+  private readonly memo = new Map<string, ShardDecision>();
   private gc: NodeJS.Timeout | undefined;
   private readonly deleting = new Set<string>();
 
@@ -133,6 +135,7 @@ export class ShardMembership {
     this.elector.start({
       onStartedLeading: () => {
         this.active = true;
+        this.memo.clear();
         this.log.info({}, 'shard member');
         this.reconsider(true);
       },
@@ -140,6 +143,7 @@ export class ShardMembership {
         this.active = false;
         this.view = undefined;
         this.next = undefined;
+        this.memo.clear();
         this.wakeConfirmWaiters();
         this.o.onChange();
         await this.o.drain();
@@ -150,7 +154,13 @@ export class ShardMembership {
   /** What this replica may do with `key` now. */
   decide(key: string): ShardDecision {
     if (!this.active || !this.elector.isLeader()) return { kind: 'inactive' };
-    return decideShard(key, { self: this.o.identity, view: this.view, next: this.next, others: this.others });
+    let decision = this.memo.get(key);
+    if (decision === undefined) {
+      const state = { self: this.o.identity, view: this.view, next: this.next, others: this.others };
+      decision = decideShard(key, state);
+      this.memo.set(key, decision);
+    }
+    return decision;
   }
 
   /** The members of the view this replica works by (empty while inactive). */
@@ -241,6 +251,7 @@ export class ShardMembership {
       this.timing.leaseDurationMs,
     );
     this.others = live;
+    this.memo.clear();
     const target = targetMembers(this.o.identity, live.keys());
     if (this.view !== undefined && sameMembers(this.view.members, target)) {
       this.o.onChange();
@@ -248,6 +259,7 @@ export class ShardMembership {
     }
     const next: ShardView = { generation: this.generation + 1, members: target };
     this.next = next;
+    this.memo.clear();
     this.o.onChange();
     await this.o.drain();
     await kubeRequest(this.o.access, {
@@ -259,8 +271,17 @@ export class ShardMembership {
     });
     this.generation = next.generation;
     if (!(await this.confirmed(next.generation))) return;
+    // The claims read before our write may be older than it: read them again, now that every
+    // Lease we hold is at least as new as our write (shard-view.ts).
+    this.others = liveMembers(
+      this.observations.values(),
+      this.o.identity,
+      performance.now(),
+      this.timing.leaseDurationMs,
+    );
     this.view = next;
     this.next = undefined;
+    this.memo.clear();
     this.log.info({ members: next.members.length, generation: next.generation }, 'shard view settled');
     // Membership may have moved while this step ran; the claims of the others certainly did.
     this.again = true;
