@@ -25,7 +25,7 @@ import {
 import { RepairConfirmations } from './repair-confirmations.js';
 import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
 import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
-import { DriftRelay, driftRelayed } from './drift-relay.js';
+import { driftRelayed } from './drift-relay.js';
 import { ShardedWork } from './sharded-work.js';
 
 /**
@@ -98,24 +98,15 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     name: 'runtimebootstrapper',
     metrics: new PrometheusWorkQueueMetrics(o.registry),
     reconcileMetrics: new PrometheusReconcileMetrics(o.registry),
+    admit: (key: string): boolean => shard?.admits(key) ?? true,
   });
   // Across replicas (sharding on): only this replica's share of the runtimes is worked here.
-  const shard = o.shard
-    ? new ShardedWork({
-        kcp,
-        namespace: ns,
-        settings: o.shard,
-        logger: log,
-        registry: o.registry,
-        bootstrappers: bootstrappers.store,
-        enqueue: (key) => {
-          queue.add(key);
-        },
-      })
+  const shardDeps = { kcp, namespace: ns, logger: log, registry: o.registry, queue };
+  const shard: ShardedWork | undefined = o.shard
+    ? new ShardedWork({ ...shardDeps, settings: o.shard, bootstrappers: bootstrappers.store })
     : undefined;
   const sharded = <T>(key: string, work: () => Promise<T>): Promise<T | undefined> =>
     shard ? shard.run(key, work) : work();
-  const relay = shard ? new DriftRelay(kcp, log) : undefined;
   const enqueueAll = (): void => {
     for (const rb of bootstrappers.store.list()) queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
   };
@@ -230,11 +221,11 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     const key = keyOfRuntime(runtimeId);
     if (key === undefined) return undefined;
     const decision = shard?.decide(runtimeId).kind ?? 'work';
-    // Ours but still claimed by the previous owner: taking it over reconciles it fully anyway.
-    if (decision === 'wait') return key;
+    // Another replica's (relayed to it), or ours but still the previous owner's: taking it over
+    // reconciles it fully anyway. Either way no repair is measured here.
     if (decision !== 'work') {
-      relay?.relay(key);
-      return key;
+      if (decision !== 'wait') shard?.relayDrift(key);
+      return undefined;
     }
     repairs.add(key);
     confirmations.event(key);

@@ -1,9 +1,10 @@
 /**
  * Direct mode across replicas: this replica works only the runtimes its shard membership gives
- * it (src/kube/shard-membership.ts). Every reconcile and drift repair runs through {@link
- * ShardedWork.run}, which starts it only when the runtime is ours to work and keeps count of
- * what is in flight, so a change of membership can wait for the runtimes leaving us to finish
- * before our Lease says we gave them up. Runtimes that become ours are queued at once.
+ * it (src/kube/shard-membership.ts). Its queue admits only those ({@link ShardedWork.admits});
+ * every reconcile and drift repair runs through {@link ShardedWork.run}, which checks again (the
+ * decision may change while a key waits) and keeps count of what is in flight, so a change of
+ * membership can wait for the runtimes leaving us to finish before our Lease says we gave them
+ * up. Runtimes that become ours are queued at once.
  *
  * The caches stay whole (the API server cannot select by hash, a runtime moving here must be
  * known at once, and the drift listener checks any runtime's certificate); what costs per
@@ -14,10 +15,12 @@ import type { Registry } from 'prom-client';
 import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import type { ReadonlyStore } from '../../kube/store.js';
+import type { WorkQueue } from '../../kube/work-queue.js';
 import type { LeaderElectionTiming } from '../../kube/leader-election.js';
 import { counterOn, gaugeOn } from '../../kube/prom-metrics.js';
 import { ShardMembership } from '../../kube/shard-membership.js';
 import type { ShardDecision } from '../../kube/shard-view.js';
+import { DriftRelay } from './drift-relay.js';
 
 /** Label of every shard Lease of the controller (replicas list and watch them by it). */
 export const SHARD_LEASE_LABEL = { key: 'rt-bootstrapper.kyma-project.io/shard-of', value: 'controller' };
@@ -42,8 +45,8 @@ export interface ShardedWorkOptions {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly bootstrappers: ReadonlyStore<RuntimeBootstrapper>;
-  /** Queues a key for a reconcile. */
-  readonly enqueue: (key: string) => void;
+  /** Where runtimes that became ours are queued for a reconcile. */
+  readonly queue: Pick<WorkQueue, 'add'>;
 }
 
 /** See the file comment. */
@@ -55,6 +58,7 @@ export class ShardedWork {
   private readonly gauges: { members: (n: number) => void; owned: (n: number) => void };
   private readonly moves: (direction: 'gained' | 'lost', n: number) => void;
   private readonly refresh: NodeJS.Timeout;
+  private readonly relay: DriftRelay;
 
   constructor(private readonly o: ShardedWorkOptions) {
     const members = gaugeOn(o.registry, {
@@ -76,6 +80,7 @@ export class ShardedWork {
     this.moves = (direction, n) => {
       if (n > 0) moves.inc({ direction }, n);
     };
+    this.relay = new DriftRelay(o.kcp, o.logger);
     this.membership = new ShardMembership({
       access: o.kcp,
       namespace: o.namespace,
@@ -109,6 +114,17 @@ export class ShardedWork {
   /** What this replica may do with a runtime now. */
   decide(runtimeId: string): ShardDecision {
     return this.membership.decide(runtimeId);
+  }
+
+  /** Whether `key` may be queued: its runtime is ours to work now (or it is gone from the cache). */
+  admits(key: string): boolean {
+    const runtimeId = this.o.bootstrappers.get(key)?.spec.runtimeID;
+    return runtimeId === undefined || this.membership.decide(runtimeId).kind === 'work';
+  }
+
+  /** Hands a drift report for a runtime another replica works to that replica (drift-relay.ts). */
+  relayDrift(key: string): void {
+    this.relay.relay(key);
   }
 
   /** Runs `work` if the runtime of `key` is ours to work now; otherwise does nothing. */
@@ -165,7 +181,7 @@ export class ShardedWork {
       for (const id of this.owned) if (!now.has(id)) lost++;
       this.moves('gained', gained.length);
       this.moves('lost', lost);
-      for (const key of gained) this.o.enqueue(key);
+      for (const key of gained) this.o.queue.add(key);
     }
     this.owned = now;
     this.gauges.owned(now.size);
