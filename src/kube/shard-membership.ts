@@ -15,14 +15,14 @@
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
 import type { ClusterAccess } from './cluster-access.js';
-import { statusCodeOf } from './kube-errors.js';
 import { kubeRequest } from './kube-request.js';
+import { ShardLeaseCollector } from './shard-lease-gc.js';
 import {
   DEFAULT_LEADER_ELECTION_TIMING,
   LeaderElector,
   type LeaderElectionTiming,
 } from './leader-election.js';
-import { leaseExpiresAtMs, leaseRecordOf } from './lease-decision.js';
+import { leaseRecordOf } from './lease-decision.js';
 import { createListerWatcher } from './list-watch.js';
 import { Reflector } from './reflector.js';
 import { stripManagedFields } from './reflector-options.js';
@@ -79,13 +79,20 @@ export class ShardMembership {
   private confirmWaiters: (() => void)[] = [];
   /** Decisions of the current state (hashing every runtime on every reconcile adds up at 5,000). */
   private readonly memo = new Map<string, ShardDecision>();
-  private gc: NodeJS.Timeout | undefined;
-  private readonly deleting = new Set<string>();
+  private readonly collector: ShardLeaseCollector;
 
   constructor(private readonly o: ShardMembershipOptions) {
     this.timing = { ...DEFAULT_LEADER_ELECTION_TIMING, ...o.timing };
     this.leaseName = shardLeaseName(o.namePrefix, o.identity);
     this.log = o.logger.child({ shardLease: this.leaseName });
+    this.collector = new ShardLeaseCollector({
+      access: o.access,
+      namespace: o.namespace,
+      own: this.leaseName,
+      leaseDurationMs: this.timing.leaseDurationMs,
+      observations: () => (this.active ? this.observations : new Map()),
+      logger: this.log,
+    });
     this.elector = new LeaderElector({
       kubeConfig: o.access,
       namespace: o.namespace,
@@ -128,14 +135,14 @@ export class ShardMembership {
   async start(): Promise<void> {
     this.leases.start();
     await this.leases.waitForSync();
-    this.gc = setInterval(() => {
-      this.collectGarbage();
-    }, this.timing.leaseDurationMs);
-    this.gc.unref();
+    this.collector.start();
     this.elector.start({
       onStartedLeading: () => {
         this.active = true;
         this.memo.clear();
+        // Generations only grow on our Lease, whatever an earlier term (or process) wrote there.
+        const own = this.observations.get(this.leaseName)?.view?.generation ?? 0;
+        this.generation = Math.max(this.generation, own);
         this.log.info({}, 'shard member');
         this.reconsider(true);
       },
@@ -175,7 +182,7 @@ export class ShardMembership {
   async stop(options: { readonly release?: boolean } = {}): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    clearInterval(this.gc);
+    this.collector.stop();
     await this.elector.stop(options);
     this.wakeConfirmWaiters();
     await this.settling;
@@ -257,11 +264,16 @@ export class ShardMembership {
       this.o.onChange();
       return;
     }
-    const next: ShardView = { generation: this.generation + 1, members: target };
-    this.next = next;
+    const members = target;
+    this.next = { generation: this.generation + 1, members };
     this.memo.clear();
     this.o.onChange();
     await this.o.drain();
+    if (!this.active || this.stopped) return;
+    // Counted before the write: a write that timed out may still have landed, and a retry must
+    // not publish other members under the same generation.
+    const next: ShardView = { generation: ++this.generation, members };
+    this.next = next;
     await kubeRequest(this.o.access, {
       method: 'PATCH',
       path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.namespace)}/leases/${this.leaseName}`,
@@ -269,7 +281,6 @@ export class ShardMembership {
       timeoutMs: this.timing.retryPeriodMs * 2,
       parseResponse: false,
     });
-    this.generation = next.generation;
     if (!(await this.confirmed(next.generation))) return;
     // The claims read before our write may be older than it: read them again, now that every
     // Lease we hold is at least as new as our write (shard-view.ts).
@@ -306,60 +317,9 @@ export class ShardMembership {
     }
   }
 
-  /** Deletes the Leases of members long gone (each process has a Lease of its own, so they pile up). */
-  private collectGarbage(): void {
-    if (!this.active || this.stopped) return;
-    const now = performance.now();
-    for (const [name, o] of this.observations) {
-      if (name === this.leaseName || this.deleting.has(name)) continue;
-      if (!staleShardLease(o, now, this.timing.leaseDurationMs)) continue;
-      this.deleting.add(name);
-      deleteShardLease(this.o.access, this.o.namespace, name, o.rv)
-        .then(() => {
-          this.log.info({ lease: name }, 'stale shard lease deleted');
-        })
-        .catch((err: unknown) => {
-          this.log.warn({ err, lease: name }, 'cannot delete a stale shard lease');
-        })
-        .finally(() => {
-          this.deleting.delete(name);
-        });
-    }
-  }
-
   private wakeConfirmWaiters(): void {
     const waiters = this.confirmWaiters;
     this.confirmWaiters = [];
     for (const w of waiters) w();
-  }
-}
-
-/** Whether an observed shard Lease may be deleted: released or expired for two lease durations. */
-export function staleShardLease(
-  o: MemberObservation,
-  nowMs: number,
-  defaultLeaseDurationMs: number,
-): boolean {
-  const expiresAt = leaseExpiresAtMs(o.record, o.observedAtMs, defaultLeaseDurationMs) ?? o.observedAtMs;
-  return nowMs > expiresAt + 2 * defaultLeaseDurationMs;
-}
-
-/** Deletes a stale shard Lease unless it changed since it was read (resourceVersion precondition). */
-export async function deleteShardLease(
-  access: ClusterAccess,
-  namespace: string,
-  name: string,
-  resourceVersion: string,
-): Promise<void> {
-  try {
-    await kubeRequest(access, {
-      method: 'DELETE',
-      path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases/${encodeURIComponent(name)}`,
-      body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion } },
-      parseResponse: false,
-    });
-  } catch (err) {
-    // Gone already, or renewed/deleted by another member meanwhile.
-    if (statusCodeOf(err) !== 404 && statusCodeOf(err) !== 409) throw err;
   }
 }

@@ -277,6 +277,25 @@ describe('direct mode sharded across replicas', () => {
       assert.equal(await gauge(r, 'rtb_shard_members'), 2, `${r.name} sees two members`);
   });
 
+  test('the Leases of replicas gone (crashed or stopped) are deleted by the ones alive', async () => {
+    await eventually(
+      async () => {
+        const leases = await kubeRequest<{ items: { spec?: { holderIdentity?: string } }[] }>(
+          kcp().kubeConfig(),
+          {
+            method: 'GET',
+            path: '/apis/coordination.k8s.io/v1/namespaces/kcp-system/leases',
+            query: { labelSelector: `${SHARD_LEASE_LABEL.key}=${SHARD_LEASE_LABEL.value}` },
+          },
+        );
+        const holders = leases.items.map((l) => l.spec?.holderIdentity).sort();
+        return holders.join(',') === 'replica-a,replica-b' ? true : undefined;
+      },
+      60_000,
+      'only the Leases of replica-a and replica-b left',
+    );
+  });
+
   test('audit: no runtime was ever worked by two replicas at once', () => {
     const byRuntime = new Map<string, Span[]>();
     for (const s of spans) byRuntime.set(s.runtimeId, [...(byRuntime.get(s.runtimeId) ?? []), s]);

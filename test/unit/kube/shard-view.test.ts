@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { rendezvousOwner } from '../../../src/kube/rendezvous-hash.js';
+import { staleShardLease } from '../../../src/kube/shard-lease-gc.js';
 import {
   decideShard,
   encodeShardView,
@@ -138,5 +139,14 @@ describe('shard views', () => {
     assert.notEqual(a, b);
     assert.ok(shardLeaseName('p-', 'x'.repeat(300)).length < 63);
     assert.match(shardLeaseName('p-', '___'), /^p-[a-z0-9]+$/);
+  });
+
+  test('a shard Lease is stale two lease durations after it expired or was released', () => {
+    // Held, 10 s, seen at 0: expires at 10 000, stale after 10 000 + 2 × 3 000.
+    assert.ok(!staleShardLease(seen('a', 0), 16_000, 3_000));
+    assert.ok(staleShardLease(seen('a', 0), 16_001, 3_000));
+    // Released at 1 000: stale after 1 000 + 6 000.
+    assert.ok(!staleShardLease(seen('', 1_000), 7_000, 3_000));
+    assert.ok(staleShardLease(seen('', 1_000), 7_001, 3_000));
   });
 });
