@@ -29,6 +29,8 @@ export interface ReplicaRotation {
   /** Runtimes each replica worked. */
   readonly owned: readonly number[];
   readonly reconciles: number;
+  /** Runtimes that changed hands during the rotation (should be 0: nobody joined or left). */
+  readonly moves: number;
   readonly errors: number;
 }
 
@@ -108,6 +110,7 @@ export async function rotateWithReplicas(
       controllerCpuPerRuntimeMs: ((window.cores.controller ?? 0) * window.seconds * 1000) / n,
       owned: after.map((m) => (replicas > 1 ? metricValue(m, 'rtb_shard_owned_runtimes') : n)),
       reconciles: sum((m0, m1) => counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', QUEUE)),
+      moves: sum((m0, m1) => counterDelta(m0, m1, 'rtb_shard_ownership_moves_total', { direction: 'lost' })),
       errors: sum(
         (m0, m1) =>
           counterDelta(m0, m1, 'rtb_runtime_sync_errors_total') +
@@ -118,7 +121,7 @@ export async function rotateWithReplicas(
       `${replicas} replica${replicas === 1 ? '' : 's'}${replicas > 1 ? ' (sharded)' : ''}: divided in ${settleSeconds.toFixed(1)} s ` +
         `(${result.owned.join(' + ')}); rotation: every status in ${(result.statusMs / 1000).toFixed(1)} s, ` +
         `controllers' CPU ${result.controllerCpuPerRuntimeMs.toFixed(1)} ms per runtime, ` +
-        `${result.reconciles} reconciles, errors ${result.errors}`,
+        `${result.reconciles} reconciles, ${result.moves} runtimes moved meanwhile, errors ${result.errors}`,
     );
     return result;
   } finally {
