@@ -242,7 +242,7 @@ export class ShardMembership {
             this.reconsider(true);
           }, this.timing.retryPeriodMs);
         }
-      } while (this.again && !this.stopped);
+      } while (this.rerun());
     })().finally(() => {
       this.settling = undefined;
     });
@@ -269,7 +269,7 @@ export class ShardMembership {
     this.memo.clear();
     this.o.onChange();
     await this.o.drain();
-    if (!this.active || this.stopped) return;
+    if (this.halted()) return;
     // Counted before the write: a write that timed out may still have landed, and a retry must
     // not publish other members under the same generation.
     const next: ShardView = { generation: ++this.generation, members };
@@ -315,6 +315,15 @@ export class ShardMembership {
         });
       });
     }
+  }
+
+  // Methods, not the fields: TypeScript would keep a narrowing of them across an await.
+  private halted(): boolean {
+    return !this.active || this.stopped;
+  }
+
+  private rerun(): boolean {
+    return this.again && !this.stopped;
   }
 
   private wakeConfirmWaiters(): void {

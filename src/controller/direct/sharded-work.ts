@@ -76,7 +76,14 @@ export class ShardedWork {
       help: 'Runtimes that became this replica’s to work (gained) or stopped being so (lost).',
       labelNames: ['direction'],
     });
-    this.gauges = { members: (n) => members.set(n), owned: (n) => owned.set(n) };
+    this.gauges = {
+      members: (n) => {
+        members.set(n);
+      },
+      owned: (n) => {
+        owned.set(n);
+      },
+    };
     this.moves = (direction, n) => {
       if (n > 0) moves.inc({ direction }, n);
     };

@@ -150,7 +150,7 @@ describe('rendered controller manifests', () => {
       sharding: true,
     });
     assert.equal(sharded.deployment.spec?.replicas, 3);
-    const args = sharded.deployment.spec?.template.spec?.containers[0]?.args ?? [];
+    const args = sharded.deployment.spec.template.spec!.containers[0]!.args ?? [];
     assert.ok(args.includes('--sharding'));
     assert.ok(!args.some((a) => a.startsWith('--leader-elect')));
     const leases = sharded.role.rules?.filter((r) => r.resources?.includes('leases')) ?? [];
