@@ -26,14 +26,12 @@ import { silentLogger } from '../../src/telemetry/logger.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { httpsCall } from '../support/https-call.js';
 import {
-  apply,
   coreOf,
   createRuntimeBootstrapper,
   directModeOptions,
-  dockerConfig,
-  KCP_PULL_SECRET,
   prepareKcp,
   putAdminKubeconfigSecret,
+  putPullSecret,
   RB_PATH,
   startKcpSources,
 } from '../support/kcp.js';
@@ -129,18 +127,6 @@ async function allReady(not?: string, timeoutMs = 90_000): Promise<string> {
 /** The replica that worked `id` last. */
 const lastWorker = (id: string): string | undefined =>
   spans.filter((s) => s.runtimeId === id).at(-1)?.replica;
-
-async function changePullSecret(auth: string): Promise<void> {
-  await apply(kcp(), [
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
-      type: 'kubernetes.io/dockerconfigjson',
-      data: dockerConfig(auth),
-    } as never,
-  ]);
-}
 
 describe('direct mode sharded across replicas', () => {
   before(async () => {
@@ -240,12 +226,12 @@ describe('direct mode sharded across replicas', () => {
     const itsRuntimes = IDS.filter((id) => lastWorker(id) === 'replica-c');
     assert.ok(itsRuntimes.length > 0);
     // It crashes while a change is being written (what it has in flight finishes first).
-    await changePullSecret('after-crash');
+    await putPullSecret(kcp(), 'after-crash');
     await crashed.mode.stop({ releaseShard: false });
     replicas.delete('replica-c');
     const crashedAt = performance.now();
     const v1 = await allReady(version);
-    await changePullSecret('after-crash-2');
+    await putPullSecret(kcp(), 'after-crash-2');
     await allReady(v1);
     for (const id of itsRuntimes) {
       const worker = lastWorker(id);
@@ -261,7 +247,7 @@ describe('direct mode sharded across replicas', () => {
     const slow = { leaseDurationMs: 60_000, renewDeadlineMs: 40_000, retryPeriodMs: 500 };
     // It joins while a change is being written: runtimes in flight on the others move to it.
     const before = await allReady();
-    await changePullSecret('while-joining');
+    await putPullSecret(kcp(), 'while-joining');
     const joiner = await startReplica('replica-d', slow);
     await eventually(
       async () => ((await gauge(joiner, 'rtb_shard_owned_runtimes')) > 0 ? true : undefined),
@@ -271,7 +257,7 @@ describe('direct mode sharded across replicas', () => {
     const version = await allReady(before);
     await joiner.mode.stop();
     replicas.delete('replica-d');
-    await changePullSecret('after-graceful-stop');
+    await putPullSecret(kcp(), 'after-graceful-stop');
     await allReady(version, 30_000);
     for (const r of replicas.values())
       assert.equal(await gauge(r, 'rtb_shard_members'), 2, `${r.name} sees two members`);
