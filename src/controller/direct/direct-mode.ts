@@ -101,7 +101,14 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     admit: (key: string): boolean => shard?.admits(key) ?? true,
   });
   // Across replicas (sharding on): only this replica's share of the runtimes is worked here.
-  const shardDeps = { kcp, namespace: ns, logger: log, registry: o.registry, queue };
+  const shardDeps = {
+    kubeConfig: o.kubeConfig,
+    kcp,
+    namespace: ns,
+    logger: log,
+    registry: o.registry,
+    queue,
+  };
   const shard: ShardedWork | undefined = o.shard
     ? new ShardedWork({ ...shardDeps, settings: o.shard, bootstrappers: bootstrappers.store })
     : undefined;

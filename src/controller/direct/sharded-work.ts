@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
+import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { WorkQueue } from '../../kube/work-queue.js';
 import type { LeaderElectionTiming } from '../../kube/leader-election.js';
@@ -39,6 +40,12 @@ export interface DirectShardSettings {
 
 /** What {@link ShardedWork} reads of direct mode. */
 export interface ShardedWorkOptions {
+  /**
+   * The KCP for the Leases: connections of their own (a renewal queued behind a fan-out's status
+   * writes would come late, and a late renewal fences all of this replica's work).
+   */
+  readonly kubeConfig: ClusterAccess;
+  /** The KCP for relayed drift reports (direct mode's pool). */
   readonly kcp: ClusterAccess;
   readonly namespace: string;
   readonly settings: DirectShardSettings;
@@ -59,6 +66,12 @@ export class ShardedWork {
   private readonly moves: (direction: 'gained' | 'lost', n: number) => void;
   private readonly refresh: NodeJS.Timeout;
   private readonly relay: DriftRelay;
+  private readonly leaseAccess: KeepAliveAccess;
+  /**
+   * Keys refused while this replica could not work their runtime but no other replica took it
+   * (starting, a renewal late, a handover pending): queued once the runtime is workable again.
+   */
+  private readonly deferred = new Set<string>();
 
   constructor(private readonly o: ShardedWorkOptions) {
     const members = gaugeOn(o.registry, {
@@ -88,8 +101,9 @@ export class ShardedWork {
       if (n > 0) moves.inc({ direction }, n);
     };
     this.relay = new DriftRelay(o.kcp, o.logger);
+    this.leaseAccess = new KeepAliveAccess(o.kubeConfig, { maxSockets: 4 });
     this.membership = new ShardMembership({
-      access: o.kcp,
+      access: this.leaseAccess,
       namespace: o.namespace,
       identity: o.settings.identity,
       label: SHARD_LEASE_LABEL,
@@ -126,7 +140,7 @@ export class ShardedWork {
   /** Whether `key` may be queued: its runtime is ours to work now (or it is gone from the cache). */
   admits(key: string): boolean {
     const runtimeId = this.o.bootstrappers.get(key)?.spec.runtimeID;
-    return runtimeId === undefined || this.membership.decide(runtimeId).kind === 'work';
+    return runtimeId === undefined || this.workable(key, runtimeId);
   }
 
   /** Hands a drift report for a runtime another replica works to that replica (drift-relay.ts). */
@@ -139,7 +153,7 @@ export class ShardedWork {
     const runtimeId = this.o.bootstrappers.get(key)?.spec.runtimeID;
     // A key gone from the cache touches no runtime: its reconcile only forgets it.
     if (runtimeId === undefined) return work();
-    if (this.membership.decide(runtimeId).kind !== 'work') return undefined;
+    if (!this.workable(key, runtimeId)) return undefined;
     this.inFlight.set(runtimeId, (this.inFlight.get(runtimeId) ?? 0) + 1);
     this.o.settings.onWork?.(runtimeId, 'start');
     try {
@@ -159,8 +173,19 @@ export class ShardedWork {
   async stop(options: { readonly release?: boolean } = {}): Promise<void> {
     clearInterval(this.refresh);
     await this.membership.stop(options);
+    this.leaseAccess.close();
     this.gauges.owned(0);
     this.gauges.members(0);
+  }
+
+  /** Whether the runtime is ours to work now; remembers the key when it may become so without a move. */
+  private workable(key: string, runtimeId: string): boolean {
+    const kind = this.membership.decide(runtimeId).kind;
+    if (kind === 'work') return true;
+    // Another replica's: it works the runtime (and reconciles it fully when it takes it over).
+    if (kind === 'elsewhere') this.deferred.delete(key);
+    else this.deferred.add(key);
+    return false;
   }
 
   /** Resolves once every runtime in flight is one we may still work. */
@@ -191,6 +216,11 @@ export class ShardedWork {
       for (const key of gained) this.o.queue.add(key);
     }
     this.owned = now;
+    for (const key of [...this.deferred]) {
+      this.deferred.delete(key);
+      // Queued if workable now, remembered again if still not, forgotten if another's.
+      this.o.queue.add(key);
+    }
     this.gauges.owned(now.size);
     this.gauges.members(this.membership.members().length);
   }
