@@ -76,6 +76,8 @@ export class ShardMembership {
   private settling: Promise<void> | undefined;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
+  /** After a failed step; apart from `timer`, which every Lease event resets. */
+  private retry: NodeJS.Timeout | undefined;
   private confirmWaiters: (() => void)[] = [];
   /** Decisions of the current state (hashing every runtime on every reconcile adds up at 5,000). */
   private readonly memo = new Map<string, ShardDecision>();
@@ -182,6 +184,7 @@ export class ShardMembership {
   async stop(options: { readonly release?: boolean } = {}): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.retry);
     this.collector.stop();
     await this.elector.stop(options);
     this.wakeConfirmWaiters();
@@ -238,7 +241,8 @@ export class ShardMembership {
         } catch (err) {
           this.log.warn({ err }, 'cannot publish the shard view; trying again');
           this.again = false;
-          this.timer = setTimeout(() => {
+          clearTimeout(this.retry);
+          this.retry = setTimeout(() => {
             this.reconsider(true);
           }, this.timing.retryPeriodMs);
         }
@@ -260,7 +264,8 @@ export class ShardMembership {
     this.others = live;
     this.memo.clear();
     const target = targetMembers(this.o.identity, live.keys());
-    if (this.view !== undefined && sameMembers(this.view.members, target)) {
+    // An unconfirmed publication may have landed: publish again even if the members came back.
+    if (this.view !== undefined && this.next === undefined && sameMembers(this.view.members, target)) {
       this.o.onChange();
       return;
     }
