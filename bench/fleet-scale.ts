@@ -17,6 +17,11 @@
 // - a restart with everything Ready: time until caught up, and what it sent.
 // Prints figures next to the issue's targets; asserts nothing.
 //
+//
+// BENCH_FLEET_REPLICAS=1,3: after onboarding, the rotation of the pull Secret with each replica
+// count instead of the phases above (1: one controller as today; more: sharded, a Lease each;
+// bench/support/fleet-replicas.ts), both figures printed.
+//
 //   npm run bench:fleet        BENCH_FLEET=500,2000,5000 BENCH_POOL=16 BENCH_DRIFT_REPORTS=100
 import { createCertificateAuthority } from '../src/pki/certificate-authority.js';
 import { applyObjects } from '../src/kube/apply.js';
@@ -49,6 +54,7 @@ import { memoryKib } from './support/proc.js';
 import { buildChildren, scratchDir, sleep, startNode } from './support/processes.js';
 import { StatusTracker } from './support/status-tracker.js';
 import type { ControllerChildState } from './support/controller-child.js';
+import { rotateWithReplicas, type ReplicaRotation } from './support/fleet-replicas.js';
 
 const QUEUE = { name: 'runtimebootstrapper' };
 
@@ -75,9 +81,9 @@ function traffic(fleet: Fleet, s0: ControllerChildState, s1: ControllerChildStat
   };
 }
 
-function cpuWindow(fleet: Fleet, ctl: ControllerProcess): GroupCpuWindow {
+function cpuWindow(fleet: Fleet, controllerPids: readonly number[]): GroupCpuWindow {
   return new GroupCpuWindow({
-    controller: [ctl.pid],
+    controller: [...controllerPids],
     'pool apiservers': fleet.poolPids,
     'kcp apiserver': [fleet.kcpPid],
     etcd: [fleet.etcdPid],
@@ -165,7 +171,7 @@ async function rotate(
   // BENCH_PROFILE=<dir>: a CPU profile of the controller over each rotation, written there.
   const profileDir = process.env.BENCH_PROFILE;
   if (profileDir) await ctl.profileStart();
-  const cpu = cpuWindow(fleet, ctl);
+  const cpu = cpuWindow(fleet, [ctl.pid]);
   const t0 = performance.now();
   await writeSource(fleet, source, label);
   // With `reporter`: drift reports at about 20 a second while the rotation runs.
@@ -276,7 +282,8 @@ async function queueProgress(ctl: ControllerProcess): Promise<{ done: number; id
 export async function runFleetScale(
   say: (line: string) => void = defaultSay,
   n = 500,
-): Promise<FleetFigures> {
+): Promise<FleetFigures | readonly ReplicaRotation[]> {
+  const replicaCounts = replicasToCompare();
   const scripts = buildChildren(say);
   const scratch = await scratchDir('rtb-fleet-');
   const poolSize = Math.min(envNumber('BENCH_POOL', 16), n);
@@ -313,7 +320,7 @@ export async function runFleetScale(
     await ctl.resetEventLoop();
     await idle.loop.reset();
     const m0 = await ctl.metrics();
-    const cpu = cpuWindow(fleet, ctl);
+    const cpu = cpuWindow(fleet, [ctl.pid]);
     const t0 = performance.now();
     await fleet.createBootstrappers();
     const createSeconds = (performance.now() - t0) / 1000;
@@ -349,6 +356,28 @@ export async function runFleetScale(
       `every RuntimeBootstrapper Ready ${onboarding.readySeconds.toFixed(1)} s after the first was created`,
     );
     await sleep(6_000); // idle connections close (5 s)
+    if (replicaCounts !== undefined) {
+      await ctl.proc.stop();
+      ctl = undefined;
+      const results: ReplicaRotation[] = [];
+      for (const k of replicaCounts) {
+        const context = {
+          fleet,
+          tracker,
+          writeSource: (label: string) => writeSource(fleet, 'pull Secret', label),
+          cpuWindow: (pids: readonly number[]) => cpuWindow(fleet, pids),
+          say,
+        };
+        results.push(await rotateWithReplicas(context, k, `replicas-${k}`));
+        await sleep(6_000);
+      }
+      for (const r of results)
+        say(
+          `${n} runtimes, ${r.replicas} replica(s): rotation ${(r.statusMs / 1000).toFixed(1)} s, ` +
+            `controllers' CPU ${r.controllerCpuPerRuntimeMs.toFixed(1)} ms per runtime (${r.owned.join(' + ')})`,
+        );
+      return results;
+    }
     const rssReady = memoryKib(ctl.pid).rss;
     await ctl.gc();
     const gcReady = await ctl.state();
@@ -462,6 +491,16 @@ export async function runFleetScale(
     await fleet.stop();
     await scratch.remove();
   }
+}
+
+/** BENCH_FLEET_REPLICAS: the replica counts to compare (undefined: the full single-replica run). */
+function replicasToCompare(): number[] | undefined {
+  const text = process.env.BENCH_FLEET_REPLICAS;
+  if (text === undefined || text.trim() === '') return undefined;
+  const counts = text.split(',').map((s) => Number(s.trim()));
+  if (counts.some((k) => !Number.isInteger(k) || k < 1))
+    throw new Error(`BENCH_FLEET_REPLICAS must list positive integers, got ${text}`);
+  return counts;
 }
 
 if (isMain(import.meta.url)) {

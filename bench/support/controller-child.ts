@@ -45,6 +45,11 @@ export interface ControllerChildConfig {
     readonly rateLimit?: { readonly perSecond: number; readonly burst: number };
   };
   readonly logLevel: string;
+  /** Sharded direct mode: this replica's identity and the timing of its Lease (off when undefined). */
+  readonly shard?: {
+    readonly identity: string;
+    readonly timing?: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  };
 }
 
 /** What `/state` answers. */
@@ -193,6 +198,9 @@ async function main(): Promise<void> {
             ...(c.drift.rateLimit ? { rateLimit: c.drift.rateLimit } : {}),
           },
         }
+      : {}),
+    ...(c.shard
+      ? { shard: { identity: c.shard.identity, ...(c.shard.timing ? { timing: c.shard.timing } : {}) } }
       : {}),
   };
   const direct = await startDirectMode(options);

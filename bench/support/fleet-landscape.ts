@@ -56,8 +56,8 @@ export interface Fleet {
   markAvailable(): Promise<void>;
   /** Creates every RuntimeBootstrapper (16 at a time). */
   createBootstrappers(): Promise<void>;
-  /** Starts a controller child (log file `name`). */
-  startController(name: string): Promise<ControllerProcess>;
+  /** Starts a controller child (log file `name`), `more` overriding the fleet's settings. */
+  startController(name: string, more?: Partial<ControllerChildConfig>): Promise<ControllerProcess>;
   stop(): Promise<void>;
 }
 
@@ -154,7 +154,8 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
             body: newRuntimeBootstrapper(id, 'kcp-system', { annotations: { 'skr-domain': domainOf(id) } }),
           });
         }),
-      startController: (name) => startControllerChild(controllerConfig, o.scripts, o.dir, name),
+      startController: (name, more) =>
+        startControllerChild({ ...controllerConfig, ...more }, o.scripts, o.dir, name),
       async stop() {
         kcpAccess.close();
         await plane.stop();

@@ -67,6 +67,8 @@ export interface LeaderElectorOptions {
   readonly logger: Logger;
   /** Told whenever this process starts or stops leading (metrics). */
   readonly onStatus?: (leading: boolean) => void;
+  /** Labels of the Lease when this candidate creates it (shard Leases are listed by label). */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 type Attempt = 'leading' | { held: string } | 'conflict';
@@ -84,6 +86,7 @@ export class LeaderElector {
   private observedRv: string | undefined;
   private observedAt = 0;
   private observedHolder: string | undefined;
+  private releaseOnStop = true;
 
   constructor(private readonly o: LeaderElectorOptions) {
     this.timing = { ...DEFAULT_LEADER_ELECTION_TIMING, ...o.timing };
@@ -118,8 +121,12 @@ export class LeaderElector {
     });
   }
 
-  /** Stops competing; if leading, stops the work first, then releases the Lease for a standby. */
-  async stop(): Promise<void> {
+  /**
+   * Stops competing; if leading, stops the work first, then releases the Lease for a standby.
+   * `release: false` leaves the Lease to expire, as a crashed process would (tests).
+   */
+  async stop(options: { readonly release?: boolean } = {}): Promise<void> {
+    this.releaseOnStop = options.release ?? true;
     this.lifetime.abort();
     await this.loop;
   }
@@ -151,7 +158,7 @@ export class LeaderElector {
         this.log.error({ err }, 'stopping the leader work failed');
       }
       if (this.stopped()) {
-        await this.release();
+        if (this.releaseOnStop) await this.release();
         return;
       }
       // Re-enter candidacy: the work is level-based and starts from the cluster's state again.
@@ -241,7 +248,7 @@ export class LeaderElector {
               {
                 apiVersion: 'coordination.k8s.io/v1',
                 kind: 'Lease',
-                metadata: { name, namespace },
+                metadata: { name, namespace, ...(this.o.labels ? { labels: { ...this.o.labels } } : {}) },
                 spec,
               },
               left(),

@@ -48,12 +48,26 @@ export function decideLease(o: LeaseObservation): LeaseDecision {
   if (o.record === undefined) return { kind: 'create' };
   const holder = o.record.holderIdentity;
   if (holder === o.identity) return { kind: 'renew' };
-  if (holder === '') return { kind: 'acquire' };
-  const durationMs =
-    o.record.leaseDurationSeconds > 0 ? o.record.leaseDurationSeconds * 1000 : o.defaultLeaseDurationMs;
-  const expiresAt = o.observedAtMs + durationMs;
-  if (o.nowMs < expiresAt) return { kind: 'wait', holder, expiresInMs: expiresAt - o.nowMs };
+  const expiresAt = leaseExpiresAtMs(o.record, o.observedAtMs, o.defaultLeaseDurationMs);
+  if (expiresAt !== undefined && o.nowMs < expiresAt)
+    return { kind: 'wait', holder, expiresInMs: expiresAt - o.nowMs };
   return { kind: 'acquire' };
+}
+
+/**
+ * When a Lease record seen at `observedAtMs` (local monotonic ms, when its resourceVersion was
+ * first observed) expires for an observer; undefined when it is released (no holder). An
+ * observer's own clock only, as client-go: no clock is compared across machines.
+ */
+export function leaseExpiresAtMs(
+  record: LeaseRecord,
+  observedAtMs: number,
+  defaultLeaseDurationMs: number,
+): number | undefined {
+  if (record.holderIdentity === '') return undefined;
+  const durationMs =
+    record.leaseDurationSeconds > 0 ? record.leaseDurationSeconds * 1000 : defaultLeaseDurationMs;
+  return observedAtMs + durationMs;
 }
 
 /** The Lease spec to write for a `create`, `renew` or `acquire` decision (pure). */

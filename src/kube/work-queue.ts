@@ -51,6 +51,8 @@ export interface WorkQueueOptions {
   readonly reconcileMetrics?: ReconcileMetricsProvider;
   /** How often unfinished-work gauges are refreshed (default 500 ms, as client-go). */
   readonly metricsUpdatePeriodMs?: number;
+  /** Keys for which this is false are not queued (e.g. runtimes another replica works); default all. */
+  readonly admit?: (key: string) => boolean;
 }
 
 /** Options of {@link WorkQueue.start}. */
@@ -116,7 +118,7 @@ export class WorkQueue {
 
   /** Queue `key` for processing now; a no-op if it is already queued or after shutdown. */
   add(key: string): void {
-    if (this.shuttingDown) return;
+    if (this.shuttingDown || this.opts.admit?.(key) === false) return;
     // An immediate add supersedes a pending delayed one: the run it causes decides what comes next.
     this.delayed.cancel(key);
     if (this.dirty.has(key)) return;

@@ -27,12 +27,22 @@ export const CONTROLLER_LEASE_NAME = 'rt-bootstrapper-controller';
 /** The controller's plain-HTTP port for /healthz, /readyz and /metrics. */
 export const CONTROLLER_METRICS_PORT = 8080;
 
+/** Settings that do not go together. */
+export class ControllerManifestError extends Error {
+  override readonly name = 'ControllerManifestError';
+}
+
 /** Settings of the rendered KCP manifests. */
 export interface ControllerManifestOptions {
   readonly image: string;
   readonly namespace?: string;
   readonly replicas?: number;
   readonly mode?: 'annotate' | 'direct';
+  /**
+   * Direct mode only: every replica works its share of the runtimes (`rtb controller --sharding`,
+   * a Lease of its own per replica) instead of one leading and the others standing by.
+   */
+  readonly sharding?: boolean;
   readonly pullSecretName: string;
   readonly clusterTrustBundleName?: string;
   readonly configMapName?: string;
@@ -70,6 +80,8 @@ export interface ControllerManifests {
  * readable and patchable (the signal), and Events.
  */
 export function renderControllerManifests(o: ControllerManifestOptions): ControllerManifests {
+  if (o.sharding === true && o.mode !== 'direct')
+    throw new ControllerManifestError('sharding is a direct-mode setting (--mode direct)');
   const namespace = o.namespace ?? RUNTIME_NAMESPACE;
   const configMap = o.configMapName ?? CONFIG_MAP_NAME;
   const stateConfigMap = o.stateConfigMapName ?? DEFAULT_STATE_CONFIG_MAP;
@@ -112,6 +124,15 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
     },
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ];
+  if (o.sharding === true) {
+    // Shard Leases are named after each replica's identity, so they cannot be listed by name:
+    // replicas watch them by label, renew their own and delete those of replicas long gone.
+    rules.push({
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'],
+    });
+  }
   if ((o.mode ?? 'annotate') === 'annotate') {
     rules.push({ apiGroups: [RUNTIME_GROUP], resources: [RUNTIME_PLURAL], verbs: [...read(), 'patch'] });
   } else {
@@ -210,8 +231,7 @@ export function controllerArgs(
     `--signal=${o.signal ?? 'annotation'}`,
     `--coalesce=${o.coalesce ?? '2s'}`,
     `--metrics-port=${CONTROLLER_METRICS_PORT}`,
-    '--leader-elect',
-    `--leader-election-id=${names.lease}`,
+    ...(o.sharding === true ? ['--sharding'] : ['--leader-elect', `--leader-election-id=${names.lease}`]),
     `--log-level=${o.logLevel ?? 'info'}`,
   ];
 }
@@ -242,7 +262,8 @@ function renderDeployment(
         },
         spec: {
           serviceAccountName: CONTROLLER_NAME,
-          // SIGTERM stops the mode and releases the Lease, so the standby takes over at once.
+          // SIGTERM stops the mode and releases the Lease, so the standby (sharded: the other
+          // replicas) takes over at once.
           terminationGracePeriodSeconds: 30,
           securityContext: restrictedPodSecurityContext(),
           topologySpreadConstraints: spreadOverNodes(selector),

@@ -23,19 +23,18 @@ import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import {
   CTB_NAME,
-  KCP_PULL_SECRET,
   RB_PATH,
   apply,
   bindClusterAdmin,
   coreOf,
   createRuntimeBootstrapper,
   directModeOptions,
-  dockerConfig,
   kubeconfigFor,
   markDeploymentAvailable,
   prepareKcp,
   putAdminKubeconfigSecret,
   putKubeconfigSecret,
+  putPullSecret,
   startKcpSources,
 } from '../support/kcp.js';
 import { registerWebhook, startTestWebhook } from '../support/webhook.js';
@@ -76,19 +75,6 @@ async function runtimeSecretAuth(id: string): Promise<string | undefined> {
 /** Waits until runtime `id`'s pull Secret carries `auth`. */
 async function waitSecretAuth(id: string, auth: string, timeoutMs: number, what: string): Promise<void> {
   await eventually(async () => ((await runtimeSecretAuth(id)) === auth ? true : undefined), timeoutMs, what);
-}
-
-/** Replaces the KCP's pull Secret with one whose auth is `auth`. */
-async function putPullSecret(auth: string): Promise<void> {
-  await apply(kcp(), [
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
-      type: 'kubernetes.io/dockerconfigjson',
-      data: dockerConfig(auth),
-    } as KubernetesObject,
-  ]);
 }
 
 /** Replaces the KCP's webhook ConfigMap with `configText`. */
@@ -179,7 +165,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
 
   test('rotating the pull Secret reaches every runtime, stamped, trust bundle then Secret then ConfigMap', async () => {
     const previous = sources.snapshot().version;
-    await putPullSecret('v2');
+    await putPullSecret(kcp(), 'v2');
     const version = await eventually(() =>
       sources.snapshot().version !== previous ? sources.snapshot().version : undefined,
     );
@@ -262,7 +248,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
 
   test('an unreachable runtime marks only its own CR as failing, and recovers when it is back', async () => {
     await rt('rt-3').stop();
-    await putPullSecret('v3');
+    await putPullSecret(kcp(), 'v3');
     const failing = await waitState('rt-3', 'Error');
     assert.equal(condition(failing, 'RuntimeReachable')?.status, 'False');
     assert.match(condition(failing, 'RuntimeReachable')?.message ?? '', /unreachable/);
@@ -283,7 +269,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       .kubeConfig()
       .makeApiClient(RbacAuthorizationV1Api)
       .deleteClusterRoleBinding({ name: 'test-rtb-old' });
-    await putPullSecret('v4');
+    await putPullSecret(kcp(), 'v4');
     await waitSecretAuth('rt-2', 'v4', 30_000, 'rt-2 written with the new credentials');
     assert.equal((await waitState('rt-2', 'Ready')).status?.state, 'Ready');
   });
@@ -291,7 +277,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
   test('paused: no writes at all, then it catches up when unpaused', async () => {
     await setPaused('rt-1', true);
     await waitState('rt-1', 'Paused');
-    await putPullSecret('v5');
+    await putPullSecret(kcp(), 'v5');
     await waitSecretAuth('rt-3', 'v5', 20_000, 'the others to move on');
     const before = await coreOf(rt('rt-1')).listSecretForAllNamespaces();
     await new Promise((r) => setTimeout(r, 1_500));

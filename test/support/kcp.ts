@@ -144,6 +144,19 @@ export async function putSources(
   ]);
 }
 
+/** Replaces the KCP's pull Secret with one whose auth is `auth` (server-side apply). */
+export async function putPullSecret(kcp: LocalCluster, auth: string): Promise<void> {
+  await applyObjects(kcp.kubeConfig(), [
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: dockerConfig(auth),
+    } as KubernetesObject,
+  ]);
+}
+
 /** Readies the KCP for direct mode: the RuntimeBootstrapper CRD, then the three sources. */
 export async function prepareKcp(kcp: LocalCluster): Promise<void> {
   await ensureCrds(kcp.kubeConfig(), [runtimeBootstrapperCrd()]);

@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { startControllerApp } from '../../controller/controller-app.js';
+import { defaultIdentity, startControllerApp } from '../../controller/controller-app.js';
 import { modeStarter } from '../../controller/mode-registry.js';
 import { directModeStarter, type DirectModeSettings } from '../../controller/direct/direct-mode-starter.js';
 import { DEFAULT_DIRECT_CONCURRENCY } from '../../controller/direct/direct-mode-options.js';
@@ -13,9 +13,23 @@ import { runUntilSignal } from '../run-until-signal.js';
 
 /** Runs `rtb controller` until SIGTERM or SIGINT. */
 export async function runController(flags: ControllerFlags): Promise<void> {
-  // Direct mode is built from its own flags; any other mode must exist in the registry.
+  if (flags.sharding === true && flags.mode !== 'direct')
+    throw new FlagError('--sharding works in direct mode only (annotate mode runs on one leader)');
+  const identity = defaultIdentity();
+  const timing = {
+    leaseDurationMs: parseDuration(flags.leaseDuration),
+    renewDeadlineMs: parseDuration(flags.renewDeadline),
+    retryPeriodMs: parseDuration(flags.retryPeriod),
+  };
+  // Direct mode is built from its own flags; any other mode must exist in the registry. Sharded,
+  // every replica runs it on its own Lease (no leader election).
   const starter =
-    flags.mode === 'direct' ? directModeStarter(directSettings(flags)) : modeStarter(flags.mode);
+    flags.mode === 'direct'
+      ? directModeStarter({
+          ...directSettings(flags),
+          ...(flags.sharding === true ? { shard: { identity, timing } } : {}),
+        })
+      : modeStarter(flags.mode);
   const logger = createLogger({ name: 'controller', level: flags.logLevel });
   const kc = new KubeConfig();
   if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
@@ -44,16 +58,9 @@ export async function runController(flags: ControllerFlags): Promise<void> {
       resyncMs: parseDuration(flags.resync),
       stateConfigMapName: flags.stateConfigMap,
     },
-    leaderElection: flags.leaderElect
-      ? {
-          leaseName: flags.leaderElectionId,
-          timing: {
-            leaseDurationMs: parseDuration(flags.leaseDuration),
-            renewDeadlineMs: parseDuration(flags.renewDeadline),
-            retryPeriodMs: parseDuration(flags.retryPeriod),
-          },
-        }
-      : false,
+    leaderElection:
+      flags.leaderElect && flags.sharding !== true ? { leaseName: flags.leaderElectionId, timing } : false,
+    identity,
     host: flags.metricsHost,
     port: positiveInt('metrics-port', flags.metricsPort),
     logger,

@@ -20,6 +20,8 @@ export interface ControllerFlags {
   metricsPort: string;
   metricsHost: string;
   leaderElect: boolean;
+  /** Direct mode: every replica works its share (a Lease each) instead of leader election. */
+  sharding?: boolean;
   leaderElectionId: string;
   leaseDuration: string;
   renewDeadline: string;

@@ -57,6 +57,11 @@ export function registerControllerCommand(program: Command): void {
     .option('--leader-elect', 'run the mode on the Lease holder only (default)', true)
     .option('--no-leader-elect', 'run the mode in this process unconditionally (one replica only)')
     .option('--leader-election-id <name>', 'name of the Lease', CONTROLLER_LEASE_NAME)
+    .option(
+      '--sharding',
+      'direct mode: every replica works its share of the runtimes (a Lease of its own each, rendezvous ' +
+        'hashing over the live replicas) instead of one leading; --lease-duration etc. time those Leases',
+    )
     .option('--lease-duration <duration>', 'how long a standby waits before taking an unrenewed Lease', '15s')
     .option(
       '--renew-deadline <duration>',

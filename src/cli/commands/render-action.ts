@@ -62,6 +62,7 @@ export function renderController(flags: RenderControllerFlags): void {
     signal: flags.signal,
     coalesce: flags.coalesce,
     mode: flags.mode,
+    ...(flags.sharding === true ? { sharding: true } : {}),
   });
   const crds = flags.mode === 'direct' ? [runtimeBootstrapperCrd()] : [];
   process.stdout.write(toYamlStream([...crds, ...controllerManifestList(manifests)]));

@@ -33,4 +33,5 @@ export interface RenderControllerFlags {
   signal: 'annotation' | 'label';
   coalesce: string;
   mode: 'annotate' | 'direct';
+  sharding?: boolean;
 }

@@ -52,7 +52,7 @@ export function registerRenderCommand(program: Command): void {
     )
     .option('--image <image>', 'controller image (default: this release)')
     .option('--namespace <namespace>', 'namespace', 'kcp-system')
-    .option('--replicas <n>', 'replicas (one leads, the others stand by)', '2')
+    .option('--replicas <n>', 'replicas (one leads, the others stand by; with --sharding all work)', '2')
     .requiredOption('--pull-secret <name>', 'the registry pull Secret in the namespace')
     .option('--cluster-trust-bundle <name>', 'the ClusterTrustBundle to watch')
     .option('--config-map <name>', 'the webhook ConfigMap', 'rt-bootstrapper-config')
@@ -67,6 +67,10 @@ export function registerRenderCommand(program: Command): void {
       new Option('--mode <mode>', 'annotate or direct (direct adds its CRD and RBAC)')
         .choices(['annotate', 'direct'])
         .default('annotate'),
+    )
+    .option(
+      '--sharding',
+      'direct mode: every replica works its share of the runtimes (rtb controller --sharding; RBAC for its Leases)',
     )
     .action(async (flags: RenderControllerFlags) => {
       const { renderController } = await import('./render-action.js');

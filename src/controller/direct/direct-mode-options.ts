@@ -7,6 +7,7 @@ import type { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import type { DriftEndpointOptions } from './drift-endpoint.js';
 import type { WebhookRelease, WebhookTestRouting } from './runtime-manifests.js';
 import type { SyncSources } from './sync-set.js';
+import type { DirectShardSettings } from './sharded-work.js';
 
 /** The sources as direct mode needs them (the source watcher satisfies this). */
 export interface DirectSources {
@@ -60,6 +61,8 @@ export interface DirectModeOptions {
   readonly runtimeTimeoutMs?: number;
   /** How long after a drift repair the forced full reconcile follows (default 1 s). */
   readonly driftConfirmDelayMs?: number;
+  /** Work only this replica's share of the runtimes (sharded-work.ts); off (all runtimes) when undefined. */
+  readonly shard?: DirectShardSettings;
 }
 
 /**
@@ -87,5 +90,6 @@ export interface DirectMode {
   /** Queues a runtime for an immediate full re-apply; false if no RuntimeBootstrapper names it. */
   resync(runtimeId: string): boolean;
   readonly reconciler: BootstrapperReconciler;
-  stop(): Promise<void>;
+  /** Stops; a sharded replica releases its Lease unless `releaseShard` is false (a crash, in tests). */
+  stop(options?: { readonly releaseShard?: boolean }): Promise<void>;
 }

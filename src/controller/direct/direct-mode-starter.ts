@@ -11,6 +11,8 @@ export interface DirectModeSettings {
   readonly caRotation?: DirectModeOptions['caRotation'];
   readonly runtimeTimeoutMs?: number;
   readonly servingPolicy?: DirectModeOptions['servingPolicy'];
+  /** Work only this replica's share (`--sharding`); every runtime when undefined. */
+  readonly shard?: DirectModeOptions['shard'];
 }
 
 /**
@@ -37,6 +39,7 @@ export function directModeStarter(settings: DirectModeSettings): (ctx: ModeConte
       ...(settings.caRotation ? { caRotation: settings.caRotation } : {}),
       ...(settings.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: settings.runtimeTimeoutMs } : {}),
       ...(settings.servingPolicy ? { servingPolicy: settings.servingPolicy } : {}),
+      ...(settings.shard ? { shard: settings.shard } : {}),
     });
     return { stop: () => mode.stop() };
   };

@@ -25,6 +25,8 @@ import {
 import { RepairConfirmations } from './repair-confirmations.js';
 import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
 import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
+import { driftRelayed } from './drift-relay.js';
+import { ShardedWork } from './sharded-work.js';
 
 /**
  * Connections to the KCP at once: its watches (a handful, each holding one) and the status writes
@@ -96,7 +98,22 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     name: 'runtimebootstrapper',
     metrics: new PrometheusWorkQueueMetrics(o.registry),
     reconcileMetrics: new PrometheusReconcileMetrics(o.registry),
+    admit: (key: string): boolean => shard?.admits(key) ?? true,
   });
+  // Across replicas (sharding on): only this replica's share of the runtimes is worked here.
+  const shardDeps = {
+    kubeConfig: o.kubeConfig,
+    kcp,
+    namespace: ns,
+    logger: log,
+    registry: o.registry,
+    queue,
+  };
+  const shard: ShardedWork | undefined = o.shard
+    ? new ShardedWork({ ...shardDeps, settings: o.shard, bootstrappers: bootstrappers.store })
+    : undefined;
+  const sharded = <T>(key: string, work: () => Promise<T>): Promise<T | undefined> =>
+    shard ? shard.run(key, work) : work();
   const enqueueAll = (): void => {
     for (const rb of bootstrappers.store.list()) queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
   };
@@ -110,6 +127,9 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     onUpdate: (old, rb) => {
       index.put(rb);
       if (needsReconcile(old, rb)) queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
+      // A drift report another replica received for a runtime we work.
+      if (shard?.decide(rb.spec.runtimeID).kind === 'work' && driftRelayed(old, rb))
+        repairRuntime(rb.spec.runtimeID);
     },
     onDelete: (rb) => {
       index.remove(rb);
@@ -154,7 +174,11 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   // queue, not gated), probes and lease renewals keep getting through during a fan-out.
   const gate = new LoopLagGate({ max: concurrency });
   gate.start();
-  const running = queue.start((key) => reconciler.reconcile(key), { concurrency, gate });
+  await shard?.start();
+  const running = queue.start((key) => sharded(key, () => reconciler.reconcile(key)), {
+    concurrency,
+    gate,
+  });
   enqueueAll();
 
   const resyncMs = o.resyncMs ?? 10 * 60_000;
@@ -185,8 +209,10 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   });
   const repairing = repairs.start(
     async (key) => {
-      await reconciler.repairSet(key);
-      endpoint?.reconciled(key, true);
+      await sharded(key, async () => {
+        await reconciler.repairSet(key);
+        endpoint?.reconciled(key, true);
+      });
     },
     { concurrency },
   );
@@ -201,6 +227,13 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   const repairRuntime = (runtimeId: string): string | undefined => {
     const key = keyOfRuntime(runtimeId);
     if (key === undefined) return undefined;
+    const decision = shard?.decide(runtimeId).kind ?? 'work';
+    // Another replica's (relayed to it), or ours but still the previous owner's: taking it over
+    // reconciles it fully anyway. Either way no repair is measured here.
+    if (decision !== 'work') {
+      if (decision !== 'wait') shard?.relayDrift(key);
+      return undefined;
+    }
     repairs.add(key);
     confirmations.event(key);
     return key;
@@ -268,7 +301,9 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       queue.add(key);
       return true;
     },
-    async stop() {
+    async stop(options = {}) {
+      // First, so the runtimes in flight finish and the others take ours at once (released Lease).
+      await shard?.stop({ release: options.releaseShard ?? true });
       unsubscribe();
       confirmations.stop();
       if (caUpkeep) clearInterval(caUpkeep);

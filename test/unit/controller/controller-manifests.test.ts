@@ -141,4 +141,35 @@ describe('rendered controller manifests', () => {
     );
     assert.ok(!JSON.stringify(direct.role.rules).includes('runtime-bootstrapper-manifests'));
   });
+  test('sharded direct mode: every replica works (--sharding, no leader election), RBAC for its Leases by label', () => {
+    const sharded = renderControllerManifests({
+      image: 'x',
+      pullSecretName: 'pull',
+      mode: 'direct',
+      replicas: 3,
+      sharding: true,
+    });
+    assert.equal(sharded.deployment.spec?.replicas, 3);
+    const args = sharded.deployment.spec.template.spec!.containers[0]!.args ?? [];
+    assert.ok(args.includes('--sharding'));
+    assert.ok(!args.some((a) => a.startsWith('--leader-elect')));
+    const leases = sharded.role.rules?.filter((r) => r.resources?.includes('leases')) ?? [];
+    assert.ok(
+      leases.some(
+        (r) =>
+          r.resourceNames === undefined &&
+          ['list', 'watch', 'update', 'delete'].every((v) => r.verbs.includes(v)),
+      ),
+    );
+    // Unsharded, the Lease stays writable by name only.
+    const single = renderControllerManifests({ image: 'x', pullSecretName: 'pull', mode: 'direct' });
+    const open = single.role.rules?.filter(
+      (r) => r.resources?.includes('leases') && r.resourceNames === undefined && r.verbs.includes('update'),
+    );
+    assert.deepEqual(open, []);
+    assert.throws(
+      () => renderControllerManifests({ image: 'x', pullSecretName: 'pull', sharding: true }),
+      /direct-mode/,
+    );
+  });
 });

@@ -43,6 +43,21 @@ void describe('WorkQueue', () => {
     await running;
   });
 
+  void test('queues only the keys `admit` lets in, also when a delayed add comes due', async () => {
+    const mine = new Set(['a']);
+    const q = new WorkQueue({ name: 'admit', rateLimiter: fastLimiter(), admit: (k) => mine.has(k) });
+    q.add('a');
+    q.add('b');
+    assert.equal(q.len(), 1);
+    q.addAfter('c', 5);
+    mine.add('d');
+    q.addAfter('d', 5);
+    await until(() => q.len() === 2, 'd due');
+    await sleep(20);
+    assert.equal(q.len(), 2);
+    q.shutDown();
+  });
+
   void test('never runs a key concurrently; a key added while running runs once more after', async () => {
     const q = new WorkQueue({ name: 'serial', rateLimiter: fastLimiter() });
     let inFlight = 0;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RTB_FINALIZER, type RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
 import { needsReconcile } from '../../../../src/controller/direct/bootstrapper-events.js';
+import { DRIFT_REPORTED_ANNOTATION, driftRelayed } from '../../../../src/controller/direct/drift-relay.js';
 import { statusChanged } from '../../../../src/controller/direct/status-builder.js';
 
 const rb = (meta: Partial<RuntimeBootstrapper['metadata']> = {}, status?: RuntimeBootstrapper['status']) =>
@@ -73,5 +74,20 @@ describe('statusChanged', () => {
     assert.equal(statusChanged(built, { ...built, conditions: [{ ...condition, message: 'other' }] }), true);
     assert.equal(statusChanged(undefined, built), true);
     assert.equal(statusChanged({}, {}), false);
+  });
+
+  test('a drift report relayed by another replica starts a repair, not a reconcile', () => {
+    const base = rb({ annotations: { a: '1' } });
+    const relayed = rb({ annotations: { a: '1', [DRIFT_REPORTED_ANNOTATION]: '2026-11-24T04:00:00.000Z' } });
+    assert.equal(needsReconcile(base, relayed), false);
+    assert.equal(driftRelayed(base, relayed), true);
+    const again = rb({ annotations: { a: '1', [DRIFT_REPORTED_ANNOTATION]: '2026-11-24T04:00:01.000Z' } });
+    assert.equal(driftRelayed(relayed, again), true);
+    assert.equal(driftRelayed(relayed, relayed), false);
+    // Another annotation changing beside it still reconciles.
+    assert.equal(
+      needsReconcile(relayed, rb({ annotations: { ...again.metadata.annotations, a: '2' } })),
+      true,
+    );
   });
 });
