@@ -281,11 +281,11 @@ describe('rendered webhook manifests', () => {
 
   test('the KCP writes the certificate (direct mode): the replicas only follow it, and may only read it', () => {
     const direct = renderWebhookManifests({ image: 'x', servingCertIssuer: 'external' });
-    assert.equal(
-      direct.deployment.spec!.template.spec!.containers[0]!.args!.at(-1),
+    assert.deepEqual(direct.deployment.spec!.template.spec!.containers[0]!.args!.slice(-2), [
       '--serving-cert-issuer=external',
-    );
-    assert.deepEqual(direct.role.rules!.slice(0, 2), [
+      '--status-config-map=kyma-system/rt-bootstrapper-webhook-status',
+    ]);
+    assert.deepEqual(direct.role.rules!.slice(0, 4), [
       m.role.rules![0],
       {
         apiGroups: [''],
@@ -293,10 +293,18 @@ describe('rendered webhook manifests', () => {
         resourceNames: [WEBHOOK_TLS_SECRET],
         verbs: ['get', 'list', 'watch'],
       },
+      // The status report the KCP reads: created once, then patched by name.
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        resourceNames: ['rt-bootstrapper-webhook-status'],
+        verbs: ['get', 'list', 'watch', 'patch'],
+      },
     ]);
     assert.ok(!direct.role.rules!.some((r) => r.resources!.includes('leases')), 'no Lease: no election');
     assert.deepEqual(
-      direct.role.rules!.slice(2),
+      direct.role.rules!.slice(4),
       m.role.rules!.slice(4),
       'the rest as when the webhook writes itself',
     );
