@@ -11,6 +11,7 @@ export interface DirectModeSettings {
   readonly caRotation?: DirectModeOptions['caRotation'];
   readonly runtimeTimeoutMs?: number;
   readonly servingPolicy?: DirectModeOptions['servingPolicy'];
+  readonly rollout?: DirectModeOptions['rollout'];
 }
 
 /**
@@ -37,6 +38,7 @@ export function directModeStarter(settings: DirectModeSettings): (ctx: ModeConte
       ...(settings.caRotation ? { caRotation: settings.caRotation } : {}),
       ...(settings.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: settings.runtimeTimeoutMs } : {}),
       ...(settings.servingPolicy ? { servingPolicy: settings.servingPolicy } : {}),
+      ...(settings.rollout ? { rollout: settings.rollout } : {}),
     });
     return { stop: () => mode.stop() };
   };
