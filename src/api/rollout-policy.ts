@@ -1,5 +1,4 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { loadCrd } from './crds.js';
 import { RTB_GROUP, RTB_VERSION } from './runtime-bootstrapper.js';
 
 /** Plural resource name of the RolloutPolicy. */
@@ -66,9 +65,4 @@ export interface RolloutPolicyResource {
 export function rolloutPolicyPath(name?: string): string {
   const base = `/apis/${RTB_GROUP}/${RTB_VERSION}/${ROLLOUT_POLICY_PLURAL}`;
   return name === undefined ? base : `${base}/${name}`;
-}
-
-/** The RolloutPolicy CustomResourceDefinition, as shipped in config/crd/. */
-export function rolloutPolicyCrd(): ReturnType<typeof loadCrd> {
-  return loadCrd('rolloutpolicy.yaml');
 }

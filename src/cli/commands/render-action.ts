@@ -4,7 +4,7 @@ import { controllerManifestList, renderControllerManifests } from '../../render/
 import { kimConfigMapYaml, renderKimManifests } from '../../render/kim-manifests.js';
 import { renderWebhookManifests, webhookManifestList } from '../../render/webhook-manifests.js';
 import { packageVersion } from '../../version.js';
-import { rolloutPolicyCrd } from '../../api/rollout-policy.js';
+import { rolloutPolicyCrd } from '../../api/rollout-policy-crd.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
 import type { RenderControllerFlags, RenderKimFlags, RenderWebhookFlags } from './render-flags.js';
 
