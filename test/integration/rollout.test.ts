@@ -133,9 +133,9 @@ type Sample = Record<string, { applied?: string; served?: string }>;
 /** Samples the fleet until stopped, so a test can check an order that never may be broken. */
 function trace(ids: readonly string[]): { stop(): Promise<Sample[]> } {
   const samples: Sample[] = [];
-  let on = true;
+  const run = { on: true };
   const loop = (async () => {
-    while (on) {
+    while (run.on) {
       const sample: Sample = {};
       for (const id of ids) {
         const s = (await readRb(id)).status;
@@ -150,7 +150,7 @@ function trace(ids: readonly string[]): { stop(): Promise<Sample[]> } {
   })();
   return {
     async stop() {
-      on = false;
+      run.on = false;
       await loop;
       return samples;
     },
@@ -323,10 +323,11 @@ describe('progressive rollout: waves gated on health, halt and rollback, resume,
     await direct.stop();
     direct = await start();
     await new Promise((r) => setTimeout(r, 1_500));
-    const after = await readPolicy();
-    assert.equal(after.status?.phase, 'Soaking');
-    assert.equal(after.status?.waveName, 'canary');
-    assert.equal(after.status?.target, `${target}/1.0.0`);
+    const resumed = (await readPolicy()).status;
+    assert.ok(resumed);
+    assert.equal(resumed.phase, 'Soaking');
+    assert.equal(resumed.waveName, 'canary');
+    assert.equal(resumed.target, `${target}/1.0.0`);
     for (const id of [...REST, 'rt-5']) assert.equal((await readRb(id)).status?.appliedVersion, stable, id);
     // The soak ends: the rest, rt-5 with them, get the target.
     await patchPolicy({
@@ -346,10 +347,11 @@ describe('progressive rollout: waves gated on health, halt and rollback, resume,
     const target = await nextVersion(before);
     for (const id of ['rt-1', 'rt-2', 'rt-3', 'rt-5']) await waitServed(id, target);
     const done = await waitPhase('Complete');
+    const failures = done.status?.failures ?? [];
     assert.deepEqual(
-      done.status?.failures?.map((f) => f.runtime),
+      failures.map((f) => f.runtime),
       ['rt-4'],
     );
-    assert.match(done.status?.failures?.[0]?.reason ?? '', /not healthy at .* within 5 s/);
+    assert.match(failures[0]?.reason ?? '', /not healthy at .* within 5 s/);
   });
 });

@@ -57,7 +57,7 @@ export interface RolloutPlan {
  * the health deadline of its wave's start counts as failed, so no runtime blocks forever.
  */
 export function planRollout(input: PlanInput): RolloutPlan {
-  const { policy, runtimes, target, now } = input;
+  const { policy, runtimes, now } = input;
   const events: RolloutEvent[] = [];
   const active = runtimes.filter((r) => r.excluded !== true);
   const waves = assignWaves(policy.waves, active);

@@ -204,7 +204,7 @@ describe('fleet status (rtb status)', () => {
     const text = formatFleetStatus(f);
     assert.match(text, /Runtimes: 3 \(Ready 2, Error 1\)/);
     assert.match(text, /Rollout \(policy default\): Halted, wave canary/);
-    assert.match(text, /rt-3  Error  Error: RuntimeReachable Unreachable: down/);
+    assert.match(text, /rt-3 {2}Error {2}Error: RuntimeReachable Unreachable: down/);
     assert.equal(fleetStatus([], undefined).rollout, null);
   });
 });
