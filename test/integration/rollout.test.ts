@@ -28,6 +28,8 @@ import {
   startKcpSources,
 } from '../support/kcp.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
+import { runStatus } from '../../src/cli/commands/status-action.js';
+import type { FleetStatus } from '../../src/controller/rollout/fleet-status.js';
 import { newRuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 
 /** rt-1 is the canary; rt-5 gets its RuntimeBootstrapper only in the middle of a rollout. */
@@ -183,11 +185,12 @@ let sources: SourceWatcher;
 let direct: DirectMode;
 let registry: Registry;
 const logger = silentLogger();
-const start = async (): Promise<DirectMode> => {
+const start = async (releaseVersion = '1.0.0'): Promise<DirectMode> => {
   registry = new Registry();
   return startDirectMode(
     directModeOptions(kcp(), sources, logger, {
       registry,
+      release: { image: `example.com/rt-bootstrapper:${releaseVersion}`, version: releaseVersion },
       runtimeTimeoutMs: 3_000,
       rollout: { policyName: 'default', autoRollback: true, periodMs: 300 },
     }),
@@ -337,6 +340,29 @@ describe('progressive rollout: waves gated on health, halt and rollback, resume,
     await waitPhase('Complete');
   });
 
+  test('a release whose webhook never becomes ready halts at the canary and goes back to the release before', async () => {
+    await patchPolicy({ healthDeadline: '5s' });
+    const set = sources.snapshot().version;
+    await direct.stop();
+    direct = await start('2.0.0');
+    // Nobody plays the kubelet for 2.0.0: the canary's new Deployment never becomes available.
+    const halted = (await waitPhase('Halted')).status;
+    assert.ok(halted);
+    assert.equal(halted.target, `${set}/2.0.0`);
+    assert.match(halted.haltReason ?? '', /rt-1: not healthy at .*\/2\.0\.0 within 5 s: Installing/);
+    // The rollback reinstalls 1.0.0 on the canary (its Deployment made available, as a kubelet would).
+    await eventually(async () =>
+      (await readRb('rt-1')).status?.webhookVersion === '1.0.0' ? true : undefined,
+    );
+    await markDeploymentAvailable(rt('rt-1'));
+    await waitServed('rt-1', set);
+    for (const id of [...REST, 'rt-5']) assert.equal((await readRb(id)).status?.webhookVersion, '1.0.0', id);
+    // The release taken back: the rollout of what runs everywhere completes at once.
+    await direct.stop();
+    direct = await start('1.0.0');
+    await waitPhase('Complete');
+  });
+
   test('a runtime unreachable in its wave counts against the threshold after the deadline and blocks nothing', async () => {
     await patchPolicy({ failureThreshold: 1, healthDeadline: '5s' });
     await webhooks.get('rt-4')?.stop();
@@ -353,5 +379,20 @@ describe('progressive rollout: waves gated on health, halt and rollback, resume,
       ['rt-4'],
     );
     assert.match(failures[0]?.reason ?? '', /not healthy at .* within 5 s/);
+    // rtb status says the same from the KCP.
+    const fleet = JSON.parse(
+      await runStatus(
+        { namespace: 'kcp-system', rolloutPolicy: 'default', output: 'json' },
+        kcp().kubeConfig(),
+      ),
+    ) as FleetStatus;
+    assert.equal(fleet.runtimes, 5);
+    assert.equal(fleet.bySetVersion[target], 4);
+    assert.deepEqual(fleet.byWebhookVersion, { '1.0.0': 5 });
+    assert.equal(fleet.rollout?.phase, 'Complete');
+    assert.deepEqual(
+      fleet.failing.map((f) => f.runtime),
+      ['rt-4'],
+    );
   });
 });
