@@ -38,16 +38,7 @@ export class WebhookStatusReporter {
   ): void {
     const version = annotations?.[SET_VERSION_ANNOTATION];
     if (version === undefined) return; // not a set of the KCP's: nothing to report
-    this.report = offer.accepted
-      ? { loadedVersion: version }
-      : {
-          ...(this.report.loadedVersion !== undefined ? { loadedVersion: this.report.loadedVersion } : {}),
-          refusedVersion: version,
-          refusal: offer.error.issues
-            .map((i) => `${i.path}: ${i.message}`)
-            .join('; ')
-            .slice(0, 2_000),
-        };
+    this.report = nextReport(this.report, version, offer);
     this.flush();
   }
 
@@ -90,4 +81,25 @@ export class WebhookStatusReporter {
       },
     );
   }
+}
+
+/**
+ * The report after a ConfigMap of set `version` was offered (pure): taken (or the same text as in
+ * force), it is what is served and any refusal is history; refused, the version served stays and
+ * the refusal is added with its offending fields.
+ */
+export function nextReport(
+  report: WebhookStatusReport,
+  version: string,
+  offer: { accepted: true } | { accepted: false; error: ConfigError },
+): WebhookStatusReport {
+  if (offer.accepted) return { loadedVersion: version };
+  return {
+    ...(report.loadedVersion !== undefined ? { loadedVersion: report.loadedVersion } : {}),
+    refusedVersion: version,
+    refusal: offer.error.issues
+      .map((i) => `${i.path}: ${i.message}`)
+      .join('; ')
+      .slice(0, 2_000),
+  };
 }

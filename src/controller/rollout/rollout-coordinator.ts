@@ -18,6 +18,9 @@ import type { RolloutPolicy } from './rollout-policy.js';
 import { runtimeView } from './runtime-view.js';
 import { planRollout, type RolloutPlan } from './wave-planner.js';
 
+/** Least time between two passes. */
+const MIN_PASS_GAP_MS = 250;
+
 /** What the coordinator reads and whom it tells. */
 export interface RolloutCoordinatorOptions {
   readonly kcp: ClusterAccess;
@@ -60,6 +63,8 @@ export class RolloutCoordinator implements RolloutChooser {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private delay: NodeJS.Timeout | undefined;
+  private lastEnd = 0;
 
   constructor(private readonly o: RolloutCoordinatorOptions) {}
 
@@ -72,29 +77,41 @@ export class RolloutCoordinator implements RolloutChooser {
     this.timer.unref();
   }
 
-  /** Asks for a pass soon (coalesced: one runs at a time, one more follows if asked meanwhile). */
+  /**
+   * Asks for a pass soon: one runs at a time, one more follows if asked meanwhile, and passes are
+   * at least {@link MIN_PASS_GAP_MS} apart (a fan-out's status updates each ask for one, and a
+   * pass reads every RuntimeBootstrapper).
+   */
   poke(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
     }
-    this.running = this.pass()
-      .catch((error: unknown) => {
-        this.o.logger.warn({ err: error }, 'rollout pass failed; retrying');
-      })
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.poke();
-        }
-      });
+    if (this.delay) return; // the pass already asked for will see this too
+    const wait = Math.max(0, this.lastEnd + MIN_PASS_GAP_MS - Date.now());
+    this.delay = setTimeout(() => {
+      this.delay = undefined;
+      if (this.stopped) return;
+      this.running = this.pass()
+        .catch((error: unknown) => {
+          this.o.logger.warn({ err: error }, 'rollout pass failed; retrying');
+        })
+        .finally(() => {
+          this.running = undefined;
+          this.lastEnd = Date.now();
+          if (this.again) {
+            this.again = false;
+            this.poke();
+          }
+        });
+    }, wait);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.delay) clearTimeout(this.delay);
     await this.running;
   }
 
@@ -134,9 +151,12 @@ export class RolloutCoordinator implements RolloutChooser {
   private async pass(): Promise<void> {
     const resource = await this.readPolicy();
     if (!resource) {
-      if (this.decided) this.o.logger.info('no rollout policy: every runtime gets the live set and release');
-      this.decided = undefined;
-      this.enqueueChanged();
+      if (this.decided) {
+        this.o.logger.info('no rollout policy: every runtime gets the live set and release');
+        this.decided = undefined;
+        this.enqueueChanged();
+        this.given.clear();
+      }
       return;
     }
     const { policy, problem } = policyOf(resource, { autoRollback: this.o.autoRollback });
