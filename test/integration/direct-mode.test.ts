@@ -23,18 +23,17 @@ import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import {
   CTB_NAME,
-  KCP_PULL_SECRET,
   RB_PATH,
-  apply,
   bindClusterAdmin,
   coreOf,
   createRuntimeBootstrapper,
   directModeOptions,
-  dockerConfig,
   kubeconfigFor,
   markDeploymentAvailable,
   prepareKcp,
   putAdminKubeconfigSecret,
+  putKcpConfig,
+  putKcpPullSecret,
   putKubeconfigSecret,
   startKcpSources,
 } from '../support/kcp.js';
@@ -79,29 +78,9 @@ async function waitSecretAuth(id: string, auth: string, timeoutMs: number, what:
 }
 
 /** Replaces the KCP's pull Secret with one whose auth is `auth`. */
-async function putPullSecret(auth: string): Promise<void> {
-  await apply(kcp(), [
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
-      type: 'kubernetes.io/dockerconfigjson',
-      data: dockerConfig(auth),
-    } as KubernetesObject,
-  ]);
-}
-
+const putPullSecret = (auth: string): Promise<void> => putKcpPullSecret(kcp(), auth);
 /** Replaces the KCP's webhook ConfigMap with `configText`. */
-async function putConfig(configText: string): Promise<void> {
-  await apply(kcp(), [
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
-      data: { 'rt-bootstrapper-config.json': configText },
-    } as KubernetesObject,
-  ]);
-}
+const putConfig = (configText: string): Promise<void> => putKcpConfig(kcp(), configText);
 
 /** Sets `spec.paused` of RuntimeBootstrapper `id`. */
 async function setPaused(id: string, paused: boolean): Promise<void> {

@@ -1,4 +1,3 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
@@ -15,16 +14,15 @@ import { silentLogger } from '../../src/telemetry/logger.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import {
-  KCP_PULL_SECRET,
   RB_PATH,
-  apply,
   asWebhookServiceAccount,
   coreOf,
   directModeOptions,
-  dockerConfig,
   markDeploymentAvailable,
   prepareKcp,
   putAdminKubeconfigSecret,
+  putKcpConfig,
+  putKcpPullSecret,
   startKcpSources,
 } from '../support/kcp.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
@@ -69,28 +67,10 @@ async function patchPolicy(
   });
 }
 
-async function putPullSecret(auth: string): Promise<void> {
-  await apply(kcp(), [
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
-      type: 'kubernetes.io/dockerconfigjson',
-      data: dockerConfig(auth),
-    } as KubernetesObject,
-  ]);
-}
-
-async function putConfig(text: string): Promise<void> {
-  await apply(kcp(), [
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
-      data: { 'rt-bootstrapper-config.json': text },
-    } as KubernetesObject,
-  ]);
-}
+/** Replaces the KCP's pull Secret with one whose auth is `auth`. */
+const putPullSecret = (auth: string): Promise<void> => putKcpPullSecret(kcp(), auth);
+/** Replaces the KCP's webhook ConfigMap with `configText`. */
+const putConfig = (configText: string): Promise<void> => putKcpConfig(kcp(), configText);
 
 /** The seed config with `change` applied. */
 function config(change: (c: { availableFeatures: string[]; landscape?: string }) => void): string {

@@ -211,6 +211,31 @@ export async function apply(cluster: LocalCluster, objects: KubernetesObject[]):
   await applyObjects(cluster.kubeConfig(), objects);
 }
 
+/** Replaces the KCP's pull Secret with one whose auth is `auth`. */
+export async function putKcpPullSecret(kcp: LocalCluster, auth: string): Promise<void> {
+  await apply(kcp, [
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: KCP_PULL_SECRET, namespace: 'kcp-system' },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: dockerConfig(auth),
+    } as KubernetesObject,
+  ]);
+}
+
+/** Replaces the KCP's webhook ConfigMap with `configText`. */
+export async function putKcpConfig(kcp: LocalCluster, configText: string): Promise<void> {
+  await apply(kcp, [
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
+      data: { 'rt-bootstrapper-config.json': configText },
+    } as KubernetesObject,
+  ]);
+}
+
 /** Sets the webhook Deployment's status the way the deployment controller and kubelet would. */
 export async function markDeploymentAvailable(runtime: LocalCluster): Promise<void> {
   if (!(await markAvailable(runtime.kubeConfig(), RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT))) {
