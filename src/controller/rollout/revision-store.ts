@@ -1,5 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
+import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
 import type { SyncSources } from '../direct/sync-set.js';
 import type { Revision } from './revision.js';
@@ -102,8 +103,12 @@ export class RevisionStore {
         parseResponse: false,
       });
     } catch (error) {
-      // Another replica wrote the slot at the same time: the next pass looks again.
-      throw new RevisionStoreError(`cannot store revision ${revision.id} in ${name}`, { cause: error });
+      // Another writer (a replica) took the slot meanwhile: fine if it stored this revision.
+      const code = statusCodeOf(error);
+      const stored =
+        (code === 409 || code === 422) && (await this.list()).some((s) => idOf(s) === revision.id);
+      if (!stored)
+        throw new RevisionStoreError(`cannot store revision ${revision.id} in ${name}`, { cause: error });
     }
     const replaced = free === undefined && reusable ? idOf(reusable) : undefined;
     if (replaced !== undefined) this.cache.delete(replaced);

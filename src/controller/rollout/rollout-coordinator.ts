@@ -65,12 +65,23 @@ export class RolloutCoordinator implements RolloutChooser {
   private stopped = false;
   private delay: NodeJS.Timeout | undefined;
   private lastEnd = 0;
+  /** Whether a pass found out if there is a policy (until then, nothing is written anywhere). */
+  private known = false;
+  private started = false;
 
   constructor(private readonly o: RolloutCoordinatorOptions) {}
 
-  /** Runs the first pass, then one every period. */
+  /**
+   * Runs the first pass, then one every period. A first pass that fails is retried by the next
+   * ones; meanwhile no runtime gets anything written (see {@link choose}).
+   */
   async start(): Promise<void> {
-    await this.pass();
+    try {
+      await this.pass();
+    } catch (error) {
+      this.o.logger.warn({ err: error }, 'first rollout pass failed; retrying');
+    }
+    this.started = true;
     this.timer = setInterval(() => {
       this.poke();
     }, this.o.periodMs ?? 2_000);
@@ -83,7 +94,8 @@ export class RolloutCoordinator implements RolloutChooser {
    * pass reads every RuntimeBootstrapper).
    */
   poke(): void {
-    if (this.stopped) return;
+    // Before start() the first pass is under way: passes never overlap.
+    if (this.stopped || !this.started) return;
     if (this.running) {
       this.again = true;
       return;
@@ -118,7 +130,15 @@ export class RolloutCoordinator implements RolloutChooser {
   /** The set and release of this runtime; undefined without a policy. */
   choose(rb: RuntimeBootstrapper): RolloutChoice | undefined {
     const d = this.decided;
-    if (!d) return undefined;
+    if (!d) {
+      if (this.known) return undefined;
+      // Not known yet whether a rollout holds this runtime back: write nothing for now.
+      return {
+        set: { ok: false, reason: 'rollout: the policy could not be read yet; nothing is written' },
+        release: this.o.release,
+        wave: 'unplaced',
+      };
+    }
     const id = rb.spec.runtimeID;
     // A runtime the last pass did not know: the stable revision until a pass places it.
     const revision = d.plan.desired.get(id) ?? d.plan.state.stable;
@@ -151,6 +171,7 @@ export class RolloutCoordinator implements RolloutChooser {
   private async pass(): Promise<void> {
     const resource = await this.readPolicy();
     if (!resource) {
+      this.known = true;
       if (this.decided) {
         this.o.logger.info('no rollout policy: every runtime gets the live set and release');
         this.decided = undefined;
@@ -202,6 +223,7 @@ export class RolloutCoordinator implements RolloutChooser {
     if (!(await this.persist(resource, status))) return; // another writer won: read again next pass
     this.record(plan, policy);
     this.decided = { plan, policy, revisions };
+    this.known = true;
     this.enqueueChanged();
   }
 
