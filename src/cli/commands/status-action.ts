@@ -4,7 +4,7 @@ import { fleetStatus, formatFleetStatus } from '../../controller/rollout/fleet-s
 import { loadClusterAccess, type ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
-import type { StatusFlags } from './status.js';
+import type { StatusFlags } from './status-flags.js';
 
 /** Reads the fleet from the KCP and renders it (text or JSON); `access` replaces the kubeconfig (tests). */
 export async function runStatus(flags: StatusFlags, access?: ClusterAccess): Promise<string> {

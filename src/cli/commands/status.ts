@@ -1,13 +1,6 @@
 import { Option, type Command } from 'commander';
 import { DEFAULT_ROLLOUT_POLICY_NAME } from '../../api/rollout-policy.js';
-
-/** The flags of `rtb status`. */
-export interface StatusFlags {
-  kubeconfig?: string;
-  namespace: string;
-  rolloutPolicy: string;
-  output: 'text' | 'json';
-}
+import type { StatusFlags } from './status-flags.js';
 
 /** `rtb status`: the fleet of direct mode, read from the KCP. */
 export function registerStatusCommand(program: Command): void {
