@@ -58,6 +58,14 @@ export interface RuntimeBootstrapperStatus {
   appliedVersion?: string;
   appliedAt?: string;
   webhookVersion?: string;
+  /** The set version the runtime's webhook reports it has loaded (read only while a RolloutPolicy exists). */
+  servedVersion?: string;
+  /** The set version the runtime's webhook refused, when it refused the one applied. */
+  refusedVersion?: string;
+  /** Why the webhook refused it. */
+  refusal?: string;
+  /** The RolloutPolicy wave this runtime belongs to. */
+  rolloutWave?: string;
   conditions?: Condition[];
 }
 

@@ -6,6 +6,7 @@ import { registerLocalCommand } from './commands/local.js';
 import { registerWebhookCommand } from './commands/webhook.js';
 import { registerMutateCommand } from './commands/mutate.js';
 import { registerRenderCommand } from './commands/render.js';
+import { registerStatusCommand } from './commands/status.js';
 
 /** Builds the `rtb` command tree. Each sub-command lives in its own file and registers itself here. */
 export function buildProgram(): Command {
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerControllerCommand(program);
   registerMutateCommand(program);
   registerRenderCommand(program);
+  registerStatusCommand(program);
   registerControlPlaneCommand(program);
   return program;
 }

@@ -18,6 +18,7 @@ import {
 import { RUNTIME_GROUP, RUNTIME_NAMESPACE, RUNTIME_PLURAL } from '../api/runtime.js';
 import { CONFIG_MAP_NAME } from '../api/webhook-config.js';
 import { DEFAULT_STATE_CONFIG_MAP } from '../controller/annotate/signal-state-store.js';
+import { revisionSecretNames } from '../controller/rollout/revision-store.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
 
 /** Name of the controller's ServiceAccount, RBAC objects and Deployment. */
@@ -156,6 +157,14 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
         resourceNames: ['rt-bootstrapper-ca'],
         verbs: ['get', 'update', 'patch'],
       },
+      // The rollout's past revisions: a fixed ring of Secrets, created and rewritten by name.
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: revisionSecretNames(),
+        verbs: ['get', 'update'],
+      },
       { apiGroups: [RUNTIME_GROUP], resources: [RUNTIME_PLURAL], verbs: read() },
     );
   }
@@ -172,19 +181,38 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: CONTROLLER_NAME },
       subjects: [subject],
     },
-    ...(ctb !== undefined
+    ...(ctb !== undefined || o.mode === 'direct'
       ? {
           clusterRole: {
             apiVersion: 'rbac.authorization.k8s.io/v1',
             kind: 'ClusterRole',
             metadata: meta(false),
             rules: [
-              {
-                apiGroups: ['certificates.k8s.io'],
-                resources: ['clustertrustbundles'],
-                resourceNames: [ctb],
-                verbs: read(),
-              },
+              ...(ctb !== undefined
+                ? [
+                    {
+                      apiGroups: ['certificates.k8s.io'],
+                      resources: ['clustertrustbundles'],
+                      resourceNames: [ctb],
+                      verbs: read(),
+                    },
+                  ]
+                : []),
+              // Direct mode: the cluster-scoped RolloutPolicy, whose status holds the rollout.
+              ...(o.mode === 'direct'
+                ? [
+                    {
+                      apiGroups: ['rt-bootstrapper.kyma-project.io'],
+                      resources: ['rolloutpolicies'],
+                      verbs: read(),
+                    },
+                    {
+                      apiGroups: ['rt-bootstrapper.kyma-project.io'],
+                      resources: ['rolloutpolicies/status'],
+                      verbs: ['get', 'patch', 'update'],
+                    },
+                  ]
+                : []),
             ],
           },
           clusterRoleBinding: {

@@ -1,4 +1,5 @@
 import type { V1Deployment, V1Probe } from '@kubernetes/client-node';
+import { WEBHOOK_STATUS_CONFIG_MAP } from '../api/webhook-status.js';
 import {
   WATCHER_TLS_SECRET,
   WEBHOOK_CONTAINER,
@@ -130,7 +131,13 @@ export function renderWebhookDeployment(
                 `--log-level=${o.logLevel ?? 'info'}`,
                 `--shutdown-delay=${SHUTDOWN_DELAY_SECONDS}s`,
                 ...(o.landscape === undefined ? [] : [`--landscape=${o.landscape}`]),
-                ...(o.servingCertIssuer === 'external' ? ['--serving-cert-issuer=external'] : []),
+                // Direct mode: the KCP writes the serving certificate and reads the status report.
+                ...(o.servingCertIssuer === 'external'
+                  ? [
+                      '--serving-cert-issuer=external',
+                      `--status-config-map=${namespace}/${WEBHOOK_STATUS_CONFIG_MAP}`,
+                    ]
+                  : []),
                 ...(drift
                   ? [
                       `--drift-url=${drift}`,

@@ -1,4 +1,5 @@
 import type { V1PolicyRule } from '@kubernetes/client-node';
+import { WEBHOOK_STATUS_CONFIG_MAP } from '../api/webhook-status.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
   VALIDATING_WEBHOOK_CONFIGURATION,
@@ -109,6 +110,18 @@ export function webhookNamespaceRules(
       resourceNames: [WEBHOOK_TLS_SECRET],
       verbs: own ? [...read(), 'update', 'patch'] : read(),
     },
+    // Direct mode: the status report the KCP reads (created on first write, then patched).
+    ...(own
+      ? []
+      : [
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+          {
+            apiGroups: [''],
+            resources: ['configmaps'],
+            resourceNames: [WEBHOOK_STATUS_CONFIG_MAP],
+            verbs: [...read(), 'patch'],
+          },
+        ]),
     // The Lease electing the certificate writer (own issuer only) and the restarter's.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     {

@@ -1,7 +1,7 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Reflector } from '../kube/reflector.js';
-import type { ConfigHolder } from './config-holder.js';
+import type { ConfigHolder, ConfigOffer } from './config-holder.js';
 
 /**
  * Feeds the webhook ConfigMap's key into the holder whenever the ConfigMap changes (the
@@ -13,8 +13,10 @@ export function connectConfigMapSource(input: {
   readonly key: string;
   readonly holder: ConfigHolder;
   readonly logger: Logger;
+  /** Told what became of each ConfigMap offered (the status report). */
+  readonly onOffer?: (cm: V1ConfigMap, offer: ConfigOffer) => void;
 }): void {
-  const { reflector, key, holder, logger } = input;
+  const { reflector, key, holder, logger, onOffer } = input;
   const offer = (cm: V1ConfigMap): void => {
     const where = `configmap ${cm.metadata?.namespace ?? ''}/${cm.metadata?.name ?? ''}`;
     const text = cm.data?.[key];
@@ -25,7 +27,8 @@ export function connectConfigMapSource(input: {
       );
       return;
     }
-    holder.offer(text, `${where}#${key}`);
+    const offer = holder.offer(text, `${where}#${key}`);
+    onOffer?.(cm, offer);
   };
   reflector.addEventHandler({
     onAdd: offer,

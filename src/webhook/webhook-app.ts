@@ -11,6 +11,7 @@ import { MetricsServer } from '../telemetry/metrics-endpoint.js';
 import type { AdmissionContext } from './admission-handler.js';
 import { CertificateReloader, type CertificateFiles } from './certificate-reloader.js';
 import { ConfigHolder } from './config-holder.js';
+import { WebhookStatusReporter } from './status-reporter.js';
 import { coreCalls } from './core-calls.js';
 import { connectConfigMapSource } from './configmap-config-source.js';
 import { FileConfigSource } from './file-config-source.js';
@@ -45,6 +46,8 @@ export interface WebhookAppOptions {
   /** Read the config from this file instead of the ConfigMap. */
   readonly configFile?: string;
   readonly configMap?: { readonly namespace: string; readonly name: string; readonly key: string };
+  /** Report the set version loaded (or refused) in this ConfigMap (direct mode; off when undefined). */
+  readonly statusConfigMap?: { readonly namespace: string; readonly name: string };
   readonly host?: string;
   readonly port?: number;
   /**
@@ -181,7 +184,26 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
       fieldSelector: `metadata.name=${cm.name}`,
       logger: reflectorLogger,
     });
-    connectConfigMapSource({ reflector: configReflector, key: cm.key, holder, logger });
+    const reporter = o.statusConfigMap
+      ? new WebhookStatusReporter(o.kubeConfig, o.statusConfigMap, logger.child({ part: 'status' }))
+      : undefined;
+    if (reporter)
+      stoppers.push(() => {
+        reporter.stop();
+      });
+    connectConfigMapSource({
+      reflector: configReflector,
+      key: cm.key,
+      holder,
+      logger,
+      ...(reporter
+        ? {
+            onOffer: (c, offer) => {
+              reporter.offered(c.metadata?.annotations, offer);
+            },
+          }
+        : {}),
+    });
     configReflector.start();
     stoppers.push(() => configReflector.stop());
   }

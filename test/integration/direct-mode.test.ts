@@ -24,7 +24,6 @@ import { seedConfigText } from '../support/fixtures.js';
 import {
   CTB_NAME,
   RB_PATH,
-  apply,
   bindClusterAdmin,
   coreOf,
   createRuntimeBootstrapper,
@@ -33,6 +32,7 @@ import {
   markDeploymentAvailable,
   prepareKcp,
   putAdminKubeconfigSecret,
+  putKcpConfig,
   putKubeconfigSecret,
   putPullSecret,
   startKcpSources,
@@ -78,16 +78,7 @@ async function waitSecretAuth(id: string, auth: string, timeoutMs: number, what:
 }
 
 /** Replaces the KCP's webhook ConfigMap with `configText`. */
-async function putConfig(configText: string): Promise<void> {
-  await apply(kcp(), [
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
-      data: { 'rt-bootstrapper-config.json': configText },
-    } as KubernetesObject,
-  ]);
-}
+const putConfig = (configText: string): Promise<void> => putKcpConfig(kcp(), configText);
 
 /** Sets `spec.paused` of RuntimeBootstrapper `id`. */
 async function setPaused(id: string, paused: boolean): Promise<void> {

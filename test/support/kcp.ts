@@ -224,6 +224,18 @@ export async function apply(cluster: LocalCluster, objects: KubernetesObject[]):
   await applyObjects(cluster.kubeConfig(), objects);
 }
 
+/** Replaces the KCP's webhook ConfigMap with `configText`. */
+export async function putKcpConfig(kcp: LocalCluster, configText: string): Promise<void> {
+  await apply(kcp, [
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
+      data: { 'rt-bootstrapper-config.json': configText },
+    } as KubernetesObject,
+  ]);
+}
+
 /** Sets the webhook Deployment's status the way the deployment controller and kubelet would. */
 export async function markDeploymentAvailable(runtime: LocalCluster): Promise<void> {
   if (!(await markAvailable(runtime.kubeConfig(), RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT))) {

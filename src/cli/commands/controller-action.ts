@@ -109,5 +109,6 @@ export function directSettings(flags: ControllerFlags): DirectModeSettings {
     ...(driftListener ? { driftListener } : {}),
     caRotation: { renewBeforeMs: parseDuration(flags.caRenewBefore), graceMs: parseDuration(flags.caGrace) },
     runtimeTimeoutMs: parseDuration(flags.runtimeTimeout),
+    rollout: { policyName: flags.rolloutPolicy, autoRollback: flags.autoRollback },
   };
 }

@@ -36,6 +36,9 @@ export interface ControllerFlags {
   caRenewBefore: string;
   caGrace: string;
   runtimeTimeout: string;
+  rolloutPolicy: string;
+  /** false with --no-auto-rollback. */
+  autoRollback: boolean;
   certValidity: string;
   certRenewBefore: string;
 }

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME } from '../../api/webhook-config.js';
 import { RUNTIME_NAMESPACE } from '../../api/runtime.js';
+import { DEFAULT_ROLLOUT_POLICY_NAME } from '../../api/rollout-policy.js';
 import { DEFAULT_DIRECT_CONCURRENCY } from '../../controller/direct/direct-mode-options.js';
 import { DEFAULT_ANNOTATE_CONCURRENCY, type ControllerFlags } from './controller-flags.js';
 
@@ -105,6 +106,12 @@ export function registerControllerCommand(program: Command): void {
       '720h',
     )
     .option('--runtime-timeout <duration>', 'direct mode: bound of one call to a runtime', '10s')
+    .option(
+      '--rollout-policy <name>',
+      'direct mode: the RolloutPolicy to follow when it exists (docs/rollout.md)',
+      DEFAULT_ROLLOUT_POLICY_NAME,
+    )
+    .option('--no-auto-rollback', 'direct mode: a halted rollout only halts (no rollback)')
     .action(async (flags: ControllerFlags) => {
       const { runController } = await import('./controller-action.js');
       await runController(flags);

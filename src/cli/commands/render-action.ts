@@ -4,6 +4,7 @@ import { controllerManifestList, renderControllerManifests } from '../../render/
 import { kimConfigMapYaml, renderKimManifests } from '../../render/kim-manifests.js';
 import { renderWebhookManifests, webhookManifestList } from '../../render/webhook-manifests.js';
 import { packageVersion, releaseImage } from '../../version.js';
+import { rolloutPolicyCrd } from '../../api/rollout-policy-crd.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
 import type { RenderControllerFlags, RenderKimFlags, RenderWebhookFlags } from './render-flags.js';
 
@@ -64,6 +65,6 @@ export function renderController(flags: RenderControllerFlags): void {
     mode: flags.mode,
     ...(flags.sharding === true ? { sharding: true } : {}),
   });
-  const crds = flags.mode === 'direct' ? [runtimeBootstrapperCrd()] : [];
+  const crds = flags.mode === 'direct' ? [runtimeBootstrapperCrd(), rolloutPolicyCrd()] : [];
   process.stdout.write(toYamlStream([...crds, ...controllerManifestList(manifests)]));
 }

@@ -15,8 +15,14 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
   const kc = await loadClusterAccess(flags.kubeconfig);
   const [namespace, name] = flags.configMap.split('/');
   if (!namespace || !name) throw new Error(`--config-map must be namespace/name, got ${flags.configMap}`);
+  const [statusNamespace, statusName] = (flags.statusConfigMap ?? '').split('/');
+  if (flags.statusConfigMap !== undefined && (!statusNamespace || !statusName))
+    throw new Error(`--status-config-map must be namespace/name, got ${flags.statusConfigMap}`);
   const app = await startWebhookApp({
     kubeConfig: kc,
+    ...(statusNamespace && statusName
+      ? { statusConfigMap: { namespace: statusNamespace, name: statusName } }
+      : {}),
     ...webhookTlsOptions(flags),
     ...(flags.configFile ? { configFile: flags.configFile } : {}),
     configMap: { namespace, name, key: flags.configKey },

@@ -14,6 +14,7 @@ export interface WebhookFlags {
   configFile?: string;
   configMap: string;
   configKey: string;
+  statusConfigMap?: string;
   failClosed?: boolean;
   landscape?: string;
   logLevel: string;

@@ -60,6 +60,10 @@ export function registerWebhookCommand(program: Command): void {
     .option('--config-map <namespace/name>', 'the config ConfigMap', 'kyma-system/rt-bootstrapper-config')
     .option('--config-key <key>', 'the ConfigMap key', 'rt-bootstrapper-config.json')
     .option(
+      '--status-config-map <namespace/name>',
+      'report the set version loaded or refused in this ConfigMap (direct mode: the KCP gates rollouts on it)',
+    )
+    .option(
       '--fail-closed',
       'refuse a Pod when mutating it fails (default: admit it unchanged with a warning)',
     )

@@ -41,6 +41,8 @@ import type { BootstrapperOps, StateContext } from './state-context.js';
 import { runStateMachine, sFnInitialize } from './state-machine.js';
 import { StatusBuilder, statusChanged } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
+import type { RolloutChooser } from './rollout-chooser.js';
+import { observeWebhookReport } from './webhook-report.js';
 
 /** What the reconciler reads and writes. */
 export interface ReconcilerDeps {
@@ -68,6 +70,8 @@ export interface ReconcilerDeps {
   /** The webhook registration and its certificate's extra names (tests: no kubelet runs Pods there). */
   readonly webhook?: WebhookTestRouting;
   readonly runtimeTimeoutMs?: number;
+  /** The rollout: which set and release each runtime gets (all the live ones when undefined). */
+  readonly rollout?: RolloutChooser;
   /** Told after every reconcile (drift repair latency). */
   readonly onReconciled?: (key: string, ok: boolean) => void;
 }
@@ -108,8 +112,10 @@ export class BootstrapperReconciler {
    */
   async repairSet(key: string): Promise<void> {
     const rb = this.d.bootstrappers.get(key);
-    const { result: set } = this.d.currentSet();
-    if (!rb || !set.ok || rb.spec.paused || rb.metadata.deletionTimestamp) return;
+    if (!rb) return;
+    // The runtime's own revision: a repair never hands it a set its wave has not reached.
+    const set = this.d.rollout?.choose(rb)?.set ?? this.d.currentSet().result;
+    if (!set.ok || rb.spec.paused || rb.metadata.deletionTimestamp) return;
     if (rb.status?.appliedVersion === undefined) return; // not installed yet: the reconcile does it
     const ops = this.ops(rb);
     ops.connect();
@@ -125,14 +131,17 @@ export class BootstrapperReconciler {
     }
     const log = this.d.logger.child({ runtimeBootstrapper: key, runtime: rb.spec.runtimeID });
     const forceResync = this.forced.delete(key);
-    const { result: set, changedAt } = this.d.currentSet();
+    const live = this.d.currentSet();
+    const choice = this.d.rollout?.choose(rb);
+    const set = choice?.set ?? live.result;
+    const release = choice?.release ?? this.d.release;
     const status = new StatusBuilder(rb, new Date());
     const ops = this.ops(rb);
     const servingCurrentUntil = this.servingCurrent.get(key);
     const ctx: StateContext = {
       rb,
       set,
-      release: this.d.release,
+      release,
       ...(this.d.webhook?.registrationUrl !== undefined
         ? { registrationUrl: this.d.webhook.registrationUrl }
         : {}),
@@ -148,9 +157,15 @@ export class BootstrapperReconciler {
     const outcome = await runStateMachine(sFnInitialize, ctx);
     if (ctx.servingCheckedUntil !== undefined) this.servingCurrent.set(key, ctx.servingCheckedUntil);
     else this.servingCurrent.delete(key);
+    // Under a rollout: the wave, and what the webhook says of the set applied.
+    let pollAfterMs: number | undefined;
+    if (choice && !outcome.error) {
+      status.wave(choice.wave);
+      ({ pollAfterMs } = await observeWebhookReport(status, () => ops.readWebhookReport()));
+    }
     const next = status.build();
     if (set.ok && next.appliedVersion === set.set.version && rb.status?.appliedVersion !== set.set.version) {
-      this.d.metrics.propagationSeconds.observe((Date.now() - changedAt) / 1000);
+      this.d.metrics.propagationSeconds.observe((Date.now() - live.changedAt) / 1000);
     }
     if (statusChanged(rb.status, next)) await this.writeStatus(rb, next);
     this.d.onReconciled?.(key, outcome.error === undefined && next.state !== 'Error');
@@ -161,7 +176,8 @@ export class BootstrapperReconciler {
       throw outcome.error;
     }
     log.debug({ state: next.state, appliedVersion: next.appliedVersion }, 'reconciled');
-    return outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : undefined;
+    const requeueAfter = Math.min(outcome.requeueAfterMs ?? Infinity, pollAfterMs ?? Infinity);
+    return Number.isFinite(requeueAfter) ? { requeueAfter } : undefined;
   }
 
   private ops(rb: RuntimeBootstrapper): BootstrapperOps {
@@ -245,6 +261,7 @@ export class BootstrapperReconciler {
         await need().writeServingSecret(namespace, current, next);
       },
       writeCaBundle: (view, bundlePem) => need().writeCaBundle(view, bundlePem),
+      readWebhookReport: () => need().readWebhookReport(namespace),
     };
   }
 

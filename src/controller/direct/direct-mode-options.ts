@@ -59,6 +59,17 @@ export interface DirectModeOptions {
     readonly renewBeforeMs?: number;
   };
   readonly runtimeTimeoutMs?: number;
+  /**
+   * Progressive rollout (docs/rollout.md): the RolloutPolicy to follow, if it exists; off when
+   * undefined (every runtime gets every change at once).
+   */
+  readonly rollout?: {
+    readonly policyName: string;
+    /** false: a halt only halts (`--no-auto-rollback`). */
+    readonly autoRollback: boolean;
+    /** Pass period (default 2 s). */
+    readonly periodMs?: number;
+  };
   /** How long after a drift repair the forced full reconcile follows (default 1 s). */
   readonly driftConfirmDelayMs?: number;
   /** Work only this replica's share of the runtimes (sharded-work.ts); off (all runtimes) when undefined. */

@@ -13,6 +13,7 @@ export interface DirectModeSettings {
   readonly servingPolicy?: DirectModeOptions['servingPolicy'];
   /** Work only this replica's share (`--sharding`); every runtime when undefined. */
   readonly shard?: DirectModeOptions['shard'];
+  readonly rollout?: DirectModeOptions['rollout'];
 }
 
 /**
@@ -40,6 +41,7 @@ export function directModeStarter(settings: DirectModeSettings): (ctx: ModeConte
       ...(settings.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: settings.runtimeTimeoutMs } : {}),
       ...(settings.servingPolicy ? { servingPolicy: settings.servingPolicy } : {}),
       ...(settings.shard ? { shard: settings.shard } : {}),
+      ...(settings.rollout ? { rollout: settings.rollout } : {}),
     });
     return { stop: () => mode.stop() };
   };

@@ -23,6 +23,9 @@ import {
   type DirectModeOptions,
 } from './direct-mode-options.js';
 import { RepairConfirmations } from './repair-confirmations.js';
+import { RolloutCoordinator } from '../rollout/rollout-coordinator.js';
+import { createRolloutMetrics } from '../rollout/rollout-metrics.js';
+import { RevisionStore } from '../rollout/revision-store.js';
 import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
 import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
 import { driftRelayed } from './drift-relay.js';
@@ -75,6 +78,24 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   };
   const pool = new RuntimeClientPool();
   pool.start();
+  const queueKey = (key: string): void => {
+    queue.add(key);
+  };
+  const rollout = o.rollout
+    ? new RolloutCoordinator({
+        kcp,
+        policyName: o.rollout.policyName,
+        bootstrappers: bootstrappers.store,
+        sources: () => o.sources.snapshot(),
+        release: o.release,
+        revisions: new RevisionStore(kcp, ns),
+        autoRollback: o.rollout.autoRollback,
+        metrics: createRolloutMetrics(o.registry),
+        logger: log.child({ part: 'rollout' }),
+        enqueue: queueKey,
+        ...(o.rollout.periodMs !== undefined ? { periodMs: o.rollout.periodMs } : {}),
+      })
+    : undefined;
   const reconciler = new BootstrapperReconciler({
     kcp,
     bootstrappers: bootstrappers.store,
@@ -88,6 +109,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     currentSet: () => current,
     metrics,
     logger: log,
+    ...(rollout ? { rollout } : {}),
     ...(o.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: o.runtimeTimeoutMs } : {}),
     onReconciled: (key, ok) => {
       endpoint?.reconciled(key, ok);
@@ -123,6 +145,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     onAdd: (rb) => {
       index.put(rb);
       queue.add(`${rb.metadata.namespace}/${rb.metadata.name}`);
+      rollout?.poke();
     },
     onUpdate: (old, rb) => {
       index.put(rb);
@@ -130,6 +153,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       // A drift report another replica received for a runtime we work.
       if (shard?.decide(rb.spec.runtimeID).kind === 'work' && driftRelayed(old, rb))
         repairRuntime(rb.spec.runtimeID);
+      // A status moved: the rollout may advance (or halt).
+      rollout?.poke();
     },
     onDelete: (rb) => {
       index.remove(rb);
@@ -161,6 +186,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         r.ok ? { version: r.set.version } : { problem: r.reason },
         r.ok ? 'source set changed; fanning out' : 'source set inconsistent; not propagated',
       );
+      rollout?.poke();
       enqueueAll();
     }, o.coalesceMs ?? 500);
   });
@@ -169,6 +195,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   kubeconfigs.start();
   await Promise.all([bootstrappers.waitForSync(), kubeconfigs.waitForSync()]);
   current = { result: buildSyncSet(o.sources.snapshot()), changedAt: current.changedAt };
+  // The rollout's first pass before any reconcile: no runtime gets a revision its wave has not reached.
+  await rollout?.start();
   const concurrency = o.concurrency ?? DEFAULT_DIRECT_CONCURRENCY;
   // Fewer reconciles at once while the event loop runs late (CPU-bound): drift repairs (their own
   // queue, not gated), probes and lease renewals keep getting through during a fan-out.
@@ -305,6 +333,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       // First, so the runtimes in flight finish and the others take ours at once (released Lease).
       await shard?.stop({ release: options.releaseShard ?? true });
       unsubscribe();
+      await rollout?.stop();
       confirmations.stop();
       if (caUpkeep) clearInterval(caUpkeep);
       await endpoint?.stop();

@@ -1,4 +1,5 @@
-import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import { readReport, WEBHOOK_STATUS_CONFIG_MAP, type WebhookStatusReport } from '../../api/webhook-status.js';
 import { applyObjects } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { noResponseError, statusCodeOf } from '../../kube/kube-errors.js';
@@ -196,6 +197,13 @@ export class RuntimeInstaller {
   /** Whether a MutatingWebhookConfiguration of ours is still registered (for tests and status). */
   async registrationPresent(): Promise<boolean> {
     return (await this.read(`${MUTATING.path}/${MUTATING_WEBHOOK_CONFIGURATION}`)) !== undefined;
+  }
+
+  /** The webhook's status report (direct mode's rollouts); empty when it wrote none yet. */
+  async readWebhookReport(namespace: string): Promise<WebhookStatusReport> {
+    return readReport(
+      await this.read<V1ConfigMap>(`/api/v1/namespaces/${namespace}/configmaps/${WEBHOOK_STATUS_CONFIG_MAP}`),
+    );
   }
 
   /** GET; undefined when the object does not exist. */

@@ -4,6 +4,7 @@
  */
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { Condition, ConditionType, RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import type { WebhookStatusReport } from '../../api/webhook-status.js';
 import type { SecretWrite } from '../../pki/serving-secret-plan.js';
 import type { ForeignWrite } from './foreign-writers.js';
 import type { DeploymentReadiness } from './runtime-installer.js';
@@ -37,6 +38,8 @@ export interface BootstrapperOps {
   writeServingSecret(current: V1Secret | undefined, write: SecretWrite): Promise<void>;
   /** Sets every entry's caBundle of the configurations in `view` (as read) to `bundlePem`. */
   writeCaBundle(view: ServingView, bundlePem: string): Promise<void>;
+  /** The webhook's status report on the runtime (what set it loaded or refused). */
+  readWebhookReport(): Promise<WebhookStatusReport>;
 }
 
 /** Everything the states read, and the little they leave for the states after them. */

@@ -60,6 +60,21 @@ export class StatusBuilder {
     return this;
   }
 
+  /** Records what the runtime's webhook reports it loaded or refused (a field it leaves out is cleared). */
+  served(report: { servedVersion?: string; refusedVersion?: string; refusal?: string }): this {
+    delete this.next.servedVersion;
+    delete this.next.refusedVersion;
+    delete this.next.refusal;
+    Object.assign(this.next, report);
+    return this;
+  }
+
+  /** Records the rollout wave the runtime belongs to. */
+  wave(name: string): this {
+    this.next.rolloutWave = name;
+    return this;
+  }
+
   /** The condition as it will be written. */
   get(type: ConditionType): Condition | undefined {
     return this.next.conditions?.find((c) => c.type === type);

@@ -25,6 +25,8 @@ const flags = (over: Partial<ControllerFlags>): ControllerFlags => ({
   caRenewBefore: '720h',
   caGrace: '168h',
   runtimeTimeout: '10s',
+  rolloutPolicy: 'default',
+  autoRollback: true,
   certValidity: '2160h',
   certRenewBefore: '720h',
   ...over,

@@ -99,7 +99,7 @@ describe('rtb render kim', () => {
     assert.equal(kinds.at(-1), 'MutatingWebhookConfiguration');
   });
 
-  test("direct mode installs KIM's Deployment for the same release, but for who writes the certificate", () => {
+  test("direct mode installs KIM's Deployment for the same release, but for who writes the certificate and the status report", () => {
     const direct = planWebhook(undefined, { image: 'example.com/rtb:2.0.0', version: '2.0.0' }).manifests
       .deployment;
     const viaKim = asKimReadsIt(
@@ -107,8 +107,12 @@ describe('rtb render kim', () => {
     ).find((o) => o.kind === 'Deployment');
     const container = direct.spec?.template.spec?.containers[0];
     const args = container?.args ?? [];
-    assert.ok(container && args.includes('--serving-cert-issuer=external'));
-    container.args = args.filter((a) => a !== '--serving-cert-issuer=external');
+    const directOnly = [
+      '--serving-cert-issuer=external',
+      '--status-config-map=kyma-system/rt-bootstrapper-webhook-status',
+    ];
+    assert.ok(container && directOnly.every((a) => args.includes(a)));
+    container.args = args.filter((a) => !directOnly.includes(a));
     assert.deepEqual(viaKim, JSON.parse(JSON.stringify(direct)));
   });
 });

@@ -332,17 +332,25 @@ describe('rendered webhook manifests', () => {
 
   test('the KCP writes the certificate (direct mode): the replicas only follow it, and may only read it', () => {
     const direct = renderWebhookManifests({ image: 'x', servingCertIssuer: 'external' });
-    assert.equal(
-      direct.deployment.spec!.template.spec!.containers[0]!.args!.at(-1),
+    assert.deepEqual(direct.deployment.spec!.template.spec!.containers[0]!.args!.slice(-2), [
       '--serving-cert-issuer=external',
-    );
-    assert.deepEqual(direct.role.rules!.slice(0, 2), [
+      '--status-config-map=kyma-system/rt-bootstrapper-webhook-status',
+    ]);
+    assert.deepEqual(direct.role.rules!.slice(0, 4), [
       m.role.rules![0],
       {
         apiGroups: [''],
         resources: ['secrets'],
         resourceNames: [WEBHOOK_TLS_SECRET],
         verbs: ['get', 'list', 'watch'],
+      },
+      // The status report the KCP reads: created once, then patched by name.
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        resourceNames: ['rt-bootstrapper-webhook-status'],
+        verbs: ['get', 'list', 'watch', 'patch'],
       },
     ]);
     assert.ok(

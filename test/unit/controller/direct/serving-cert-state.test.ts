@@ -119,6 +119,7 @@ function ops(rt: FakeServingRuntime, over: Partial<BootstrapperOps> = {}): Boots
     writeServingSecret: (current: V1Secret | undefined, write: SecretWrite) =>
       checked(() => rt.writeSecret(current, write)),
     writeCaBundle: (view: ServingView, pem: string) => checked(() => rt.writeBundle(view, pem)),
+    readWebhookReport: () => Promise.resolve({}),
     ...over,
   };
 }

@@ -76,6 +76,10 @@ class RecordingOps implements BootstrapperOps {
     await this.step('writeCaBundle');
     await this.runtime.writeBundle(view, bundlePem);
   };
+  readWebhookReport = async () => {
+    await this.step('readWebhookReport');
+    return {};
+  };
 }
 
 /** A consistent set of `version` whose pull Secret holds `data`. */

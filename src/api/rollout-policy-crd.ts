@@ -1,0 +1,7 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { loadCrd } from './crds.js';
+
+/** The RolloutPolicy CustomResourceDefinition, as shipped in config/crd/. */
+export function rolloutPolicyCrd(): KubernetesObject {
+  return loadCrd('rolloutpolicy.yaml');
+}

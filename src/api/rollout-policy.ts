@@ -1,0 +1,68 @@
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import { RTB_GROUP, RTB_VERSION } from './runtime-bootstrapper.js';
+
+/** Plural resource name of the RolloutPolicy. */
+export const ROLLOUT_POLICY_PLURAL = 'rolloutpolicies';
+/** The policy the controller reads unless `--rollout-policy` names another. */
+export const DEFAULT_ROLLOUT_POLICY_NAME = 'default';
+/** Annotation on the policy: a new value resumes a halted rollout (once per value). */
+export const RESUME_ANNOTATION = 'rt-bootstrapper.kyma-project.io/resume';
+
+/** A wave as written in the CR. */
+export interface RolloutWaveSpec {
+  name: string;
+  selector?: {
+    matchLabels?: Record<string, string>;
+    matchExpressions?: {
+      key: string;
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+      values?: string[];
+    }[];
+  };
+  percent?: number;
+  /** Go duration. */
+  soak?: string;
+}
+
+/** `spec` of a RolloutPolicy. */
+export interface RolloutPolicySpec {
+  waves: RolloutWaveSpec[];
+  failureThreshold?: number;
+  /** Go duration. */
+  healthDeadline?: string;
+  autoRollback?: boolean;
+}
+
+/** `status` of a RolloutPolicy: the rollout's persisted state (docs/rollout.md). */
+export interface RolloutPolicyStatus {
+  observedGeneration?: number;
+  phase?: 'Progressing' | 'Soaking' | 'Halted' | 'Complete';
+  target?: string;
+  stable?: string;
+  wave?: number;
+  waveName?: string;
+  waveStartedAt?: string;
+  healthySince?: string;
+  haltReason?: string;
+  resumeToken?: string;
+  message?: string;
+  /** Why the spec could not be used (the default policy is in force meanwhile). */
+  policyProblem?: string;
+  failures?: { runtime: string; reason: string }[];
+  runtimes?: { total: number; atTarget: number; healthy: number };
+}
+
+/** The cluster-scoped custom resource. */
+export interface RolloutPolicyResource {
+  apiVersion?: string;
+  kind?: string;
+  metadata: V1ObjectMeta & { name: string };
+  spec: RolloutPolicySpec;
+  status?: RolloutPolicyStatus;
+}
+
+/** The API path of the RolloutPolicy `name` (or of all of them). */
+export function rolloutPolicyPath(name?: string): string {
+  const base = `/apis/${RTB_GROUP}/${RTB_VERSION}/${ROLLOUT_POLICY_PLURAL}`;
+  return name === undefined ? base : `${base}/${name}`;
+}

@@ -1,0 +1,18 @@
+import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import type { WebhookRelease } from './runtime-manifests.js';
+import type { SyncSetResult } from './sync-set.js';
+
+/** What a rollout gives one runtime: its set and release now, and its wave. */
+export interface RolloutChoice {
+  readonly set: SyncSetResult;
+  readonly release: WebhookRelease;
+  readonly wave: string;
+}
+
+/**
+ * Which revision a runtime gets (../rollout/rollout-coordinator.ts). Undefined: no rollout
+ * policy, so every runtime gets the live set and release, as without rollouts.
+ */
+export interface RolloutChooser {
+  choose(rb: RuntimeBootstrapper): RolloutChoice | undefined;
+}

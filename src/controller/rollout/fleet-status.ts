@@ -1,0 +1,103 @@
+import type { RolloutPolicyResource } from '../../api/rollout-policy.js';
+import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import { runtimeView } from './runtime-view.js';
+
+/** The fleet as `rtb status` shows it (its `-o json`). */
+export interface FleetStatus {
+  readonly runtimes: number;
+  readonly byState: Record<string, number>;
+  readonly bySetVersion: Record<string, number>;
+  readonly byWebhookVersion: Record<string, number>;
+  /** The rollout, or null without a RolloutPolicy (one wave of everything). */
+  readonly rollout: {
+    readonly policy: string;
+    readonly phase?: string;
+    readonly wave?: string;
+    readonly target?: string;
+    readonly stable?: string;
+    readonly message?: string;
+    readonly haltReason?: string;
+    readonly policyProblem?: string;
+    readonly failures: readonly { runtime: string; reason: string }[];
+  } | null;
+  /** Runtimes in Error or whose webhook refused the set applied, with why. */
+  readonly failing: readonly { runtime: string; state: string; reason: string }[];
+}
+
+const count = (into: Record<string, number>, key: string | undefined): void => {
+  const k = key ?? '(none)';
+  into[k] = (into[k] ?? 0) + 1;
+};
+
+/** Summarises the RuntimeBootstrappers and the rollout policy (pure). */
+export function fleetStatus(
+  rbs: readonly RuntimeBootstrapper[],
+  policy: RolloutPolicyResource | undefined,
+): FleetStatus {
+  const byState: Record<string, number> = {};
+  const bySetVersion: Record<string, number> = {};
+  const byWebhookVersion: Record<string, number> = {};
+  const failing: { runtime: string; state: string; reason: string }[] = [];
+  for (const rb of [...rbs].sort((a, b) => a.spec.runtimeID.localeCompare(b.spec.runtimeID))) {
+    const s = rb.status;
+    count(byState, s?.state ?? 'Pending');
+    count(bySetVersion, s?.appliedVersion);
+    count(byWebhookVersion, s?.webhookVersion);
+    const view = runtimeView(rb);
+    if (view.health === 'failed' || s?.state === 'Error') {
+      failing.push({ runtime: rb.spec.runtimeID, state: s?.state ?? 'Pending', reason: view.reason ?? '' });
+    }
+  }
+  const st = policy?.status;
+  return {
+    runtimes: rbs.length,
+    byState,
+    bySetVersion,
+    byWebhookVersion,
+    rollout: policy
+      ? {
+          policy: policy.metadata.name,
+          ...(st?.phase !== undefined ? { phase: st.phase } : {}),
+          ...(st?.waveName !== undefined ? { wave: st.waveName } : {}),
+          ...(st?.target !== undefined ? { target: st.target } : {}),
+          ...(st?.stable !== undefined ? { stable: st.stable } : {}),
+          ...(st?.message !== undefined ? { message: st.message } : {}),
+          ...(st?.haltReason !== undefined ? { haltReason: st.haltReason } : {}),
+          ...(st?.policyProblem !== undefined ? { policyProblem: st.policyProblem } : {}),
+          failures: st?.failures ?? [],
+        }
+      : null,
+    failing,
+  };
+}
+
+const tally = (m: Record<string, number>): string =>
+  Object.entries(m)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ') || '-';
+
+/** The status as text, for people. */
+export function formatFleetStatus(f: FleetStatus): string {
+  const lines = [
+    `Runtimes: ${f.runtimes} (${tally(f.byState)})`,
+    `Set versions: ${tally(f.bySetVersion)}`,
+    `Webhook releases: ${tally(f.byWebhookVersion)}`,
+  ];
+  const r = f.rollout;
+  if (!r) lines.push('Rollout: no RolloutPolicy (every change goes to every runtime at once)');
+  else {
+    lines.push(
+      `Rollout (policy ${r.policy}): ${r.phase ?? 'not started'}${r.wave ? `, wave ${r.wave}` : ''}`,
+    );
+    if (r.message) lines.push(`  ${r.message}`);
+    if (r.target) lines.push(`  target ${r.target}, stable ${r.stable ?? '-'}`);
+    if (r.policyProblem) lines.push(`  policy refused (default in force): ${r.policyProblem}`);
+    for (const x of r.failures) lines.push(`  failed in the rollout: ${x.runtime}: ${x.reason}`);
+  }
+  if (f.failing.length > 0) {
+    lines.push('Failing:');
+    for (const x of f.failing) lines.push(`  ${x.runtime}  ${x.state}  ${x.reason}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,111 @@
+/**
+ * Between the RolloutPolicy custom resource and the planner's types (pure): the spec becomes a
+ * policy, the status holds the rollout's state.
+ */
+import { parseGoDuration } from '../../api/go-duration.js';
+import type { RolloutPolicyResource, RolloutPolicyStatus } from '../../api/rollout-policy.js';
+import {
+  DEFAULT_ROLLOUT_POLICY,
+  RolloutPolicyError,
+  validatePolicy,
+  type RolloutPolicy,
+} from './rollout-policy.js';
+import type { RolloutState } from './rollout-state.js';
+
+const msOf = (text: string | undefined, fallbackMs: number, field: string): number => {
+  if (text === undefined) return fallbackMs;
+  try {
+    return Number(parseGoDuration(text) / 1_000_000n);
+  } catch (cause) {
+    throw new RolloutPolicyError(`rollout policy: ${field}: ${String(cause)}`, { cause });
+  }
+};
+
+/**
+ * The policy a RolloutPolicy asks for, or the default one and why the spec was refused;
+ * `autoRollback: false` (the controller's `--no-auto-rollback`) wins over the spec.
+ */
+export function policyOf(
+  resource: RolloutPolicyResource | undefined,
+  options: { readonly autoRollback: boolean },
+): { policy: RolloutPolicy; problem?: string } {
+  if (resource === undefined) {
+    return { policy: { ...DEFAULT_ROLLOUT_POLICY, autoRollback: options.autoRollback } };
+  }
+  const s = resource.spec;
+  try {
+    const policy = validatePolicy({
+      waves: s.waves.map((w, i) => ({
+        name: w.name,
+        ...(w.selector !== undefined ? { selector: w.selector } : {}),
+        ...(w.percent !== undefined ? { percent: w.percent } : {}),
+        soakMs: msOf(w.soak, 0, `waves[${i}].soak`),
+      })),
+      failureThreshold: s.failureThreshold ?? 0,
+      healthDeadlineMs: msOf(s.healthDeadline, DEFAULT_ROLLOUT_POLICY.healthDeadlineMs, 'healthDeadline'),
+      autoRollback: options.autoRollback && s.autoRollback !== false,
+    });
+    return { policy };
+  } catch (error) {
+    const problem = error instanceof Error ? error.message : String(error);
+    return { policy: { ...DEFAULT_ROLLOUT_POLICY, autoRollback: options.autoRollback }, problem };
+  }
+}
+
+const time = (iso: string | undefined): number | undefined => {
+  if (iso === undefined) return undefined;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? undefined : t;
+};
+
+/** The rollout state persisted in a policy's status; undefined before its first rollout. */
+export function stateOf(status: RolloutPolicyStatus | undefined): RolloutState | undefined {
+  if (
+    status?.target === undefined ||
+    status.stable === undefined ||
+    status.phase === undefined ||
+    status.wave === undefined
+  )
+    return undefined;
+  const healthySince = time(status.healthySince);
+  return {
+    target: status.target,
+    stable: status.stable,
+    wave: status.wave,
+    waveStartedAt: time(status.waveStartedAt) ?? 0,
+    ...(healthySince !== undefined ? { healthySince } : {}),
+    phase: status.phase,
+    ...(status.haltReason !== undefined ? { haltReason: status.haltReason } : {}),
+    failures: (status.failures ?? []).map((f) => ({ id: f.runtime, reason: f.reason })),
+    ...(status.resumeToken !== undefined ? { resumeToken: status.resumeToken } : {}),
+  };
+}
+
+/** The status that persists `state` (and says where the rollout stands). */
+export function statusOf(input: {
+  readonly state: RolloutState;
+  readonly policy: RolloutPolicy;
+  readonly generation: number | undefined;
+  readonly message: string;
+  readonly problem?: string;
+  readonly runtimes: { total: number; atTarget: number; healthy: number };
+}): RolloutPolicyStatus {
+  const { state, policy } = input;
+  const waveName = state.wave > policy.waves.length ? 'done' : (policy.waves[state.wave]?.name ?? 'rest');
+  return {
+    ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
+    phase: state.phase,
+    target: state.target,
+    stable: state.stable,
+    wave: state.wave,
+    waveName,
+    waveStartedAt: new Date(state.waveStartedAt).toISOString(),
+    ...(state.healthySince !== undefined ? { healthySince: new Date(state.healthySince).toISOString() } : {}),
+    ...(state.haltReason !== undefined ? { haltReason: state.haltReason.slice(0, 4000) } : {}),
+    ...(state.resumeToken !== undefined ? { resumeToken: state.resumeToken } : {}),
+    message: input.message.slice(0, 4000),
+    ...(input.problem !== undefined ? { policyProblem: input.problem.slice(0, 4000) } : {}),
+    failures: state.failures.map((f) => ({ runtime: f.id, reason: f.reason.slice(0, 2000) })),
+    runtimes: input.runtimes,
+  };
+}

@@ -1,0 +1,50 @@
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { counterOn, gaugeOn } from '../../kube/prom-metrics.js';
+import type { RolloutPhase } from './rollout-state.js';
+
+/** Rollout metrics: no runtime label, versions only for the few in play at once. */
+export interface RolloutMetrics {
+  /** 1 for the phase the rollout is in, 0 for the others. */
+  readonly phase: Gauge<'phase'>;
+  /** Index of the wave in progress (waves + 1 once complete). */
+  readonly wave: Gauge<never>;
+  readonly halts: Counter<never>;
+  /** Runtimes sent back to the stable revision. */
+  readonly rollbacks: Counter<never>;
+  /** RuntimeBootstrappers by the webhook release installed. */
+  readonly runtimesByWebhookVersion: Gauge<'version'>;
+}
+
+const PHASES: readonly RolloutPhase[] = ['Progressing', 'Soaking', 'Halted', 'Complete'];
+
+/** Registers the rollout metrics (get-or-create: direct mode restarts with each leadership term). */
+export function createRolloutMetrics(registry: Registry): RolloutMetrics {
+  return {
+    phase: gaugeOn(registry, {
+      name: 'rtb_rollout_phase',
+      help: 'The rollout phase (1 for the current one).',
+      labelNames: ['phase'],
+    }),
+    wave: gaugeOn(registry, {
+      name: 'rtb_rollout_wave',
+      help: 'Index of the rollout wave in progress.',
+      labelNames: [],
+    }),
+    halts: counterOn(registry, { name: 'rtb_rollout_halts_total', help: 'Rollouts halted.', labelNames: [] }),
+    rollbacks: counterOn(registry, {
+      name: 'rtb_rollout_rollbacks_total',
+      help: 'Runtimes sent back to the last healthy revision.',
+      labelNames: [],
+    }),
+    runtimesByWebhookVersion: gaugeOn(registry, {
+      name: 'rtb_runtimes_by_webhook_version',
+      help: 'RuntimeBootstrappers by the webhook release installed.',
+      labelNames: ['version'],
+    }),
+  };
+}
+
+/** Sets the phase gauge. */
+export function setPhase(metrics: RolloutMetrics, phase: RolloutPhase): void {
+  for (const p of PHASES) metrics.phase.set({ phase: p }, p === phase ? 1 : 0);
+}

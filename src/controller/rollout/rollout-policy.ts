@@ -1,0 +1,64 @@
+import type { LabelSelector } from './label-selector.js';
+
+/**
+ * One wave: the RuntimeBootstrappers its selector matches and/or a percentage of those no
+ * earlier wave took, then a soak time before the next wave starts.
+ */
+export interface RolloutWave {
+  readonly name: string;
+  /** RuntimeBootstrappers whose labels match (and no earlier wave took). */
+  readonly selector?: LabelSelector;
+  /** This share (0–100) of the runtimes no earlier wave took, chosen by a hash of the runtime ID. */
+  readonly percent?: number;
+  /** How long the wave must stay healthy before the next one starts (ms). */
+  readonly soakMs: number;
+}
+
+/** How a new revision (source set and webhook release) reaches the fleet. */
+export interface RolloutPolicy {
+  /** Ordered waves; runtimes none of them takes form a last wave of their own. */
+  readonly waves: readonly RolloutWave[];
+  /** Failed runtimes tolerated (over all waves started so far) before the rollout halts. */
+  readonly failureThreshold: number;
+  /** A runtime not healthy this long after its wave started counts as failed (never blocks forever). */
+  readonly healthDeadlineMs: number;
+  /** On a halt, put the runtimes that got the new revision back on the last healthy one. */
+  readonly autoRollback: boolean;
+}
+
+/** A rollout policy's problem (the status of the policy says it; the default is used meanwhile). */
+export class RolloutPolicyError extends Error {
+  override readonly name = 'RolloutPolicyError';
+}
+
+/**
+ * Today's behaviour for those who ask for nothing: one wave of everything, no soak, and no halt
+ * (an unlimited threshold), so every runtime gets every new revision at once.
+ */
+export const DEFAULT_ROLLOUT_POLICY: RolloutPolicy = {
+  waves: [{ name: 'all', percent: 100, soakMs: 0 }],
+  failureThreshold: Number.POSITIVE_INFINITY,
+  healthDeadlineMs: 10 * 60_000,
+  autoRollback: true,
+};
+
+/** Checks a policy's numbers (pure); throws {@link RolloutPolicyError} naming the first bad field. */
+export function validatePolicy(policy: RolloutPolicy): RolloutPolicy {
+  const bad = (what: string): never => {
+    throw new RolloutPolicyError(`rollout policy: ${what}`);
+  };
+  if (policy.waves.length === 0) bad('waves: at least one wave');
+  const names = new Set<string>();
+  policy.waves.forEach((w, i) => {
+    if (!w.name) bad(`waves[${i}].name: required`);
+    if (names.has(w.name)) bad(`waves[${i}].name: "${w.name}" repeated`);
+    names.add(w.name);
+    if (w.selector === undefined && w.percent === undefined) bad(`waves[${i}]: a selector or a percent`);
+    if (w.percent !== undefined && !(w.percent >= 0 && w.percent <= 100))
+      bad(`waves[${i}].percent: between 0 and 100`);
+    if (!(w.soakMs >= 0)) bad(`waves[${i}].soak: not negative`);
+  });
+  if (!(policy.failureThreshold >= 0)) bad('failureThreshold: not negative');
+  if (!(policy.healthDeadlineMs > 0)) bad('healthDeadline: positive');
+  return policy;
+}

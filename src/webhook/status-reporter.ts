@@ -1,0 +1,105 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { isDeepStrictEqual } from 'node:util';
+import { SET_VERSION_ANNOTATION } from '../api/runtime-bootstrapper.js';
+import { reportData, type WebhookStatusReport } from '../api/webhook-status.js';
+import type { ConfigError } from '../api/webhook-config.js';
+import { applyObjects } from '../kube/apply.js';
+import type { ClusterAccess } from '../kube/cluster-access.js';
+
+/** Field manager of the report (not the controller's: the two never write each other's objects). */
+export const STATUS_FIELD_MANAGER = 'rt-bootstrapper-webhook';
+const RETRY_MIN_MS = 1_000;
+const RETRY_MAX_MS = 30_000;
+
+/**
+ * Writes the webhook's report ConfigMap (../api/webhook-status.ts) whenever what it loaded or
+ * refused changes: one write in flight, the latest report wins, retried with backoff. Every
+ * replica writes the same report (they read the same ConfigMap), so they need no election.
+ */
+export class WebhookStatusReporter {
+  private report: WebhookStatusReport = {};
+  private written: WebhookStatusReport | undefined;
+  private writing = false;
+  private retryMs = RETRY_MIN_MS;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly access: ClusterAccess,
+    private readonly target: { readonly namespace: string; readonly name: string },
+    private readonly logger: Logger,
+  ) {}
+
+  /** The ConfigMap offered to the config holder, and whether its text was taken or refused. */
+  offered(
+    annotations: Readonly<Record<string, string>> | undefined,
+    offer: { accepted: true } | { accepted: false; error: ConfigError },
+  ): void {
+    const version = annotations?.[SET_VERSION_ANNOTATION];
+    if (version === undefined) return; // not a set of the KCP's: nothing to report
+    this.report = nextReport(this.report, version, offer);
+    this.flush();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private flush(): void {
+    if (this.writing || this.stopped || isDeepStrictEqual(this.report, this.written)) return;
+    this.writing = true;
+    const report = this.report;
+    void applyObjects(
+      this.access,
+      [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: this.target.name, namespace: this.target.namespace },
+          data: reportData(report),
+        } as KubernetesObject,
+      ],
+      { fieldManager: STATUS_FIELD_MANAGER, timeoutMs: 10_000 },
+    ).then(
+      () => {
+        this.written = report;
+        this.writing = false;
+        this.retryMs = RETRY_MIN_MS;
+        this.flush();
+      },
+      (error: unknown) => {
+        this.writing = false;
+        this.logger.warn({ err: error, retryInMs: this.retryMs }, 'cannot write the status report; retrying');
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          this.flush();
+        }, this.retryMs);
+        this.timer.unref();
+        this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+      },
+    );
+  }
+}
+
+/**
+ * The report after a ConfigMap of set `version` was offered (pure): taken (or the same text as in
+ * force), it is what is served and any refusal is history; refused, the version served stays and
+ * the refusal is added with its offending fields.
+ */
+export function nextReport(
+  report: WebhookStatusReport,
+  version: string,
+  offer: { accepted: true } | { accepted: false; error: ConfigError },
+): WebhookStatusReport {
+  if (offer.accepted) return { loadedVersion: version };
+  return {
+    ...(report.loadedVersion !== undefined ? { loadedVersion: report.loadedVersion } : {}),
+    refusedVersion: version,
+    refusal: offer.error.issues
+      .map((i) => `${i.path}: ${i.message}`)
+      .join('; ')
+      .slice(0, 2_000),
+  };
+}

@@ -1,0 +1,317 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  DEFAULT_ROLLOUT_POLICY,
+  type RolloutPolicy,
+} from '../../../../src/controller/rollout/rollout-policy.js';
+import type { RolloutState } from '../../../../src/controller/rollout/rollout-state.js';
+import {
+  planRollout,
+  type PlanInput,
+  type RuntimeView,
+} from '../../../../src/controller/rollout/wave-planner.js';
+
+const CANARY = { matchLabels: { canary: 'true' } };
+/** Canary (selector, 60 s soak), then the rest. */
+const POLICY: RolloutPolicy = {
+  waves: [{ name: 'canary', selector: CANARY, soakMs: 60_000 }],
+  failureThreshold: 0,
+  healthDeadlineMs: 300_000,
+  autoRollback: true,
+};
+const IDS = ['rt-1', 'rt-2', 'rt-3', 'rt-4', 'rt-5'];
+const canary = (id: string): boolean => id === 'rt-1';
+
+/** The fleet on `current` for everyone, healthy, rt-1 labelled canary. */
+function fleet(current: string, over: Record<string, Partial<RuntimeView>> = {}): RuntimeView[] {
+  return IDS.map((id) => ({
+    id,
+    labels: canary(id) ? { canary: 'true' } : {},
+    current,
+    health: 'healthy' as const,
+    ...over[id],
+  }));
+}
+
+/** A completed rollout of v1. */
+const DONE_V1: RolloutState = {
+  target: 'v1',
+  stable: 'v1',
+  wave: 2,
+  waveStartedAt: 0,
+  phase: 'Complete',
+  failures: [],
+};
+
+const plan = (p: Partial<PlanInput>) =>
+  planRollout({ policy: POLICY, runtimes: fleet('v1'), target: 'v2', state: DONE_V1, now: 1_000, ...p });
+
+const desiredOf = (r: ReturnType<typeof planRollout>) => Object.fromEntries(r.desired);
+
+describe('wave planner', () => {
+  test('no state yet: the target in force is adopted as healthy everywhere, nothing rolls', () => {
+    const r = planRollout({ policy: POLICY, runtimes: fleet('v1'), target: 'v1', state: undefined, now: 0 });
+    assert.equal(r.state.phase, 'Complete');
+    assert.equal(r.state.stable, 'v1');
+    assert.deepEqual(r.events, ['adopted']);
+    assert.ok([...r.desired.values()].every((v) => v === 'v1'));
+  });
+
+  test('a new target goes to the canary only; the rest keep the stable revision', () => {
+    const r = plan({});
+    assert.equal(r.state.phase, 'Progressing');
+    assert.equal(r.state.wave, 0);
+    assert.deepEqual(r.events, ['started']);
+    assert.deepEqual(desiredOf(r), { 'rt-1': 'v2', 'rt-2': 'v1', 'rt-3': 'v1', 'rt-4': 'v1', 'rt-5': 'v1' });
+    assert.match(r.message, /wave 1\/2 \(canary\): 0\/1 healthy at v2/);
+  });
+
+  test('wave n+1 never starts early: not while the canary is pending, not before its soak ends', () => {
+    const started = plan({}).state;
+    const pending = plan({
+      state: started,
+      now: 5_000,
+      runtimes: fleet('v1', { 'rt-1': { current: 'v2', health: 'pending' } }),
+    });
+    assert.equal(pending.state.wave, 0);
+    assert.equal(pending.desired.get('rt-2'), 'v1');
+    const healthy = fleet('v1', { 'rt-1': { current: 'v2' } });
+    const soaking = plan({ state: pending.state, now: 10_000, runtimes: healthy });
+    assert.equal(soaking.state.phase, 'Soaking');
+    assert.equal(soaking.state.healthySince, 10_000);
+    assert.equal(soaking.desired.get('rt-2'), 'v1');
+    const stillSoaking = plan({ state: soaking.state, now: 69_999, runtimes: healthy });
+    assert.equal(stillSoaking.state.wave, 0);
+    const next = plan({ state: stillSoaking.state, now: 70_000, runtimes: healthy });
+    assert.equal(next.state.wave, 1);
+    assert.deepEqual(next.events, ['advanced']);
+    assert.ok(IDS.every((id) => next.desired.get(id) === 'v2'));
+  });
+
+  test('a regression during the soak restarts it', () => {
+    const soaking = plan({
+      state: plan({}).state,
+      now: 10_000,
+      runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }),
+    });
+    const blip = plan({
+      state: soaking.state,
+      now: 20_000,
+      runtimes: fleet('v1', { 'rt-1': { current: 'v2', health: 'pending' } }),
+    });
+    assert.equal(blip.state.phase, 'Progressing');
+    assert.equal(blip.state.healthySince, undefined);
+    const again = plan({
+      state: blip.state,
+      now: 75_000,
+      runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }),
+    });
+    assert.equal(again.state.phase, 'Soaking', 'the soak counts again from 75 s');
+  });
+
+  test('the whole rollout completes: the target becomes the stable revision', () => {
+    let s = plan({}).state;
+    s = plan({ state: s, now: 2_000, runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }) }).state;
+    s = plan({ state: s, now: 62_000, runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }) }).state;
+    assert.equal(s.wave, 1);
+    const done = plan({ state: s, now: 63_000, runtimes: fleet('v2') });
+    assert.equal(done.state.phase, 'Complete');
+    assert.equal(done.state.stable, 'v2');
+    assert.deepEqual(done.events, ['advanced', 'completed']);
+  });
+
+  test('a refusal over the threshold halts at the canary and rolls the canary back, nothing else touched', () => {
+    const refused = fleet('v1', {
+      'rt-1': { current: 'v2', health: 'failed', reason: 'webhook refused v2' },
+    });
+    const r = plan({ state: plan({}).state, now: 3_000, runtimes: refused });
+    assert.equal(r.state.phase, 'Halted');
+    assert.deepEqual(r.events, ['halted']);
+    assert.match(
+      r.state.haltReason ?? '',
+      /1 runtime\(s\) failed in wave canary \(threshold 0\); rt-1: webhook refused v2/,
+    );
+    assert.deepEqual(r.state.failures, [{ id: 'rt-1', reason: 'webhook refused v2' }]);
+    assert.deepEqual(r.rollback, ['rt-1']);
+    assert.ok(IDS.every((id) => r.desired.get(id) === 'v1'));
+    // It stays halted on later passes, with the canary back on v1.
+    const later = plan({ state: r.state, now: 400_000, runtimes: fleet('v1') });
+    assert.equal(later.state.phase, 'Halted');
+    assert.deepEqual(later.rollback, []);
+  });
+
+  test('--no-auto-rollback only halts: the canary keeps the target, nobody else gets it', () => {
+    const policy = { ...POLICY, autoRollback: false };
+    const refused = fleet('v1', { 'rt-1': { current: 'v2', health: 'failed', reason: 'refused' } });
+    const r = plan({ policy, state: plan({ policy }).state, now: 3_000, runtimes: refused });
+    assert.equal(r.state.phase, 'Halted');
+    assert.deepEqual(r.rollback, []);
+    assert.deepEqual(desiredOf(r), { 'rt-1': 'v2', 'rt-2': 'v1', 'rt-3': 'v1', 'rt-4': 'v1', 'rt-5': 'v1' });
+  });
+
+  test('failures within the threshold do not halt', () => {
+    const policy = { ...POLICY, failureThreshold: 1 };
+    const refused = fleet('v1', { 'rt-1': { current: 'v2', health: 'failed', reason: 'refused' } });
+    const r = plan({ policy, state: plan({ policy }).state, now: 3_000, runtimes: refused });
+    assert.notEqual(r.state.phase, 'Halted');
+    assert.deepEqual(
+      r.state.failures.map((f) => f.id),
+      ['rt-1'],
+    );
+  });
+
+  test('an unreachable runtime counts against the threshold after the deadline and never blocks forever', () => {
+    const policy = {
+      ...POLICY,
+      failureThreshold: 1,
+      waves: [{ name: 'canary', selector: CANARY, soakMs: 0 }],
+    };
+    let s = plan({ policy }).state;
+    s = plan({ policy, state: s, now: 2_000, runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }) }).state;
+    assert.equal(s.wave, 1, 'the canary wave passed');
+    const oneDown = fleet('v2', { 'rt-3': { current: 'v1', health: 'pending', reason: 'unreachable' } });
+    const waiting = plan({ policy, state: s, now: 2_000 + 299_999, runtimes: oneDown });
+    assert.equal(waiting.state.phase, 'Progressing', 'before the deadline it is only pending');
+    assert.deepEqual(waiting.state.failures, []);
+    const past = plan({ policy, state: waiting.state, now: 2_000 + 300_000, runtimes: oneDown });
+    assert.equal(past.state.phase, 'Complete', 'counted failed within the threshold: the rollout ends');
+    // With no tolerance the same runtime halts the rollout at the deadline instead.
+    const strict = { ...policy, failureThreshold: 0 };
+    const halted = plan({ policy: strict, state: waiting.state, now: 2_000 + 300_000, runtimes: oneDown });
+    assert.equal(halted.state.phase, 'Halted');
+    assert.match(halted.state.haltReason ?? '', /rt-3: not healthy at v2 within 300 s: unreachable/);
+  });
+
+  test('a runtime created mid-rollout gets the stable revision unless its wave started', () => {
+    const s = plan({}).state;
+    const newcomers = [
+      ...fleet('v1'),
+      { id: 'rt-new', labels: {}, health: 'pending' as const },
+      { id: 'rt-new-canary', labels: { canary: 'true' }, health: 'pending' as const },
+    ];
+    const r = plan({ state: s, now: 2_000, runtimes: newcomers });
+    assert.equal(r.desired.get('rt-new'), 'v1');
+    assert.equal(r.desired.get('rt-new-canary'), 'v2');
+  });
+
+  test('resume: a new annotation value resumes the halted wave once; the same value again does nothing', () => {
+    const refused = fleet('v1', { 'rt-1': { current: 'v2', health: 'failed', reason: 'refused' } });
+    const halted = plan({ state: plan({}).state, now: 3_000, runtimes: refused }).state;
+    const resumed = plan({ state: halted, now: 4_000, runtimes: fleet('v1'), resumeToken: 'a' });
+    assert.deepEqual(resumed.events, ['resumed']);
+    assert.equal(resumed.state.phase, 'Progressing');
+    assert.equal(resumed.state.waveStartedAt, 4_000);
+    assert.equal(resumed.desired.get('rt-1'), 'v2');
+    const againHalted = plan({ state: resumed.state, now: 5_000, runtimes: refused, resumeToken: 'a' });
+    assert.equal(againHalted.state.phase, 'Halted', 'the same token does not resume twice');
+    const stillHalted = plan({
+      state: againHalted.state,
+      now: 6_000,
+      runtimes: fleet('v1'),
+      resumeToken: 'a',
+    });
+    assert.equal(stillHalted.state.phase, 'Halted');
+  });
+
+  test('a new change resumes a halted rollout from the first wave, keeping the stable revision', () => {
+    const refused = fleet('v1', { 'rt-1': { current: 'v2', health: 'failed', reason: 'refused' } });
+    const halted = plan({ state: plan({}).state, now: 3_000, runtimes: refused }).state;
+    const fixed = plan({ state: halted, target: 'v3', now: 9_000, runtimes: fleet('v1') });
+    assert.deepEqual(fixed.events, ['started']);
+    assert.equal(fixed.state.stable, 'v1');
+    assert.equal(fixed.state.wave, 0);
+    assert.equal(fixed.desired.get('rt-1'), 'v3');
+    assert.equal(fixed.desired.get('rt-2'), 'v1');
+  });
+
+  test('a change mid-rollout starts over at the canary, the stable revision unchanged', () => {
+    let s = plan({ policy: { ...POLICY, waves: [{ name: 'canary', selector: CANARY, soakMs: 0 }] } }).state;
+    s = plan({ state: s, now: 2_000, runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }) }).state;
+    const r = plan({
+      state: s,
+      target: 'v3',
+      now: 3_000,
+      runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }),
+    });
+    assert.equal(r.state.stable, 'v1');
+    assert.equal(r.desired.get('rt-1'), 'v3');
+    assert.equal(r.desired.get('rt-2'), 'v1');
+  });
+
+  test('paused or deleted runtimes are in no wave and never block', () => {
+    const runtimes = fleet('v1', {
+      'rt-1': { current: 'v2' },
+      'rt-2': { excluded: true, health: 'pending' },
+    });
+    const policy = { ...POLICY, waves: [{ name: 'canary', selector: CANARY, soakMs: 0 }] };
+    let s = plan({ policy }).state;
+    s = plan({ policy, state: s, now: 2_000, runtimes }).state;
+    const all = fleet('v2', { 'rt-2': { current: 'v1', excluded: true, health: 'pending' } });
+    const done = plan({ policy, state: s, now: 3_000, runtimes: all });
+    assert.equal(done.state.phase, 'Complete');
+  });
+
+  test('an earlier wave regressing during a later one halts too', () => {
+    const policy = { ...POLICY, waves: [{ name: 'canary', selector: CANARY, soakMs: 0 }] };
+    let s = plan({ policy }).state;
+    s = plan({ policy, state: s, now: 2_000, runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }) }).state;
+    assert.equal(s.wave, 1);
+    const r = plan({
+      policy,
+      state: s,
+      now: 3_000,
+      runtimes: fleet('v1', { 'rt-1': { current: 'v2', health: 'failed', reason: 'refused' } }),
+    });
+    assert.equal(r.state.phase, 'Halted');
+    assert.deepEqual(r.rollback, ['rt-1']);
+  });
+
+  test("the default policy is today's behaviour: every runtime gets the target at once, nothing halts", () => {
+    const refused = fleet('v1', { 'rt-1': { current: 'v2', health: 'failed', reason: 'refused' } });
+    const s = planRollout({
+      policy: DEFAULT_ROLLOUT_POLICY,
+      runtimes: fleet('v1'),
+      target: 'v2',
+      state: DONE_V1,
+      now: 0,
+    });
+    assert.ok(IDS.every((id) => s.desired.get(id) === 'v2'));
+    const r = planRollout({
+      policy: DEFAULT_ROLLOUT_POLICY,
+      runtimes: refused,
+      target: 'v2',
+      state: s.state,
+      now: 1,
+    });
+    assert.notEqual(r.state.phase, 'Halted');
+    assert.ok(IDS.every((id) => r.desired.get(id) === 'v2'));
+  });
+
+  test('deterministic: a restart (same state, same inputs) plans the same', () => {
+    const s = plan({}).state;
+    const runtimes = fleet('v1', { 'rt-1': { current: 'v2' } });
+    const a = plan({ state: s, now: 5_000, runtimes });
+    const b = plan({
+      state: JSON.parse(JSON.stringify(s)) as RolloutState,
+      now: 5_000,
+      runtimes: [...runtimes].reverse(),
+    });
+    assert.deepEqual(a.state, b.state);
+    assert.deepEqual(desiredOf(a), desiredOf(b));
+  });
+
+  test('an empty wave still soaks, then passes', () => {
+    const policy: RolloutPolicy = {
+      ...POLICY,
+      waves: [
+        { name: 'nobody', selector: { matchLabels: { tier: 'none' } }, soakMs: 60_000 },
+        { name: 'canary', selector: CANARY, soakMs: 0 },
+      ],
+    };
+    const r = plan({ policy });
+    assert.equal(r.state.wave, 0, 'an empty wave with a soak still soaks (its runtimes were all healthy)');
+    const later = plan({ policy, state: r.state, now: 61_000 });
+    assert.equal(later.state.wave, 1);
+    assert.equal(later.desired.get('rt-1'), 'v2');
+  });
+});
