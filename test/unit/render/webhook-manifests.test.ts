@@ -357,7 +357,7 @@ describe('rendered webhook manifests', () => {
       !direct.role.rules!.some((r) => r.resourceNames?.includes(WEBHOOK_CERT_LEASE)),
       'no certificate Lease: no election of a writer',
     );
-    assert.deepEqual(direct.role.rules!.slice(2, 4), [
+    assert.deepEqual(direct.role.rules!.slice(4, 6), [
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       {
         apiGroups: ['coordination.k8s.io'],
@@ -367,7 +367,7 @@ describe('rendered webhook manifests', () => {
       },
     ]);
     assert.deepEqual(
-      direct.role.rules!.slice(4),
+      direct.role.rules!.slice(6),
       m.role.rules!.slice(4),
       'the rest as when the webhook writes itself',
     );
