@@ -9,6 +9,7 @@ packages=(
   containernetworking-plugins # CNI bridge, host-local, loopback
   iproute2                    # the node's bridge and addresses
   docker-registry apache2-utils skopeo # the local registries (htpasswd) and pushing to them
+  gcc libc6-dev               # the pause image (compiled -static from the Kubernetes module)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -57,31 +57,19 @@ function fail(message) {
 }
 
 /** `rtb control-plane <what>`, before any test starts, so no test timeout covers a cold build. */
-function prepare(what) {
+function prepare(what, hint = '') {
   const step = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'control-plane', what], {
     cwd: root,
     stdio: 'inherit',
   });
-  if (step.status !== 0) fail(`rtb control-plane ${what} failed (see above)`);
-}
-
-// What the node needs from the host (scripts/install-node-host.sh): say so instead of failing
-// every e2e test with the same missing binary.
-function checkNodeHost() {
-  if (process.getuid?.() !== 0)
-    fail('the end-to-end tests (test/e2e) need root: run `sudo npm test`, or `npm run test:unit`');
-  const tools = ['containerd', 'runc', 'ctr', 'docker-registry', 'skopeo', 'htpasswd', 'umoci', 'mmdebstrap'];
-  const missing = tools.filter(
-    (t) => spawnSync('sh', ['-c', `command -v ${t}`], { stdio: 'ignore' }).status !== 0,
-  );
-  if (missing.length > 0)
-    fail(`the end-to-end tests need ${missing.join(', ')}: run scripts/install-node-host.sh (as root) once`);
+  if (step.status !== 0) fail(`rtb control-plane ${what} failed (see above)${hint}`);
 }
 
 if (!unitOnly) {
   prepare('build');
   if (e2eFiles.length > 0) {
-    checkNodeHost();
+    // Root and the host's packages (scripts/install-node-host.sh): said once, not by every e2e test.
+    prepare('host', ': the end-to-end tests (test/e2e) need a node; `npm run test:unit` needs none');
     prepare('node');
     prepare('image');
   }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { ControlPlaneError } from './errors.js';
 import { ensureGoBinary, hackDir, isExecutable, kubernetesCommand } from './go-binary.js';
+import { CNI_BIN_DIR, CNI_PLUGINS, findTool } from './node-host.js';
 import { ensurePauseImage, type PauseImage } from './pause-image.js';
 
 /** What a node runs: Kubernetes binaries built here, the runtime and CNI from Debian. */
@@ -26,8 +27,6 @@ export interface ResolveNodeOptions {
 
 const nodeModule = join(hackDir, 'node');
 const hostTools = ['containerd', 'ctr', 'runc', 'unshare', 'nsenter', 'ip'] as const;
-const searchPath = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
-const CNI_BIN_DIR = '/usr/lib/cni';
 
 /**
  * The node's binaries: kubelet, kube-controller-manager and kube-scheduler from hack/node (the
@@ -60,21 +59,14 @@ export async function resolveNodeBinaries(options: ResolveNodeOptions = {}): Pro
 async function findHostTools(
   env: NodeJS.ProcessEnv,
 ): Promise<Record<'containerd' | 'ctr' | 'runc' | 'unshare' | 'nsenter', string>> {
-  const dirs = [...(env.PATH ?? '').split(':').filter(Boolean), ...searchPath];
   const found: Partial<Record<(typeof hostTools)[number], string>> = {};
   const missing: string[] = [];
   for (const tool of hostTools) {
-    let path: string | undefined;
-    for (const dir of dirs) {
-      if (await isExecutable(join(dir, tool))) {
-        path = join(dir, tool);
-        break;
-      }
-    }
+    const path = await findTool(tool, env);
     if (path === undefined) missing.push(tool);
     else found[tool] = path;
   }
-  for (const plugin of ['bridge', 'host-local', 'loopback', 'portmap']) {
+  for (const plugin of CNI_PLUGINS) {
     if (!(await isExecutable(join(CNI_BIN_DIR, plugin)))) missing.push(`${CNI_BIN_DIR}/${plugin}`);
   }
   const { containerd, ctr, runc, unshare, nsenter } = found;

@@ -13,6 +13,12 @@ export function describeMutation(before: PodLike, after: PodLike): string[] {
   const lines: string[] = [];
   const b = before.spec?.containers ?? [];
   const a = after.spec?.containers ?? [];
+  // Only the trust bundle's volumes: on a node the API server also mounts the service account token.
+  const bundleVolumes = new Set(
+    (after.spec?.volumes ?? [])
+      .filter((v) => v.projected?.sources?.some((s) => s.clusterTrustBundle))
+      .map((v) => v.name),
+  );
   a.forEach((c, i) => {
     const old = b[i];
     if (old && old.image !== c.image)
@@ -21,7 +27,7 @@ export function describeMutation(before: PodLike, after: PodLike): string[] {
     if (fips && !old?.env?.some((e) => e.name === 'KYMA_FIPS_MODE_ENABLED'))
       lines.push(`FIPS mode          ${c.name}: env KYMA_FIPS_MODE_ENABLED=${fips.value ?? ''}`);
     for (const m of c.volumeMounts ?? []) {
-      if (!old?.volumeMounts?.some((o) => o.mountPath === m.mountPath))
+      if (bundleVolumes.has(m.name) && !old?.volumeMounts?.some((o) => o.mountPath === m.mountPath))
         lines.push(
           `trust bundle mount ${c.name}: ${m.name} at ${m.mountPath}${m.readOnly ? ' (read-only)' : ''}`,
         );

@@ -8,6 +8,9 @@ export function localWebhookConfigText(): string {
   return readFileSync(new URL('local-webhook-config.json', configDir), 'utf8');
 }
 
+/** The seed example Pod's image, before the webhook rewrites its registry. */
+export const SEED_IMAGE = 'replace.me/kyma-project/rt-bootstrapper/pause:e2e';
+
 /** The seed example's Pod: the Deployment template of seed 000 with its four opt-in annotations. */
 export function seedExamplePod(name = 'pause-test1'): {
   apiVersion: 'v1';
@@ -28,6 +31,6 @@ export function seedExamplePod(name = 'pause-test1'): {
         'rt-cfg.kyma-project.io/set-fips-mode': 'true',
       },
     },
-    spec: { containers: [{ name: 'pause', image: 'replace.me/kyma-project/rt-bootstrapper/pause:e2e' }] },
+    spec: { containers: [{ name: 'pause', image: SEED_IMAGE }] },
   };
 }

@@ -39,6 +39,12 @@ export async function startKcpLandscape(o: {
   kcp: LocalCluster;
   runtimes: readonly LocalCluster[];
   configText: string;
+  /** The pull Secret's `.dockerconfigjson` (default: placeholder credentials). */
+  dockerConfigJson?: string | undefined;
+  /** The webhook image direct mode installs (default: the release's). */
+  releaseImage?: string | undefined;
+  /** Report the webhook Deployments available, as no kubelet runs them (clusters without a node). */
+  simulateKubelet: boolean;
   logger: Logger;
 }): Promise<KcpLandscape> {
   const kc = o.kcp.kubeConfig();
@@ -49,6 +55,7 @@ export async function startKcpLandscape(o: {
       configText: o.configText,
       namespace: 'kcp-system',
       pullSecretName: 'registry-credentials',
+      ...(o.dockerConfigJson === undefined ? {} : { dockerConfigJson: o.dockerConfigJson }),
     }),
   );
   for (const rt of o.runtimes) {
@@ -82,7 +89,7 @@ export async function startKcpLandscape(o: {
     logger: o.logger,
     registry: new Registry(),
     release: {
-      image: releaseImage(),
+      image: o.releaseImage ?? releaseImage(),
       version: packageVersion(),
     },
     coalesceMs: 100,
@@ -94,17 +101,19 @@ export async function startKcpLandscape(o: {
       body: newRuntimeBootstrapper(rt.name, 'kcp-system'),
     });
   }
-  // No kubelet runs here: report the webhook Deployments available once they exist (and after
-  // every new generation), as the deployment controller would.
-  const kubelet = setInterval(() => {
-    for (const rt of o.runtimes) {
-      if (rt.running)
-        void markDeploymentAvailable(rt.kubeConfig(), RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT).catch(
-          () => false,
-        );
-    }
-  }, 500);
-  kubelet.unref();
+  // Without a node: report the webhook Deployments available once they exist (and after every
+  // new generation), as the deployment controller would.
+  const kubelet = o.simulateKubelet
+    ? setInterval(() => {
+        for (const rt of o.runtimes) {
+          if (rt.running)
+            void markDeploymentAvailable(rt.kubeConfig(), RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT).catch(
+              () => false,
+            );
+        }
+      }, 500)
+    : undefined;
+  kubelet?.unref();
   return {
     direct,
     sources,

@@ -5,13 +5,15 @@ import { createCertificateAuthority } from '../pki/certificate-authority.js';
 /**
  * The three source objects of a landscape (pull Secret, ClusterTrustBundle, webhook ConfigMap)
  * in `namespace`: on a KCP (`kcp-system`) for the controller to propagate, or directly on a
- * lone runtime (`kyma-system`). The pull credentials are placeholders: nothing is pulled here.
+ * lone runtime (`kyma-system`). Without `dockerConfigJson` the pull credentials are placeholders
+ * (for a landscape whose Pods never run).
  */
 export async function landscapeSourceObjects(o: {
   configText: string;
   namespace: string;
   pullSecretName?: string;
-  auth?: string;
+  /** The pull Secret's `.dockerconfigjson` (default: placeholder credentials for ghcr.io). */
+  dockerConfigJson?: string;
 }): Promise<KubernetesObject[]> {
   const config = parseWebhookConfig(o.configText);
   const objects: KubernetesObject[] = [
@@ -23,9 +25,7 @@ export async function landscapeSourceObjects(o: {
       type: 'kubernetes.io/dockerconfigjson',
       data: {
         '.dockerconfigjson': Buffer.from(
-          JSON.stringify({
-            auths: { 'ghcr.io': { auth: Buffer.from(o.auth ?? 'local:landscape').toString('base64') } },
-          }),
+          o.dockerConfigJson ?? placeholderDockerConfig('local:landscape'),
         ).toString('base64'),
       },
     } as KubernetesObject,
@@ -49,4 +49,9 @@ export async function landscapeSourceObjects(o: {
     } as KubernetesObject);
   }
   return objects;
+}
+
+/** A `.dockerconfigjson` with placeholder credentials (`user:password`) for ghcr.io. */
+export function placeholderDockerConfig(userPassword: string): string {
+  return JSON.stringify({ auths: { 'ghcr.io': { auth: Buffer.from(userPassword).toString('base64') } } });
 }

@@ -1,13 +1,19 @@
-import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ControlPlane, type LocalCluster } from '../envtest/control-plane.js';
+import { resolveNodeBinaries } from '../envtest/node-binaries.js';
+import { nodeHostProblem } from '../envtest/node-host.js';
+import { resolveRtbImage } from '../envtest/rtb-image.js';
 import { applyObjects } from '../kube/apply.js';
-import { describeMutation } from './describe-mutation.js';
-import { localWebhookConfigText, seedExamplePod } from './embedded-defaults.js';
-import { runtimeSetVersion, startKcpLandscape, waitReady } from './kcp-landscape.js';
+import { LandscapeError } from './landscape-error.js';
+import { runtimeSetVersion, startKcpLandscape, waitReady, type KcpLandscape } from './kcp-landscape.js';
 import { landscapeSourceObjects } from './landscape-sources.js';
-import { installLocalWebhook, type LocalWebhook } from './local-webhook.js';
+import { startNodeHosting } from './node-hosting.js';
+import { createSeedPod, firstImage, waitWebhookServes } from './seed-pod.js';
+import { inProcessHosting, type WebhookHosting } from './webhook-hosting.js';
+
+/** Where the runtimes' webhooks run: `node` (Pods, as in production), `process` (here), `auto`. */
+export type WebhookPlacement = 'auto' | 'node' | 'process';
 
 /** Options of the local landscape. */
 export interface LandscapeOptions {
@@ -15,36 +21,43 @@ export interface LandscapeOptions {
   readonly logger: Logger;
   /** Runtime cluster names (default `runtime-1,runtime-2`). */
   readonly runtimes?: readonly string[];
+  /** Default `auto`: on a node when this host can run one (root and its packages). */
+  readonly webhooks?: WebhookPlacement;
 }
 
 /** A running local landscape. */
 export interface Landscape {
   readonly plane: ControlPlane;
+  /** Whether the runtimes' webhooks run as Pods on nodes. */
+  readonly onNode: boolean;
   stop(): Promise<void>;
 }
 
 /**
  * The local landscape on the embedded default: a KCP and runtimes (real API servers), the
- * controller in direct mode with a RuntimeBootstrapper per runtime, the webhook serving each
- * runtime; then it shows the seed example mutated on every runtime, rotates the KCP's sources
- * and shows the change arrive everywhere and take effect.
+ * controller in direct mode with a RuntimeBootstrapper per runtime, and the webhook serving each
+ * runtime (as Pods from the rtb image on a node per runtime where this host can run one, else in
+ * this process); then it shows the seed example mutated (and on a node, running) on every
+ * runtime, rotates the KCP's sources and shows the change arrive everywhere and take effect.
  */
 export async function startLandscape(o: LandscapeOptions): Promise<Landscape> {
   const { say } = o;
-  const started = Date.now();
   const names = o.runtimes ?? ['runtime-1', 'runtime-2'];
+  const log = (l: string): void => {
+    say(`· ${l}`);
+  };
+  const onNode = await choosePlacement(o.webhooks ?? 'auto', say);
+  // Built (or found in the cache) before any cluster starts: a cold build takes minutes.
+  const nodeBinaries = onNode ? await resolveNodeBinaries({ log }) : undefined;
+  const image = onNode ? await resolveRtbImage({ log }) : undefined;
   const plane = await ControlPlane.start({
     clusters: ['kcp', ...names],
-    log: (l) => {
-      say(`· ${l}`);
-    },
+    ...(nodeBinaries ? { nodes: names, nodeBinaries } : {}),
+    log,
   });
-  const webhooks: LocalWebhook[] = [];
-  let kcp: Awaited<ReturnType<typeof startKcpLandscape>> | undefined;
+  const stops: (() => Promise<void>)[] = [() => plane.stop()];
   const stop = async (): Promise<void> => {
-    for (const w of webhooks) await w.stop();
-    await kcp?.stop();
-    await plane.stop();
+    for (const s of stops.splice(0)) await s();
   };
   try {
     const b = plane.binaries;
@@ -52,91 +65,124 @@ export async function startLandscape(o: LandscapeOptions): Promise<Landscape> {
     for (const c of plane.clusters)
       say(`cluster ${c.name.padEnd(10)} ${c.server}  kubeconfig: ${c.kubeconfigPath}`);
     const runtimes = names.map((n) => plane.cluster(n));
-    kcp = await startKcpLandscape({
+    const hosting: WebhookHosting =
+      nodeBinaries && image
+        ? await startNodeHosting({ plane, runtimes, image, pause: nodeBinaries.pause })
+        : inProcessHosting(o.logger);
+    stops.unshift(() => hosting.stop());
+    if (hosting.releaseImage)
+      say(`webhook image ${hosting.releaseImage} (pushed to the landscape's open registry)`);
+    const kcp = await startKcpLandscape({
       kcp: plane.cluster('kcp'),
       runtimes,
-      configText: localWebhookConfigText(),
+      configText: hosting.sources.configText,
+      dockerConfigJson: hosting.sources.dockerConfigJson,
+      releaseImage: hosting.releaseImage,
+      simulateKubelet: !hosting.onNode,
       logger: o.logger,
     });
+    stops.unshift(() => kcp.stop());
     say(`\ncontroller (direct mode) on kcp: one RuntimeBootstrapper per runtime`);
-    // The webhook Deployments the controller installs cannot run without a kubelet, so each
-    // runtime is served by a webhook in this process that reads the config the controller wrote.
-    for (const rt of runtimes) webhooks.push(await installLocalWebhook(rt, { logger: o.logger }));
-    await waitReady(kcp, names);
-    for (const id of names) {
-      const rb = await kcp.readBootstrapper(id);
-      say(
-        `  RuntimeBootstrapper ${id}: ${rb.status?.state ?? ''}, config version ${rb.status?.appliedVersion ?? ''}, webhook ${rb.status?.webhookVersion ?? ''}`,
-      );
-    }
+    await hosting.serve(runtimes);
+    // On a node: the image is pulled and both replicas must pass their probes.
+    await waitReady(kcp, names, hosting.onNode ? 300_000 : 60_000);
+    await sayBootstrappers(kcp, names, say);
 
-    for (const rt of runtimes) await showSeedPod(rt, 'pause-test1', say, rt === runtimes[0]);
-
-    say('\nrotating the KCP sources: a new registry mirror in the ConfigMap and new pull credentials…');
-    const before = kcp.sources.snapshot().version;
-    const digests = webhooks.map((w) => w.app.config.digest);
-    const rotated = localWebhookConfigText().replace('"ghcr.io"', '"mirror.landscape.local/ghcr"');
-    await applyObjects(
-      plane.cluster('kcp').kubeConfig(),
-      (
-        await landscapeSourceObjects({
-          configText: rotated,
-          namespace: 'kcp-system',
-          pullSecretName: 'registry-credentials',
-          auth: 'rotated:credentials',
-        })
-      ).filter((x: KubernetesObject) => x.kind !== 'ClusterTrustBundle'),
-    );
-    const t0 = Date.now();
-    let version = before;
-    while (version === before) {
-      await new Promise((r) => setTimeout(r, 20));
-      version = kcp.sources.snapshot().version;
-    }
-    for (const rt of runtimes) {
-      while ((await runtimeSetVersion(rt)) !== version) await new Promise((r) => setTimeout(r, 20));
-      say(`  ${rt.name}: set ${version} applied ${Date.now() - t0} ms after the change`);
-    }
+    const target = firstRegistry(hosting.sources.configText);
     for (const [i, rt] of runtimes.entries()) {
-      // The webhook on the runtime picks the new ConfigMap up through its watch.
-      while (webhooks[i]?.app.config.digest === digests[i]) await new Promise((r) => setTimeout(r, 20));
-      await showSeedPod(rt, 'pause-test2', say, false);
+      await waitWebhookServes(rt, (p) => firstImage(p).startsWith(`${target}/`), `rewrite to ${target}`);
+      const pod = await createSeedPod(rt, 'pause-test1', say, i === 0);
+      await hosting.showRunning(rt, pod, say);
+      if (i === 0 && hosting.onNode)
+        say(`  first mutated Pod running ${process.uptime().toFixed(1)} s after this process started`);
     }
+    await showRotation(plane, kcp, runtimes, hosting, say);
     say(
-      `\nready in ${((Date.now() - started) / 1000).toFixed(1)} s. Try: ${b.kubectl ?? 'kubectl'} --kubeconfig ${plane.cluster('kcp').kubeconfigPath} get runtimebootstrappers -n kcp-system`,
+      `\nready after ${process.uptime().toFixed(1)} s. Try: ${b.kubectl ?? 'kubectl'} --kubeconfig ${plane.cluster('kcp').kubeconfigPath} get runtimebootstrappers -n kcp-system`,
     );
   } catch (error) {
     await stop();
     throw error;
   }
-  return { plane, stop };
+  return { plane, onNode, stop };
 }
 
-async function showSeedPod(
-  rt: LocalCluster,
-  name: string,
-  say: (l: string) => void,
-  full: boolean,
-): Promise<void> {
-  const sent = seedExamplePod(name);
-  const stored = await rt
-    .kubeConfig()
-    .makeApiClient(CoreV1Api)
-    .createNamespacedPod({ namespace: 'default', body: sent });
-  if (full) {
-    const shown = JSON.parse(JSON.stringify(stored)) as { metadata?: Record<string, unknown> };
-    if (shown.metadata) delete shown.metadata.managedFields;
-    say(`\nthe seed example's Pod as sent to ${rt.name}:\n${indent(stringify(sent))}`);
-    say(`as stored by the API server after the webhook:\n${indent(stringify(shown))}`);
+/** Decides where the webhooks run and says why; `node` on a host that cannot run one is an error. */
+async function choosePlacement(placement: WebhookPlacement, say: (l: string) => void): Promise<boolean> {
+  if (placement === 'process') {
+    say('webhooks: in this process (--webhooks process)');
+    return false;
   }
-  say(`what the webhook did to ${name} on ${rt.name}:`);
-  for (const line of describeMutation(sent, stored)) say(`  ✓ ${line}`);
+  const problem = await nodeHostProblem();
+  if (problem === undefined) {
+    say('webhooks: Pods from the rtb image on a node per runtime (kubelet, containerd, runc)');
+    return true;
+  }
+  if (placement === 'node') throw new LandscapeError(`--webhooks node: ${problem}`);
+  say(`webhooks: in this process, as ${problem}`);
+  return false;
 }
 
-function indent(text: string): string {
-  return text
-    .trimEnd()
-    .split('\n')
-    .map((l) => `    ${l}`)
-    .join('\n');
+async function sayBootstrappers(
+  kcp: KcpLandscape,
+  names: readonly string[],
+  say: (l: string) => void,
+): Promise<void> {
+  for (const id of names) {
+    const rb = await kcp.readBootstrapper(id);
+    say(
+      `  RuntimeBootstrapper ${id}: ${rb.status?.state ?? ''}, config version ${rb.status?.appliedVersion ?? ''}, webhook ${rb.status?.webhookVersion ?? ''}`,
+    );
+  }
+}
+
+/** Rotates the KCP's sources, says when the new set reached each runtime, and shows it applied. */
+async function showRotation(
+  plane: ControlPlane,
+  kcp: KcpLandscape,
+  runtimes: readonly LocalCluster[],
+  hosting: WebhookHosting,
+  say: (l: string) => void,
+): Promise<void> {
+  const { rotated } = hosting;
+  say(
+    `\nrotating the KCP sources: a new registry mirror (${rotated.mirror}) in the ConfigMap and new pull credentials…`,
+  );
+  const before = kcp.sources.snapshot().version;
+  const objects = await landscapeSourceObjects({
+    configText: rotated.configText,
+    namespace: 'kcp-system',
+    pullSecretName: 'registry-credentials',
+    dockerConfigJson: rotated.dockerConfigJson,
+  });
+  await applyObjects(
+    plane.cluster('kcp').kubeConfig(),
+    objects.filter((x: KubernetesObject) => x.kind !== 'ClusterTrustBundle'),
+  );
+  const t0 = Date.now();
+  let version = before;
+  while (version === before) {
+    await new Promise((r) => setTimeout(r, 20));
+    version = kcp.sources.snapshot().version;
+  }
+  for (const rt of runtimes) {
+    while ((await runtimeSetVersion(rt)) !== version) await new Promise((r) => setTimeout(r, 20));
+    say(`  ${rt.name}: set ${version} applied ${Date.now() - t0} ms after the change`);
+  }
+  for (const rt of runtimes) {
+    // The webhook on the runtime picks the new ConfigMap up through its watch.
+    await waitWebhookServes(
+      rt,
+      (p) => firstImage(p).startsWith(`${rotated.mirror}/`),
+      `use ${rotated.mirror}`,
+    );
+    const pod = await createSeedPod(rt, 'pause-test2', say, false);
+    await hosting.showRunning(rt, pod, say);
+  }
+}
+
+/** The registry the embedded default's override sends `replace.me` to. */
+function firstRegistry(configText: string): string {
+  const config = JSON.parse(configText) as { overrides?: Record<string, string> };
+  return config.overrides?.['replace.me'] ?? 'replace.me';
 }

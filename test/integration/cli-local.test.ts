@@ -1,54 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { eventually, isRunning } from '../support/control-plane.js';
-
-interface Run {
-  code: number | null;
-  out: string;
-  pids: number[];
-}
-
-/** Runs `rtb local` from source; sends `signal` once it says it is ready. */
-function runLocal(args: string[], signal?: NodeJS.Signals): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'local', ...args], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    let pids: number[] = [];
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (signal && /Press Ctrl-C to stop/.test(out) && pids.length === 0) {
-        pids = childPids(child.pid!);
-        child.kill(signal);
-      }
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      resolve({ code, out, pids });
-    });
-  });
-}
-
-/** Direct children of a process (Linux lists them in /proc). */
-function childPids(parent: number): number[] {
-  try {
-    return readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
+import { runLocal } from '../support/run-local.js';
 
 describe('rtb local (the main job)', () => {
   test('--once: KCP and runtimes, controller in direct mode, the seed Pod mutated everywhere, a rotation reaching both', async () => {
-    const run = await runLocal(['--once']);
+    const run = await runLocal(['--once', '--webhooks', 'process']);
     assert.equal(run.code, 0, run.out);
+    assert.match(run.out, /^webhooks: in this process \(--webhooks process\)$/m);
     assert.match(run.out, /kube-apiserver v1\.\d+\.\d+, etcd v3\.6\.\d+/);
     for (const c of ['kcp', 'runtime-1', 'runtime-2'])
       assert.match(
@@ -84,7 +43,7 @@ describe('rtb local (the main job)', () => {
   });
 
   test('Ctrl-C (SIGINT) stops every process it started and exits 0', async () => {
-    const run = await runLocal([], 'SIGINT');
+    const run = await runLocal(['--webhooks', 'process'], { signal: 'SIGINT' });
     assert.equal(run.code, 0, run.out);
     assert.match(run.out, /SIGINT: stopping the local landscape/);
     assert.ok(run.pids.length >= 2, `etcd and kube-apiserver were children: ${run.pids.join(',')}`);

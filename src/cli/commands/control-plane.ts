@@ -21,6 +21,21 @@ export function registerControlPlaneCommand(program: Command): void {
       );
     });
   cmd
+    .command('host')
+    .description(
+      'check that this host can run a node (root, and the Debian packages of scripts/install-node-host.sh)',
+    )
+    .action(async () => {
+      const { nodeHostProblem } = await import('../../envtest/node-host.js');
+      const problem = await nodeHostProblem();
+      if (problem !== undefined) {
+        process.stderr.write(`rtb: ${problem}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      process.stdout.write('this host can run a node\n');
+    });
+  cmd
     .command('node')
     .description(
       'build kubelet, kube-controller-manager, kube-scheduler and the pause image once, and check containerd, runc and CNI',

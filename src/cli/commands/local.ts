@@ -1,10 +1,11 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 
 /** Options of `rtb local`. */
 interface LocalOptions {
   runtimes: string;
   logLevel: string;
   once?: boolean;
+  webhooks: 'auto' | 'node' | 'process';
 }
 
 /**
@@ -18,6 +19,14 @@ export function registerLocalCommand(program: Command): void {
     .option('--runtimes <names>', 'comma-separated runtime cluster names', 'runtime-1,runtime-2')
     .option('--log-level <level>', 'log level of the in-process components (JSON on stderr)', 'warn')
     .option('--once', 'stop as soon as everything is up (for scripts and smoke tests)')
+    .addOption(
+      new Option(
+        '--webhooks <where>',
+        "where the runtimes' webhooks run: as Pods on a node per runtime (needs root and scripts/install-node-host.sh), in this process, or auto (a node when the host can run one)",
+      )
+        .choices(['auto', 'node', 'process'])
+        .default('auto'),
+    )
     .action(async (opts: LocalOptions) => {
       const names = opts.runtimes
         .split(',')
@@ -59,6 +68,7 @@ export function registerLocalCommand(program: Command): void {
         const landscape = await startLandscape({
           say,
           runtimes: names,
+          webhooks: opts.webhooks,
           logger: createLogger({ name: 'local', level: opts.logLevel, destination: process.stderr }),
         });
         if (opts.once) requestStop('--once');

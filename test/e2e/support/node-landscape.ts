@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { ControlPlane } from '../../../src/envtest/control-plane.js';
-import { LocalRegistry } from '../../../src/envtest/local-registry.js';
+import type { LocalRegistry } from '../../../src/envtest/local-registry.js';
 import { resolveNodeBinaries } from '../../../src/envtest/node-binaries.js';
 import { trackTempDir, untrackTempDir } from '../../../src/envtest/process-registry.js';
 import { resolveRtbImage } from '../../../src/envtest/rtb-image.js';
+import { startLandscapeRegistries } from '../../../src/local/landscape-registries.js';
 
 /** One runtime cluster with a node, the rtb image in an open and a secured local registry. */
 export interface NodeLandscape {
@@ -24,11 +25,6 @@ export interface NodeLandscape {
   readonly seedImage: string;
 }
 
-/** The image of the seed's Pod (test/fixtures/seed-pod-before.yaml), before the webhook rewrites it. */
-export const SEED_POD_IMAGE = 'replace.me/kyma-project/rt-bootstrapper/pause:e2e';
-
-const [seedRepository = '', seedTag = ''] = SEED_POD_IMAGE.slice('replace.me/'.length).split(':');
-
 /**
  * Starts the landscape for the calling test file (before its tests) and stops it after them;
  * `then` runs once it is up, in the same hook (two top-level hooks of node:test do not wait for
@@ -45,22 +41,15 @@ export function useNodeLandscape(
     const image = await resolveRtbImage();
     dir = await mkdtemp(join(tmpdir(), 'rtb-e2e-'));
     trackTempDir(dir);
-    const open = await LocalRegistry.start({ dir: join(dir, 'open') });
-    stops.push(() => open.stop());
-    const secured = await LocalRegistry.start({
-      dir: join(dir, 'secured'),
-      credentials: { username: 'rtb-e2e', password: `pw-${process.pid}` },
-    });
-    stops.push(() => secured.stop());
     const nodeBinaries = await resolveNodeBinaries();
-    const [openImage, securedImage, seedImage] = await Promise.all([
-      open.push(image.layoutDir, image.tag, image.name),
-      secured.push(image.layoutDir, image.tag, image.name),
-      secured.push(nodeBinaries.pause.archive, nodeBinaries.pause.tag, seedRepository, {
-        transport: 'oci-archive',
-        as: seedTag,
-      }),
-    ]);
+    const registries = await startLandscapeRegistries({
+      dir,
+      image,
+      pause: nodeBinaries.pause,
+      username: 'rtb-e2e',
+    });
+    stops.push(() => registries.stop());
+    const { open, secured, openImage, securedImage, seedImage } = registries;
     const plane = await ControlPlane.start({ clusters: [cluster], nodes: [cluster], nodeBinaries });
     stops.unshift(() => plane.stop());
     const node = plane.cluster(cluster).node;
