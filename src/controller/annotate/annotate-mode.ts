@@ -127,6 +127,7 @@ class AnnotateMode implements ModeHandle {
     this.runtimeQueue.shutDown();
     await Promise.all(this.loops);
     await this.runtimes.stop();
+    this.signaller.close();
     this.pass = undefined;
     this.ctx.metrics.signalPending.set(0);
     this.log.info({}, 'annotate mode stopped');

@@ -1,0 +1,77 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ClusterAccess } from '../../src/kube/cluster-access.js';
+import { createListerWatcher } from '../../src/kube/list-watch.js';
+import { Reflector } from '../../src/kube/reflector.js';
+
+/** What the benchmark keeps of one object, with `performance.now()` when it was seen. */
+export type Tracked<S> = S & { readonly at: number };
+
+/**
+ * A projection of every object of a collection as a watch delivers it (the product's reflector,
+ * in the benchmark process), so "all N objects reached X" is timed by the watch event that made it
+ * true, without listing thousands of objects again and again.
+ */
+export class FleetTracker<T extends KubernetesObject, S extends object> {
+  private readonly seen = new Map<string, Tracked<S>>();
+  private readonly waiters = new Set<() => void>();
+  private readonly reflector: Reflector<T>;
+
+  constructor(access: ClusterAccess, path: string, project: (object: T) => S, name = 'bench fleet') {
+    this.reflector = new Reflector<T>({ name, listerWatcher: createListerWatcher<T>(access, path) });
+    const record = (object: T): void => {
+      this.seen.set(object.metadata?.name ?? '', { ...project(object), at: performance.now() });
+      for (const wake of [...this.waiters]) wake();
+    };
+    this.reflector.addEventHandler({
+      onAdd: record,
+      onUpdate: (_old, object) => {
+        record(object);
+      },
+    });
+  }
+
+  async start(): Promise<void> {
+    this.reflector.start();
+    await this.reflector.waitForSync();
+  }
+
+  /** How many objects satisfy `p`. */
+  count(p: (s: Tracked<S>) => boolean): number {
+    let n = 0;
+    for (const s of this.seen.values()) if (p(s)) n++;
+    return n;
+  }
+
+  /** Every object's projection. */
+  all(): Tracked<S>[] {
+    return [...this.seen.values()];
+  }
+
+  /**
+   * Resolves once `expected` objects satisfy `p`, with the time of the last arrival among them;
+   * rejects after `timeoutMs` saying how many did.
+   */
+  async until(expected: number, p: (s: Tracked<S>) => boolean, timeoutMs: number): Promise<number> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const matching = this.all().filter(p);
+      if (matching.length >= expected) return Math.max(...matching.map((s) => s.at));
+      const left = deadline - performance.now();
+      if (left <= 0)
+        throw new Error(`only ${matching.length} of ${expected} objects got there within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          this.waiters.delete(wake);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.min(left, 1_000));
+        this.waiters.add(wake);
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.reflector.stop();
+  }
+}
