@@ -1,0 +1,386 @@
+/**
+ * What sharded replicas of direct mode share besides the runtimes (direct-shards.test.ts covers
+ * the shares): the Runtime mirror (`--auto-create`), relayed drift repairs in the repair
+ * latency, the CA, and fencing by the shard Lease. Three in-process replicas, each reaching the
+ * KCP through a TCP valve of its own (so one can be partitioned), on a KCP with KIM's Runtimes;
+ * eight runtimes share one real API server, and one (`rt-solo`) has its own behind a valve that
+ * can hold its answers back (a replica stalled in the middle of a reconcile).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { runtimeCrd } from '../../src/api/crds.js';
+import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
+import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
+import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
+import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
+import { SKR_DOMAIN_ANNOTATION } from '../../src/controller/direct/runtime-domain.js';
+import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
+import type { LocalCluster } from '../../src/envtest/control-plane.js';
+import { freePort } from '../../src/envtest/free-port.js';
+import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
+import { ensureCrds } from '../../src/kube/crd.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import type { LeaderElectionTiming } from '../../src/kube/leader-election.js';
+import { markDeploymentAvailable } from '../../src/local/simulated-kubelet.js';
+import { CaStore } from '../../src/pki/ca-store.js';
+import { issueCertificate } from '../../src/pki/issue-certificate.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+import { eventually, useControlPlane } from '../support/control-plane.js';
+import { httpsCall } from '../support/https-call.js';
+import {
+  coreOf,
+  directModeOptions,
+  prepareKcp,
+  putAdminKubeconfigSecret,
+  putKubeconfigSecret,
+  RB_PATH,
+  startKcpSources,
+} from '../support/kcp.js';
+import { startTcpValve, type TcpValve } from '../support/tcp-valve.js';
+import { createRuntime, kcpClients } from './controller-fixtures.js';
+
+const IDS = Array.from({ length: 8 }, (_, i) => `rt-${i + 1}`);
+const SOLO = 'rt-solo';
+const ALL = [...IDS, SOLO];
+const plane = useControlPlane({ clusters: ['kcp', 'pool', 'solo'] });
+const kcp = () => plane().cluster('kcp');
+/** Short Leases, so a partition moves runtimes within seconds. */
+const TIMING: LeaderElectionTiming = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+const NAMES = ['replica-a', 'replica-b', 'replica-c'] as const;
+
+interface Replica {
+  readonly name: string;
+  readonly mode: DirectMode;
+  readonly registry: Registry;
+  readonly driftPort: number;
+  /** Its way to the KCP. */
+  readonly valve: TcpValve;
+}
+const replicas = new Map<string, Replica>();
+/** Per runtime, the replicas that worked it, in order of starting (ShardedWork's `onWork` hook). */
+const work: { replica: string; runtimeId: string; phase: 'start' | 'end' }[] = [];
+let sources: SourceWatcher;
+let soloValve: TcpValve;
+let marker: NodeJS.Timeout | undefined;
+
+/** A system:masters client of `cluster` reaching it at `port` (a valve), as a kubeconfig. */
+async function adminKubeconfig(cluster: LocalCluster, port: number): Promise<string> {
+  const id = await issueCertificate(cluster.ca, {
+    commonName: 'rtb-controller',
+    organizations: ['system:masters'],
+    usage: 'client',
+  });
+  return renderKubeconfig({
+    name: cluster.name,
+    server: `https://127.0.0.1:${port}`,
+    caPem: cluster.caPem,
+    clientCertPem: id.certPem,
+    clientKeyPem: id.keyPem,
+  });
+}
+
+const portOf = (cluster: LocalCluster): number => Number(new URL(cluster.server).port);
+
+async function startReplica(name: string): Promise<Replica> {
+  const registry = new Registry();
+  const driftPort = await freePort();
+  const valve = await startTcpValve(portOf(kcp()));
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(await adminKubeconfig(kcp(), valve.port));
+  const mode = await startDirectMode(
+    directModeOptions(kcp(), sources, silentLogger(), {
+      kubeConfig,
+      registry,
+      autoCreateSelector: '',
+      // A stalled answer (the solo runtime's valve) is waited for, however long the test holds it.
+      runtimeTimeoutMs: 120_000,
+      drift: { listenerUrl: 'https://127.0.0.1:1' },
+      driftListener: { host: '127.0.0.1', port: driftPort, ipAddresses: ['127.0.0.1'] },
+      shard: {
+        identity: name,
+        timing: TIMING,
+        onWork: (runtimeId, phase) => {
+          work.push({ replica: name, runtimeId, phase });
+        },
+      },
+    }),
+  );
+  const replica = { name, mode, registry, driftPort, valve };
+  replicas.set(name, replica);
+  return replica;
+}
+
+const replica = (name: string): Replica => {
+  const r = replicas.get(name);
+  assert.ok(r, `${name} runs`);
+  return r;
+};
+
+/** The sum of a metric's samples named `sample` (labels as given must match), on a registry. */
+async function sampleOf(r: Replica, metric: string, sample = metric, labels: Record<string, string> = {}) {
+  const values = (await r.registry.getSingleMetric(metric)?.get())?.values ?? [];
+  return values
+    .filter((v) => ((v as { metricName?: string }).metricName ?? metric) === sample)
+    .filter((v) => Object.entries(labels).every(([k, x]) => String(v.labels[k]) === x))
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
+/** The KCP's own count of requests (its /metrics), by verb, resource and code. */
+async function apiServerRequests(verb: string, resource: string, code: string): Promise<number> {
+  const admin = await issueCertificate(kcp().ca, {
+    commonName: 'metrics-reader',
+    organizations: ['system:masters'],
+    usage: 'client',
+  });
+  const reply = await httpsCall({
+    port: portOf(kcp()),
+    caPem: kcp().caPem,
+    path: '/metrics',
+    method: 'GET',
+    client: admin,
+  });
+  assert.equal(reply.status, 200);
+  let n = 0;
+  for (const line of reply.body.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const has = (k: string, v: string) => line.includes(`${k}="${v}"`);
+    if (has('verb', verb) && has('resource', resource) && has('code', code))
+      n += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return n;
+}
+
+const listRbs = async (): Promise<RuntimeBootstrapper[]> =>
+  (await kubeRequest<{ items: RuntimeBootstrapper[] }>(kcp().kubeConfig(), { method: 'GET', path: RB_PATH }))
+    .items;
+
+/** Waits until every runtime's RuntimeBootstrapper exists and is Ready with one version other than `not`. */
+async function allReady(not?: string): Promise<string> {
+  return eventually(
+    async () => {
+      const rbs = await listRbs();
+      const versions = new Set(
+        rbs.map((rb) => (rb.status?.state === 'Ready' ? rb.status.appliedVersion : '-')),
+      );
+      const [only] = versions;
+      return rbs.length === ALL.length && versions.size === 1 && only !== '-' && only !== not
+        ? only
+        : undefined;
+    },
+    90_000,
+    `all ${ALL.length} runtimes Ready`,
+  );
+}
+
+/** The replica that started work on `id` last. */
+const lastWorker = (id: string): string | undefined =>
+  work.filter((w) => w.runtimeId === id && w.phase === 'start').at(-1)?.replica;
+
+describe('direct mode replicas: auto-create, relayed repairs, the CA, fenced writes', () => {
+  before(async () => {
+    await prepareKcp(kcp());
+    await ensureCrds(kcp().kubeConfig(), [runtimeCrd()]);
+    for (const id of IDS) await putAdminKubeconfigSecret(kcp(), plane().cluster('pool'), id);
+    soloValve = await startTcpValve(portOf(plane().cluster('solo')));
+    await putKubeconfigSecret(kcp(), SOLO, await adminKubeconfig(plane().cluster('solo'), soloValve.port));
+    sources = await startKcpSources(kcp(), silentLogger());
+    // No kubelet: the webhook Deployment of each runtime server is reported available whenever it exists.
+    marker = setInterval(() => {
+      for (const c of ['pool', 'solo'])
+        void markDeploymentAvailable(
+          plane().cluster(c).kubeConfig(),
+          RUNTIME_NAMESPACE,
+          WEBHOOK_DEPLOYMENT,
+        ).catch(() => false);
+    }, 300);
+    await Promise.all(NAMES.map((n) => startReplica(n)));
+  });
+
+  after(async () => {
+    clearInterval(marker);
+    soloValve.release();
+    for (const r of replicas.values()) {
+      r.valve.restore();
+      await r.mode.stop();
+      await r.valve.stop();
+    }
+    await sources.stop();
+    await soloValve.stop();
+  });
+
+  test('each Runtime gets its RuntimeBootstrapper from the replica that works it: no replica races another', async () => {
+    const conflictsBefore = await apiServerRequests('POST', 'runtimebootstrappers', '409');
+    const kim = kcpClients(kcp().kubeConfig());
+    for (const id of ALL) await createRuntime(kim, id);
+    await allReady();
+    // Every replica created its share; none tried to create what another one had.
+    assert.equal(await apiServerRequests('POST', 'runtimebootstrappers', '201'), ALL.length);
+    assert.equal(await apiServerRequests('POST', 'runtimebootstrappers', '409'), conflictsBefore);
+    const rbs = await listRbs();
+    assert.deepEqual(rbs.map((rb) => rb.spec.runtimeID).sort(), [...ALL].sort());
+  });
+
+  test('a drift report relayed to the owner is counted in its rtb_drift_repair_seconds', async () => {
+    const id = 'rt-3';
+    // The runtime's domain, which its client certificate names and the listener pins.
+    await kubeRequest(kcp().kubeConfig(), {
+      method: 'PATCH',
+      path: `${RB_PATH}/${id}`,
+      body: { metadata: { annotations: { [SKR_DOMAIN_ANNOTATION]: `${id}.example.com` } } },
+    });
+    const owner = replica(lastWorker(id) ?? '');
+    const other = [...replicas.values()].find((r) => r.name !== owner.name);
+    assert.ok(other);
+    const count = 'rtb_drift_repair_seconds_count';
+    const before = await Promise.all(
+      [owner, other].map((r) => sampleOf(r, 'rtb_drift_repair_seconds', count)),
+    );
+    const core = coreOf(plane().cluster('pool'));
+    await core.deleteNamespacedSecret({ name: 'registry-credentials', namespace: RUNTIME_NAMESPACE });
+    const cert = await issueCertificate(other.mode.cas.current(), {
+      commonName: id,
+      dnsNames: [`${id}.example.com`],
+      usage: 'client',
+    });
+    const reply = await httpsCall({
+      port: other.driftPort,
+      caPem: other.mode.cas.trustBundle(),
+      path: '/v2/rt-bootstrapper/event',
+      client: cert,
+      body: JSON.stringify({
+        watched: { Namespace: RUNTIME_NAMESPACE, Name: 'registry-credentials' },
+        watchedGvk: { group: '', version: 'v1', kind: 'Secret' },
+      }),
+    });
+    assert.equal(reply.status, 202);
+    await eventually(
+      () => core.readNamespacedSecret({ name: 'registry-credentials', namespace: RUNTIME_NAMESPACE }),
+      20_000,
+      'the pull Secret restored',
+    );
+    // Counted once, by the replica that repaired it, not by the one that relayed it.
+    await eventually(
+      async () =>
+        (await sampleOf(owner, 'rtb_drift_repair_seconds', count)) > (before[0] ?? 0) ? true : undefined,
+      20_000,
+      'the relayed repair measured by its owner',
+    );
+    assert.equal(await sampleOf(owner, 'rtb_drift_repair_seconds', count), (before[0] ?? 0) + 1);
+    assert.equal(await sampleOf(other, 'rtb_drift_repair_seconds', count), before[1]);
+  });
+
+  test('two stores rotating one CA Secret at once: one rotation is written, the other store takes it', async () => {
+    const core = kcp().kubeConfig().makeApiClient(CoreV1Api);
+    const ref = { namespace: 'kcp-system', name: 'race-ca' };
+    const [x, y] = [new CaStore(core, ref), new CaStore(core, ref)];
+    await x.load();
+    await y.load();
+    const original = x.current().certPem;
+    assert.equal(y.current().certPem, original);
+    const outcomes = await Promise.all([x.rotate(3600_000), y.rotate(3600_000)]);
+    assert.deepEqual([...outcomes].sort(), ['adopted', 'rotated']);
+    const stored = await core.readNamespacedSecret(ref);
+    const storedCa = Buffer.from(stored.data?.['tls.crt'] ?? '', 'base64').toString();
+    assert.equal(x.current().certPem, storedCa);
+    assert.equal(y.current().certPem, storedCa);
+    assert.notEqual(storedCa, original);
+    // The CA both signed with before stays trusted on both for the grace period.
+    for (const s of [x, y]) assert.deepEqual(s.trusted(), [storedCa, original]);
+  });
+
+  test('a CA rotated by one replica is followed by all of them; a second rotation by two at once ends on one CA', async () => {
+    const [a, b, c] = NAMES.map(replica);
+    assert.ok(a && b && c);
+    const original = a.mode.cas.current().certPem;
+    for (const r of [b, c]) assert.equal(r.mode.cas.current().certPem, original);
+    await a.mode.rotateCa(3600_000);
+    const rotated = a.mode.cas.current().certPem;
+    assert.notEqual(rotated, original);
+    await eventually(
+      () => ([b, c].every((r) => r.mode.cas.current().certPem === rotated) ? true : undefined),
+      20_000,
+      'replicas b and c to sign with the rotated CA',
+    );
+    // b's drift listener trusts the new CA: a report signed by it is accepted there.
+    const cert = await issueCertificate(a.mode.cas.current(), {
+      commonName: 'rt-3',
+      dnsNames: ['rt-3.example.com'],
+      usage: 'client',
+    });
+    await eventually(
+      async () => {
+        const reply = await httpsCall({
+          port: b.driftPort,
+          caPem: rotated,
+          path: '/v2/rt-bootstrapper/event',
+          client: cert,
+          body: JSON.stringify({
+            watched: { Namespace: RUNTIME_NAMESPACE, Name: 'registry-credentials' },
+            watchedGvk: { group: '', version: 'v1', kind: 'Secret' },
+          }),
+        }).catch(() => undefined);
+        return reply?.status === 202 ? true : undefined;
+      },
+      20_000,
+      "b's listener to accept a certificate of the rotated CA",
+    );
+    // Two replicas rotate at once: one writes, the other takes its CA; all three end on it.
+    await Promise.all([b.mode.rotateCa(3600_000), c.mode.rotateCa(3600_000)]);
+    const secret = await coreOf(kcp()).readNamespacedSecret({
+      namespace: 'kcp-system',
+      name: 'rt-bootstrapper-ca',
+    });
+    const stored = Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64').toString();
+    const previous = Buffer.from(secret.data?.['previous.crt'] ?? '', 'base64').toString();
+    assert.notEqual(stored, rotated);
+    assert.equal(previous, rotated, 'the CA every replica signed with before stays trusted');
+    await eventually(
+      () => ([a, b, c].every((r) => r.mode.cas.current().certPem === stored) ? true : undefined),
+      20_000,
+      'all three replicas on the CA stored',
+    );
+    await allReady();
+  });
+
+  test('a replica partitioned from the KCP in the middle of a reconcile writes nothing more to the runtime', async () => {
+    await allReady();
+    const x = replica(lastWorker(SOLO) ?? '');
+    const fenced = () => sampleOf(x, 'rtb_shard_fenced_passes_total');
+    const fencedBefore = await fenced();
+    const mark = work.length;
+    // The runtime's answers are held back: x's forced pass sends its first request and waits.
+    soloValve.hold();
+    assert.equal(x.mode.resync(SOLO), true);
+    await eventually(
+      () => (work.slice(mark).some((w) => w.replica === x.name && w.runtimeId === SOLO) ? true : undefined),
+      20_000,
+      `${x.name} to start its pass on ${SOLO}`,
+    );
+    // Then x loses the KCP, so its Lease: another replica takes the runtime over meanwhile.
+    x.valve.cut();
+    const next = await eventually(
+      () =>
+        work.slice(mark).find((w) => w.replica !== x.name && w.runtimeId === SOLO && w.phase === 'start')
+          ?.replica,
+      60_000,
+      `another replica to take ${SOLO} over`,
+    );
+    // x wakes up: its pass goes on with a Lease that expired, and must not write.
+    soloValve.release();
+    await eventually(
+      () =>
+        work.slice(mark).some((w) => w.replica === x.name && w.runtimeId === SOLO && w.phase === 'end')
+          ? true
+          : undefined,
+      60_000,
+      `${x.name}'s pass on ${SOLO} to end`,
+    );
+    assert.equal(await fenced(), fencedBefore + 1, `${x.name}'s pass stopped by its fence`);
+    // The new owner finishes the runtime; x is back on the KCP and works again.
+    x.valve.restore();
+    await allReady();
+    assert.ok(next !== x.name);
+  });
+});
