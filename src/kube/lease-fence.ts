@@ -14,9 +14,22 @@ export const UNFENCED: LeaseFence = () => true;
 /** A write was not sent: the Lease it was fenced by is no longer held. */
 export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
+
+  constructor(
+    /** The write refused (e.g. `apply`). */
+    readonly refused: string,
+  ) {
+    super(`not written (${refused}): this replica's Lease is no longer held`);
+  }
 }
 
 /** Throws {@link LeaseLostError} unless `fence` holds; `what` names the write refused. */
 export function assertFenced(fence: LeaseFence, what: string): void {
-  if (!fence()) throw new LeaseLostError(`not written (${what}): this replica's Lease is no longer held`);
+  if (!fence()) throw new LeaseLostError(what);
+}
+
+/** The LeaseLostError `error` is or was caused by, if any. */
+export function leaseLostIn(error: unknown): LeaseLostError | undefined {
+  for (let e = error; e instanceof Error; e = e.cause) if (e instanceof LeaseLostError) return e;
+  return undefined;
 }

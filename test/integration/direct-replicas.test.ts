@@ -29,6 +29,7 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { httpsCall } from '../support/https-call.js';
+import { captureLogs, type CapturedLogs } from '../support/log-capture.js';
 import {
   coreOf,
   directModeOptions,
@@ -57,6 +58,7 @@ interface Replica {
   readonly driftPort: number;
   /** Its way to the KCP. */
   readonly valve: TcpValve;
+  readonly logs: CapturedLogs;
 }
 const replicas = new Map<string, Replica>();
 /** Per runtime, the replicas that worked it, in order of starting (ShardedWork's `onWork` hook). */
@@ -89,8 +91,9 @@ async function startReplica(name: string): Promise<Replica> {
   const valve = await startTcpValve(portOf(kcp()));
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(await adminKubeconfig(kcp(), valve.port));
+  const logs = captureLogs('info');
   const mode = await startDirectMode(
-    directModeOptions(kcp(), sources, silentLogger(), {
+    directModeOptions(kcp(), sources, logs.logger, {
       kubeConfig,
       registry,
       autoCreateSelector: '',
@@ -107,7 +110,7 @@ async function startReplica(name: string): Promise<Replica> {
       },
     }),
   );
-  const replica = { name, mode, registry, driftPort, valve };
+  const replica = { name, mode, registry, driftPort, valve, logs };
   replicas.set(name, replica);
   return replica;
 }
@@ -173,6 +176,12 @@ async function allReady(not?: string): Promise<string> {
     `all ${ALL.length} runtimes Ready`,
   );
 }
+
+/** How many passes `name` has in flight on runtime `id`. */
+const inFlight = (name: string, id: string): number =>
+  work
+    .filter((w) => w.replica === name && w.runtimeId === id)
+    .reduce((n, w) => n + (w.phase === 'start' ? 1 : -1), 0);
 
 /** The replica that started work on `id` last. */
 const lastWorker = (id: string): string | undefined =>
@@ -349,38 +358,46 @@ describe('direct mode replicas: auto-create, relayed repairs, the CA, fenced wri
     const x = replica(lastWorker(SOLO) ?? '');
     const fenced = () => sampleOf(x, 'rtb_shard_fenced_passes_total');
     const fencedBefore = await fenced();
-    const mark = work.length;
-    // The runtime's answers are held back: x's forced pass sends its first request and waits.
+    await eventually(
+      () => (inFlight(x.name, SOLO) === 0 ? true : undefined),
+      30_000,
+      `${x.name} between passes on ${SOLO}`,
+    );
+    // The runtime's answers are held back, and x starts a forced pass: it sends a request and waits.
     soloValve.hold();
     assert.equal(x.mode.resync(SOLO), true);
     await eventually(
-      () => (work.slice(mark).some((w) => w.replica === x.name && w.runtimeId === SOLO) ? true : undefined),
-      20_000,
-      `${x.name} to start its pass on ${SOLO}`,
+      () => (inFlight(x.name, SOLO) > 0 && soloValve.heldAnswers() > 0 ? true : undefined),
+      30_000,
+      `${x.name} waiting for an answer of ${SOLO}`,
     );
     // Then x loses the KCP, so its Lease: another replica takes the runtime over meanwhile.
     x.valve.cut();
+    const mark = work.length;
     const next = await eventually(
-      () =>
-        work.slice(mark).find((w) => w.replica !== x.name && w.runtimeId === SOLO && w.phase === 'start')
-          ?.replica,
+      () => work.slice(mark).find((w) => w.replica !== x.name && w.runtimeId === SOLO)?.replica,
       60_000,
       `another replica to take ${SOLO} over`,
     );
+    assert.notEqual(next, x.name);
     // x wakes up: its pass goes on with a Lease that expired, and must not write.
     soloValve.release();
     await eventually(
-      () =>
-        work.slice(mark).some((w) => w.replica === x.name && w.runtimeId === SOLO && w.phase === 'end')
-          ? true
-          : undefined,
+      () => (inFlight(x.name, SOLO) === 0 ? true : undefined),
       60_000,
       `${x.name}'s pass on ${SOLO} to end`,
     );
     assert.equal(await fenced(), fencedBefore + 1, `${x.name}'s pass stopped by its fence`);
+    const stopped = x.logs
+      .lines()
+      .filter(
+        (l) => l.runtimeBootstrapper === `kcp-system/${SOLO}` && String(l.msg).includes('no longer held'),
+      );
+    assert.equal(stopped.length, 1);
+    // The pass went on to a write, which was refused rather than sent.
+    assert.equal(typeof stopped[0]?.refused, 'string', JSON.stringify(stopped[0]));
     // The new owner finishes the runtime; x is back on the KCP and works again.
     x.valve.restore();
     await allReady();
-    assert.ok(next !== x.name);
   });
 });

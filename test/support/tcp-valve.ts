@@ -18,6 +18,8 @@ export interface TcpValve {
   hold(): void;
   /** Lets the answers held back through, and stops holding. */
   release(): void;
+  /** Connections with an answer held back now. */
+  heldAnswers(): number;
   stop(): Promise<void>;
 }
 
@@ -77,6 +79,11 @@ export async function startTcpValve(target: number): Promise<TcpValve> {
         for (const chunk of pair.held) pair.client.write(chunk);
         pair.held = [];
       }
+    },
+    heldAnswers() {
+      let n = 0;
+      for (const pair of pairs) if (pair.held.length > 0) n++;
+      return n;
     },
     async stop() {
       dropAll();

@@ -5,7 +5,7 @@ import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
-import { LeaseLostError, UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
+import { leaseLostIn, UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { HandlerResult } from '../../kube/work-queue.js';
 import type { CertificateAuthority } from '../../pki/certificate-authority.js';
@@ -117,8 +117,8 @@ export class BootstrapperReconciler {
       await ops.apply(planSources(set.set));
       return true;
     } catch (error) {
-      if (!(error instanceof LeaseLostError)) throw error;
-      this.fenced(key, 'repair');
+      if (leaseLostIn(error) === undefined) throw error;
+      this.fenced(key, 'repair', error);
       return false;
     }
   }
@@ -161,7 +161,7 @@ export class BootstrapperReconciler {
     const outcome = await runStateMachine(sFnInitialize, ctx);
     if (!fence()) {
       if (forceResync) this.forced.add(key);
-      this.fenced(key, 'reconcile');
+      this.fenced(key, 'reconcile', outcome.error);
       return undefined;
     }
     if (ctx.servingCheckedUntil !== undefined) this.servingCurrent.set(key, ctx.servingCheckedUntil);
@@ -189,11 +189,14 @@ export class BootstrapperReconciler {
     return Number.isFinite(requeueAfter) ? { requeueAfter } : undefined;
   }
 
-  /** A pass stopped by its fence: counted, and logged once per pass (not an error: the Lease says why). */
-  private fenced(key: string, pass: 'reconcile' | 'repair'): void {
+  /**
+   * A pass stopped by its fence: counted, and logged once per pass with the write it refused, if
+   * it got as far as one (not an error: the Lease says why).
+   */
+  private fenced(key: string, pass: 'reconcile' | 'repair', error: unknown): void {
     this.d.metrics.fencedPasses.inc({ pass });
     this.d.logger.info(
-      { runtimeBootstrapper: key, pass },
+      { runtimeBootstrapper: key, pass, refused: leaseLostIn(error)?.refused ?? null },
       "this replica's Lease is no longer held; leaving the runtime to its next owner",
     );
   }
