@@ -112,7 +112,11 @@ describe('runtime writes fenced by the Lease', () => {
       assert.equal(received, 1);
       assert.equal(checks, 2);
     } finally {
-      await new Promise<void>((resolve) => sink.close(() => resolve()));
+      await new Promise<void>((resolve) => {
+        sink.close(() => {
+          resolve();
+        });
+      });
     }
   });
 
