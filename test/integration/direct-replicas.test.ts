@@ -11,8 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { runtimeCrd } from '../../src/api/crds.js';
-import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
-import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
+import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
 import { SKR_DOMAIN_ANNOTATION } from '../../src/controller/direct/runtime-domain.js';
@@ -23,11 +22,11 @@ import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import type { LeaderElectionTiming } from '../../src/kube/leader-election.js';
-import { markDeploymentAvailable } from '../../src/local/simulated-kubelet.js';
 import { CaStore } from '../../src/pki/ca-store.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
+import { reportPullSecretDrift } from '../support/drift-report.js';
 import { httpsCall } from '../support/https-call.js';
 import { captureLogs, type CapturedLogs } from '../support/log-capture.js';
 import {
@@ -38,6 +37,9 @@ import {
   putKubeconfigSecret,
   RB_PATH,
   startKcpSources,
+  allBootstrappersReady,
+  listRuntimeBootstrappers,
+  keepDeploymentsAvailable,
 } from '../support/kcp.js';
 import { startTcpValve, type TcpValve } from '../support/tcp-valve.js';
 import { createRuntime, kcpClients } from './controller-fixtures.js';
@@ -65,7 +67,7 @@ const replicas = new Map<string, Replica>();
 const work: { replica: string; runtimeId: string; phase: 'start' | 'end' }[] = [];
 let sources: SourceWatcher;
 let soloValve: TcpValve;
-let marker: NodeJS.Timeout | undefined;
+let stopMarking: (() => void) | undefined;
 
 /** A system:masters client of `cluster` reaching it at `port` (a valve), as a kubeconfig. */
 async function adminKubeconfig(cluster: LocalCluster, port: number): Promise<string> {
@@ -155,27 +157,8 @@ async function apiServerRequests(verb: string, resource: string, code: string): 
   return n;
 }
 
-const listRbs = async (): Promise<RuntimeBootstrapper[]> =>
-  (await kubeRequest<{ items: RuntimeBootstrapper[] }>(kcp().kubeConfig(), { method: 'GET', path: RB_PATH }))
-    .items;
-
 /** Waits until every runtime's RuntimeBootstrapper exists and is Ready with one version other than `not`. */
-async function allReady(not?: string): Promise<string> {
-  return eventually(
-    async () => {
-      const rbs = await listRbs();
-      const versions = new Set(
-        rbs.map((rb) => (rb.status?.state === 'Ready' ? rb.status.appliedVersion : '-')),
-      );
-      const [only] = versions;
-      return rbs.length === ALL.length && versions.size === 1 && only !== '-' && only !== not
-        ? only
-        : undefined;
-    },
-    90_000,
-    `all ${ALL.length} runtimes Ready`,
-  );
-}
+const allReady = (not?: string): Promise<string> => allBootstrappersReady(kcp(), ALL.length, not);
 
 /** How many passes `name` has in flight on runtime `id`. */
 const inFlight = (name: string, id: string): number =>
@@ -196,19 +179,12 @@ describe('direct mode replicas: auto-create, relayed repairs, the CA, fenced wri
     await putKubeconfigSecret(kcp(), SOLO, await adminKubeconfig(plane().cluster('solo'), soloValve.port));
     sources = await startKcpSources(kcp(), silentLogger());
     // No kubelet: the webhook Deployment of each runtime server is reported available whenever it exists.
-    marker = setInterval(() => {
-      for (const c of ['pool', 'solo'])
-        void markDeploymentAvailable(
-          plane().cluster(c).kubeConfig(),
-          RUNTIME_NAMESPACE,
-          WEBHOOK_DEPLOYMENT,
-        ).catch(() => false);
-    }, 300);
+    stopMarking = keepDeploymentsAvailable(() => ['pool', 'solo'].map((c) => plane().cluster(c)));
     await Promise.all(NAMES.map((n) => startReplica(n)));
   });
 
   after(async () => {
-    clearInterval(marker);
+    stopMarking?.();
     soloValve.release();
     for (const r of replicas.values()) {
       r.valve.restore();
@@ -227,7 +203,7 @@ describe('direct mode replicas: auto-create, relayed repairs, the CA, fenced wri
     // Every replica created its share; none tried to create what another one had.
     assert.equal(await apiServerRequests('POST', 'runtimebootstrappers', '201'), ALL.length);
     assert.equal(await apiServerRequests('POST', 'runtimebootstrappers', '409'), conflictsBefore);
-    const rbs = await listRbs();
+    const rbs = await listRuntimeBootstrappers(kcp());
     assert.deepEqual(rbs.map((rb) => rb.spec.runtimeID).sort(), [...ALL].sort());
   });
 
@@ -248,20 +224,12 @@ describe('direct mode replicas: auto-create, relayed repairs, the CA, fenced wri
     );
     const core = coreOf(plane().cluster('pool'));
     await core.deleteNamespacedSecret({ name: 'registry-credentials', namespace: RUNTIME_NAMESPACE });
-    const cert = await issueCertificate(other.mode.cas.current(), {
-      commonName: id,
-      dnsNames: [`${id}.example.com`],
-      usage: 'client',
-    });
-    const reply = await httpsCall({
+    const reply = await reportPullSecretDrift({
       port: other.driftPort,
       caPem: other.mode.cas.trustBundle(),
-      path: '/v2/rt-bootstrapper/event',
-      client: cert,
-      body: JSON.stringify({
-        watched: { Namespace: RUNTIME_NAMESPACE, Name: 'registry-credentials' },
-        watchedGvk: { group: '', version: 'v1', kind: 'Secret' },
-      }),
+      issuer: other.mode.cas.current(),
+      runtimeId: id,
+      domain: `${id}.example.com`,
     });
     assert.equal(reply.status, 202);
     await eventually(
@@ -313,22 +281,14 @@ describe('direct mode replicas: auto-create, relayed repairs, the CA, fenced wri
       'replicas b and c to sign with the rotated CA',
     );
     // b's drift listener trusts the new CA: a report signed by it is accepted there.
-    const cert = await issueCertificate(a.mode.cas.current(), {
-      commonName: 'rt-3',
-      dnsNames: ['rt-3.example.com'],
-      usage: 'client',
-    });
     await eventually(
       async () => {
-        const reply = await httpsCall({
+        const reply = await reportPullSecretDrift({
           port: b.driftPort,
           caPem: rotated,
-          path: '/v2/rt-bootstrapper/event',
-          client: cert,
-          body: JSON.stringify({
-            watched: { Namespace: RUNTIME_NAMESPACE, Name: 'registry-credentials' },
-            watchedGvk: { group: '', version: 'v1', kind: 'Secret' },
-          }),
+          issuer: a.mode.cas.current(),
+          runtimeId: 'rt-3',
+          domain: 'rt-3.example.com',
         }).catch(() => undefined);
         return reply?.status === 202 ? true : undefined;
       },

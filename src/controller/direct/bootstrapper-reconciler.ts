@@ -8,7 +8,6 @@ import { kubeRequest } from '../../kube/kube-request.js';
 import { leaseLostIn, UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { HandlerResult } from '../../kube/work-queue.js';
-import type { CertificateAuthority } from '../../pki/certificate-authority.js';
 import { RUNTIME_NAMESPACE, webhookServiceDnsNames } from '../../api/runtime-names.js';
 import { KCP_SERVING_POLICY, type ServingPolicy } from '../../pki/serving-policy.js';
 import type { DirectMetrics } from './direct-metrics.js';
@@ -31,13 +30,9 @@ export interface ReconcilerDeps {
   readonly kubeconfigSecrets: ReadonlyStore<V1Secret>;
   readonly pool: RuntimeClientPool;
   /** The CA that signs, and the bundle of CAs to trust (two during a CA rotation). */
-  readonly cas: { current(): CertificateAuthority; trustBundle(): string };
+  readonly cas: RuntimeOpsDeps['cas'];
   /** The drift channel; off when undefined. */
-  readonly drift?: {
-    readonly listenerUrl: string;
-    readonly clientValidityMs?: number;
-    readonly renewBeforeMs?: number;
-  };
+  readonly drift?: RuntimeOpsDeps['drift'];
   readonly release: WebhookRelease;
   /** The current source set and when it last changed. */
   readonly currentSet: () => { result: SyncSetResult; changedAt: number };

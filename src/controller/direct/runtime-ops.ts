@@ -36,7 +36,9 @@ export interface RuntimeOpsDeps {
   readonly kcp: ClusterAccess;
   readonly kubeconfigSecrets: ReadonlyStore<V1Secret>;
   readonly pool: RuntimeClientPool;
+  /** The CA that signs, and the bundle of CAs to trust (two during a CA rotation). */
   readonly cas: { current(): CertificateAuthority; trustBundle(): string };
+  /** The drift channel; off when undefined. */
   readonly drift?: {
     readonly listenerUrl: string;
     readonly clientValidityMs?: number;
