@@ -347,7 +347,8 @@ describe('direct mode replicas: auto-create, relayed repairs, the CA, fenced wri
       60_000,
       `${x.name}'s pass on ${SOLO} to end`,
     );
-    assert.equal(await fenced(), fencedBefore + 1, `${x.name}'s pass stopped by its fence`);
+    // Counted (passes x had in flight on other runtimes when it was cut may count too).
+    assert.ok((await fenced()) > fencedBefore, `${x.name}'s pass stopped by its fence`);
     const stopped = x.logs
       .lines()
       .filter(
