@@ -21,6 +21,7 @@ import { ShardLeaseCollector } from './shard-lease-gc.js';
 import { ShardLeaseWatch } from './shard-lease-watch.js';
 import {
   DEFAULT_LEADER_ELECTION_TIMING,
+  LeaderElectionConfigError,
   LeaderElector,
   type LeaderElectionTiming,
 } from './leader-election.js';
@@ -36,12 +37,6 @@ import {
   type ShardView,
 } from './shard-view.js';
 
-/**
- * Default of {@link ShardMembershipOptions.fenceMarginMs}: a write checked by the fence is on
- * its way at least this long before the Lease could expire for another replica.
- */
-export const DEFAULT_FENCE_MARGIN_MS = 2_000;
-
 /** Settings of a {@link ShardMembership}. */
 export interface ShardMembershipOptions {
   readonly access: ClusterAccess;
@@ -52,7 +47,12 @@ export interface ShardMembershipOptions {
   readonly label: { readonly key: string; readonly value: string };
   readonly namePrefix: string;
   readonly timing?: Partial<LeaderElectionTiming>;
-  /** See {@link DEFAULT_FENCE_MARGIN_MS} (the default). */
+  /**
+   * How long before the Lease could expire for another replica the fence stops writes at the
+   * latest. By default writes stop at the renew deadline, which leaves the lease duration less
+   * the renew deadline (5 s with client-go's timing) for a write on its way; a larger margin
+   * stops them earlier. It must leave more than the retry period of the lease duration.
+   */
   readonly fenceMarginMs?: number;
   readonly logger: Logger;
   /** Resolves once no work is in flight on a key {@link ShardMembership.decide} no longer lets us work. */
@@ -84,6 +84,13 @@ export class ShardMembership {
 
   constructor(private readonly o: ShardMembershipOptions) {
     this.timing = { ...DEFAULT_LEADER_ELECTION_TIMING, ...o.timing };
+    if (
+      o.fenceMarginMs !== undefined &&
+      !(this.timing.leaseDurationMs - o.fenceMarginMs > this.timing.retryPeriodMs)
+    )
+      throw new LeaderElectionConfigError(
+        'the fence margin must leave more than the retry period of the lease',
+      );
     this.leaseName = shardLeaseName(o.namePrefix, o.identity);
     this.log = o.logger.child({ shardLease: this.leaseName });
     this.leases = new ShardLeaseWatch({
@@ -161,10 +168,11 @@ export class ShardMembership {
 
   /**
    * A fence for work starting now on a key {@link decide} lets us work: it holds while this
-   * replica's Lease does, in this term, with the fence margin to spare (lease-fence.ts).
+   * replica's Lease does, in this term, with the fence margin to spare (lease-fence.ts; see
+   * {@link ShardMembershipOptions.fenceMarginMs}).
    */
   fence(): LeaseFence {
-    return this.elector.fence(this.o.fenceMarginMs ?? DEFAULT_FENCE_MARGIN_MS);
+    return this.elector.fence(this.o.fenceMarginMs ?? 0);
   }
 
   /** The members of the view this replica works by (empty while inactive). */

@@ -18,16 +18,14 @@ import { SKR_DOMAIN_ANNOTATION } from '../../src/controller/direct/runtime-domai
 import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { freePort } from '../../src/envtest/free-port.js';
-import { renderKubeconfig } from '../../src/envtest/kubeconfig.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import type { LeaderElectionTiming } from '../../src/kube/leader-election.js';
 import { CaStore } from '../../src/pki/ca-store.js';
-import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
+import { apiServerRequests } from '../support/apiserver-metrics.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { reportPullSecretDrift } from '../support/drift-report.js';
-import { httpsCall } from '../support/https-call.js';
 import { captureLogs, type CapturedLogs } from '../support/log-capture.js';
 import {
   coreOf,
@@ -40,6 +38,7 @@ import {
   allBootstrappersReady,
   listRuntimeBootstrappers,
   keepDeploymentsAvailable,
+  kubeconfigFor,
 } from '../support/kcp.js';
 import { startTcpValve, type TcpValve } from '../support/tcp-valve.js';
 import { createRuntime, kcpClients } from './controller-fixtures.js';
@@ -69,21 +68,9 @@ let sources: SourceWatcher;
 let soloValve: TcpValve;
 let stopMarking: (() => void) | undefined;
 
-/** A system:masters client of `cluster` reaching it at `port` (a valve), as a kubeconfig. */
-async function adminKubeconfig(cluster: LocalCluster, port: number): Promise<string> {
-  const id = await issueCertificate(cluster.ca, {
-    commonName: 'rtb-controller',
-    organizations: ['system:masters'],
-    usage: 'client',
-  });
-  return renderKubeconfig({
-    name: cluster.name,
-    server: `https://127.0.0.1:${port}`,
-    caPem: cluster.caPem,
-    clientCertPem: id.certPem,
-    clientKeyPem: id.keyPem,
-  });
-}
+/** A system:masters kubeconfig of `cluster` reaching it at `port` (a valve). */
+const adminKubeconfig = (cluster: LocalCluster, port: number): Promise<string> =>
+  kubeconfigFor(cluster, 'rtb-controller', ['system:masters'], `https://127.0.0.1:${port}`);
 
 const portOf = (cluster: LocalCluster): number => Number(new URL(cluster.server).port);
 
@@ -132,31 +119,6 @@ async function sampleOf(r: Replica, metric: string, sample = metric, labels: Rec
     .reduce((sum, v) => sum + v.value, 0);
 }
 
-/** The KCP's own count of requests (its /metrics), by verb, resource and code. */
-async function apiServerRequests(verb: string, resource: string, code: string): Promise<number> {
-  const admin = await issueCertificate(kcp().ca, {
-    commonName: 'metrics-reader',
-    organizations: ['system:masters'],
-    usage: 'client',
-  });
-  const reply = await httpsCall({
-    port: portOf(kcp()),
-    caPem: kcp().caPem,
-    path: '/metrics',
-    method: 'GET',
-    client: admin,
-  });
-  assert.equal(reply.status, 200);
-  let n = 0;
-  for (const line of reply.body.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const has = (k: string, v: string) => line.includes(`${k}="${v}"`);
-    if (has('verb', verb) && has('resource', resource) && has('code', code))
-      n += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return n;
-}
-
 /** Waits until every runtime's RuntimeBootstrapper exists and is Ready with one version other than `not`. */
 const allReady = (not?: string): Promise<string> => allBootstrappersReady(kcp(), ALL.length, not);
 
@@ -196,13 +158,13 @@ describe('direct mode replicas: auto-create, relayed repairs, the CA, fenced wri
   });
 
   test('each Runtime gets its RuntimeBootstrapper from the replica that works it: no replica races another', async () => {
-    const conflictsBefore = await apiServerRequests('POST', 'runtimebootstrappers', '409');
+    const conflictsBefore = await apiServerRequests(kcp(), 'POST', 'runtimebootstrappers', '409');
     const kim = kcpClients(kcp().kubeConfig());
     for (const id of ALL) await createRuntime(kim, id);
     await allReady();
     // Every replica created its share; none tried to create what another one had.
-    assert.equal(await apiServerRequests('POST', 'runtimebootstrappers', '201'), ALL.length);
-    assert.equal(await apiServerRequests('POST', 'runtimebootstrappers', '409'), conflictsBefore);
+    assert.equal(await apiServerRequests(kcp(), 'POST', 'runtimebootstrappers', '201'), ALL.length);
+    assert.equal(await apiServerRequests(kcp(), 'POST', 'runtimebootstrappers', '409'), conflictsBefore);
     const rbs = await listRuntimeBootstrappers(kcp());
     assert.deepEqual(rbs.map((rb) => rb.spec.runtimeID).sort(), [...ALL].sort());
   });

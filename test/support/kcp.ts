@@ -44,16 +44,20 @@ export const dockerConfig = (auth: string): Record<string, string> => ({
   '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { 'ghcr.io': { auth } } })).toString('base64'),
 });
 
-/** A kubeconfig for `cluster` with a client certificate for user `user` (groups optional). */
+/**
+ * A kubeconfig for `cluster` with a client certificate for user `user` (groups optional),
+ * reaching it at `server` (default its own address; a TCP front of it keeps its certificate).
+ */
 export async function kubeconfigFor(
   cluster: LocalCluster,
   user: string,
   groups: string[] = [],
+  server = cluster.server,
 ): Promise<string> {
   const id = await issueCertificate(cluster.ca, { commonName: user, organizations: groups, usage: 'client' });
   return renderKubeconfig({
     name: cluster.name,
-    server: cluster.server,
+    server,
     caPem: cluster.caPem,
     clientCertPem: id.certPem,
     clientKeyPem: id.keyPem,

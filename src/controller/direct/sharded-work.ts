@@ -35,7 +35,7 @@ export interface DirectShardSettings {
   readonly identity: string;
   /** Of this replica's Lease (default client-go's 15 s, 10 s, 2 s). */
   readonly timing?: Partial<LeaderElectionTiming>;
-  /** Kept free before this replica's Lease could expire for another when a write is sent (default 2 s). */
+  /** See ShardMembershipOptions.fenceMarginMs (default: writes stop at the renew deadline). */
   readonly fenceMarginMs?: number;
   /** Test hook: told as this replica starts and ends work on a runtime (to audit that none is worked twice at once). */
   readonly onWork?: (runtimeId: string, phase: 'start' | 'end') => void;

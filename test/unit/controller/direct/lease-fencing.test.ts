@@ -7,8 +7,11 @@ import { Registry } from 'prom-client';
 import { RuntimeInstaller } from '../../../../src/controller/direct/runtime-installer.js';
 import { RepairLatency } from '../../../../src/controller/direct/repair-latency.js';
 import type { ClusterAccess } from '../../../../src/kube/cluster-access.js';
+import { LeaderElectionConfigError } from '../../../../src/kube/leader-election.js';
 import { leaseHeld, type HeldLease } from '../../../../src/kube/lease-decision.js';
 import { assertFenced, LeaseLostError, UNFENCED } from '../../../../src/kube/lease-fence.js';
+import { ShardMembership } from '../../../../src/kube/shard-membership.js';
+import { silentLogger } from '../../../../src/telemetry/logger.js';
 
 /** client-go's timing: 15 s lease, 10 s renew deadline; last renewal sent at 1,000. */
 const held = (over: Partial<HeldLease>): boolean =>
@@ -38,6 +41,27 @@ describe('whether a replica still holds its Lease (by its own clock)', () => {
     assert.equal(held({ ...tight, marginMs: 0, nowMs: 3_999 }), true);
     // A margin as long as the lease: nothing may be written.
     assert.equal(held({ ...tight, marginMs: 4_000 }), false);
+  });
+
+  test('a shard member refuses a fence margin that would leave no time to write', () => {
+    const member = (fenceMarginMs: number) =>
+      new ShardMembership({
+        access: {
+          getCurrentCluster: () => ({ server: 'https://127.0.0.1:1' }),
+          applyToHTTPSOptions: () => Promise.resolve(),
+        },
+        namespace: 'kcp-system',
+        identity: 'replica-a',
+        label: { key: 'shard-of', value: 'test' },
+        namePrefix: 'shard-',
+        timing: { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 },
+        fenceMarginMs,
+        logger: silentLogger(),
+        drain: () => Promise.resolve(),
+        onChange: () => undefined,
+      });
+    assert.throws(() => member(3_500), LeaderElectionConfigError);
+    assert.doesNotThrow(() => member(2_000));
   });
 });
 
