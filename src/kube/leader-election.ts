@@ -17,7 +17,8 @@ import type { Logger } from '../telemetry/logger.js';
 import type { ClusterAccess } from './cluster-access.js';
 import { statusCodeOf } from './kube-errors.js';
 import { kubeRequest } from './kube-request.js';
-import { decideLease, leaseRecordOf, MicroTime, nextLeaseSpec } from './lease-decision.js';
+import { decideLease, leaseHeld, leaseRecordOf, MicroTime, nextLeaseSpec } from './lease-decision.js';
+import type { LeaseFence } from './lease-fence.js';
 
 /** Timing of an election (client-go's defaults: 15 s, 10 s, 2 s). */
 export interface LeaderElectionTiming {
@@ -81,6 +82,8 @@ export class LeaderElector {
   private readonly lifetime = new AbortController();
   private loop: Promise<void> | undefined;
   private leading = false;
+  /** Counts leadership terms: a fence holds only in the term it was made in. */
+  private term = 0;
   /** Monotonic ms when the last successful write of our record was sent. */
   private renewedAt = 0;
   private observedRv: string | undefined;
@@ -105,7 +108,28 @@ export class LeaderElector {
 
   /** Whether this process leads now: it holds the Lease and its last renewal is fresh enough. */
   isLeader(): boolean {
-    return this.leading && performance.now() < this.renewedAt + this.timing.renewDeadlineMs;
+    return this.leading && this.fresh(0);
+  }
+
+  /**
+   * A fence for work starting now (lease-fence.ts): it holds while this term lasts and the last
+   * renewal leaves at least `marginMs` before the Lease could expire for anyone else. Never
+   * holds when made while not leading.
+   */
+  fence(marginMs: number): LeaseFence {
+    if (!this.isLeader()) return () => false;
+    const term = this.term;
+    return () => this.leading && this.term === term && this.fresh(marginMs);
+  }
+
+  private fresh(marginMs: number): boolean {
+    return leaseHeld({
+      renewedAtMs: this.renewedAt,
+      nowMs: performance.now(),
+      renewDeadlineMs: this.timing.renewDeadlineMs,
+      leaseDurationMs: this.timing.leaseDurationMs,
+      marginMs,
+    });
   }
 
   /** The holder last observed ('' if released, undefined before the first read). */
@@ -139,6 +163,7 @@ export class LeaderElector {
     while (!this.stopped()) {
       if (!(await this.acquire(cb))) return;
       const lost = new AbortController();
+      this.term++;
       this.setLeading(true);
       this.log.info({}, 'became leader');
       // The work runs beside the renew loop; its failures are its own to report.

@@ -97,3 +97,24 @@ export function leaseRecordOf(lease: V1Lease): LeaseRecord {
     leaseTransitions: lease.spec?.leaseTransitions ?? 0,
   };
 }
+
+/** Input of {@link leaseHeld}: a holder's timing and when its last successful renewal was sent. */
+export interface HeldLease {
+  /** Local monotonic ms when the last renewal that succeeded was sent. */
+  readonly renewedAtMs: number;
+  readonly nowMs: number;
+  readonly renewDeadlineMs: number;
+  readonly leaseDurationMs: number;
+  /** Time kept free before the Lease may expire for anyone else (a request on its way lands in it). */
+  readonly marginMs: number;
+}
+
+/**
+ * Whether a holder may still act at `nowMs` by its own clock (pure). Another candidate starts
+ * counting the lease duration only when it observes a renewal, which is later than the holder
+ * sent it, so the holder is safe until `renewedAt + leaseDuration`; it stops at the renew
+ * deadline, or earlier if that leaves less than `marginMs` of the lease duration.
+ */
+export function leaseHeld(o: HeldLease): boolean {
+  return o.nowMs < o.renewedAtMs + Math.min(o.renewDeadlineMs, o.leaseDurationMs - o.marginMs);
+}

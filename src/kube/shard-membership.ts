@@ -10,33 +10,29 @@
  *
  * Losing the Lease (not renewed within the renew deadline) makes every key inactive at once
  * and drains; a new term starts again with no view. See shard-view.ts for why this never lets
- * two replicas work one key.
+ * two replicas work one key. A drain waits for work in flight, but a replica that stalled (a GC
+ * pause, a partition) may not even notice its Lease expire: work fences each of its writes by
+ * the Lease ({@link ShardMembership.fence}), so nothing is written once the others may take over.
  */
-import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
 import type { ClusterAccess } from './cluster-access.js';
 import { kubeRequest } from './kube-request.js';
 import { ShardLeaseCollector } from './shard-lease-gc.js';
+import { ShardLeaseWatch } from './shard-lease-watch.js';
 import {
   DEFAULT_LEADER_ELECTION_TIMING,
+  LeaderElectionConfigError,
   LeaderElector,
   type LeaderElectionTiming,
 } from './leader-election.js';
-import { leaseRecordOf } from './lease-decision.js';
-import { createListerWatcher } from './list-watch.js';
-import { Reflector } from './reflector.js';
-import { stripManagedFields } from './reflector-options.js';
+import type { LeaseFence } from './lease-fence.js';
 import {
   decideShard,
   encodeShardView,
-  liveMembers,
-  nextExpiryMs,
-  parseShardView,
   SHARD_VIEW_ANNOTATION,
   sameMembers,
   shardLeaseName,
   targetMembers,
-  type MemberObservation,
   type ShardDecision,
   type ShardView,
 } from './shard-view.js';
@@ -51,6 +47,13 @@ export interface ShardMembershipOptions {
   readonly label: { readonly key: string; readonly value: string };
   readonly namePrefix: string;
   readonly timing?: Partial<LeaderElectionTiming>;
+  /**
+   * How long before the Lease could expire for another replica the fence stops writes at the
+   * latest. By default writes stop at the renew deadline, which leaves the lease duration less
+   * the renew deadline (5 s with client-go's timing) for a write on its way; a larger margin
+   * stops them earlier. It must leave more than the retry period of the lease duration.
+   */
+  readonly fenceMarginMs?: number;
   readonly logger: Logger;
   /** Resolves once no work is in flight on a key {@link ShardMembership.decide} no longer lets us work. */
   readonly drain: () => Promise<void>;
@@ -62,8 +65,7 @@ export interface ShardMembershipOptions {
 export class ShardMembership {
   private readonly timing: LeaderElectionTiming;
   private readonly elector: LeaderElector;
-  private readonly leases: Reflector<V1Lease>;
-  private readonly observations = new Map<string, MemberObservation & { rv: string }>();
+  private readonly leases: ShardLeaseWatch;
   private readonly log: Logger;
   private readonly leaseName: string;
   private active = false;
@@ -72,27 +74,43 @@ export class ShardMembership {
   private next: ShardView | undefined;
   private others: ReadonlyMap<string, ShardView | undefined> = new Map();
   private generation = 0;
-  private signature = '';
   private settling: Promise<void> | undefined;
   private again = false;
-  private timer: NodeJS.Timeout | undefined;
-  /** After a failed step; apart from `timer`, which every Lease event resets. */
+  /** After a failed step (every change of the Leases also starts one). */
   private retry: NodeJS.Timeout | undefined;
-  private confirmWaiters: (() => void)[] = [];
   /** Decisions of the current state (hashing every runtime on every reconcile adds up at 5,000). */
   private readonly memo = new Map<string, ShardDecision>();
   private readonly collector: ShardLeaseCollector;
 
   constructor(private readonly o: ShardMembershipOptions) {
     this.timing = { ...DEFAULT_LEADER_ELECTION_TIMING, ...o.timing };
+    if (
+      o.fenceMarginMs !== undefined &&
+      !(this.timing.leaseDurationMs - o.fenceMarginMs > this.timing.retryPeriodMs)
+    )
+      throw new LeaderElectionConfigError(
+        'the fence margin must leave more than the retry period of the lease',
+      );
     this.leaseName = shardLeaseName(o.namePrefix, o.identity);
     this.log = o.logger.child({ shardLease: this.leaseName });
+    this.leases = new ShardLeaseWatch({
+      access: o.access,
+      namespace: o.namespace,
+      label: o.label,
+      self: o.identity,
+      ownLease: this.leaseName,
+      leaseDurationMs: this.timing.leaseDurationMs,
+      logger: this.log,
+      onChange: () => {
+        this.reconsider();
+      },
+    });
     this.collector = new ShardLeaseCollector({
       access: o.access,
       namespace: o.namespace,
       own: this.leaseName,
       leaseDurationMs: this.timing.leaseDurationMs,
-      observations: () => (this.active ? this.observations : new Map()),
+      observations: () => (this.active ? this.leases.observations() : new Map()),
       logger: this.log,
     });
     this.elector = new LeaderElector({
@@ -104,28 +122,6 @@ export class ShardMembership {
       labels: { [o.label.key]: o.label.value },
       logger: o.logger,
     });
-    this.leases = new Reflector<V1Lease>({
-      name: 'shard leases',
-      listerWatcher: createListerWatcher<V1Lease>(
-        o.access,
-        `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(o.namespace)}/leases`,
-      ),
-      labelSelector: `${o.label.key}=${o.label.value}`,
-      transform: stripManagedFields,
-      logger: this.log,
-      handlers: {
-        onAdd: (l) => {
-          this.observe(l);
-        },
-        onUpdate: (_old, l) => {
-          this.observe(l);
-        },
-        onDelete: (l) => {
-          this.observations.delete(l.metadata?.name ?? '');
-          this.reconsider();
-        },
-      },
-    });
   }
 
   /** This replica's Lease. */
@@ -135,25 +131,23 @@ export class ShardMembership {
 
   /** Watches the shard Leases, then stands as a member (resolves once the Leases were listed). */
   async start(): Promise<void> {
-    this.leases.start();
-    await this.leases.waitForSync();
+    await this.leases.start();
     this.collector.start();
     this.elector.start({
       onStartedLeading: () => {
         this.active = true;
         this.memo.clear();
         // Generations only grow on our Lease, whatever an earlier term (or process) wrote there.
-        const own = this.observations.get(this.leaseName)?.view?.generation ?? 0;
-        this.generation = Math.max(this.generation, own);
+        this.generation = Math.max(this.generation, this.leases.ownGeneration());
         this.log.info({}, 'shard member');
-        this.reconsider(true);
+        this.leases.poke();
       },
       onStoppedLeading: async () => {
         this.active = false;
         this.view = undefined;
         this.next = undefined;
         this.memo.clear();
-        this.wakeConfirmWaiters();
+        this.leases.wake();
         this.o.onChange();
         await this.o.drain();
       },
@@ -172,6 +166,15 @@ export class ShardMembership {
     return decision;
   }
 
+  /**
+   * A fence for work starting now on a key {@link decide} lets us work: it holds while this
+   * replica's Lease does, in this term, with the fence margin to spare (lease-fence.ts; see
+   * {@link ShardMembershipOptions.fenceMarginMs}).
+   */
+  fence(): LeaseFence {
+    return this.elector.fence(this.o.fenceMarginMs ?? 0);
+  }
+
   /** The members of the view this replica works by (empty while inactive). */
   members(): readonly string[] {
     return this.active ? (this.view?.members ?? []) : [];
@@ -183,47 +186,17 @@ export class ShardMembership {
    */
   async stop(options: { readonly release?: boolean } = {}): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
     clearTimeout(this.retry);
     this.collector.stop();
     await this.elector.stop(options);
-    this.wakeConfirmWaiters();
+    this.leases.wake();
     await this.settling;
     await this.leases.stop();
   }
 
-  private observe(lease: V1Lease): void {
-    const name = lease.metadata?.name ?? '';
-    const rv = lease.metadata?.resourceVersion ?? '';
-    const known = this.observations.get(name);
-    // Only a new resourceVersion restarts the expiry count (as leader election's candidates).
-    const observedAtMs = known?.rv === rv ? known.observedAtMs : performance.now();
-    const view = parseShardView(lease.metadata?.annotations?.[SHARD_VIEW_ANNOTATION]);
-    this.observations.set(name, { record: leaseRecordOf(lease), observedAtMs, view, rv });
-    if (name === this.leaseName) this.wakeConfirmWaiters();
-    this.reconsider();
-  }
-
-  /** Re-evaluates when liveness or a published view changed (renewals alone change neither). */
-  private reconsider(force = false): void {
+  /** Liveness or a published view changed: settle again. */
+  private reconsider(): void {
     if (this.stopped) return;
-    const now = performance.now();
-    const live = liveMembers(this.observations.values(), this.o.identity, now, this.timing.leaseDurationMs);
-    const signature = [...live]
-      .map(([m, v]) => `${m}:${v?.generation ?? '-'}:${v?.members.join(',') ?? ''}`)
-      .sort()
-      .join('|');
-    clearTimeout(this.timer);
-    const at = nextExpiryMs(this.observations.values(), this.o.identity, now, this.timing.leaseDurationMs);
-    if (at !== undefined)
-      this.timer = setTimeout(
-        () => {
-          this.reconsider();
-        },
-        Math.ceil(at - now) + 1,
-      );
-    if (!force && signature === this.signature) return;
-    this.signature = signature;
     void this.settle();
   }
 
@@ -243,7 +216,7 @@ export class ShardMembership {
           this.again = false;
           clearTimeout(this.retry);
           this.retry = setTimeout(() => {
-            this.reconsider(true);
+            this.leases.poke();
           }, this.timing.retryPeriodMs);
         }
       } while (this.rerun());
@@ -255,12 +228,7 @@ export class ShardMembership {
 
   private async step(): Promise<void> {
     if (!this.active || this.stopped) return;
-    const live = liveMembers(
-      this.observations.values(),
-      this.o.identity,
-      performance.now(),
-      this.timing.leaseDurationMs,
-    );
+    const live = this.leases.live();
     this.others = live;
     this.memo.clear();
     const target = targetMembers(this.o.identity, live.keys());
@@ -286,40 +254,16 @@ export class ShardMembership {
       timeoutMs: this.timing.retryPeriodMs * 2,
       parseResponse: false,
     });
-    if (!(await this.confirmed(next.generation))) return;
+    if (!(await this.leases.confirm(next.generation, () => this.halted()))) return;
     // The claims read before our write may be older than it: read them again, now that every
     // Lease we hold is at least as new as our write (shard-view.ts).
-    this.others = liveMembers(
-      this.observations.values(),
-      this.o.identity,
-      performance.now(),
-      this.timing.leaseDurationMs,
-    );
+    this.others = this.leases.live();
     this.view = next;
     this.next = undefined;
     this.memo.clear();
     this.log.info({ members: next.members.length, generation: next.generation }, 'shard view settled');
     // Membership may have moved while this step ran; the claims of the others certainly did.
     this.again = true;
-  }
-
-  /** Waits until our watch shows our Lease with `generation` (false: stopped, inactive or too late). */
-  private async confirmed(generation: number): Promise<boolean> {
-    const deadline = performance.now() + this.timing.leaseDurationMs;
-    for (;;) {
-      if (!this.active || this.stopped) return false;
-      const own = this.observations.get(this.leaseName);
-      if ((own?.view?.generation ?? 0) >= generation) return true;
-      const left = deadline - performance.now();
-      if (left <= 0) throw new Error(`shard view ${generation} not seen on the watch in time`);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, left);
-        this.confirmWaiters.push(() => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
-    }
   }
 
   // Methods, not the fields: TypeScript would keep a narrowing of them across an await.
@@ -329,11 +273,5 @@ export class ShardMembership {
 
   private rerun(): boolean {
     return this.again && !this.stopped;
-  }
-
-  private wakeConfirmWaiters(): void {
-    const waiters = this.confirmWaiters;
-    this.confirmWaiters = [];
-    for (const w of waiters) w();
   }
 }

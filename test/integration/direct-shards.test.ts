@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
-import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
+import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
 import { DRIFT_REPORTED_ANNOTATION } from '../../src/controller/direct/drift-relay.js';
@@ -20,11 +20,9 @@ import type { SourceWatcher } from '../../src/controller/sources/source-watcher.
 import { freePort } from '../../src/envtest/free-port.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import type { LeaderElectionTiming } from '../../src/kube/leader-election.js';
-import { markDeploymentAvailable } from '../../src/local/simulated-kubelet.js';
-import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
-import { httpsCall } from '../support/https-call.js';
+import { reportPullSecretDrift } from '../support/drift-report.js';
 import {
   coreOf,
   createRuntimeBootstrapper,
@@ -34,6 +32,8 @@ import {
   putPullSecret,
   RB_PATH,
   startKcpSources,
+  allBootstrappersReady,
+  keepDeploymentsAvailable,
 } from '../support/kcp.js';
 
 const POOL = ['pool-1', 'pool-2', 'pool-3'] as const;
@@ -62,7 +62,7 @@ interface Replica {
 }
 const replicas = new Map<string, Replica>();
 let sources: SourceWatcher;
-let marker: NodeJS.Timeout | undefined;
+let stopMarking: (() => void) | undefined;
 
 async function startReplica(name: string, timing: LeaderElectionTiming = TIMING): Promise<Replica> {
   const registry = new Registry();
@@ -102,27 +102,9 @@ async function gauge(r: Replica, name: string): Promise<number> {
   return metric?.values[0]?.value ?? 0;
 }
 
-const listRbs = async (): Promise<RuntimeBootstrapper[]> =>
-  (await kubeRequest<{ items: RuntimeBootstrapper[] }>(kcp().kubeConfig(), { method: 'GET', path: RB_PATH }))
-    .items;
-
 /** Waits until every RuntimeBootstrapper is Ready with one applied version other than `not`; returns it. */
-async function allReady(not?: string, timeoutMs = 90_000): Promise<string> {
-  return eventually(
-    async () => {
-      const rbs = await listRbs();
-      const versions = new Set(
-        rbs.map((rb) => (rb.status?.state === 'Ready' ? rb.status.appliedVersion : '-')),
-      );
-      const [only] = versions;
-      return rbs.length === IDS.length && versions.size === 1 && only !== '-' && only !== not
-        ? only
-        : undefined;
-    },
-    timeoutMs,
-    `all ${IDS.length} runtimes Ready${not === undefined ? '' : ` with a version other than ${not}`}`,
-  );
-}
+const allReady = (not?: string, timeoutMs?: number): Promise<string> =>
+  allBootstrappersReady(kcp(), IDS.length, not, timeoutMs);
 
 /** The replica that worked `id` last. */
 const lastWorker = (id: string): string | undefined =>
@@ -134,20 +116,13 @@ describe('direct mode sharded across replicas', () => {
     for (const id of IDS) await putAdminKubeconfigSecret(kcp(), poolOf(id), id);
     sources = await startKcpSources(kcp(), silentLogger());
     // No kubelet: the webhook Deployment of each pool server is reported available whenever it exists.
-    marker = setInterval(() => {
-      for (const c of POOL)
-        void markDeploymentAvailable(
-          plane().cluster(c).kubeConfig(),
-          RUNTIME_NAMESPACE,
-          WEBHOOK_DEPLOYMENT,
-        ).catch(() => false);
-    }, 300);
+    stopMarking = keepDeploymentsAvailable(() => POOL.map((c) => plane().cluster(c)));
     await Promise.all(['replica-a', 'replica-b', 'replica-c'].map((n) => startReplica(n)));
     for (const id of IDS) await createRuntimeBootstrapper(kcp(), id, { 'skr-domain': domain(id) });
   });
 
   after(async () => {
-    clearInterval(marker);
+    stopMarking?.();
     for (const r of replicas.values()) await r.mode.stop();
     await sources.stop();
   });
@@ -186,21 +161,13 @@ describe('direct mode sharded across replicas', () => {
     assert.ok(owner !== undefined && other !== undefined);
     const core = coreOf(poolOf(id));
     await core.deleteNamespacedSecret({ name: 'registry-credentials', namespace: RUNTIME_NAMESPACE });
-    const cert = await issueCertificate(other.mode.cas.current(), {
-      commonName: id,
-      dnsNames: [domain(id)],
-      usage: 'client',
-    });
     const before = spans.length;
-    const reply = await httpsCall({
+    const reply = await reportPullSecretDrift({
       port: other.driftPort,
       caPem: other.mode.cas.trustBundle(),
-      path: '/v2/rt-bootstrapper/event',
-      client: cert,
-      body: JSON.stringify({
-        watched: { Namespace: RUNTIME_NAMESPACE, Name: 'registry-credentials' },
-        watchedGvk: { group: '', version: 'v1', kind: 'Secret' },
-      }),
+      issuer: other.mode.cas.current(),
+      runtimeId: id,
+      domain: domain(id),
     });
     assert.equal(reply.status, 202);
     await eventually(

@@ -5,7 +5,11 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { runtimeBootstrappersPath, newRuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
+import {
+  runtimeBootstrappersPath,
+  newRuntimeBootstrapper,
+  type RuntimeBootstrapper,
+} from '../../src/api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
 import {
   RUNTIME_NAMESPACE,
@@ -24,6 +28,7 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { markDeploymentAvailable as markAvailable } from '../../src/local/simulated-kubelet.js';
+import { eventually } from './control-plane.js';
 import { seedConfigText } from './fixtures.js';
 
 /** The seed's trust bundle name and its signer. */
@@ -39,16 +44,20 @@ export const dockerConfig = (auth: string): Record<string, string> => ({
   '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { 'ghcr.io': { auth } } })).toString('base64'),
 });
 
-/** A kubeconfig for `cluster` with a client certificate for user `user` (groups optional). */
+/**
+ * A kubeconfig for `cluster` with a client certificate for user `user` (groups optional),
+ * reaching it at `server` (default its own address; a TCP front of it keeps its certificate).
+ */
 export async function kubeconfigFor(
   cluster: LocalCluster,
   user: string,
   groups: string[] = [],
+  server = cluster.server,
 ): Promise<string> {
   const id = await issueCertificate(cluster.ca, { commonName: user, organizations: groups, usage: 'client' });
   return renderKubeconfig({
     name: cluster.name,
-    server: cluster.server,
+    server,
     caPem: cluster.caPem,
     clientCertPem: id.certPem,
     clientKeyPem: id.keyPem,
@@ -243,5 +252,52 @@ export async function markDeploymentAvailable(runtime: LocalCluster): Promise<vo
   }
 }
 
+/**
+ * Without a kubelet: reports the webhook Deployment of each of `runtimes` available whenever it
+ * exists, every 300 ms, until the returned stop is called.
+ */
+export function keepDeploymentsAvailable(runtimes: () => readonly LocalCluster[]): () => void {
+  const timer = setInterval(() => {
+    for (const c of runtimes())
+      void markAvailable(c.kubeConfig(), RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT).catch(() => false);
+  }, 300);
+  return () => {
+    clearInterval(timer);
+  };
+}
+
 /** Core client of a cluster. */
 export const coreOf = (c: LocalCluster): CoreV1Api => c.kubeConfig().makeApiClient(CoreV1Api);
+
+/** The RuntimeBootstrappers on the KCP. */
+export async function listRuntimeBootstrappers(kcp: LocalCluster): Promise<RuntimeBootstrapper[]> {
+  const list = await kubeRequest<{ items: RuntimeBootstrapper[] }>(kcp.kubeConfig(), {
+    method: 'GET',
+    path: RB_PATH,
+  });
+  return list.items;
+}
+
+/**
+ * Waits until there are `count` RuntimeBootstrappers, all Ready with one applied version other
+ * than `not`; resolves that version.
+ */
+export function allBootstrappersReady(
+  kcp: LocalCluster,
+  count: number,
+  not?: string,
+  timeoutMs = 90_000,
+): Promise<string> {
+  return eventually(
+    async () => {
+      const rbs = await listRuntimeBootstrappers(kcp);
+      const versions = new Set(
+        rbs.map((rb) => (rb.status?.state === 'Ready' ? rb.status.appliedVersion : '-')),
+      );
+      const [only] = versions;
+      return rbs.length === count && versions.size === 1 && only !== '-' && only !== not ? only : undefined;
+    },
+    timeoutMs,
+    `all ${count} runtimes Ready${not === undefined ? '' : ` with a version other than ${not}`}`,
+  );
+}

@@ -1,43 +1,21 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import {
-  RTB_FINALIZER,
-  kubeconfigSecretOf,
-  type RuntimeBootstrapper,
-  runtimeBootstrappersPath,
-} from '../../api/runtime-bootstrapper.js';
+import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
+import { leaseLostIn, UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { HandlerResult } from '../../kube/work-queue.js';
-import type { CertificateAuthority } from '../../pki/certificate-authority.js';
-import { issueCertificate } from '../../pki/issue-certificate.js';
-import { needsRenewal } from '../../pki/renewal.js';
-import { x509 } from '../../pki/crypto-provider.js';
-import { FIELD_MANAGER } from '../../kube/apply.js';
-import {
-  CA_BUNDLE_FIELD_MANAGER,
-  RUNTIME_NAMESPACE,
-  WATCHER_TLS_SECRET,
-  webhookServiceDnsNames,
-} from '../../api/runtime-names.js';
+import { RUNTIME_NAMESPACE, webhookServiceDnsNames } from '../../api/runtime-names.js';
 import { KCP_SERVING_POLICY, type ServingPolicy } from '../../pki/serving-policy.js';
-import { executeSecretWrite } from '../../pki/serving-secret-write.js';
-import { readServingSecret } from '../../webhook/serving-cert/serving-secret-codec.js';
 import type { DirectMetrics } from './direct-metrics.js';
-import { foreignWritesAfterOurs } from './foreign-writers.js';
-import { RuntimeClientPool } from './runtime-clients.js';
-import { RuntimeInstaller } from './runtime-installer.js';
-import {
-  planSources,
-  type DriftSettings,
-  type WebhookRelease,
-  type WebhookTestRouting,
-} from './runtime-manifests.js';
+import type { RuntimeClientPool } from './runtime-clients.js';
+import { planSources, type WebhookRelease, type WebhookTestRouting } from './runtime-manifests.js';
+import { bootstrapperPath, runtimeOps, type RuntimeOpsDeps } from './runtime-ops.js';
 import type { ServingSettings } from './serving-certificate.js';
-import type { BootstrapperOps, StateContext } from './state-context.js';
+import type { StateContext } from './state-context.js';
 import { runStateMachine, sFnInitialize } from './state-machine.js';
 import { StatusBuilder, statusChanged } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
@@ -52,13 +30,9 @@ export interface ReconcilerDeps {
   readonly kubeconfigSecrets: ReadonlyStore<V1Secret>;
   readonly pool: RuntimeClientPool;
   /** The CA that signs, and the bundle of CAs to trust (two during a CA rotation). */
-  readonly cas: { current(): CertificateAuthority; trustBundle(): string };
+  readonly cas: RuntimeOpsDeps['cas'];
   /** The drift channel; off when undefined. */
-  readonly drift?: {
-    readonly listenerUrl: string;
-    readonly clientValidityMs?: number;
-    readonly renewBeforeMs?: number;
-  };
+  readonly drift?: RuntimeOpsDeps['drift'];
   readonly release: WebhookRelease;
   /** The current source set and when it last changed. */
   readonly currentSet: () => { result: SyncSetResult; changedAt: number };
@@ -85,6 +59,7 @@ export class BootstrapperReconciler {
   /** Per key: until when its serving certificate was found current (epoch ms), by this process. */
   private readonly servingCurrent = new Map<string, number>();
   private readonly serving: ServingSettings;
+  private readonly opsDeps: RuntimeOpsDeps;
 
   constructor(private readonly d: ReconcilerDeps) {
     const namespace = d.webhookNamespace ?? RUNTIME_NAMESPACE;
@@ -95,6 +70,19 @@ export class BootstrapperReconciler {
       ipAddresses: extra.filter((n) => isIP(n) !== 0),
       caPem: () => d.cas.current().certPem,
       now: Date.now,
+    };
+    this.opsDeps = {
+      kcp: d.kcp,
+      kubeconfigSecrets: d.kubeconfigSecrets,
+      pool: d.pool,
+      cas: d.cas,
+      ...(d.drift ? { drift: d.drift } : {}),
+      ...(d.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: d.runtimeTimeoutMs } : {}),
+      namespace,
+      serving: this.serving,
+      clients: (n) => {
+        d.metrics.runtimeClients.set(n);
+      },
     };
   }
 
@@ -108,22 +96,33 @@ export class BootstrapperReconciler {
    * state machine, so a repair never waits behind a whole reconcile of the same runtime (writes
    * are server-side applies of the same content, so running beside it is safe). The reported
    * object is back after a handful of requests; the forced full reconcile queued with it covers
-   * everything else (the webhook's own objects).
+   * everything else (the webhook's own objects). Writes only while `fence` holds; resolves false
+   * when the fence stopped it.
    */
-  async repairSet(key: string): Promise<void> {
+  async repairSet(key: string, fence: LeaseFence = UNFENCED): Promise<boolean> {
     const rb = this.d.bootstrappers.get(key);
-    if (!rb) return;
+    if (!rb) return true;
     // The runtime's own revision: a repair never hands it a set its wave has not reached.
     const set = this.d.rollout?.choose(rb)?.set ?? this.d.currentSet().result;
-    if (!set.ok || rb.spec.paused || rb.metadata.deletionTimestamp) return;
-    if (rb.status?.appliedVersion === undefined) return; // not installed yet: the reconcile does it
-    const ops = this.ops(rb);
+    if (!set.ok || rb.spec.paused || rb.metadata.deletionTimestamp) return true;
+    if (rb.status?.appliedVersion === undefined) return true; // not installed yet: the reconcile does it
+    const ops = runtimeOps(rb, this.opsDeps, fence);
     ops.connect();
-    await ops.apply(planSources(set.set));
+    try {
+      await ops.apply(planSources(set.set));
+      return true;
+    } catch (error) {
+      if (leaseLostIn(error) === undefined) throw error;
+      this.fenced(key, 'repair', error);
+      return false;
+    }
   }
 
-  /** Work-queue handler. */
-  async reconcile(key: string): Promise<HandlerResult | undefined> {
+  /**
+   * Work-queue handler; runtime writes only while `fence` holds, and once it no longer does the
+   * pass ends without a status write (the runtime is another replica's to report on).
+   */
+  async reconcile(key: string, fence: LeaseFence = UNFENCED): Promise<HandlerResult | undefined> {
     const rb = this.d.bootstrappers.get(key);
     if (!rb) {
       this.servingCurrent.delete(key);
@@ -136,7 +135,7 @@ export class BootstrapperReconciler {
     const set = choice?.set ?? live.result;
     const release = choice?.release ?? this.d.release;
     const status = new StatusBuilder(rb, new Date());
-    const ops = this.ops(rb);
+    const ops = runtimeOps(rb, this.opsDeps, fence);
     const servingCurrentUntil = this.servingCurrent.get(key);
     const ctx: StateContext = {
       rb,
@@ -155,6 +154,11 @@ export class BootstrapperReconciler {
       ...(servingCurrentUntil !== undefined ? { servingCurrentUntil } : {}),
     };
     const outcome = await runStateMachine(sFnInitialize, ctx);
+    if (!fence()) {
+      if (forceResync) this.forced.add(key);
+      this.fenced(key, 'reconcile', outcome.error);
+      return undefined;
+    }
     if (ctx.servingCheckedUntil !== undefined) this.servingCurrent.set(key, ctx.servingCheckedUntil);
     else this.servingCurrent.delete(key);
     // Under a rollout: the wave, and what the webhook says of the set applied.
@@ -180,110 +184,23 @@ export class BootstrapperReconciler {
     return Number.isFinite(requeueAfter) ? { requeueAfter } : undefined;
   }
 
-  private ops(rb: RuntimeBootstrapper): BootstrapperOps {
-    let installer: RuntimeInstaller | undefined;
-    let drift: DriftSettings | undefined;
-    let serverHost = '';
-    const namespace = this.d.webhookNamespace ?? RUNTIME_NAMESPACE;
-    const need = (): RuntimeInstaller => {
-      if (!installer) throw new Error('internal: runtime not connected');
-      return installer;
-    };
-    return {
-      addFinalizer: () => this.setFinalizers(rb, [...(rb.metadata.finalizers ?? []), RTB_FINALIZER]),
-      releaseFinalizer: async () => {
-        await this.setFinalizers(
-          rb,
-          (rb.metadata.finalizers ?? []).filter((f) => f !== RTB_FINALIZER),
-        );
-        this.d.pool.drop(rb.spec.runtimeID);
-      },
-      connect: () => {
-        const ref = kubeconfigSecretOf(rb);
-        const secret = this.d.kubeconfigSecrets.get(`${ref.namespace}/${ref.name}`);
-        const data = secret?.data?.[ref.key];
-        if (!data)
-          throw new Error(`kubeconfig Secret ${ref.namespace}/${ref.name} (key ${ref.key}) not found`);
-        // No request here: the first call of the pass tells whether the runtime answers.
-        const access = this.d.pool.get(rb.spec.runtimeID, data);
-        serverHost = hostOf(access.getCurrentCluster()?.server);
-        this.d.metrics.runtimeClients.set(this.d.pool.size);
-        installer = new RuntimeInstaller(access, this.d.runtimeTimeoutMs);
-      },
-      answered: () => installer?.answered ?? false,
-      drift: async () => {
-        const settings = this.d.drift;
-        if (!settings) return undefined;
-        if (drift) return drift;
-        const ca = this.d.cas.current();
-        const bundle = this.d.cas.trustBundle();
-        const domain = domainOf(rb, serverHost);
-        const current = await need().readTls(namespace, WATCHER_TLS_SECRET);
-        const renewBefore = settings.renewBeforeMs ?? 7 * 24 * 3600_000;
-        const reusable =
-          current !== undefined &&
-          current.caPem === bundle &&
-          !(await needsRenewal(current.certPem, ca, new Date(), renewBefore)) &&
-          identifies(current.certPem, rb.spec.runtimeID, domain);
-        if (reusable) {
-          drift = {
-            listenerUrl: settings.listenerUrl,
-            clientTls: { certPem: current.certPem, keyPem: current.keyPem, caPem: bundle },
-          };
-          return drift;
-        }
-        // CN = runtime ID, SAN = its domain: what the KCP listener verifies and pins.
-        const issued = await issueCertificate(ca, {
-          commonName: rb.spec.runtimeID,
-          dnsNames: [domain],
-          usage: 'client',
-          validityMs: settings.clientValidityMs ?? 30 * 24 * 3600_000,
-        });
-        drift = {
-          listenerUrl: settings.listenerUrl,
-          clientTls: { certPem: issued.certPem, keyPem: issued.keyPem, caPem: bundle },
-        };
-        return drift;
-      },
-      apply: (objects) => need().apply(objects),
-      deploymentReadiness: () => need().deploymentReadiness(namespace),
-      uninstall: (plan) => need().uninstall(plan),
-      foreignWrites: async (objects) =>
-        foreignWritesAfterOurs(await need().writersOf(objects), [FIELD_MANAGER, CA_BUNDLE_FIELD_MANAGER]),
-      readServing: () => need().readServing(namespace),
-      writeServingSecret: async (current, write) => {
-        const next = await executeSecretWrite(readServingSecret(current), write, {
-          now: this.serving.now(),
-          dnsNames: this.serving.dnsNames,
-          ipAddresses: this.serving.ipAddresses,
-          externalCa: this.d.cas.current(),
-        });
-        await need().writeServingSecret(namespace, current, next);
-      },
-      writeCaBundle: (view, bundlePem) => need().writeCaBundle(view, bundlePem),
-      readWebhookReport: () => need().readWebhookReport(namespace),
-    };
-  }
-
-  private path(rb: RuntimeBootstrapper, sub = ''): string {
-    return `${runtimeBootstrappersPath(rb.metadata.namespace)}/${rb.metadata.name}${sub}`;
-  }
-
-  private async setFinalizers(rb: RuntimeBootstrapper, finalizers: string[]): Promise<void> {
-    // resourceVersion makes it a compare-and-swap: a concurrent change fails with 409 and retries.
-    await kubeRequest(this.d.kcp, {
-      method: 'PATCH',
-      path: this.path(rb),
-      body: { metadata: { finalizers, resourceVersion: rb.metadata.resourceVersion } },
-      timeoutMs: 15_000,
-    });
+  /**
+   * A pass stopped by its fence: counted, and logged once per pass with the write it refused, if
+   * it got as far as one (not an error: the Lease says why).
+   */
+  private fenced(key: string, pass: 'reconcile' | 'repair', error: unknown): void {
+    this.d.metrics.fencedPasses.inc({ pass });
+    this.d.logger.info(
+      { runtimeBootstrapper: key, pass, refused: leaseLostIn(error)?.refused ?? null },
+      "this replica's Lease is no longer held; leaving the runtime to its next owner",
+    );
   }
 
   private async writeStatus(rb: RuntimeBootstrapper, status: RuntimeBootstrapper['status']): Promise<void> {
     try {
       await kubeRequest(this.d.kcp, {
         method: 'PATCH',
-        path: this.path(rb, '/status'),
+        path: bootstrapperPath(rb, '/status'),
         body: { status },
         timeoutMs: 15_000,
         // The watch brings the CR back; the answer is not read.
@@ -293,33 +210,6 @@ export class BootstrapperReconciler {
       // Gone after its finalizer was released: nothing left to report on.
       if (statusCodeOf(error) !== 404) throw error;
     }
-  }
-}
-
-/** Annotation with the runtime's domain (KIM's name for it). */
-export const SKR_DOMAIN_ANNOTATION = 'skr-domain';
-
-/** The runtime's domain: the `skr-domain` annotation, else the host of its API server URL. */
-export function domainOf(rb: RuntimeBootstrapper, serverHost: string): string {
-  return rb.metadata.annotations?.[SKR_DOMAIN_ANNOTATION] ?? serverHost;
-}
-
-function hostOf(server: string | undefined): string {
-  try {
-    return server ? new URL(server).hostname.replace(/^\[|\]$/g, '') : '';
-  } catch {
-    return '';
-  }
-}
-
-function identifies(certPem: string, runtimeId: string, domain: string): boolean {
-  try {
-    const cert = new x509.X509Certificate(certPem);
-    const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
-    const dns = san?.names.items.filter((n) => n.type === 'dns').map((n) => n.value) ?? [];
-    return cert.subjectName.getField('CN')[0] === runtimeId && dns.includes(domain);
-  } catch {
-    return false;
   }
 }
 

@@ -11,6 +11,8 @@ export interface DirectMetrics {
   readonly runtimeClients: Gauge<never>;
   /** Reconciles the event-loop gate admits at once now (at most the concurrency). */
   readonly admittedReconciles: Gauge<never>;
+  /** Passes stopped before a runtime write because this replica's shard Lease was no longer held. */
+  readonly fencedPasses: Counter<'pass'>;
 }
 
 const STATES: readonly BootstrapperState[] = [
@@ -58,6 +60,11 @@ export function createDirectMetrics(registry: Registry): DirectMetrics {
       name: 'rtb_reconciles_admitted',
       help: 'Runtime reconciles admitted at once, lowered while the event loop runs late (at most the concurrency).',
       labelNames: [],
+    }),
+    fencedPasses: counterOn(registry, {
+      name: 'rtb_shard_fenced_passes_total',
+      help: 'Reconciles and drift repairs (pass) stopped before a runtime write because this replica no longer held its shard Lease.',
+      labelNames: ['pass'],
     }),
   };
 }

@@ -1,7 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { histogramOn } from '../../kube/prom-metrics.js';
 import { parse } from 'yaml';
 import { kubeconfigSecretOf, type RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { ReadonlyStore } from '../../kube/store.js';
@@ -9,7 +8,7 @@ import type { CaStore } from '../../pki/ca-store.js';
 import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
 import { EventListener } from '../../watcher/event-listener.js';
-import { domainOf } from './bootstrapper-reconciler.js';
+import { domainOf } from './runtime-domain.js';
 
 /** Where the KCP listens for drift events, and the names its serving certificate carries. */
 export interface DriftEndpointOptions {
@@ -24,8 +23,6 @@ export interface DriftEndpointOptions {
 /** The running listener with its upkeep. */
 export interface DriftEndpoint {
   readonly port: number;
-  /** Called by direct mode after a runtime reconcile: closes the repair-latency measurement. */
-  reconciled(key: string, ok: boolean): void;
   /** Re-reads the CA store (after a rotation) into the listener's trust and serving certificate. */
   refresh(): Promise<void>;
   stop(): Promise<void>;
@@ -37,7 +34,7 @@ const SERVING_RENEW_BEFORE_MS = 30 * 24 * 3600_000;
 /**
  * The KCP end of the drift channel: the mutual-TLS listener, fed with the runtimes direct mode
  * manages (CN = runtime ID, SAN pinned to the runtime's domain); a valid event queues that
- * runtime for an immediate re-sync. Measures repair latency from event to re-applied set.
+ * runtime for an immediate re-sync (`resync`, with the time the report was received).
  */
 export async function startDriftEndpoint(o: {
   options: DriftEndpointOptions;
@@ -46,17 +43,10 @@ export async function startDriftEndpoint(o: {
   /** The key of a runtime's CR (an index: a report must not scan every CR). */
   keyOfRuntime: (runtimeId: string) => string | undefined;
   kubeconfigs: ReadonlyStore<V1Secret>;
-  resync: (runtimeId: string) => string | undefined;
+  resync: (runtimeId: string, receivedAt: number) => void;
   registry: Registry;
   logger: Logger;
 }): Promise<DriftEndpoint> {
-  const repair = histogramOn(o.registry, {
-    name: 'rtb_drift_repair_seconds',
-    help: 'Time from a drift event received by the KCP until its runtime had the set re-applied.',
-    labelNames: [],
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-  });
-  const pending = new Map<string, number>();
   const hosts = new Map<string, { rv: string; host: string }>();
   const serverHost = (rb: RuntimeBootstrapper): string => {
     const ref = kubeconfigSecretOf(rb);
@@ -98,8 +88,7 @@ export async function startDriftEndpoint(o: {
       return rb ? { domain: domainOf(rb, serverHost(rb)) } : undefined;
     },
     onEvent: (runtimeId, event, receivedAt) => {
-      const key = o.resync(runtimeId);
-      if (key !== undefined && !pending.has(key)) pending.set(key, receivedAt);
+      o.resync(runtimeId, receivedAt);
       o.logger.info(
         { runtime: runtimeId, watched: event.watched, kind: event.watchedGvk.kind },
         'drift reported; re-syncing',
@@ -125,12 +114,6 @@ export async function startDriftEndpoint(o: {
   o.logger.info({ port }, 'drift listener serving');
   return {
     port,
-    reconciled(key, ok) {
-      const since = pending.get(key);
-      if (since === undefined || !ok) return;
-      pending.delete(key);
-      repair.observe((Date.now() - since) / 1000);
-    },
     refresh,
     async stop() {
       clearInterval(upkeep);

@@ -6,20 +6,33 @@
  * repair a direct report would start. The API server is the bus: no replica needs another's
  * address, the relay is authorised by RBAC, and a report during a handover is not lost (the new
  * owner reconciles the runtime fully when it takes it anyway). The runtime is answered 202 as
- * soon as the report is verified, as for a report to the owner.
+ * soon as the report is verified, as for a report to the owner. The annotation holds the time
+ * the report was received, so the owner measures the repair from then.
  */
 import type { Logger } from 'pino';
 import { type RuntimeBootstrapper, runtimeBootstrappersPath } from '../../api/runtime-bootstrapper.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { kubeRequest } from '../../kube/kube-request.js';
 
-/** Annotation a replica sets on a RuntimeBootstrapper to hand a drift report to the runtime's owner. */
+/**
+ * Annotation a replica sets on a RuntimeBootstrapper to hand a drift report to the runtime's
+ * owner: when the report was received (RFC 3339 with milliseconds).
+ */
 export const DRIFT_REPORTED_ANNOTATION = 'rt-bootstrapper.kyma-project.io/drift-reported-at';
 
-/** Whether an update of a RuntimeBootstrapper carries a drift report relayed by another replica (pure). */
-export function driftRelayed(old: RuntimeBootstrapper, next: RuntimeBootstrapper): boolean {
+/**
+ * When the drift report an update of a RuntimeBootstrapper relays was received (epoch ms);
+ * undefined when the update relays none (pure). An unreadable time counts as `fallbackMs`.
+ */
+export function relayedReportAt(
+  old: RuntimeBootstrapper,
+  next: RuntimeBootstrapper,
+  fallbackMs: number,
+): number | undefined {
   const at = next.metadata.annotations?.[DRIFT_REPORTED_ANNOTATION];
-  return at !== undefined && at !== old.metadata.annotations?.[DRIFT_REPORTED_ANNOTATION];
+  if (at === undefined || at === old.metadata.annotations?.[DRIFT_REPORTED_ANNOTATION]) return undefined;
+  const ms = Date.parse(at);
+  return Number.isFinite(ms) ? ms : fallbackMs;
 }
 
 /** Relays drift reports to their owners; one write in flight per RuntimeBootstrapper. */
@@ -31,15 +44,20 @@ export class DriftRelay {
     private readonly logger: Logger,
   ) {}
 
-  /** Stamps the RuntimeBootstrapper `namespace/name`; a report while one is being written adds nothing. */
-  relay(key: string): void {
+  /**
+   * Stamps the RuntimeBootstrapper `namespace/name` with the time a report was received (epoch
+   * ms); a report while one is being written adds nothing.
+   */
+  relay(key: string, receivedAt: number): void {
     if (this.inFlight.has(key)) return;
     this.inFlight.add(key);
     const [namespace = '', name = ''] = key.split('/');
     kubeRequest(this.kcp, {
       method: 'PATCH',
       path: `${runtimeBootstrappersPath(namespace)}/${encodeURIComponent(name)}`,
-      body: { metadata: { annotations: { [DRIFT_REPORTED_ANNOTATION]: new Date().toISOString() } } },
+      body: {
+        metadata: { annotations: { [DRIFT_REPORTED_ANNOTATION]: new Date(receivedAt).toISOString() } },
+      },
       timeoutMs: 10_000,
       parseResponse: false,
     })

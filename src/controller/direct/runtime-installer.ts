@@ -4,6 +4,7 @@ import { applyObjects } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { noResponseError, statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
+import { assertFenced, UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import { collectionPath, describeObject, objectPath } from '../../kube/resource-path.js';
 import type { ServingSecretContent } from '../../pki/serving-secret-state.js';
 import { putServingSecret } from '../../webhook/serving-cert/serving-secret-put.js';
@@ -48,7 +49,9 @@ const MANAGED = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 /**
  * All reads and writes on one runtime, as raw requests on the objects' own paths (no API
  * discovery, no generated client), each bounded in time. A call that gets no answer at all
- * throws {@link RuntimeUnreachableError}; `answered` tells whether any call got one.
+ * throws {@link RuntimeUnreachableError}; `answered` tells whether any call got one. Every write
+ * first checks `fence` (a sharded replica's Lease) and throws LeaseLostError without sending
+ * anything when it no longer holds.
  */
 export class RuntimeInstaller {
   /** Whether the runtime's API server answered a request (with any status) through this installer. */
@@ -57,11 +60,13 @@ export class RuntimeInstaller {
   constructor(
     private readonly access: ClusterAccess,
     private readonly timeoutMs = 10_000,
+    private readonly fence: LeaseFence = UNFENCED,
   ) {}
 
-  /** Server-side applies the objects, in order. */
+  /** Server-side applies the objects, in order (fenced one by one). */
   async apply(objects: readonly KubernetesObject[]): Promise<void> {
-    await this.call(() => applyObjects(this.access, objects, { timeoutMs: this.timeoutMs }));
+    for (const o of objects)
+      await this.write('apply', () => applyObjects(this.access, [o], { timeoutMs: this.timeoutMs }));
   }
 
   /** TLS material in a Secret on the runtime (the drift client certificate), if any. */
@@ -102,7 +107,7 @@ export class RuntimeInstaller {
     current: V1Secret | undefined,
     next: ServingSecretContent,
   ): Promise<void> {
-    await this.call(() =>
+    await this.write('serving Secret', () =>
       putServingSecret(this.access, { namespace, name: WEBHOOK_TLS_SECRET }, current, next, {
         fieldManager: FIELD_MANAGER,
         timeoutMs: this.timeoutMs,
@@ -114,7 +119,7 @@ export class RuntimeInstaller {
   async writeCaBundle(view: ServingView, bundlePem: string): Promise<void> {
     const configs = [[MUTATING, view.mutating] as const, [VALIDATING, view.validating] as const];
     for (const [kind, config] of lackingBundle(configs, bundlePem))
-      await this.call(() => applyCaBundle(this.access, kind, config, bundlePem, this.timeoutMs));
+      await this.write('caBundle', () => applyCaBundle(this.access, kind, config, bundlePem, this.timeoutMs));
   }
 
   /** Whether the webhook Deployment is rolled out and available. */
@@ -221,12 +226,18 @@ export class RuntimeInstaller {
   /** DELETE; an object that is already gone is fine. */
   private async remove(o: KubernetesObject): Promise<void> {
     try {
-      await this.call(() =>
+      await this.write('delete', () =>
         kubeRequest(this.access, { method: 'DELETE', path: objectPath(o), timeoutMs: this.timeoutMs }),
       );
     } catch (error) {
       if (statusCodeOf(error) !== 404) throw error;
     }
+  }
+
+  /** Runs one write call, if the fence still holds. */
+  private write<T>(what: string, request: () => Promise<T>): Promise<T> {
+    assertFenced(this.fence, what);
+    return this.call(request);
   }
 
   /** Runs one call: notes an answer, and turns "no answer at all" into RuntimeUnreachableError. */

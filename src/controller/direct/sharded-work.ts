@@ -18,6 +18,7 @@ import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { WorkQueue } from '../../kube/work-queue.js';
 import type { LeaderElectionTiming } from '../../kube/leader-election.js';
+import { UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import { counterOn, gaugeOn } from '../../kube/prom-metrics.js';
 import { ShardMembership } from '../../kube/shard-membership.js';
 import type { ShardDecision } from '../../kube/shard-view.js';
@@ -34,6 +35,8 @@ export interface DirectShardSettings {
   readonly identity: string;
   /** Of this replica's Lease (default client-go's 15 s, 10 s, 2 s). */
   readonly timing?: Partial<LeaderElectionTiming>;
+  /** See ShardMembershipOptions.fenceMarginMs (default: writes stop at the renew deadline). */
+  readonly fenceMarginMs?: number;
   /** Test hook: told as this replica starts and ends work on a runtime (to audit that none is worked twice at once). */
   readonly onWork?: (runtimeId: string, phase: 'start' | 'end') => void;
 }
@@ -72,6 +75,7 @@ export class ShardedWork {
    * (starting, a renewal late, a handover pending): queued once the runtime is workable again.
    */
   private readonly deferred = new Set<string>();
+  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly o: ShardedWorkOptions) {
     const members = gaugeOn(o.registry, {
@@ -109,6 +113,7 @@ export class ShardedWork {
       label: SHARD_LEASE_LABEL,
       namePrefix: SHARD_LEASE_PREFIX,
       ...(o.settings.timing ? { timing: o.settings.timing } : {}),
+      ...(o.settings.fenceMarginMs !== undefined ? { fenceMarginMs: o.settings.fenceMarginMs } : {}),
       logger: o.logger.child({ part: 'shard' }),
       drain: () => this.drain(),
       onChange: () => {
@@ -143,21 +148,51 @@ export class ShardedWork {
     return runtimeId === undefined || this.workable(key, runtimeId);
   }
 
-  /** Hands a drift report for a runtime another replica works to that replica (drift-relay.ts). */
-  relayDrift(key: string): void {
-    this.relay.relay(key);
+  /** Hands a drift report (received at epoch ms) for a runtime another replica works to that replica (drift-relay.ts). */
+  relayDrift(key: string, receivedAt: number): void {
+    this.relay.relay(key, receivedAt);
   }
 
-  /** Runs `work` if the runtime of `key` is ours to work now; otherwise does nothing. */
-  async run<T>(key: string, work: () => Promise<T>): Promise<T | undefined> {
+  /**
+   * Runs `work` if the runtime of `key` is ours to work now, with a fence of this replica's Lease
+   * for each write it makes; otherwise does nothing.
+   */
+  async run<T>(key: string, work: (fence: LeaseFence) => Promise<T>): Promise<T | undefined> {
     const runtimeId = this.o.bootstrappers.get(key)?.spec.runtimeID;
     // A key gone from the cache touches no runtime: its reconcile only forgets it.
-    if (runtimeId === undefined) return work();
+    if (runtimeId === undefined) return work(UNFENCED);
     if (!this.workable(key, runtimeId)) return undefined;
+    return this.track(runtimeId, work);
+  }
+
+  /**
+   * Runs `work` for a runtime that may have no RuntimeBootstrapper yet (creating one) if it is
+   * ours now; resolves the decision it ran (`work`) or did not run by.
+   */
+  async runOn(runtimeId: string, work: (fence: LeaseFence) => Promise<void>): Promise<ShardDecision['kind']> {
+    const kind = this.membership.decide(runtimeId).kind;
+    if (kind === 'work') await this.track(runtimeId, work);
+    return kind;
+  }
+
+  /**
+   * Listens for changes of membership (decisions may have changed: what another replica did not
+   * do may be ours now); returns the unsubscribe.
+   */
+  onMembershipChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** Counts `work` in flight on the runtime (a change of membership drains it) and fences it. */
+  private async track<T>(runtimeId: string, work: (fence: LeaseFence) => Promise<T>): Promise<T> {
+    const fence = this.membership.fence();
     this.inFlight.set(runtimeId, (this.inFlight.get(runtimeId) ?? 0) + 1);
     this.o.settings.onWork?.(runtimeId, 'start');
     try {
-      return await work();
+      return await work(fence);
     } finally {
       this.o.settings.onWork?.(runtimeId, 'end');
       const left = (this.inFlight.get(runtimeId) ?? 1) - 1;
@@ -214,6 +249,7 @@ export class ShardedWork {
       this.moves('gained', gained.length);
       this.moves('lost', lost);
       for (const key of gained) this.o.queue.add(key);
+      for (const listener of this.listeners) listener();
     }
     this.owned = now;
     for (const key of [...this.deferred]) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RTB_FINALIZER, type RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
 import { needsReconcile } from '../../../../src/controller/direct/bootstrapper-events.js';
-import { DRIFT_REPORTED_ANNOTATION, driftRelayed } from '../../../../src/controller/direct/drift-relay.js';
+import { DRIFT_REPORTED_ANNOTATION, relayedReportAt } from '../../../../src/controller/direct/drift-relay.js';
 import { statusChanged } from '../../../../src/controller/direct/status-builder.js';
 
 const rb = (meta: Partial<RuntimeBootstrapper['metadata']> = {}, status?: RuntimeBootstrapper['status']) =>
@@ -80,10 +80,14 @@ describe('statusChanged', () => {
     const base = rb({ annotations: { a: '1' } });
     const relayed = rb({ annotations: { a: '1', [DRIFT_REPORTED_ANNOTATION]: '2026-11-24T04:00:00.000Z' } });
     assert.equal(needsReconcile(base, relayed), false);
-    assert.equal(driftRelayed(base, relayed), true);
+    // The owner measures the repair from the time the report was received, carried by the relay.
+    assert.equal(relayedReportAt(base, relayed, 0), Date.parse('2026-11-24T04:00:00.000Z'));
     const again = rb({ annotations: { a: '1', [DRIFT_REPORTED_ANNOTATION]: '2026-11-24T04:00:01.000Z' } });
-    assert.equal(driftRelayed(relayed, again), true);
-    assert.equal(driftRelayed(relayed, relayed), false);
+    assert.equal(relayedReportAt(relayed, again, 0), Date.parse('2026-11-24T04:00:01.000Z'));
+    assert.equal(relayedReportAt(relayed, relayed, 0), undefined);
+    // An unreadable time is still a report: measured from when it was seen.
+    const garbled = rb({ annotations: { a: '1', [DRIFT_REPORTED_ANNOTATION]: 'yesterday' } });
+    assert.equal(relayedReportAt(relayed, garbled, 42), 42);
     // Another annotation changing beside it still reconciles.
     assert.equal(
       needsReconcile(relayed, rb({ annotations: { ...again.metadata.annotations, a: '2' } })),

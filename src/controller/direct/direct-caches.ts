@@ -1,0 +1,116 @@
+/**
+ * What direct mode watches on the KCP: the RuntimeBootstrappers and KIM's kubeconfig Secrets
+ * (only those, by label), with an index from runtime ID and from Secret to the CRs, and which
+ * changes ask for a reconcile: a new CR, a CR changed where it matters (bootstrapper-events.ts),
+ * a rotated kubeconfig (the runtimes using it reconnect), a Secret that was missing (the runtimes
+ * that failed for want of it try again).
+ */
+import type { V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { type RuntimeBootstrapper, runtimeBootstrappersPath } from '../../api/runtime-bootstrapper.js';
+import type { ClusterAccess } from '../../kube/cluster-access.js';
+import { createListerWatcher } from '../../kube/list-watch.js';
+import { Reflector } from '../../kube/reflector.js';
+import { stripManagedFields } from '../../kube/reflector-options.js';
+import type { ReadonlyStore } from '../../kube/store.js';
+import { needsReconcile } from './bootstrapper-events.js';
+import { BootstrapperIndex } from './bootstrapper-index.js';
+
+/** What the caches tell direct mode. */
+export interface DirectCacheEvents {
+  /** `key` needs a reconcile. */
+  readonly reconcile: (key: string) => void;
+  /** A RuntimeBootstrapper was added (`old` undefined) or updated, whether or not it needs a reconcile. */
+  readonly changed: (old: RuntimeBootstrapper | undefined, next: RuntimeBootstrapper) => void;
+}
+
+const keyOf = (rb: RuntimeBootstrapper): string => `${rb.metadata.namespace}/${rb.metadata.name}`;
+
+/** See the file comment. */
+export class DirectCaches {
+  private readonly rbs: Reflector<RuntimeBootstrapper>;
+  private readonly secrets: Reflector<V1Secret>;
+  private readonly index = new BootstrapperIndex();
+
+  constructor(o: {
+    readonly kcp: ClusterAccess;
+    readonly namespace: string;
+    /** Label selector of KIM's kubeconfig Secrets (default `kyma-project.io/runtime-id`). */
+    readonly kubeconfigSelector?: string;
+    readonly logger: Logger;
+    readonly on: DirectCacheEvents;
+  }) {
+    this.rbs = new Reflector<RuntimeBootstrapper>({
+      name: 'runtimebootstrappers',
+      listerWatcher: createListerWatcher<RuntimeBootstrapper>(o.kcp, runtimeBootstrappersPath(o.namespace)),
+      transform: stripManagedFields,
+      logger: o.logger,
+    });
+    this.secrets = new Reflector<V1Secret>({
+      name: 'kubeconfig secrets',
+      listerWatcher: createListerWatcher<V1Secret>(o.kcp, `/api/v1/namespaces/${o.namespace}/secrets`),
+      transform: stripManagedFields,
+      // Only KIM's kubeconfig Secrets, never every Secret of the namespace.
+      labelSelector: o.kubeconfigSelector ?? 'kyma-project.io/runtime-id',
+      logger: o.logger,
+    });
+    const { reconcile, changed } = o.on;
+    this.rbs.addEventHandler({
+      onAdd: (rb) => {
+        this.index.put(rb);
+        reconcile(keyOf(rb));
+        changed(undefined, rb);
+      },
+      onUpdate: (old, rb) => {
+        this.index.put(rb);
+        if (needsReconcile(old, rb)) reconcile(keyOf(rb));
+        changed(old, rb);
+      },
+      onDelete: (rb) => {
+        this.index.remove(rb);
+      },
+    });
+    const usersOf = (secret: V1Secret): readonly string[] =>
+      this.index.keysOfSecret(secret.metadata?.namespace ?? '', secret.metadata?.name ?? '');
+    this.secrets.addEventHandler({
+      onUpdate: (_old, secret) => {
+        for (const key of usersOf(secret)) reconcile(key);
+      },
+      onAdd: (secret) => {
+        for (const key of usersOf(secret))
+          if (this.rbs.store.get(key)?.status?.state === 'Error') reconcile(key);
+      },
+    });
+  }
+
+  /** The RuntimeBootstrappers. */
+  get bootstrappers(): ReadonlyStore<RuntimeBootstrapper> {
+    return this.rbs.store;
+  }
+
+  /** KIM's kubeconfig Secrets. */
+  get kubeconfigs(): ReadonlyStore<V1Secret> {
+    return this.secrets.store;
+  }
+
+  /** The key of a runtime's RuntimeBootstrapper, if any. */
+  keyOfRuntime(runtimeId: string): string | undefined {
+    return this.index.keyOfRuntime(runtimeId);
+  }
+
+  /** The key of every RuntimeBootstrapper. */
+  keys(): string[] {
+    return this.rbs.store.list().map(keyOf);
+  }
+
+  /** Starts both watches; resolves once both listed. */
+  async start(): Promise<void> {
+    this.rbs.start();
+    this.secrets.start();
+    await Promise.all([this.rbs.waitForSync(), this.secrets.waitForSync()]);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.rbs.stop(), this.secrets.stop()]);
+  }
+}

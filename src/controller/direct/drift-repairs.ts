@@ -1,0 +1,110 @@
+/**
+ * Drift repairs in direct mode. A report (from this replica's listener, or relayed by another
+ * replica through the KCP) for a runtime this replica works re-applies the set at once, on a
+ * queue of its own so it never waits behind the runtime's full reconcile; a forced full reconcile
+ * follows a moment after the runtime's last report (repair-confirmations.ts). A report for a
+ * runtime another replica works is relayed to it (drift-relay.ts). Each repair is measured from
+ * the time its report was received (repair-latency.ts), relayed or not.
+ */
+import type { Registry } from 'prom-client';
+import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import type { LeaseFence } from '../../kube/lease-fence.js';
+import type { ShardDecision } from '../../kube/shard-view.js';
+import { WorkQueue } from '../../kube/work-queue.js';
+import { PrometheusWorkQueueMetrics } from '../../kube/workqueue-metrics.js';
+import type { BootstrapperReconciler } from './bootstrapper-reconciler.js';
+import { relayedReportAt } from './drift-relay.js';
+import { RepairConfirmations } from './repair-confirmations.js';
+import { RepairLatency } from './repair-latency.js';
+
+/** What {@link DriftRepairs} needs of direct mode. */
+export interface DriftRepairsOptions {
+  readonly reconciler: Pick<BootstrapperReconciler, 'repairSet' | 'force'>;
+  /** The full reconciles' queue (the confirmation after a repair). */
+  readonly queue: Pick<WorkQueue, 'add'>;
+  /** The RuntimeBootstrapper key of a runtime (an index: a report must not scan every CR). */
+  readonly keyOfRuntime: (runtimeId: string) => string | undefined;
+  /** Runs work on a runtime if this replica works it now, fenced by its Lease. */
+  readonly run: (key: string, work: (fence: LeaseFence) => Promise<void>) => Promise<unknown>;
+  /** Across replicas: who works a runtime, and the relay to the one that does; undefined without sharding. */
+  readonly shard?: {
+    decide(runtimeId: string): ShardDecision;
+    relayDrift(key: string, receivedAt: number): void;
+  };
+  readonly registry: Registry;
+  readonly concurrency: number;
+  readonly confirmDelayMs: number;
+}
+
+/** See the file comment. */
+export class DriftRepairs {
+  private readonly queue: WorkQueue;
+  private readonly confirmations: RepairConfirmations;
+  private readonly latency: RepairLatency;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly o: DriftRepairsOptions) {
+    this.queue = new WorkQueue({ name: 'drift-repair', metrics: new PrometheusWorkQueueMetrics(o.registry) });
+    this.latency = new RepairLatency(o.registry);
+    // The drift webhook reports a write before the API server stores it, so an immediate repair
+    // could land first and be overwritten by the tamper. A forced full reconcile therefore
+    // follows a moment after the runtime's last report: it re-applies the set (and the webhook's
+    // own objects) after the tamper is stored, and it stays out of the way of the fast path.
+    this.confirmations = new RepairConfirmations(o.confirmDelayMs, (key) => {
+      o.reconciler.force(key);
+      o.queue.add(key);
+    });
+  }
+
+  /** Starts repairing. */
+  start(): void {
+    this.running = this.queue.start(
+      async (key) => {
+        await this.o.run(key, async (fence) => {
+          if (await this.o.reconciler.repairSet(key, fence)) this.latency.repaired(key, true);
+        });
+      },
+      { concurrency: this.o.concurrency },
+    );
+  }
+
+  /**
+   * A drift report for `runtimeId`, received at `receivedAt` (epoch ms): repaired here if this
+   * replica works the runtime, relayed to the replica that does otherwise.
+   */
+  report(runtimeId: string, receivedAt: number): void {
+    const key = this.o.keyOfRuntime(runtimeId);
+    if (key === undefined) return;
+    const decision = this.o.shard?.decide(runtimeId).kind ?? 'work';
+    // Ours but still the previous owner's: taking it over reconciles it fully anyway.
+    if (decision === 'wait') return;
+    if (decision !== 'work') {
+      this.o.shard?.relayDrift(key, receivedAt);
+      return;
+    }
+    this.latency.reported(key, receivedAt);
+    this.queue.add(key);
+    this.confirmations.event(key);
+  }
+
+  /** An update of a RuntimeBootstrapper: a report another replica relayed is repaired if ours. */
+  updated(old: RuntimeBootstrapper, next: RuntimeBootstrapper): void {
+    const at = relayedReportAt(old, next, Date.now());
+    if (at === undefined) return;
+    // Relayed to whoever works it; never relayed again from here.
+    if (this.o.shard?.decide(next.spec.runtimeID).kind !== 'work') return;
+    this.report(next.spec.runtimeID, at);
+  }
+
+  /** A full reconcile of `key` ended (it re-applied the set too). */
+  reconciled(key: string, ok: boolean): void {
+    this.latency.repaired(key, ok);
+  }
+
+  /** Stops: pending confirmations are dropped, repairs under way finish. */
+  async stop(): Promise<void> {
+    this.confirmations.stop();
+    await this.queue.shutDownWithDrain();
+    await this.running;
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The I/O of one reconcile ({@link BootstrapperOps}) over the KCP and one runtime: the
+ * RuntimeBootstrapper's finalizer on the KCP, and everything on the runtime through a
+ * {@link RuntimeInstaller} made from its kubeconfig Secret, whose writes are fenced by `fence`
+ * (a sharded replica's Lease).
+ */
+import type { V1Secret } from '@kubernetes/client-node';
+import {
+  RTB_FINALIZER,
+  kubeconfigSecretOf,
+  type RuntimeBootstrapper,
+  runtimeBootstrappersPath,
+} from '../../api/runtime-bootstrapper.js';
+import { CA_BUNDLE_FIELD_MANAGER, WATCHER_TLS_SECRET } from '../../api/runtime-names.js';
+import { FIELD_MANAGER } from '../../kube/apply.js';
+import type { ClusterAccess } from '../../kube/cluster-access.js';
+import { kubeRequest } from '../../kube/kube-request.js';
+import type { LeaseFence } from '../../kube/lease-fence.js';
+import type { ReadonlyStore } from '../../kube/store.js';
+import type { CertificateAuthority } from '../../pki/certificate-authority.js';
+import { x509 } from '../../pki/crypto-provider.js';
+import { issueCertificate } from '../../pki/issue-certificate.js';
+import { needsRenewal } from '../../pki/renewal.js';
+import { executeSecretWrite } from '../../pki/serving-secret-write.js';
+import { readServingSecret } from '../../webhook/serving-cert/serving-secret-codec.js';
+import { foreignWritesAfterOurs } from './foreign-writers.js';
+import type { RuntimeClientPool } from './runtime-clients.js';
+import { domainOf, hostOf } from './runtime-domain.js';
+import { RuntimeInstaller } from './runtime-installer.js';
+import type { DriftSettings } from './runtime-manifests.js';
+import type { ServingSettings } from './serving-certificate.js';
+import type { BootstrapperOps } from './state-context.js';
+
+/** What the ops of a reconcile read and write. */
+export interface RuntimeOpsDeps {
+  readonly kcp: ClusterAccess;
+  readonly kubeconfigSecrets: ReadonlyStore<V1Secret>;
+  readonly pool: RuntimeClientPool;
+  /** The CA that signs, and the bundle of CAs to trust (two during a CA rotation). */
+  readonly cas: { current(): CertificateAuthority; trustBundle(): string };
+  /** The drift channel; off when undefined. */
+  readonly drift?: {
+    readonly listenerUrl: string;
+    readonly clientValidityMs?: number;
+    readonly renewBeforeMs?: number;
+  };
+  readonly runtimeTimeoutMs?: number;
+  /** The webhook's namespace on the runtime. */
+  readonly namespace: string;
+  readonly serving: ServingSettings;
+  /** Told the number of runtime clients after one was made. */
+  readonly clients: (n: number) => void;
+}
+
+/** The ops of one reconcile of `rb`; runtime writes are sent only while `fence` holds. */
+export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: LeaseFence): BootstrapperOps {
+  let installer: RuntimeInstaller | undefined;
+  let drift: DriftSettings | undefined;
+  let serverHost = '';
+  const namespace = d.namespace;
+  const need = (): RuntimeInstaller => {
+    if (!installer) throw new Error('internal: runtime not connected');
+    return installer;
+  };
+  return {
+    addFinalizer: () => setFinalizers(d.kcp, rb, [...(rb.metadata.finalizers ?? []), RTB_FINALIZER]),
+    releaseFinalizer: async () => {
+      await setFinalizers(
+        d.kcp,
+        rb,
+        (rb.metadata.finalizers ?? []).filter((f) => f !== RTB_FINALIZER),
+      );
+      d.pool.drop(rb.spec.runtimeID);
+    },
+    connect: () => {
+      const ref = kubeconfigSecretOf(rb);
+      const secret = d.kubeconfigSecrets.get(`${ref.namespace}/${ref.name}`);
+      const data = secret?.data?.[ref.key];
+      if (!data) throw new Error(`kubeconfig Secret ${ref.namespace}/${ref.name} (key ${ref.key}) not found`);
+      // No request here: the first call of the pass tells whether the runtime answers.
+      const access = d.pool.get(rb.spec.runtimeID, data);
+      serverHost = hostOf(access.getCurrentCluster()?.server);
+      d.clients(d.pool.size);
+      installer = new RuntimeInstaller(access, d.runtimeTimeoutMs, fence);
+    },
+    answered: () => installer?.answered ?? false,
+    drift: async () => {
+      const settings = d.drift;
+      if (!settings) return undefined;
+      if (drift) return drift;
+      const ca = d.cas.current();
+      const bundle = d.cas.trustBundle();
+      const domain = domainOf(rb, serverHost);
+      const current = await need().readTls(namespace, WATCHER_TLS_SECRET);
+      const renewBefore = settings.renewBeforeMs ?? 7 * 24 * 3600_000;
+      const reusable =
+        current !== undefined &&
+        current.caPem === bundle &&
+        !(await needsRenewal(current.certPem, ca, new Date(), renewBefore)) &&
+        identifies(current.certPem, rb.spec.runtimeID, domain);
+      if (reusable) {
+        drift = {
+          listenerUrl: settings.listenerUrl,
+          clientTls: { certPem: current.certPem, keyPem: current.keyPem, caPem: bundle },
+        };
+        return drift;
+      }
+      // CN = runtime ID, SAN = its domain: what the KCP listener verifies and pins.
+      const issued = await issueCertificate(ca, {
+        commonName: rb.spec.runtimeID,
+        dnsNames: [domain],
+        usage: 'client',
+        validityMs: settings.clientValidityMs ?? 30 * 24 * 3600_000,
+      });
+      drift = {
+        listenerUrl: settings.listenerUrl,
+        clientTls: { certPem: issued.certPem, keyPem: issued.keyPem, caPem: bundle },
+      };
+      return drift;
+    },
+    apply: (objects) => need().apply(objects),
+    deploymentReadiness: () => need().deploymentReadiness(namespace),
+    uninstall: (plan) => need().uninstall(plan),
+    foreignWrites: async (objects) =>
+      foreignWritesAfterOurs(await need().writersOf(objects), [FIELD_MANAGER, CA_BUNDLE_FIELD_MANAGER]),
+    readServing: () => need().readServing(namespace),
+    writeServingSecret: async (current, write) => {
+      const next = await executeSecretWrite(readServingSecret(current), write, {
+        now: d.serving.now(),
+        dnsNames: d.serving.dnsNames,
+        ipAddresses: d.serving.ipAddresses,
+        externalCa: d.cas.current(),
+      });
+      await need().writeServingSecret(namespace, current, next);
+    },
+    writeCaBundle: (view, bundlePem) => need().writeCaBundle(view, bundlePem),
+    readWebhookReport: () => need().readWebhookReport(namespace),
+  };
+}
+
+/** The RuntimeBootstrapper's path on the KCP, with a subresource (`/status`) or none. */
+export function bootstrapperPath(rb: RuntimeBootstrapper, sub = ''): string {
+  return `${runtimeBootstrappersPath(rb.metadata.namespace)}/${rb.metadata.name}${sub}`;
+}
+
+async function setFinalizers(
+  kcp: ClusterAccess,
+  rb: RuntimeBootstrapper,
+  finalizers: string[],
+): Promise<void> {
+  // resourceVersion makes it a compare-and-swap: a concurrent change fails with 409 and retries.
+  await kubeRequest(kcp, {
+    method: 'PATCH',
+    path: bootstrapperPath(rb),
+    body: { metadata: { finalizers, resourceVersion: rb.metadata.resourceVersion } },
+    timeoutMs: 15_000,
+  });
+}
+
+function identifies(certPem: string, runtimeId: string, domain: string): boolean {
+  try {
+    const cert = new x509.X509Certificate(certPem);
+    const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
+    const dns = san?.names.items.filter((n) => n.type === 'dns').map((n) => n.value) ?? [];
+    return cert.subjectName.getField('CN')[0] === runtimeId && dns.includes(domain);
+  } catch {
+    return false;
+  }
+}
