@@ -172,7 +172,7 @@ const start = async (releaseVersion = '1.0.0'): Promise<DirectMode> => {
       registry,
       release: { image: `example.com/rt-bootstrapper:${releaseVersion}`, version: releaseVersion },
       runtimeTimeoutMs: 3_000,
-      rollout: { policyName: 'default', autoRollback: true, periodMs: 300 },
+      rollout: { policyName: 'default', autoRollback: true },
     }),
   );
 };

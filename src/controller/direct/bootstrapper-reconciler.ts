@@ -157,9 +157,11 @@ export class BootstrapperReconciler {
     const outcome = await runStateMachine(sFnInitialize, ctx);
     if (ctx.servingCheckedUntil !== undefined) this.servingCurrent.set(key, ctx.servingCheckedUntil);
     else this.servingCurrent.delete(key);
-    // Under a rollout: the wave, and what the webhook says of the set applied.
+    // Under a rollout: the wave, and what the webhook says of the set applied. Without one
+    // (none, or the policy deleted): neither, so no stale wave or report stays in the status.
     let pollAfterMs: number | undefined;
-    if (choice && !outcome.error) {
+    if (!choice) status.noRollout();
+    else if (!outcome.error) {
       status.wave(choice.wave);
       ({ pollAfterMs } = await observeWebhookReport(status, () => ops.readWebhookReport()));
     }

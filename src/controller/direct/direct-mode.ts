@@ -92,8 +92,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         autoRollback: o.rollout.autoRollback,
         metrics: createRolloutMetrics(o.registry),
         logger: log.child({ part: 'rollout' }),
+        queueMetrics: new PrometheusWorkQueueMetrics(o.registry),
         enqueue: queueKey,
-        ...(o.rollout.periodMs !== undefined ? { periodMs: o.rollout.periodMs } : {}),
       })
     : undefined;
   const reconciler = new BootstrapperReconciler({
@@ -158,6 +158,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     },
     onDelete: (rb) => {
       index.remove(rb);
+      // One runtime fewer: its wave may be complete now.
+      rollout?.poke();
     },
   });
   const usersOf = (secret: V1Secret): readonly string[] =>

@@ -48,3 +48,8 @@ export function createRolloutMetrics(registry: Registry): RolloutMetrics {
 export function setPhase(metrics: RolloutMetrics, phase: RolloutPhase): void {
   for (const p of PHASES) metrics.phase.set({ phase: p }, p === phase ? 1 : 0);
 }
+
+/** No rollout (no policy): no phase is current. */
+export function clearPhase(metrics: RolloutMetrics): void {
+  for (const p of PHASES) metrics.phase.set({ phase: p }, 0);
+}
