@@ -5,7 +5,13 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { KubeApiError, statusCodeOf } from './kube-errors.js';
-import type { ListOptions, ListResult, ListerWatcher, WatchEventCallback, WatchOptions } from './lister-watcher.js';
+import type {
+  ListOptions,
+  ListResult,
+  ListerWatcher,
+  WatchEventCallback,
+  WatchOptions,
+} from './lister-watcher.js';
 
 /** The resourceVersion of the empty list that stands for a missing collection. */
 const ABSENT = 'absent';

@@ -43,7 +43,9 @@ export class PolicyFollower {
     };
     this.reflector = new Reflector<RolloutPolicyResource>({
       name: `rolloutpolicy ${o.name}`,
-      listerWatcher: optionalCollection(createListerWatcher<RolloutPolicyResource>(o.kcp, rolloutPolicyPath())),
+      listerWatcher: optionalCollection(
+        createListerWatcher<RolloutPolicyResource>(o.kcp, rolloutPolicyPath()),
+      ),
       fieldSelector: `metadata.name=${o.name}`,
       transform: stripManagedFields,
       logger: o.logger,
