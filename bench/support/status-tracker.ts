@@ -8,6 +8,8 @@ import { RB_PATH } from './kcp-bench.js';
 export interface TrackedStatus {
   readonly state: string | undefined;
   readonly appliedVersion: string | undefined;
+  /** The set the runtime's webhook reports serving (under a rollout policy only). */
+  readonly servedVersion: string | undefined;
   /** `performance.now()` when this was seen. */
   readonly at: number;
 }
@@ -31,6 +33,7 @@ export class StatusTracker {
       this.statuses.set(rb.metadata.name, {
         state: rb.status?.state,
         appliedVersion: rb.status?.appliedVersion,
+        servedVersion: rb.status?.servedVersion,
         at: performance.now(),
       });
       for (const wake of [...this.waiters]) wake();
@@ -53,6 +56,11 @@ export class StatusTracker {
     let n = 0;
     for (const s of this.statuses.values()) if (p(s)) n++;
     return n;
+  }
+
+  /** The status of the CR `name`, as last seen. */
+  get(name: string): TrackedStatus | undefined {
+    return this.statuses.get(name);
   }
 
   /** Every status of the fleet. */

@@ -82,7 +82,13 @@ describe('progressive rollout, the operator: resume by annotation, policy delete
   });
 
   test('deleting the policy mid-rollout: one wave of everything again, and no wave left in any status', async () => {
-    await f.patchPolicy({ waves: [{ ...CANARY_WAVE, soak: '1h' }] });
+    // A wave renamed: the statuses say so (the Wave column follows the policy).
+    await f.patchPolicy({ waves: [{ ...CANARY_WAVE, name: 'canaries', soak: '1h' }] });
+    await eventually(
+      async () => ((await f.readRb('rt-1')).status?.rolloutWave === 'canaries' ? true : undefined),
+      20_000,
+      'the renamed wave in the status of rt-1',
+    );
     const before = f.sources.snapshot().version;
     await f.putPullSecret('v2');
     const target = await f.nextVersion(before);

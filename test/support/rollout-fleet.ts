@@ -17,7 +17,7 @@ import type { SourceWatcher } from '../../src/controller/sources/source-watcher.
 import type { ControlPlane } from '../../src/envtest/control-plane.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
+import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
 import { eventually } from './control-plane.js';
 import { seedConfigText } from './fixtures.js';
 import {
@@ -49,7 +49,9 @@ export class RolloutFleet {
   registry = new Registry();
   private watcher: SourceWatcher | undefined;
   private running: DirectMode | undefined;
-  private readonly logger = silentLogger();
+  private readonly logger = process.env.RTB_TEST_LOG
+    ? createLogger({ level: process.env.RTB_TEST_LOG })
+    : silentLogger();
 
   constructor(private readonly plane: () => ControlPlane) {}
 

@@ -10,6 +10,7 @@ import {
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
+import { replacingPatch } from '../../kube/merge-patch.js';
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { HandlerResult } from '../../kube/work-queue.js';
 import type { CertificateAuthority } from '../../pki/certificate-authority.js';
@@ -286,7 +287,8 @@ export class BootstrapperReconciler {
       await kubeRequest(this.d.kcp, {
         method: 'PATCH',
         path: this.path(rb, '/status'),
-        body: { status },
+        // Fields dropped from the status (a wave, a report's refusal) are removed, not kept.
+        body: { status: replacingPatch(rb.status, status ?? {}) },
         timeoutMs: 15_000,
         // The watch brings the CR back; the answer is not read.
         parseResponse: false,

@@ -8,6 +8,7 @@ import {
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
+import { replacingPatch } from '../../kube/merge-patch.js';
 import { createListerWatcher } from '../../kube/list-watch.js';
 import { optionalCollection } from '../../kube/optional-collection.js';
 import { Reflector } from '../../kube/reflector.js';
@@ -88,7 +89,7 @@ export class PolicyFollower {
         // A merge patch replaces the status whole (fields gone stay gone), only at the version read.
         body: {
           metadata: { resourceVersion: resource.metadata.resourceVersion },
-          status: withNulls(resource.status, status),
+          status: replacingPatch(resource.status, status),
         },
         timeoutMs: 10_000,
       });
@@ -101,14 +102,4 @@ export class PolicyFollower {
       throw error;
     }
   }
-}
-
-/** `next` with null for every top-level field of `prev` it lacks (a merge patch removes those). */
-function withNulls(
-  prev: RolloutPolicyStatus | undefined,
-  next: RolloutPolicyStatus,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...next };
-  for (const k of Object.keys(prev ?? {})) if (!(k in next)) out[k] = null;
-  return out;
 }

@@ -141,13 +141,9 @@ export class RolloutCoordinator implements RolloutChooser {
         wave: 'unplaced',
       };
     }
-    const id = rb.spec.runtimeID;
-    // A runtime the last pass did not know: the stable revision until a pass places it.
-    const revision = d.plan.desired.get(id) ?? d.plan.state.stable;
+    const { revision, wave: waveName } = placementOf(d, rb);
     const content = d.revisions.get(revision);
-    this.given.set(`${rb.metadata.namespace}/${rb.metadata.name}`, revision);
-    const wave = d.plan.waves.get(id);
-    const waveName = wave === undefined ? 'unplaced' : (d.policy.waves[wave]?.name ?? 'rest');
+    this.given.set(`${rb.metadata.namespace}/${rb.metadata.name}`, `${revision} ${waveName}`);
     if (!content) {
       return {
         set: {
@@ -275,13 +271,25 @@ export class RolloutCoordinator implements RolloutChooser {
     }
   }
 
-  /** Reconciles every runtime whose revision differs from what `choose` gave it last. */
+  /**
+   * Reconciles every runtime whose revision or wave differs from what `choose` gave it last (a
+   * new wave name, or none once the policy is gone, must reach its status too).
+   */
   private enqueueChanged(): void {
+    const d = this.decided;
     for (const rb of this.o.bootstrappers.list()) {
       const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
-      const d = this.decided;
-      const now = d ? (d.plan.desired.get(rb.spec.runtimeID) ?? d.plan.state.stable) : undefined;
-      if (this.given.get(key) !== now) this.o.enqueue(key);
+      const p = d ? placementOf(d, rb) : undefined;
+      if (this.given.get(key) !== (p ? `${p.revision} ${p.wave}` : undefined)) this.o.enqueue(key);
     }
   }
+}
+
+/** The revision and wave (its name) of a runtime under the plan in force. */
+function placementOf(d: Decided, rb: RuntimeBootstrapper): { revision: string; wave: string } {
+  const id = rb.spec.runtimeID;
+  // A runtime the last pass did not know: the stable revision until a pass places it.
+  const revision = d.plan.desired.get(id) ?? d.plan.state.stable;
+  const wave = d.plan.waves.get(id);
+  return { revision, wave: wave === undefined ? 'unplaced' : (d.policy.waves[wave]?.name ?? 'rest') };
 }
