@@ -189,7 +189,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         r.ok ? 'source set changed; fanning out' : 'source set inconsistent; not propagated',
       );
       rollout?.poke();
-      enqueueAll();
+      // Under a policy's plan the new set reaches each runtime through it (its wave), not at once.
+      if (rollout?.planning() !== true) enqueueAll();
     }, o.coalesceMs ?? 500);
   });
 

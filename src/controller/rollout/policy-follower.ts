@@ -8,6 +8,7 @@ import {
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
+import { LatchWaitAbortedError } from '../../kube/latch.js';
 import { replacingPatch } from '../../kube/merge-patch.js';
 import { createListerWatcher } from '../../kube/list-watch.js';
 import { optionalCollection } from '../../kube/optional-collection.js';
@@ -50,14 +51,34 @@ export class PolicyFollower {
       fieldSelector: `metadata.name=${o.name}`,
       transform: stripManagedFields,
       logger: o.logger,
-      handlers: { onAdd: changed, onUpdate: changed, onDelete: changed },
+      handlers: {
+        onAdd: changed,
+        // Our own status write coming back asks for nothing: the pass that wrote it knew it.
+        onUpdate: (_old, p) => {
+          if (p.metadata.resourceVersion !== this.written?.metadata.resourceVersion) changed();
+        },
+        onDelete: changed,
+      },
     });
   }
 
-  /** Starts watching; resolves once the policy (or its absence) is known. */
-  async start(): Promise<void> {
+  /**
+   * Starts watching; resolves once the policy (or its absence) is known, or after `waitMs` (then
+   * {@link synced} tells, and the policy's appearance is a change like any other).
+   */
+  async start(waitMs: number): Promise<void> {
     this.reflector.start();
-    await this.reflector.waitForSync();
+    try {
+      await this.reflector.waitForSync(AbortSignal.timeout(waitMs));
+    } catch (error) {
+      if (!(error instanceof LatchWaitAbortedError)) throw error;
+      this.o.logger.warn({ waitMs }, 'the RolloutPolicy is not listed yet; nothing is written until it is');
+    }
+  }
+
+  /** Whether the policy (or its absence) is known. */
+  synced(): boolean {
+    return this.reflector.hasSynced();
   }
 
   async stop(): Promise<void> {

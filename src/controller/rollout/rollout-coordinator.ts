@@ -14,7 +14,7 @@ import { PolicyFollower } from './policy-follower.js';
 import { policyOf, stateOf, statusOf } from './policy-resource.js';
 import { revisionId, type Revision } from './revision.js';
 import type { RevisionStore } from './revision-store.js';
-import { clearPhase, setPhase, type RolloutMetrics } from './rollout-metrics.js';
+import { clearPhase, recordPlan, type RolloutMetrics } from './rollout-metrics.js';
 import type { RolloutPolicy } from './rollout-policy.js';
 import { runtimeView } from './runtime-view.js';
 import { planRollout, type RolloutPlan } from './wave-planner.js';
@@ -24,10 +24,19 @@ import { planRollout, type RolloutPlan } from './wave-planner.js';
  * fan-out each ask for a pass, and a pass reads every RuntimeBootstrapper.
  */
 const MIN_PASS_GAP_MS = 250;
+/** Most time between two passes asked for (a slow pass waits on the KCP more than it computes). */
+const MAX_PASS_GAP_MS = 2_000;
+/** How long `start` waits for the policy to be listed before the first pass tries anyway. */
+const FIRST_SYNC_MS = 10_000;
 /** The rollout queue's one key: a pass over the whole fleet. */
 const PASS = 'pass';
 /** A timer may fire a millisecond before the moment by the wall clock: wake a little after it. */
 const WAKE_MARGIN_MS = 5;
+
+/** A pass that could not plan. */
+export class RolloutPassError extends Error {
+  override readonly name = 'RolloutPassError';
+}
 
 /** What the coordinator reads and whom it tells. */
 export interface RolloutCoordinatorOptions {
@@ -102,7 +111,7 @@ export class RolloutCoordinator implements RolloutChooser {
    * retried; meanwhile no runtime gets anything written (see {@link choose}).
    */
   async start(): Promise<void> {
-    await this.policies.start();
+    await this.policies.start(FIRST_SYNC_MS);
     this.working = this.queue.start(() => this.runPass(), {
       onError: (_key, error) => {
         this.o.logger.warn({ err: error }, 'rollout pass failed; retrying');
@@ -114,11 +123,11 @@ export class RolloutCoordinator implements RolloutChooser {
 
   /**
    * Asks for a pass. Passes start at least {@link MIN_PASS_GAP_MS} and twice the last one's
-   * length apart, so thousands of status updates a second make a few passes, which take at most
-   * about half the time.
+   * length apart (up to {@link MAX_PASS_GAP_MS}), so thousands of status updates a second make a
+   * few passes, which take at most about half the time.
    */
   poke(): void {
-    const gap = Math.max(MIN_PASS_GAP_MS, 2 * this.lastLength);
+    const gap = Math.min(MAX_PASS_GAP_MS, Math.max(MIN_PASS_GAP_MS, 2 * this.lastLength));
     this.queue.addAfter(PASS, this.lastStart + gap - performance.now());
   }
 
@@ -127,6 +136,15 @@ export class RolloutCoordinator implements RolloutChooser {
     await this.working;
     this.firstPass.open(); // a start() still waiting returns
     await this.policies.stop();
+  }
+
+  /**
+   * Whether a policy's plan decides what each runtime gets: then a new set reaches a runtime when
+   * a pass gives it the new revision (it is queued then), and a fan-out to all would only repeat
+   * what each has.
+   */
+  planning(): boolean {
+    return this.decided !== undefined;
   }
 
   /** The set and release of this runtime; undefined without a policy. */
@@ -182,6 +200,8 @@ export class RolloutCoordinator implements RolloutChooser {
 
   /** Plans and persists; returns when time alone would change the plan (epoch ms). */
   private async pass(): Promise<number | undefined> {
+    // Not listed yet (the KCP slow, the rights missing): nothing is known, so nothing is decided.
+    if (!this.policies.synced()) throw new RolloutPassError('the RolloutPolicy is not listed yet');
     const resource = this.policies.current();
     if (!resource) {
       this.known = true;
@@ -205,9 +225,10 @@ export class RolloutCoordinator implements RolloutChooser {
     const protect = previous ? [previous.stable, previous.target] : [];
     if (target) await this.o.revisions.save(target, protect);
     const rbs = this.o.bootstrappers.list();
+    const views = rbs.map(runtimeView);
     const plan = planRollout({
       policy,
-      runtimes: rbs.map(runtimeView),
+      runtimes: views,
       // Inconsistent sources: the rollout in progress goes on with the target it has.
       target: target?.id ?? previous?.target ?? '',
       state: previous,
@@ -221,7 +242,7 @@ export class RolloutCoordinator implements RolloutChooser {
       const r = await this.o.revisions.load(id);
       if (r) revisions.set(id, r);
     }
-    const atTarget = rbs.filter((rb) => runtimeView(rb).current === plan.state.target);
+    const atTarget = views.filter((v) => v.current === plan.state.target);
     const status = statusOf({
       state: plan.state,
       policy,
@@ -231,44 +252,24 @@ export class RolloutCoordinator implements RolloutChooser {
       runtimes: {
         total: rbs.length,
         atTarget: atTarget.length,
-        healthy: atTarget.filter((rb) => runtimeView(rb).health === 'healthy').length,
+        healthy: atTarget.filter((v) => v.health === 'healthy').length,
       },
     });
     // Another writer won: its write comes on the watch and asks for a pass.
     if (!(await this.policies.writeStatus(resource, status))) return undefined;
-    this.record(plan, policy);
+    this.record(plan, policy, rbs);
     this.decided = { plan, policy, revisions };
     this.known = true;
     this.enqueueChanged();
     return plan.wakeAt;
   }
 
-  private record(plan: RolloutPlan, policy: RolloutPolicy): void {
-    const m = this.o.metrics;
-    setPhase(m, plan.state.phase);
-    m.wave.set(plan.state.wave);
-    if (plan.events.includes('halted')) m.halts.inc();
-    const before = this.decided?.plan;
-    const newlyBack = plan.rollback.filter((id) => !(before?.rollback.includes(id) ?? false));
-    if (newlyBack.length > 0) m.rollbacks.inc(newlyBack.length);
-    const byRelease = new Map<string, number>();
-    for (const rb of this.o.bootstrappers.list()) {
-      const v = rb.status?.webhookVersion;
-      if (v !== undefined) byRelease.set(v, (byRelease.get(v) ?? 0) + 1);
-    }
-    m.runtimesByWebhookVersion.reset();
-    for (const [version, n] of byRelease) m.runtimesByWebhookVersion.set({ version }, n);
-    if (plan.events.length > 0) {
-      this.o.logger.info(
-        {
-          events: plan.events,
-          target: plan.state.target,
-          stable: plan.state.stable,
-          waves: policy.waves.length + 1,
-        },
-        `rollout: ${plan.message}`,
-      );
-    }
+  private record(plan: RolloutPlan, policy: RolloutPolicy, rbs: readonly RuntimeBootstrapper[]): void {
+    recordPlan(this.o.metrics, plan, this.decided?.plan, rbs);
+    if (plan.events.length === 0) return;
+    const { target, stable } = plan.state;
+    const waves = policy.waves.length + 1;
+    this.o.logger.info({ events: plan.events, target, stable, waves }, `rollout: ${plan.message}`);
   }
 
   /**
