@@ -49,7 +49,7 @@ import {
 import type { IdleLoopState } from './support/idle-loop-child.js';
 import { freePort } from '../src/envtest/free-port.js';
 import { waitReady } from '../src/envtest/wait-ready.js';
-import { startFleet, type Fleet } from './support/fleet-landscape.js';
+import { startFleet, type Fleet, type FleetModeContext } from './support/fleet-landscape.js';
 import { RB_PATH, type ControllerProcess } from './support/kcp-bench.js';
 import { KeepAliveClient } from './support/keep-alive-client.js';
 import { forEachLimited } from './support/limited.js';
@@ -362,30 +362,25 @@ export async function runFleetScale(
       `every RuntimeBootstrapper Ready ${onboarding.readySeconds.toFixed(1)} s after the first was created`,
     );
     await sleep(6_000); // idle connections close (5 s)
+    // The modes that replace the phases below: each starts controllers of its own.
+    const mode: FleetModeContext = {
+      fleet,
+      tracker,
+      writeSource: (label: string) => writeSource(fleet, 'pull Secret', label),
+      cpuWindow: (pids: readonly number[]) => cpuWindow(fleet, pids),
+      say,
+    };
     if (waves) {
       await ctl.proc.stop();
       ctl = undefined;
-      return await rolloutInWaves({
-        fleet,
-        tracker,
-        writeSource: (label: string) => writeSource(fleet, 'pull Secret', label),
-        cpuWindow: (pids: readonly number[]) => cpuWindow(fleet, pids),
-        say,
-      });
+      return await rolloutInWaves(mode);
     }
     if (replicaCounts !== undefined) {
       await ctl.proc.stop();
       ctl = undefined;
       const results: ReplicaRotation[] = [];
       for (const k of replicaCounts) {
-        const context = {
-          fleet,
-          tracker,
-          writeSource: (label: string) => writeSource(fleet, 'pull Secret', label),
-          cpuWindow: (pids: readonly number[]) => cpuWindow(fleet, pids),
-          say,
-        };
-        results.push(await rotateWithReplicas(context, k, `replicas-${k}`));
+        results.push(await rotateWithReplicas(mode, k, `replicas-${k}`));
         await sleep(6_000);
       }
       for (const r of results)

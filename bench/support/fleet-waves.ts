@@ -11,13 +11,12 @@ import { assignWaves } from '../../src/controller/rollout/wave-assignment.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import { metricValue, type GroupCpuWindow } from './cpu-groups.js';
-import type { Fleet } from './fleet-landscape.js';
+import { metricValue } from './cpu-groups.js';
+import type { FleetModeContext } from './fleet-landscape.js';
 import type { ControllerProcess } from './kcp-bench.js';
 import { counterDelta, countsDelta } from './metric-deltas.js';
 import { PolicyTracker } from './policy-tracker.js';
 import { sleep } from './processes.js';
-import type { StatusTracker } from './status-tracker.js';
 import { startWebhookReports } from './webhook-reports.js';
 
 const QUEUE = { name: 'runtimebootstrapper' };
@@ -57,16 +56,6 @@ export interface WavesRun {
   readonly controllerCpuPerRuntimeMs: number;
 }
 
-/** What {@link rolloutInWaves} needs from the benchmark. */
-export interface WavesContext {
-  readonly fleet: Fleet;
-  readonly tracker: StatusTracker;
-  /** Writes a new pull Secret labelled `label`. */
-  readonly writeSource: (label: string) => Promise<void>;
-  readonly cpuWindow: (controllerPids: readonly number[]) => GroupCpuWindow;
-  readonly say: (line: string) => void;
-}
-
 /** Until the controller's fan-out queue is empty and idle. */
 async function idle(ctl: ControllerProcess): Promise<void> {
   const t0 = performance.now();
@@ -82,7 +71,11 @@ async function idle(ctl: ControllerProcess): Promise<void> {
   }
 }
 
-const putPolicy = (c: WavesContext, waves: readonly RolloutWaveSpec[], create: boolean): Promise<unknown> =>
+const putPolicy = (
+  c: FleetModeContext,
+  waves: readonly RolloutWaveSpec[],
+  create: boolean,
+): Promise<unknown> =>
   kubeRequest(c.fleet.kcpAccess, {
     method: create ? 'POST' : 'PATCH',
     path: create ? rolloutPolicyPath() : rolloutPolicyPath('default'),
@@ -100,7 +93,7 @@ const putPolicy = (c: WavesContext, waves: readonly RolloutWaveSpec[], create: b
 
 /** One change (a pull Secret labelled `label`) rolled out under `waves` (undefined: no policy). */
 async function rollOut(
-  c: WavesContext,
+  c: FleetModeContext,
   ctl: ControllerProcess,
   policy: PolicyTracker,
   waves: readonly RolloutWaveSpec[] | undefined,
@@ -200,7 +193,7 @@ export function wavesSummary(n: number, runs: readonly WavesRun[]): string[] {
  * `default`; one change without a policy, one under a policy of one wave, one in the issue's
  * three waves.
  */
-export async function rolloutInWaves(c: WavesContext): Promise<readonly WavesRun[]> {
+export async function rolloutInWaves(c: FleetModeContext): Promise<readonly WavesRun[]> {
   await ensureCrds(c.fleet.kcp.kubeConfig(), [rolloutPolicyCrd()]);
   const reports = await startWebhookReports(c.fleet.pool);
   const policy = new PolicyTracker(c.fleet.kcpAccess);

@@ -5,6 +5,7 @@ import { rolloutPolicyPath, type RolloutPolicyResource } from '../../src/api/rol
 import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { createListerWatcher } from '../../src/kube/list-watch.js';
 import { Reflector } from '../../src/kube/reflector.js';
+import { ChangeWaiters } from './change-waiters.js';
 
 /** One state of the rollout as the policy's status said it. */
 export interface SeenRollout {
@@ -18,7 +19,7 @@ export interface SeenRollout {
 /** The states of the RolloutPolicy `default`, in the order they came. */
 export class PolicyTracker {
   readonly seen: SeenRollout[] = [];
-  private readonly waiters = new Set<() => void>();
+  private readonly changes = new ChangeWaiters();
   private readonly reflector: Reflector<RolloutPolicyResource>;
 
   constructor(kcp: ClusterAccess) {
@@ -29,7 +30,7 @@ export class PolicyTracker {
         target: p.status?.target,
         at: performance.now(),
       });
-      for (const wake of [...this.waiters]) wake();
+      this.changes.notify();
     };
     this.reflector = new Reflector<RolloutPolicyResource>({
       name: 'bench rolloutpolicy',
@@ -56,25 +57,11 @@ export class PolicyTracker {
 
   /** Resolves with the first state from index `from` on that satisfies `p`; rejects after `timeoutMs`. */
   async until(from: number, p: (s: SeenRollout) => boolean, timeoutMs: number): Promise<SeenRollout> {
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      const hit = this.seen.slice(from).find(p);
-      if (hit) return hit;
-      const left = deadline - performance.now();
-      if (left <= 0)
-        throw new Error(
-          `the rollout did not get there within ${timeoutMs} ms: ${JSON.stringify(this.latest())}`,
-        );
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          this.waiters.delete(wake);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(wake, Math.min(left, 1_000));
-        this.waiters.add(wake);
-      });
-    }
+    return this.changes.until(
+      () => this.seen.slice(from).find(p),
+      timeoutMs,
+      () => `the rollout did not get there within ${timeoutMs} ms: ${JSON.stringify(this.latest())}`,
+    );
   }
 
   async stop(): Promise<void> {

@@ -2,6 +2,7 @@ import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js'
 import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { createListerWatcher } from '../../src/kube/list-watch.js';
 import { Reflector } from '../../src/kube/reflector.js';
+import { ChangeWaiters } from './change-waiters.js';
 import { RB_PATH } from './kcp-bench.js';
 
 /** What the benchmark follows of one CR. */
@@ -21,7 +22,7 @@ export interface TrackedStatus {
  */
 export class StatusTracker {
   private readonly statuses = new Map<string, TrackedStatus>();
-  private readonly waiters = new Set<() => void>();
+  private readonly changes = new ChangeWaiters();
   private readonly reflector: Reflector<RuntimeBootstrapper>;
 
   constructor(kcp: ClusterAccess) {
@@ -36,7 +37,7 @@ export class StatusTracker {
         servedVersion: rb.status?.servedVersion,
         at: performance.now(),
       });
-      for (const wake of [...this.waiters]) wake();
+      this.changes.notify();
     };
     this.reflector.addEventHandler({
       onAdd: seen,
@@ -58,11 +59,6 @@ export class StatusTracker {
     return n;
   }
 
-  /** The status of the CR `name`, as last seen. */
-  get(name: string): TrackedStatus | undefined {
-    return this.statuses.get(name);
-  }
-
   /** Every status of the fleet. */
   all(): TrackedStatus[] {
     return [...this.statuses.values()];
@@ -73,23 +69,14 @@ export class StatusTracker {
    * rejects after `timeoutMs` saying how many did.
    */
   async until(expected: number, p: (s: TrackedStatus) => boolean, timeoutMs: number): Promise<number> {
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      const matching = this.all().filter(p);
-      if (matching.length >= expected) return Math.max(...matching.map((s) => s.at));
-      const left = deadline - performance.now();
-      if (left <= 0)
-        throw new Error(`only ${matching.length} of ${expected} CRs got there within ${timeoutMs} ms`);
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          this.waiters.delete(wake);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(wake, Math.min(left, 1_000));
-        this.waiters.add(wake);
-      });
-    }
+    return this.changes.until(
+      () => {
+        const matching = this.all().filter(p);
+        return matching.length >= expected ? Math.max(...matching.map((s) => s.at)) : undefined;
+      },
+      timeoutMs,
+      () => `only ${this.all().filter(p).length} of ${expected} CRs got there within ${timeoutMs} ms`,
+    );
   }
 
   async stop(): Promise<void> {

@@ -78,7 +78,7 @@ interface Decided {
 export class RolloutCoordinator implements RolloutChooser {
   private decided: Decided | undefined;
   private readonly sets = new Map<string, SyncSetResult>();
-  /** Per RuntimeBootstrapper key: the revision `choose` last gave. */
+  /** Per RuntimeBootstrapper key: the revision and wave `choose` last gave (`<revision> <wave>`). */
   private readonly given = new Map<string, string>();
   private readonly policies: PolicyFollower;
   private readonly queue: WorkQueue;
