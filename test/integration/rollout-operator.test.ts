@@ -55,8 +55,9 @@ describe('progressive rollout, the operator: resume by annotation, policy delete
     await f.start('2.0.0');
     // Nobody plays the kubelet for 2.0.0 at first: the canary is not healthy by the deadline.
     const halted = (await f.waitPhase('Halted')).status;
-    assert.equal(halted?.target, `${set}/2.0.0`);
-    assert.match(halted?.haltReason ?? '', /rt-1: not healthy at .*\/2\.0\.0 within 5 s/);
+    assert.ok(halted);
+    assert.equal(halted.target, `${set}/2.0.0`);
+    assert.match(halted.haltReason ?? '', /rt-1: not healthy at .*\/2\.0\.0 within 5 s/);
     // The operator gives the waves more time (a spec change alone resumes nothing) and fixes
     // what failed (the kubelet runs the canary's new Pods): the canary is healthy at the target.
     await f.patchPolicy({ healthDeadline: '60s' });
@@ -76,8 +77,9 @@ describe('progressive rollout, the operator: resume by annotation, policy delete
     for (const id of REST) await completeRelease(id, '2.0.0');
     for (const id of REST) await f.waitServed(id, set);
     const done = (await f.waitPhase('Complete')).status;
-    assert.equal(done?.stable, `${set}/2.0.0`);
-    assert.equal(done?.resumeToken, 'fixed-1');
+    assert.ok(done);
+    assert.equal(done.stable, `${set}/2.0.0`);
+    assert.equal(done.resumeToken, 'fixed-1');
     assert.deepEqual(done.failures, []);
   });
 
