@@ -22,6 +22,10 @@
 // count instead of the phases above (1: one controller as today; more: sharded, a Lease each;
 // bench/support/fleet-replicas.ts), both figures printed.
 //
+// BENCH_FLEET_WAVES=1: after onboarding, instead of the phases above, a change rolled out in waves
+// of 1 %, 10 %, 100 % with zero soak, next to one wave of everything and no policy
+// (bench/support/fleet-waves.ts): time per wave and in all.
+//
 //   npm run bench:fleet        BENCH_FLEET=500,2000,5000 BENCH_POOL=16 BENCH_DRIFT_REPORTS=100
 import { createCertificateAuthority } from '../src/pki/certificate-authority.js';
 import { applyObjects } from '../src/kube/apply.js';
@@ -45,7 +49,7 @@ import {
 import type { IdleLoopState } from './support/idle-loop-child.js';
 import { freePort } from '../src/envtest/free-port.js';
 import { waitReady } from '../src/envtest/wait-ready.js';
-import { startFleet, type Fleet } from './support/fleet-landscape.js';
+import { startFleet, type Fleet, type FleetModeContext } from './support/fleet-landscape.js';
 import { RB_PATH, type ControllerProcess } from './support/kcp-bench.js';
 import { KeepAliveClient } from './support/keep-alive-client.js';
 import { forEachLimited } from './support/limited.js';
@@ -55,6 +59,7 @@ import { buildChildren, scratchDir, sleep, startNode } from './support/processes
 import { StatusTracker } from './support/status-tracker.js';
 import type { ControllerChildState } from './support/controller-child.js';
 import { rotateWithReplicas, type ReplicaRotation } from './support/fleet-replicas.js';
+import { rolloutInWaves, type WavesRun } from './support/fleet-waves.js';
 
 const QUEUE = { name: 'runtimebootstrapper' };
 
@@ -282,8 +287,9 @@ async function queueProgress(ctl: ControllerProcess): Promise<{ done: number; id
 export async function runFleetScale(
   say: (line: string) => void = defaultSay,
   n = 500,
-): Promise<FleetFigures | readonly ReplicaRotation[]> {
+): Promise<FleetFigures | readonly ReplicaRotation[] | readonly WavesRun[]> {
   const replicaCounts = replicasToCompare();
+  const waves = process.env.BENCH_FLEET_WAVES === '1';
   const scripts = buildChildren(say);
   const scratch = await scratchDir('rtb-fleet-');
   const poolSize = Math.min(envNumber('BENCH_POOL', 16), n);
@@ -356,19 +362,25 @@ export async function runFleetScale(
       `every RuntimeBootstrapper Ready ${onboarding.readySeconds.toFixed(1)} s after the first was created`,
     );
     await sleep(6_000); // idle connections close (5 s)
+    // The modes that replace the phases below: each starts controllers of its own.
+    const mode: FleetModeContext = {
+      fleet,
+      tracker,
+      writeSource: (label: string) => writeSource(fleet, 'pull Secret', label),
+      cpuWindow: (pids: readonly number[]) => cpuWindow(fleet, pids),
+      say,
+    };
+    if (waves) {
+      await ctl.proc.stop();
+      ctl = undefined;
+      return await rolloutInWaves(mode);
+    }
     if (replicaCounts !== undefined) {
       await ctl.proc.stop();
       ctl = undefined;
       const results: ReplicaRotation[] = [];
       for (const k of replicaCounts) {
-        const context = {
-          fleet,
-          tracker,
-          writeSource: (label: string) => writeSource(fleet, 'pull Secret', label),
-          cpuWindow: (pids: readonly number[]) => cpuWindow(fleet, pids),
-          say,
-        };
-        results.push(await rotateWithReplicas(context, k, `replicas-${k}`));
+        results.push(await rotateWithReplicas(mode, k, `replicas-${k}`));
         await sleep(6_000);
       }
       for (const r of results)

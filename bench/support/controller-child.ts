@@ -45,6 +45,8 @@ export interface ControllerChildConfig {
     readonly rateLimit?: { readonly perSecond: number; readonly burst: number };
   };
   readonly logLevel: string;
+  /** Follow this RolloutPolicy (progressive rollout; off when undefined). */
+  readonly rollout?: { readonly policyName: string };
   /** Sharded direct mode: this replica's identity and the timing of its Lease (off when undefined). */
   readonly shard?: {
     readonly identity: string;
@@ -199,6 +201,7 @@ async function main(): Promise<void> {
           },
         }
       : {}),
+    ...(c.rollout ? { rollout: { policyName: c.rollout.policyName, autoRollback: true } } : {}),
     ...(c.shard
       ? { shard: { identity: c.shard.identity, ...(c.shard.timing ? { timing: c.shard.timing } : {}) } }
       : {}),

@@ -19,6 +19,8 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { markDeploymentAvailable } from '../../src/local/simulated-kubelet.js';
 import { CTB_NAME, KCP_PULL_SECRET, kubeconfigSecret, putSources } from '../../test/support/kcp.js';
 import type { ControllerChildConfig } from './controller-child.js';
+import type { GroupCpuWindow } from './cpu-groups.js';
+import type { StatusTracker } from './status-tracker.js';
 import { domainOf, RB_PATH, startControllerChild, type ControllerProcess } from './kcp-bench.js';
 import { forEachLimited } from './limited.js';
 import type { ChildScripts } from './processes.js';
@@ -59,6 +61,17 @@ export interface Fleet {
   /** Starts a controller child (log file `name`), `more` overriding the fleet's settings. */
   startController(name: string, more?: Partial<ControllerChildConfig>): Promise<ControllerProcess>;
   stop(): Promise<void>;
+}
+
+/** What a mode of the fleet benchmark that runs after onboarding is given (replicas, waves). */
+export interface FleetModeContext {
+  readonly fleet: Fleet;
+  readonly tracker: StatusTracker;
+  /** Writes a new pull Secret labelled `label`. */
+  readonly writeSource: (label: string) => Promise<void>;
+  /** A CPU window over these controller PIDs (and the fleet's servers). */
+  readonly cpuWindow: (controllerPids: readonly number[]) => GroupCpuWindow;
+  readonly say: (line: string) => void;
 }
 
 /** The runtime IDs of a fleet of `n`. */

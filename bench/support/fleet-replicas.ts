@@ -7,13 +7,12 @@
 // add CPU here: what the figure shows is the cost of sharding (hashing, Leases, the watch of
 // every CR by every replica) and the spread, not the speed-up a KCP with more nodes would see.
 import { freePort } from '../../src/envtest/free-port.js';
-import type { GroupCpu, GroupCpuWindow } from './cpu-groups.js';
+import type { GroupCpu } from './cpu-groups.js';
 import { metricValue } from './cpu-groups.js';
-import type { Fleet } from './fleet-landscape.js';
+import type { FleetModeContext } from './fleet-landscape.js';
 import type { ControllerProcess } from './kcp-bench.js';
 import { counterDelta } from './metric-deltas.js';
 import { sleep } from './processes.js';
-import type { StatusTracker } from './status-tracker.js';
 
 const QUEUE = { name: 'runtimebootstrapper' };
 
@@ -34,17 +33,6 @@ export interface ReplicaRotation {
   readonly errors: number;
 }
 
-/** What {@link rotateWithReplicas} needs from the benchmark. */
-export interface ReplicaRotationContext {
-  readonly fleet: Fleet;
-  readonly tracker: StatusTracker;
-  /** Writes a new pull Secret labelled `label`. */
-  readonly writeSource: (label: string) => Promise<void>;
-  /** A CPU window over these controller PIDs (and the fleet's servers). */
-  readonly cpuWindow: (controllerPids: readonly number[]) => GroupCpuWindow;
-  readonly say: (line: string) => void;
-}
-
 /** The Lease timing of the sharded replicas: client-go's defaults, as `rtb controller` has them. */
 const TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
@@ -54,7 +42,7 @@ const TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs
  * are released).
  */
 export async function rotateWithReplicas(
-  c: ReplicaRotationContext,
+  c: FleetModeContext,
   replicas: number,
   label: string,
 ): Promise<ReplicaRotation> {

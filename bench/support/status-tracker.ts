@@ -2,12 +2,15 @@ import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js'
 import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { createListerWatcher } from '../../src/kube/list-watch.js';
 import { Reflector } from '../../src/kube/reflector.js';
+import { ChangeWaiters } from './change-waiters.js';
 import { RB_PATH } from './kcp-bench.js';
 
 /** What the benchmark follows of one CR. */
 export interface TrackedStatus {
   readonly state: string | undefined;
   readonly appliedVersion: string | undefined;
+  /** The set the runtime's webhook reports serving (under a rollout policy only). */
+  readonly servedVersion: string | undefined;
   /** `performance.now()` when this was seen. */
   readonly at: number;
 }
@@ -19,7 +22,7 @@ export interface TrackedStatus {
  */
 export class StatusTracker {
   private readonly statuses = new Map<string, TrackedStatus>();
-  private readonly waiters = new Set<() => void>();
+  private readonly changes = new ChangeWaiters();
   private readonly reflector: Reflector<RuntimeBootstrapper>;
 
   constructor(kcp: ClusterAccess) {
@@ -31,9 +34,10 @@ export class StatusTracker {
       this.statuses.set(rb.metadata.name, {
         state: rb.status?.state,
         appliedVersion: rb.status?.appliedVersion,
+        servedVersion: rb.status?.servedVersion,
         at: performance.now(),
       });
-      for (const wake of [...this.waiters]) wake();
+      this.changes.notify();
     };
     this.reflector.addEventHandler({
       onAdd: seen,
@@ -65,23 +69,14 @@ export class StatusTracker {
    * rejects after `timeoutMs` saying how many did.
    */
   async until(expected: number, p: (s: TrackedStatus) => boolean, timeoutMs: number): Promise<number> {
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      const matching = this.all().filter(p);
-      if (matching.length >= expected) return Math.max(...matching.map((s) => s.at));
-      const left = deadline - performance.now();
-      if (left <= 0)
-        throw new Error(`only ${matching.length} of ${expected} CRs got there within ${timeoutMs} ms`);
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          this.waiters.delete(wake);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(wake, Math.min(left, 1_000));
-        this.waiters.add(wake);
-      });
-    }
+    return this.changes.until(
+      () => {
+        const matching = this.all().filter(p);
+        return matching.length >= expected ? Math.max(...matching.map((s) => s.at)) : undefined;
+      },
+      timeoutMs,
+      () => `only ${this.all().filter(p).length} of ${expected} CRs got there within ${timeoutMs} ms`,
+    );
   }
 
   async stop(): Promise<void> {

@@ -5,6 +5,7 @@ import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
+import { replacingPatch } from '../../kube/merge-patch.js';
 import { leaseLostIn, UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { HandlerResult } from '../../kube/work-queue.js';
@@ -161,9 +162,11 @@ export class BootstrapperReconciler {
     }
     if (ctx.servingCheckedUntil !== undefined) this.servingCurrent.set(key, ctx.servingCheckedUntil);
     else this.servingCurrent.delete(key);
-    // Under a rollout: the wave, and what the webhook says of the set applied.
+    // Under a rollout: the wave, and what the webhook says of the set applied. Without one
+    // (none, or the policy deleted): neither, so no stale wave or report stays in the status.
     let pollAfterMs: number | undefined;
-    if (choice && !outcome.error) {
+    if (!choice) status.noRollout();
+    else if (!outcome.error) {
       status.wave(choice.wave);
       ({ pollAfterMs } = await observeWebhookReport(status, () => ops.readWebhookReport()));
     }
@@ -201,7 +204,8 @@ export class BootstrapperReconciler {
       await kubeRequest(this.d.kcp, {
         method: 'PATCH',
         path: bootstrapperPath(rb, '/status'),
-        body: { status },
+        // Fields dropped from the status (a wave, a report's refusal) are removed, not kept.
+        body: { status: replacingPatch(rb.status, status ?? {}) },
         timeoutMs: 15_000,
         // The watch brings the CR back; the answer is not read.
         parseResponse: false,

@@ -22,6 +22,8 @@ export interface DirectCacheEvents {
   readonly reconcile: (key: string) => void;
   /** A RuntimeBootstrapper was added (`old` undefined) or updated, whether or not it needs a reconcile. */
   readonly changed: (old: RuntimeBootstrapper | undefined, next: RuntimeBootstrapper) => void;
+  /** A RuntimeBootstrapper is gone. */
+  readonly removed: (rb: RuntimeBootstrapper) => void;
 }
 
 const keyOf = (rb: RuntimeBootstrapper): string => `${rb.metadata.namespace}/${rb.metadata.name}`;
@@ -54,7 +56,7 @@ export class DirectCaches {
       labelSelector: o.kubeconfigSelector ?? 'kyma-project.io/runtime-id',
       logger: o.logger,
     });
-    const { reconcile, changed } = o.on;
+    const { reconcile, changed, removed } = o.on;
     this.rbs.addEventHandler({
       onAdd: (rb) => {
         this.index.put(rb);
@@ -68,6 +70,7 @@ export class DirectCaches {
       },
       onDelete: (rb) => {
         this.index.remove(rb);
+        removed(rb);
       },
     });
     const usersOf = (secret: V1Secret): readonly string[] =>

@@ -67,8 +67,6 @@ export interface DirectModeOptions {
     readonly policyName: string;
     /** false: a halt only halts (`--no-auto-rollback`). */
     readonly autoRollback: boolean;
-    /** Pass period (default 2 s). */
-    readonly periodMs?: number;
   };
   /** How long after a drift repair the forced full reconcile follows (default 1 s). */
   readonly driftConfirmDelayMs?: number;

@@ -71,6 +71,10 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         // A status moved: the rollout may advance (or halt).
         rollout?.poke();
       },
+      // One runtime fewer: its wave may be complete now.
+      removed: () => {
+        rollout?.poke();
+      },
     },
   });
   const enqueueAll = (): void => {
@@ -90,7 +94,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     logger: log,
     fanOut: () => {
       rollout?.poke();
-      enqueueAll();
+      // Under a policy's plan the new set reaches each runtime through it (its wave), not at once.
+      if (rollout?.planning() !== true) enqueueAll();
     },
   });
   sources.start();
@@ -107,8 +112,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         autoRollback: o.rollout.autoRollback,
         metrics: createRolloutMetrics(o.registry),
         logger: log.child({ part: 'rollout' }),
+        queueMetrics: new PrometheusWorkQueueMetrics(o.registry),
         enqueue,
-        ...(o.rollout.periodMs !== undefined ? { periodMs: o.rollout.periodMs } : {}),
       })
     : undefined;
   const reconciler = new BootstrapperReconciler({

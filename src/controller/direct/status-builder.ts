@@ -75,6 +75,15 @@ export class StatusBuilder {
     return this;
   }
 
+  /** No rollout: drops the wave and the webhook's report, which only a rollout keeps current. */
+  noRollout(): this {
+    delete this.next.rolloutWave;
+    delete this.next.servedVersion;
+    delete this.next.refusedVersion;
+    delete this.next.refusal;
+    return this;
+  }
+
   /** The condition as it will be written. */
   get(type: ConditionType): Condition | undefined {
     return this.next.conditions?.find((c) => c.type === type);

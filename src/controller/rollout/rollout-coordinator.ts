@@ -1,25 +1,42 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import type { RolloutPolicyResource, RolloutPolicyStatus } from '../../api/rollout-policy.js';
-import { RESUME_ANNOTATION, rolloutPolicyPath } from '../../api/rollout-policy.js';
+import { RESUME_ANNOTATION } from '../../api/rollout-policy.js';
 import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import { ItemExponentialBackoff } from '../../kube/backoff.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
-import { statusCodeOf } from '../../kube/kube-errors.js';
-import { kubeRequest } from '../../kube/kube-request.js';
+import { Latch } from '../../kube/latch.js';
+import type { WorkQueueMetricsProvider } from '../../kube/metrics-hooks.js';
 import type { ReadonlyStore } from '../../kube/store.js';
+import { WorkQueue, type HandlerResult } from '../../kube/work-queue.js';
 import type { RolloutChoice, RolloutChooser } from '../direct/rollout-chooser.js';
 import type { WebhookRelease } from '../direct/runtime-manifests.js';
 import { buildSyncSet, type SyncSetResult, type SyncSources } from '../direct/sync-set.js';
+import { PolicyFollower } from './policy-follower.js';
 import { policyOf, stateOf, statusOf } from './policy-resource.js';
 import { revisionId, type Revision } from './revision.js';
 import type { RevisionStore } from './revision-store.js';
-import { setPhase, type RolloutMetrics } from './rollout-metrics.js';
+import { clearPhase, recordPlan, type RolloutMetrics } from './rollout-metrics.js';
 import type { RolloutPolicy } from './rollout-policy.js';
 import { runtimeView } from './runtime-view.js';
 import { planRollout, type RolloutPlan } from './wave-planner.js';
 
-/** Least time between two passes. */
+/**
+ * Least time between the starts of two passes: the RuntimeBootstrappers' status updates of a
+ * fan-out each ask for a pass, and a pass reads every RuntimeBootstrapper.
+ */
 const MIN_PASS_GAP_MS = 250;
+/** Most time between two passes asked for (a slow pass waits on the KCP more than it computes). */
+const MAX_PASS_GAP_MS = 2_000;
+/** How long `start` waits for the policy to be listed before the first pass tries anyway. */
+const FIRST_SYNC_MS = 10_000;
+/** The rollout queue's one key: a pass over the whole fleet. */
+const PASS = 'pass';
+/** A timer may fire a millisecond before the moment by the wall clock: wake a little after it. */
+const WAKE_MARGIN_MS = 5;
+
+/** A pass that could not plan. */
+export class RolloutPassError extends Error {
+  override readonly name = 'RolloutPassError';
+}
 
 /** What the coordinator reads and whom it tells. */
 export interface RolloutCoordinatorOptions {
@@ -32,11 +49,11 @@ export interface RolloutCoordinatorOptions {
   /** `--no-auto-rollback` makes this false: a halt only halts. */
   readonly autoRollback: boolean;
   readonly metrics: RolloutMetrics;
+  /** Metrics of the passes' queue (`rollout`). */
+  readonly queueMetrics?: WorkQueueMetricsProvider;
   readonly logger: Logger;
   /** Runtimes whose revision changed: reconcile them. */
   readonly enqueue: (key: string) => void;
-  /** Pass period (default 2 s); RuntimeBootstrapper and source changes also ask for a pass. */
-  readonly periodMs?: number;
 }
 
 /** The plan in force, with what it needs to answer `choose` at once. */
@@ -47,84 +64,87 @@ interface Decided {
 }
 
 /**
- * Runs the rollout (I/O edge of ./wave-planner.ts): each pass reads the RolloutPolicy, stores
- * the live revision, plans from the persisted state and the RuntimeBootstrappers' statuses, and
- * persists the new state in the policy's status with the resourceVersion it read
+ * Runs the rollout (I/O edge of ./wave-planner.ts): each pass takes the RolloutPolicy (watched),
+ * stores the live revision, plans from the persisted state and the RuntimeBootstrappers'
+ * statuses, and persists the new state in the policy's status with the resourceVersion it read
  * (compare-and-swap), so that several replicas never both advance a wave: a plan is used only
  * once its state is on the KCP. Without a policy nothing is planned (every runtime gets the live
  * set and release, as before rollouts).
+ *
+ * Passes run on a work queue of one key, when something asks: a RuntimeBootstrapper or the
+ * policy changed ({@link poke}), the sources changed, or the moment the plan names came (a soak
+ * ends, a health deadline passes). A failed pass is retried with backoff.
  */
 export class RolloutCoordinator implements RolloutChooser {
   private decided: Decided | undefined;
   private readonly sets = new Map<string, SyncSetResult>();
-  /** Per RuntimeBootstrapper key: the revision `choose` last gave. */
+  /** Per RuntimeBootstrapper key: the revision and wave `choose` last gave (`<revision> <wave>`). */
   private readonly given = new Map<string, string>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
-  private delay: NodeJS.Timeout | undefined;
-  private lastEnd = 0;
+  private readonly policies: PolicyFollower;
+  private readonly queue: WorkQueue;
+  private working: Promise<void> | undefined;
+  private readonly firstPass = new Latch();
+  /** Start (performance.now()) and length of the last pass, for the gap between passes. */
+  private lastStart = Number.NEGATIVE_INFINITY;
+  private lastLength = 0;
   /** Whether a pass found out if there is a policy (until then, nothing is written anywhere). */
   private known = false;
-  private started = false;
 
-  constructor(private readonly o: RolloutCoordinatorOptions) {}
-
-  /**
-   * Runs the first pass, then one every period. A first pass that fails is retried by the next
-   * ones; meanwhile no runtime gets anything written (see {@link choose}).
-   */
-  async start(): Promise<void> {
-    try {
-      await this.pass();
-    } catch (error) {
-      this.o.logger.warn({ err: error }, 'first rollout pass failed; retrying');
-    }
-    this.started = true;
-    this.timer = setInterval(() => {
-      this.poke();
-    }, this.o.periodMs ?? 2_000);
-    this.timer.unref();
+  constructor(private readonly o: RolloutCoordinatorOptions) {
+    this.policies = new PolicyFollower({
+      kcp: o.kcp,
+      name: o.policyName,
+      logger: o.logger,
+      onChange: () => {
+        this.poke();
+      },
+    });
+    this.queue = new WorkQueue({
+      name: 'rollout',
+      rateLimiter: new ItemExponentialBackoff({ baseMs: 500, maxMs: 30_000, factor: 2, jitter: 0.1 }),
+      ...(o.queueMetrics ? { metrics: o.queueMetrics } : {}),
+    });
   }
 
   /**
-   * Asks for a pass soon: one runs at a time, one more follows if asked meanwhile, and passes are
-   * at least {@link MIN_PASS_GAP_MS} apart (a fan-out's status updates each ask for one, and a
-   * pass reads every RuntimeBootstrapper).
+   * Watches the policy and runs the first pass; resolves once it ran. A first pass that fails is
+   * retried; meanwhile no runtime gets anything written (see {@link choose}).
+   */
+  async start(): Promise<void> {
+    await this.policies.start(FIRST_SYNC_MS);
+    this.working = this.queue.start(() => this.runPass(), {
+      onError: (_key, error) => {
+        this.o.logger.warn({ err: error }, 'rollout pass failed; retrying');
+      },
+    });
+    this.queue.add(PASS);
+    await this.firstPass.wait();
+  }
+
+  /**
+   * Asks for a pass. Passes start at least {@link MIN_PASS_GAP_MS} and twice the last one's
+   * length apart (up to {@link MAX_PASS_GAP_MS}), so thousands of status updates a second make a
+   * few passes, which take at most about half the time.
    */
   poke(): void {
-    // Before start() the first pass is under way: passes never overlap.
-    if (this.stopped || !this.started) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.delay) return; // the pass already asked for will see this too
-    const wait = Math.max(0, this.lastEnd + MIN_PASS_GAP_MS - Date.now());
-    this.delay = setTimeout(() => {
-      this.delay = undefined;
-      if (this.stopped) return;
-      this.running = this.pass()
-        .catch((error: unknown) => {
-          this.o.logger.warn({ err: error }, 'rollout pass failed; retrying');
-        })
-        .finally(() => {
-          this.running = undefined;
-          this.lastEnd = Date.now();
-          if (this.again) {
-            this.again = false;
-            this.poke();
-          }
-        });
-    }, wait);
+    const gap = Math.min(MAX_PASS_GAP_MS, Math.max(MIN_PASS_GAP_MS, 2 * this.lastLength));
+    this.queue.addAfter(PASS, this.lastStart + gap - performance.now());
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    if (this.delay) clearTimeout(this.delay);
-    await this.running;
+    await this.queue.shutDownWithDrain();
+    await this.working;
+    this.firstPass.open(); // a start() still waiting returns
+    await this.policies.stop();
+  }
+
+  /**
+   * Whether a policy's plan decides what each runtime gets: then a new set reaches a runtime when
+   * a pass gives it the new revision (it is queued then), and a fan-out to all would only repeat
+   * what each has.
+   */
+  planning(): boolean {
+    return this.decided !== undefined;
   }
 
   /** The set and release of this runtime; undefined without a policy. */
@@ -139,13 +159,9 @@ export class RolloutCoordinator implements RolloutChooser {
         wave: 'unplaced',
       };
     }
-    const id = rb.spec.runtimeID;
-    // A runtime the last pass did not know: the stable revision until a pass places it.
-    const revision = d.plan.desired.get(id) ?? d.plan.state.stable;
+    const { revision, wave: waveName } = placementOf(d, rb);
     const content = d.revisions.get(revision);
-    this.given.set(`${rb.metadata.namespace}/${rb.metadata.name}`, revision);
-    const wave = d.plan.waves.get(id);
-    const waveName = wave === undefined ? 'unplaced' : (d.policy.waves[wave]?.name ?? 'rest');
+    this.given.set(`${rb.metadata.namespace}/${rb.metadata.name}`, `${revision} ${waveName}`);
     if (!content) {
       return {
         set: {
@@ -168,32 +184,51 @@ export class RolloutCoordinator implements RolloutChooser {
     return set;
   }
 
-  private async pass(): Promise<void> {
-    const resource = await this.readPolicy();
+  /** One pass, as the queue's handler: after it, the next at the moment the plan names. */
+  private async runPass(): Promise<HandlerResult | undefined> {
+    const t0 = performance.now();
+    this.lastStart = t0;
+    try {
+      const wakeAt = await this.pass();
+      if (wakeAt === undefined) return undefined;
+      return { requeueAfter: Math.max(1, wakeAt - Date.now() + WAKE_MARGIN_MS) };
+    } finally {
+      this.lastLength = performance.now() - t0;
+      this.firstPass.open();
+    }
+  }
+
+  /** Plans and persists; returns when time alone would change the plan (epoch ms). */
+  private async pass(): Promise<number | undefined> {
+    // Not listed yet (the KCP slow, the rights missing): nothing is known, so nothing is decided.
+    if (!this.policies.synced()) throw new RolloutPassError('the RolloutPolicy is not listed yet');
+    const resource = this.policies.current();
     if (!resource) {
       this.known = true;
       if (this.decided) {
         this.o.logger.info('no rollout policy: every runtime gets the live set and release');
         this.decided = undefined;
+        clearPhase(this.o.metrics);
         this.enqueueChanged();
         this.given.clear();
       }
-      return;
+      return undefined;
     }
     const { policy, problem } = policyOf(resource, { autoRollback: this.o.autoRollback });
     const sources = this.o.sources();
     const live = buildSyncSet(sources);
     const previous = stateOf(resource.status);
-    if (!live.ok && !previous) return; // nothing consistent to adopt yet
+    if (!live.ok && !previous) return undefined; // nothing consistent to adopt yet
     const target: Revision | undefined = live.ok
       ? { id: revisionId(sources.version, this.o.release.version), sources, release: this.o.release }
       : undefined;
     const protect = previous ? [previous.stable, previous.target] : [];
     if (target) await this.o.revisions.save(target, protect);
     const rbs = this.o.bootstrappers.list();
+    const views = rbs.map(runtimeView);
     const plan = planRollout({
       policy,
-      runtimes: rbs.map(runtimeView),
+      runtimes: views,
       // Inconsistent sources: the rollout in progress goes on with the target it has.
       target: target?.id ?? previous?.target ?? '',
       state: previous,
@@ -207,7 +242,7 @@ export class RolloutCoordinator implements RolloutChooser {
       const r = await this.o.revisions.load(id);
       if (r) revisions.set(id, r);
     }
-    const atTarget = rbs.filter((rb) => runtimeView(rb).current === plan.state.target);
+    const atTarget = views.filter((v) => v.current === plan.state.target);
     const status = statusOf({
       state: plan.state,
       policy,
@@ -217,98 +252,45 @@ export class RolloutCoordinator implements RolloutChooser {
       runtimes: {
         total: rbs.length,
         atTarget: atTarget.length,
-        healthy: atTarget.filter((rb) => runtimeView(rb).health === 'healthy').length,
+        healthy: atTarget.filter((v) => v.health === 'healthy').length,
       },
     });
-    if (!(await this.persist(resource, status))) return; // another writer won: read again next pass
-    this.record(plan, policy);
+    // Another writer won: its write comes on the watch and asks for a pass.
+    if (!(await this.policies.writeStatus(resource, status))) return undefined;
+    this.record(plan, policy, rbs);
     this.decided = { plan, policy, revisions };
     this.known = true;
     this.enqueueChanged();
+    return plan.wakeAt;
   }
 
-  private record(plan: RolloutPlan, policy: RolloutPolicy): void {
-    const m = this.o.metrics;
-    setPhase(m, plan.state.phase);
-    m.wave.set(plan.state.wave);
-    if (plan.events.includes('halted')) m.halts.inc();
-    const before = this.decided?.plan;
-    const newlyBack = plan.rollback.filter((id) => !(before?.rollback.includes(id) ?? false));
-    if (newlyBack.length > 0) m.rollbacks.inc(newlyBack.length);
-    const byRelease = new Map<string, number>();
-    for (const rb of this.o.bootstrappers.list()) {
-      const v = rb.status?.webhookVersion;
-      if (v !== undefined) byRelease.set(v, (byRelease.get(v) ?? 0) + 1);
-    }
-    m.runtimesByWebhookVersion.reset();
-    for (const [version, n] of byRelease) m.runtimesByWebhookVersion.set({ version }, n);
-    if (plan.events.length > 0) {
-      this.o.logger.info(
-        {
-          events: plan.events,
-          target: plan.state.target,
-          stable: plan.state.stable,
-          waves: policy.waves.length + 1,
-        },
-        `rollout: ${plan.message}`,
-      );
-    }
+  private record(plan: RolloutPlan, policy: RolloutPolicy, rbs: readonly RuntimeBootstrapper[]): void {
+    recordPlan(this.o.metrics, plan, this.decided?.plan, rbs);
+    if (plan.events.length === 0) return;
+    const { target, stable } = plan.state;
+    const waves = policy.waves.length + 1;
+    this.o.logger.info({ events: plan.events, target, stable, waves }, `rollout: ${plan.message}`);
   }
 
-  /** Reconciles every runtime whose revision differs from what `choose` gave it last. */
+  /**
+   * Reconciles every runtime whose revision or wave differs from what `choose` gave it last (a
+   * new wave name, or none once the policy is gone, must reach its status too).
+   */
   private enqueueChanged(): void {
+    const d = this.decided;
     for (const rb of this.o.bootstrappers.list()) {
       const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
-      const d = this.decided;
-      const now = d ? (d.plan.desired.get(rb.spec.runtimeID) ?? d.plan.state.stable) : undefined;
-      if (this.given.get(key) !== now) this.o.enqueue(key);
-    }
-  }
-
-  private async readPolicy(): Promise<RolloutPolicyResource | undefined> {
-    try {
-      return await kubeRequest<RolloutPolicyResource>(this.o.kcp, {
-        method: 'GET',
-        path: rolloutPolicyPath(this.o.policyName),
-        timeoutMs: 10_000,
-      });
-    } catch (error) {
-      // No policy, or no CRD: one wave of everything.
-      if (statusCodeOf(error) === 404) return undefined;
-      throw error;
-    }
-  }
-
-  /** Writes the status if it changed; false when another writer changed the policy first. */
-  private async persist(resource: RolloutPolicyResource, status: RolloutPolicyStatus): Promise<boolean> {
-    // By content: the API server returns keys in its own order.
-    if (isDeepStrictEqual(JSON.parse(JSON.stringify(status)), resource.status ?? {})) return true;
-    try {
-      await kubeRequest(this.o.kcp, {
-        method: 'PATCH',
-        path: `${rolloutPolicyPath(resource.metadata.name)}/status`,
-        // A merge patch replaces the status whole (fields gone stay gone), only at the version read.
-        body: {
-          metadata: { resourceVersion: resource.metadata.resourceVersion },
-          status: withNulls(resource.status, status),
-        },
-        timeoutMs: 10_000,
-        parseResponse: false,
-      });
-      return true;
-    } catch (error) {
-      if (statusCodeOf(error) === 409) return false;
-      throw error;
+      const p = d ? placementOf(d, rb) : undefined;
+      if (this.given.get(key) !== (p ? `${p.revision} ${p.wave}` : undefined)) this.o.enqueue(key);
     }
   }
 }
 
-/** `next` with null for every top-level field of `prev` it lacks (a merge patch removes those). */
-function withNulls(
-  prev: RolloutPolicyStatus | undefined,
-  next: RolloutPolicyStatus,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...next };
-  for (const k of Object.keys(prev ?? {})) if (!(k in next)) out[k] = null;
-  return out;
+/** The revision and wave (its name) of a runtime under the plan in force. */
+function placementOf(d: Decided, rb: RuntimeBootstrapper): { revision: string; wave: string } {
+  const id = rb.spec.runtimeID;
+  // A runtime the last pass did not know: the stable revision until a pass places it.
+  const revision = d.plan.desired.get(id) ?? d.plan.state.stable;
+  const wave = d.plan.waves.get(id);
+  return { revision, wave: wave === undefined ? 'unplaced' : (d.policy.waves[wave]?.name ?? 'rest') };
 }

@@ -1,6 +1,8 @@
 import type { Counter, Gauge, Registry } from 'prom-client';
 import { counterOn, gaugeOn } from '../../kube/prom-metrics.js';
+import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { RolloutPhase } from './rollout-state.js';
+import type { RolloutPlan } from './wave-planner.js';
 
 /** Rollout metrics: no runtime label, versions only for the few in play at once. */
 export interface RolloutMetrics {
@@ -47,4 +49,30 @@ export function createRolloutMetrics(registry: Registry): RolloutMetrics {
 /** Sets the phase gauge. */
 export function setPhase(metrics: RolloutMetrics, phase: RolloutPhase): void {
   for (const p of PHASES) metrics.phase.set({ phase: p }, p === phase ? 1 : 0);
+}
+
+/** No rollout (no policy): no phase is current. */
+export function clearPhase(metrics: RolloutMetrics): void {
+  for (const p of PHASES) metrics.phase.set({ phase: p }, 0);
+}
+
+/** Records a plan just persisted; `before` is the plan it follows (rollbacks are counted once). */
+export function recordPlan(
+  m: RolloutMetrics,
+  plan: RolloutPlan,
+  before: RolloutPlan | undefined,
+  rbs: readonly RuntimeBootstrapper[],
+): void {
+  setPhase(m, plan.state.phase);
+  m.wave.set(plan.state.wave);
+  if (plan.events.includes('halted')) m.halts.inc();
+  const newlyBack = plan.rollback.filter((id) => !(before?.rollback.includes(id) ?? false));
+  if (newlyBack.length > 0) m.rollbacks.inc(newlyBack.length);
+  const byRelease = new Map<string, number>();
+  for (const rb of rbs) {
+    const v = rb.status?.webhookVersion;
+    if (v !== undefined) byRelease.set(v, (byRelease.get(v) ?? 0) + 1);
+  }
+  m.runtimesByWebhookVersion.reset();
+  for (const [version, n] of byRelease) m.runtimesByWebhookVersion.set({ version }, n);
 }

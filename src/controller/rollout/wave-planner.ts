@@ -47,6 +47,11 @@ export interface RolloutPlan {
   readonly events: readonly RolloutEvent[];
   /** One line: where the rollout stands and why. */
   readonly message: string;
+  /**
+   * When time alone changes this plan (a soak ends, a health deadline passes), epoch ms; undefined
+   * when only a change of the runtimes, the policy or the target can.
+   */
+  readonly wakeAt?: number;
 }
 
 /**
@@ -114,7 +119,25 @@ export function planRollout(input: PlanInput): RolloutPlan {
     desired.set(r.id, want);
     if (r.current === state.target && want !== state.target) rollback.push(r.id);
   }
-  return { state, desired, waves, rollback, events, message: describe(state, policy, active, waves) };
+  const wakeAt = wakeAtOf(state, policy, now);
+  return {
+    state,
+    desired,
+    waves,
+    rollback,
+    events,
+    message: describe(state, policy, active, waves),
+    ...(wakeAt !== undefined ? { wakeAt } : {}),
+  };
+}
+
+/** The next moment the plan would change with nothing else changing (see {@link RolloutPlan.wakeAt}). */
+function wakeAtOf(state: RolloutState, policy: RolloutPolicy, now: number): number | undefined {
+  if (state.phase === 'Soaking') return (state.healthySince ?? now) + (policy.waves[state.wave]?.soakMs ?? 0);
+  if (state.phase !== 'Progressing') return undefined;
+  // Past the deadline the laggards already count as failed; until then, the deadline may halt.
+  const deadline = state.waveStartedAt + policy.healthDeadlineMs;
+  return deadline > now ? deadline : undefined;
 }
 
 /** The state to continue from: a new target starts a new rollout; no state adopts the target. */

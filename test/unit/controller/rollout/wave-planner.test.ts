@@ -314,4 +314,23 @@ describe('wave planner', () => {
     assert.equal(later.state.wave, 1);
     assert.equal(later.desired.get('rt-1'), 'v2');
   });
+  test('wakeAt: when the soak ends or the health deadline passes; nothing while halted or complete', () => {
+    const started = plan({});
+    assert.equal(started.wakeAt, 1_000 + POLICY.healthDeadlineMs, 'the wave may fail by its deadline');
+    const healthy = fleet('v1', { 'rt-1': { current: 'v2' } });
+    const soaking = plan({ state: started.state, now: 10_000, runtimes: healthy });
+    assert.equal(soaking.wakeAt, 70_000, 'the soak ends 60 s after the canary was healthy');
+    // Woken then: the next wave starts, and its own deadline is the next moment.
+    const next = plan({ state: soaking.state, now: 70_000, runtimes: healthy });
+    assert.equal(next.state.wave, 1);
+    assert.equal(next.wakeAt, 70_000 + POLICY.healthDeadlineMs);
+    const pending = fleet('v1', { 'rt-1': { current: 'v2', health: 'pending' } });
+    const late = plan({ state: started.state, now: 1_000 + POLICY.healthDeadlineMs - 1, runtimes: pending });
+    assert.equal(late.state.phase, 'Progressing');
+    assert.equal(late.wakeAt, 1_000 + POLICY.healthDeadlineMs);
+    const halted = plan({ state: late.state, now: 1_000 + POLICY.healthDeadlineMs, runtimes: pending });
+    assert.equal(halted.state.phase, 'Halted', 'woken at the deadline, the pending canary fails');
+    assert.equal(halted.wakeAt, undefined);
+    assert.equal(plan({ state: DONE_V1, target: 'v1' }).wakeAt, undefined);
+  });
 });

@@ -1,0 +1,214 @@
+/**
+ * A KCP and runtimes under a RolloutPolicy, for the rollout's integration tests: real API servers,
+ * the real webhook on each runtime reporting what it serves, direct mode in this process.
+ */
+import { Registry } from 'prom-client';
+import {
+  rolloutPolicyPath,
+  type RolloutPolicyResource,
+  type RolloutPolicySpec,
+} from '../../src/api/rollout-policy.js';
+import { rolloutPolicyCrd } from '../../src/api/rollout-policy-crd.js';
+import { newRuntimeBootstrapper, type RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
+import { WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
+import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
+import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
+import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
+import type { ControlPlane } from '../../src/envtest/control-plane.js';
+import { ensureCrds } from '../../src/kube/crd.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
+import { eventually } from './control-plane.js';
+import { seedConfigText } from './fixtures.js';
+import {
+  RB_PATH,
+  asWebhookServiceAccount,
+  directModeOptions,
+  markDeploymentAvailable,
+  prepareKcp,
+  putAdminKubeconfigSecret,
+  putKcpConfig,
+  putPullSecret,
+  startKcpSources,
+} from './kcp.js';
+import { startTestWebhook, type TestWebhook } from './webhook.js';
+
+/** One sample of the fleet: the set version each RuntimeBootstrapper has applied and is served. */
+export type Sample = Record<string, { applied?: string; served?: string }>;
+
+/** The seed config with `change` applied. */
+export function config(change: (c: { availableFeatures: string[]; landscape?: string }) => void): string {
+  const c = JSON.parse(seedConfigText()) as { availableFeatures: string[]; landscape?: string };
+  change(c);
+  return JSON.stringify(c);
+}
+
+/** The KCP (cluster `kcp`) and runtimes of a control plane; `rt-1` is labelled `canary: 'true'`. */
+export class RolloutFleet {
+  readonly webhooks = new Map<string, TestWebhook>();
+  registry = new Registry();
+  private watcher: SourceWatcher | undefined;
+  private running: DirectMode | undefined;
+  private readonly logger = process.env.RTB_TEST_LOG
+    ? createLogger({ level: process.env.RTB_TEST_LOG })
+    : silentLogger();
+
+  constructor(private readonly plane: () => ControlPlane) {}
+
+  kcp = () => this.plane().cluster('kcp');
+  rt = (id: string) => this.plane().cluster(id);
+
+  get sources(): SourceWatcher {
+    if (!this.watcher) throw new Error('set up first');
+    return this.watcher;
+  }
+
+  /** The KCP with the CRDs, the sources, a kubeconfig Secret per runtime, and the policy `spec`. */
+  async setUp(runtimes: readonly string[], spec: RolloutPolicySpec): Promise<void> {
+    await prepareKcp(this.kcp());
+    await ensureCrds(this.kcp().kubeConfig(), [rolloutPolicyCrd()]);
+    await this.createPolicy(spec);
+    for (const id of runtimes) await putAdminKubeconfigSecret(this.kcp(), this.rt(id), id);
+    this.watcher = await startKcpSources(this.kcp(), this.logger);
+  }
+
+  async createPolicy(spec: RolloutPolicySpec): Promise<void> {
+    await kubeRequest(this.kcp().kubeConfig(), {
+      method: 'POST',
+      path: rolloutPolicyPath(),
+      body: {
+        apiVersion: 'rt-bootstrapper.kyma-project.io/v1alpha1',
+        kind: 'RolloutPolicy',
+        metadata: { name: 'default' },
+        spec,
+      },
+    });
+  }
+
+  /** (Re)starts direct mode with webhook release `releaseVersion`. */
+  async start(releaseVersion = '1.0.0'): Promise<void> {
+    await this.running?.stop();
+    this.running = undefined;
+    this.registry = new Registry();
+    this.running = await startDirectMode(
+      directModeOptions(this.kcp(), this.sources, this.logger, {
+        registry: this.registry,
+        release: { image: `example.com/rt-bootstrapper:${releaseVersion}`, version: releaseVersion },
+        runtimeTimeoutMs: 3_000,
+        rollout: { policyName: 'default', autoRollback: true },
+      }),
+    );
+  }
+
+  async stopAll(): Promise<void> {
+    for (const w of this.webhooks.values()) await w.stop();
+    await this.running?.stop();
+    await this.watcher?.stop();
+  }
+
+  readRb = (id: string) =>
+    kubeRequest<RuntimeBootstrapper>(this.kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${id}` });
+
+  readPolicy = () =>
+    kubeRequest<RolloutPolicyResource>(this.kcp().kubeConfig(), {
+      method: 'GET',
+      path: rolloutPolicyPath('default'),
+    });
+
+  /** Sets the policy's spec fields given, and annotations (merge patch). */
+  async patchPolicy(spec: Partial<RolloutPolicySpec>, annotations?: Record<string, string>): Promise<void> {
+    await kubeRequest(this.kcp().kubeConfig(), {
+      method: 'PATCH',
+      path: rolloutPolicyPath('default'),
+      body: { spec, ...(annotations ? { metadata: { annotations } } : {}) },
+    });
+  }
+
+  /** Replaces the KCP's pull Secret with one whose auth is `auth`. */
+  putPullSecret = (auth: string): Promise<void> => putPullSecret(this.kcp(), auth);
+  /** Replaces the KCP's webhook ConfigMap with `configText`. */
+  putConfig = (configText: string): Promise<void> => putKcpConfig(this.kcp(), configText);
+
+  /** Waits for a new source-set version on the KCP and returns it. */
+  nextVersion(previous: string): Promise<string> {
+    return eventually(() =>
+      this.sources.snapshot().version !== previous ? this.sources.snapshot().version : undefined,
+    );
+  }
+
+  /** Waits until runtime `id` has set `version` applied and its webhook serves it. */
+  async waitServed(id: string, version: string, timeoutMs = 40_000): Promise<void> {
+    await eventually(
+      async () => {
+        const s = (await this.readRb(id)).status;
+        return s?.state === 'Ready' && s.appliedVersion === version && s.servedVersion === version
+          ? true
+          : undefined;
+      },
+      timeoutMs,
+      `${id} to serve ${version}`,
+    );
+  }
+
+  async waitPhase(phase: string, timeoutMs = 60_000): Promise<RolloutPolicyResource> {
+    return eventually(
+      async () => {
+        const p = await this.readPolicy();
+        return p.status?.phase === phase ? p : undefined;
+      },
+      timeoutMs,
+      `the rollout to be ${phase}`,
+    );
+  }
+
+  /** Samples the fleet until stopped, so a test can check an order that never may be broken. */
+  trace(ids: readonly string[]): { stop(): Promise<Sample[]> } {
+    const samples: Sample[] = [];
+    const run = { on: true };
+    const loop = (async () => {
+      while (run.on) {
+        const sample: Sample = {};
+        for (const id of ids) {
+          const s = (await this.readRb(id)).status;
+          sample[id] = {
+            ...(s?.appliedVersion !== undefined ? { applied: s.appliedVersion } : {}),
+            ...(s?.servedVersion !== undefined ? { served: s.servedVersion } : {}),
+          };
+        }
+        samples.push(sample);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    return {
+      async stop() {
+        run.on = false;
+        await loop;
+        return samples;
+      },
+    };
+  }
+
+  /** Installs `id`: its RuntimeBootstrapper, the Deployment made available, its webhook started. */
+  async install(id: string): Promise<void> {
+    const labels: Record<string, string> = id === 'rt-1' ? { canary: 'true' } : {};
+    await kubeRequest(this.kcp().kubeConfig(), {
+      method: 'POST',
+      path: RB_PATH,
+      body: newRuntimeBootstrapper(id, 'kcp-system', { labels }),
+    });
+    const state = async (): Promise<string | undefined> => (await this.readRb(id)).status?.state;
+    await eventually(async () => ((await state()) === 'Installing' ? true : undefined), 30_000);
+    await markDeploymentAvailable(this.rt(id));
+    await eventually(async () => ((await state()) === 'Ready' ? true : undefined), 30_000);
+    // The real webhook with its ServiceAccount's rights, reporting what it serves.
+    const hook = await startTestWebhook(this.rt(id), {
+      kubeConfig: await asWebhookServiceAccount(this.rt(id)),
+      statusConfigMap: { namespace: 'kyma-system', name: WEBHOOK_STATUS_CONFIG_MAP },
+    });
+    this.webhooks.set(id, hook);
+  }
+
+  /** The sum of a metric's values in the running controller's registry. */
+  metric = async (name: string): Promise<number> =>
+    (await this.registry.getSingleMetric(name)?.get())?.values.reduce((a, v) => a + v.value, 0) ?? 0;
+}
