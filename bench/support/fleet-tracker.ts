@@ -2,6 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { createListerWatcher } from '../../src/kube/list-watch.js';
 import { Reflector } from '../../src/kube/reflector.js';
+import { ChangeWaiters } from './change-waiters.js';
 
 /** What the benchmark keeps of one object, with `performance.now()` when it was seen. */
 export type Tracked<S> = S & { readonly at: number };
@@ -13,14 +14,14 @@ export type Tracked<S> = S & { readonly at: number };
  */
 export class FleetTracker<T extends KubernetesObject, S extends object> {
   private readonly seen = new Map<string, Tracked<S>>();
-  private readonly waiters = new Set<() => void>();
+  private readonly changes = new ChangeWaiters();
   private readonly reflector: Reflector<T>;
 
   constructor(access: ClusterAccess, path: string, project: (object: T) => S, name = 'bench fleet') {
     this.reflector = new Reflector<T>({ name, listerWatcher: createListerWatcher<T>(access, path) });
     const record = (object: T): void => {
       this.seen.set(object.metadata?.name ?? '', { ...project(object), at: performance.now() });
-      for (const wake of [...this.waiters]) wake();
+      this.changes.notify();
     };
     this.reflector.addEventHandler({
       onAdd: record,
@@ -52,23 +53,14 @@ export class FleetTracker<T extends KubernetesObject, S extends object> {
    * rejects after `timeoutMs` saying how many did.
    */
   async until(expected: number, p: (s: Tracked<S>) => boolean, timeoutMs: number): Promise<number> {
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      const matching = this.all().filter(p);
-      if (matching.length >= expected) return Math.max(...matching.map((s) => s.at));
-      const left = deadline - performance.now();
-      if (left <= 0)
-        throw new Error(`only ${matching.length} of ${expected} objects got there within ${timeoutMs} ms`);
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          this.waiters.delete(wake);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(wake, Math.min(left, 1_000));
-        this.waiters.add(wake);
-      });
-    }
+    return this.changes.until(
+      () => {
+        const matching = this.all().filter(p);
+        return matching.length >= expected ? Math.max(...matching.map((s) => s.at)) : undefined;
+      },
+      timeoutMs,
+      () => `only ${this.all().filter(p).length} of ${expected} objects got there within ${timeoutMs} ms`,
+    );
   }
 
   async stop(): Promise<void> {

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { eventually, isRunning } from '../support/control-plane.js';
+import { isRunning } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { runLocal } from '../support/run-local.js';
 
 /** PIDs whose command line names `dir` (etcd, API servers, kubelets, containerd, shims, registries). */

@@ -11,7 +11,7 @@ import { cgroupTreePids, cgroupV1Hierarchies } from '../../src/envtest/node-cgro
 import { resolveNodeBinaries } from '../../src/envtest/node-binaries.js';
 import { PAUSE_IMAGE_NAME } from '../../src/envtest/node-config.js';
 import { sweepOrphans } from '../../src/envtest/process-registry.js';
-import { eventually } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { startPausePod } from './support/pause-pod.js';
 import { identify, stillRunning, type ProcessIdentity } from './support/process-identity.js';
 

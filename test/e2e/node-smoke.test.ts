@@ -5,7 +5,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { eventually } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { useNodeLandscape } from './support/node-landscape.js';
 import { httpPod, POD_READY_MS, readyPod } from './support/pods.js';
 

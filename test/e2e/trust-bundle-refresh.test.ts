@@ -8,7 +8,7 @@ import { CertificatesV1beta1Api, CoreV1Api, type V1Pod } from '@kubernetes/clien
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
-import { eventually } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { BUNDLE } from '../support/trust-workloads.js';
 import { useNodeLandscape } from './support/node-landscape.js';
 

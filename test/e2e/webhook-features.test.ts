@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { MUTATING_WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE } from '../../src/api/runtime-names.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
-import { eventually } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { seedPodBefore } from '../support/fixtures.js';
 import { kimConfigure, kimStatus } from '../support/kim-installer.js';
 import { handshake } from '../support/webhook-replicas.js';

@@ -13,7 +13,7 @@ import {
   WEBHOOK_PORT,
   WEBHOOK_TLS_SECRET,
 } from '../../src/api/runtime-names.js';
-import { eventually } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { handshake, SERVICE_NAME } from '../support/webhook-replicas.js';
 import { httpPod, isMutated, isReady } from './support/pods.js';
 import { podProxyGet, useWebhookOnNode, webhookAvailable, webhookPods } from './support/webhook-on-node.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { eventually, isRunning } from '../support/control-plane.js';
+import { isRunning } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { runLocal } from '../support/run-local.js';
 
 describe('rtb local (the main job)', () => {

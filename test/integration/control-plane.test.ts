@@ -15,7 +15,8 @@ import { promisify } from 'node:util';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { sweepOrphans } from '../../src/envtest/process-registry.js';
-import { eventually, isRunning, useControlPlane } from '../support/control-plane.js';
+import { isRunning, useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 
 const plane = useControlPlane({ clusters: ['kcp', 'runtime-a'] });
 

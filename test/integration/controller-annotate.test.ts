@@ -8,7 +8,8 @@ import type { ControllerApp, ControllerAppOptions } from '../../src/controller/c
 import type { ModeHandle } from '../../src/controller/mode.js';
 import { KIM_MANIFESTS_CONFIG_MAP, KIM_MANIFESTS_KEY } from '../../src/api/runtime-names.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import {
   CONFIG_MAP,
   LogSink,

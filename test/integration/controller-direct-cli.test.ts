@@ -7,7 +7,8 @@ import { runtimeCrd } from '../../src/api/crds.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { applyObjects } from '../../src/kube/apply.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { runtimeObject } from './controller-fixtures.js';
 import {
   CTB_NAME,

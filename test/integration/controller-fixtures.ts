@@ -31,7 +31,7 @@ import {
 } from '../../src/controller/controller-app.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { createLogger } from '../../src/telemetry/logger.js';
-import { eventually } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from '../support/fixtures.js';
 
 export const NS = 'kcp-system';

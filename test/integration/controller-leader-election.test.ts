@@ -12,7 +12,8 @@ import {
   controllerManifestList,
   renderControllerManifests,
 } from '../../src/render/controller-manifests.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import {
   CONFIG_MAP,
   CTB,

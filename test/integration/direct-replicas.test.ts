@@ -24,7 +24,8 @@ import type { LeaderElectionTiming } from '../../src/kube/leader-election.js';
 import { CaStore } from '../../src/pki/ca-store.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { apiServerRequests } from '../support/apiserver-metrics.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { reportPullSecretDrift } from '../support/drift-report.js';
 import { captureLogs, type CapturedLogs } from '../support/log-capture.js';
 import {

@@ -21,7 +21,8 @@ import { freePort } from '../../src/envtest/free-port.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import type { LeaderElectionTiming } from '../../src/kube/leader-election.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { reportPullSecretDrift } from '../support/drift-report.js';
 import {
   coreOf,

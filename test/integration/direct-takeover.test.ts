@@ -36,7 +36,8 @@ import {
 } from '../../src/pki/serving-policy.js';
 import { renderKimManifests } from '../../src/render/kim-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from '../support/fixtures.js';
 import {
   createRuntimeBootstrapper,

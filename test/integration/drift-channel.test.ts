@@ -17,7 +17,8 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { applyObjects } from '../../src/kube/apply.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import {
   CTB_NAME,
   RB_PATH,

@@ -12,7 +12,8 @@ import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, WEBHOOK_TLS_SECRET } from '../..
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import type { ServingPolicy } from '../../src/pki/serving-policy.js';
 import { renderKimManifests } from '../../src/render/kim-manifests.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { dockerConfig } from '../support/kcp.js';
 import {

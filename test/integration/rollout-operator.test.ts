@@ -4,7 +4,8 @@ import { RESUME_ANNOTATION, rolloutPolicyPath } from '../../src/api/rollout-poli
 import { runStatus } from '../../src/cli/commands/status-action.js';
 import type { FleetStatus } from '../../src/controller/rollout/fleet-status.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { markDeploymentAvailable } from '../support/kcp.js';
 import { RolloutFleet } from '../support/rollout-fleet.js';
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { runStatus } from '../../src/cli/commands/status-action.js';
 import type { FleetStatus } from '../../src/controller/rollout/fleet-status.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { coreOf, markDeploymentAvailable } from '../support/kcp.js';
 import { RolloutFleet, config } from '../support/rollout-fleet.js';
 

@@ -26,7 +26,8 @@ import {
   type CleanupLogger,
 } from '../../src/webhook/upstream-cleanup.js';
 import { UPSTREAM_LEFTOVERS } from '../../src/webhook/upstream-leftovers.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { asWebhookServiceAccount, clientAs } from '../support/kcp.js';
 import {
   gardenerCertManagementCrds,

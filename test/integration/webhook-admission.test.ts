@@ -2,7 +2,8 @@ import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText, seedPodAfter, seedPodBefore } from '../support/fixtures.js';
 import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
 

@@ -16,7 +16,8 @@ import {
 } from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { TERMINATION_GRACE_SECONDS } from '../../src/webhook/serving-limits.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { podReview, seedConfigText, seedPodBefore } from '../support/fixtures.js';
 import { httpsCall } from '../support/https-call.js';
 

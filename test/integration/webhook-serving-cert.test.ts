@@ -21,7 +21,8 @@ import { issuedBy, parseCertificates } from '../../src/pki/pem-certificates.js';
 import type { ServingPolicy } from '../../src/pki/serving-policy.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp } from '../../src/webhook/webhook-app.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from '../support/fixtures.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });

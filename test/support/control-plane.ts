@@ -20,26 +20,6 @@ export function useControlPlane(options: ControlPlaneOptions = {}): () => Contro
   };
 }
 
-/** Polls `fn` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  fn: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 15_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await fn();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
-}
-
 /** Whether a PID still runs (zombies included as gone). */
 export function isRunning(pid: number): boolean {
   try {

@@ -28,7 +28,7 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { markDeploymentAvailable as markAvailable } from '../../src/local/simulated-kubelet.js';
-import { eventually } from './control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from './fixtures.js';
 
 /** The seed's trust bundle name and its signer. */

@@ -18,7 +18,7 @@ import type { ControlPlane } from '../../src/envtest/control-plane.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
-import { eventually } from './control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from './fixtures.js';
 import {
   RB_PATH,

@@ -25,7 +25,7 @@ import type { ServingPolicy } from '../../src/pki/serving-policy.js';
 import type { ServingCertIssuer } from '../../src/webhook/serving-cert/serving-cert-keeper.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp } from '../../src/webhook/webhook-app.js';
-import { eventually } from './control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { asWebhookServiceAccount } from './kcp.js';
 
 /** The Service's DNS name, as the API server calls it. */

@@ -10,7 +10,7 @@ import {
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { silentLogger, type Logger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp, type WebhookAppOptions } from '../../src/webhook/webhook-app.js';
-import { eventually } from './control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
 
 /** A webhook running in this process against a real cluster, with its own serving PKI. */
 export interface TestWebhook {

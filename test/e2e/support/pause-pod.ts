@@ -1,5 +1,5 @@
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
-import { eventually } from '../../support/control-plane.js';
+import { eventually } from '../../../src/envtest/eventually.js';
 
 /** Creates a Pod running the node's own pause image (never pulled) and waits until it runs. */
 export async function startPausePod(core: CoreV1Api, image: string, name = 'pause'): Promise<V1Pod> {

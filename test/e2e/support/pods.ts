@@ -1,5 +1,5 @@
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { eventually } from '../../support/control-plane.js';
+import { eventually } from '../../../src/envtest/eventually.js';
 
 /** Bounds, not assertions on speed: a cold image pull on a busy 2-core machine takes a while. */
 export const POD_READY_MS = 180_000;

@@ -17,7 +17,7 @@ import { renderKimManifests } from '../../../src/render/kim-manifests.js';
 import { renderWebhookManifests, webhookManifestList } from '../../../src/render/webhook-manifests.js';
 import { packageVersion } from '../../../src/version.js';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
-import { eventually } from '../../support/control-plane.js';
+import { eventually } from '../../../src/envtest/eventually.js';
 import { seedConfigText } from '../../support/fixtures.js';
 import { kimConfigure, kimInstall, type KimSources } from '../../support/kim-installer.js';
 import { useNodeLandscape, type NodeLandscape } from './node-landscape.js';
