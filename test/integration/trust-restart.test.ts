@@ -28,7 +28,7 @@ import {
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
-import type { RestartPacing } from '../../src/webhook/trust-restart/restart-pass.js';
+import type { RestartPacing } from '../../src/webhook/trust-restart/restart-actions.js';
 import type { TrustRestarter } from '../../src/webhook/trust-restart/trust-restarter.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
@@ -133,7 +133,7 @@ describe('the trust-bundle restarter', () => {
       await passes(hook.restarter);
       assert.deepEqual(await w.template('Deployment', ns, 'web'), initial);
       assert.equal((await w.template('StatefulSet', ns, 'db')).hash, undefined);
-      assert.equal(hook.restarter.lastPlan()?.oldBundlePods, 0);
+      assert.equal(hook.restarter.lastPlan()?.stalePods, 0);
       const status = await eventually(async () => {
         const d = await w.apps.readNamespacedDeployment({
           name: WEBHOOK_DEPLOYMENT,
@@ -239,7 +239,7 @@ describe('the trust-bundle restarter', () => {
         await w.completeRollout(kind, ns, name, current.hash);
       }
       await passes(hook.restarter, 3);
-      assert.equal(hook.restarter.lastPlan()?.oldBundlePods, 0);
+      assert.equal(hook.restarter.lastPlan()?.stalePods, 0);
       assert.equal(await metric(hook, 'rtb_trust_restart_owners_restarted_total'), 3);
       assert.equal(await metric(hook, 'rtb_trust_restart_evictions_total'), 0);
       for (const [kind, name] of order)
