@@ -28,6 +28,7 @@ import {
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import type { RestartPacing } from '../../src/webhook/trust-restart/restart-actions.js';
 import type { TrustRestarter } from '../../src/webhook/trust-restart/trust-restarter.js';
 import { eventually, useControlPlane } from '../support/control-plane.js';
@@ -56,6 +57,7 @@ async function replica(
 ): Promise<TestWebhook & { restarter: TrustRestarter }> {
   const hook = await startTestWebhook(cluster, {
     kubeConfig: sa,
+    ...(process.env.TRUST_DEBUG ? { logger: createLogger({ level: 'debug' }) } : {}),
     trustRestart: {
       namespace: RUNTIME_NAMESPACE,
       identity: `replica-${seq++}`,
@@ -86,6 +88,13 @@ async function metric(hook: TestWebhook, name: string): Promise<number> {
 async function namespace(name: string): Promise<string> {
   await w.core.createNamespace({ body: { metadata: { name } } });
   return name;
+}
+
+/** Whether every Pod of `ns` whose name starts with `prefix` carries our label (and there is one). */
+async function labelledIn(ns: string, prefix: string): Promise<boolean> {
+  const pods = await w.core.listNamespacedPod({ namespace: ns });
+  const mine = pods.items.filter((p) => p.metadata?.name?.startsWith(prefix));
+  return mine.length > 0 && mine.every((p) => p.metadata?.labels?.[CTB_MOUNTED_LABEL] === 'true');
 }
 
 const patched = async (kind: Kind, ns: string, name: string): Promise<boolean> =>
@@ -119,7 +128,9 @@ describe('the trust-bundle restarter', () => {
     const ns = await namespace('first');
     await w.create('Deployment', ns, 'web', 2, current.hash);
     await w.create('StatefulSet', ns, 'db', 2, current.hash);
-    // Stamped by an upstream install: the annotation, no label.
+    // Stamped by an upstream install: the annotation and the bundle's volume, no label.
+    await w.create('Deployment', ns, 'legacy', 2, current.hash, { upstream: true });
+    // The annotation alone (copied, no mount): never ours to judge.
     await w.core.createNamespacedPod({
       namespace: ns,
       body: {
@@ -130,10 +141,20 @@ describe('the trust-bundle restarter', () => {
     const initial = await w.template('Deployment', ns, 'web');
     const hook = await replica();
     try {
+      await eventually(
+        async () => ((await labelledIn(ns, 'legacy-')) ? true : undefined),
+        30_000,
+        'the upstream-stamped Pods labelled',
+      );
       await passes(hook.restarter);
       assert.deepEqual(await w.template('Deployment', ns, 'web'), initial);
+      assert.deepEqual(await w.template('Deployment', ns, 'legacy'), { generation: 1 });
       assert.equal((await w.template('StatefulSet', ns, 'db')).hash, undefined);
-      assert.equal(hook.restarter.lastPlan()?.stalePods, 0);
+      const bystander = await w.core.readNamespacedPod({ name: 'upstream', namespace: ns });
+      assert.equal(bystander.metadata?.labels?.[CTB_MOUNTED_LABEL], undefined);
+      const plan = hook.restarter.lastPlan();
+      assert.equal(plan?.stalePods, 0);
+      assert.ok(plan?.optedOut.length === 0 && plan.bare.length === 0);
       const status = await eventually(async () => {
         const d = await w.apps.readNamespacedDeployment({
           name: WEBHOOK_DEPLOYMENT,
@@ -347,10 +368,49 @@ describe('the trust-bundle restarter', () => {
       );
       assert.deepEqual(
         plan.optedOut.map((p) => p.name),
-        ['reloads-itself'],
+        ['quiet-0', 'quiet-1', 'reloads-itself'],
+        'opted out on the Pod, or on its owner (read once)',
       );
+      assert.equal(plan.stalePods, 1, 'only the bare Pod: opted-out ones are not stale');
+      assert.equal(await metric(hook, 'rtb_trust_restart_stale_pods'), 1);
+      assert.equal(await metric(hook, 'rtb_trust_restart_opted_out_pods'), 3);
       assert.equal(await metric(hook, 'rtb_trust_restart_evictions_total'), 1);
       assert.equal(await metric(hook, 'rtb_trust_restart_bare_pods'), 1);
+    } finally {
+      await hook.stop();
+      await w.clear(ns);
+    }
+  });
+
+  test('Pods an upstream install stamped (no label) are labelled and, once stale, restarted through their owner', async () => {
+    const ns = await namespace('upstream');
+    const old = current.hash;
+    await w.create('Deployment', ns, 'legacy', 2, old, { upstream: true });
+    const hook = await replica();
+    try {
+      await eventually(
+        async () => ((await labelledIn(ns, 'legacy-')) ? true : undefined),
+        30_000,
+        'labelled on becoming active',
+      );
+      // Stamped while this replica is active: labelled by the scan at the bundle change.
+      await w.create('Deployment', ns, 'late', 1, old, { upstream: true });
+      await passes(hook.restarter, 2);
+      assert.equal(await labelledIn(ns, 'late-'), false);
+      await rotate();
+      for (const name of ['late', 'legacy']) {
+        await eventually(
+          async () => ((await patched('Deployment', ns, name)) ? true : undefined),
+          30_000,
+          `${name} restarted`,
+        );
+        await w.completeRollout('Deployment', ns, name, current.hash);
+      }
+      assert.ok(await labelledIn(ns, 'late-'));
+      await passes(hook.restarter, 3);
+      assert.equal(hook.restarter.lastPlan()?.stalePods, 0);
+      for (const name of ['late', 'legacy'])
+        assert.equal((await w.template('Deployment', ns, name)).generation, 2, `${name} once`);
     } finally {
       await hook.stop();
       await w.clear(ns);
