@@ -142,8 +142,10 @@ export function restartKeyOf(
   return workload === undefined ? evictionKey(pod) : workloadKey(workload);
 }
 
-const byName = (a: PodFacts, b: PodFacts): number =>
-  a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
+// Kubernetes names are ASCII: code-unit order is their order, and far cheaper than a collation.
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+const byName = (a: PodFacts, b: PodFacts): number => cmp(a.namespace, b.namespace) || cmp(a.name, b.name);
 
 /**
  * Groups the stale Pods by what restarts them; see the file comment. `optedOutOwners` holds the
@@ -203,7 +205,7 @@ export function planRestarts(
     })),
     ...evictions.map((pod) => ({ kind: 'evict' as const, key: evictionKey(pod), pod })),
   ];
-  targets.sort((a, b) => targetOrder(a).localeCompare(targetOrder(b)));
+  targets.sort((a, b) => cmp(targetOrder(a), targetOrder(b)));
   return {
     staleByNamespace,
     stalePods,

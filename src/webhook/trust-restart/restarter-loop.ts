@@ -15,7 +15,7 @@ import type { EventRecorder } from '../../kube/event-recorder.js';
 import { KubeListWatch } from '../../kube/list-watch.js';
 import { Reflector } from '../../kube/reflector.js';
 import { WorkQueue, type HandlerResult } from '../../kube/work-queue.js';
-import { podFactsOf, slimPod, type SlimPod } from './pod-facts.js';
+import { podFactsOf, slimPod, type PodFacts, type SlimPod } from './pod-facts.js';
 import type { RestartPacing } from './restart-actions.js';
 import type { RestartCalls } from './restart-calls.js';
 import type { RestartMetrics } from './restart-metrics.js';
@@ -56,9 +56,17 @@ export async function runActive(o: ActiveOptions): Promise<void> {
     transform: slimPod,
     logger: o.log,
   });
+  // The facts of each cached Pod object, made once: a plan reads every Pod, and the cache
+  // replaces an object on each change, so an entry lives exactly as long as its Pod's version.
+  const known = new WeakMap<SlimPod, PodFacts>();
+  const factsOf = (pod: SlimPod): PodFacts => {
+    let facts = known.get(pod);
+    if (facts === undefined) known.set(pod, (facts = podFactsOf(pod)));
+    return facts;
+  };
   const work = new RestartWork({ ...o, logger: o.log }, (namespace, name) => {
     const pod = pods.store.get(`${namespace}/${name}`);
-    return pod === undefined ? undefined : podFactsOf(pod);
+    return pod === undefined ? undefined : factsOf(pod);
   });
   const queue = new WorkQueue({
     name: 'trust-restarter',
@@ -66,7 +74,7 @@ export async function runActive(o: ActiveOptions): Promise<void> {
   });
   const changed = (pod: SlimPod, deleted: boolean): void => {
     queue.add(PLAN);
-    for (const key of work.keysFor(podFactsOf(pod), deleted)) queue.add(key);
+    for (const key of work.keysFor(factsOf(pod), deleted)) queue.add(key);
   };
   pods.addEventHandler({
     onAdd: (p) => {
@@ -100,7 +108,7 @@ export async function runActive(o: ActiveOptions): Promise<void> {
     const since = Number.isNaN(bundle.changedAtMs)
       ? bundle.seenAtMs
       : Math.min(bundle.changedAtMs, bundle.seenAtMs);
-    const facts = pods.store.list().map(podFactsOf);
+    const facts = pods.store.list().map(factsOf);
     // New Pods may get the old content until the delay has passed (kubelet's cache).
     const out = await work.plan(
       { ...bundle, lagMs: o.pacing.delayMs, notBeforeMs: since + o.pacing.delayMs },
