@@ -153,8 +153,8 @@ describe('the trust-bundle restarter', () => {
       const bystander = await w.core.readNamespacedPod({ name: 'upstream', namespace: ns });
       assert.equal(bystander.metadata?.labels?.[CTB_MOUNTED_LABEL], undefined);
       const plan = hook.restarter.lastPlan();
-      assert.equal(plan?.stalePods, 0);
-      assert.ok(plan?.optedOut.length === 0 && plan.bare.length === 0);
+      assert.ok(plan);
+      assert.deepEqual([plan.stalePods, plan.optedOut.length, plan.bare.length], [0, 0, 0]);
       const status = await eventually(async () => {
         const d = await w.apps.readNamespacedDeployment({
           name: WEBHOOK_DEPLOYMENT,
