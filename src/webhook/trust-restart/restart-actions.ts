@@ -1,14 +1,15 @@
 /**
- * The restarter's two writes, each with what makes it visible: the Pod-template annotation on a
- * workload (a counted restart and an Event on the owner), and an eviction (counted, an Event on
- * the Pod; a refusal by a PodDisruptionBudget counted and logged). Never a Pod delete.
+ * The restarter's I/O besides its Pod cache: its two writes, each with what makes it visible (the
+ * Pod-template annotation on a workload: a counted restart and an Event on the owner; an
+ * eviction: counted, an Event on the Pod, a refusal by a PodDisruptionBudget counted and logged;
+ * never a Pod delete), the reads of ReplicaSets' owners, and the report of bare Pods.
  */
 import type { Logger } from 'pino';
 import type { EventRecorder } from '../../kube/event-recorder.js';
-import type { PodFacts } from './pod-facts.js';
 import type { EvictionResult, RestartCalls } from './restart-calls.js';
 import type { RestartMetrics } from './restart-metrics.js';
-import type { WorkloadRef } from './restart-plan.js';
+import { replicaSetKey, type ReplicaSetOwner, type WorkloadRef } from './restart-plan.js';
+import type { OwnerRef, PodFacts } from './pod-facts.js';
 
 /** Pacing settings. */
 export interface RestartPacing {
@@ -76,4 +77,34 @@ export async function evictPod(c: WorkContext, pod: PodFacts, hash: string): Pro
     });
   }
   return result;
+}
+
+/** Bare Pods are never touched: each is reported once per bundle (`reported` holds their keys). */
+export function reportBare(c: WorkContext, bare: readonly PodFacts[], reported: Set<string>): void {
+  for (const pod of bare) {
+    const target = `Pod/${pod.namespace}/${pod.name}`;
+    if (reported.has(target)) continue;
+    reported.add(target);
+    c.logger.warn(
+      { target },
+      'a Pod without an owner runs an older trust bundle; not restarted (recreate it to pick up the new bundle)',
+    );
+  }
+}
+
+const REPLICA_SET_READS_AT_ONCE = 8;
+
+/** Reads the owner of each ReplicaSet in `wanted` into `known`, a few at once. */
+export async function resolveReplicaSets(
+  c: WorkContext,
+  wanted: readonly { readonly namespace: string; readonly owner: OwnerRef }[],
+  known: Map<string, ReplicaSetOwner>,
+): Promise<void> {
+  for (let i = 0; i < wanted.length; i += REPLICA_SET_READS_AT_ONCE)
+    await Promise.all(
+      wanted.slice(i, i + REPLICA_SET_READS_AT_ONCE).map(async ({ namespace, owner }) => {
+        const found = await c.calls.replicaSetOwner(namespace, owner);
+        if (found !== undefined) known.set(replicaSetKey(namespace, owner), found);
+      }),
+    );
 }

@@ -61,3 +61,17 @@ export function nextLookMs(slot: Slot, nowMs: number, deadlineMs: number, pollMs
   const left = (slot.startedAtMs ?? nowMs) + deadlineMs - nowMs;
   return Math.max(1, Math.min(pollMs, left));
 }
+
+/**
+ * When the next plan is due at the latest: the end of the delay (`notBeforeMs`, 0 when nothing
+ * waits for it) or of the first rest that ends (`restUntil`, epoch ms); undefined: none.
+ */
+export function replanAfter(
+  notBeforeMs: number,
+  restUntil: Iterable<number>,
+  nowMs: number,
+): { replanAfterMs?: number } {
+  let at = nowMs < notBeforeMs ? notBeforeMs : Number.POSITIVE_INFINITY;
+  for (const until of restUntil) at = Math.min(at, until);
+  return Number.isFinite(at) ? { replanAfterMs: Math.max(1, at - nowMs) } : {};
+}

@@ -8,12 +8,17 @@
  * backoff) and says when; nothing here sleeps or keeps a timer.
  */
 import type { PodFacts } from './pod-facts.js';
-import { evictPod, restartWorkload, type WorkContext } from './restart-actions.js';
-import { admit, nextLookMs, slotState, type Slot } from './restart-pacer.js';
+import {
+  evictPod,
+  reportBare,
+  resolveReplicaSets,
+  restartWorkload,
+  type WorkContext,
+} from './restart-actions.js';
+import { admit, nextLookMs, replanAfter, slotState, type Slot } from './restart-pacer.js';
 import {
   evictionKey,
   planRestarts,
-  replicaSetKey,
   replicaSetsToResolve,
   restartKeyOf,
   type BundleFacts,
@@ -63,7 +68,6 @@ const DEFAULT_POLL_MS = 2_000;
 /** The state of one leadership term; see the file comment. */
 export class RestartWork {
   private hash: string | undefined;
-  private notBeforeMs = 0;
   /** Restarts holding a slot (admitted or under way). */
   private readonly slots = new Map<string, Slot>();
   /** Keys left alone for this bundle, until when (epoch ms). */
@@ -106,13 +110,10 @@ export class RestartWork {
   /** Judges the cached Pods and admits what may start; see the file comment. */
   async plan(bundle: PassBundle, pods: readonly PodFacts[], nowMs: number): Promise<PlanOutcome> {
     this.follow(bundle);
-    for (const { namespace, owner } of replicaSetsToResolve(pods, bundle, this.replicaSets)) {
-      const found = await this.c.calls.replicaSetOwner(namespace, owner);
-      if (found !== undefined) this.replicaSets.set(replicaSetKey(namespace, owner), found);
-    }
+    await resolveReplicaSets(this.c, replicaSetsToResolve(pods, bundle, this.replicaSets), this.replicaSets);
     const plan = planRestarts(bundle, pods, this.replicaSets, this.optedOutOwners);
     this.targets = new Map(plan.targets.map((t) => [t.key, t]));
-    this.reportBare(plan, nowMs >= bundle.notBeforeMs);
+    if (nowMs >= bundle.notBeforeMs) reportBare(this.c, plan.bare, this.reportedBare);
     for (const [key, uids] of this.completed) {
       const t = this.targets.get(key);
       // New stale Pods (the rollout's own, or after a newer bundle): judged anew.
@@ -139,7 +140,7 @@ export class RestartWork {
     return {
       plan,
       run: [...admitted.map((t) => t.key), ...looks],
-      ...this.replanAfter(plan, nowMs),
+      ...replanAfter(plan.targets.length > 0 ? bundle.notBeforeMs : 0, this.settled.values(), nowMs),
     };
   }
 
@@ -152,7 +153,6 @@ export class RestartWork {
   }
 
   private follow(bundle: PassBundle): void {
-    this.notBeforeMs = bundle.notBeforeMs;
     if (bundle.hash === this.hash) return;
     // A new bundle: everything is judged anew; restarts holding a slot keep it.
     this.hash = bundle.hash;
@@ -162,28 +162,6 @@ export class RestartWork {
     this.firstLooks.clear();
     this.completed.clear();
     this.reportedBare.clear();
-  }
-
-  /** When the next plan is due at the latest: the delay's end, or a rest's end. */
-  private replanAfter(plan: RestartPlan, nowMs: number): { replanAfterMs?: number } {
-    let at = FOREVER;
-    if (plan.targets.length > 0 && nowMs < this.notBeforeMs) at = this.notBeforeMs;
-    for (const until of this.settled.values()) at = Math.min(at, until);
-    return Number.isFinite(at) ? { replanAfterMs: Math.max(1, at - nowMs) } : {};
-  }
-
-  /** Bare Pods are never touched: each is reported once per bundle, once restarts may begin. */
-  private reportBare(plan: RestartPlan, due: boolean): void {
-    if (!due) return;
-    for (const pod of plan.bare) {
-      const key = evictionKey(pod);
-      if (this.reportedBare.has(key)) continue;
-      this.reportedBare.add(key);
-      this.c.logger.warn(
-        { target: key },
-        'a Pod without an owner runs an older trust bundle; not restarted (recreate it to pick up the new bundle)',
-      );
-    }
   }
 
   /** The first read of a workload with stale Pods: an opt-out counts at once. */

@@ -13,6 +13,7 @@ import type { Registry } from 'prom-client';
 import { RESTARTER_LEASE } from '../../api/trust-stamp.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { createEventRecorder, type EventRecorder } from '../../kube/event-recorder.js';
+import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 import { LeaderElector, type LeaderElectionTiming } from '../../kube/leader-election.js';
 import { countedCalls, restartCalls, type RestartCalls } from './restart-calls.js';
 import type { RestartPacing } from './restart-actions.js';
@@ -72,10 +73,13 @@ export function startTrustRestarter(o: TrustRestarterOptions): TrustRestarter {
   const identity = o.identity ?? `${process.env.POD_NAME ?? hostname()}_${randomUUID()}`;
   const metrics = createRestartMetrics(o.registry);
   const pacing = { ...DEFAULT_RESTART_PACING, ...o.pacing };
+  // The restarter's requests (reads, patches, evictions, labels, Events) reuse their connections:
+  // a TLS handshake each would cost more than the request, hundreds of times per bundle change.
+  const access = new KeepAliveAccess(o.access);
   const events =
     o.events ??
     createEventRecorder({
-      kubeConfig: o.access,
+      kubeConfig: access,
       namespace: o.namespace,
       reportingController: 'rt-bootstrapper.kyma-project.io/trust-restarter',
       reportingInstance: identity.slice(0, 128),
@@ -102,7 +106,8 @@ export function startTrustRestarter(o: TrustRestarterOptions): TrustRestarter {
         metrics,
         events,
         pacing,
-        calls: countedCalls(o.calls ?? restartCalls(o.access), (call) => {
+        access,
+        calls: countedCalls(o.calls ?? restartCalls(access), (call) => {
           metrics.requests.inc({ call });
         }),
         signal,
@@ -123,6 +128,7 @@ export function startTrustRestarter(o: TrustRestarterOptions): TrustRestarter {
     async stop() {
       await elector.stop();
       await events.flush();
+      access.close();
     },
   };
 }
