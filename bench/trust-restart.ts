@@ -256,7 +256,7 @@ export async function runTrustRestart(say: (line: string) => void = print): Prom
     while (patchedAt.size < owners) await sleep(100);
     const restarterMs = Math.max(...patchedAt.values()) - t;
     const text = await metricsText(hook, tls);
-    const calls = ['replicaSetOwner', 'readWorkload', 'annotateTemplate', 'evict'];
+    const calls = ['replicaSetOwner', 'readWorkload', 'annotateTemplate', 'evict', 'labelPod'];
     const requestsPerOwner = Object.fromEntries(
       calls.map((call) => [
         call,

@@ -51,6 +51,23 @@ export interface RuntimeBootstrapperSpec {
   paused?: boolean;
 }
 
+/**
+ * What the runtime's trust-bundle restarter last reported (docs/trust-restart.md), as read from
+ * its annotation on the webhook Deployment.
+ */
+export interface TrustRestartSummary {
+  /** The first 12 hex digits of the SHA-256 of the bundle in force on the runtime. */
+  bundle: string;
+  /** Pods still on an older bundle (bare ones included, opted-out ones not). */
+  stalePods: number;
+  /** Of those, Pods without an owner: never restarted. */
+  barePods?: number;
+  /** Pods on an older bundle that opted out of restarts (they reload the file themselves). */
+  optedOutPods?: number;
+  /** When the restarter counted (RFC 3339). */
+  reportedAt?: string;
+}
+
 /** `status` of a RuntimeBootstrapper. */
 export interface RuntimeBootstrapperStatus {
   state?: BootstrapperState;
@@ -66,6 +83,8 @@ export interface RuntimeBootstrapperStatus {
   refusal?: string;
   /** The RolloutPolicy wave this runtime belongs to. */
   rolloutWave?: string;
+  /** How many Pods on the runtime still run an older trust bundle. */
+  trustRestart?: TrustRestartSummary;
   conditions?: Condition[];
 }
 

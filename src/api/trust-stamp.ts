@@ -43,11 +43,17 @@ export const TRUST_STATUS_ANNOTATION = 'rt-bootstrapper.kyma-project.io/trust-re
 export interface TrustRestartStatus {
   /** The first 12 hex digits of the bundle hash in force. */
   readonly bundle: string;
-  /** Pods carrying the mount that still run an older bundle (opted-out ones included). */
+  /** Pods carrying the mount that still run an older bundle, opted-out ones not included. */
   readonly stalePods: number;
+  /** Of {@link stalePods}, those without an owner: never restarted (their creator replaces them). */
+  readonly barePods?: number;
+  /** Pods on an older bundle that opted out of restarts (they reload the file themselves). */
+  readonly optedOutPods?: number;
   /** When this was counted (RFC 3339). */
   readonly at: string;
 }
+
+const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
 /**
  * The status the restarter wrote on the webhook Deployment (its annotations), or undefined when
@@ -59,11 +65,16 @@ export function readTrustStatus(
   const text = annotations?.[TRUST_STATUS_ANNOTATION];
   if (text === undefined) return undefined;
   try {
-    const v = JSON.parse(text) as Partial<Record<keyof TrustRestartStatus, unknown>>;
-    if (typeof v.bundle !== 'string' || typeof v.at !== 'string') return undefined;
-    if (typeof v.stalePods !== 'number' || !Number.isInteger(v.stalePods) || v.stalePods < 0)
-      return undefined;
-    return { bundle: v.bundle, stalePods: v.stalePods, at: v.at };
+    const v = JSON.parse(text) as Partial<Record<keyof TrustRestartStatus, unknown>> | null;
+    if (typeof v?.bundle !== 'string' || typeof v.at !== 'string' || !count(v.stalePods)) return undefined;
+    return {
+      bundle: v.bundle,
+      stalePods: v.stalePods,
+      // Optional: a release that does not write them is still read.
+      ...(count(v.barePods) ? { barePods: v.barePods } : {}),
+      ...(count(v.optedOutPods) ? { optedOutPods: v.optedOutPods } : {}),
+      at: v.at,
+    };
   } catch {
     return undefined;
   }

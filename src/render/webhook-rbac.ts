@@ -71,14 +71,15 @@ export function webhookClusterRules(pullSecret: string, namespace: string): V1Po
 /**
  * The trust-bundle stamp and restarter (docs/trust-restart.md): read ClusterTrustBundles (public
  * certificates; the name comes from the config, unknown when rendering); list and watch Pods (the
- * restarter's label selector); read ReplicaSets (a Pod's Deployment); read and patch the three
+ * restarter's label selector), and patch them (our label on Pods an upstream install stamped,
+ * a merge patch of labels alone); read ReplicaSets (a Pod's Deployment); read and patch the three
  * rollable kinds (one annotation on their Pod template; the status annotation on our own
  * Deployment); evict Pods of other owners. Never a Pod delete.
  */
 export function trustRestartRules(): V1PolicyRule[] {
   return [
     { apiGroups: ['certificates.k8s.io'], resources: ['clustertrustbundles'], verbs: read() },
-    { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'patch'] },
     { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
     { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['get'] },
     {

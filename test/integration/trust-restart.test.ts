@@ -28,7 +28,8 @@ import {
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
-import type { RestartPacing } from '../../src/webhook/trust-restart/restart-pass.js';
+import { createLogger } from '../../src/telemetry/logger.js';
+import type { RestartPacing } from '../../src/webhook/trust-restart/restart-actions.js';
 import type { TrustRestarter } from '../../src/webhook/trust-restart/trust-restarter.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
@@ -51,12 +52,25 @@ async function rotate(): Promise<string> {
   return current.hash;
 }
 
+/**
+ * Makes Pods current however fast the tests run: `make` creates them stamped with a new bundle,
+ * then that bundle is put in force. Created before its change, they are never taken for Pods
+ * made within the delay after it (which may have been given the old file).
+ */
+async function currentAfter(make: (hash: string) => Promise<void>): Promise<void> {
+  const next = await newBundleText();
+  await make(next.hash);
+  current = next;
+  await putBundle(admin, next.pem);
+}
+
 /** A webhook replica with the restarter on, under the ServiceAccount. */
 async function replica(
   pacing: Partial<RestartPacing> = {},
 ): Promise<TestWebhook & { restarter: TrustRestarter }> {
   const hook = await startTestWebhook(cluster, {
     kubeConfig: sa,
+    ...(process.env.TRUST_DEBUG ? { logger: createLogger({ level: 'debug' }) } : {}),
     trustRestart: {
       namespace: RUNTIME_NAMESPACE,
       identity: `replica-${seq++}`,
@@ -89,6 +103,13 @@ async function namespace(name: string): Promise<string> {
   return name;
 }
 
+/** Whether every Pod of `ns` whose name starts with `prefix` carries our label (and there is one). */
+async function labelledIn(ns: string, prefix: string): Promise<boolean> {
+  const pods = await w.core.listNamespacedPod({ namespace: ns });
+  const mine = pods.items.filter((p) => p.metadata?.name?.startsWith(prefix));
+  return mine.length > 0 && mine.every((p) => p.metadata?.labels?.[CTB_MOUNTED_LABEL] === 'true');
+}
+
 const patched = async (kind: Kind, ns: string, name: string): Promise<boolean> =>
   (await w.template(kind, ns, name)).hash === current.hash;
 
@@ -118,23 +139,37 @@ describe('the trust-bundle restarter', () => {
 
   test('a first start on Pods stamped with the current bundle (ours or upstream’s) restarts nothing', async () => {
     const ns = await namespace('first');
-    await w.create('Deployment', ns, 'web', 2, current.hash);
-    await w.create('StatefulSet', ns, 'db', 2, current.hash);
-    // Stamped by an upstream install: the annotation, no label.
-    await w.core.createNamespacedPod({
-      namespace: ns,
-      body: {
-        metadata: { name: 'upstream', annotations: { [CTB_HASH_ANNOTATION]: current.hash } },
-        spec: { containers: [{ name: 'a', image: 'x' }] },
-      },
+    await currentAfter(async (hash) => {
+      await w.create('Deployment', ns, 'web', 2, hash);
+      await w.create('StatefulSet', ns, 'db', 2, hash);
+      // Stamped by an upstream install: the annotation and the bundle's volume, no label.
+      await w.create('Deployment', ns, 'legacy', 2, hash, { upstream: true });
+      // The annotation alone (copied, no mount): never ours to judge.
+      await w.core.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name: 'upstream', annotations: { [CTB_HASH_ANNOTATION]: hash } },
+          spec: { containers: [{ name: 'a', image: 'x' }] },
+        },
+      });
     });
     const initial = await w.template('Deployment', ns, 'web');
     const hook = await replica();
     try {
+      await eventually(
+        async () => ((await labelledIn(ns, 'legacy-')) ? true : undefined),
+        30_000,
+        'the upstream-stamped Pods labelled',
+      );
       await passes(hook.restarter);
       assert.deepEqual(await w.template('Deployment', ns, 'web'), initial);
+      assert.deepEqual(await w.template('Deployment', ns, 'legacy'), { generation: 1 });
       assert.equal((await w.template('StatefulSet', ns, 'db')).hash, undefined);
-      assert.equal(hook.restarter.lastPlan()?.oldBundlePods, 0);
+      const bystander = await w.core.readNamespacedPod({ name: 'upstream', namespace: ns });
+      assert.equal(bystander.metadata?.labels?.[CTB_MOUNTED_LABEL], undefined);
+      const plan = hook.restarter.lastPlan();
+      assert.ok(plan);
+      assert.deepEqual([plan.stalePods, plan.optedOut.length, plan.bare.length], [0, 0, 0]);
       const status = await eventually(async () => {
         const d = await w.apps.readNamespacedDeployment({
           name: WEBHOOK_DEPLOYMENT,
@@ -199,8 +234,11 @@ describe('the trust-bundle restarter', () => {
 
   test('a bundle change rolls a Deployment of 3 (with a PDB), a StatefulSet and a DaemonSet, one at a time', async () => {
     const ns = await namespace('roll');
-    const old = current.hash;
-    await w.create('Deployment', ns, 'web', 3, old);
+    await currentAfter(async (hash) => {
+      await w.create('Deployment', ns, 'web', 3, hash);
+      await w.create('StatefulSet', ns, 'db', 2, hash);
+      await w.create('DaemonSet', ns, 'agent', 2, hash);
+    });
     await admin.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({
       namespace: ns,
       body: {
@@ -208,8 +246,6 @@ describe('the trust-bundle restarter', () => {
         spec: { minAvailable: 2, selector: { matchLabels: { app: 'web' } } },
       },
     });
-    await w.create('StatefulSet', ns, 'db', 2, old);
-    await w.create('DaemonSet', ns, 'agent', 2, old);
     const webPods = (await w.podNames(ns)).filter((n) => n.startsWith('web-'));
     const hook = await replica();
     try {
@@ -240,7 +276,7 @@ describe('the trust-bundle restarter', () => {
         await w.completeRollout(kind, ns, name, current.hash);
       }
       await passes(hook.restarter, 3);
-      assert.equal(hook.restarter.lastPlan()?.oldBundlePods, 0);
+      assert.equal(hook.restarter.lastPlan()?.stalePods, 0);
       assert.equal(await metric(hook, 'rtb_trust_restart_owners_restarted_total'), 3);
       assert.equal(await metric(hook, 'rtb_trust_restart_evictions_total'), 0);
       for (const [kind, name] of order)
@@ -283,9 +319,8 @@ describe('the trust-bundle restarter', () => {
     });
     // A Pending Pod is evicted whatever its budget says; a running one is not.
     await w.markRunning(ns, 'once-0');
-    await w.core.createNamespacedPod({
-      namespace: ns,
-      body: stampedPod('once-fresh', { hash: current.hash, owner }),
+    await currentAfter(async (hash) => {
+      await w.core.createNamespacedPod({ namespace: ns, body: stampedPod('once-fresh', { hash, owner }) });
     });
     await w.core.createNamespacedPod({ namespace: ns, body: stampedPod('lonely', { hash: stale }) });
     await w.core.createNamespacedPod({
@@ -348,8 +383,12 @@ describe('the trust-bundle restarter', () => {
       );
       assert.deepEqual(
         plan.optedOut.map((p) => p.name),
-        ['reloads-itself'],
+        ['quiet-0', 'quiet-1', 'reloads-itself'],
+        'opted out on the Pod, or on its owner (read once)',
       );
+      assert.equal(plan.stalePods, 1, 'only the bare Pod: opted-out ones are not stale');
+      assert.equal(await metric(hook, 'rtb_trust_restart_stale_pods'), 1);
+      assert.equal(await metric(hook, 'rtb_trust_restart_opted_out_pods'), 3);
       assert.equal(await metric(hook, 'rtb_trust_restart_evictions_total'), 1);
       assert.equal(await metric(hook, 'rtb_trust_restart_bare_pods'), 1);
     } finally {
@@ -358,10 +397,54 @@ describe('the trust-bundle restarter', () => {
     }
   });
 
+  test('Pods an upstream install stamped (no label) are labelled and, once stale, restarted through their owner', async () => {
+    const ns = await namespace('upstream');
+    await currentAfter((hash) => w.create('Deployment', ns, 'legacy', 2, hash, { upstream: true }));
+    const hook = await replica();
+    try {
+      await eventually(
+        async () => ((await labelledIn(ns, 'legacy-')) ? true : undefined),
+        30_000,
+        'labelled on becoming active',
+      );
+      // Stamped while this replica is active: labelled by the scan at the bundle change.
+      await w.create('Deployment', ns, 'late', 1, current.hash, { upstream: true });
+      await passes(hook.restarter, 2);
+      assert.equal(await labelledIn(ns, 'late-'), false);
+      await rotate();
+      // One at a time, in the order they became known (the scan may label `late` after a plan).
+      const left = new Set(['late', 'legacy']);
+      while (left.size > 0) {
+        const name = await eventually(
+          async () => {
+            for (const n of left) if (await patched('Deployment', ns, n)) return n;
+            return undefined;
+          },
+          30_000,
+          `${[...left].join(' or ')} restarted`,
+        );
+        for (const other of left)
+          if (other !== name) assert.equal(await patched('Deployment', ns, other), false);
+        left.delete(name);
+        await w.completeRollout('Deployment', ns, name, current.hash);
+      }
+      assert.ok(await labelledIn(ns, 'late-'));
+      await passes(hook.restarter, 3);
+      assert.equal(hook.restarter.lastPlan()?.stalePods, 0);
+      for (const name of ['late', 'legacy'])
+        assert.equal((await w.template('Deployment', ns, name)).generation, 2, `${name} once`);
+    } finally {
+      await hook.stop();
+      await w.clear(ns);
+    }
+  });
+
   test('the active restarter stops mid-way: another replica takes over and restarts nothing twice', async () => {
     const ns = await namespace('failover');
-    await w.create('Deployment', ns, 'x', 2, current.hash);
-    await w.create('Deployment', ns, 'y', 2, current.hash);
+    await currentAfter(async (hash) => {
+      await w.create('Deployment', ns, 'x', 2, hash);
+      await w.create('Deployment', ns, 'y', 2, hash);
+    });
     const replicas = [await replica(), await replica()];
     try {
       await eventually(
@@ -400,8 +483,10 @@ describe('the trust-bundle restarter', () => {
 
   test('two bundle changes in quick succession restart each owner once', async () => {
     const ns = await namespace('quick');
-    await w.create('Deployment', ns, 'q', 2, current.hash);
-    await w.create('StatefulSet', ns, 's', 1, current.hash);
+    await currentAfter(async (hash) => {
+      await w.create('Deployment', ns, 'q', 2, hash);
+      await w.create('StatefulSet', ns, 's', 1, hash);
+    });
     const hook = await replica({ delayMs: 3_000, concurrency: 2 });
     try {
       await passes(hook.restarter, 2);

@@ -55,19 +55,41 @@ const template = (app: string, annotations: Record<string, string> = {}): V1PodT
   spec: { containers: [{ name: 'app', image: 'example.com/app:1' }] },
 });
 
+/** What {@link stampedPod} makes. */
+export interface StampOptions {
+  readonly hash?: string;
+  readonly owner?: V1OwnerReference;
+  readonly app?: string;
+  readonly annotations?: Record<string, string>;
+  /** As an upstream install stamps: the bundle's projected volume and the stamp, not our label. */
+  readonly upstream?: boolean;
+}
+
 /** A Pod as our admission leaves it: the mount label, and the stamp when `hash` is given. */
-export function stampedPod(
-  name: string,
-  o: { hash?: string; owner?: V1OwnerReference; app?: string; annotations?: Record<string, string> } = {},
-): V1Pod {
+export function stampedPod(name: string, o: StampOptions = {}): V1Pod {
+  const app: Record<string, string> = o.app ? { app: o.app } : {};
   return {
     metadata: {
       name,
-      labels: { [CTB_MOUNTED_LABEL]: 'true', ...(o.app ? { app: o.app } : {}) },
+      labels: o.upstream ? app : { [CTB_MOUNTED_LABEL]: 'true', ...app },
       annotations: { ...o.annotations, ...(o.hash ? { [CTB_HASH_ANNOTATION]: o.hash } : {}) },
       ...(o.owner ? { ownerReferences: [o.owner] } : {}),
     },
-    spec: { containers: [{ name: 'app', image: 'example.com/app:1' }] },
+    spec: {
+      containers: [{ name: 'app', image: 'example.com/app:1' }],
+      ...(o.upstream
+        ? {
+            volumes: [
+              {
+                name: 'rt-bootstrapper-certs',
+                projected: {
+                  sources: [{ clusterTrustBundle: { name: BUNDLE, path: 'kube-apiserver-serving.pem' } }],
+                },
+              },
+            ],
+          }
+        : {}),
+    },
   };
 }
 
@@ -96,7 +118,12 @@ export class Workloads {
     name: string,
     pods: number,
     hash: string,
-    o: { annotations?: Record<string, string>; templateAnnotations?: Record<string, string> } = {},
+    o: {
+      annotations?: Record<string, string>;
+      templateAnnotations?: Record<string, string>;
+      /** Its Pods as an upstream install stamps them (no label). */
+      upstream?: boolean;
+    } = {},
   ): Promise<void> {
     const metadata = { name, ...(o.annotations ? { annotations: o.annotations } : {}) };
     const selector = { matchLabels: { app: name } };
@@ -126,7 +153,7 @@ export class Workloads {
     for (let i = 0; i < pods; i++)
       await this.core.createNamespacedPod({
         namespace,
-        body: stampedPod(`${name}-${i}`, { hash, owner, app: name }),
+        body: stampedPod(`${name}-${i}`, { hash, owner, app: name, upstream: o.upstream ?? false }),
       });
   }
 

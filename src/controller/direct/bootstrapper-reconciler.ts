@@ -45,6 +45,8 @@ export interface ReconcilerDeps {
   /** The webhook registration and its certificate's extra names (tests: no kubelet runs Pods there). */
   readonly webhook?: WebhookTestRouting;
   readonly runtimeTimeoutMs?: number;
+  /** How often a trust-bundle rotation under way is looked at (default 30 s). */
+  readonly trustPollMs?: number;
   /** The rollout: which set and release each runtime gets (all the live ones when undefined). */
   readonly rollout?: RolloutChooser;
   /** Told after every reconcile (drift repair latency). */
@@ -153,6 +155,7 @@ export class BootstrapperReconciler {
       servingWrites: 0,
       wakeAfterMs: undefined,
       ...(servingCurrentUntil !== undefined ? { servingCurrentUntil } : {}),
+      ...(this.d.trustPollMs !== undefined ? { trustPollMs: this.d.trustPollMs } : {}),
     };
     const outcome = await runStateMachine(sFnInitialize, ctx);
     if (!fence()) {

@@ -59,6 +59,8 @@ export interface DirectModeOptions {
     readonly renewBeforeMs?: number;
   };
   readonly runtimeTimeoutMs?: number;
+  /** How often a runtime's trust-bundle rotation under way is looked at (default 30 s; tests). */
+  readonly trustPollMs?: number;
   /**
    * Progressive rollout (docs/rollout.md): the RolloutPolicy to follow, if it exists; off when
    * undefined (every runtime gets every change at once).

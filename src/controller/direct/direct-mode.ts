@@ -131,6 +131,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     logger: log,
     ...(rollout ? { rollout } : {}),
     ...(o.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: o.runtimeTimeoutMs } : {}),
+    ...(o.trustPollMs !== undefined ? { trustPollMs: o.trustPollMs } : {}),
     onReconciled: (key, ok) => {
       drift.reconciled(key, ok);
     },

@@ -1,4 +1,5 @@
 import type { KubernetesObject, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import { readTrustStatus, type TrustRestartStatus } from '../../api/trust-stamp.js';
 import { readReport, WEBHOOK_STATUS_CONFIG_MAP, type WebhookStatusReport } from '../../api/webhook-status.js';
 import { applyObjects } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
@@ -32,10 +33,15 @@ import type { ServingView } from './serving-certificate.js';
 export interface DeploymentReadiness {
   readonly ready: boolean;
   readonly message: string;
+  /** The trust-bundle restarter's report on the same Deployment (same read), if any. */
+  readonly trust?: TrustRestartStatus;
 }
 
 interface Deployment {
-  readonly metadata?: { readonly generation?: number };
+  readonly metadata?: {
+    readonly generation?: number;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
   readonly spec?: { readonly replicas?: number };
   readonly status?: {
     readonly observedGeneration?: number;
@@ -136,8 +142,10 @@ export class RuntimeInstaller {
     const s = d.status ?? {};
     const observed = (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0);
     const ready = observed && (s.updatedReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want;
+    const trust = readTrustStatus(d.metadata?.annotations);
     return {
       ready,
+      ...(trust ? { trust } : {}),
       message: ready
         ? `${s.availableReplicas ?? 0}/${want} replicas available`
         : `waiting for the rollout: ${s.updatedReplicas ?? 0} updated, ${s.availableReplicas ?? 0} available of ${want}${observed ? '' : ' (not yet observed)'}`,

@@ -67,6 +67,10 @@ export interface StateContext {
   readonly servingCurrentUntil?: number;
   /** Set by the serving state when it found nothing due: until when that holds (epoch ms). */
   servingCheckedUntil?: number;
+  /** Set once this pass read the webhook Deployment (the trust-restart count came with it). */
+  trustRead?: boolean;
+  /** How often a Ready runtime whose trust-bundle rotation is under way is looked at (default 30 s). */
+  readonly trustPollMs?: number;
 }
 
 /** How a reconcile ends. */

@@ -4,6 +4,7 @@ import type { DeploymentReadiness } from './runtime-installer.js';
 import { describeForeignWrites, type ForeignWrite } from './foreign-writers.js';
 import { servingCertificateState } from './serving-cert-state.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';
+import { setBundleOf, TRUST_POLL_MS, trustLookDue, trustSummary } from './trust-restart-status.js';
 import {
   errorOf,
   failed,
@@ -156,6 +157,9 @@ export const sFnWaitForWebhook: StateFn = async (ctx) => {
   } catch (error) {
     return failed(ctx, error, 'WebhookReady', 'Unknown', 'ReadFailed');
   }
+  // The restarter's count rides on the same read.
+  ctx.status.trustRestart(trustSummary(readiness.trust));
+  ctx.trustRead = true;
   if (!readiness.ready) {
     ctx.status.state('Installing').condition('WebhookReady', 'False', 'RollingOut', readiness.message);
     return { requeueAfterMs: ROLLOUT_POLL_MS };
@@ -176,12 +180,32 @@ export const sFnRegister: StateFn = async (ctx) => {
   return sFnTrustRegistration;
 };
 
-/** The webhook is installed, served with a trusted certificate and registered. */
-export const sFnReady: StateFn = (ctx) => {
+/**
+ * The webhook is installed, served with a trusted certificate and registered. While a trust-bundle
+ * rotation is under way on the runtime, the restarter's count is read (one GET of the webhook
+ * Deployment, unless this pass read it already) and looked at again after a while.
+ */
+export const sFnReady: StateFn = async (ctx) => {
   ctx.status
     .state('Ready')
     .condition('WebhookReady', 'True', 'Available', 'the webhook is available and registered');
-  return Promise.resolve({});
+  const due = (): boolean => {
+    const s = ctx.status.build();
+    return trustLookDue({
+      current: s.trustRestart,
+      setBundle: setBundleOf(ctx.set),
+      appliedAt: s.appliedAt,
+      nowMs: ctx.serving.now(),
+    });
+  };
+  if (ctx.trustRead !== true && due()) {
+    try {
+      ctx.status.trustRestart(trustSummary((await ctx.ops.deploymentReadiness()).trust));
+    } catch {
+      // The count stays as it was; the next look reads it again.
+    }
+  }
+  return due() ? { requeueAfterMs: ctx.trustPollMs ?? TRUST_POLL_MS } : {};
 };
 
 /**

@@ -5,6 +5,7 @@ import type {
   ConditionType,
   RuntimeBootstrapper,
   RuntimeBootstrapperStatus,
+  TrustRestartSummary,
 } from '../../api/runtime-bootstrapper.js';
 
 /**
@@ -66,6 +67,13 @@ export class StatusBuilder {
     delete this.next.refusedVersion;
     delete this.next.refusal;
     Object.assign(this.next, report);
+    return this;
+  }
+
+  /** Records the trust-bundle restarter's last report (none: the field is cleared). */
+  trustRestart(summary: TrustRestartSummary | undefined): this {
+    if (summary === undefined) delete this.next.trustRestart;
+    else this.next.trustRestart = summary;
     return this;
   }
 

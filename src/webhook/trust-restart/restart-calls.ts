@@ -1,9 +1,15 @@
 /**
  * The restarter's API calls, raw and time-bounded (no client-node code in the webhook): read a
  * ReplicaSet's owner and a workload, annotate a workload's Pod template by server-side apply
- * under the restarter's own field manager, evict a Pod. Nothing here deletes.
+ * under the restarter's own field manager, evict a Pod, label an upstream-stamped Pod. Nothing
+ * here deletes.
  */
-import { CTB_HASH_ANNOTATION, RESTARTER_FIELD_MANAGER } from '../../api/trust-stamp.js';
+import {
+  CTB_HASH_ANNOTATION,
+  CTB_MOUNTED_LABEL,
+  CTB_MOUNTED_VALUE,
+  RESTARTER_FIELD_MANAGER,
+} from '../../api/trust-stamp.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
@@ -37,6 +43,8 @@ export interface RestartCalls {
   annotateTemplate(w: WorkloadRef, hash: string): Promise<void>;
   /** Evicts a Pod; `blocked` when a PodDisruptionBudget refuses it now (429). */
   evict(namespace: string, name: string): Promise<EvictionResult>;
+  /** Adds our mount label to a Pod an upstream install stamped (a Pod gone meanwhile is fine). */
+  labelPod(namespace: string, name: string): Promise<void>;
 }
 
 /** The real calls against `access`, each bounded by `timeoutMs`. */
@@ -95,6 +103,21 @@ export function restartCalls(access: ClusterAccess, timeoutMs = 10_000): Restart
         throw err;
       }
     },
+    async labelPod(namespace, name) {
+      try {
+        await kubeRequest(access, {
+          method: 'PATCH',
+          path: `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`,
+          query: { fieldManager: RESTARTER_FIELD_MANAGER },
+          // A merge patch of the labels alone: nothing else of the Pod is touched.
+          body: { metadata: { labels: { [CTB_MOUNTED_LABEL]: CTB_MOUNTED_VALUE } } },
+          parseResponse: false,
+          timeoutMs,
+        });
+      } catch (err) {
+        if (statusCodeOf(err) !== 404) throw err;
+      }
+    },
   };
 }
 
@@ -116,6 +139,10 @@ export function countedCalls(calls: RestartCalls, count: (call: keyof RestartCal
     evict(namespace, name) {
       count('evict');
       return calls.evict(namespace, name);
+    },
+    labelPod(namespace, name) {
+      count('labelPod');
+      return calls.labelPod(namespace, name);
     },
   };
 }

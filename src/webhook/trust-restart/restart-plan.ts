@@ -64,15 +64,18 @@ export type RestartTarget =
 
 /** What {@link planRestarts} found. */
 export interface RestartPlan {
-  /** Stale Pods (opted-out ones not included), by namespace. */
+  /** Stale Pods (bare ones included, opted-out ones not), by namespace. */
   readonly staleByNamespace: ReadonlyMap<string, number>;
-  /** Stale Pods in all, opted-out ones included (what the KCP is told). */
-  readonly oldBundlePods: number;
+  /** Stale Pods in all (the sum of {@link staleByNamespace}; what the KCP is told). */
+  readonly stalePods: number;
   /** In a stable order: namespace, then kind, then name. */
   readonly targets: readonly RestartTarget[];
   /** Stale Pods without an owner: never touched, reported. */
   readonly bare: readonly PodFacts[];
-  /** Stale Pods that opted out of restarts. */
+  /**
+   * Pods on an older bundle that opted out of restarts (they reload the file themselves), by
+   * their own annotation (their template's) or their owner's; not stale.
+   */
   readonly optedOut: readonly PodFacts[];
   /** Stale Pods of ReplicaSets not resolved yet (see {@link replicaSetsToResolve}). */
   readonly unresolved: readonly PodFacts[];
@@ -125,14 +128,35 @@ function workloadOf(
   return rs === null ? undefined : { kind: 'Deployment', namespace: pod.namespace, name: rs.deployment };
 }
 
-const byName = (a: PodFacts, b: PodFacts): number =>
-  a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
+/**
+ * The key of what restarts `pod` (a workload's, or its own eviction's), as {@link planRestarts}
+ * groups it; undefined for a bare Pod or one of a ReplicaSet not resolved yet.
+ */
+export function restartKeyOf(
+  pod: PodFacts,
+  replicaSets: ReadonlyMap<string, ReplicaSetOwner>,
+): string | undefined {
+  if (pod.owner === undefined) return undefined;
+  const workload = workloadOf(pod, pod.owner, replicaSets);
+  if (workload === 'unresolved') return undefined;
+  return workload === undefined ? evictionKey(pod) : workloadKey(workload);
+}
 
-/** Groups the stale Pods by what restarts them; see the file comment. */
+// Kubernetes names are ASCII: code-unit order is their order, and far cheaper than a collation.
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+const byName = (a: PodFacts, b: PodFacts): number => cmp(a.namespace, b.namespace) || cmp(a.name, b.name);
+
+/**
+ * Groups the stale Pods by what restarts them; see the file comment. `optedOutOwners` holds the
+ * keys ({@link workloadKey}) of workloads found opted out on their own metadata: their Pods count
+ * as opted out, not stale.
+ */
 export function planRestarts(
   bundle: BundleFacts,
   pods: readonly PodFacts[],
   replicaSets: ReadonlyMap<string, ReplicaSetOwner>,
+  optedOutOwners: ReadonlySet<string> = new Set(),
 ): RestartPlan {
   const staleByNamespace = new Map<string, number>();
   const workloads = new Map<string, { workload: WorkloadRef; pods: PodFacts[] }>();
@@ -140,17 +164,20 @@ export function planRestarts(
   const bare: PodFacts[] = [];
   const optedOut: PodFacts[] = [];
   const unresolved: PodFacts[] = [];
-  let oldBundlePods = 0;
+  let stalePods = 0;
+  const stale = (pod: PodFacts): void => {
+    stalePods++;
+    staleByNamespace.set(pod.namespace, (staleByNamespace.get(pod.namespace) ?? 0) + 1);
+  };
   for (const pod of pods) {
     const verdict = podVerdict(pod, bundle);
     if (verdict === 'current' || verdict === 'finished') continue;
-    oldBundlePods++;
     if (verdict === 'opted-out') {
       optedOut.push(pod);
       continue;
     }
-    staleByNamespace.set(pod.namespace, (staleByNamespace.get(pod.namespace) ?? 0) + 1);
     if (pod.owner === undefined) {
+      stale(pod);
       bare.push(pod);
       continue;
     }
@@ -159,10 +186,15 @@ export function planRestarts(
     else if (workload === undefined) evictions.push(pod);
     else {
       const key = workloadKey(workload);
+      if (optedOutOwners.has(key)) {
+        optedOut.push(pod);
+        continue;
+      }
       const entry = workloads.get(key) ?? { workload, pods: [] };
       entry.pods.push(pod);
       workloads.set(key, entry);
     }
+    stale(pod);
   }
   const targets: RestartTarget[] = [
     ...[...workloads.entries()].map(([key, w]) => ({
@@ -173,10 +205,10 @@ export function planRestarts(
     })),
     ...evictions.map((pod) => ({ kind: 'evict' as const, key: evictionKey(pod), pod })),
   ];
-  targets.sort((a, b) => targetOrder(a).localeCompare(targetOrder(b)));
+  targets.sort((a, b) => cmp(targetOrder(a), targetOrder(b)));
   return {
     staleByNamespace,
-    oldBundlePods,
+    stalePods,
     targets,
     bare: bare.sort(byName),
     optedOut: optedOut.sort(byName),

@@ -16,18 +16,27 @@ import {
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { kubeRequest } from '../../kube/kube-request.js';
 
+/** The counts of one pass (see `TrustRestartStatus`). */
+export interface RestartCounts {
+  readonly stalePods: number;
+  readonly barePods: number;
+  readonly optedOutPods: number;
+}
+
 /** Reports counts; see the file comment. */
 export interface StatusReporter {
-  report(bundleHash: string, oldBundlePods: number): void;
+  report(bundleHash: string, counts: RestartCounts): void;
   /** Cancels a pending write. */
   stop(): void;
 }
 
 /** The annotation's value (pure). */
-export function trustStatusValue(bundleHash: string, oldBundlePods: number, at: Date): string {
+export function trustStatusValue(bundleHash: string, counts: RestartCounts, at: Date): string {
   const status: TrustRestartStatus = {
     bundle: bundleHash.slice(0, 12),
-    stalePods: oldBundlePods,
+    stalePods: counts.stalePods,
+    barePods: counts.barePods,
+    optedOutPods: counts.optedOutPods,
     at: at.toISOString(),
   };
   return JSON.stringify(status);
@@ -43,18 +52,18 @@ export function deploymentStatusReporter(o: {
 }): StatusReporter {
   const gap = o.minGapMs ?? 30_000;
   const path = `/apis/apps/v1/namespaces/${encodeURIComponent(o.namespace)}/deployments/${encodeURIComponent(o.deployment ?? WEBHOOK_DEPLOYMENT)}`;
-  let last: { hash: string; count: number; at: number } | undefined;
-  let pending: { hash: string; count: number } | undefined;
+  let last: { hash: string; counts: RestartCounts; at: number } | undefined;
+  let pending: { hash: string; counts: RestartCounts } | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const write = (hash: string, count: number): void => {
-    last = { hash, count, at: Date.now() };
+  const write = (hash: string, counts: RestartCounts): void => {
+    last = { hash, counts, at: Date.now() };
     pending = undefined;
     kubeRequest(o.access, {
       method: 'PATCH',
       path,
       query: { fieldManager: RESTARTER_FIELD_MANAGER },
       body: {
-        metadata: { annotations: { [TRUST_STATUS_ANNOTATION]: trustStatusValue(hash, count, new Date()) } },
+        metadata: { annotations: { [TRUST_STATUS_ANNOTATION]: trustStatusValue(hash, counts, new Date()) } },
       },
       parseResponse: false,
     }).catch((err: unknown) => {
@@ -62,19 +71,20 @@ export function deploymentStatusReporter(o: {
     });
   };
   return {
-    report(hash, count) {
-      const urgent = last === undefined || last.hash !== hash || (count === 0 && last.count !== 0);
+    report(hash, counts) {
+      const urgent =
+        last === undefined || last.hash !== hash || (counts.stalePods === 0 && last.counts.stalePods !== 0);
       if (urgent || Date.now() - (last?.at ?? 0) >= gap) {
         if (timer) clearTimeout(timer);
         timer = undefined;
-        write(hash, count);
+        write(hash, counts);
         return;
       }
-      pending = { hash, count };
+      pending = { hash, counts };
       timer ??= setTimeout(
         () => {
           timer = undefined;
-          if (pending) write(pending.hash, pending.count);
+          if (pending) write(pending.hash, pending.counts);
         },
         Math.max(0, (last?.at ?? 0) + gap - Date.now()),
       );

@@ -8,7 +8,7 @@ import type { Registry } from 'prom-client';
 import { RUNTIME_NAMESPACE } from '../../api/runtime-names.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import type { LeaderElectionTiming } from '../../kube/leader-election.js';
-import type { RestartPacing } from './restart-pass.js';
+import type { RestartPacing } from './restart-actions.js';
 import { deploymentStatusReporter } from './restart-status.js';
 import type { TrustBundleFollower } from './trust-bundle-follower.js';
 import { startTrustRestarter, type TrustRestarter } from './trust-restarter.js';
@@ -23,6 +23,8 @@ export interface TrustRestartSettings {
   readonly identity?: string;
   readonly pollMs?: number;
   readonly idleMs?: number;
+  /** First delay of a retry, doubling to 60 s (default 5 s). */
+  readonly retryBaseMs?: number;
   /** Where the count for the KCP goes (default: the webhook Deployment); false: nowhere. */
   readonly statusDeployment?: string | false;
   /** Gap between status writes (default 30 s). */
@@ -59,10 +61,11 @@ export function startRestarterFromSettings(
     ...(s.identity ? { identity: s.identity } : {}),
     ...(s.pollMs !== undefined ? { pollMs: s.pollMs } : {}),
     ...(s.idleMs !== undefined ? { idleMs: s.idleMs } : {}),
+    ...(s.retryBaseMs !== undefined ? { retryBaseMs: s.retryBaseMs } : {}),
     ...(status
       ? {
-          onStatus: (bundle, count) => {
-            status.report(bundle.hash, count);
+          onStatus: (bundle, counts) => {
+            status.report(bundle.hash, counts);
           },
         }
       : {}),

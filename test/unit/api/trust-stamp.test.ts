@@ -48,18 +48,26 @@ describe('the trust-bundle stamp and status', () => {
 
   test('the status for the KCP round-trips; anything else reads as none', () => {
     const at = new Date('2026-06-01T12:00:00Z');
-    const value = trustStatusValue(HASH, 7, at);
+    const value = trustStatusValue(HASH, { stalePods: 7, barePods: 1, optedOutPods: 2 }, at);
     assert.deepEqual(readTrustStatus({ [TRUST_STATUS_ANNOTATION]: value }), {
       bundle: HASH.slice(0, 12),
       stalePods: 7,
+      barePods: 1,
+      optedOutPods: 2,
       at: at.toISOString(),
     });
+    assert.deepEqual(
+      readTrustStatus({ [TRUST_STATUS_ANNOTATION]: '{"bundle":"x","stalePods":3,"at":"t","barePods":-1}' }),
+      { bundle: 'x', stalePods: 3, at: 't' },
+      'an earlier release’s value (no separate counts) still reads; a bad count is left out',
+    );
     for (const bad of [
       '',
       '{',
       '{"bundle":"x","stalePods":-1,"at":"t"}',
       '{"bundle":"x","stalePods":1.5,"at":"t"}',
       '[]',
+      'null',
     ])
       assert.equal(readTrustStatus({ [TRUST_STATUS_ANNOTATION]: bad }), undefined, bad);
     assert.equal(readTrustStatus(undefined), undefined);

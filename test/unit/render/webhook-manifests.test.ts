@@ -259,6 +259,7 @@ describe('rendered webhook manifests', () => {
           !r.resourceNames,
       );
     assert.ok(grants('', 'pods', 'list') && grants('', 'pods', 'watch'));
+    assert.ok(grants('', 'pods', 'patch'), 'our label on upstream-stamped Pods');
     assert.ok(grants('', 'pods/eviction', 'create'));
     for (const kind of ['deployments', 'statefulsets', 'daemonsets'])
       assert.ok(grants('apps', kind, 'patch'), kind);

@@ -2,6 +2,7 @@ import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
+import { trustBundleHash, type TrustRestartStatus } from '../../../../src/api/trust-stamp.js';
 import { runStateMachine, sFnInitialize } from '../../../../src/controller/direct/state-machine.js';
 import type { BootstrapperOps, StateContext } from '../../../../src/controller/direct/state-context.js';
 import type { ServingView } from '../../../../src/controller/direct/serving-certificate.js';
@@ -29,6 +30,8 @@ class RecordingOps implements BootstrapperOps {
   /** Steps that get no answer at all from the runtime. */
   unreachable = new Set<string>();
   ready = true;
+  /** The trust-bundle restarter's report on the webhook Deployment. */
+  trust: TrustRestartStatus | undefined;
   private reached = false;
   constructor(readonly runtime = new FakeServingRuntime(kcpCa)) {}
   private step(name: string): Promise<void> {
@@ -51,7 +54,11 @@ class RecordingOps implements BootstrapperOps {
   };
   deploymentReadiness = async () => {
     await this.step('readiness');
-    return { ready: this.ready, message: this.ready ? 'ok' : 'rolling' };
+    return {
+      ready: this.ready,
+      message: this.ready ? 'ok' : 'rolling',
+      ...(this.trust ? { trust: this.trust } : {}),
+    };
   };
   uninstall = () => this.step('uninstall');
   drift = () => Promise.resolve(undefined);
@@ -82,13 +89,13 @@ class RecordingOps implements BootstrapperOps {
   };
 }
 
-/** A consistent set of `version` whose pull Secret holds `data`. */
-const setOf = (version: string, data: Record<string, string> = {}): SyncSetResult =>
+/** A consistent set of `version` whose pull Secret holds `data` and trust bundle `pem`. */
+const setOf = (version: string, data: Record<string, string> = {}, pem = 'PEM'): SyncSetResult =>
   buildSyncSet({
     version,
     clusterTrustBundle: {
       metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' },
-      spec: { trustBundle: 'PEM' },
+      spec: { trustBundle: pem },
     },
     configMap: {
       metadata: { name: 'c', namespace: 'kcp-system' },
@@ -98,6 +105,8 @@ const setOf = (version: string, data: Record<string, string> = {}): SyncSetResul
   });
 
 const set = setOf('v-1');
+/** How the runtime's restarter names the set's bundle. */
+const SET_BUNDLE = trustBundleHash('PEM').slice(0, 12);
 
 const rb = (
   over: Partial<RuntimeBootstrapper['metadata']> = {},
@@ -292,6 +301,93 @@ describe('the per-runtime state machine', () => {
     const r = await run(rb({}, {}, status), refused, { set: set2 });
     assert.equal(cond(r.status, 'RuntimeReachable')?.status, 'True');
     assert.equal(cond(r.status, 'ConfigurationSynced')?.reason, 'ApplyFailed');
+  });
+
+  test('the trust-restart count rides on the Deployment read of a forced pass; at rest, no read and no write', async () => {
+    const first = new RecordingOps();
+    const ready = await run(rb(), first);
+    const ops = new RecordingOps(first.runtime);
+    const at = new Date(first.runtime.now - 1_000).toISOString();
+    ops.trust = { bundle: SET_BUNDLE, stalePods: 0, barePods: 0, optedOutPods: 2, at };
+    const forced = await run(rb({}, {}, ready.status), ops, { force: true });
+    assert.equal(ops.calls.filter((c) => c === 'readiness').length, 1, 'the read the pass makes anyway');
+    assert.deepEqual(forced.status.trustRestart, {
+      bundle: SET_BUNDLE,
+      stalePods: 0,
+      barePods: 0,
+      optedOutPods: 2,
+      reportedAt: at,
+    });
+    // Nothing left to restart: a later pass neither reads the Deployment nor writes the status.
+    const rest = new RecordingOps(first.runtime);
+    rest.trust = ops.trust;
+    const again = await run(rb({}, {}, forced.status), rest);
+    assert.deepEqual(rest.calls, ['connect', 'readServing']);
+    assert.equal(statusChanged(forced.status, again.status), false);
+    assert.deepEqual(again.outcome, forced.outcome);
+  });
+
+  test('while Pods are still to be restarted, a Ready pass reads the count and looks again soon', async () => {
+    const first = new RecordingOps();
+    const ready = await run(rb(), first);
+    const at = new Date(first.runtime.now - 1_000).toISOString();
+    const stale = { bundle: SET_BUNDLE, stalePods: 5, barePods: 1, at };
+    const seeded = { ...ready.status, trustRestart: { ...stale, reportedAt: at } };
+    delete (seeded.trustRestart as { at?: string }).at;
+    const ops = new RecordingOps(first.runtime);
+    ops.trust = stale;
+    const same = await run(rb({}, {}, seeded), ops);
+    assert.deepEqual(ops.calls, ['connect', 'readServing', 'readiness']);
+    assert.equal(statusChanged(seeded, same.status), false, 'the same count: no status write');
+    assert.deepEqual(same.outcome, { requeueAfterMs: 30_000 });
+    // The restarts went on: the next look brings the new count, and then rest.
+    const later = new RecordingOps(first.runtime);
+    later.trust = {
+      bundle: SET_BUNDLE,
+      stalePods: 1,
+      barePods: 1,
+      at: new Date(first.runtime.now).toISOString(),
+    };
+    const done = await run(rb({}, {}, same.status), later);
+    assert.equal(done.status.trustRestart?.stalePods, 1);
+    assert.equal(
+      done.outcome.requeueAfterMs,
+      3_600_000,
+      'a bare Pod alone is never restarted: no more looks',
+    );
+    // A count unchanged for long (a restart stuck, a restarter gone) is left to the resync.
+    const old = new RecordingOps(first.runtime);
+    const stuck = {
+      ...seeded,
+      trustRestart: {
+        ...seeded.trustRestart,
+        reportedAt: new Date(first.runtime.now - 3_600_000).toISOString(),
+      },
+    };
+    await run(rb({}, {}, stuck), old);
+    assert.deepEqual(old.calls, ['connect', 'readServing']);
+  });
+
+  test('a new set whose bundle the runtime does not report yet: its count is read until it does', async () => {
+    const first = new RecordingOps();
+    const ready = await run(rb(), first);
+    const before = {
+      bundle: 'aaaaaaaaaaaa',
+      stalePods: 0,
+      reportedAt: new Date(first.runtime.now).toISOString(),
+    };
+    const ops = new RecordingOps(first.runtime);
+    ops.trust = { bundle: 'aaaaaaaaaaaa', stalePods: 0, at: before.reportedAt };
+    const next = await run(rb({}, {}, { ...ready.status, trustRestart: before }), ops, {
+      set: setOf('v-3', {}, 'NEW PEM'),
+    });
+    assert.ok(ops.calls.includes('readiness'));
+    assert.deepEqual(next.outcome, { requeueAfterMs: 30_000 });
+    const seen = new RecordingOps(first.runtime);
+    seen.trust = { bundle: trustBundleHash('NEW PEM').slice(0, 12), stalePods: 3, at: before.reportedAt };
+    const after = await run(rb({}, {}, next.status), seen, { set: setOf('v-3', {}, 'NEW PEM') });
+    assert.equal(after.status.trustRestart?.stalePods, 3);
+    assert.deepEqual(after.outcome, { requeueAfterMs: 30_000 }, 'Pods to restart: looked at again');
   });
 
   test('a forced resync re-applies everything', async () => {

@@ -127,7 +127,15 @@ describe('planRestarts', () => {
       ['unknown-rs'],
     );
     assert.deepEqual([...plan.staleByNamespace], [['team', 10]]);
-    assert.equal(plan.oldBundlePods, 11, 'the opted-out Pod still runs the old bundle');
+    assert.equal(plan.stalePods, 10, 'the opted-out Pod is not stale: it reloads the file itself');
+    const owners = planRestarts(bundle, pods, known, new Set(['Deployment/team/web']));
+    assert.deepEqual(
+      owners.optedOut.map((p) => p.name),
+      ['quiet', 'web-1', 'web-2'],
+      'an owner opted out on its own metadata: its Pods count as opted out',
+    );
+    assert.equal(owners.stalePods, 8);
+    assert.ok(!owners.targets.some((t) => t.key === 'Deployment/team/web'));
   });
 
   test('nothing stale, nothing planned; namespaces counted apart', () => {

@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CTB_HASH_ANNOTATION, RESTART_OPT_OUT_ANNOTATION } from '../../../../src/api/trust-stamp.js';
 import {
-  paceStep,
-  type PaceInput,
-  type Rollout,
+  admit,
+  nextLookMs,
+  slotState,
+  type AdmitInput,
+  type Slot,
 } from '../../../../src/webhook/trust-restart/restart-pacer.js';
 import type { RestartTarget, WorkloadKind } from '../../../../src/webhook/trust-restart/restart-plan.js';
 import {
@@ -98,25 +100,17 @@ describe('rolloutComplete', () => {
   });
 });
 
-describe('paceStep', () => {
+describe('pacing', () => {
   const target = (name: string): RestartTarget => ({
     kind: 'workload',
     key: `Deployment/team/${name}`,
     workload: { kind: 'Deployment', namespace: 'team', name },
     pods: [],
   });
-  const rollout = (name: string, startedAtMs: number, deadlineAtMs: number): Rollout => ({
-    key: `Deployment/team/${name}`,
-    target: target(name),
-    hash: HASH,
-    startedAtMs,
-    deadlineAtMs,
-  });
-  const base: PaceInput = {
-    rolling: [],
-    completed: new Set(),
+  const base: AdmitInput = {
+    holding: new Set(),
     candidates: ['a', 'b', 'c'].map(target),
-    settled: new Set(),
+    resting: () => false,
     nowMs: 1000,
     notBeforeMs: 0,
     concurrency: 1,
@@ -124,34 +118,24 @@ describe('paceStep', () => {
   const keys = (ts: readonly RestartTarget[]): string[] => ts.map((t) => t.key.split('/')[2]!);
 
   test('nothing starts before the delay after the change', () => {
-    const step = paceStep({ ...base, notBeforeMs: 1001 });
-    assert.deepEqual(step.queue, []);
-    assert.deepEqual(keys(paceStep({ ...base, notBeforeMs: 1000 }).queue), ['a', 'b', 'c']);
+    assert.deepEqual(admit({ ...base, notBeforeMs: 1001 }), []);
+    assert.deepEqual(keys(admit({ ...base, notBeforeMs: 1000 })), ['a']);
   });
 
-  test('at most `concurrency` under way; the next only when one completed or passed its deadline', () => {
-    const a = rollout('a', 0, 5000);
-    const busy = paceStep({ ...base, rolling: [a] });
-    assert.equal(busy.freeSlots, 0);
-    assert.deepEqual(busy.queue, []);
-    assert.deepEqual(busy.rolling, [a]);
-
-    const done = paceStep({ ...base, rolling: [a], completed: new Set([a.key]) });
-    assert.deepEqual(done.finished, [{ rollout: a, outcome: 'completed' }]);
-    assert.equal(done.freeSlots, 1);
-    assert.deepEqual(keys(done.queue), ['b', 'c'], 'the one just finished is not started again at once');
-
-    const late = paceStep({ ...base, rolling: [a], nowMs: 5000 });
-    assert.deepEqual(late.finished, [{ rollout: a, outcome: 'deadline' }]);
-    assert.deepEqual(keys(late.queue), ['b', 'c']);
-
-    const two = paceStep({ ...base, rolling: [a], concurrency: 2 });
-    assert.equal(two.freeSlots, 1);
-    assert.deepEqual(keys(two.queue), ['b', 'c'], 'what is under way is not queued');
+  test('at most `concurrency` hold a slot; what holds one or rests is not admitted', () => {
+    const a = target('a').key;
+    assert.deepEqual(admit({ ...base, holding: new Set([a]) }), []);
+    assert.deepEqual(keys(admit({ ...base, holding: new Set([a]), concurrency: 2 })), ['b']);
+    assert.deepEqual(keys(admit({ ...base, concurrency: 5 })), ['a', 'b', 'c']);
+    assert.deepEqual(keys(admit({ ...base, resting: (k) => k === a })), ['b']);
   });
 
-  test('settled targets are skipped', () => {
-    const step = paceStep({ ...base, settled: new Set([target('b').key]) });
-    assert.deepEqual(keys(step.queue), ['a', 'c']);
+  test('a started slot ends when its restart completed or its deadline passed; looks come at most every poll', () => {
+    const slot: Slot = { key: 'k', target: target('a'), staleUids: new Set(), startedAtMs: 1000 };
+    assert.equal(slotState(slot, false, 5999, 5000), 'under-way');
+    assert.equal(slotState(slot, true, 2000, 5000), 'completed');
+    assert.equal(slotState(slot, false, 6000, 5000), 'deadline');
+    assert.equal(nextLookMs(slot, 2000, 5000, 2000), 2000);
+    assert.equal(nextLookMs(slot, 5500, 5000, 2000), 500, 'no later than the deadline');
   });
 });

@@ -1,0 +1,170 @@
+/**
+ * Direct mode shows what a runtime's trust-bundle restarter reports (its annotation on the webhook
+ * Deployment) in the RuntimeBootstrapper status and its printer column, on real API servers; a
+ * pass that finds the same report writes nothing.
+ */
+import { CertificatesV1beta1Api } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { get, type RequestOptions } from 'node:https';
+import { after, before, describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
+import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
+import {
+  RESTARTER_FIELD_MANAGER,
+  TRUST_STATUS_ANNOTATION,
+  trustBundleHash,
+} from '../../src/api/trust-stamp.js';
+import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
+import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
+import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+import { trustStatusValue, type RestartCounts } from '../../src/webhook/trust-restart/restart-status.js';
+import { eventually, useControlPlane } from '../support/control-plane.js';
+import {
+  CTB_NAME,
+  RB_PATH,
+  createRuntimeBootstrapper,
+  directModeOptions,
+  markDeploymentAvailable,
+  prepareKcp,
+  putAdminKubeconfigSecret,
+  startKcpSources,
+} from '../support/kcp.js';
+
+const ID = 'rt-trust';
+const plane = useControlPlane({ clusters: ['kcp', ID] });
+const kcp = () => plane().cluster('kcp');
+const rt = () => plane().cluster(ID);
+const readRb = () =>
+  kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${ID}` });
+
+let sources: SourceWatcher;
+let direct: DirectMode;
+const registry = new Registry();
+
+/** Writes the restarter's report on the runtime's webhook Deployment, as the restarter does. */
+async function report(bundle: string, counts: RestartCounts): Promise<void> {
+  await kubeRequest(rt().kubeConfig(), {
+    method: 'PATCH',
+    path: `/apis/apps/v1/namespaces/${RUNTIME_NAMESPACE}/deployments/${WEBHOOK_DEPLOYMENT}`,
+    query: { fieldManager: RESTARTER_FIELD_MANAGER },
+    body: {
+      metadata: { annotations: { [TRUST_STATUS_ANNOTATION]: trustStatusValue(bundle, counts, new Date()) } },
+    },
+  });
+}
+
+/** The object at `path` as the API server's Table (what `kubectl get` prints). */
+async function asTable(
+  path: string,
+): Promise<{ columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] }> {
+  const kc = kcp().kubeConfig();
+  const options: RequestOptions = {};
+  await kc.applyToHTTPSOptions(options);
+  const url = new URL(`${kc.getCurrentCluster()?.server ?? ''}${path}`);
+  const headers = {
+    ...(options.headers as Record<string, string>),
+    Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+  };
+  return new Promise((resolve, reject) => {
+    get(url, { ...options, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as never);
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      });
+    }).on('error', reject);
+  });
+}
+
+/** Reconciles run so far (every result). */
+async function reconciles(): Promise<number> {
+  const values = (await registry.getSingleMetric('controller_runtime_reconcile_total')?.get())?.values ?? [];
+  return values.reduce((sum, v) => sum + v.value, 0);
+}
+
+describe("direct mode: the runtime's trust-bundle restarts in the RuntimeBootstrapper status", () => {
+  before(async () => {
+    await prepareKcp(kcp());
+    await putAdminKubeconfigSecret(kcp(), rt(), ID);
+    const logger = silentLogger();
+    sources = await startKcpSources(kcp(), logger);
+    direct = await startDirectMode(
+      directModeOptions(kcp(), sources, logger, { runtimeTimeoutMs: 3_000, registry, trustPollMs: 200 }),
+    );
+  });
+  after(async () => {
+    await direct.stop();
+    await sources.stop();
+  });
+
+  test('the annotation on the webhook Deployment shows in the status and the Stale-Pods column; the same report writes nothing', async () => {
+    await createRuntimeBootstrapper(kcp(), ID);
+    await eventually(
+      async () => ((await readRb()).status?.state === 'Installing' ? true : undefined),
+      30_000,
+    );
+    await markDeploymentAvailable(rt());
+    const ready = await eventually(async () => {
+      const rb = await readRb();
+      return rb.status?.state === 'Ready' ? rb : undefined;
+    }, 30_000);
+    assert.equal(ready.status?.trustRestart, undefined, 'no restarter has reported');
+
+    // The KCP's bundle, as the runtime's restarter names it (the set carries it to the runtime).
+    const ctb = await kcp()
+      .kubeConfig()
+      .makeApiClient(CertificatesV1beta1Api)
+      .readClusterTrustBundle({ name: CTB_NAME });
+    const hash = trustBundleHash(ctb.spec.trustBundle);
+    await report(hash, { stalePods: 4, barePods: 1, optedOutPods: 2 });
+    // A forced pass reads the Deployment anyway (its rollout); the count comes with that read.
+    assert.ok(direct.resync(ID));
+    const shown = await eventually(
+      async () => {
+        const rb = await readRb();
+        return rb.status?.trustRestart?.stalePods === 4 ? rb : undefined;
+      },
+      30_000,
+      'the count in the status',
+    );
+    const { reportedAt, ...counts } = shown.status?.trustRestart ?? { reportedAt: undefined };
+    assert.deepEqual(counts, { bundle: hash.slice(0, 12), stalePods: 4, barePods: 1, optedOutPods: 2 });
+    assert.ok(reportedAt !== undefined && !Number.isNaN(Date.parse(reportedAt)));
+
+    const table = await asTable(`${RB_PATH}/${ID}`);
+    const column = table.columnDefinitions.findIndex((c) => c.name === 'Stale-Pods');
+    assert.ok(column >= 0, 'a Stale-Pods printer column');
+    assert.equal(table.rows[0]?.cells[column], 4);
+
+    // Restarts under way: the KCP looks again on its own. The same report writes nothing.
+    const rv = shown.metadata.resourceVersion;
+    const start = await reconciles();
+    await eventually(
+      async () => ((await reconciles()) >= start + 3 ? true : undefined),
+      30_000,
+      'three more looks',
+    );
+    assert.equal((await readRb()).metadata.resourceVersion, rv, 'no status write for the same count');
+
+    // The restarts went on: the next look brings the new count, with no resync asked for.
+    await report(hash, { stalePods: 1, barePods: 1, optedOutPods: 2 });
+    await eventually(
+      async () => ((await readRb()).status?.trustRestart?.stalePods === 1 ? true : undefined),
+      30_000,
+      'the new count',
+    );
+    // Only a bare Pod is left (never restarted): no more looks, nothing written.
+    const settled = await readRb();
+    const at = await reconciles();
+    assert.ok(direct.resync(ID));
+    await eventually(async () => ((await reconciles()) > at ? true : undefined), 30_000, 'one more pass');
+    assert.equal((await readRb()).metadata.resourceVersion, settled.metadata.resourceVersion);
+  });
+});
