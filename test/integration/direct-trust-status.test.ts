@@ -21,7 +21,8 @@ import type { SourceWatcher } from '../../src/controller/sources/source-watcher.
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { trustStatusValue, type RestartCounts } from '../../src/webhook/trust-restart/restart-status.js';
-import { eventually, useControlPlane } from '../support/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
+import { useControlPlane } from '../support/control-plane.js';
 import {
   CTB_NAME,
   RB_PATH,
