@@ -57,11 +57,11 @@ import { counterDelta, countsDelta, histogramDelta, quantileUpperBound } from '.
 import { memoryKib } from './support/proc.js';
 import { buildChildren, scratchDir, sleep, startNode } from './support/processes.js';
 import { StatusTracker } from './support/status-tracker.js';
+import { FANOUT_QUEUE, untilQueueIdle } from './support/queue-progress.js';
+import { resyncCost, rotateRepeatedly } from './support/fleet-upkeep.js';
 import type { ControllerChildState } from './support/controller-child.js';
 import { rotateWithReplicas, type ReplicaRotation } from './support/fleet-replicas.js';
 import { rolloutInWaves, type WavesRun } from './support/fleet-waves.js';
-
-const QUEUE = { name: 'runtimebootstrapper' };
 
 /** Requests and TLS connections of the controller between two `/state` answers. */
 function traffic(fleet: Fleet, s0: ControllerChildState, s1: ControllerChildState): Traffic {
@@ -222,8 +222,8 @@ async function rotate(
     openFds: s1.openFds,
     errors:
       counterDelta(m0, m1, 'rtb_runtime_sync_errors_total') +
-      counterDelta(m0, m1, 'workqueue_retries_total', QUEUE),
-    reconciles: counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', QUEUE),
+      counterDelta(m0, m1, 'workqueue_retries_total', FANOUT_QUEUE),
+    reconciles: counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', FANOUT_QUEUE),
     drift: {
       sent: answers.length,
       accepted: answers.filter((a) => a >= 200 && a < 300).length,
@@ -272,17 +272,6 @@ const gcOf = (s: ControllerChildState): MemoryAfterGc => ({
   external: s.externalKib,
 });
 
-/** The reconciles of the controller's queue so far, and whether it is idle. */
-async function queueProgress(ctl: ControllerProcess): Promise<{ done: number; idle: boolean }> {
-  const m = await ctl.metrics();
-  return {
-    done: metricValue(m, 'workqueue_work_duration_seconds_count', QUEUE),
-    idle:
-      metricValue(m, 'workqueue_depth', QUEUE) === 0 &&
-      metricValue(m, 'controller_runtime_active_workers', { controller: QUEUE.name }) === 0,
-  };
-}
-
 /** Runs the benchmark for one N. */
 export async function runFleetScale(
   say: (line: string) => void = defaultSay,
@@ -319,7 +308,7 @@ export async function runFleetScale(
     const stateOf = await ctl.state();
     // The controller's default unless set: read back from its metrics.
     const concurrency = metricValue(await ctl.metrics(), 'controller_runtime_max_concurrent_reconciles', {
-      controller: QUEUE.name,
+      controller: FANOUT_QUEUE.name,
     });
 
     // Onboarding.
@@ -350,10 +339,10 @@ export async function runFleetScale(
       controllerCpuPerRuntimeMs: controllerCpuMs(onboardCpu) / n,
       cpu: onboardCpu,
       traffic: traffic(fleet, stateOf, s1),
-      reconciles: counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', QUEUE),
+      reconciles: counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', FANOUT_QUEUE),
       errors:
         counterDelta(m0, m1, 'rtb_runtime_sync_errors_total') +
-        counterDelta(m0, m1, 'workqueue_retries_total', QUEUE),
+        counterDelta(m0, m1, 'workqueue_retries_total', FANOUT_QUEUE),
       eventLoopP99Ms: s1.eventLoopP99Ms,
       eventLoopMaxMs: s1.eventLoopMaxMs,
       idleLoopP99Ms: (await idle.loop.state()).p99Ms,
@@ -446,19 +435,26 @@ export async function runFleetScale(
     await ctl.gc();
     const gcAfter = await ctl.state();
 
+    // The periodic resync's cost, then memory over more rotations (BENCH_FLEET_ROTATIONS in all).
+    const upkeep: FleetModeContext = { ...mode, tracker };
+    const resync = await resyncCost(upkeep, ctl);
+    say(
+      `resync pass: ${resync.passS.toFixed(1)} s, ${resync.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime; ` +
+        `${(resync.averageCores * 100).toFixed(1)} % of a core averaged over ${resync.periodS} s`,
+    );
+    const memorySeries = await rotateRepeatedly(
+      upkeep,
+      ctl,
+      Math.max(0, envNumber('BENCH_FLEET_ROTATIONS', 20) - rotations.length),
+    );
+
     // A restart with everything Ready.
     await ctl.proc.stop();
     await idle.loop.reset();
     const tr = performance.now();
     ctl = await fleet.startController('controller-restart');
     const startedS = (performance.now() - tr) / 1000;
-    let progress = await queueProgress(ctl);
-    while (!(progress.done >= n && progress.idle)) {
-      if (performance.now() - tr > 600_000)
-        throw new Error(`the restarted controller did ${progress.done} of ${n}`);
-      await sleep(100);
-      progress = await queueProgress(ctl);
-    }
+    await untilQueueIdle(ctl, n, 600_000);
     const caughtUpS = (performance.now() - tr) / 1000;
     const sr = await ctl.state();
     const zero: ControllerChildState = { ...sr, requests: {}, tlsConnections: {}, requestPaths: {} };
@@ -488,6 +484,8 @@ export async function runFleetScale(
         gcReady: gcOf(gcReady),
         gcAfter: gcOf(gcAfter),
       },
+      resync,
+      memorySeries,
       restart,
       apiserverRss: memoryKib(fleet.poolPids[0] ?? 0).rss,
     };

@@ -230,6 +230,9 @@ async function main(): Promise<void> {
         // The CPU profile since /profile/start, as a .cpuprofile (Chrome DevTools) JSON.
         const { profile } = (await profiler.post('Profiler.stop')) as { profile: unknown };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(profile));
+      } else if (req.url === '/resync') {
+        direct.resyncAll();
+        res.writeHead(200).end();
       } else if (req.url === '/reset-event-loop') {
         eventLoop.reset();
         res.writeHead(200).end();

@@ -13,8 +13,7 @@ import type { FleetModeContext } from './fleet-landscape.js';
 import type { ControllerProcess } from './kcp-bench.js';
 import { counterDelta } from './metric-deltas.js';
 import { sleep } from './processes.js';
-
-const QUEUE = { name: 'runtimebootstrapper' };
+import { FANOUT_QUEUE, fanoutIdle } from './queue-progress.js';
 
 /** One rotation with `replicas` controllers. */
 export interface ReplicaRotation {
@@ -65,11 +64,7 @@ export async function rotateWithReplicas(
     for (;;) {
       const ms = await Promise.all(ctls.map((ctl) => ctl.metrics()));
       const owned = ms.map((m) => (replicas > 1 ? metricValue(m, 'rtb_shard_owned_runtimes') : n));
-      const idle = ms.every(
-        (m) =>
-          metricValue(m, 'workqueue_depth', QUEUE) === 0 &&
-          metricValue(m, 'controller_runtime_active_workers', { controller: QUEUE.name }) === 0,
-      );
+      const idle = ms.every(fanoutIdle);
       if (owned.reduce((a, b) => a + b, 0) === n && idle) break;
       if (performance.now() - t0 > 300_000) throw new Error(`replicas own ${owned.join('+')} of ${n}`);
       await sleep(200);
@@ -97,12 +92,14 @@ export async function rotateWithReplicas(
       cpu: window,
       controllerCpuPerRuntimeMs: ((window.cores.controller ?? 0) * window.seconds * 1000) / n,
       owned: after.map((m) => (replicas > 1 ? metricValue(m, 'rtb_shard_owned_runtimes') : n)),
-      reconciles: sum((m0, m1) => counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', QUEUE)),
+      reconciles: sum((m0, m1) =>
+        counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', FANOUT_QUEUE),
+      ),
       moves: sum((m0, m1) => counterDelta(m0, m1, 'rtb_shard_ownership_moves_total', { direction: 'lost' })),
       errors: sum(
         (m0, m1) =>
           counterDelta(m0, m1, 'rtb_runtime_sync_errors_total') +
-          counterDelta(m0, m1, 'workqueue_retries_total', QUEUE),
+          counterDelta(m0, m1, 'workqueue_retries_total', FANOUT_QUEUE),
       ),
     };
     c.say(

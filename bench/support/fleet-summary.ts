@@ -1,5 +1,6 @@
 // The figures of bench/fleet-scale.ts and their summary, next to the issue's targets (for 5,000
 // runtimes; at a smaller N the time targets are scaled linearly and say so).
+import type { ResyncFigures, RotationMemory } from './fleet-upkeep.js';
 import type { GroupCpu } from './cpu-groups.js';
 import { describeCpu } from './cpu-groups.js';
 import { mb, verdict } from './stats.js';
@@ -82,6 +83,9 @@ export interface FleetFigures {
     readonly gcReady: MemoryAfterGc;
     readonly gcAfter: MemoryAfterGc;
   };
+  readonly resync: ResyncFigures;
+  /** Rotations after the measured ones, memory after each. */
+  readonly memorySeries: RotationMemory;
   readonly restart: {
     /** From the new process's start until it served /readyz (caches synced). */
     readonly startedS: number;
@@ -150,12 +154,51 @@ export function fleetSummary(f: FleetFigures): string[] {
       `(target under 400 MB at ${FLEET}: ${verdict(m.rssAfter * 1.024 < 400_000)} here)`,
     `  after a full GC (VmRSS / heap used / heap committed / external): ${gc(m.gcEmpty)} empty; ${gc(m.gcReady)} Ready; ${gc(m.gcAfter)} after the rotations; ` +
       `${(((m.gcAfter.heap - m.gcEmpty.heap) * 1.024) / n).toFixed(1)} KB of heap per runtime`,
+    ...upkeepLines(f),
     // Most of a restart at a small N is the process's start: the 5,000 target, unscaled.
     `  restart with everything Ready: serving after ${rt.startedS.toFixed(1)} s, caught up after ${rt.caughtUpS.toFixed(1)} s (target 30 s at ${FLEET}: ${verdict(rt.caughtUpS <= 30)}); ` +
       `writes: ${rt.traffic.runtimeWrites} to runtimes, ${rt.traffic.kcpWrites} to the KCP (target 0: ${verdict(rt.traffic.runtimeWrites + rt.traffic.kcpWrites === 0)}); ` +
       `reads ${per(rt.traffic.runtime, n)} per runtime; event loop p99 ${rt.eventLoopP99Ms.toFixed(0)} ms (an idle process: ${rt.idleLoopP99Ms.toFixed(0)} ms)`,
     `    requests per runtime: ${describePaths(rt.traffic.byPath, n)}`,
     `  one pool kube-apiserver: VmRSS ${mb(f.apiserverRss)}; the pool started in ${f.startSeconds.toFixed(0)} s`,
+  );
+  return lines;
+}
+
+/** The resync's cost and memory over the extra rotations. */
+function upkeepLines(f: FleetFigures): string[] {
+  const r = f.resync;
+  const lines = [
+    `  periodic resync, one forced pass: ${r.passS.toFixed(1)} s, controller CPU ${r.cpuPerRuntimeMs.toFixed(1)} ms per runtime, ` +
+      `${r.requestsPerRuntime.toFixed(2)} requests per runtime, ${r.writes} writes; idle ${(r.idleCores * 100).toFixed(2)} % of a core; ` +
+      `averaged over ${r.periodS} s ${(r.averageCores * 100).toFixed(1)} % of a core (target 10 % at ${FLEET}: ${verdict(r.averageCores <= 0.1)})`,
+    `    CPU: ${describeCpu(r.passCpu)}`,
+  ];
+  // The baseline's CPU per request (4 runtime writes and a status write) times the pass's requests:
+  // what the same requests cost with nothing but the requests.
+  const b = f.rotations[0]?.baseline;
+  if (b)
+    lines.push(
+      `    the same-run baseline's ${(b.cpuPerRuntimeMs / 5).toFixed(2)} ms per request × ${r.requestsPerRuntime.toFixed(0)} requests: ` +
+        `${((b.cpuPerRuntimeMs / 5) * r.requestsPerRuntime).toFixed(1)} ms per runtime, ` +
+        `${((((b.cpuPerRuntimeMs / 5) * r.requestsPerRuntime * f.runtimes) / 1000 / r.periodS) * 100).toFixed(1)} % of a core over ${r.periodS} s`,
+    );
+  const m = f.memorySeries;
+  const heap = m.heapKib;
+  if (heap.length === 0) return lines;
+  const first = f.rotations.length + 1;
+  const half = Math.floor(heap.length / 2);
+  const early = heap.slice(0, Math.max(half, 1));
+  const late = heap.slice(half);
+  const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const growth = mean(late) - mean(early);
+  const mib = (kib: number): string => `${(kib / 1024).toFixed(1)} MiB`;
+  lines.push(
+    `  memory over rotations ${first}–${f.rotations.length + heap.length} (heap used after a full GC): ` +
+      heap.map((h) => (h / 1024).toFixed(0)).join(', ') +
+      ` MiB; VmRSS ${mib(Math.min(...m.rssKib))}–${mib(Math.max(...m.rssKib))}`,
+    `    second half's mean − first half's: ${mib(growth)} (target: no growth: ${verdict(growth <= 0.02 * mean(early))}); ` +
+      `rotations took ${s(Math.min(...m.statusMs))}–${s(Math.max(...m.statusMs))}`,
   );
   return lines;
 }

@@ -11,15 +11,14 @@ import { assignWaves } from '../../src/controller/rollout/wave-assignment.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import { metricValue } from './cpu-groups.js';
 import type { FleetModeContext } from './fleet-landscape.js';
 import type { ControllerProcess } from './kcp-bench.js';
 import { counterDelta, countsDelta } from './metric-deltas.js';
 import { PolicyTracker } from './policy-tracker.js';
+import { FANOUT_QUEUE, untilQueueIdle } from './queue-progress.js';
 import { sleep } from './processes.js';
 import { startWebhookReports } from './webhook-reports.js';
 
-const QUEUE = { name: 'runtimebootstrapper' };
 const ROLLOUT_QUEUE = { name: 'rollout' };
 /** The waves: 1 %, then 10 % of the rest, then all of the rest; no soak. */
 const WAVES: readonly RolloutWaveSpec[] = [
@@ -54,21 +53,6 @@ export interface WavesRun {
   readonly reconciles: number;
   readonly errors: number;
   readonly controllerCpuPerRuntimeMs: number;
-}
-
-/** Until the controller's fan-out queue is empty and idle. */
-async function idle(ctl: ControllerProcess): Promise<void> {
-  const t0 = performance.now();
-  for (;;) {
-    const m = await ctl.metrics();
-    if (
-      metricValue(m, 'workqueue_depth', QUEUE) === 0 &&
-      metricValue(m, 'controller_runtime_active_workers', { controller: QUEUE.name }) === 0
-    )
-      return;
-    if (performance.now() - t0 > LIMIT_MS) throw new Error('the controller never became idle');
-    await sleep(200);
-  }
 }
 
 const putPolicy = (
@@ -161,10 +145,10 @@ async function rollOut(
     completeS: completeAt === undefined ? undefined : seconds(completeAt),
     passes: counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', ROLLOUT_QUEUE),
     statusWrites,
-    reconciles: counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', QUEUE),
+    reconciles: counterDelta(m0, m1, 'workqueue_work_duration_seconds_count', FANOUT_QUEUE),
     errors:
       counterDelta(m0, m1, 'rtb_runtime_sync_errors_total') +
-      counterDelta(m0, m1, 'workqueue_retries_total', QUEUE),
+      counterDelta(m0, m1, 'workqueue_retries_total', FANOUT_QUEUE),
     controllerCpuPerRuntimeMs: ((window.cores.controller ?? 0) * window.seconds * 1000) / ids.length,
   };
 }
@@ -206,7 +190,7 @@ export async function rolloutInWaves(c: FleetModeContext): Promise<readonly Wave
   });
   try {
     const n = c.fleet.ids.length;
-    await idle(ctl);
+    await untilQueueIdle(ctl, 0, LIMIT_MS);
     const runs: WavesRun[] = [await rollOut(c, ctl, policy, undefined, 'waves-0')];
     await putPolicy(c, ONE_WAVE, true);
     // Adopted: every runtime placed, and its webhook's report read once.
@@ -216,11 +200,11 @@ export async function rolloutInWaves(c: FleetModeContext): Promise<readonly Wave
       (s) => s.servedVersion !== undefined && s.servedVersion === s.appliedVersion,
       LIMIT_MS,
     );
-    await idle(ctl);
+    await untilQueueIdle(ctl, 0, LIMIT_MS);
     runs.push(await rollOut(c, ctl, policy, ONE_WAVE, 'waves-1'));
     await putPolicy(c, WAVES, false);
     await sleep(2_000);
-    await idle(ctl);
+    await untilQueueIdle(ctl, 0, LIMIT_MS);
     runs.push(await rollOut(c, ctl, policy, WAVES, 'waves-3'));
     for (const line of wavesSummary(n, runs)) c.say(line);
     return runs;

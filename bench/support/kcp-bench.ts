@@ -46,6 +46,8 @@ export interface ControllerProcess {
   gc(): Promise<void>;
   /** Starts a new event-loop delay measurement. */
   resetEventLoop(): Promise<void>;
+  /** Queues every runtime for a full re-apply, as the periodic resync does. */
+  resync(): Promise<void>;
   /** Starts a CPU profile; `profileStop` answers it (`.cpuprofile` JSON). */
   profileStart(): Promise<void>;
   profileStop(): Promise<string>;
@@ -116,6 +118,9 @@ export async function startControllerChild(
     },
     resetEventLoop: async () => {
       await fetch(`${base}/reset-event-loop`);
+    },
+    resync: async () => {
+      await fetch(`${base}/resync`);
     },
     profileStart: async () => {
       await fetch(`${base}/profile/start`);

@@ -98,6 +98,8 @@ export interface DirectMode {
   readonly cas: CaStore;
   /** Rotates the CA now: the listener trusts old and new, and every runtime gets new certificates. */
   rotateCa(graceMs: number): Promise<void>;
+  /** Queues every runtime for a full re-apply now, as the periodic resync does. */
+  resyncAll(): void;
   /** Queues a runtime for an immediate full re-apply; false if no RuntimeBootstrapper names it. */
   resync(runtimeId: string): boolean;
   readonly reconciler: BootstrapperReconciler;

@@ -242,6 +242,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     cas,
     driftPort: endpoint?.port,
     rotateCa: (graceMs) => caUpkeep.rotate(graceMs),
+    resyncAll: forceAll,
     resync(runtimeId) {
       const key = caches.keyOfRuntime(runtimeId);
       if (key === undefined) return false;
