@@ -15,7 +15,6 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { KeepAliveAccess } from '../kube/keep-alive-access.js';
 import { LeaderElector, type LeaderElectionTiming } from '../kube/leader-election.js';
 import type { Logger } from '../telemetry/logger.js';
 import { answerMetrics } from '../telemetry/metrics-endpoint.js';
@@ -120,16 +119,11 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
   let unhealthy: string | undefined;
   let stopping = false;
   let mode: { handle: Promise<ModeHandle | undefined>; abort: AbortController } | undefined;
-  // The Lease has connections of its own, kept alive: a renewal never waits behind the mode's
-  // writes for a socket, nor pays a TLS handshake on a busy API server (a lost renewal restarts
-  // the mode, which at thousands of Runtimes costs a relist).
-  const leaseAccess =
-    o.leaderElection === false ? undefined : new KeepAliveAccess(o.kubeConfig, { maxSockets: 2 });
   const elector =
-    o.leaderElection === false || leaseAccess === undefined
+    o.leaderElection === false
       ? undefined
       : new LeaderElector({
-          kubeConfig: leaseAccess,
+          kubeConfig: o.kubeConfig,
           namespace: o.namespace,
           name: o.leaderElection.leaseName,
           identity,
@@ -259,7 +253,6 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
       stopping = true;
       // The elector stops the mode before it releases the Lease, so no standby starts early.
       if (elector) await elector.stop();
-      leaseAccess?.close();
       await stopMode();
       await sources.stop();
       await events.flush();

@@ -15,6 +15,12 @@ export interface TlsIdentity {
   readonly rejectUnauthorized?: boolean | undefined;
 }
 
+/**
+ * The agents this file hands out: a class of their own, so that {@link KeepAliveAgents.replace}
+ * leaves one alone (a keep-alive access wrapping another uses the inner one's connections).
+ */
+class SharedAgent extends https.Agent {}
+
 /** Options of {@link KeepAliveAgents}. */
 export interface KeepAliveAgentsOptions {
   /** Identities held at once; the least recently used one beyond is retired (default 4). */
@@ -121,7 +127,7 @@ export class KeepAliveAgents {
       pfx: held.pfx,
       passphrase: held.passphrase,
     });
-    const agent = new https.Agent({
+    const agent = new SharedAgent({
       keepAlive: true,
       timeout: this.idleSocketMs,
       // The most recently used connection first: the others go idle and are closed.

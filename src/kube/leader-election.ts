@@ -15,6 +15,7 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../telemetry/logger.js';
 import type { ClusterAccess } from './cluster-access.js';
+import { KeepAliveAccess } from './keep-alive-access.js';
 import { statusCodeOf } from './kube-errors.js';
 import { kubeRequest } from './kube-request.js';
 import { decideLease, leaseHeld, leaseRecordOf, MicroTime, nextLeaseSpec } from './lease-decision.js';
@@ -77,6 +78,11 @@ type Attempt = 'leading' | { held: string } | 'conflict';
 /** A candidate in the election for one Lease; see the file comment. */
 export class LeaderElector {
   private readonly leases: LeaseCalls;
+  /**
+   * The Lease's own kept-alive connections: a renewal never waits behind other work for a
+   * socket, nor pays a TLS handshake on a busy API server (a missed renewal costs leadership).
+   */
+  private readonly access: KeepAliveAccess;
   private readonly timing: LeaderElectionTiming;
   private readonly log: Logger;
   private readonly lifetime = new AbortController();
@@ -102,7 +108,8 @@ export class LeaderElector {
       );
     if (!(retryPeriodMs > 0)) throw new LeaderElectionConfigError('the retry period must be positive');
     if (o.identity === '') throw new LeaderElectionConfigError('the identity must not be empty');
-    this.leases = leaseCalls(o.kubeConfig, o.namespace, o.name);
+    this.access = new KeepAliveAccess(o.kubeConfig, { maxSockets: 2 });
+    this.leases = leaseCalls(this.access, o.namespace, o.name);
     this.log = o.logger.child({ lease: `${o.namespace}/${o.name}`, identity: o.identity });
   }
 
@@ -153,6 +160,7 @@ export class LeaderElector {
     this.releaseOnStop = options.release ?? true;
     this.lifetime.abort();
     await this.loop;
+    this.access.close();
   }
 
   private stopped(): boolean {

@@ -8,6 +8,7 @@ import { applyObjects } from '../kube/apply.js';
 import { LandscapeError } from './landscape-error.js';
 import { runtimeSetVersion, startKcpLandscape, waitReady, type KcpLandscape } from './kcp-landscape.js';
 import { landscapeSourceObjects } from './landscape-sources.js';
+import { eventually } from '../envtest/eventually.js';
 import { startNodeHosting } from './node-hosting.js';
 import { createSeedPod, firstImage, waitWebhookServes } from './seed-pod.js';
 import { inProcessHosting, type WebhookHosting } from './webhook-hosting.js';
@@ -136,6 +137,9 @@ async function sayBootstrappers(
   }
 }
 
+/** How long the rotation's steps may take before the demonstration gives up, saying which. */
+const ROTATION_LIMIT_MS = 120_000;
+
 /** Rotates the KCP's sources, says when the new set reached each runtime, and shows it applied. */
 async function showRotation(
   plane: ControlPlane,
@@ -148,7 +152,7 @@ async function showRotation(
   say(
     `\nrotating the KCP sources: a new registry mirror (${rotated.mirror}) in the ConfigMap and new pull credentials…`,
   );
-  const before = kcp.sources.snapshot().version;
+  const before = kcp.sources.snapshot().versions;
   const objects = await landscapeSourceObjects({
     configText: rotated.configText,
     namespace: 'kcp-system',
@@ -160,13 +164,26 @@ async function showRotation(
     objects.filter((x: KubernetesObject) => x.kind !== 'ClusterTrustBundle'),
   );
   const t0 = Date.now();
-  let version = before;
-  while (version === before) {
-    await new Promise((r) => setTimeout(r, 20));
-    version = kcp.sources.snapshot().version;
-  }
+  // Both written sources seen: the watches may deliver one before the other, and the set version
+  // of one alone is never applied anywhere when the controller coalesces the two.
+  const version = await eventually(
+    () => {
+      const now = kcp.sources.snapshot();
+      return now.versions.configMap !== before.configMap && now.versions.pullSecret !== before.pullSecret
+        ? now.version
+        : undefined;
+    },
+    ROTATION_LIMIT_MS,
+    'the controller to see the new ConfigMap and pull Secret',
+    20,
+  );
   for (const rt of runtimes) {
-    while ((await runtimeSetVersion(rt)) !== version) await new Promise((r) => setTimeout(r, 20));
+    await eventually(
+      async () => ((await runtimeSetVersion(rt)) === version ? true : undefined),
+      ROTATION_LIMIT_MS,
+      `set ${version} on ${rt.name}`,
+      20,
+    );
     say(`  ${rt.name}: set ${version} applied ${Date.now() - t0} ms after the change`);
   }
   for (const rt of runtimes) {

@@ -20,6 +20,8 @@ export interface TcpValve {
   release(): void;
   /** Connections with an answer held back now. */
   heldAnswers(): number;
+  /** Connections accepted since the start (a client's new TLS connections show here). */
+  accepted(): number;
   stop(): Promise<void>;
 }
 
@@ -27,12 +29,14 @@ export interface TcpValve {
 export async function startTcpValve(target: number): Promise<TcpValve> {
   let open = true;
   let holding = false;
+  let accepted = 0;
   const pairs = new Set<{ client: Socket; backend: Socket; held: Buffer[] }>();
   const server = createServer((client) => {
     if (!open) {
       client.destroy();
       return;
     }
+    accepted++;
     const backend = connect({ host: '127.0.0.1', port: target });
     const pair = { client, backend, held: [] as Buffer[] };
     pairs.add(pair);
@@ -84,6 +88,9 @@ export async function startTcpValve(target: number): Promise<TcpValve> {
       let n = 0;
       for (const pair of pairs) if (pair.held.length > 0) n++;
       return n;
+    },
+    accepted() {
+      return accepted;
     },
     async stop() {
       dropAll();

@@ -138,6 +138,18 @@ void describe('KeepAliveAccess', () => {
     }
   });
 
+  void test('wrapped in another, it keeps its connection and its agent', async () => {
+    const inner = new KeepAliveAccess(clientNode({ token: 'secret' }));
+    const outer = new KeepAliveAccess(inner);
+    const before = connections;
+    for (let i = 0; i < 3; i++) await version(outer);
+    await version(inner);
+    assert.equal(connections - before, 1, "one connection: the inner access's, never destroyed");
+    assert.equal(outer.sockets, 0, 'the outer access holds no agent of its own');
+    outer.close();
+    inner.close();
+  });
+
   void test('the request options carry no PEMs: the agent holds the identity', async () => {
     const one = await issueCertificate(clientCa, { commonName: 'one', usage: 'client' });
     const access = new KeepAliveAccess(lite({ clientCert: one.certPem, clientKey: one.keyPem }));
