@@ -5,6 +5,7 @@
  * - a JSON key matches a struct field case-insensitively when no key matches it exactly
  *   (`"AvailableFeatures"` fills `availableFeatures`).
  */
+import { isJsonObject } from './json-object.js';
 
 /** The first JSON value of a text, and whether anything but whitespace followed it. */
 export interface FirstJsonValue {
@@ -101,9 +102,6 @@ export interface FieldTree {
   readonly [field: string]: FieldTree | null;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * Reads `value`'s known fields as Go's decoder does (see pickFields), down the tree, and reports
  * each key that was read under another spelling with its path. A value that is not an object is
@@ -114,7 +112,7 @@ export function pickFieldTree(
   tree: FieldTree,
   path: readonly string[] = [],
 ): { readonly value: unknown; readonly folded: readonly { path: string[]; field: string }[] } {
-  if (!isRecord(value)) return { value, folded: [] };
+  if (!isJsonObject(value)) return { value, folded: [] };
   const { picked, folded } = pickFields(value, Object.keys(tree));
   const found = folded.map(({ key, field }) => ({ path: [...path, key], field }));
   for (const [field, subtree] of Object.entries(tree)) {

@@ -1,6 +1,7 @@
 import { parse, stringify } from 'yaml';
 import { ConfigError, readWebhookConfig, type WebhookConfig } from '../api/webhook-config.js';
 import { mutatePod, type AdmissionOperation } from '../mutation/pipeline.js';
+import { asJsonObject } from '../api/json-object.js';
 
 /** Output format of `rtb mutate`. */
 export type PreviewOutput = 'yaml' | 'json' | 'patch';
@@ -35,19 +36,13 @@ function parseDocument(text: string, what: string): unknown {
   }
 }
 
-function asObject(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
-}
-
 /**
  * What `rtb mutate` prints: the Pod after exactly the webhook's pipeline (or its JSON Patch),
  * with the config read as `rtb webhook` reads it (so a config the webhook would refuse is
  * refused here too). No cluster is needed; the pull Secret's source is assumed to exist.
  */
 export function previewMutation(input: PreviewInput): string {
-  const pod = asObject(parseDocument(input.podText, 'the Pod'));
+  const pod = asJsonObject(parseDocument(input.podText, 'the Pod'));
   if (pod?.kind !== 'Pod' || (pod.apiVersion !== undefined && pod.apiVersion !== 'v1')) {
     const kind = typeof pod?.kind === 'string' ? pod.kind : 'no kind';
     throw new PreviewInputError(`the input is not a Pod (apiVersion v1, kind Pod); found ${kind}`);
@@ -67,15 +62,15 @@ export function previewMutation(input: PreviewInput): string {
     }
     throw error;
   }
-  let namespaceName = (asObject(pod.metadata)?.namespace as string | undefined) ?? 'default';
+  let namespaceName = (asJsonObject(pod.metadata)?.namespace as string | undefined) ?? 'default';
   let namespaceAnnotations: Record<string, string> | undefined;
   if (input.namespaceText !== undefined) {
-    const ns = asObject(parseDocument(input.namespaceText, 'the Namespace'));
+    const ns = asJsonObject(parseDocument(input.namespaceText, 'the Namespace'));
     if (ns?.kind !== 'Namespace')
       throw new PreviewInputError('--namespace is not a Namespace (kind Namespace)');
-    const meta = asObject(ns.metadata);
+    const meta = asJsonObject(ns.metadata);
     if (typeof meta?.name === 'string') namespaceName = meta.name;
-    namespaceAnnotations = asObject(meta?.annotations) as Record<string, string> | undefined;
+    namespaceAnnotations = asJsonObject(meta?.annotations) as Record<string, string> | undefined;
   }
   const result = mutatePod({
     pod,

@@ -19,6 +19,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIPv6 } from 'node:net';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { isJsonObject, type JsonObject } from '../api/json-object.js';
 
 /** The server of a kubeconfig's current context and the credentials to call it. */
 export interface ClusterAccess {
@@ -213,17 +214,16 @@ export function inClusterAccess(pathPrefix = ''): KubeconfigLite {
   );
 }
 
-type Entry = Record<string, unknown>;
+type Entry = JsonObject;
 
-const isEntry = (v: unknown): v is Entry => typeof v === 'object' && v !== null && !Array.isArray(v);
 const optionalString = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
 
 /** The named entry's `key` member, as client-node's `findObject` finds it (first by that name). */
 function findNamed(list: unknown, name: unknown, key: string): Entry | undefined {
   if (!Array.isArray(list)) return undefined;
-  const found: unknown = list.find((e) => isEntry(e) && e.name === name);
-  if (!isEntry(found)) return undefined;
-  return isEntry(found[key]) ? found[key] : undefined;
+  const found: unknown = list.find((e) => isJsonObject(e) && e.name === name);
+  if (!isJsonObject(found)) return undefined;
+  return isJsonObject(found[key]) ? found[key] : undefined;
 }
 
 /**
@@ -248,7 +248,7 @@ async function liteFromFile(file: string): Promise<KubeconfigLite | undefined> {
  * Relative certificate and key paths are taken relative to `root`.
  */
 export function liteFromDocument(doc: unknown, root: string): KubeconfigLite | undefined {
-  if (!isEntry(doc)) return undefined;
+  if (!isJsonObject(doc)) return undefined;
   // client-node rejects the whole file when any entry lacks its required fields.
   const list = (name: string): unknown[] | undefined => {
     const l = doc[name];
@@ -259,13 +259,15 @@ export function liteFromDocument(doc: unknown, root: string): KubeconfigLite | u
   const contexts = list('contexts');
   if (!clusters || !users || !contexts) return undefined;
   const valid = (e: unknown, body: string, required?: string): boolean =>
-    isEntry(e) &&
+    isJsonObject(e) &&
     Boolean(e.name) &&
-    isEntry(e[body]) &&
+    isJsonObject(e[body]) &&
     (required === undefined || Boolean(e[body][required]));
   if (
     !clusters.every((c) => valid(c, 'cluster', 'server')) ||
-    !users.every((u) => isEntry(u) && Boolean(u.name) && (u.user === undefined || isEntry(u.user))) ||
+    !users.every(
+      (u) => isJsonObject(u) && Boolean(u.name) && (u.user === undefined || isJsonObject(u.user)),
+    ) ||
     !contexts.every((c) => valid(c, 'context', 'cluster'))
   )
     return undefined;

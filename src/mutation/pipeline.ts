@@ -26,6 +26,7 @@ import { assertMutableSize } from './pod-size.js';
 import { setFipsMode } from './set-fips-mode.js';
 import { setLandscape } from './set-landscape.js';
 import { stampTrustBundle } from './stamp-trust-bundle.js';
+import { isJsonObject } from '../api/json-object.js';
 
 /** The admission operations the webhook is registered for. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE';
@@ -127,8 +128,6 @@ function markChanged(builder: PatchBuilder<Pod>): void {
   if (current[ANNOTATION_MODIFIED] !== 'true')
     builder.set(['metadata', 'annotations', ANNOTATION_MODIFIED], 'true');
 }
-
-const isJsonObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Why the Pod cannot be patched sensibly, if it cannot: without a `spec` object every edit would

@@ -12,6 +12,7 @@ import {
   type PodPatchBuilder,
 } from './manipulation.js';
 import type { Volume, VolumeMount } from './pod.js';
+import { asJsonObject } from '../api/json-object.js';
 
 function carriesMount(builder: PodPatchBuilder, config: ClusterTrustBundleConfig): boolean {
   const volumesValue: unknown = builder.current.spec?.volumes;
@@ -30,12 +31,6 @@ function carriesMount(builder: PodPatchBuilder, config: ClusterTrustBundleConfig
   );
 }
 
-function stringMap(value: unknown): Readonly<Record<string, unknown>> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
-}
-
 /**
  * Stamps a Pod that carries our mount (added now, or already there): label
  * {@link CTB_MOUNTED_LABEL}, and {@link CTB_HASH_ANNOTATION} = `bundleHash`. With no hash known
@@ -50,10 +45,10 @@ export function stampTrustBundle(
 ): ManipulationResult {
   if (!carriesMount(builder, config)) return { changed: false, warnings: [] };
   const before = builder.operations.length;
-  const labels = stringMap(builder.current.metadata?.labels);
+  const labels = asJsonObject(builder.current.metadata?.labels);
   if (labels?.[CTB_MOUNTED_LABEL] !== CTB_MOUNTED_VALUE)
     builder.set(['metadata', 'labels', CTB_MOUNTED_LABEL], CTB_MOUNTED_VALUE);
-  const annotations = stringMap(builder.current.metadata?.annotations);
+  const annotations = asJsonObject(builder.current.metadata?.annotations);
   const stamp = annotations?.[CTB_HASH_ANNOTATION];
   if (bundleHash !== undefined && stamp !== bundleHash)
     builder.set(['metadata', 'annotations', CTB_HASH_ANNOTATION], bundleHash);

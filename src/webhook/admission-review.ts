@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { PatchOperation } from '../mutation/patch-builder.js';
 import type { Pod } from '../mutation/pod.js';
+import { isJsonObject } from '../api/json-object.js';
 
 /** The request did not carry a usable `admission.k8s.io/v1` AdmissionReview (HTTP 400). */
 export class AdmissionDecodeError extends Error {
@@ -66,9 +67,6 @@ export function decodeAdmissionReview(body: Buffer | string): AdmissionRequest {
 
 const OPERATIONS: ReadonlySet<unknown> = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
 
-type JsonObject = Record<string, unknown>;
-
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isOptionalString = (v: unknown, max: number): v is string | undefined =>
   v === undefined || (typeof v === 'string' && v.length <= max);
 const isShortString = (v: unknown): v is string => typeof v === 'string' && v.length <= ENVELOPE_LIMITS.name;
@@ -79,7 +77,7 @@ const isShortString = (v: unknown): v is string => typeof v === 'string' && v.le
  */
 function podOf(v: unknown): Pod | undefined | false {
   if (v === undefined || v === null) return undefined;
-  return isObject(v) && !Object.hasOwn(v, '__proto__') ? v : false;
+  return isJsonObject(v) && !Object.hasOwn(v, '__proto__') ? v : false;
 }
 
 /**
@@ -88,14 +86,14 @@ function podOf(v: unknown): Pod | undefined | false {
  * else, which {@link decodeWithSchema} then refuses with zod's reason.
  */
 function checkEnvelope(json: unknown): AdmissionRequest | undefined {
-  if (!isObject(json) || json.apiVersion !== 'admission.k8s.io/v1' || json.kind !== 'AdmissionReview')
+  if (!isJsonObject(json) || json.apiVersion !== 'admission.k8s.io/v1' || json.kind !== 'AdmissionReview')
     return undefined;
   const r = json.request;
-  if (!isObject(r) || typeof r.uid !== 'string' || r.uid.length < 1 || r.uid.length > ENVELOPE_LIMITS.uid)
+  if (!isJsonObject(r) || typeof r.uid !== 'string' || r.uid.length < 1 || r.uid.length > ENVELOPE_LIMITS.uid)
     return undefined;
   const gvr = r.resource;
   if (
-    !isObject(gvr) ||
+    !isJsonObject(gvr) ||
     !isShortString(gvr.group) ||
     !isShortString(gvr.version) ||
     !isShortString(gvr.resource)

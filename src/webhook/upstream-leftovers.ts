@@ -26,6 +26,7 @@ import {
   WEBHOOK_SERVICE_ACCOUNT,
 } from '../api/runtime-names.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './managed-labels.js';
+import { asJsonObject } from '../api/json-object.js';
 
 /** An object as the API server returns it; only what the guards read. */
 export type FoundObject = Readonly<Record<string, unknown>>;
@@ -61,8 +62,7 @@ export interface KeptUpstreamObjects {
 const UPSTREAM_NAME = APP_NAME;
 const METRICS_AUTH_ROLE = `${UPSTREAM_NAME}-metrics-auth-role`;
 
-const record = (v: unknown): Readonly<Record<string, unknown>> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+const record = (v: unknown): Readonly<Record<string, unknown>> => asJsonObject(v) ?? {};
 const list = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
 const labelsOf = (o: FoundObject): Readonly<Record<string, unknown>> => record(record(o.metadata).labels);
 

@@ -12,6 +12,7 @@ import {
   readWebhookConfig,
 } from '../../api/webhook-config.js';
 import { KIM_MANIFESTS_KEY } from '../../api/runtime-names.js';
+import { asJsonObject } from '../../api/json-object.js';
 
 const DOCKER_CONFIG_JSON = 'kubernetes.io/dockerconfigjson';
 const DOCKER_CFG = 'kubernetes.io/dockercfg';
@@ -19,9 +20,7 @@ const DOCKER_CFG = 'kubernetes.io/dockercfg';
 function decodeJsonObject(base64: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(Buffer.from(base64, 'base64').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
+    return asJsonObject(value);
   } catch {
     return undefined;
   }
