@@ -27,7 +27,7 @@ import { freePort } from '../src/envtest/free-port.js';
 import { waitReady } from '../src/envtest/wait-ready.js';
 import { applyObjects } from '../src/kube/apply.js';
 import { ensureCrds } from '../src/kube/crd.js';
-import { runtimeObject } from '../test/integration/controller-fixtures.js';
+import { runtimeObject } from '../test/support/runtime-object.js';
 import { CTB_NAME, KCP_PULL_SECRET, dockerConfig, putSources } from '../test/support/kcp.js';
 import { GroupCpuWindow, metricValue } from './support/cpu-groups.js';
 import { envNumber, isMain, say as defaultSay } from './support/env.js';

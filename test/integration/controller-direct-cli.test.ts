@@ -9,7 +9,7 @@ import { kubeRequest } from '../../src/kube/kube-request.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import { runtimeObject } from './controller-fixtures.js';
+import { runtimeObject } from '../support/runtime-object.js';
 import {
   CTB_NAME,
   KCP_PULL_SECRET,

@@ -15,14 +15,7 @@ import {
 import { Writable } from 'node:stream';
 import { runtimeCrd } from '../../src/api/crds.js';
 import { ensureCrds } from '../../src/kube/crd.js';
-import {
-  RUNTIME_API_VERSION,
-  RUNTIME_GROUP,
-  RUNTIME_KIND,
-  RUNTIME_PLURAL,
-  RUNTIME_VERSION,
-  type Runtime,
-} from '../../src/api/runtime.js';
+import { RUNTIME_GROUP, RUNTIME_PLURAL, RUNTIME_VERSION, type Runtime } from '../../src/api/runtime.js';
 import { CONFIG_MAP_KEY } from '../../src/api/webhook-config.js';
 import {
   startControllerApp,
@@ -33,6 +26,7 @@ import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from '../support/fixtures.js';
+import { runtimeObject } from '../support/runtime-object.js';
 
 export const NS = 'kcp-system';
 export const PULL_SECRET = 'rtb-pull-secret';
@@ -92,33 +86,6 @@ export async function setUpKcp(cluster: LocalCluster, trustBundlePem: string): P
 }
 
 const runtimeApi = { group: RUNTIME_GROUP, version: RUNTIME_VERSION, plural: RUNTIME_PLURAL } as const;
-
-/** A Runtime as KIM would create it (the fields its CRD requires). */
-export function runtimeObject(name: string, labels: Record<string, string> = {}): Runtime {
-  return {
-    apiVersion: RUNTIME_API_VERSION,
-    kind: RUNTIME_KIND,
-    metadata: { name, namespace: NS, labels: { 'kyma-project.io/runtime-id': name, ...labels } },
-    spec: {
-      shoot: {
-        name: `shoot-${name}`.slice(0, 20),
-        purpose: 'production',
-        platformRegion: 'cf-eu10',
-        region: 'eu-central-1',
-        secretBindingName: 'aws-binding',
-        provider: {
-          type: 'aws',
-          workers: [{ name: 'cpu-worker-0', machine: { type: 'm6i.large' }, minimum: 1, maximum: 3 }],
-        },
-        networking: { pods: '100.64.0.0/12', nodes: '10.250.0.0/16', services: '100.104.0.0/13' },
-      },
-      security: {
-        administrators: ['admin@example.com'],
-        networking: { filter: { egress: { enabled: false } } },
-      },
-    },
-  };
-}
 
 export async function createRuntime(
   kcp: Kcp,
