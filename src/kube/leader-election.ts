@@ -11,37 +11,20 @@
  * old leader has stopped before anyone may start. `isLeader()` applies the same deadline by
  * the clock, so work is fenced even while the renew loop is still waiting on a request.
  */
-import type { V1Lease } from '@kubernetes/client-node';
+import { statusCodeOf } from './kube-errors.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../telemetry/logger.js';
 import type { ClusterAccess } from './cluster-access.js';
 import { KeepAliveAccess } from './keep-alive-access.js';
-import { statusCodeOf } from './kube-errors.js';
-import { kubeRequest } from './kube-request.js';
 import { decideLease, leaseHeld, leaseRecordOf, MicroTime, nextLeaseSpec } from './lease-decision.js';
 import type { LeaseFence } from './lease-fence.js';
-
-/** Timing of an election (client-go's defaults: 15 s, 10 s, 2 s). */
-export interface LeaderElectionTiming {
-  readonly leaseDurationMs: number;
-  readonly renewDeadlineMs: number;
-  readonly retryPeriodMs: number;
-}
-
-/** client-go's defaults. */
-export const DEFAULT_LEADER_ELECTION_TIMING: LeaderElectionTiming = {
-  leaseDurationMs: 15_000,
-  renewDeadlineMs: 10_000,
-  retryPeriodMs: 2_000,
-};
-
-/** client-go's `JitterFactor`: candidates poll every `retryPeriod × [1, 2.2)`. */
-const JITTER_FACTOR = 1.2;
-
-/** Bad timing or identity. */
-export class LeaderElectionConfigError extends Error {
-  override readonly name = 'LeaderElectionConfigError';
-}
+import { leaseCalls, type LeaseCalls } from './lease-calls.js';
+import {
+  electionTiming,
+  JITTER_FACTOR,
+  LeaderElectionConfigError,
+  type LeaderElectionTiming,
+} from './leader-election-timing.js';
 
 /** Called as leadership comes and goes. */
 export interface LeaderCallbacks {
@@ -98,15 +81,7 @@ export class LeaderElector {
   private releaseOnStop = true;
 
   constructor(private readonly o: LeaderElectorOptions) {
-    this.timing = { ...DEFAULT_LEADER_ELECTION_TIMING, ...o.timing };
-    const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = this.timing;
-    if (!(leaseDurationMs > renewDeadlineMs))
-      throw new LeaderElectionConfigError('the lease duration must be greater than the renew deadline');
-    if (!(renewDeadlineMs > JITTER_FACTOR * retryPeriodMs))
-      throw new LeaderElectionConfigError(
-        `the renew deadline must be greater than ${JITTER_FACTOR} × the retry period`,
-      );
-    if (!(retryPeriodMs > 0)) throw new LeaderElectionConfigError('the retry period must be positive');
+    this.timing = electionTiming(o.timing);
     if (o.identity === '') throw new LeaderElectionConfigError('the identity must not be empty');
     this.access = new KeepAliveAccess(o.kubeConfig, { maxSockets: 2 });
     this.leases = leaseCalls(this.access, o.namespace, o.name);
@@ -331,31 +306,4 @@ export class LeaderElector {
   private async sleep(ms: number): Promise<void> {
     await delay(ms, undefined, { signal: this.lifetime.signal }).catch(() => undefined);
   }
-}
-
-/** The three Lease calls of an election, each bounded by a timeout (a hung renewal must not outlive the deadline). */
-interface LeaseCalls {
-  /** The Lease, or undefined when it does not exist. */
-  read(timeoutMs: number): Promise<V1Lease | undefined>;
-  create(lease: V1Lease, timeoutMs: number): Promise<V1Lease>;
-  replace(lease: V1Lease, timeoutMs: number): Promise<V1Lease>;
-}
-
-function leaseCalls(access: ClusterAccess, namespace: string, name: string): LeaseCalls {
-  const leases = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
-  const one = `${leases}/${encodeURIComponent(name)}`;
-  return {
-    async read(timeoutMs) {
-      try {
-        return await kubeRequest<V1Lease>(access, { method: 'GET', path: one, timeoutMs });
-      } catch (err) {
-        if (statusCodeOf(err) === 404) return undefined;
-        throw err;
-      }
-    },
-    create: (lease, timeoutMs) =>
-      kubeRequest<V1Lease>(access, { method: 'POST', path: leases, body: lease, timeoutMs }),
-    replace: (lease, timeoutMs) =>
-      kubeRequest<V1Lease>(access, { method: 'PUT', path: one, body: lease, timeoutMs }),
-  };
 }

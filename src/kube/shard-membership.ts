@@ -19,12 +19,12 @@ import type { ClusterAccess } from './cluster-access.js';
 import { kubeRequest } from './kube-request.js';
 import { ShardLeaseCollector } from './shard-lease-gc.js';
 import { ShardLeaseWatch } from './shard-lease-watch.js';
+import { LeaderElector } from './leader-election.js';
 import {
   DEFAULT_LEADER_ELECTION_TIMING,
   LeaderElectionConfigError,
-  LeaderElector,
   type LeaderElectionTiming,
-} from './leader-election.js';
+} from './leader-election-timing.js';
 import type { LeaseFence } from './lease-fence.js';
 import {
   decideShard,

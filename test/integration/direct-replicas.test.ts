@@ -20,7 +20,7 @@ import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import type { LeaderElectionTiming } from '../../src/kube/leader-election.js';
+import type { LeaderElectionTiming } from '../../src/kube/leader-election-timing.js';
 import { CaStore } from '../../src/pki/ca-store.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { apiServerRequests } from '../support/apiserver-metrics.js';

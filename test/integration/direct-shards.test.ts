@@ -19,7 +19,7 @@ import { SHARD_LEASE_LABEL } from '../../src/controller/direct/sharded-work.js';
 import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import type { LeaderElectionTiming } from '../../src/kube/leader-election.js';
+import type { LeaderElectionTiming } from '../../src/kube/leader-election-timing.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';

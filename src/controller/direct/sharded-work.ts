@@ -17,7 +17,7 @@ import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { WorkQueue } from '../../kube/work-queue.js';
-import type { LeaderElectionTiming } from '../../kube/leader-election.js';
+import type { LeaderElectionTiming } from '../../kube/leader-election-timing.js';
 import { UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import { counterOn, gaugeOn } from '../../kube/prom-metrics.js';
 import { ShardMembership } from '../../kube/shard-membership.js';

@@ -15,7 +15,8 @@ import { WEBHOOK_CERT_LEASE } from '../../api/runtime-names.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
-import { LeaderElector, type LeaderElectionTiming } from '../../kube/leader-election.js';
+import { LeaderElector } from '../../kube/leader-election.js';
+import { type LeaderElectionTiming } from '../../kube/leader-election-timing.js';
 import { KubeListWatch } from '../../kube/list-watch.js';
 import { Reflector } from '../../kube/reflector.js';
 import {

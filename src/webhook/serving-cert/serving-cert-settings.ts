@@ -12,7 +12,7 @@ import {
   webhookServiceDnsNames,
 } from '../../api/runtime-names.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
-import type { LeaderElectionTiming } from '../../kube/leader-election.js';
+import type { LeaderElectionTiming } from '../../kube/leader-election-timing.js';
 import type { ServingPolicy } from '../../pki/serving-policy.js';
 import {
   startServingCertKeeper,

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { RUNTIME_NAMESPACE } from '../../api/runtime-names.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
-import type { LeaderElectionTiming } from '../../kube/leader-election.js';
+import type { LeaderElectionTiming } from '../../kube/leader-election-timing.js';
 import type { RestartPacing } from './restart-actions.js';
 import { deploymentStatusReporter } from './restart-status.js';
 import type { TrustBundleFollower } from './trust-bundle-follower.js';

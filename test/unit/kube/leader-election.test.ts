@@ -1,7 +1,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { LeaderElectionConfigError, LeaderElector } from '../../../src/kube/leader-election.js';
+import { LeaderElector } from '../../../src/kube/leader-election.js';
+import { LeaderElectionConfigError } from '../../../src/kube/leader-election-timing.js';
 import {
   decideLease,
   leaseRecordOf,

@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 import { RuntimeInstaller } from '../../../../src/controller/direct/runtime-installer.js';
 import { RepairLatency } from '../../../../src/controller/direct/repair-latency.js';
 import type { ClusterAccess } from '../../../../src/kube/cluster-access.js';
-import { LeaderElectionConfigError } from '../../../../src/kube/leader-election.js';
+import { LeaderElectionConfigError } from '../../../../src/kube/leader-election-timing.js';
 import { leaseHeld, type HeldLease } from '../../../../src/kube/lease-decision.js';
 import { assertFenced, LeaseLostError, UNFENCED } from '../../../../src/kube/lease-fence.js';
 import { ShardMembership } from '../../../../src/kube/shard-membership.js';
