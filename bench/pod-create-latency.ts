@@ -24,7 +24,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { ANNOTATION_DEFAULTED } from '../src/api/webhook-config.js';
+import { ANNOTATION_DEFAULTED } from '../src/api/webhook-features.js';
 import { ControlPlane, type LocalCluster } from '../src/envtest/control-plane.js';
 import { applyObjects } from '../src/kube/apply.js';
 import { MUTATING_WEBHOOK_NAME } from '../src/api/runtime-names.js';

@@ -3,7 +3,7 @@
 // ConfigMap, so the status ConfigMap says the set the ConfigMap holds is loaded, as a webhook
 // that takes every set would. The controller reads it to tell a runtime healthy at a revision.
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { CONFIG_MAP_NAME } from '../../src/api/webhook-config.js';
+import { CONFIG_MAP_NAME } from '../../src/api/webhook-features.js';
 import { WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';

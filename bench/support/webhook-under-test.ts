@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../../src/api/webhook-config.js';
+import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../../src/api/webhook-features.js';
 import type { ControlPlane, LocalCluster } from '../../src/envtest/control-plane.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import type { ManagedProcess } from '../../src/envtest/managed-process.js';

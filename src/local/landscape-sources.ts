@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, parseWebhookConfig } from '../api/webhook-config.js';
+import { parseWebhookConfig } from '../api/webhook-config.js';
+import { CONFIG_MAP_KEY, CONFIG_MAP_NAME } from '../api/webhook-features.js';
 import { createCertificateAuthority } from '../pki/certificate-authority.js';
 
 /**

@@ -2,7 +2,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { CONFIG_MAP_NAMESPACE } from '../api/webhook-config.js';
+import { CONFIG_MAP_NAMESPACE } from '../api/webhook-features.js';
 import type { LocalCluster } from '../envtest/control-plane.js';
 import { applyObjects } from '../kube/apply.js';
 import { landscapeSourceObjects } from './landscape-sources.js';

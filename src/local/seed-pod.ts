@@ -1,6 +1,6 @@
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { ANNOTATION_MODIFIED } from '../api/webhook-config.js';
+import { ANNOTATION_MODIFIED } from '../api/webhook-features.js';
 import type { LocalCluster } from '../envtest/control-plane.js';
 import { eventually } from '../envtest/eventually.js';
 import { describeMutation } from './describe-mutation.js';

@@ -1,13 +1,8 @@
 /**
  * Which features apply to a Pod: the decision table of DESIGN.md section 3.
  */
-import {
-  expandFeatureKeys,
-  FEATURE_ALL,
-  type Feature,
-  type FeatureKey,
-  type WebhookConfig,
-} from '../api/webhook-config.js';
+import { type WebhookConfig } from '../api/webhook-config.js';
+import { expandFeatureKeys, FEATURE_ALL, type Feature, type FeatureKey } from '../api/webhook-features.js';
 
 /** Everything the decision depends on. */
 export interface FeatureSelectionInput {

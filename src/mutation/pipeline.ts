@@ -3,6 +3,7 @@
  * that produces it out. No I/O: the caller fetches the Namespace, the config and whether the pull
  * Secret exists, and turns the result into an AdmissionReview response.
  */
+import { type WebhookConfig } from '../api/webhook-config.js';
 import {
   ANNOTATION_DEFAULTED,
   ANNOTATION_MODIFIED,
@@ -12,8 +13,7 @@ import {
   FEATURE_SET_FIPS_MODE,
   FEATURE_SET_LANDSCAPE,
   type Feature,
-  type WebhookConfig,
-} from '../api/webhook-config.js';
+} from '../api/webhook-features.js';
 import { createRegistryRewriter, type ImageRewriter } from '../image/registry-rewrite.js';
 import { addClusterTrustBundle } from './add-cluster-trust-bundle.js';
 import { addImagePullSecret } from './add-image-pull-secret.js';

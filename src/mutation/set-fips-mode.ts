@@ -3,7 +3,7 @@
  * `FIPS_MODE_ENABLED=true` in every container and init container (upstream sets both; modules
  * read either).
  */
-import { ENV_FIPS_MODE, ENV_FIPS_MODE_LEGACY } from '../api/webhook-config.js';
+import { ENV_FIPS_MODE, ENV_FIPS_MODE_LEGACY } from '../api/webhook-features.js';
 import { ensureEnv } from './ensure-env.js';
 import {
   REGULAR_CONTAINER_KINDS,

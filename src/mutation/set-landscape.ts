@@ -2,7 +2,7 @@
  * Feature `rt-cfg.kyma-project.io/set-landscape`: env `KYMA_LANDSCAPE=<landscape>` in every
  * container and init container, so workloads can behave per landscape.
  */
-import { ENV_LANDSCAPE } from '../api/webhook-config.js';
+import { ENV_LANDSCAPE } from '../api/webhook-features.js';
 import { ensureEnv } from './ensure-env.js';
 import {
   REGULAR_CONTAINER_KINDS,

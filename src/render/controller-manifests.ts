@@ -16,7 +16,7 @@ import {
   spreadOverNodes,
 } from './hardening.js';
 import { RUNTIME_GROUP, RUNTIME_NAMESPACE, RUNTIME_PLURAL } from '../api/runtime.js';
-import { CONFIG_MAP_NAME } from '../api/webhook-config.js';
+import { CONFIG_MAP_NAME } from '../api/webhook-features.js';
 import { DEFAULT_STATE_CONFIG_MAP } from '../controller/annotate/signal-state-store.js';
 import { revisionSecretNames } from '../controller/rollout/revision-store.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';

@@ -22,7 +22,7 @@ import {
   WEBHOOK_SERVICE,
   WEBHOOK_SERVICE_ACCOUNT,
 } from '../api/runtime-names.js';
-import { CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE, DEFAULT_PULL_SECRET_NAME } from '../api/webhook-config.js';
+import { CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE, DEFAULT_PULL_SECRET_NAME } from '../api/webhook-features.js';
 import { renderWebhookDeployment } from './webhook-deployment.js';
 import {
   networkPolicyList,

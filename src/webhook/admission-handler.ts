@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { FEATURE_ADD_IMG_PULL_SECRET, type WebhookConfig } from '../api/webhook-config.js';
+import { type WebhookConfig } from '../api/webhook-config.js';
+import { FEATURE_ADD_IMG_PULL_SECRET } from '../api/webhook-features.js';
 import { selectFeatures } from '../mutation/features.js';
 import type { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import { mutatePod } from '../mutation/pipeline.js';

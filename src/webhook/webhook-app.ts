@@ -1,8 +1,7 @@
-import type { V1ConfigMap, V1Namespace } from '@kubernetes/client-node';
+import type { V1Namespace } from '@kubernetes/client-node';
 import type { SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../api/webhook-config.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { KubeListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
@@ -11,10 +10,8 @@ import { MetricsServer } from '../telemetry/metrics-endpoint.js';
 import type { AdmissionContext } from './admission-handler.js';
 import { CertificateReloader, type CertificateFiles } from './certificate-reloader.js';
 import { ConfigHolder } from './config-holder.js';
-import { WebhookStatusReporter } from './status-reporter.js';
+import { followConfig, type ConfigSourceSettings } from './config-following.js';
 import { coreCalls } from './core-calls.js';
-import { connectConfigMapSource } from './configmap-config-source.js';
-import { FileConfigSource } from './file-config-source.js';
 import { MissingNamespaces, type MissingNamespacesOptions } from './missing-namespaces.js';
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
 import { followPullSecret } from './pull-secret-follower.js';
@@ -32,8 +29,8 @@ import { startRestarterFromSettings, type TrustRestartSettings } from './trust-r
 import type { TrustRestarter } from './trust-restart/trust-restarter.js';
 import { handleDriftValidation } from '../watcher/validation-handler.js';
 
-/** Settings of `rtb webhook`. */
-export interface WebhookAppOptions {
+/** Settings of `rtb webhook` (the config's source: {@link ConfigSourceSettings}). */
+export interface WebhookAppOptions extends ConfigSourceSettings {
   /**
    * The cluster: client-node's `KubeConfig`, or `loadClusterAccess()`'s lighter loader (what
    * `rtb webhook` uses, so the process never loads client-node's generated APIs).
@@ -43,11 +40,6 @@ export interface WebhookAppOptions {
   readonly tls?: CertificateFiles;
   /** The webhook's own serving certificate, used when {@link tls} is absent. */
   readonly servingCert?: ServingCertSettings;
-  /** Read the config from this file instead of the ConfigMap. */
-  readonly configFile?: string;
-  readonly configMap?: { readonly namespace: string; readonly name: string; readonly key: string };
-  /** Report the set version loaded (or refused) in this ConfigMap (direct mode; off when undefined). */
-  readonly statusConfigMap?: { readonly namespace: string; readonly name: string };
   readonly host?: string;
   readonly port?: number;
   /**
@@ -167,46 +159,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   namespaces.start();
   stoppers.push(() => namespaces.stop());
 
-  if (o.configFile) {
-    const fileSource = new FileConfigSource(o.configFile, holder, logger.child({ part: 'config' }));
-    stoppers.push(() => {
-      fileSource.stop();
-    });
-    await fileSource.start();
-  } else {
-    const cm = o.configMap ?? { namespace: CONFIG_MAP_NAMESPACE, name: CONFIG_MAP_NAME, key: CONFIG_MAP_KEY };
-    const configReflector = new Reflector<V1ConfigMap>({
-      name: `configmap ${cm.namespace}/${cm.name}`,
-      listerWatcher: new KubeListWatch<V1ConfigMap>(
-        o.kubeConfig,
-        `/api/v1/namespaces/${cm.namespace}/configmaps`,
-      ),
-      fieldSelector: `metadata.name=${cm.name}`,
-      logger: reflectorLogger,
-    });
-    const reporter = o.statusConfigMap
-      ? new WebhookStatusReporter(o.kubeConfig, o.statusConfigMap, logger.child({ part: 'status' }))
-      : undefined;
-    if (reporter)
-      stoppers.push(() => {
-        reporter.stop();
-      });
-    connectConfigMapSource({
-      reflector: configReflector,
-      key: cm.key,
-      holder,
-      logger,
-      ...(reporter
-        ? {
-            onOffer: (c, offer) => {
-              reporter.offered(c.metadata?.annotations, offer);
-            },
-          }
-        : {}),
-    });
-    configReflector.start();
-    stoppers.push(() => configReflector.stop());
-  }
+  await followConfig(o, { holder, logger, reflectorLogger, stoppers });
 
   // Per-request warnings are rate-limited; a namespace the API server does not know is remembered.
   const logLimit = new LogRateLimit(logger);

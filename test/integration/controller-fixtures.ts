@@ -16,7 +16,7 @@ import { Writable } from 'node:stream';
 import { runtimeCrd } from '../../src/api/crds.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { RUNTIME_GROUP, RUNTIME_PLURAL, RUNTIME_VERSION, type Runtime } from '../../src/api/runtime.js';
-import { CONFIG_MAP_KEY } from '../../src/api/webhook-config.js';
+import { CONFIG_MAP_KEY } from '../../src/api/webhook-features.js';
 import {
   startControllerApp,
   type ControllerApp,

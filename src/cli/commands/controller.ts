@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { CONFIG_MAP_KEY, CONFIG_MAP_NAME } from '../../api/webhook-config.js';
+import { CONFIG_MAP_KEY, CONFIG_MAP_NAME } from '../../api/webhook-features.js';
 import { RUNTIME_NAMESPACE } from '../../api/runtime.js';
 import { DEFAULT_ROLLOUT_POLICY_NAME } from '../../api/rollout-policy.js';
 import { DEFAULT_DIRECT_CONCURRENCY } from '../../controller/direct/direct-mode-options.js';

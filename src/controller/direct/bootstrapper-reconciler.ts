@@ -8,7 +8,7 @@ import { kubeRequest } from '../../kube/kube-request.js';
 import { replacingPatch } from '../../kube/merge-patch.js';
 import { leaseLostIn, UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import type { ReadonlyStore } from '../../kube/store.js';
-import type { HandlerResult } from '../../kube/work-queue.js';
+import type { HandlerResult } from '../../kube/work-queue-options.js';
 import { RUNTIME_NAMESPACE, webhookServiceDnsNames } from '../../api/runtime-names.js';
 import { KCP_SERVING_POLICY, type ServingPolicy } from '../../pki/serving-policy.js';
 import type { DirectMetrics } from './direct-metrics.js';

@@ -4,14 +4,8 @@ import type {
   V1Secret,
   V1beta1ClusterTrustBundle,
 } from '@kubernetes/client-node';
-import {
-  CONFIG_MAP_KEY,
-  CONFIG_MAP_NAME,
-  CONFIG_MAP_NAMESPACE,
-  ConfigError,
-  parseWebhookConfig,
-  type WebhookConfig,
-} from '../../api/webhook-config.js';
+import { ConfigError, parseWebhookConfig, type WebhookConfig } from '../../api/webhook-config.js';
+import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../../api/webhook-features.js';
 import { SET_VERSION_ANNOTATION } from '../../api/runtime-bootstrapper.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
 

@@ -6,7 +6,7 @@
  * deciding not to propagate it is the consumers' job, and `problems()` tells them when.
  */
 import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
-import { CONFIG_MAP_KEY } from '../../api/webhook-config.js';
+import { CONFIG_MAP_KEY } from '../../api/webhook-features.js';
 import { KubeListWatch } from '../../kube/list-watch.js';
 import { Reflector } from '../../kube/reflector.js';
 import type { KubeObject } from '../../kube/store.js';

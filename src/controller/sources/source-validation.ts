@@ -5,12 +5,8 @@
 import { X509Certificate } from 'node:crypto';
 import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
-import {
-  CONFIG_MAP_KEY,
-  ConfigError,
-  parseWebhookConfig,
-  readWebhookConfig,
-} from '../../api/webhook-config.js';
+import { ConfigError, parseWebhookConfig, readWebhookConfig } from '../../api/webhook-config.js';
+import { CONFIG_MAP_KEY } from '../../api/webhook-features.js';
 import { KIM_MANIFESTS_KEY } from '../../api/runtime-names.js';
 import { asJsonObject } from '../../api/json-object.js';
 

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
-  ConfigError,
   FEATURE_ADD_CLUSTER_TRUST_BUNDLE as CTB,
   FEATURE_ALL as ALL,
   FEATURE_ALTER_IMG_REGISTRY as IMG,
   FEATURE_SET_FIPS_MODE as FIPS,
   FEATURE_SET_LANDSCAPE as LAND,
+} from '../../../src/api/webhook-features.js';
+import {
+  ConfigError,
   readWebhookConfig,
   type ConfigIssue,
   type ReadWebhookConfigOptions,

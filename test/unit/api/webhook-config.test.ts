@@ -3,6 +3,13 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
   ConfigError,
+  formatConfigPath,
+  parseWebhookConfig,
+  readWebhookConfig,
+  type ReadWebhookConfigOptions,
+  type WebhookConfig,
+} from '../../../src/api/webhook-config.js';
+import {
   expandFeatureKeys,
   FEATURE_ADD_CLUSTER_TRUST_BUNDLE,
   FEATURE_ADD_IMG_PULL_SECRET,
@@ -11,13 +18,8 @@ import {
   FEATURE_SET_FIPS_MODE,
   FEATURE_SET_LANDSCAPE,
   FEATURES,
-  formatConfigPath,
   isFeatureKey,
-  parseWebhookConfig,
-  readWebhookConfig,
-  type ReadWebhookConfigOptions,
-  type WebhookConfig,
-} from '../../../src/api/webhook-config.js';
+} from '../../../src/api/webhook-features.js';
 
 const seedConfigText = readFileSync(new URL('../../fixtures/seed-config.json', import.meta.url), 'utf8');
 

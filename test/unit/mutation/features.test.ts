@@ -10,7 +10,7 @@ import {
   FEATURES,
   type Feature,
   type FeatureKey,
-} from '../../../src/api/webhook-config.js';
+} from '../../../src/api/webhook-features.js';
 import { selectFeatures } from '../../../src/mutation/features.js';
 
 interface Row {

@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { parseWebhookConfig, type WebhookConfig } from '../../../src/api/webhook-config.js';
 import {
   ANNOTATION_DEFAULTED,
   ANNOTATION_MODIFIED,
   FEATURE_ALL,
   FEATURE_KEYS,
   FEATURES,
-  parseWebhookConfig,
   type FeatureKey,
-  type WebhookConfig,
-} from '../../../src/api/webhook-config.js';
+} from '../../../src/api/webhook-features.js';
 import type { ClusterTrustBundleConfig } from '../../../src/api/trust-bundle-config.js';
 import { mutatePod, type MutatePodInput } from '../../../src/mutation/pipeline.js';
 import type { Container, EnvVar, Pod, Volume, VolumeMount } from '../../../src/mutation/pod.js';

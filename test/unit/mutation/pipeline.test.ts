@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
+import { parseWebhookConfig } from '../../../src/api/webhook-config.js';
 import {
   ANNOTATION_DEFAULTED,
   ANNOTATION_MODIFIED,
@@ -11,8 +12,7 @@ import {
   FEATURE_SET_FIPS_MODE,
   FEATURE_SET_LANDSCAPE,
   FEATURES,
-  parseWebhookConfig,
-} from '../../../src/api/webhook-config.js';
+} from '../../../src/api/webhook-features.js';
 import { mutatePod, type MutatePodInput, type MutatePodResult } from '../../../src/mutation/pipeline.js';
 import type { Pod } from '../../../src/mutation/pod.js';
 import { applyOps, deepFreeze, makeConfig } from './support.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FEATURE_ADD_CLUSTER_TRUST_BUNDLE, FEATURE_ALL } from '../../../src/api/webhook-config.js';
+import { FEATURE_ADD_CLUSTER_TRUST_BUNDLE, FEATURE_ALL } from '../../../src/api/webhook-features.js';
 import { CTB_HASH_ANNOTATION, CTB_MOUNTED_LABEL, trustBundleHash } from '../../../src/api/trust-stamp.js';
 import {
   clusterTrustBundleMount,

@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import { applyPatch } from 'rfc6902';
 import {
-  FEATURE_ALL,
   parseWebhookConfig,
   type WebhookConfig,
   type WebhookConfigInput,
 } from '../../../src/api/webhook-config.js';
+import { FEATURE_ALL } from '../../../src/api/webhook-features.js';
 import type { ClusterTrustBundleConfig } from '../../../src/api/trust-bundle-config.js';
 import type { PodPatchBuilder } from '../../../src/mutation/manipulation.js';
 import { PatchBuilder, type PatchOperation } from '../../../src/mutation/patch-builder.js';
