@@ -14,6 +14,10 @@
 //   context per identity, at the controller's concurrency (controller ÷ baseline is the figure
 //   that carries over to other machines);
 // - memory: VmRSS empty, Ready, after the rotations, and V8 heap after a full GC;
+// - the periodic resync: one forced pass over every runtime, its CPU averaged over 10 minutes
+//   with the controller's idle CPU (bench/support/fleet-upkeep.ts);
+// - memory over more rotations of the pull Secret, up to BENCH_FLEET_ROTATIONS in all (default
+//   20): heap after a full GC after each;
 // - a restart with everything Ready: time until caught up, and what it sent.
 // Prints figures next to the targets; asserts nothing.
 //
@@ -26,7 +30,7 @@
 // of 1 %, 10 %, 100 % with zero soak, next to one wave of everything and no policy
 // (bench/support/fleet-waves.ts): time per wave and in all.
 //
-//   npm run bench:fleet        BENCH_FLEET=500,2000,5000 BENCH_POOL=16 BENCH_DRIFT_REPORTS=100
+//   npm run bench:fleet        BENCH_FLEET=500,2000,5000 BENCH_POOL=16 BENCH_DRIFT_REPORTS=100 BENCH_FLEET_ROTATIONS=20
 import { createCertificateAuthority } from '../src/pki/certificate-authority.js';
 import { applyObjects } from '../src/kube/apply.js';
 import { liteFromDocument } from '../src/kube/cluster-access.js';
