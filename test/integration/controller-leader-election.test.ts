@@ -197,7 +197,15 @@ describe('two controller replicas with leader election, under the rendered least
       await eventually(() => (proxied.isLeader() ? true : undefined), 30_000, 'the proxied replica to lead');
     }
     // Leading with nothing to do, it renews every retry period over one kept-alive connection:
-    // a TLS handshake per renewal is what lost the Lease on a busy KCP.
+    // a TLS handshake per renewal is what lost the Lease on a busy KCP. Becoming leader opens
+    // the controller's lists and watches first; count once that burst is over.
+    const pause = () => new Promise((r) => setTimeout(r, 2 * TIMING.retryPeriodMs));
+    let settled = proxy.accepted();
+    for (let waited = 0; waited < 20; waited++) {
+      await pause();
+      if (proxy.accepted() === settled) break;
+      settled = proxy.accepted();
+    }
     const accepted = proxy.accepted();
     await new Promise((r) => setTimeout(r, 6 * TIMING.retryPeriodMs));
     assert.ok(proxied.isLeader());
