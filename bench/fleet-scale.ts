@@ -45,6 +45,7 @@ import { DriftReporter } from './support/drift-reporter.js';
 import { envNumber, isMain, say as defaultSay } from './support/env.js';
 import {
   fleetSummary,
+  type BaselineFigures,
   type FleetFigures,
   type MemoryAfterGc,
   type RotationFigures,
@@ -245,7 +246,7 @@ async function baseline(
   kcpClient: KeepAliveClient,
   label: string,
   concurrency: number,
-): Promise<{ ms: number; cpuPerRuntimeMs: number }> {
+): Promise<BaselineFigures> {
   const ctb = JSON.parse(
     await kcpClient.request('GET', `/apis/certificates.k8s.io/v1beta1/clustertrustbundles/${CTB_NAME}`),
   ) as { spec: unknown };
@@ -266,7 +267,12 @@ async function baseline(
   });
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  return { ms, cpuPerRuntimeMs: (cpu.user + cpu.system) / 1000 / fleet.ids.length };
+  return {
+    ms,
+    cpuPerRuntimeMs: (cpu.user + cpu.system) / 1000 / fleet.ids.length,
+    // The applies and the status write.
+    requestsPerRuntime: baselineObjects(label, ctb.spec).length + 1,
+  };
 }
 
 const gcOf = (s: ControllerChildState): MemoryAfterGc => ({

@@ -18,6 +18,14 @@ export interface Traffic {
   readonly byPath: Readonly<Record<string, number>>;
 }
 
+/** The same-run baseline: the rotation's writes from the benchmark over keep-alive connections. */
+export interface BaselineFigures {
+  readonly ms: number;
+  readonly cpuPerRuntimeMs: number;
+  /** The writes it sends per runtime (to the runtime and the KCP). */
+  readonly requestsPerRuntime: number;
+}
+
 /** One rotation of one source. */
 export interface RotationFigures {
   readonly source: string;
@@ -42,7 +50,7 @@ export interface RotationFigures {
     readonly meanS: number;
   };
   /** The same writes from the benchmark over keep-alive connections at the same concurrency. */
-  readonly baseline: { readonly ms: number; readonly cpuPerRuntimeMs: number };
+  readonly baseline: BaselineFigures;
 }
 
 /** The controller's memory after a full GC (KiB). */
@@ -174,15 +182,17 @@ function upkeepLines(f: FleetFigures): string[] {
       `averaged over ${r.periodS} s ${(r.averageCores * 100).toFixed(1)} % of a core (target 10 % at ${FLEET}: ${verdict(r.averageCores <= 0.1)})`,
     `    CPU: ${describeCpu(r.passCpu)}`,
   ];
-  // The baseline's CPU per request (4 runtime writes and a status write) times the pass's requests:
-  // what the same requests cost with nothing but the requests.
+  // What the pass's requests cost at the baseline's CPU per request: the floor of a forced pass.
   const b = f.rotations[0]?.baseline;
-  if (b)
+  if (b) {
+    const perRequestMs = b.cpuPerRuntimeMs / b.requestsPerRuntime;
+    const floorMs = perRequestMs * r.requestsPerRuntime;
     lines.push(
-      `    the same-run baseline's ${(b.cpuPerRuntimeMs / 5).toFixed(2)} ms per request × ${r.requestsPerRuntime.toFixed(0)} requests: ` +
-        `${((b.cpuPerRuntimeMs / 5) * r.requestsPerRuntime).toFixed(1)} ms per runtime, ` +
-        `${((((b.cpuPerRuntimeMs / 5) * r.requestsPerRuntime * f.runtimes) / 1000 / r.periodS) * 100).toFixed(1)} % of a core over ${r.periodS} s`,
+      `    the same-run baseline's ${perRequestMs.toFixed(2)} ms per request × ${r.requestsPerRuntime.toFixed(0)} requests: ` +
+        `${floorMs.toFixed(1)} ms per runtime, ` +
+        `${(((floorMs * f.runtimes) / 1000 / r.periodS) * 100).toFixed(1)} % of a core over ${r.periodS} s`,
     );
+  }
   const m = f.memorySeries;
   const heap = m.heapKib;
   if (heap.length === 0) return lines;

@@ -1,12 +1,16 @@
 /** A Runtime object as KIM creates it on the KCP, for tests and benchmarks. */
-import { RUNTIME_API_VERSION, RUNTIME_KIND, type Runtime } from '../../src/api/runtime.js';
+import { RUNTIME_API_VERSION, RUNTIME_KIND, RUNTIME_NAMESPACE, type Runtime } from '../../src/api/runtime.js';
 
 /** A Runtime as KIM would create it (the fields its CRD requires). */
 export function runtimeObject(name: string, labels: Record<string, string> = {}): Runtime {
   return {
     apiVersion: RUNTIME_API_VERSION,
     kind: RUNTIME_KIND,
-    metadata: { name, namespace: 'kcp-system', labels: { 'kyma-project.io/runtime-id': name, ...labels } },
+    metadata: {
+      name,
+      namespace: RUNTIME_NAMESPACE,
+      labels: { 'kyma-project.io/runtime-id': name, ...labels },
+    },
     spec: {
       shoot: {
         name: `shoot-${name}`.slice(0, 20),
