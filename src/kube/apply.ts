@@ -23,33 +23,38 @@ export interface ApplyOptions {
   readonly fieldManager?: string;
   /** Bound of each request (default kubeRequest's). */
   readonly timeoutMs?: number;
+  /** Parse the stored objects the API server answers with, for their resourceVersions. */
+  readonly resourceVersions?: boolean;
 }
 
 /**
  * Server-side applies objects in order under our field manager (force: we own these fields), one
  * raw PATCH each on the object's own path (./resource-path.ts: no discovery). Stops at the first
  * failure, so an order such as "backend before registration" holds. The stored objects the API
- * server answers with are not parsed: nobody reads them.
+ * server answers with are parsed only for `resourceVersions` (resolved in order; '' otherwise).
  */
 export async function applyObjects(
   access: ClusterAccess,
   objects: readonly KubernetesObject[],
   o: ApplyOptions = {},
-): Promise<void> {
+): Promise<string[]> {
+  const versions: string[] = [];
   for (const object of objects) {
     try {
-      await kubeRequest(access, {
+      const stored = await kubeRequest<KubernetesObject | undefined>(access, {
         method: 'PATCH',
         path: objectPath(object),
         query: { fieldManager: o.fieldManager ?? FIELD_MANAGER, force: true },
         body: object,
         // JSON is YAML: the API server takes the object as an apply configuration.
         contentType: 'application/apply-patch+yaml',
-        parseResponse: false,
+        parseResponse: o.resourceVersions === true,
         ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
       });
+      versions.push(stored?.metadata?.resourceVersion ?? '');
     } catch (cause) {
       throw new ApplyError(`cannot apply ${describeObject(object)}`, describeObject(object), { cause });
     }
   }
+  return versions;
 }

@@ -6,6 +6,9 @@ import type { TLSSocket } from 'node:tls';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { LogRateLimit, type LogRateLimitOptions } from '../telemetry/log-rate-limit.js';
+import { ATTESTATION_PATH } from '../api/attestation.js';
+import { parseCas } from './trusted-cas.js';
+import { receiveAttestation, type AttestationHandler } from './attestation-receiver.js';
 import { BodyTooLargeError, readLimitedBody } from './limited-body.js';
 import { acceptedKind, createListenerMetrics, type ListenerMetrics } from './listener-metrics.js';
 import { issuedByOneOf, peerIdentityOf, verifyPeer, type PeerIdentity } from './peer-identity.js';
@@ -30,6 +33,8 @@ export interface EventListenerOptions {
   readonly lookupRuntime: (runtimeId: string) => { domain: string } | undefined;
   /** Called for each accepted event; should only enqueue (it runs before the 202 is sent). */
   readonly onEvent: (runtimeId: string, event: WatchEvent, receivedAt: number) => void;
+  /** Attestations (../api/attestation.ts) at ATTESTATION_PATH; 404 there when undefined. */
+  readonly onAttestation?: AttestationHandler;
   /** Per runtime (default 5 per second, burst 20). */
   readonly rateLimit?: RuntimeRateLimit;
   /** Largest accepted body (default 16 KiB; an event is about 150 bytes). */
@@ -38,11 +43,6 @@ export interface EventListenerOptions {
   readonly logger: Logger;
   /** Repeated lines of one kind (a refused certificate per request): default 5 per 10 s. */
   readonly logRateLimit?: LogRateLimitOptions;
-}
-
-/** The listener's options are unusable (no trusted CA, a CA that does not parse). */
-export class EventListenerError extends Error {
-  override readonly name = 'EventListenerError';
 }
 
 /** What a connection proved, computed on its first request and kept for the next ones. */
@@ -187,7 +187,9 @@ export class EventListener {
       this.metrics.requests.inc({ code });
       this.metrics.duration.observe({ code }, Number(process.hrtime.bigint() - started) / 1e9);
     };
-    if ((req.url ?? '/').split('?')[0] !== WATCH_EVENT_PATH) {
+    const path = (req.url ?? '/').split('?')[0];
+    const attest = path === ATTESTATION_PATH ? this.opts.onAttestation : undefined;
+    if (path !== WATCH_EVENT_PATH && attest === undefined) {
       reply(404, 'not found');
       return;
     }
@@ -234,7 +236,16 @@ export class EventListener {
       reply(429, 'too many drift events', { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) });
       return;
     }
-    void this.receive(req, verdict.runtimeId, reply);
+    const runtimeId = verdict.runtimeId;
+    if (attest === undefined) void this.receive(req, runtimeId, reply);
+    else
+      void receiveAttestation(req, runtimeId, attest, reply, (err) => {
+        this.logLimit.error(
+          this.opts.logger,
+          { err, runtimeId },
+          'drift listener: attestation handler failed',
+        );
+      });
   }
 
   private async receive(
@@ -278,18 +289,3 @@ export class EventListener {
     return trust;
   }
 }
-
-// Each entry may be a bundle of several certificates, as TLS's `ca` option accepts.
-function parseCas(pems: readonly string[]): X509Certificate[] {
-  const blocks = pems.flatMap((pem) => pem.match(PEM_CERTIFICATE) ?? []);
-  if (blocks.length === 0) throw new EventListenerError('at least one trusted CA certificate is needed');
-  return blocks.map((pem, i) => {
-    try {
-      return new X509Certificate(pem);
-    } catch (cause) {
-      throw new EventListenerError(`trusted CA certificate #${i} does not parse`, { cause });
-    }
-  });
-}
-
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;

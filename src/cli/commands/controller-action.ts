@@ -71,6 +71,8 @@ export async function runController(flags: ControllerFlags): Promise<void> {
 /** Direct mode's settings from the flags. */
 export function directSettings(flags: ControllerFlags): DirectModeSettings {
   const version = flags.webhookVersion ?? packageVersion();
+  const fullResyncEvery = positiveInt('full-resync-every', flags.fullResyncEvery);
+  if (fullResyncEvery < 1) throw new FlagError('--full-resync-every must be at least 1');
   let driftListener: DirectModeSettings['driftListener'];
   if (flags.driftListen) {
     const at = flags.driftListen.lastIndexOf(':');
@@ -109,6 +111,7 @@ export function directSettings(flags: ControllerFlags): DirectModeSettings {
     ...(driftListener ? { driftListener } : {}),
     caRotation: { renewBeforeMs: parseDuration(flags.caRenewBefore), graceMs: parseDuration(flags.caGrace) },
     runtimeTimeoutMs: parseDuration(flags.runtimeTimeout),
+    fullResyncEvery,
     rollout: { policyName: flags.rolloutPolicy, autoRollback: flags.autoRollback },
   };
 }

@@ -36,6 +36,7 @@ export interface ControllerFlags {
   caRenewBefore: string;
   caGrace: string;
   runtimeTimeout: string;
+  fullResyncEvery: string;
   rolloutPolicy: string;
   /** false with --no-auto-rollback. */
   autoRollback: boolean;

@@ -2,7 +2,10 @@ import { Option, type Command } from 'commander';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME } from '../../api/webhook-features.js';
 import { RUNTIME_NAMESPACE } from '../../api/runtime.js';
 import { DEFAULT_ROLLOUT_POLICY_NAME } from '../../api/rollout-policy.js';
-import { DEFAULT_DIRECT_CONCURRENCY } from '../../controller/direct/direct-mode-options.js';
+import {
+  DEFAULT_DIRECT_CONCURRENCY,
+  DEFAULT_FULL_RESYNC_EVERY,
+} from '../../controller/direct/direct-mode-options.js';
 import { DEFAULT_ANNOTATE_CONCURRENCY, type ControllerFlags } from './controller-flags.js';
 
 // Copies of DEFAULT_STATE_CONFIG_MAP (controller/annotate/signal-state-store.ts) and
@@ -106,6 +109,11 @@ export function registerControllerCommand(program: Command): void {
       '720h',
     )
     .option('--runtime-timeout <duration>', 'direct mode: bound of one call to a runtime', '10s')
+    .option(
+      '--full-resync-every <n>',
+      'direct mode: re-apply every runtime on every n-th resync; the others skip runtimes whose attestation matches (1: always all)',
+      String(DEFAULT_FULL_RESYNC_EVERY),
+    )
     .option(
       '--rollout-policy <name>',
       'direct mode: the RolloutPolicy to follow when it exists (docs/rollout.md)',

@@ -16,12 +16,13 @@ import type { RuntimeClientPool } from './runtime-clients.js';
 import { planSources, type WebhookRelease, type WebhookTestRouting } from './runtime-manifests.js';
 import { bootstrapperPath, runtimeOps, type RuntimeOpsDeps } from './runtime-ops.js';
 import type { ServingSettings } from './serving-certificate.js';
-import type { StateContext } from './state-context.js';
+import type { BootstrapperOps, StateContext } from './state-context.js';
 import { runStateMachine, sFnInitialize } from './state-machine.js';
 import { StatusBuilder, statusChanged } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
 import type { RolloutChooser } from './rollout-chooser.js';
 import { observeWebhookReport } from './webhook-report.js';
+import type { AttestationBook } from './attestation-book.js';
 
 /** What the reconciler reads and writes. */
 export interface ReconcilerDeps {
@@ -51,6 +52,8 @@ export interface ReconcilerDeps {
   readonly rollout?: RolloutChooser;
   /** Told after every reconcile (drift repair latency). */
   readonly onReconciled?: (key: string, ok: boolean) => void;
+  /** Where each pass records the resourceVersions it left (attestations are compared with them). */
+  readonly attestations?: AttestationBook;
 }
 
 /**
@@ -113,8 +116,10 @@ export class BootstrapperReconciler {
     ops.connect();
     try {
       await ops.apply(planSources(set.set));
+      this.d.attestations?.passEnded(key, { observed: ops.observed(), complete: false });
       return true;
     } catch (error) {
+      this.d.attestations?.passEnded(key, { observed: ops.observed(), complete: false });
       if (leaseLostIn(error) === undefined) throw error;
       this.fenced(key, 'repair', error);
       return false;
@@ -129,6 +134,7 @@ export class BootstrapperReconciler {
     const rb = this.d.bootstrappers.get(key);
     if (!rb) {
       this.servingCurrent.delete(key);
+      this.d.attestations?.forget(key);
       return undefined;
     }
     const log = this.d.logger.child({ runtimeBootstrapper: key, runtime: rb.spec.runtimeID });
@@ -160,6 +166,7 @@ export class BootstrapperReconciler {
     const outcome = await runStateMachine(sFnInitialize, ctx);
     if (!fence()) {
       if (forceResync) this.forced.add(key);
+      this.d.attestations?.forget(key);
       this.fenced(key, 'reconcile', outcome.error);
       return undefined;
     }
@@ -174,6 +181,7 @@ export class BootstrapperReconciler {
       ({ pollAfterMs } = await observeWebhookReport(status, () => ops.readWebhookReport()));
     }
     const next = status.build();
+    this.record(key, ops.observed(), forceResync && !outcome.error && next.state === 'Ready', next.state);
     if (set.ok && next.appliedVersion === set.set.version && rb.status?.appliedVersion !== set.set.version) {
       this.d.metrics.propagationSeconds.observe((Date.now() - live.changedAt) / 1000);
     }
@@ -188,6 +196,23 @@ export class BootstrapperReconciler {
     log.debug({ state: next.state, appliedVersion: next.appliedVersion }, 'reconciled');
     const requeueAfter = Math.min(outcome.requeueAfterMs ?? Infinity, pollAfterMs ?? Infinity);
     return Number.isFinite(requeueAfter) ? { requeueAfter } : undefined;
+  }
+
+  /**
+   * Records what the pass left on the runtime: a forced pass that ended Ready wrote and read
+   * every managed object (a complete record); any other merges what it saw. Deleted or paused:
+   * nothing there to attest.
+   */
+  private record(
+    key: string,
+    observed: ReturnType<BootstrapperOps['observed']>,
+    complete: boolean,
+    state: string | undefined,
+  ): void {
+    const book = this.d.attestations;
+    if (!book) return;
+    if (state === 'Deleting' || state === 'Paused') book.forget(key);
+    else book.passEnded(key, { observed, complete });
   }
 
   /**

@@ -17,6 +17,13 @@ export interface DirectSources {
 }
 
 /** Settings of direct mode. */
+/**
+ * Periodic resyncs per full one: with the default period of 10 min, every runtime is re-applied at
+ * least hourly even when its attestations say nothing changed (a runtime's own report is not the
+ * only safeguard against tampering on it).
+ */
+export const DEFAULT_FULL_RESYNC_EVERY = 6;
+
 export interface DirectModeOptions {
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
@@ -28,6 +35,11 @@ export interface DirectModeOptions {
   readonly concurrency?: number;
   /** Re-apply everything this often to catch drift (default 10 min; 0 disables). */
   readonly resyncMs?: number;
+  /**
+   * Every this many periodic resyncs, re-apply every runtime; in the others, skip those whose
+   * latest attestation (docs/attestation.md) matches (default {@link DEFAULT_FULL_RESYNC_EVERY}; 1: always all).
+   */
+  readonly fullResyncEvery?: number;
   /** Source changes within this window become one fan-out (default 500 ms). */
   readonly coalesceMs?: number;
   /** Label selector of KIM's kubeconfig Secrets (default `kyma-project.io/runtime-id`). */
@@ -98,8 +110,13 @@ export interface DirectMode {
   readonly cas: CaStore;
   /** Rotates the CA now: the listener trusts old and new, and every runtime gets new certificates. */
   rotateCa(graceMs: number): Promise<void>;
-  /** Queues every runtime for a full re-apply now, as the periodic resync does. */
+  /** Queues every runtime for a full re-apply now (a CA change does). */
   resyncAll(): void;
+  /**
+   * Runs one period's resync now, as its timer does: runtimes whose attestation matches are
+   * skipped unless it is a full one (docs/attestation.md). Says how many were forced and skipped.
+   */
+  periodicResync(): { forced: number; skipped: number; full: boolean };
   /** Queues a runtime for an immediate full re-apply; false if no RuntimeBootstrapper names it. */
   resync(runtimeId: string): boolean;
   readonly reconciler: BootstrapperReconciler;

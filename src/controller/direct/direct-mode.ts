@@ -14,6 +14,7 @@ import { createDirectMetrics, refreshStateGauges } from './direct-metrics.js';
 import { RuntimeClientPool } from './runtime-clients.js';
 import {
   DEFAULT_DIRECT_CONCURRENCY,
+  DEFAULT_FULL_RESYNC_EVERY,
   DRIFT_CONFIRM_DELAY_MS,
   type DirectMode,
   type DirectModeOptions,
@@ -24,6 +25,7 @@ import { createRolloutMetrics } from '../rollout/rollout-metrics.js';
 import { RevisionStore } from '../rollout/revision-store.js';
 import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
 import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
+import { PeriodicResync } from './periodic-resync.js';
 import { ShardedWork } from './sharded-work.js';
 import { SourceFanout } from './source-fanout.js';
 
@@ -116,8 +118,23 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         enqueue,
       })
     : undefined;
+  const resyncMs = o.resyncMs ?? 10 * 60_000;
+  const periodic = new PeriodicResync({
+    periodMs: resyncMs,
+    fullEvery: o.fullResyncEvery ?? DEFAULT_FULL_RESYNC_EVERY,
+    keys: () => caches.keys(),
+    keyOfRuntime: (runtimeId) => caches.keyOfRuntime(runtimeId),
+    works: (key) => shard?.admits(key) ?? true,
+    force: (key) => {
+      reconciler.force(key);
+      queue.add(key);
+    },
+    registry: o.registry,
+    logger: log,
+  });
   const reconciler = new BootstrapperReconciler({
     kcp,
+    attestations: periodic.book,
     bootstrappers: caches.bootstrappers,
     kubeconfigSecrets: caches.kubeconfigs,
     pool,
@@ -178,12 +195,11 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   });
   enqueueAll();
 
-  const resyncMs = o.resyncMs ?? 10 * 60_000;
   const forceAll = (): void => {
     for (const key of caches.keys()) reconciler.force(key);
     enqueueAll();
   };
-  const resync = resyncMs > 0 ? setInterval(forceAll, resyncMs) : undefined;
+  periodic.start();
   const gauges = setInterval(() => {
     refreshStateGauges(
       metrics,
@@ -205,6 +221,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         resync: (runtimeId, receivedAt) => {
           drift.report(runtimeId, receivedAt);
         },
+        attest: periodic.attest,
         registry: o.registry,
         logger: log,
       })
@@ -243,6 +260,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     driftPort: endpoint?.port,
     rotateCa: (graceMs) => caUpkeep.rotate(graceMs),
     resyncAll: forceAll,
+    periodicResync: () => periodic.tick(),
     resync(runtimeId) {
       const key = caches.keyOfRuntime(runtimeId);
       if (key === undefined) return false;
@@ -257,7 +275,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       await rollout?.stop();
       await caUpkeep.stop();
       await endpoint?.stop();
-      if (resync) clearInterval(resync);
+      periodic.stop();
       clearInterval(gauges);
       await mirror?.stop();
       await drift.stop();

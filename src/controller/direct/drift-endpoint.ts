@@ -7,6 +7,7 @@ import type { ReadonlyStore } from '../../kube/store.js';
 import type { CaStore } from '../../pki/ca-store.js';
 import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
+import type { AttestationHandler } from '../../watcher/attestation-receiver.js';
 import { EventListener } from '../../watcher/event-listener.js';
 import { domainOf } from './runtime-domain.js';
 
@@ -44,6 +45,8 @@ export async function startDriftEndpoint(o: {
   keyOfRuntime: (runtimeId: string) => string | undefined;
   kubeconfigs: ReadonlyStore<V1Secret>;
   resync: (runtimeId: string, receivedAt: number) => void;
+  /** Attestations of the runtimes (docs/attestation.md). */
+  attest: AttestationHandler;
   registry: Registry;
   logger: Logger;
 }): Promise<DriftEndpoint> {
@@ -94,6 +97,7 @@ export async function startDriftEndpoint(o: {
         'drift reported; re-syncing',
       );
     },
+    onAttestation: o.attest,
     registry: o.registry,
     logger: o.logger.child({ part: 'drift-listener' }),
   });

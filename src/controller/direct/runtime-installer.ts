@@ -69,10 +69,20 @@ export class RuntimeInstaller {
     private readonly fence: LeaseFence = UNFENCED,
   ) {}
 
-  /** Server-side applies the objects, in order (fenced one by one). */
-  async apply(objects: readonly KubernetesObject[]): Promise<void> {
-    for (const o of objects)
-      await this.write('apply', () => applyObjects(this.access, [o], { timeoutMs: this.timeoutMs }));
+  /**
+   * Server-side applies the objects, in order (fenced one by one); each applied object is handed
+   * to `applied` with the resourceVersion the API server stored (../../api/attestation.ts).
+   */
+  async apply(
+    objects: readonly KubernetesObject[],
+    applied: (object: KubernetesObject, resourceVersion: string) => void = () => undefined,
+  ): Promise<void> {
+    for (const o of objects) {
+      const [rv = ''] = await this.write('apply', () =>
+        applyObjects(this.access, [o], { timeoutMs: this.timeoutMs, resourceVersions: true }),
+      );
+      applied(o, rv);
+    }
   }
 
   /** TLS material in a Secret on the runtime (the drift client certificate), if any. */

@@ -4,14 +4,15 @@
  * {@link RuntimeInstaller} made from its kubeconfig Secret, whose writes are fenced by `fence`
  * (a sharded replica's Lease).
  */
-import type { V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { AttestedObject } from '../../api/attestation.js';
 import {
   RTB_FINALIZER,
   kubeconfigSecretOf,
   type RuntimeBootstrapper,
   runtimeBootstrappersPath,
 } from '../../api/runtime-bootstrapper.js';
-import { CA_BUNDLE_FIELD_MANAGER, WATCHER_TLS_SECRET } from '../../api/runtime-names.js';
+import { CA_BUNDLE_FIELD_MANAGER, WATCHER_TLS_SECRET, WEBHOOK_TLS_SECRET } from '../../api/runtime-names.js';
 import { FIELD_MANAGER } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { kubeRequest } from '../../kube/kube-request.js';
@@ -23,6 +24,7 @@ import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
 import { executeSecretWrite } from '../../pki/serving-secret-write.js';
 import { readServingSecret } from '../../webhook/serving-cert/serving-secret-codec.js';
+import { MUTATING, VALIDATING } from '../../webhook/serving-cert/webhook-configurations.js';
 import { foreignWritesAfterOurs } from './foreign-writers.js';
 import type { RuntimeClientPool } from './runtime-clients.js';
 import { domainOf, hostOf } from './runtime-domain.js';
@@ -58,6 +60,10 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
   let drift: DriftSettings | undefined;
   let serverHost = '';
   const namespace = d.namespace;
+  const observed: AttestedObject[] = [];
+  const note = (o: KubernetesObject, resourceVersion: string | undefined): void => {
+    if (resourceVersion) observed.push(attestedOf(o, resourceVersion));
+  };
   const need = (): RuntimeInstaller => {
     if (!installer) throw new Error('internal: runtime not connected');
     return installer;
@@ -118,12 +124,28 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
       };
       return drift;
     },
-    apply: (objects) => need().apply(objects),
+    apply: (objects) => need().apply(objects, note),
     deploymentReadiness: () => need().deploymentReadiness(namespace),
     uninstall: (plan) => need().uninstall(plan),
     foreignWrites: async (objects) =>
       foreignWritesAfterOurs(await need().writersOf(objects), [FIELD_MANAGER, CA_BUNDLE_FIELD_MANAGER]),
-    readServing: () => need().readServing(namespace),
+    readServing: async () => {
+      const view = await need().readServing(namespace);
+      const group = 'admissionregistration.k8s.io/v1';
+      note(
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: WEBHOOK_TLS_SECRET, namespace } },
+        view.secret?.metadata?.resourceVersion,
+      );
+      note(
+        { apiVersion: group, kind: MUTATING.kind, metadata: { name: MUTATING.name } },
+        view.mutating?.metadata?.resourceVersion,
+      );
+      note(
+        { apiVersion: group, kind: VALIDATING.kind, metadata: { name: VALIDATING.name } },
+        view.validating?.metadata?.resourceVersion,
+      );
+      return view;
+    },
     writeServingSecret: async (current, write) => {
       const next = await executeSecretWrite(readServingSecret(current), write, {
         now: d.serving.now(),
@@ -135,6 +157,17 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
     },
     writeCaBundle: (view, bundlePem) => need().writeCaBundle(view, bundlePem),
     readWebhookReport: () => need().readWebhookReport(namespace),
+    observed: () => observed,
+  };
+}
+
+function attestedOf(o: KubernetesObject, resourceVersion: string): AttestedObject {
+  return {
+    apiVersion: o.apiVersion ?? '',
+    kind: o.kind ?? '',
+    namespace: o.metadata?.namespace ?? '',
+    name: o.metadata?.name ?? '',
+    resourceVersion,
   };
 }
 

@@ -3,6 +3,7 @@
  * may do, what they read, how a reconcile ends, and the shape of a state.
  */
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { AttestedObject } from '../../api/attestation.js';
 import type { Condition, ConditionType, RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { WebhookStatusReport } from '../../api/webhook-status.js';
 import type { SecretWrite } from '../../pki/serving-secret-plan.js';
@@ -40,6 +41,12 @@ export interface BootstrapperOps {
   writeCaBundle(view: ServingView, bundlePem: string): Promise<void>;
   /** The webhook's status report on the runtime (what set it loaded or refused). */
   readWebhookReport(): Promise<WebhookStatusReport>;
+  /**
+   * The managed objects this pass applied or read (serving Secret, webhook configurations), each
+   * at the resourceVersion the runtime answered with, in order: the record attestations are
+   * compared with (./attestation-book.ts).
+   */
+  observed(): readonly AttestedObject[];
 }
 
 /** Everything the states read, and the little they leave for the states after them. */

@@ -120,6 +120,7 @@ function ops(rt: FakeServingRuntime, over: Partial<BootstrapperOps> = {}): Boots
       checked(() => rt.writeSecret(current, write)),
     writeCaBundle: (view: ServingView, pem: string) => checked(() => rt.writeBundle(view, pem)),
     readWebhookReport: () => Promise.resolve({}),
+    observed: () => [],
     ...over,
   };
 }

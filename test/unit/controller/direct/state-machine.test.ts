@@ -87,6 +87,7 @@ class RecordingOps implements BootstrapperOps {
     await this.step('readWebhookReport');
     return {};
   };
+  observed = () => [];
 }
 
 /** A consistent set of `version` whose pull Secret holds `data` and trust bundle `pem`. */

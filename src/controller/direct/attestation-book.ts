@@ -1,0 +1,130 @@
+/**
+ * What the KCP knows of each runtime's managed objects (docs/attestation.md): the resourceVersions
+ * its own writes and reads left, and the runtime's latest attestation of them. No I/O: the
+ * reconciler feeds it after each pass, the drift listener with each attestation, and the
+ * periodic resync asks it which runtimes it may leave alone.
+ */
+import {
+  versionsDigest,
+  type Attestation,
+  type AttestationAnswer,
+  type AttestedObject,
+  type ManagedRef,
+  refKey,
+} from '../../api/attestation.js';
+
+/** How a pass ended, for the record. */
+export interface PassRecord {
+  /** Objects the pass wrote or read, with the resourceVersion the API server answered, in order. */
+  readonly observed: readonly AttestedObject[];
+  /**
+   * The pass wrote every managed object and read back what others write (a forced pass that
+   * ended Ready): the record is replaced and complete. Otherwise what it saw is merged in.
+   */
+  readonly complete: boolean;
+}
+
+/** The verdict on an attestation. */
+export type AttestationVerdict = 'in_sync' | 'out_of_sync' | 'unrecorded';
+
+interface Entry {
+  /** refKey (interned) → resourceVersion: about 20 per runtime, so no object per entry. */
+  versions: Map<string, string>;
+  complete: boolean;
+  digest: string | undefined;
+  attested: { digest: string; at: number } | undefined;
+}
+
+/** Per-runtime record of managed objects' resourceVersions and the latest attestation. */
+export class AttestationBook {
+  private readonly entries = new Map<string, Entry>();
+  /** Every runtime manages the same few objects: their keys and refs are held once. */
+  private readonly refs = new Map<string, { readonly key: string; readonly ref: ManagedRef }>();
+
+  /** @param nextAfterSeconds how long runtimes wait between attestations (told in every answer). */
+  constructor(private readonly nextAfterSeconds: number) {}
+
+  /** Records what a pass of `key` saw. */
+  passEnded(key: string, pass: PassRecord): void {
+    const entry = this.entries.get(key) ?? this.fresh(key);
+    if (pass.complete) entry.versions = new Map();
+    for (const o of pass.observed) entry.versions.set(this.intern(o), o.resourceVersion);
+    if (pass.complete) entry.complete = true;
+    if (pass.observed.length > 0 || pass.complete) entry.digest = undefined;
+  }
+
+  /** Forgets `key` (its CR is gone, or another replica works it now). */
+  forget(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Answers an attestation of `key` received at `at` (epoch ms), and keeps it for the resync. */
+  attest(
+    key: string,
+    attestation: Attestation,
+    at: number,
+  ): { verdict: AttestationVerdict; answer: AttestationAnswer } {
+    const entry = this.entries.get(key) ?? this.fresh(key);
+    const digest = versionsDigest(attestation.objects);
+    entry.attested = { digest, at };
+    const verdict: AttestationVerdict = !entry.complete
+      ? 'unrecorded'
+      : digest === this.digestOf(entry)
+        ? 'in_sync'
+        : 'out_of_sync';
+    return {
+      verdict,
+      answer: {
+        inSync: verdict === 'in_sync',
+        check: entry.complete ? [...entry.versions.keys()].map((k) => this.refOf(k)) : [],
+        nextAfterSeconds: this.nextAfterSeconds,
+      },
+    };
+  }
+
+  /**
+   * Whether `key`'s runtime attested, at `since` (epoch ms) or later, exactly the resourceVersions
+   * of a complete record as it is now: nothing was written there since our last write or read.
+   */
+  inSync(key: string, since: number): boolean {
+    const entry = this.entries.get(key);
+    if (!entry?.complete || entry.attested === undefined || entry.attested.at < since) return false;
+    return entry.attested.digest === this.digestOf(entry);
+  }
+
+  /** Runtimes with a record (a gauge). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private fresh(key: string): Entry {
+    const entry: Entry = { versions: new Map(), complete: false, digest: undefined, attested: undefined };
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  /** The shared key of a ref (one string for all runtimes, not one per runtime). */
+  private intern(o: ManagedRef): string {
+    const key = refKey(o);
+    const known = this.refs.get(key);
+    if (known) return known.key;
+    this.refs.set(key, {
+      key,
+      ref: { apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace, name: o.name },
+    });
+    return key;
+  }
+
+  private refOf(key: string): ManagedRef {
+    return this.refs.get(key)?.ref ?? NO_REF;
+  }
+
+  private digestOf(entry: Entry): string {
+    entry.digest ??= versionsDigest(
+      [...entry.versions].map(([k, resourceVersion]) => ({ ...this.refOf(k), resourceVersion })),
+    );
+    return entry.digest;
+  }
+}
+
+const NO_REF: ManagedRef = { apiVersion: '', kind: '', namespace: '', name: '' };

@@ -1,0 +1,112 @@
+/**
+ * Direct mode's periodic resync with attestations (docs/attestation.md): every period, each
+ * runtime is re-applied in full unless its latest attestation, received within the period,
+ * matches what the KCP's own writes and reads left there; every `fullEvery`-th period re-applies
+ * all of them regardless. An attestation that does not match a complete record asks for a full
+ * pass of that runtime at once: something was written there that was not ours.
+ */
+import type { Logger } from 'pino';
+import type { Counter, Registry } from 'prom-client';
+import type { Attestation } from '../../api/attestation.js';
+import { counterOn } from '../../kube/prom-metrics.js';
+import type { AttestationReply } from '../../watcher/attestation-receiver.js';
+import { AttestationBook } from './attestation-book.js';
+
+/** What the periodic resync needs. */
+export interface PeriodicResyncOptions {
+  /** The period (ms); 0 disables the timer (attestations are still answered). */
+  readonly periodMs: number;
+  /** Every this many periods, all runtimes are re-applied (at least 1). */
+  readonly fullEvery: number;
+  /** The keys of all RuntimeBootstrappers this replica holds. */
+  readonly keys: () => Iterable<string>;
+  /** The key of a runtime's CR, if any. */
+  readonly keyOfRuntime: (runtimeId: string) => string | undefined;
+  /** Whether this replica works `key` (sharding); always true without it. */
+  readonly works: (key: string) => boolean;
+  /** Queue a full (forced) pass of `key`. */
+  readonly force: (key: string) => void;
+  readonly registry: Registry;
+  readonly logger: Logger;
+}
+
+/** How often runtimes attest when the resync is off: as with the default period. */
+const DEFAULT_ATTEST_SECONDS = 300;
+
+/** The periodic resync and the attestations that let it skip runtimes. */
+export class PeriodicResync {
+  /** Read by the reconciler after each pass. */
+  readonly book: AttestationBook;
+  private readonly received: Counter<'verdict'>;
+  private readonly passes: Counter<'action'>;
+  private timer: NodeJS.Timeout | undefined;
+  private ticks = 0;
+
+  constructor(private readonly o: PeriodicResyncOptions) {
+    // Twice a period: every tick finds an attestation of the period before it.
+    const seconds = o.periodMs > 0 ? Math.max(1, Math.floor(o.periodMs / 2000)) : DEFAULT_ATTEST_SECONDS;
+    this.book = new AttestationBook(seconds);
+    this.received = counterOn(o.registry, {
+      name: 'rtb_attestations_received_total',
+      help: 'Attestations of runtimes by verdict: in_sync, out_of_sync (a full pass follows), unrecorded (no complete record yet), elsewhere (another replica works the runtime).',
+      labelNames: ['verdict'],
+    });
+    this.passes = counterOn(o.registry, {
+      name: 'rtb_periodic_resync_runtimes_total',
+      help: 'Runtimes at periodic resyncs: forced (re-applied in full) or skipped (their attestation matched).',
+      labelNames: ['action'],
+    });
+  }
+
+  start(): void {
+    if (this.o.periodMs > 0 && !this.timer)
+      this.timer = setInterval(() => {
+        this.tick();
+      }, this.o.periodMs);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One period's resync (the timer's; tests and benchmarks call it directly). */
+  tick(now = Date.now()): { forced: number; skipped: number; full: boolean } {
+    this.ticks += 1;
+    const full = this.o.fullEvery <= 1 || this.ticks % this.o.fullEvery === 0;
+    const since = now - (this.o.periodMs > 0 ? this.o.periodMs : DEFAULT_ATTEST_SECONDS * 2000);
+    let forced = 0;
+    let skipped = 0;
+    for (const key of this.o.keys()) {
+      if (!full && this.book.inSync(key, since)) {
+        skipped += 1;
+        continue;
+      }
+      forced += 1;
+      this.o.force(key);
+    }
+    this.passes.inc({ action: 'forced' }, forced);
+    this.passes.inc({ action: 'skipped' }, skipped);
+    this.o.logger.info({ full, forced, skipped }, 'periodic resync');
+    return { forced, skipped, full };
+  }
+
+  /** The drift listener's attestation handler. */
+  readonly attest = (runtimeId: string, attestation: Attestation, receivedAt: number): AttestationReply => {
+    const key = this.o.keyOfRuntime(runtimeId);
+    if (key === undefined || !this.o.works(key)) {
+      // The listener knew the runtime, so another replica works it (or its CR just went): the
+      // answer closes the connection, and the retry may reach the right one.
+      this.received.inc({ verdict: 'elsewhere' });
+      return {
+        status: 503,
+        reason: 'another replica works this runtime',
+        retryAfterSeconds: 1 + Math.floor(Math.random() * 5),
+      };
+    }
+    const { verdict, answer } = this.book.attest(key, attestation, receivedAt);
+    this.received.inc({ verdict });
+    if (verdict === 'out_of_sync') this.o.force(key);
+    return { status: 200, answer };
+  };
+}
