@@ -111,7 +111,7 @@ export function registerControllerCommand(program: Command): void {
     .option('--runtime-timeout <duration>', 'direct mode: bound of one call to a runtime', '10s')
     .option(
       '--full-resync-every <n>',
-      'direct mode: re-apply every runtime on every n-th resync; the others skip runtimes whose attestation matches (1: always all)',
+      'direct mode: re-apply each runtime at least every n-th resync (a share of them each time); otherwise skip a runtime whose attestation matches (1: all, every time)',
       String(DEFAULT_FULL_RESYNC_EVERY),
     )
     .option(

@@ -36,8 +36,9 @@ export interface DirectModeOptions {
   /** Re-apply everything this often to catch drift (default 10 min; 0 disables). */
   readonly resyncMs?: number;
   /**
-   * Every this many periodic resyncs, re-apply every runtime; in the others, skip those whose
-   * latest attestation (docs/attestation.md) matches (default {@link DEFAULT_FULL_RESYNC_EVERY}; 1: always all).
+   * Each runtime is re-applied at least once every this many periodic resyncs (a share of them
+   * each period); otherwise one whose latest attestation matches is skipped (docs/attestation.md;
+   * default {@link DEFAULT_FULL_RESYNC_EVERY}; 1: every runtime every period).
    */
   readonly fullResyncEvery?: number;
   /** Source changes within this window become one fan-out (default 500 ms). */
@@ -114,9 +115,10 @@ export interface DirectMode {
   resyncAll(): void;
   /**
    * Runs one period's resync now, as its timer does: runtimes whose attestation matches are
-   * skipped unless it is a full one (docs/attestation.md). Says how many were forced and skipped.
+   * skipped unless it is their turn for a full one (docs/attestation.md). Says how many were
+   * forced and skipped.
    */
-  periodicResync(): { forced: number; skipped: number; full: boolean };
+  periodicResync(): { forced: number; skipped: number };
   /** Queues a runtime for an immediate full re-apply; false if no RuntimeBootstrapper names it. */
   resync(runtimeId: string): boolean;
   readonly reconciler: BootstrapperReconciler;

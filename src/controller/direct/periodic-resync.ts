@@ -1,9 +1,11 @@
 /**
  * Direct mode's periodic resync with attestations (docs/attestation.md): every period, each
  * runtime is re-applied in full unless its latest attestation, received within the period,
- * matches what the KCP's own writes and reads left there; every `fullEvery`-th period re-applies
- * all of them regardless. An attestation that does not match a complete record asks for a full
- * pass of that runtime at once: something was written there that was not ours.
+ * matches what the KCP's own writes and reads left there; and each runtime is re-applied
+ * regardless once every `fullEvery` periods, a different share of them each period (by a hash of
+ * the key), so that safeguard costs the same every period instead of a burst of all at once. An
+ * attestation that does not match a complete record asks for a full pass of that runtime at
+ * once: something was written there that was not ours.
  */
 import type { Logger } from 'pino';
 import type { Counter, Registry } from 'prom-client';
@@ -16,7 +18,7 @@ import { AttestationBook } from './attestation-book.js';
 export interface PeriodicResyncOptions {
   /** The period (ms); 0 disables the timer (attestations are still answered). */
   readonly periodMs: number;
-  /** Every this many periods, all runtimes are re-applied (at least 1). */
+  /** Each runtime is re-applied at least once every this many periods (1: every period). */
   readonly fullEvery: number;
   /** The keys of all RuntimeBootstrappers this replica holds. */
   readonly keys: () => Iterable<string>;
@@ -43,8 +45,10 @@ export class PeriodicResync {
   private ticks = 0;
 
   constructor(private readonly o: PeriodicResyncOptions) {
-    // Twice a period: every tick finds an attestation of the period before it.
-    const seconds = o.periodMs > 0 ? Math.max(1, Math.floor(o.periodMs / 2000)) : DEFAULT_ATTEST_SECONDS;
+    // 0.7 of a period, less the runtime's jitter (up to 20 %): every tick finds an attestation
+    // of the period before it, with a margin for a slow exchange.
+    const seconds =
+      o.periodMs > 0 ? Math.max(1, Math.floor((o.periodMs * 0.7) / 1000)) : DEFAULT_ATTEST_SECONDS;
     this.book = new AttestationBook(seconds);
     this.received = counterOn(o.registry, {
       name: 'rtb_attestations_received_total',
@@ -71,14 +75,15 @@ export class PeriodicResync {
   }
 
   /** One period's resync (the timer's; tests and benchmarks call it directly). */
-  tick(now = Date.now()): { forced: number; skipped: number; full: boolean } {
+  tick(now = Date.now()): { forced: number; skipped: number } {
     this.ticks += 1;
-    const full = this.o.fullEvery <= 1 || this.ticks % this.o.fullEvery === 0;
+    const every = Math.max(1, this.o.fullEvery);
+    const turn = this.ticks % every;
     const since = now - (this.o.periodMs > 0 ? this.o.periodMs : DEFAULT_ATTEST_SECONDS * 2000);
     let forced = 0;
     let skipped = 0;
     for (const key of this.o.keys()) {
-      if (!full && this.book.inSync(key, since)) {
+      if (bucketOf(key, every) !== turn && this.book.inSync(key, since)) {
         skipped += 1;
         continue;
       }
@@ -87,8 +92,8 @@ export class PeriodicResync {
     }
     this.passes.inc({ action: 'forced' }, forced);
     this.passes.inc({ action: 'skipped' }, skipped);
-    this.o.logger.info({ full, forced, skipped }, 'periodic resync');
-    return { forced, skipped, full };
+    this.o.logger.info({ forced, skipped }, 'periodic resync');
+    return { forced, skipped };
   }
 
   /** The drift listener's attestation handler. */
@@ -109,4 +114,15 @@ export class PeriodicResync {
     if (verdict === 'out_of_sync') this.o.force(key);
     return { status: 200, answer };
   };
+}
+
+/** Which of `n` shares a key falls in (FNV-1a of the key): stable across periods and restarts. */
+export function bucketOf(key: string, n: number): number {
+  if (n <= 1) return 0;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % n;
 }

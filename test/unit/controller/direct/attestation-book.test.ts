@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { AttestedObject } from '../../../../src/api/attestation.js';
+import { AttestationBook } from '../../../../src/controller/direct/attestation-book.js';
+
+const obj = (name: string, resourceVersion: string, namespace = 'kyma-system'): AttestedObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  namespace,
+  name,
+  resourceVersion,
+});
+const refsOf = (objects: readonly AttestedObject[]) =>
+  objects.map(({ apiVersion, kind, namespace, name }) => ({ apiVersion, kind, namespace, name }));
+
+describe('AttestationBook', () => {
+  const full = [obj('a', '1'), obj('b', '2'), { ...obj('ns', '3', ''), kind: 'Namespace' }];
+
+  test('without a complete record: no refs to check and never in sync', () => {
+    const book = new AttestationBook(420);
+    book.passEnded('k', { observed: full, complete: false });
+    const { verdict, answer } = book.attest('k', { objects: full }, 1_000);
+    assert.equal(verdict, 'unrecorded');
+    assert.deepEqual(answer, { inSync: false, check: [], nextAfterSeconds: 420 });
+    assert.equal(book.inSync('k', 0), false);
+  });
+
+  test('a complete record: the answer lists its refs; matching resourceVersions are in sync', () => {
+    const book = new AttestationBook(420);
+    book.passEnded('k', { observed: full, complete: true });
+    const first = book.attest('k', { objects: [] }, 1_000);
+    assert.equal(first.verdict, 'out_of_sync');
+    assert.deepEqual(first.answer.check, refsOf(full));
+    assert.equal(book.attest('k', { objects: [...full].reverse() }, 2_000).verdict, 'in_sync');
+    assert.equal(book.inSync('k', 2_000), true);
+    assert.equal(book.inSync('k', 2_001), false, 'an attestation older than the period does not count');
+  });
+
+  test('a changed, missing or extra object is out of sync', () => {
+    const book = new AttestationBook(420);
+    book.passEnded('k', { observed: full, complete: true });
+    assert.equal(book.attest('k', { objects: [obj('a', '9'), ...full.slice(1)] }, 1).verdict, 'out_of_sync');
+    assert.equal(book.attest('k', { objects: full.slice(1) }, 1).verdict, 'out_of_sync');
+    assert.equal(book.attest('k', { objects: [...full, obj('z', '1')] }, 1).verdict, 'out_of_sync');
+    assert.equal(book.inSync('k', 0), false);
+  });
+
+  test('our own later write (merged) makes an earlier matching attestation stale', () => {
+    const book = new AttestationBook(420);
+    book.passEnded('k', { observed: full, complete: true });
+    book.attest('k', { objects: full }, 1_000);
+    assert.equal(book.inSync('k', 0), true);
+    book.passEnded('k', { observed: [obj('a', '5')], complete: false });
+    assert.equal(book.inSync('k', 0), false, 'the runtime has not attested our new write yet');
+    const next = [obj('a', '5'), ...full.slice(1)];
+    assert.equal(book.attest('k', { objects: next }, 2_000).verdict, 'in_sync', 'merged, still complete');
+  });
+
+  test('a complete pass replaces the record: objects no longer managed drop out', () => {
+    const book = new AttestationBook(420);
+    book.passEnded('k', { observed: [...full, obj('old', '1')], complete: true });
+    book.passEnded('k', { observed: full, complete: true });
+    assert.deepEqual(book.attest('k', { objects: full }, 1).answer.check, refsOf(full));
+  });
+
+  test('forget drops the record; runtimes are independent', () => {
+    const book = new AttestationBook(420);
+    book.passEnded('k', { observed: full, complete: true });
+    book.passEnded('j', { observed: full, complete: true });
+    book.attest('k', { objects: full }, 1);
+    book.attest('j', { objects: full }, 1);
+    book.forget('k');
+    assert.equal(book.inSync('k', 0), false);
+    assert.equal(book.inSync('j', 0), true);
+    assert.equal(book.attest('k', { objects: full }, 2).verdict, 'unrecorded');
+  });
+});

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import type { AttestedObject } from '../../../../src/api/attestation.js';
+import { bucketOf, PeriodicResync } from '../../../../src/controller/direct/periodic-resync.js';
+
+const objects: AttestedObject[] = [
+  { apiVersion: 'v1', kind: 'Secret', namespace: 'kyma-system', name: 'a', resourceVersion: '1' },
+];
+const PERIOD = 600_000;
+
+function setup(keys: string[], o: { fullEvery?: number; works?: (key: string) => boolean } = {}) {
+  const forced: string[] = [];
+  const registry = new Registry();
+  const resync = new PeriodicResync({
+    periodMs: PERIOD,
+    fullEvery: o.fullEvery ?? 6,
+    keys: () => keys,
+    keyOfRuntime: (id) => (keys.includes(`ns/${id}`) ? `ns/${id}` : undefined),
+    works: o.works ?? (() => true),
+    force: (key) => forced.push(key),
+    registry,
+    logger: pino({ level: 'silent' }),
+  });
+  const recordAndAttest = (key: string, at: number): void => {
+    resync.book.passEnded(key, { observed: objects, complete: true });
+    const reply = resync.attest(key.slice(3), { objects }, at);
+    assert.equal(reply.status, 200);
+  };
+  return { resync, forced, registry, recordAndAttest };
+}
+
+describe('PeriodicResync', () => {
+  test('without attestations every runtime is forced', () => {
+    const keys = ['ns/a', 'ns/b', 'ns/c'];
+    const { resync, forced } = setup(keys);
+    assert.deepEqual(resync.tick(), { forced: 3, skipped: 0 });
+    assert.deepEqual(forced, keys);
+  });
+
+  test('a runtime attested in sync within the period is skipped, except in its turn for a full pass', () => {
+    const keys = Array.from({ length: 60 }, (_, i) => `ns/rt-${i}`);
+    const { resync, forced, recordAndAttest } = setup(keys, { fullEvery: 6 });
+    const now = Date.now();
+    let total = 0;
+    const seen = new Map<string, number>();
+    for (let period = 1; period <= 6; period++) {
+      for (const key of keys) recordAndAttest(key, now);
+      forced.length = 0;
+      const { forced: n, skipped } = resync.tick(now);
+      assert.equal(n + skipped, keys.length);
+      for (const key of forced) seen.set(key, (seen.get(key) ?? 0) + 1);
+      total += n;
+    }
+    assert.equal(total, keys.length, 'over fullEvery periods each runtime had exactly one full pass');
+    assert.ok([...seen.values()].every((v) => v === 1));
+  });
+
+  test('an attestation older than the period does not count', () => {
+    const { resync, recordAndAttest } = setup(['ns/a'], { fullEvery: 1_000_000 });
+    const now = Date.now();
+    recordAndAttest('ns/a', now - PERIOD - 1);
+    // bucketOf('ns/a', 1e6) is not the first tick's turn (1) for this key.
+    assert.notEqual(bucketOf('ns/a', 1_000_000), 1);
+    assert.deepEqual(resync.tick(now), { forced: 1, skipped: 0 });
+  });
+
+  test('an out-of-sync attestation against a complete record forces that runtime at once', () => {
+    const { resync, forced } = setup(['ns/a', 'ns/b']);
+    resync.book.passEnded('ns/a', { observed: objects, complete: true });
+    const reply = resync.attest('a', { objects: [{ ...objects[0]!, resourceVersion: '2' }] }, Date.now());
+    assert.equal(reply.status, 200);
+    assert.deepEqual(forced, ['ns/a']);
+    // Without a complete record, nothing to compare with: no pass (the next tick forces it anyway).
+    resync.attest('b', { objects }, Date.now());
+    assert.deepEqual(forced, ['ns/a']);
+  });
+
+  test('a runtime another replica works is answered 503 with a retry hint, and nothing is recorded', async () => {
+    const { resync, forced, registry } = setup(['ns/a'], { works: () => false });
+    const reply = resync.attest('a', { objects }, Date.now());
+    assert.equal(reply.status, 503);
+    assert.ok(reply.status === 503 && reply.retryAfterSeconds >= 1 && reply.retryAfterSeconds <= 5);
+    assert.deepEqual(forced, []);
+    assert.match(await registry.metrics(), /rtb_attestations_received_total\{verdict="elsewhere"\} 1/);
+  });
+
+  test('bucketOf spreads keys over the shares and is stable', () => {
+    const counts = [0, 0, 0, 0, 0, 0];
+    for (let i = 0; i < 6000; i++) counts[bucketOf(`kcp-system/rt-${i}`, 6)]! += 1;
+    assert.ok(
+      counts.every((c) => c > 800 && c < 1200),
+      counts.join(','),
+    );
+    assert.equal(bucketOf('x', 6), bucketOf('x', 6));
+    assert.equal(bucketOf('x', 1), 0);
+  });
+});
