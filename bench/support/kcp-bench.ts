@@ -46,8 +46,10 @@ export interface ControllerProcess {
   gc(): Promise<void>;
   /** Starts a new event-loop delay measurement. */
   resetEventLoop(): Promise<void>;
-  /** Queues every runtime for a full re-apply, as the periodic resync does. */
+  /** Queues every runtime for a full re-apply (a forced pass over all). */
   resync(): Promise<void>;
+  /** Runs one period of the periodic resync (attested runtimes skipped but for their share). */
+  periodicResync(): Promise<{ forced: number; skipped: number }>;
   /** Starts a CPU profile; `profileStop` answers it (`.cpuprofile` JSON). */
   profileStart(): Promise<void>;
   profileStop(): Promise<string>;
@@ -122,6 +124,8 @@ export async function startControllerChild(
     resync: async () => {
       await fetch(`${base}/resync`);
     },
+    periodicResync: async () =>
+      (await (await fetch(`${base}/periodic-resync`)).json()) as { forced: number; skipped: number },
     profileStart: async () => {
       await fetch(`${base}/profile/start`);
     },
