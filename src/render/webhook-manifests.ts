@@ -29,7 +29,12 @@ import {
   renderWebhookNetworkPolicies,
   type WebhookNetworkPolicies,
 } from './webhook-network-policies.js';
-import { webhookClusterRules, webhookNamespaceRules } from './webhook-rbac.js';
+import {
+  attestationClusterRules,
+  attestationNamespaceRules,
+  webhookClusterRules,
+  webhookNamespaceRules,
+} from './webhook-rbac.js';
 import {
   renderDriftWebhookConfiguration,
   renderMutatingWebhookConfiguration,
@@ -72,6 +77,10 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
   });
   const subject = { kind: 'ServiceAccount', name: WEBHOOK_SERVICE_ACCOUNT, namespace };
   const rbac = 'rbac.authorization.k8s.io';
+  const networkPolicies = renderWebhookNetworkPolicies(o, namespace);
+  // The drift channel's attestation reads what the KCP manages here; without it nothing changes.
+  const attests = (o.driftListenerUrl ?? '') !== '';
+  const policyNames = networkPolicyList(networkPolicies).map((p) => p.metadata?.name ?? '');
 
   return {
     // No labels: the namespace is Kyma's, not ours.
@@ -81,7 +90,7 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       apiVersion: `${rbac}/v1`,
       kind: 'ClusterRole',
       metadata: meta(WEBHOOK_CLUSTER_ROLE, false),
-      rules: webhookClusterRules(pullSecret, namespace),
+      rules: [...webhookClusterRules(pullSecret, namespace), ...(attests ? attestationClusterRules() : [])],
     },
     clusterRoleBinding: {
       apiVersion: `${rbac}/v1`,
@@ -94,7 +103,10 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       apiVersion: `${rbac}/v1`,
       kind: 'Role',
       metadata: meta(WEBHOOK_ROLE),
-      rules: webhookNamespaceRules(configMap, namespace, o.servingCertIssuer),
+      rules: [
+        ...webhookNamespaceRules(configMap, namespace, o.servingCertIssuer),
+        ...(attests ? attestationNamespaceRules(policyNames) : []),
+      ],
     },
     roleBinding: {
       apiVersion: `${rbac}/v1`,
@@ -119,7 +131,7 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
         ports: [{ name: 'https', port: 443, targetPort: WEBHOOK_PORT, protocol: 'TCP' }],
       },
     },
-    networkPolicies: renderWebhookNetworkPolicies(o, namespace),
+    networkPolicies,
     mutatingWebhookConfiguration: renderMutatingWebhookConfiguration(o, namespace),
     ...(o.driftListenerUrl
       ? { validatingWebhookConfiguration: renderDriftWebhookConfiguration(o, namespace) }

@@ -3,7 +3,15 @@ import { WEBHOOK_STATUS_CONFIG_MAP } from '../api/webhook-status.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
   VALIDATING_WEBHOOK_CONFIGURATION,
+  WATCHER_TLS_SECRET,
   WEBHOOK_CERT_LEASE,
+  WEBHOOK_CLUSTER_ROLE,
+  WEBHOOK_CLUSTER_ROLE_BINDING,
+  WEBHOOK_PDB,
+  WEBHOOK_ROLE,
+  WEBHOOK_ROLE_BINDING,
+  WEBHOOK_SERVICE,
+  WEBHOOK_SERVICE_ACCOUNT,
   WEBHOOK_TLS_SECRET,
 } from '../api/runtime-names.js';
 import { RESTARTER_LEASE } from '../api/trust-stamp.js';
@@ -132,5 +140,45 @@ export function webhookNamespaceRules(
       verbs: [...read(), 'update', 'patch'],
     },
     ...cleanupRules(UPSTREAM_LEFTOVERS.filter((l) => l.namespace === namespace)),
+  ];
+}
+
+const getByName = (group: string, resource: string, names: readonly string[]): V1PolicyRule => ({
+  apiGroups: [group],
+  resources: [resource],
+  resourceNames: [...names],
+  verbs: ['get'],
+});
+
+/**
+ * With the drift channel, the attestation (../watcher/attestor.ts) reads every object the KCP
+ * manages on the runtime. The other rules already let the webhook read the namespaces, the set
+ * (trust bundle, pull Secret, ConfigMap), the Deployment, the serving Secret and both webhook
+ * configurations; these add `get`, by name, of our ClusterRole and its binding.
+ */
+export function attestationClusterRules(): V1PolicyRule[] {
+  const rbac = 'rbac.authorization.k8s.io';
+  return [
+    getByName(rbac, 'clusterroles', [WEBHOOK_CLUSTER_ROLE]),
+    getByName(rbac, 'clusterrolebindings', [WEBHOOK_CLUSTER_ROLE_BINDING]),
+  ];
+}
+
+/**
+ * The rest of the attestation's reads, in the webhook's namespace, by name (one rule per
+ * resource, so no name is granted on another kind): the ServiceAccount, the Role and its binding,
+ * the drift client Secret, the Service, the `networkPolicies` rendered beside it and the
+ * PodDisruptionBudget.
+ */
+export function attestationNamespaceRules(networkPolicies: readonly string[]): V1PolicyRule[] {
+  const rbac = 'rbac.authorization.k8s.io';
+  return [
+    getByName('', 'serviceaccounts', [WEBHOOK_SERVICE_ACCOUNT]),
+    getByName(rbac, 'roles', [WEBHOOK_ROLE]),
+    getByName(rbac, 'rolebindings', [WEBHOOK_ROLE_BINDING]),
+    getByName('', 'secrets', [WATCHER_TLS_SECRET]),
+    getByName('', 'services', [WEBHOOK_SERVICE]),
+    getByName('networking.k8s.io', 'networkpolicies', networkPolicies),
+    getByName('policy', 'poddisruptionbudgets', [WEBHOOK_PDB]),
   ];
 }

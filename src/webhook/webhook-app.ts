@@ -24,6 +24,7 @@ import { startUpstreamCleanup } from './upstream-cleanup.js';
 import type { ServingCertSettings } from './serving-cert/serving-cert-settings.js';
 import type { ServingCertKeeper } from './serving-cert/serving-cert-keeper.js';
 import { DriftForwarder } from '../watcher/drift-forwarder.js';
+import { RuntimeAttestor } from '../watcher/attestor.js';
 import { followTrustBundle } from './trust-restart/trust-bundle-follower.js';
 import { startRestarterFromSettings, type TrustRestartSettings } from './trust-restart/restarter-settings.js';
 import type { TrustRestarter } from './trust-restart/trust-restarter.js';
@@ -56,12 +57,17 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
   readonly excludedNamespaces?: readonly string[];
   /** Answers kept for Pods identical but for their uid (default 512; 0 turns reuse off). */
   readonly reuseAnswers?: number;
-  /** The drift channel: report tampering with our objects to the KCP listener over mutual TLS. */
+  /**
+   * The drift channel: report tampering with our objects to the KCP listener over mutual TLS,
+   * and attest the objects' resourceVersions to it now and then (../watcher/attestor.ts).
+   */
   readonly drift?: {
     readonly url: string;
     readonly certFile: string;
     readonly keyFile: string;
     readonly caFile: string;
+    /** The first attestation waits a uniform random delay below this (default 30 s; tests: 0). */
+    readonly attestationInitialDelayMs?: number;
   };
   /**
    * Remove upstream-only objects left by an upstream install once this webhook serves
@@ -257,6 +263,23 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     stoppers.push(() => {
       cleanup.stop();
     });
+  // Like the cleanup, only once we serve: a webhook that cannot start has nothing to attest.
+  const attestor = o.drift
+    ? new RuntimeAttestor({
+        url: o.drift.url,
+        tls: { certFile: o.drift.certFile, keyFile: o.drift.keyFile, caFile: o.drift.caFile },
+        access: o.kubeConfig,
+        logger: logger.child({ part: 'attestor' }),
+        registry,
+        ...(o.drift.attestationInitialDelayMs !== undefined
+          ? { initialDelayMaxMs: o.drift.attestationInitialDelayMs }
+          : {}),
+      })
+    : undefined;
+  if (attestor) {
+    attestor.start();
+    stoppers.push(() => attestor.stop());
+  }
   const restarter = o.trustRestart
     ? startRestarterFromSettings(o.trustRestart, { access: o.kubeConfig, bundle, registry, logger })
     : undefined;

@@ -1,15 +1,10 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import type { TLSSocket } from 'node:tls';
 import { Registry } from 'prom-client';
-import type { CertificateAuthority } from '../../../src/pki/certificate-authority.js';
 import { createLogger, silentLogger } from '../../../src/telemetry/logger.js';
 import {
   DriftForwarder,
@@ -18,6 +13,7 @@ import {
 } from '../../../src/watcher/drift-forwarder.js';
 import type { ClientTlsFiles } from '../../../src/watcher/reloading-tls-agent.js';
 import type { WatchEvent } from '../../../src/watcher/watch-event.js';
+import { ScriptedServer } from './scripted-server.js';
 import {
   loopbackServingCert,
   metricValue,
@@ -26,72 +22,6 @@ import {
   waitFor,
   writeClientFiles,
 } from './tls-fixtures.js';
-
-interface Seen {
-  readonly path: string;
-  readonly body: string;
-  readonly cn: unknown;
-  readonly at: number;
-  readonly res: ServerResponse;
-}
-
-/** A loopback mTLS server whose answers the test scripts; `hold` keeps requests unanswered. */
-class ScriptedServer {
-  readonly seen: Seen[] = [];
-  connections = 0;
-  answer: (n: number) => { status: number; headers?: Record<string, string> } | 'hold' = () => ({
-    status: 202,
-  });
-  private readonly server: Server;
-
-  constructor(ca: CertificateAuthority, serving: { certPem: string; keyPem: string }) {
-    this.server = createServer(
-      {
-        cert: serving.certPem,
-        key: serving.keyPem,
-        ca: ca.certPem,
-        requestCert: true,
-        rejectUnauthorized: true,
-      },
-      (req, res) => {
-        this.onRequest(req, res);
-      },
-    );
-    this.server.on('secureConnection', () => this.connections++);
-  }
-
-  async listen(): Promise<number> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    return (this.server.address() as AddressInfo).port;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((r) =>
-      this.server.close(() => {
-        r();
-      }),
-    );
-  }
-
-  private onRequest(req: IncomingMessage, res: ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const cn = (req.socket as TLSSocket).getPeerCertificate().subject.CN;
-      this.seen.push({
-        path: req.url ?? '',
-        body: Buffer.concat(chunks).toString(),
-        cn,
-        at: Date.now(),
-        res,
-      });
-      const a = this.answer(this.seen.length);
-      if (a === 'hold') return;
-      res.writeHead(a.status, a.headers).end('.');
-    });
-  }
-}
 
 const event = (name: string): WatchEvent => ({
   watched: { Namespace: 'kyma-system', Name: name },
