@@ -235,7 +235,9 @@ async function main(): Promise<void> {
         res.writeHead(200).end();
       } else if (req.url === '/periodic-resync') {
         // One period of the timer's resync: attested runtimes skipped, except their share.
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(direct.periodicResync()));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(direct.periodicResync()));
       } else if (req.url === '/reset-event-loop') {
         eventLoop.reset();
         res.writeHead(200).end();

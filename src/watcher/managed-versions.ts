@@ -83,6 +83,13 @@ export async function readVersions(
 function aborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => { resolve(); }, { once: true });
+    else
+      signal.addEventListener(
+        'abort',
+        () => {
+          resolve();
+        },
+        { once: true },
+      );
   });
 }

@@ -73,7 +73,13 @@ class Waits {
     this.asked.push(ms);
     return new Promise((resolve) => {
       this.wake = resolve;
-      signal.addEventListener('abort', () => { resolve(); }, { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          resolve();
+        },
+        { once: true },
+      );
     });
   };
 
@@ -244,7 +250,11 @@ describe('RuntimeAttestor', () => {
     await waits.pass(1);
     await waitFor(() => server.seen.length === 1, 'the held attestation');
     const res = server.seen[0]!.res;
-    const closed = new Promise<void>((resolve) => res.on('close', () => { resolve(); }));
+    const closed = new Promise<void>((resolve) =>
+      res.on('close', () => {
+        resolve();
+      }),
+    );
     await a.stop();
     await closed;
     assert.ok(!res.writableEnded, 'the server never answered');

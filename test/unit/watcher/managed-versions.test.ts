@@ -69,7 +69,10 @@ describe('readVersions', () => {
       (ref, signal) => {
         if (ref.name === 'cm-0') return Promise.resolve('1');
         assert.equal(signal, deadline.signal);
-        if (ref.name === 'cm-1') setImmediate(() => { deadline.abort(); });
+        if (ref.name === 'cm-1')
+          setImmediate(() => {
+            deadline.abort();
+          });
         return new Promise<string>(() => undefined);
       },
       4,
