@@ -1,0 +1,173 @@
+import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { MUTATING_WEBHOOK_CONFIGURATION, WATCHER_TLS_SECRET } from '../../src/api/runtime-names.js';
+import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
+import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
+import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
+import { bucketOf } from '../../src/controller/direct/periodic-resync.js';
+import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
+import { eventually } from '../../src/envtest/eventually.js';
+import { freePort } from '../../src/envtest/free-port.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+import { useControlPlane } from '../support/control-plane.js';
+import {
+  RB_PATH,
+  asWebhookServiceAccount,
+  coreOf,
+  createRuntimeBootstrapper,
+  directModeOptions,
+  markDeploymentAvailable,
+  prepareKcp,
+  putAdminKubeconfigSecret,
+  startKcpSources,
+} from '../support/kcp.js';
+import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
+
+const ID = 'rt-a';
+const KEY = `kcp-system/${ID}`;
+const PERIOD_MS = 4_000;
+// The safeguard's full pass comes once every FULL_EVERY periods, in the share of the key's hash:
+// pick a count whose share of this key comes late, so no tick in this test is its turn.
+const FULL_EVERY = [50, 51, 52, 53, 54, 55, 56, 57].find((n) => bucketOf(KEY, n) >= 40) ?? 0;
+
+const plane = useControlPlane({ clusters: ['kcp', ID] });
+const kcp = () => plane().cluster('kcp');
+const rt = () => plane().cluster(ID);
+const registry = new Registry();
+
+let sources: SourceWatcher;
+let direct: DirectMode;
+let hook: TestWebhook;
+let hookStopped = false;
+let dir = '';
+
+async function received(verdict: string): Promise<number> {
+  const m = await registry.getSingleMetric('rtb_attestations_received_total')?.get();
+  return m?.values.find((v) => v.labels.verdict === verdict)?.value ?? 0;
+}
+
+async function drift(): Promise<number> {
+  const m = await registry.getSingleMetric('rtb_drift_listener_events_accepted_total')?.get();
+  return m?.values.reduce((a, v) => a + v.value, 0) ?? 0;
+}
+
+/** Waits until the runtime attests again after now, and that attestation is in sync. */
+async function nextInSync(what: string): Promise<void> {
+  const seen = await received('in_sync');
+  await eventually(async () => ((await received('in_sync')) > seen ? true : undefined), 20_000, what);
+}
+
+describe('attestations on real API servers: the periodic resync skips a runtime whose objects are as we left them', () => {
+  before(async () => {
+    assert.ok(FULL_EVERY > 0, 'a share count that keeps this key out of the test’s ticks');
+    dir = await mkdtemp(join(tmpdir(), 'rtb-attest-'));
+    await prepareKcp(kcp());
+    await putAdminKubeconfigSecret(kcp(), rt(), ID);
+    const logger = silentLogger();
+    sources = await startKcpSources(kcp(), logger);
+    const port = await freePort();
+    direct = await startDirectMode(
+      directModeOptions(kcp(), sources, logger, {
+        registry,
+        resyncMs: PERIOD_MS,
+        fullResyncEvery: FULL_EVERY,
+        drift: { listenerUrl: `https://127.0.0.1:${port}` },
+        driftListener: { host: '127.0.0.1', port, ipAddresses: ['127.0.0.1'] },
+      }),
+    );
+    await createRuntimeBootstrapper(kcp(), ID, { 'skr-domain': `${ID}.kyma.example.com` });
+    await eventually(
+      async () => {
+        const rb = await kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), {
+          method: 'GET',
+          path: `${RB_PATH}/${ID}`,
+        });
+        if (rb.status?.state === 'Installing') await markDeploymentAvailable(rt()).catch(() => undefined);
+        return rb.status?.state === 'Ready' ? true : undefined;
+      },
+      30_000,
+      'Ready',
+    );
+    const s = await coreOf(rt()).readNamespacedSecret({ name: WATCHER_TLS_SECRET, namespace: 'kyma-system' });
+    await mkdir(join(dir, 'drift'));
+    for (const key of ['tls.crt', 'tls.key', 'ca.crt'])
+      await writeFile(join(dir, 'drift', key), Buffer.from(s.data?.[key] ?? '', 'base64'));
+    // No drift registration points at this webhook: tampering reaches the KCP only by attestation.
+    // The webhook reads the runtime as its ServiceAccount, with exactly the RBAC the KCP installed.
+    hook = await startTestWebhook(rt(), {
+      kubeConfig: await asWebhookServiceAccount(rt()),
+      drift: {
+        url: `https://127.0.0.1:${port}`,
+        certFile: join(dir, 'drift', 'tls.crt'),
+        keyFile: join(dir, 'drift', 'tls.key'),
+        caFile: join(dir, 'drift', 'ca.crt'),
+        attestationInitialDelayMs: 0,
+      },
+    });
+  });
+  after(async () => {
+    if (!hookStopped) await hook.stop();
+    await direct.stop();
+    await sources.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('an attested runtime is skipped: no pass, no write', async () => {
+    // The first periodic tick completes the record (onboarding is not a full pass); the
+    // runtime's next attestation then matches every object it read under its own RBAC.
+    await nextInSync('an attestation in sync');
+    const reconciles = await reconcileCount();
+    const tick = direct.periodicResync();
+    assert.deepEqual(tick, { forced: 0, skipped: 1 });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(await reconcileCount(), reconciles, 'no pass was queued');
+  });
+
+  test('a change no drift report brings is found by the next attestation and undone', async () => {
+    const api = rt().kubeConfig().makeApiClient(AdmissionregistrationV1Api);
+    const mwc = await api.readMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION });
+    const hooks = mwc.webhooks ?? [];
+    assert.ok(hooks.length > 0);
+    const original = hooks.map((h) => h.timeoutSeconds);
+    const outOfSync = await received('out_of_sync');
+    const driftBefore = await drift();
+    await api.replaceMutatingWebhookConfiguration({
+      name: MUTATING_WEBHOOK_CONFIGURATION,
+      body: { ...mwc, webhooks: hooks.map((h) => ({ ...h, timeoutSeconds: 29 })) },
+    });
+    await eventually(
+      async () => {
+        const now = await api.readMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION });
+        const same =
+          JSON.stringify((now.webhooks ?? []).map((h) => h.timeoutSeconds)) === JSON.stringify(original);
+        return same ? true : undefined;
+      },
+      20_000,
+      'the MutatingWebhookConfiguration restored',
+    );
+    assert.ok((await received('out_of_sync')) > outOfSync, 'an attestation found it out of sync');
+    assert.equal(await drift(), driftBefore, 'no drift report was involved');
+    // The repair's pass recorded what it wrote: the runtime is in sync again and skipped.
+    await nextInSync('in sync after the repair');
+    assert.deepEqual(direct.periodicResync(), { forced: 0, skipped: 1 });
+  });
+
+  test('a runtime whose attestations stop is re-applied at the next tick', async () => {
+    hookStopped = true;
+    await hook.stop();
+    // A period and a margin without an attestation: the last one is older than a period.
+    await new Promise((r) => setTimeout(r, PERIOD_MS + 500));
+    assert.deepEqual(direct.periodicResync(), { forced: 1, skipped: 0 });
+  });
+});
+
+async function reconcileCount(): Promise<number> {
+  const m = await registry.getSingleMetric('controller_runtime_reconcile_total')?.get();
+  return m?.values.reduce((a, v) => a + v.value, 0) ?? 0;
+}
