@@ -41,7 +41,9 @@ import { CTB_NAME, CTB_SIGNER, KCP_PULL_SECRET, dockerConfig } from '../test/sup
 import { seedConfigText } from '../test/support/fixtures.js';
 import { applyKeepAlive, baselineObjects } from './support/baseline-writes.js';
 import { GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';
+import { attestedResyncCost } from './support/attested-resync.js';
 import { DriftReporter } from './support/drift-reporter.js';
+import { WatcherSecretVersions } from './support/fleet-attestations.js';
 import { envNumber, isMain, say as defaultSay } from './support/env.js';
 import {
   fleetSummary,
@@ -64,6 +66,7 @@ import { buildChildren, scratchDir, sleep, startNode } from './support/processes
 import { StatusTracker } from './support/status-tracker.js';
 import { FANOUT_QUEUE, untilQueueIdle } from './support/queue-progress.js';
 import { resyncCost, rotateRepeatedly } from './support/fleet-upkeep.js';
+import { RuntimeIdentities } from './support/runtime-identities.js';
 import type { ControllerChildState } from './support/controller-child.js';
 import { rotateWithReplicas, type ReplicaRotation } from './support/fleet-replicas.js';
 import { rolloutInWaves, type WavesRun } from './support/fleet-waves.js';
@@ -401,11 +404,9 @@ export async function runFleetScale(
       clients.set(id, await KeepAliveClient.create(access, 4));
     }
     kcpClient = await KeepAliveClient.create(fleet.kcp.kubeConfig(), Math.max(concurrency, 1));
-    reporter = await DriftReporter.create(
-      fleet.kcpAccess,
-      fleet.controllerConfig.drift?.listenerPort ?? 0,
-      fleet.ids,
-    );
+    const listenerPort = fleet.controllerConfig.drift?.listenerPort ?? 0;
+    const identities = await RuntimeIdentities.issue(fleet.kcpAccess, fleet.ids);
+    reporter = new DriftReporter(identities, listenerPort);
     const rotations: RotationFigures[] = [];
     let round = 0;
     // One rotation per source, then one more of the pull Secret with drift reports meanwhile
@@ -447,10 +448,25 @@ export async function runFleetScale(
 
     // The periodic resync's cost, then memory over more rotations (BENCH_FLEET_ROTATIONS in all).
     const upkeep: FleetModeContext = { ...mode, tracker };
-    const resync = await resyncCost(upkeep, ctl);
+    const watcherSecrets = await WatcherSecretVersions.start(fleet.pool);
+    const resync = await resyncCost(upkeep, ctl).finally(() => {
+      watcherSecrets.stop();
+    });
     say(
-      `resync pass: ${resync.passS.toFixed(1)} s, ${resync.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime; ` +
+      `forced resync pass: ${resync.passS.toFixed(1)} s, ${resync.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime; ` +
         `${(resync.averageCores * 100).toFixed(1)} % of a core averaged over ${resync.periodS} s`,
+    );
+    const attested = await attestedResyncCost(upkeep, ctl, {
+      identities,
+      listenerPort,
+      watcherSecrets,
+      idleCores: resync.idleCores,
+    });
+    say(
+      `attested resync: ${attested.cpuPerAttestationMs.toFixed(2)} ms CPU per attestation ` +
+        `(${attested.verdicts.inSync} in sync, ${attested.verdicts.outOfSync} not, ${attested.verdicts.failed} failed); ` +
+        `tick forced ${attested.tick.forced}, skipped ${attested.tick.skipped}, ${(attested.tickCpuMs / 1000).toFixed(1)} s CPU; ` +
+        `${(attested.averageCores * 100).toFixed(1)} % of a core averaged over ${attested.periodS} s`,
     );
     const memorySeries = await rotateRepeatedly(
       upkeep,
@@ -495,6 +511,7 @@ export async function runFleetScale(
         gcAfter: gcOf(gcAfter),
       },
       resync,
+      attested,
       memorySeries,
       restart,
       apiserverRss: memoryKib(fleet.poolPids[0] ?? 0).rss,

@@ -1,5 +1,6 @@
 // The figures of bench/fleet-scale.ts and their summary, next to the issue's targets (for 5,000
 // runtimes; at a smaller N the time targets are scaled linearly and say so).
+import type { AttestedResyncFigures } from './attested-resync.js';
 import type { ResyncFigures, RotationMemory } from './fleet-upkeep.js';
 import type { GroupCpu } from './cpu-groups.js';
 import { describeCpu } from './cpu-groups.js';
@@ -92,6 +93,8 @@ export interface FleetFigures {
     readonly gcAfter: MemoryAfterGc;
   };
   readonly resync: ResyncFigures;
+  /** The periodic resync as it runs: runtimes attest, the tick skips those in sync. */
+  readonly attested: AttestedResyncFigures;
   /** Rotations after the measured ones, memory after each. */
   readonly memorySeries: RotationMemory;
   readonly restart: {
@@ -193,6 +196,16 @@ function upkeepLines(f: FleetFigures): string[] {
         `${(((floorMs * f.runtimes) / 1000 / r.periodS) * 100).toFixed(1)} % of a core over ${r.periodS} s`,
     );
   }
+  const a = f.attested;
+  lines.push(
+    `  periodic resync with attestations (the default): ${(a.averageCores * 100).toFixed(1)} % of a core averaged over ${a.periodS} s ` +
+      `(target 10 % at ${FLEET}: ${verdict(a.averageCores <= 0.1)}); runtimes in sync are skipped but for a share of them each period`,
+    `    ${a.attestations} attestations, each a new TLS connection: ${a.cpuPerAttestationMs.toFixed(2)} ms controller CPU each, ` +
+      `${a.verdicts.inSync} in sync, ${a.verdicts.outOfSync} not (each a pass), ${a.verdicts.failed} failed; ` +
+      `${a.attestationsPerRuntime.toFixed(2)} per runtime per period (each webhook replica every ${a.intervalS} s × 0.8–1.0)`,
+    `    one tick: ${a.tick.forced} forced (their share of the full pass and any not in sync), ${a.tick.skipped} skipped; ` +
+      `${a.tickS.toFixed(1)} s, ${(a.tickCpuMs / 1000).toFixed(1)} s controller CPU, ${a.tickRequestsPerRuntime.toFixed(2)} requests per runtime, ${a.tickWrites} writes`,
+  );
   const m = f.memorySeries;
   const heap = m.heapKib;
   if (heap.length === 0) return lines;

@@ -5,6 +5,7 @@
 //   runs), its CPU, next to the controller's idle CPU, averaged over the default period.
 import type { GroupCpu } from './cpu-groups.js';
 import type { FleetModeContext } from './fleet-landscape.js';
+import type { ControllerChildState } from './controller-child.js';
 import type { ControllerProcess } from './kcp-bench.js';
 import { queueProgress, untilQueueIdle } from './queue-progress.js';
 import { sleep } from './processes.js';
@@ -90,10 +91,7 @@ export async function resyncCost(
   const passCpu = window.close();
   const s1 = await ctl.state();
   const cpuS = (passCpu.cores.controller ?? 0) * passCpu.seconds;
-  const total = (m: Readonly<Record<string, number>>): number => Object.values(m).reduce((a, b) => a + b, 0);
-  const writes = Object.entries(s1.requestPaths)
-    .filter(([k]) => !/^\w+ GET /.test(k))
-    .reduce((a, [k, v]) => a + v - (s0.requestPaths[k] ?? 0), 0);
+  const { requestsPerRuntime, writes } = passTraffic(s0, s1, n);
   return {
     periodS,
     passS,
@@ -101,7 +99,20 @@ export async function resyncCost(
     cpuPerRuntimeMs: (cpuS * 1000) / n,
     idleCores,
     averageCores: (cpuS + idleCores * Math.max(0, periodS - passS)) / periodS,
-    requestsPerRuntime: (total(s1.requests) - total(s0.requests)) / n,
+    requestsPerRuntime,
     writes,
   };
+}
+
+/** Requests per runtime between two states of the controller, and the writes among them (all but GETs). */
+export function passTraffic(
+  s0: ControllerChildState,
+  s1: ControllerChildState,
+  n: number,
+): { requestsPerRuntime: number; writes: number } {
+  const total = (m: Readonly<Record<string, number>>): number => Object.values(m).reduce((a, b) => a + b, 0);
+  const writes = Object.entries(s1.requestPaths)
+    .filter(([k]) => !/^\w+ GET /.test(k))
+    .reduce((a, [k, v]) => a + v - (s0.requestPaths[k] ?? 0), 0);
+  return { requestsPerRuntime: (total(s1.requests) - total(s0.requests)) / n, writes };
 }

@@ -64,6 +64,9 @@ export const WEBHOOK_MEMORY_REQUEST = '96Mi';
  */
 export const WEBHOOK_MEMORY_LIMIT = '256Mi';
 
+/** Webhook replicas unless the options say otherwise: one may go (a node drain) while one serves. */
+export const DEFAULT_WEBHOOK_REPLICAS = 2;
+
 /**
  * The container's command: the image's `rtb`. Explicit, because KIM's apply over upstream's
  * Deployment keeps every field ours leaves unset, and upstream's `command: [/manager]` would
@@ -106,7 +109,7 @@ export function renderWebhookDeployment(
       labels: { ...objectLabels(o), ...WEBHOOK_SELECTOR },
     },
     spec: {
-      replicas: o.replicas ?? 2,
+      replicas: o.replicas ?? DEFAULT_WEBHOOK_REPLICAS,
       selector: { matchLabels: { ...WEBHOOK_SELECTOR } },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {

@@ -35,6 +35,15 @@ export interface PeriodicResyncOptions {
 /** How often runtimes attest when the resync is off: as with the default period. */
 const DEFAULT_ATTEST_SECONDS = 300;
 
+/**
+ * The `nextAfterSeconds` answered to runtimes: 0.7 of a period, less the runtime's jitter (up to
+ * 20 %), so every tick finds an attestation of the period before it, with a margin for a slow
+ * exchange; {@link DEFAULT_ATTEST_SECONDS} without a timer.
+ */
+export function attestIntervalSeconds(periodMs: number): number {
+  return periodMs > 0 ? Math.max(1, Math.floor((periodMs * 0.7) / 1000)) : DEFAULT_ATTEST_SECONDS;
+}
+
 /** The periodic resync and the attestations that let it skip runtimes. */
 export class PeriodicResync {
   /** Read by the reconciler after each pass. */
@@ -45,11 +54,7 @@ export class PeriodicResync {
   private ticks = 0;
 
   constructor(private readonly o: PeriodicResyncOptions) {
-    // 0.7 of a period, less the runtime's jitter (up to 20 %): every tick finds an attestation
-    // of the period before it, with a margin for a slow exchange.
-    const seconds =
-      o.periodMs > 0 ? Math.max(1, Math.floor((o.periodMs * 0.7) / 1000)) : DEFAULT_ATTEST_SECONDS;
-    this.book = new AttestationBook(seconds);
+    this.book = new AttestationBook(attestIntervalSeconds(o.periodMs));
     this.received = counterOn(o.registry, {
       name: 'rtb_attestations_received_total',
       help: 'Attestations of runtimes by verdict: in_sync, out_of_sync (a full pass follows), unrecorded (no complete record yet), elsewhere (another replica works the runtime).',
