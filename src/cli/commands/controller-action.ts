@@ -55,7 +55,7 @@ export async function runController(flags: ControllerFlags): Promise<void> {
       signal: flags.signal,
       coalesceMs: parseDuration(flags.coalesce),
       concurrency,
-      resyncMs: parseDuration(flags.resync),
+      resyncMs: parseDuration(flags.resync ?? (flags.mode === 'direct' ? '10m' : '5m')),
       stateConfigMapName: flags.stateConfigMap,
     },
     leaderElection:

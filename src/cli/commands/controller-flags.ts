@@ -15,7 +15,8 @@ export interface ControllerFlags {
   coalesce: string;
   /** Unset: the mode's default. */
   concurrency?: string;
-  resync: string;
+  /** Unset: the mode's default (10m direct, 5m annotate). */
+  resync?: string;
   stateConfigMap: string;
   metricsPort: string;
   metricsHost: string;

@@ -54,7 +54,10 @@ export function registerControllerCommand(program: Command): void {
       '--concurrency <n>',
       `parallel writes to Runtimes (default: ${DEFAULT_DIRECT_CONCURRENCY} in direct mode, ${DEFAULT_ANNOTATE_CONCURRENCY} in annotate mode)`,
     )
-    .option('--resync <duration>', 're-evaluate the sources this often without events', '5m')
+    .option(
+      '--resync <duration>',
+      're-evaluate the sources this often without events; direct mode: the periodic resync (default: 10m in direct mode, 5m in annotate mode)',
+    )
     .option('--state-config-map <name>', "ConfigMap keeping the controller's state", DEFAULT_STATE_CONFIG_MAP)
     .option('--metrics-port <port>', 'HTTP port of /healthz, /readyz and /metrics', '8080')
     .option('--metrics-host <address>', 'listen address of that port', '0.0.0.0')
