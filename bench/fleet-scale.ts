@@ -449,8 +449,9 @@ export async function runFleetScale(
     // The periodic resync's cost, then memory over more rotations (BENCH_FLEET_ROTATIONS in all).
     const upkeep: FleetModeContext = { ...mode, tracker };
     const watcherSecrets = await WatcherSecretVersions.start(fleet.pool);
-    const resync = await resyncCost(upkeep, ctl).finally(() => {
+    const resync = await resyncCost(upkeep, ctl).catch((error: unknown) => {
       watcherSecrets.stop();
+      throw error;
     });
     say(
       `forced resync pass: ${resync.passS.toFixed(1)} s, ${resync.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime; ` +
@@ -461,6 +462,9 @@ export async function runFleetScale(
       listenerPort,
       watcherSecrets,
       idleCores: resync.idleCores,
+    }).finally(() => {
+      // Until the attestations were measured: a pass they bring writes the drift Secret again.
+      watcherSecrets.stop();
     });
     say(
       `attested resync: ${attested.cpuPerAttestationMs.toFixed(2)} ms CPU per attestation ` +

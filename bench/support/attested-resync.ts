@@ -97,6 +97,14 @@ export async function attestedResyncCost(
   const roundS = (performance.now() - t0) / 1000;
   const roundCpu = window.close();
   const roundCpuMs = (roundCpu.cores.controller ?? 0) * roundCpu.seconds * 1000;
+  if (verdicts.outOfSync > 0) {
+    const why = ctl.proc
+      .logTail(5_000)
+      .split('\n')
+      .filter((l) => l.includes('attestation out of sync'))
+      .slice(0, 2);
+    c.say(`out of sync, as the controller logged it: ${why.join('\n') || '(BENCH_LOG_LEVEL=info logs it)'}`);
+  }
 
   // One tick: the runtimes in sync are skipped, their share of the full pass is not.
   const s0 = await ctl.state();

@@ -18,6 +18,7 @@ import {
 } from '../../src/api/attestation.js';
 import { RUNTIME_NAMESPACE, WATCHER_TLS_SECRET } from '../../src/api/runtime-names.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
+import { KubeApiError } from '../../src/kube/kube-errors.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { objectPath } from '../../src/kube/resource-path.js';
 import { postJson } from '../../src/watcher/post-json.js';
@@ -116,8 +117,12 @@ export async function readRefs(
       kind: ref.kind,
       metadata: { name: ref.name, ...(ref.namespace === '' ? {} : { namespace: ref.namespace }) },
     });
+    // Absent is a fact to attest (''); anything else means the benchmark is broken.
     const o = await kubeRequest<KubernetesObject>(server.kubeConfig(), { method: 'GET', path }).catch(
-      () => undefined,
+      (error: unknown) => {
+        if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+        throw new Error(`GET ${path} on ${server.name}`, { cause: error });
+      },
     );
     versions.set(refKey(ref), o?.metadata?.resourceVersion ?? '');
   });

@@ -132,7 +132,8 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
       resyncMs: 0,
       release: { image: 'example.com/rt-bootstrapper:1.0.0', version: '1.0.0' },
       drift: { listenerPort: await freePort(), rateLimit: { perSecond: 1_000, burst: 1_000 } },
-      logLevel: 'warn',
+      // BENCH_LOG_LEVEL=info shows, among others, why an attestation was out of sync.
+      logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
     };
     const pid = (c: LocalCluster): number => {
       if (c.pid === undefined) throw new Error(`${c.name} has no process`);

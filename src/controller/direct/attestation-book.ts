@@ -24,8 +24,11 @@ export interface PassRecord {
   readonly complete: boolean;
 }
 
-/** The verdict on an attestation. */
-export type AttestationVerdict = 'in_sync' | 'out_of_sync' | 'unrecorded';
+/**
+ * The verdict on an attestation; `initial`: it lists nothing (a webhook's first after its start,
+ * asking for the list), which says nothing about the runtime.
+ */
+export type AttestationVerdict = 'in_sync' | 'out_of_sync' | 'unrecorded' | 'initial';
 
 interface Entry {
   /** refKey (interned) → resourceVersion: about 20 per runtime, so no object per entry. */
@@ -63,17 +66,22 @@ export class AttestationBook {
     key: string,
     attestation: Attestation,
     at: number,
-  ): { verdict: AttestationVerdict; answer: AttestationAnswer } {
+  ): { verdict: AttestationVerdict; answer: AttestationAnswer; differing: readonly Difference[] } {
     const entry = this.entries.get(key) ?? this.fresh(key);
+    // An empty attestation keeps the last one: a webhook restarting must not undo its replica's word.
+    const initial = attestation.objects.length === 0;
     const digest = versionsDigest(attestation.objects);
-    entry.attested = { digest, at };
-    const verdict: AttestationVerdict = !entry.complete
-      ? 'unrecorded'
-      : digest === this.digestOf(entry)
-        ? 'in_sync'
-        : 'out_of_sync';
+    if (!initial) entry.attested = { digest, at };
+    const verdict: AttestationVerdict = initial
+      ? 'initial'
+      : !entry.complete
+        ? 'unrecorded'
+        : digest === this.digestOf(entry)
+          ? 'in_sync'
+          : 'out_of_sync';
     return {
       verdict,
+      differing: verdict === 'out_of_sync' ? differences(entry.versions, attestation) : [],
       answer: {
         inSync: verdict === 'in_sync',
         check: entry.complete ? [...entry.versions.keys()].map((k) => this.refOf(k)) : [],
@@ -125,6 +133,28 @@ export class AttestationBook {
     );
     return entry.digest;
   }
+}
+
+/** An object whose attested resourceVersion is not the recorded one ('': absent on that side). */
+export interface Difference {
+  readonly ref: string;
+  readonly recorded: string;
+  readonly attested: string;
+}
+
+/** At most this many differences are told: enough to say what changed, bounded for a log line. */
+const MAX_DIFFERENCES = 5;
+
+function differences(recorded: ReadonlyMap<string, string>, attestation: Attestation): Difference[] {
+  const out: Difference[] = [];
+  const attested = new Map(attestation.objects.map((o) => [refKey(o), o.resourceVersion]));
+  for (const key of new Set([...recorded.keys(), ...attested.keys()])) {
+    const r = recorded.get(key) ?? '';
+    const a = attested.get(key) ?? '';
+    if (r !== a) out.push({ ref: key, recorded: r, attested: a });
+    if (out.length === MAX_DIFFERENCES) break;
+  }
+  return out;
 }
 
 const NO_REF: ManagedRef = { apiVersion: '', kind: '', namespace: '', name: '' };

@@ -57,7 +57,7 @@ export class PeriodicResync {
     this.book = new AttestationBook(attestIntervalSeconds(o.periodMs));
     this.received = counterOn(o.registry, {
       name: 'rtb_attestations_received_total',
-      help: 'Attestations of runtimes by verdict: in_sync, out_of_sync (a full pass follows), unrecorded (no complete record yet), elsewhere (another replica works the runtime).',
+      help: 'Attestations of runtimes by verdict: in_sync, out_of_sync (a full pass follows), unrecorded (no complete record yet), initial (an empty one asking for the list), elsewhere (another replica works the runtime).',
       labelNames: ['verdict'],
     });
     this.passes = counterOn(o.registry, {
@@ -114,9 +114,13 @@ export class PeriodicResync {
         retryAfterSeconds: 1 + Math.floor(Math.random() * 5),
       };
     }
-    const { verdict, answer } = this.book.attest(key, attestation, receivedAt);
+    const { verdict, answer, differing } = this.book.attest(key, attestation, receivedAt);
     this.received.inc({ verdict });
-    if (verdict === 'out_of_sync') this.o.force(key);
+    if (verdict === 'out_of_sync') {
+      // Names and resourceVersions only: what was written, never what it holds.
+      this.o.logger.info({ runtime: key, differing }, 'attestation out of sync: re-applying the runtime');
+      this.o.force(key);
+    }
     return { status: 200, answer };
   };
 }

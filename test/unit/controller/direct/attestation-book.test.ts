@@ -29,11 +29,26 @@ describe('AttestationBook', () => {
     const book = new AttestationBook(420);
     book.passEnded('k', { observed: full, complete: true });
     const first = book.attest('k', { objects: [] }, 1_000);
-    assert.equal(first.verdict, 'out_of_sync');
+    assert.equal(first.verdict, 'initial', 'an empty attestation asks for the list and says nothing');
     assert.deepEqual(first.answer.check, refsOf(full));
+    assert.equal(first.answer.inSync, false);
     assert.equal(book.attest('k', { objects: [...full].reverse() }, 2_000).verdict, 'in_sync');
     assert.equal(book.inSync('k', 2_000), true);
     assert.equal(book.inSync('k', 2_001), false, 'an attestation older than the period does not count');
+  });
+
+  test('a restarted replica’s empty attestation leaves the other replica’s word standing', () => {
+    const book = new AttestationBook(420);
+    book.passEnded('k', { observed: full, complete: true });
+    book.attest('k', { objects: full }, 1_000);
+    assert.equal(book.attest('k', { objects: [] }, 2_000).verdict, 'initial');
+    assert.equal(book.inSync('k', 1_000), true);
+    assert.equal(
+      book.attest('k', { objects: [obj('a', '9'), ...full.slice(1)] }, 3_000).verdict,
+      'out_of_sync',
+    );
+    assert.equal(book.attest('k', { objects: [] }, 4_000).verdict, 'initial');
+    assert.equal(book.inSync('k', 0), false, 'nor does it undo an attestation out of sync');
   });
 
   test('a changed, missing or extra object is out of sync', () => {
