@@ -2,7 +2,8 @@
 // right after a forced pass (bench/support/fleet-upkeep.ts, whose watch of the drift client
 // Secrets runs during that pass):
 // - every runtime attests once (the first, empty attestation of each is not measured: it only
-//   fetches the list), each over a new TLS connection: controller CPU per attestation;
+//   fetches the list), each over a new TLS connection resuming the first one's session: controller
+//   CPU per attestation;
 // - one period's tick: attested runtimes skipped but for their share of the staggered full pass;
 // - averaged over the default period with the attestations a period brings (each webhook replica
 //   attests after 0.8–1.0 × the interval the KCP answers).
@@ -66,45 +67,53 @@ export async function attestedResyncCost(
   const periodS = i.periodS ?? 600;
   const attester = new FleetAttester(i.identities, i.listenerPort);
 
-  // The first attestation of each runtime is empty and fetches the list to attest.
-  const checks = new Map<string, readonly ManagedRef[]>();
-  await forEachLimited(ids, CONCURRENCY, async (id) => {
-    const r = await attester.send(id, { objects: [] });
-    if (!r.answer) throw new Error(`the first attestation of ${id} was answered ${r.status}`);
-    checks.set(id, r.answer.check);
-  });
-  const allRefs = new Map<string, ManagedRef>();
-  for (const check of checks.values()) for (const ref of check) allRefs.set(JSON.stringify(ref), ref);
-  const serverVersions = await Promise.all(pool.map((server) => readRefs(server, [...allRefs.values()])));
-  const own = i.watcherSecrets.versions();
-  const bodies = ids.map((id, index) =>
-    attestationOf(checks.get(id) ?? [], serverVersions[index % pool.length] ?? new Map(), own.get(id)),
-  );
-
-  // The measured round, then the passes its out-of-sync verdicts queued.
-  await untilQueueIdle(ctl, 0, 600_000);
-  const before = (await queueProgress(ctl)).done;
   const verdicts = { inSync: 0, outOfSync: 0, failed: 0 };
-  const window = c.cpuWindow([ctl.pid]);
-  const t0 = performance.now();
-  await forEachLimited(ids, CONCURRENCY, async (id, index) => {
-    const r = await attester.send(id, bodies[index] ?? { objects: [] }).catch(() => ({ status: 0 }));
-    if (!('answer' in r) || !r.answer) verdicts.failed += 1;
-    else if (r.answer.inSync) verdicts.inSync += 1;
-    else verdicts.outOfSync += 1;
-  });
-  await untilQueueIdle(ctl, before + verdicts.outOfSync, 900_000);
-  const roundS = (performance.now() - t0) / 1000;
-  const roundCpu = window.close();
-  const roundCpuMs = (roundCpu.cores.controller ?? 0) * roundCpu.seconds * 1000;
-  if (verdicts.outOfSync > 0) {
-    const why = ctl.proc
-      .logTail(5_000)
-      .split('\n')
-      .filter((l) => l.includes('attestation out of sync'))
-      .slice(0, 2);
-    c.say(`out of sync, as the controller logged it: ${why.join('\n') || '(BENCH_LOG_LEVEL=info logs it)'}`);
+  let roundS = 0;
+  let roundCpu: GroupCpu | undefined;
+  try {
+    // The first attestation of each runtime is empty and fetches the list to attest.
+    const checks = new Map<string, readonly ManagedRef[]>();
+    await forEachLimited(ids, CONCURRENCY, async (id) => {
+      const r = await attester.send(id, { objects: [] });
+      if (!r.answer) throw new Error(`the first attestation of ${id} was answered ${r.status}`);
+      checks.set(id, r.answer.check);
+    });
+    const allRefs = new Map<string, ManagedRef>();
+    for (const check of checks.values()) for (const ref of check) allRefs.set(JSON.stringify(ref), ref);
+    const serverVersions = await Promise.all(pool.map((server) => readRefs(server, [...allRefs.values()])));
+    const own = i.watcherSecrets.versions();
+    const bodies = ids.map((id, index) =>
+      attestationOf(checks.get(id) ?? [], serverVersions[index % pool.length] ?? new Map(), own.get(id)),
+    );
+
+    // The measured round, then the passes its out-of-sync verdicts queued.
+    await untilQueueIdle(ctl, 0, 600_000);
+    const before = (await queueProgress(ctl)).done;
+    const window = c.cpuWindow([ctl.pid]);
+    const t0 = performance.now();
+    await forEachLimited(ids, CONCURRENCY, async (id, index) => {
+      const r = await attester.send(id, bodies[index] ?? { objects: [] }).catch(() => ({ status: 0 }));
+      if (!('answer' in r) || !r.answer) verdicts.failed += 1;
+      else if (r.answer.inSync) verdicts.inSync += 1;
+      else verdicts.outOfSync += 1;
+    });
+    await untilQueueIdle(ctl, before + verdicts.outOfSync, 900_000);
+    roundS = (performance.now() - t0) / 1000;
+    roundCpu = window.close();
+    if (verdicts.outOfSync > 0) {
+      const why = ctl.proc
+        .logTail(5_000)
+        .split('\n')
+        .filter((l) => l.includes('attestation out of sync'))
+        .slice(0, 2);
+      c.say(
+        `out of sync, as the controller logged it: ${why.join('\n') || '(BENCH_LOG_LEVEL=info logs it)'}`,
+      );
+    }
+  } finally {
+    attester.close();
   }
+  const roundCpuMs = (roundCpu.cores.controller ?? 0) * roundCpu.seconds * 1000;
 
   // One tick: the runtimes in sync are skipped, their share of the full pass is not.
   const s0 = await ctl.state();

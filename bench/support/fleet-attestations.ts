@@ -71,11 +71,12 @@ export class WatcherSecretVersions {
 
 /**
  * Attestations as runtimes send them: each over a new TLS connection with the runtime's client
- * identity and no session to resume (a runtime attests every few minutes; its connection and
- * the listener's session tickets are long gone by then).
+ * identity, resuming the TLS session of the runtime's previous attestation as a webhook replica's
+ * agent does (the listener honours sessions for longer than the interval between attestations).
  */
 export class FleetAttester {
   private readonly url: URL;
+  private readonly agents = new Map<string, https.Agent>();
 
   constructor(
     private readonly identities: RuntimeIdentities,
@@ -86,22 +87,21 @@ export class FleetAttester {
 
   /** POSTs `attestation` for `runtimeId`; the answer is parsed when the status is 200. */
   async send(runtimeId: string, attestation: Attestation): Promise<AttestationResult> {
-    const { certPem, keyPem } = this.identities.of(runtimeId);
-    const agent = new https.Agent({
-      keepAlive: false,
-      maxCachedSessions: 0,
-      ca: this.identities.caPem,
-      cert: certPem,
-      key: keyPem,
-    });
-    try {
-      const answer = await postJson(this.url, agent, JSON.stringify(attestation), 30_000, 256 * 1024).answer;
-      return answer.status === 200
-        ? { status: 200, answer: parseAttestationAnswer(answer.body) }
-        : { status: answer.status };
-    } finally {
-      agent.destroy();
+    let agent = this.agents.get(runtimeId);
+    if (!agent) {
+      const { certPem, keyPem } = this.identities.of(runtimeId);
+      // No keep-alive: minutes pass between attestations; only the session is kept.
+      agent = new https.Agent({ keepAlive: false, ca: this.identities.caPem, cert: certPem, key: keyPem });
+      this.agents.set(runtimeId, agent);
     }
+    const answer = await postJson(this.url, agent, JSON.stringify(attestation), 30_000, 256 * 1024).answer;
+    return answer.status === 200
+      ? { status: 200, answer: parseAttestationAnswer(answer.body) }
+      : { status: answer.status };
+  }
+
+  close(): void {
+    for (const agent of this.agents.values()) agent.destroy();
   }
 }
 

@@ -21,6 +21,14 @@ export interface ListenerTls {
   readonly keyPem: string;
 }
 
+/**
+ * How long the listener honours a TLS session for resumption. Runtimes attest every few minutes
+ * (docs/attestation.md), each time on a new connection; resuming skips the certificate exchange
+ * and its verification, about half the handshake's CPU. Tickets are re-keyed whenever the
+ * trusted CAs or the serving certificate change, so no session outlives a change of trust.
+ */
+export const SESSION_TIMEOUT_SECONDS = 20 * 60;
+
 /** Settings of the KCP drift listener. */
 export interface EventListenerOptions {
   readonly tls: ListenerTls;
@@ -68,6 +76,8 @@ export class EventListener {
   private readonly logLimit: LogRateLimit;
   private readonly bodyLimit: number;
   private readonly trust = new WeakMap<TLSSocket, ConnectionTrust>();
+  /** The trusted-CA generation each connection's handshake (full or resumed) ran under. */
+  private readonly handshakeGeneration = new WeakMap<TLSSocket, number>();
   private tls: ListenerTls;
   private trustedCaPems: string[];
   private trustedCas: X509Certificate[];
@@ -89,6 +99,7 @@ export class EventListener {
         requestCert: true,
         rejectUnauthorized: true,
         minVersion: 'TLSv1.2',
+        sessionTimeout: SESSION_TIMEOUT_SECONDS,
         // A peer that never finishes its handshake or headers must not hold a socket for long.
         handshakeTimeout: 10_000,
         headersTimeout: 10_000,
@@ -101,6 +112,9 @@ export class EventListener {
         this.onRequest(req, res);
       },
     );
+    this.server.on('secureConnection', (socket: TLSSocket) => {
+      this.handshakeGeneration.set(socket, this.generation);
+    });
     this.server.on('tlsClientError', (error) => {
       this.metrics.tlsHandshakeFailures.inc();
       // The error names the failed check (e.g. unknown CA), never key material.
@@ -165,6 +179,7 @@ export class EventListener {
       ca: [...caPems],
       // Fields left out here fall back to defaults, not to the constructor's values.
       minVersion: 'TLSv1.2',
+      sessionTimeout: SESSION_TIMEOUT_SECONDS,
       // A resumed session skips the client certificate, so no ticket issued under the previous
       // trust may be honoured. Node makes fresh keys when none are given but keeps given ones;
       // passing new ones each time does not depend on which happened before.
@@ -281,6 +296,13 @@ export class EventListener {
   private connectionTrust(socket: TLSSocket): ConnectionTrust | undefined {
     const known = this.trust.get(socket);
     if (known?.generation === this.generation) return known;
+    if (known === undefined && this.handshakeGeneration.get(socket) === this.generation) {
+      // The handshake verified the chain against the current CAs (a resumed one used a ticket of
+      // the current keys, re-keyed with every change): no need to verify it again.
+      const fresh = { identity: peerIdentityOf(socket.getPeerCertificate()), generation: this.generation };
+      this.trust.set(socket, fresh);
+      return fresh;
+    }
     const peer = socket.getPeerX509Certificate();
     if (peer === undefined || !issuedByOneOf(peer, this.trustedCas)) return undefined;
     const trust = known ?? { identity: peerIdentityOf(socket.getPeerCertificate()), generation: 0 };

@@ -286,6 +286,40 @@ describe('the drift listener over mutual TLS', () => {
     }
   });
 
+  test('a new connection resumes the previous TLS session and keeps its identity', async () => {
+    // As an attestor does minutes apart: no keep-alive, only the session is kept.
+    const agent = new Agent({ keepAlive: false, cert: rt1.certPem, key: rt1.keyPem, ca: ca.certPem });
+    const once = () =>
+      new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+        const req = request(
+          { host: '127.0.0.1', port: l.port, path: WATCH_EVENT_PATH, method: 'POST', agent },
+          (res) => {
+            res.resume();
+            res.on('end', () => {
+              resolve({ status: res.statusCode ?? 0, reused: (res.socket as TLSSocket).isSessionReused() });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end(encodeWatchEvent(event('resumed')));
+      });
+    try {
+      const count = l.received.length;
+      const first = await once();
+      // The ticket comes after the handshake; give it a moment to reach the agent.
+      await new Promise((r) => setTimeout(r, 50));
+      const second = await once();
+      assert.deepEqual(first, { status: 202, reused: false });
+      assert.deepEqual(second, { status: 202, reused: true });
+      assert.deepEqual(
+        l.received.slice(count).map((r) => r.runtimeId),
+        ['rt-1', 'rt-1'],
+      );
+    } finally {
+      agent.destroy();
+    }
+  });
+
   test('the serving certificate is replaced for new connections', async () => {
     const renewed = await loopbackServingCert(ca);
     const serialSeen = (): Promise<string> =>

@@ -19,10 +19,11 @@ export interface DirectSources {
 /** Settings of direct mode. */
 /**
  * Periodic resyncs per full one: with the default period of 10 min, every runtime is re-applied at
- * least hourly even when its attestations say nothing changed (a runtime's own report is not the
- * only safeguard against tampering on it).
+ * least every 2 hours even when its attestations say nothing changed (a runtime's own word is not
+ * the only safeguard against tampering on it). A twelfth of the runtimes each period: at 5,000,
+ * about 3 % of a core (docs/figures.md).
  */
-export const DEFAULT_FULL_RESYNC_EVERY = 6;
+export const DEFAULT_FULL_RESYNC_EVERY = 12;
 
 export interface DirectModeOptions {
   readonly kubeConfig: KubeConfig;

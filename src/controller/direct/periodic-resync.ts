@@ -36,12 +36,15 @@ export interface PeriodicResyncOptions {
 const DEFAULT_ATTEST_SECONDS = 300;
 
 /**
- * The `nextAfterSeconds` answered to runtimes: 0.7 of a period, less the runtime's jitter (up to
- * 20 %), so every tick finds an attestation of the period before it, with a margin for a slow
- * exchange; {@link DEFAULT_ATTEST_SECONDS} without a timer.
+ * The `nextAfterSeconds` answered to runtimes: 0.9 of a period, or 30 s less than the period if
+ * that is shorter, never under 0.7 of it. A runtime waits 0.8–1.0 × this, so each webhook replica
+ * attests within every period (with room for a slow exchange) and every tick finds an attestation
+ * of the period before it; {@link DEFAULT_ATTEST_SECONDS} without a timer.
  */
 export function attestIntervalSeconds(periodMs: number): number {
-  return periodMs > 0 ? Math.max(1, Math.floor((periodMs * 0.7) / 1000)) : DEFAULT_ATTEST_SECONDS;
+  if (periodMs <= 0) return DEFAULT_ATTEST_SECONDS;
+  const seconds = periodMs / 1000;
+  return Math.max(1, Math.floor(Math.max(0.7 * seconds, Math.min(0.9 * seconds, seconds - 30))));
 }
 
 /** The periodic resync and the attestations that let it skip runtimes. */

@@ -3,7 +3,11 @@ import { describe, test } from 'node:test';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import type { AttestedObject } from '../../../../src/api/attestation.js';
-import { bucketOf, PeriodicResync } from '../../../../src/controller/direct/periodic-resync.js';
+import {
+  attestIntervalSeconds,
+  bucketOf,
+  PeriodicResync,
+} from '../../../../src/controller/direct/periodic-resync.js';
 
 const objects: AttestedObject[] = [
   { apiVersion: 'v1', kind: 'Secret', namespace: 'kyma-system', name: 'a', resourceVersion: '1' },
@@ -84,6 +88,16 @@ describe('PeriodicResync', () => {
     assert.ok(reply.retryAfterSeconds >= 1 && reply.retryAfterSeconds <= 5, String(reply.retryAfterSeconds));
     assert.deepEqual(forced, []);
     assert.match(await registry.metrics(), /rtb_attestations_received_total\{verdict="elsewhere"\} 1/);
+  });
+
+  test('runtimes are told to attest within every period, with room for a slow exchange', () => {
+    assert.equal(attestIntervalSeconds(600_000), 540);
+    assert.equal(attestIntervalSeconds(3_600_000), 3240);
+    assert.equal(attestIntervalSeconds(60_000), 42, 'never under 0.7 of a short period');
+    assert.equal(attestIntervalSeconds(4_000), 2);
+    assert.equal(attestIntervalSeconds(0), 300, 'without a timer: as with the default period');
+    for (const ms of [30_000, 120_000, 600_000, 7_200_000])
+      assert.ok(attestIntervalSeconds(ms) * 1000 < ms, String(ms));
   });
 
   test('bucketOf spreads keys over the shares and is stable', () => {
