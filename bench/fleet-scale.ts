@@ -14,8 +14,9 @@
 //   context per identity, at the controller's concurrency (controller ÷ baseline is the figure
 //   that carries over to other machines);
 // - memory: VmRSS empty, Ready, after the rotations, and V8 heap after a full GC;
-// - the periodic resync: one forced pass over every runtime, its CPU averaged over 10 minutes
-//   with the controller's idle CPU (bench/support/fleet-upkeep.ts);
+// - the periodic resync: one forced pass over every runtime (the safeguard), its CPU averaged over
+//   10 minutes with the controller's idle CPU (bench/support/fleet-upkeep.ts); then as it runs by
+//   default, with every runtime attesting and one tick (bench/support/attested-resync.ts);
 // - memory over more rotations of the pull Secret, up to BENCH_FLEET_ROTATIONS in all (default
 //   20): heap after a full GC after each;
 // - a restart with everything Ready: time until caught up, and what it sent.
