@@ -11,6 +11,7 @@ import { answerWaitMs, judgeExchange, retryWaitMs, type AttestationExchange } fr
 import { kubeVersionReader, readVersions, type VersionReader } from './managed-versions.js';
 import { postJson, type PostHandle } from './post-json.js';
 import { ReloadingTlsAgent, type ClientTlsFiles } from './reloading-tls-agent.js';
+import { listenerEndpoint } from './listener-endpoint.js';
 
 /** Settings of {@link RuntimeAttestor}. */
 export interface RuntimeAttestorOptions {
@@ -83,17 +84,11 @@ export class RuntimeAttestor {
   private refusedStatus: number | undefined;
 
   constructor(private readonly opts: RuntimeAttestorOptions) {
-    let base: URL;
-    try {
-      base = new URL(opts.url);
-    } catch (cause) {
-      throw new RuntimeAttestorError('the listener URL does not parse', { cause });
-    }
-    if (base.protocol !== 'https:')
-      throw new RuntimeAttestorError(`the listener URL must be https: ${base.origin}`);
+    const target = listenerEndpoint(opts.url, ATTESTATION_PATH);
+    if (!(target instanceof URL)) throw new RuntimeAttestorError(target.message, { cause: target.cause });
     if (!((opts.readConcurrency ?? 1) >= 1) || !((opts.timeoutMs ?? 1) > 0))
       throw new RuntimeAttestorError('readConcurrency must be at least 1 and timeoutMs positive');
-    this.target = new URL(base.origin + base.pathname.replace(/\/+$/, '') + ATTESTATION_PATH);
+    this.target = target;
     const timeoutMs = opts.timeoutMs ?? 10_000;
     if (opts.readVersion) this.read = opts.readVersion;
     else if (opts.access) this.read = kubeVersionReader(opts.access, timeoutMs);

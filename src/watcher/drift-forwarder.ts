@@ -14,6 +14,7 @@ import { PendingEvents } from './pending-events.js';
 import { postJson, type PostHandle } from './post-json.js';
 import { parseRetryAfter } from './retry-after.js';
 import { WATCH_EVENT_PATH, encodeWatchEvent, type WatchEvent } from './watch-event.js';
+import { listenerEndpoint } from './listener-endpoint.js';
 
 /** Settings of the drift forwarder. */
 export interface DriftForwarderOptions {
@@ -82,18 +83,12 @@ export class DriftForwarder {
   private readonly dropLog: DropLog;
 
   constructor(private readonly opts: DriftForwarderOptions) {
-    let base: URL;
-    try {
-      base = new URL(opts.url);
-    } catch (cause) {
-      throw new DriftForwarderError('the listener URL does not parse', { cause });
-    }
-    if (base.protocol !== 'https:')
-      throw new DriftForwarderError(`the listener URL must be https: ${base.origin}`);
+    const target = listenerEndpoint(opts.url, WATCH_EVENT_PATH);
+    if (!(target instanceof URL)) throw new DriftForwarderError(target.message, { cause: target.cause });
     if (!((opts.maxQueue ?? 1) >= 1) || !((opts.maxAttempts ?? 1) >= 1)) {
       throw new DriftForwarderError('maxQueue and maxAttempts must be at least 1');
     }
-    this.target = new URL(base.origin + base.pathname.replace(/\/+$/, '') + WATCH_EVENT_PATH);
+    this.target = target;
     this.metrics = createForwarderMetrics(opts.registry ?? new Registry());
     this.dropLog = new DropLog(opts.logger);
     this.jitter = opts.backoff?.jitter ?? 0.2;

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile, rm } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
@@ -20,15 +18,8 @@ import {
   type RuntimeAttestorOptions,
 } from '../../../src/watcher/attestor.js';
 import type { ClientTlsFiles } from '../../../src/watcher/reloading-tls-agent.js';
-import { ScriptedServer, type ScriptedAnswer } from './scripted-server.js';
-import {
-  loopbackServingCert,
-  metricValue,
-  newCa,
-  runtimeClientCert,
-  waitFor,
-  writeClientFiles,
-} from './tls-fixtures.js';
+import { startScriptedListener, ScriptedServer, type ScriptedAnswer } from './scripted-server.js';
+import { metricValue, waitFor } from './tls-fixtures.js';
 
 const deployment: ManagedRef = {
   apiVersion: 'apps/v1',
@@ -102,11 +93,7 @@ describe('RuntimeAttestor', () => {
   const cleanups: (() => Promise<void>)[] = [];
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rtb-attestor-'));
-    const ca = await newCa('attestor-test-ca');
-    files = await writeClientFiles(dir, await runtimeClientCert(ca, 'rt-1', 'rt-1.example'), ca.certPem);
-    server = new ScriptedServer(ca, await loopbackServingCert(ca));
-    url = `https://127.0.0.1:${await server.listen()}`;
+    ({ dir, files, server, url } = await startScriptedListener('attestor'));
   });
 
   after(async () => {
@@ -211,6 +198,8 @@ describe('RuntimeAttestor', () => {
     assert.equal(await waits.pass(3), 1000, 'the backoff');
     assert.equal(await waits.pass(4), 2000, 'the backoff, doubled');
     await waitFor(() => server.seen.length === 4, 'the fourth attestation');
+    // Its answer is counted when the attestor settles it: just before it waits again.
+    await waitFor(() => waits.asked.length >= 5, 'the wait after the fourth attestation');
     for (let n = 2; n <= 4; n++)
       assert.deepEqual(sent(n).objects, [{ ...role, resourceVersion: '815' }], `attestation ${n}`);
     assert.equal(await metricValue(registry, 'rtb_attestations_total', { result: 'failed' }), 2);

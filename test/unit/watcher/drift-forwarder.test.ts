@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -13,15 +12,8 @@ import {
 } from '../../../src/watcher/drift-forwarder.js';
 import type { ClientTlsFiles } from '../../../src/watcher/reloading-tls-agent.js';
 import type { WatchEvent } from '../../../src/watcher/watch-event.js';
-import { ScriptedServer } from './scripted-server.js';
-import {
-  loopbackServingCert,
-  metricValue,
-  newCa,
-  runtimeClientCert,
-  waitFor,
-  writeClientFiles,
-} from './tls-fixtures.js';
+import { startScriptedListener, ScriptedServer } from './scripted-server.js';
+import { metricValue, newCa, runtimeClientCert, waitFor, writeClientFiles } from './tls-fixtures.js';
 
 const event = (name: string): WatchEvent => ({
   watched: { Namespace: 'kyma-system', Name: name },
@@ -36,11 +28,7 @@ describe('DriftForwarder', () => {
   const cleanups: (() => Promise<void>)[] = [];
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rtb-forwarder-'));
-    const ca = await newCa('forwarder-test-ca');
-    files = await writeClientFiles(dir, await runtimeClientCert(ca, 'rt-1', 'rt-1.example'), ca.certPem);
-    server = new ScriptedServer(ca, await loopbackServingCert(ca));
-    url = `https://127.0.0.1:${await server.listen()}`;
+    ({ dir, files, server, url } = await startScriptedListener('forwarder'));
   });
 
   after(async () => {

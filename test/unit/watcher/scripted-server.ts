@@ -2,7 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { CertificateAuthority } from '../../../src/pki/certificate-authority.js';
+import type { ClientTlsFiles } from '../../../src/watcher/reloading-tls-agent.js';
+import { loopbackServingCert, newCa, runtimeClientCert, writeClientFiles } from './tls-fixtures.js';
 
 /** One request the server received. */
 export interface Seen {
@@ -70,4 +75,22 @@ export class ScriptedServer {
       res.writeHead(a.status, a.headers).end(a.body ?? '.');
     });
   }
+}
+
+/** A {@link ScriptedServer} on loopback, and runtime rt-1's client files for it in `dir`. */
+export interface ScriptedListener {
+  readonly dir: string;
+  readonly files: ClientTlsFiles;
+  readonly server: ScriptedServer;
+  /** `https://127.0.0.1:<port>` */
+  readonly url: string;
+}
+
+/** Starts a {@link ScriptedListener} with a CA of its own; the caller closes the server and removes `dir`. */
+export async function startScriptedListener(name: string): Promise<ScriptedListener> {
+  const dir = await mkdtemp(join(tmpdir(), `rtb-${name}-`));
+  const ca = await newCa(`${name}-test-ca`);
+  const files = await writeClientFiles(dir, await runtimeClientCert(ca, 'rt-1', 'rt-1.example'), ca.certPem);
+  const server = new ScriptedServer(ca, await loopbackServingCert(ca));
+  return { dir, files, server, url: `https://127.0.0.1:${await server.listen()}` };
 }
