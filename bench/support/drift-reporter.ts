@@ -1,7 +1,6 @@
-import https from 'node:https';
 import { postJson } from '../../src/watcher/post-json.js';
 import { encodeWatchEvent, WATCH_EVENT_PATH } from '../../src/watcher/watch-event.js';
-import type { RuntimeIdentities } from './runtime-identities.js';
+import { RuntimeAgents, type RuntimeIdentities } from './runtime-identities.js';
 
 /**
  * Drift reports as runtimes send them: a WatchEvent POSTed over mutual TLS to the controller's
@@ -10,32 +9,24 @@ import type { RuntimeIdentities } from './runtime-identities.js';
  */
 export class DriftReporter {
   private readonly url: URL;
-  private readonly agents = new Map<string, https.Agent>();
+  private readonly agents: RuntimeAgents;
 
-  constructor(
-    private readonly identities: RuntimeIdentities,
-    listenerPort: number,
-  ) {
+  constructor(identities: RuntimeIdentities, listenerPort: number) {
     this.url = new URL(`https://127.0.0.1:${listenerPort}${WATCH_EVENT_PATH}`);
+    this.agents = new RuntimeAgents(identities, true);
   }
 
   /** Reports a change of the pull Secret on `runtimeId`; resolves with the listener's HTTP status. */
   async report(runtimeId: string): Promise<number> {
-    let agent = this.agents.get(runtimeId);
-    if (!agent) {
-      const { certPem, keyPem } = this.identities.of(runtimeId);
-      agent = new https.Agent({ keepAlive: true, ca: this.identities.caPem, cert: certPem, key: keyPem });
-      this.agents.set(runtimeId, agent);
-    }
     const body = encodeWatchEvent({
       watched: { Namespace: 'kyma-system', Name: 'registry-credentials' },
       watchedGvk: { group: '', version: 'v1', kind: 'Secret' },
     });
-    const answer = await postJson(this.url, agent, body, 10_000).answer;
+    const answer = await postJson(this.url, this.agents.of(runtimeId), body, 10_000).answer;
     return answer.status;
   }
 
   close(): void {
-    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.close();
   }
 }

@@ -6,8 +6,7 @@
 // resourceVersion each runtime's own write left, which is what that runtime would read on a
 // cluster of its own. Every other managed object is read once per pool server.
 import { X509Certificate } from 'node:crypto';
-import https from 'node:https';
-import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
 import {
   ATTESTATION_PATH,
   parseAttestationAnswer,
@@ -19,12 +18,11 @@ import {
 import { RUNTIME_NAMESPACE, WATCHER_TLS_SECRET } from '../../src/api/runtime-names.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { KubeApiError } from '../../src/kube/kube-errors.js';
-import { kubeRequest } from '../../src/kube/kube-request.js';
-import { objectPath } from '../../src/kube/resource-path.js';
+import { kubeVersionReader } from '../../src/watcher/managed-versions.js';
 import { postJson } from '../../src/watcher/post-json.js';
 import { forEachLimited } from './limited.js';
 import { ObjectWatch } from './object-watch.js';
-import type { RuntimeIdentities } from './runtime-identities.js';
+import { RuntimeAgents, type RuntimeIdentities } from './runtime-identities.js';
 
 /** What one attestation came back with. */
 export interface AttestationResult {
@@ -76,24 +74,16 @@ export class WatcherSecretVersions {
  */
 export class FleetAttester {
   private readonly url: URL;
-  private readonly agents = new Map<string, https.Agent>();
+  private readonly agents: RuntimeAgents;
 
-  constructor(
-    private readonly identities: RuntimeIdentities,
-    listenerPort: number,
-  ) {
+  constructor(identities: RuntimeIdentities, listenerPort: number) {
     this.url = new URL(`https://127.0.0.1:${listenerPort}${ATTESTATION_PATH}`);
+    this.agents = new RuntimeAgents(identities, false);
   }
 
   /** POSTs `attestation` for `runtimeId`; the answer is parsed when the status is 200. */
   async send(runtimeId: string, attestation: Attestation): Promise<AttestationResult> {
-    let agent = this.agents.get(runtimeId);
-    if (!agent) {
-      const { certPem, keyPem } = this.identities.of(runtimeId);
-      // No keep-alive: minutes pass between attestations; only the session is kept.
-      agent = new https.Agent({ keepAlive: false, ca: this.identities.caPem, cert: certPem, key: keyPem });
-      this.agents.set(runtimeId, agent);
-    }
+    const agent = this.agents.of(runtimeId);
     const answer = await postJson(this.url, agent, JSON.stringify(attestation), 30_000, 256 * 1024).answer;
     return answer.status === 200
       ? { status: 200, answer: parseAttestationAnswer(answer.body) }
@@ -101,30 +91,25 @@ export class FleetAttester {
   }
 
   close(): void {
-    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.close();
   }
 }
 
-/** The resourceVersion of each of `refs` on `server` ('' when unreadable), by {@link refKey}. */
+/** The resourceVersion of each of `refs` on `server` ('' when absent), by {@link refKey}: as the attestor reads them. */
 export async function readRefs(
   server: LocalCluster,
   refs: readonly ManagedRef[],
 ): Promise<Map<string, string>> {
+  const read = kubeVersionReader(server.kubeConfig(), 30_000);
+  const signal = new AbortController().signal;
   const versions = new Map<string, string>();
   await forEachLimited(refs, 4, async (ref) => {
-    const path = objectPath({
-      apiVersion: ref.apiVersion,
-      kind: ref.kind,
-      metadata: { name: ref.name, ...(ref.namespace === '' ? {} : { namespace: ref.namespace }) },
-    });
     // Absent is a fact to attest (''); anything else means the benchmark is broken.
-    const o = await kubeRequest<KubernetesObject>(server.kubeConfig(), { method: 'GET', path }).catch(
-      (error: unknown) => {
-        if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
-        throw new Error(`GET ${path} on ${server.name}`, { cause: error });
-      },
-    );
-    versions.set(refKey(ref), o?.metadata?.resourceVersion ?? '');
+    const version = await read(ref, signal).catch((error: unknown) => {
+      if (error instanceof KubeApiError && error.statusCode === 404) return '';
+      throw new Error(`GET ${refKey(ref)} on ${server.name}`, { cause: error });
+    });
+    versions.set(refKey(ref), version);
   });
   return versions;
 }

@@ -153,8 +153,13 @@ export function fleetSummary(f: FleetFigures): string[] {
       `    requests per runtime: ${describePaths(r.traffic.byPath, n)}`,
       `    event loop p99 ${r.eventLoopP99Ms.toFixed(0)} ms (target 100: ${verdict(r.eventLoopP99Ms <= 100)}; an idle process: ${r.idleLoopP99Ms.toFixed(0)} ms), max ${r.eventLoopMaxMs.toFixed(0)} ms; ` +
         `open fds after ${r.openFds}`,
-      `    drift reports during it: ${r.drift.sent} sent, ${r.drift.accepted} accepted, ${r.drift.repaired} repairs; ` +
-        `p99 ≤ ${r.drift.p99UpperS} s (histogram bucket; target 1 s: ${verdict(r.drift.p99UpperS <= 1)}), mean ${(r.drift.meanS * 1000).toFixed(0)} ms`,
+      // Only the rotation with drift reports has repairs to judge.
+      ...(r.drift.sent > 0
+        ? [
+            `    drift reports during it: ${r.drift.sent} sent, ${r.drift.accepted} accepted, ${r.drift.repaired} repairs; ` +
+              `p99 ≤ ${r.drift.p99UpperS} s (histogram bucket; target 1 s: ${verdict(r.drift.p99UpperS <= 1)}), mean ${(r.drift.meanS * 1000).toFixed(0)} ms`,
+          ]
+        : []),
       `    CPU: ${describeCpu(r.cpu)}`,
     );
   }

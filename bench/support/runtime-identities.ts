@@ -1,3 +1,4 @@
+import https from 'node:https';
 import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { loadCertificateAuthority } from '../../src/pki/certificate-authority.js';
@@ -47,5 +48,38 @@ export class RuntimeIdentities {
     const identity = this.byId.get(runtimeId);
     if (!identity) throw new Error(`no client identity for ${runtimeId}`);
     return identity;
+  }
+}
+
+/**
+ * One HTTPS agent per runtime with its identity, made on first use. `keepAlive`: a drift reporter
+ * keeps its connection; an attestor, minutes apart, keeps only its TLS session.
+ */
+export class RuntimeAgents {
+  private readonly agents = new Map<string, https.Agent>();
+
+  constructor(
+    private readonly identities: RuntimeIdentities,
+    private readonly keepAlive: boolean,
+  ) {}
+
+  /** The agent of `runtimeId`. */
+  of(runtimeId: string): https.Agent {
+    let agent = this.agents.get(runtimeId);
+    if (!agent) {
+      const { certPem, keyPem } = this.identities.of(runtimeId);
+      agent = new https.Agent({
+        keepAlive: this.keepAlive,
+        ca: this.identities.caPem,
+        cert: certPem,
+        key: keyPem,
+      });
+      this.agents.set(runtimeId, agent);
+    }
+    return agent;
+  }
+
+  close(): void {
+    for (const agent of this.agents.values()) agent.destroy();
   }
 }

@@ -29,6 +29,9 @@ export interface ListenerTls {
  */
 export const SESSION_TIMEOUT_SECONDS = 20 * 60;
 
+/** A peer that never finishes its handshake must not hold a socket for long. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+
 /** Settings of the KCP drift listener. */
 export interface EventListenerOptions {
   readonly tls: ListenerTls;
@@ -82,6 +85,8 @@ export class EventListener {
   private trustedCaPems: string[];
   private trustedCas: X509Certificate[];
   private generation = 0;
+  /** `performance.now()` of the latest change of the trusted CAs. */
+  private trustChangedAt = -Infinity;
 
   constructor(private readonly opts: EventListenerOptions) {
     this.metrics = createListenerMetrics(opts.registry);
@@ -101,7 +106,7 @@ export class EventListener {
         minVersion: 'TLSv1.2',
         sessionTimeout: SESSION_TIMEOUT_SECONDS,
         // A peer that never finishes its handshake or headers must not hold a socket for long.
-        handshakeTimeout: 10_000,
+        handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
         headersTimeout: 10_000,
         requestTimeout: 15_000,
         // Longer than the forwarder's 30 s idle timeout: the client closes first, so it never
@@ -113,7 +118,10 @@ export class EventListener {
       },
     );
     this.server.on('secureConnection', (socket: TLSSocket) => {
-      this.handshakeGeneration.set(socket, this.generation);
+      // A handshake that began before the latest change of trust ran under the old CAs: within a
+      // handshake's time limit of that change, leave the connection to the full re-check.
+      if (performance.now() - this.trustChangedAt >= HANDSHAKE_TIMEOUT_MS)
+        this.handshakeGeneration.set(socket, this.generation);
     });
     this.server.on('tlsClientError', (error) => {
       this.metrics.tlsHandshakeFailures.inc();
@@ -147,6 +155,7 @@ export class EventListener {
     // Open connections are not cut here (a client still trusted would see a needless reset);
     // each is re-checked on its next request instead.
     this.generation++;
+    this.trustChangedAt = performance.now();
   }
 
   /** Replaces the serving certificate for new connections (renewal). */

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import type { SyncSources } from '../../src/controller/direct/sync-set.js';
 import type { Pod } from '../../src/mutation/pod.js';
 
 const fixture = (name: string): string =>
@@ -11,6 +12,25 @@ export const seedPodBefore = (): Pod => parse(fixture('seed-pod-before.yaml')) a
 export const seedPodAfter = (): Pod => parse(fixture('seed-pod-after.yaml')) as Pod;
 /** The seed's webhook configuration (JSON text). */
 export const seedConfigText = (): string => fixture('seed-config.json');
+
+/** A consistent set of KCP sources at version `v-1` (the seed's config), `over` replacing parts. */
+export const syncSources = (over: Partial<SyncSources> = {}): SyncSources => ({
+  version: 'v-1',
+  pullSecret: {
+    metadata: { name: 'kcp-pull', namespace: 'kcp-system' },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': 'e30=' },
+  },
+  clusterTrustBundle: {
+    metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' },
+    spec: { signerName: 'rt-bootstrapper-k3d.test/ctb', trustBundle: 'PEM' },
+  },
+  configMap: {
+    metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
+    data: { 'rt-bootstrapper-config.json': seedConfigText() },
+  },
+  ...over,
+});
 
 /**
  * An `admission.k8s.io/v1` AdmissionReview for creating `object` in namespace `default` (uid

@@ -116,13 +116,14 @@ export class BootstrapperReconciler {
     ops.connect();
     try {
       await ops.apply(planSources(set.set));
-      this.d.attestations?.passEnded(key, { observed: ops.observed(), complete: false });
       return true;
     } catch (error) {
-      this.d.attestations?.passEnded(key, { observed: ops.observed(), complete: false });
       if (leaseLostIn(error) === undefined) throw error;
       this.fenced(key, 'repair', error);
       return false;
+    } finally {
+      // What the repair applied before it ended, failed or not, is what the runtime now holds.
+      this.d.attestations?.passEnded(key, { observed: ops.observed(), complete: false });
     }
   }
 

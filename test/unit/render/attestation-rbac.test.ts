@@ -7,23 +7,9 @@ import { buildSyncSet, type SyncSet } from '../../../src/controller/direct/sync-
 import { pluralOf } from '../../../src/kube/resource-path.js';
 import { renderWebhookManifests, type WebhookManifests } from '../../../src/render/webhook-manifests.js';
 import { attestationClusterRules, attestationNamespaceRules } from '../../../src/render/webhook-rbac.js';
-import { seedConfigText } from '../../support/fixtures.js';
+import { syncSources } from '../../support/fixtures.js';
 
-const built = buildSyncSet({
-  version: 'v-1',
-  pullSecret: {
-    metadata: { name: 'kcp-pull', namespace: 'kcp-system' },
-    data: { '.dockerconfigjson': 'e30=' },
-  },
-  clusterTrustBundle: {
-    metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' },
-    spec: { signerName: 'rt-bootstrapper-k3d.test/ctb', trustBundle: 'PEM' },
-  },
-  configMap: {
-    metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
-    data: { 'rt-bootstrapper-config.json': seedConfigText() },
-  },
-});
+const built = buildSyncSet(syncSources());
 assert.ok(built.ok);
 const set: SyncSet = built.set;
 const release = { image: 'example.com/rtb:1.2.3', version: '1.2.3' };

@@ -1,35 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { WEBHOOK_CERT_LEASE } from '../../../../src/api/runtime-names.js';
-import { buildSyncSet, type SyncSources } from '../../../../src/controller/direct/sync-set.js';
+import { buildSyncSet } from '../../../../src/controller/direct/sync-set.js';
 import {
   planRuntime,
   planSources,
   removalOrder,
 } from '../../../../src/controller/direct/runtime-manifests.js';
-import { seedConfigText } from '../../../support/fixtures.js';
-
-const sources = (over: Partial<SyncSources> = {}): SyncSources => ({
-  version: 'v-1',
-  pullSecret: {
-    metadata: { name: 'kcp-pull', namespace: 'kcp-system' },
-    type: 'kubernetes.io/dockerconfigjson',
-    data: { '.dockerconfigjson': 'e30=' },
-  },
-  clusterTrustBundle: {
-    metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' },
-    spec: { signerName: 'rt-bootstrapper-k3d.test/ctb', trustBundle: 'PEM' },
-  },
-  configMap: {
-    metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
-    data: { 'rt-bootstrapper-config.json': seedConfigText() },
-  },
-  ...over,
-});
+import { syncSources } from '../../../support/fixtures.js';
 
 describe('buildSyncSet', () => {
   test('a consistent set: trust bundle, then pull Secret, then ConfigMap, each stamped with the version', () => {
-    const r = buildSyncSet(sources());
+    const r = buildSyncSet(syncSources());
     assert.ok(r.ok);
     assert.deepEqual(
       r.set.objects.map((o) => o.kind),
@@ -87,7 +69,7 @@ describe('buildSyncSet', () => {
     ],
   ] as const) {
     test(`refuses ${what}`, () => {
-      const r = buildSyncSet(sources(over));
+      const r = buildSyncSet(syncSources(over));
       assert.ok(!r.ok);
       assert.match(r.reason, reason);
     });
@@ -95,7 +77,7 @@ describe('buildSyncSet', () => {
 });
 
 describe('runtime plan', () => {
-  const r = buildSyncSet(sources());
+  const r = buildSyncSet(syncSources());
   assert.ok(r.ok);
   const plan = planRuntime(r.set, { image: 'img:1', version: '1.0.0' });
 
