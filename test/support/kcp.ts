@@ -28,7 +28,7 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { markDeploymentAvailable as markAvailable } from '../../src/local/simulated-kubelet.js';
-import { eventually } from '../../src/envtest/eventually.js';
+import { TimeoutError, eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from './fixtures.js';
 
 /** The seed's trust bundle name and its signer. */
@@ -288,6 +288,7 @@ export function allBootstrappersReady(
   not?: string,
   timeoutMs = 90_000,
 ): Promise<string> {
+  let seen = 'none listed yet';
   return eventually(
     async () => {
       const rbs = await listRuntimeBootstrappers(kcp);
@@ -295,9 +296,20 @@ export function allBootstrappersReady(
         rbs.map((rb) => (rb.status?.state === 'Ready' ? rb.status.appliedVersion : '-')),
       );
       const [only] = versions;
-      return rbs.length === count && versions.size === 1 && only !== '-' && only !== not ? only : undefined;
+      if (rbs.length === count && versions.size === 1 && only !== '-' && only !== not) return only;
+      // Said on a timeout: which runtimes were where.
+      seen = rbs
+        .map(
+          (rb) => `${rb.metadata.name} ${rb.status?.state ?? 'no status'} ${rb.status?.appliedVersion ?? ''}`,
+        )
+        .join('; ');
+      return undefined;
     },
     timeoutMs,
     `all ${count} runtimes Ready${not === undefined ? '' : ` with a version other than ${not}`}`,
-  );
+  ).catch((error: unknown) => {
+    throw new TimeoutError(`${error instanceof Error ? error.message : String(error)} (last seen: ${seen})`, {
+      cause: error,
+    });
+  });
 }
