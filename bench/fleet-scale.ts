@@ -5,7 +5,8 @@
 // with a kubeconfig Secret and a client identity of its own and a RuntimeBootstrapper; the
 // controller in direct mode, drift listener on, periodic resync off, in its own process
 // (bench/support/controller-child.ts). Measured, in one run per N:
-// - onboarding: creating the N CRs until every one is Ready;
+// - onboarding: creating the N CRs until every one is Ready, then its same-run floor: what an
+//   install must do at least, from this process (bench/support/fleet-baselines.ts);
 // - one rotation of each source (pull Secret, ClusterTrustBundle, ConfigMap): from the KCP write
 //   until every CR's status has the new version, with the controller's CPU, requests per runtime,
 //   event-loop delay, errors, and drift reports sent to the listener meanwhile (repair p99);
@@ -19,7 +20,8 @@
 //   default, with every runtime attesting and one tick (bench/support/attested-resync.ts);
 // - memory over more rotations of the pull Secret, up to BENCH_FLEET_ROTATIONS in all (default
 //   20): heap after a full GC after each;
-// - a restart with everything Ready: time until caught up, and what it sent.
+// - a restart with everything Ready: time until caught up, and what it sent; then its floor: a
+//   new client of every runtime and the serving look's three reads, from this process.
 // Prints figures next to the issue's targets; asserts nothing.
 //
 //
@@ -40,7 +42,12 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CTB_NAME, CTB_SIGNER, KCP_PULL_SECRET, dockerConfig } from '../test/support/kcp.js';
 import { seedConfigText } from '../test/support/fixtures.js';
-import { applyKeepAlive, baselineObjects } from './support/baseline-writes.js';
+import {
+  onboardingFloor,
+  restartFloor,
+  rotationFloor,
+  type FloorContext,
+} from './support/fleet-baselines.js';
 import { GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';
 import { attestedResyncCost } from './support/attested-resync.js';
 import { DriftReporter } from './support/drift-reporter.js';
@@ -48,7 +55,6 @@ import { WatcherSecretVersions } from './support/fleet-attestations.js';
 import { envNumber, isMain, say as defaultSay } from './support/env.js';
 import {
   fleetSummary,
-  type BaselineFigures,
   type FleetFigures,
   type MemoryAfterGc,
   type RotationFigures,
@@ -58,9 +64,8 @@ import type { IdleLoopState } from './support/idle-loop-child.js';
 import { freePort } from '../src/envtest/free-port.js';
 import { waitReady } from '../src/envtest/wait-ready.js';
 import { startFleet, type Fleet, type FleetModeContext } from './support/fleet-landscape.js';
-import { RB_PATH, type ControllerProcess } from './support/kcp-bench.js';
+import type { ControllerProcess } from './support/kcp-bench.js';
 import { KeepAliveClient } from './support/keep-alive-client.js';
-import { forEachLimited } from './support/limited.js';
 import { counterDelta, countsDelta, histogramDelta, quantileUpperBound } from './support/metric-deltas.js';
 import { memoryKib } from './support/proc.js';
 import { buildChildren, scratchDir, sleep, startNode } from './support/processes.js';
@@ -243,42 +248,6 @@ async function rotate(
   };
 }
 
-/** The baseline: the same writes from this process over keep-alive connections, new ones each round. */
-async function baseline(
-  fleet: Fleet,
-  clients: ReadonlyMap<string, KeepAliveClient>,
-  kcpClient: KeepAliveClient,
-  label: string,
-  concurrency: number,
-): Promise<BaselineFigures> {
-  const ctb = JSON.parse(
-    await kcpClient.request('GET', `/apis/certificates.k8s.io/v1beta1/clustertrustbundles/${CTB_NAME}`),
-  ) as { spec: unknown };
-  for (const c of clients.values()) c.disconnect();
-  kcpClient.disconnect();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  await forEachLimited(fleet.ids, concurrency, async (id) => {
-    const client = clients.get(id);
-    if (!client) throw new Error(`no client for ${id}`);
-    await applyKeepAlive(client, baselineObjects(label, ctb.spec));
-    await kcpClient.request(
-      'PATCH',
-      `${RB_PATH}/${id}/status`,
-      { status: { appliedAt: new Date().toISOString() } },
-      'application/merge-patch+json',
-    );
-  });
-  const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  return {
-    ms,
-    cpuPerRuntimeMs: (cpu.user + cpu.system) / 1000 / fleet.ids.length,
-    // The applies and the status write.
-    requestsPerRuntime: baselineObjects(label, ctb.spec).length + 1,
-  };
-}
-
 const gcOf = (s: ControllerChildState): MemoryAfterGc => ({
   rss: s.rssKib,
   heap: s.heapUsedKib,
@@ -396,6 +365,23 @@ export async function runFleetScale(
     const rssReady = memoryKib(ctl.pid).rss;
     await ctl.gc();
     const gcReady = await ctl.state();
+    kcpClient = await KeepAliveClient.create(fleet.kcp.kubeConfig(), Math.max(concurrency, 1));
+    const floors: FloorContext = {
+      fleet,
+      kcpClient,
+      concurrency: Math.max(concurrency, 1),
+      dir: scratch.dir,
+    };
+    // Without the benchmark's own watch: it would parse the floor's status writes on its CPU.
+    await tracker.stop();
+    const onboardingFloorFigures = await onboardingFloor(floors, fleet.controllerConfig.release);
+    tracker = new StatusTracker(fleet.kcpAccess);
+    await tracker.start();
+    say(
+      `onboarding floor: ${(onboardingFloorFigures.ms / 1000).toFixed(1)} s, ` +
+        `${onboardingFloorFigures.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime`,
+    );
+    await sleep(6_000);
 
     // Rotations, each followed by the baseline.
     for (const id of fleet.ids) {
@@ -404,7 +390,6 @@ export async function runFleetScale(
       if (!access) throw new Error(`the kubeconfig of ${id} is not a plain one`);
       clients.set(id, await KeepAliveClient.create(access, 4));
     }
-    kcpClient = await KeepAliveClient.create(fleet.kcp.kubeConfig(), Math.max(concurrency, 1));
     const listenerPort = fleet.controllerConfig.drift?.listenerPort ?? 0;
     const identities = await RuntimeIdentities.issue(fleet.kcpAccess, fleet.ids);
     reporter = new DriftReporter(identities, listenerPort);
@@ -436,7 +421,7 @@ export async function runFleetScale(
       await sleep(6_000);
       // Without the benchmark's own watch: it would parse the baseline's status writes on its CPU.
       await tracker.stop();
-      const b = await baseline(fleet, clients, kcpClient, `r${round}`, Math.max(concurrency, 1));
+      const b = await rotationFloor(floors, clients, `r${round}`);
       tracker = new StatusTracker(fleet.kcpAccess);
       await tracker.start();
       say(`baseline: ${(b.ms / 1000).toFixed(1)} s, ${b.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime`);
@@ -489,23 +474,32 @@ export async function runFleetScale(
     const caughtUpS = (performance.now() - tr) / 1000;
     const sr = await ctl.state();
     const zero: ControllerChildState = { ...sr, requests: {}, tlsConnections: {}, requestPaths: {} };
+    const restartTraffic = traffic(fleet, zero, sr);
+    const idleDuringRestart = (await idle.loop.state()).p99Ms;
+    say(
+      `restart: ready after ${startedS.toFixed(1)} s, caught up after ${caughtUpS.toFixed(1)} s; ` +
+        `writes ${restartTraffic.runtimeWrites} to runtimes, ${restartTraffic.kcpWrites} to the KCP`,
+    );
+    await sleep(6_000);
+    const restartFloorFigures = await restartFloor(floors);
+    say(
+      `restart floor: ${(restartFloorFigures.ms / 1000).toFixed(1)} s, ` +
+        `${restartFloorFigures.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime`,
+    );
     const restart = {
       startedS,
       caughtUpS,
-      traffic: traffic(fleet, zero, sr),
+      traffic: restartTraffic,
       eventLoopP99Ms: sr.eventLoopP99Ms,
-      idleLoopP99Ms: (await idle.loop.state()).p99Ms,
+      idleLoopP99Ms: idleDuringRestart,
+      floor: restartFloorFigures,
     };
-    say(
-      `restart: ready after ${startedS.toFixed(1)} s, caught up after ${caughtUpS.toFixed(1)} s; ` +
-        `writes ${restart.traffic.runtimeWrites} to runtimes, ${restart.traffic.kcpWrites} to the KCP`,
-    );
     const figures: FleetFigures = {
       runtimes: n,
       pool: poolSize,
       concurrency,
       startSeconds: fleet.startSeconds,
-      onboarding,
+      onboarding: { ...onboarding, floor: onboardingFloorFigures },
       rotations,
       memory: {
         rssEmpty,

@@ -5,10 +5,10 @@
 //   fetches the list), each over a new TLS connection resuming the first one's session: controller
 //   CPU per attestation;
 // - one period's tick: attested runtimes skipped but for their share of the staggered full pass;
-// - averaged over the default period with the attestations a period brings (each webhook replica
-//   attests after 0.8–1.0 × the interval the KCP answers).
+// - averaged over the default period with the attestations a period brings (one attestor per
+//   runtime, the webhook replica leading the trust restarter, attests after 0.8–1.0 × the
+//   interval the KCP answers).
 import { attestIntervalSeconds } from '../../src/controller/direct/periodic-resync.js';
-import { DEFAULT_WEBHOOK_REPLICAS } from '../../src/render/webhook-deployment.js';
 import { ANSWER_JITTER_FLOOR } from '../../src/watcher/attestation-outcome.js';
 import type { ManagedRef } from '../../src/api/attestation.js';
 import type { GroupCpu } from './cpu-groups.js';
@@ -129,7 +129,8 @@ export async function attestedResyncCost(
 
   const intervalS = attestIntervalSeconds(periodS * 1000);
   const meanWaitS = (intervalS * (1 + ANSWER_JITTER_FLOOR)) / 2;
-  const attestationsPerRuntime = (DEFAULT_WEBHOOK_REPLICAS * periodS) / meanWaitS;
+  // The webhook's trust restarter is on by default, and its leader is the runtime's one attestor.
+  const attestationsPerRuntime = periodS / meanWaitS;
   const cpuPerAttestationMs = roundCpuMs / n;
   const busyS = (cpuPerAttestationMs * n * attestationsPerRuntime + tickCpuMs) / 1000;
   return {

@@ -19,11 +19,11 @@ export interface Traffic {
   readonly byPath: Readonly<Record<string, number>>;
 }
 
-/** The same-run baseline: the rotation's writes from the benchmark over keep-alive connections. */
+/** A same-run floor (./fleet-baselines.ts): a phase's unavoidable requests from the benchmark. */
 export interface BaselineFigures {
   readonly ms: number;
   readonly cpuPerRuntimeMs: number;
-  /** The writes it sends per runtime (to the runtime and the KCP). */
+  /** The requests it sends per runtime (to the runtime and the KCP). */
   readonly requestsPerRuntime: number;
 }
 
@@ -81,6 +81,8 @@ export interface FleetFigures {
     readonly eventLoopP99Ms: number;
     readonly eventLoopMaxMs: number;
     readonly idleLoopP99Ms: number;
+    /** What an install must do at least, from the benchmark, after the onboarding. */
+    readonly floor: BaselineFigures;
   };
   readonly rotations: readonly RotationFigures[];
   /** KiB. */
@@ -105,6 +107,8 @@ export interface FleetFigures {
     readonly traffic: Traffic;
     readonly eventLoopP99Ms: number;
     readonly idleLoopP99Ms: number;
+    /** A new process's reads of every runtime, from the benchmark, after the restart. */
+    readonly floor: BaselineFigures;
   };
   /** VmRSS of one pool kube-apiserver (KiB). */
   readonly apiserverRss: number;
@@ -141,6 +145,7 @@ export function fleetSummary(f: FleetFigures): string[] {
       `${per(o.traffic.kcp, n)} KCP requests per runtime; ${per(o.reconciles, n)} reconciles per runtime; errors ${o.errors}; ` +
       `event loop p99 ${o.eventLoopP99Ms.toFixed(0)} ms (an idle process: ${o.idleLoopP99Ms.toFixed(0)} ms), max ${o.eventLoopMaxMs.toFixed(0)} ms`,
     `    CPU: ${describeCpu(o.cpu)}`,
+    `    floor: ${floorLine(o.floor, o.readySeconds * 1000, o.controllerCpuPerRuntimeMs)}`,
   ];
   for (const r of f.rotations) {
     const ratio = r.statusMs / r.baseline.ms;
@@ -176,9 +181,25 @@ export function fleetSummary(f: FleetFigures): string[] {
       `writes: ${rt.traffic.runtimeWrites} to runtimes, ${rt.traffic.kcpWrites} to the KCP (target 0: ${verdict(rt.traffic.runtimeWrites + rt.traffic.kcpWrites === 0)}); ` +
       `reads ${per(rt.traffic.runtime, n)} per runtime; event loop p99 ${rt.eventLoopP99Ms.toFixed(0)} ms (an idle process: ${rt.idleLoopP99Ms.toFixed(0)} ms)`,
     `    requests per runtime: ${describePaths(rt.traffic.byPath, n)}`,
+    `    floor: ${floorLine(rt.floor, (rt.caughtUpS - rt.startedS) * 1000, undefined, 'controller from serving to caught up')}`,
     `  one pool kube-apiserver: VmRSS ${mb(f.apiserverRss)}; the pool started in ${f.startSeconds.toFixed(0)} s`,
   );
   return lines;
+}
+
+/** A floor next to the controller's time (and CPU per runtime, if measured). */
+function floorLine(
+  b: BaselineFigures,
+  controllerMs: number,
+  controllerCpuMs?: number,
+  what = 'controller',
+): string {
+  return (
+    `the same-run floor from the benchmark ${s(b.ms)} (${what} ÷ floor ${(controllerMs / b.ms).toFixed(2)}), ` +
+    `${b.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime` +
+    (controllerCpuMs === undefined ? '' : ` (controller ${controllerCpuMs.toFixed(1)} ms)`) +
+    `, ${b.requestsPerRuntime} requests per runtime`
+  );
 }
 
 /** The resync's cost and memory over the extra rotations. */
@@ -207,7 +228,7 @@ function upkeepLines(f: FleetFigures): string[] {
       `(target 10 % at ${FLEET}: ${verdict(a.averageCores <= 0.1)}); runtimes in sync are skipped but for a share of them each period`,
     `    ${a.attestations} attestations, each a new TLS connection: ${a.cpuPerAttestationMs.toFixed(2)} ms controller CPU each, ` +
       `${a.verdicts.inSync} in sync, ${a.verdicts.outOfSync} not (each a pass), ${a.verdicts.failed} failed; ` +
-      `${a.attestationsPerRuntime.toFixed(2)} per runtime per period (each webhook replica every ${a.intervalS} s × 0.8–1.0)`,
+      `${a.attestationsPerRuntime.toFixed(2)} per runtime per period (one attestor per runtime every ${a.intervalS} s × 0.8–1.0)`,
     `    one tick: ${a.tick.forced} forced (their share of the full pass and any not in sync), ${a.tick.skipped} skipped; ` +
       `${a.tickS.toFixed(1)} s, ${(a.tickCpuMs / 1000).toFixed(1)} s controller CPU, ${a.tickRequestsPerRuntime.toFixed(2)} requests per runtime, ${a.tickWrites} writes`,
   );

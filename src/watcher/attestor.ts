@@ -43,6 +43,14 @@ export interface RuntimeAttestorOptions {
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Re-read the TLS files at most this often (default 1 s). */
   readonly tlsCheckIntervalMs?: number;
+  /**
+   * Whether this replica is the runtime's attestor (default: always). One is enough for the KCP:
+   * a replica for which this is false attests once, for the list, and then only once it is true,
+   * looking every {@link standbyCheckMs}; it attests at once when its turn comes.
+   */
+  readonly isActive?: () => boolean;
+  /** How often a standby replica looks whether it is the attestor now (default 15 s). */
+  readonly standbyCheckMs?: number;
 }
 
 /** The attestor was misconfigured. */
@@ -130,9 +138,17 @@ export class RuntimeAttestor {
 
   private async run(): Promise<void> {
     await this.sleep((this.opts.initialDelayMaxMs ?? 30_000) * this.random());
+    const active = this.opts.isActive ?? ((): boolean => true);
+    let listed = false;
     while (!this.stopped()) {
+      // A standby keeps the list it was answered and waits for its turn.
+      if (listed && !active()) {
+        await this.sleep(this.opts.standbyCheckMs ?? 15_000);
+        continue;
+      }
       const exchange = await this.exchange();
       if (exchange === undefined) break;
+      if (exchange.kind === 'answered') listed = true;
       await this.sleep(this.settle(exchange));
     }
   }

@@ -263,7 +263,12 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     stoppers.push(() => {
       cleanup.stop();
     });
-  // Like the cleanup, only once we serve: a webhook that cannot start has nothing to attest.
+  const restarter = o.trustRestart
+    ? startRestarterFromSettings(o.trustRestart, { access: o.kubeConfig, bundle, registry, logger })
+    : undefined;
+  if (restarter) stoppers.push(() => restarter.stop());
+  // Like the cleanup, only once we serve: a webhook that cannot start has nothing to attest. One
+  // attestor per runtime is enough for the KCP: the replica that leads the trust restarter.
   const attestor = o.drift
     ? new RuntimeAttestor({
         url: o.drift.url,
@@ -271,6 +276,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
         access: o.kubeConfig,
         logger: logger.child({ part: 'attestor' }),
         registry,
+        ...(restarter ? { isActive: () => restarter.isActive() } : {}),
         ...(o.drift.attestationInitialDelayMs !== undefined
           ? { initialDelayMaxMs: o.drift.attestationInitialDelayMs }
           : {}),
@@ -280,10 +286,6 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     attestor.start();
     stoppers.push(() => attestor.stop());
   }
-  const restarter = o.trustRestart
-    ? startRestarterFromSettings(o.trustRestart, { access: o.kubeConfig, bundle, registry, logger })
-    : undefined;
-  if (restarter) stoppers.push(() => restarter.stop());
 
   return {
     port,

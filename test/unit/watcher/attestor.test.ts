@@ -306,6 +306,32 @@ describe('RuntimeAttestor', () => {
     ]);
   });
 
+  test('a standby replica attests once for the list, then only in its turn, and then at once', async () => {
+    let active = false;
+    const { waits } = await attestor(() => ok({ inSync: true, check: [deployment], nextAfterSeconds: 60 }), {
+      isActive: () => active,
+      standbyCheckMs: 15_000,
+    });
+    await waits.pass(1);
+    await waitFor(() => server.seen.length === 1, 'the first attestation, for the list');
+    assert.deepEqual(sent(1), { objects: [] });
+    assert.equal(await waits.pass(2), 48_000, 'the wait the answer asked for');
+    assert.equal(await waits.pass(3), 15_000, 'not its turn: it looks again later');
+    // The turn comes while it waits (it looks only once a wait ends).
+    await waitFor(() => waits.asked.length === 4, 'the next look');
+    assert.equal(waits.asked[3], 15_000, 'still not its turn');
+    assert.equal(server.seen.length, 1, 'a standby sends nothing more');
+    active = true;
+    await waits.pass(4);
+    await waitFor(() => server.seen.length === 2, 'the attestation once active');
+    assert.deepEqual(sent(2).objects, [{ ...deployment, resourceVersion: '4711' }], 'the list it kept');
+    // Looked at only once the next wait ends.
+    active = false;
+    assert.equal(await waits.pass(5), 48_000, 'then at the answer’s pace');
+    assert.equal(await waits.pass(6), 15_000, 'no longer its turn');
+    assert.equal(server.seen.length, 2);
+  });
+
   test('misconfiguration is refused at construction', () => {
     const base = { tls: files, logger: silentLogger(), readVersion };
     assert.throws(() => new RuntimeAttestor({ ...base, url: 'http://127.0.0.1:1' }), RuntimeAttestorError);
