@@ -5,7 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { MUTATING_WEBHOOK_CONFIGURATION, WATCHER_TLS_SECRET } from '../../src/api/runtime-names.js';
+import {
+  MUTATING_WEBHOOK_CONFIGURATION,
+  RUNTIME_NAMESPACE,
+  WATCHER_TLS_SECRET,
+} from '../../src/api/runtime-names.js';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
@@ -109,6 +113,14 @@ describe('attestations on real API servers: the periodic resync skips a runtime 
         caFile: join(dir, 'drift', 'ca.crt'),
         attestationInitialDelayMs: 0,
       },
+      // As in production: the replica that leads the trust restarter is the runtime's attestor.
+      trustRestart: {
+        namespace: RUNTIME_NAMESPACE,
+        identity: 'attesting-replica',
+        leaseTiming: { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 },
+        // Its count on the Deployment would change what the runtime attests, which is not this test's.
+        statusDeployment: false,
+      },
     });
   });
   after(async () => {
@@ -122,6 +134,7 @@ describe('attestations on real API servers: the periodic resync skips a runtime 
     // The first periodic tick completes the record (onboarding is not a full pass); the
     // runtime's next attestation then matches every object it read under its own RBAC.
     await nextInSync('an attestation in sync');
+    assert.equal(hook.app.restarter?.isActive(), true, 'the attestor is the restarter’s leader');
     const reconciles = await reconcileCount();
     const tick = direct.periodicResync();
     assert.deepEqual(tick, { forced: 0, skipped: 1 });
