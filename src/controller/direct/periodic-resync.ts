@@ -38,8 +38,8 @@ const DEFAULT_ATTEST_SECONDS = 300;
 /**
  * The `nextAfterSeconds` answered to runtimes: 0.9 of a period, or 30 s less than the period if
  * that is shorter, never under 0.7 of it. A runtime waits 0.8–1.0 × this, so its attestor (one
- * webhook replica) attests within every period (with room for a slow exchange) and every tick finds an attestation
- * of the period before it; {@link DEFAULT_ATTEST_SECONDS} without a timer.
+ * webhook replica) attests within every period (with room for a slow exchange) and every tick
+ * finds an attestation of the period before it; {@link DEFAULT_ATTEST_SECONDS} without a timer.
  */
 export function attestIntervalSeconds(periodMs: number): number {
   if (periodMs <= 0) return DEFAULT_ATTEST_SECONDS;
