@@ -56,6 +56,12 @@ const statusPatch = (c: FloorContext, id: string): Promise<string> =>
     'application/merge-patch+json',
   );
 
+/** The spec of the landscape's ClusterTrustBundle on the KCP, which the floors' copies carry. */
+async function landscapeBundleSpec(c: FloorContext): Promise<unknown> {
+  const path = `/apis/certificates.k8s.io/v1beta1/clustertrustbundles/${CTB_NAME}`;
+  return (JSON.parse(await c.kcpClient.request('GET', path)) as { spec: unknown }).spec;
+}
+
 /**
  * The rotation's floor: the four objects of a set written to every runtime and one status write
  * per CR, over keep-alive connections with one TLS context per identity, new connections each round.
@@ -65,10 +71,7 @@ export async function rotationFloor(
   clients: ReadonlyMap<string, KeepAliveClient>,
   label: string,
 ): Promise<BaselineFigures> {
-  const ctb = JSON.parse(
-    await c.kcpClient.request('GET', `/apis/certificates.k8s.io/v1beta1/clustertrustbundles/${CTB_NAME}`),
-  ) as { spec: unknown };
-  const objects = baselineObjects(label, ctb.spec);
+  const objects = baselineObjects(label, await landscapeBundleSpec(c));
   for (const client of clients.values()) client.disconnect();
   c.kcpClient.disconnect();
   // The applies and the status write.
@@ -103,10 +106,7 @@ function floorCopy(o: KubernetesObject): KubernetesObject {
  */
 export async function onboardingFloor(c: FloorContext, release: WebhookRelease): Promise<BaselineFigures> {
   const ca = await createCertificateAuthority({ commonName: 'bench floor CA' });
-  const ctb = JSON.parse(
-    await c.kcpClient.request('GET', `/apis/certificates.k8s.io/v1beta1/clustertrustbundles/${CTB_NAME}`),
-  ) as { spec: unknown };
-  const sources = baselineObjects('onboarding', ctb.spec);
+  const sources = baselineObjects('onboarding', await landscapeBundleSpec(c));
   const reads = servingPaths();
   const deployment = objectPath({
     apiVersion: 'apps/v1',
