@@ -12,6 +12,10 @@
  * 4. a CA that signs nothing served leaves `ca.crt`, then the caBundles, an overlap after the
  *    certificate moved away from it (and after it was trusted, so a CA just added by another
  *    writer is not taken away before that writer used it).
+ *
+ * While a Pod behind the webhook Service may serve a certificate that is not from our Secret (an
+ * install we take over, serving from its own), no certificate leaves a caBundle: step 2 keeps
+ * what the caBundles hold besides `ca.crt`, and the plan looks again after the settle time.
  */
 import type { ParsedCertificate } from './pem-certificates.js';
 import { parseCertificate } from './pem-certificates.js';
@@ -43,6 +47,11 @@ export interface ServingPlanInput {
   /** Epoch ms. */
   readonly now: number;
   readonly policy: ServingPolicy;
+  /**
+   * Whether a Pod behind the webhook Service may serve a certificate that is not from our Secret
+   * ({@link caBundleHoldsOthers} says when the answer matters); default false.
+   */
+  readonly foreignServers?: boolean;
 }
 
 /** The Secret to write: what the writer keeps, adds and issues (it makes keys and certificates). */
@@ -183,13 +192,19 @@ export function planServingSecret(input: ServingPlanInput): ServingStep {
       },
     };
 
-  // Step 2.
-  const fingerprints = new Set(f.cas.map((c) => c.fingerprint));
-  if (f.registered && f.cas.length > 0 && !f.bundlesEqual(fingerprints))
+  // Step 2, keeping what another install's Pods may still serve with.
+  const ours = new Set(f.cas.map((c) => c.fingerprint));
+  const held =
+    input.foreignServers === true ? f.bundleCertificates.filter((c) => !ours.has(c.fingerprint)) : [];
+  const bundle = [...f.cas, ...held];
+  if (f.registered && f.cas.length > 0 && !f.bundlesEqual(new Set(bundle.map((c) => c.fingerprint))))
     return {
       kind: 'write-bundle',
-      reason: "the caBundle differs from ca.crt's unexpired CAs",
-      bundle: f.cas.map((c) => c.pem).join(''),
+      reason:
+        held.length > 0
+          ? "the caBundle differs from ca.crt's unexpired CAs plus those Pods we did not start may serve with"
+          : "the caBundle differs from ca.crt's unexpired CAs",
+      bundle: bundle.map((c) => c.pem).join(''),
     };
 
   // Step 3.
@@ -236,12 +251,29 @@ export function planServingSecret(input: ServingPlanInput): ServingStep {
     ...f.cas.map(retiredDue),
   ];
   const next = deadlines.filter((d): d is number => d !== undefined && d > now);
+  if (held.length > 0 && f.registered)
+    return {
+      kind: 'wait',
+      reason: `keeping ${held.length} certificate(s) in the caBundle while Pods we did not start may serve with them`,
+      until: Math.min(now + policy.settleMs, ...next),
+      pending: true,
+    };
   return {
     kind: 'wait',
     reason: 'the Secret and the caBundle are current',
     until: next.length > 0 ? Math.min(...next) : undefined,
     pending: false,
   };
+}
+
+/**
+ * Whether a caBundle holds an unexpired certificate that `ca.crt` does not: only then does the
+ * plan need {@link ServingPlanInput.foreignServers}, so a writer can skip looking at the Pods.
+ */
+export function caBundleHoldsOthers(input: Omit<ServingPlanInput, 'foreignServers'>): boolean {
+  const f = readSecretFacts(input.secret, input.bundles, input.dnsNames, input.ipAddresses ?? [], input.now);
+  const ours = new Set(f.cas.map((c) => c.fingerprint));
+  return f.bundleCertificates.some((c) => !ours.has(c.fingerprint));
 }
 
 function externalCa(pem: string, now: number): ParsedCertificate {

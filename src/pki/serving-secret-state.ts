@@ -51,6 +51,8 @@ export interface SecretFacts {
   readonly registered: boolean;
   /** Fingerprints held by every entry's caBundle. */
   readonly trusted: ReadonlySet<string>;
+  /** Unexpired certificates of any entry's caBundle, de-duplicated, in order. */
+  readonly bundleCertificates: readonly ParsedCertificate[];
   /** Whether every entry's caBundle holds exactly these fingerprints and nothing else. */
   bundlesEqual(fingerprints: ReadonlySet<string>): boolean;
   /** From the annotation: since when each CA was seen in every caBundle. */
@@ -81,7 +83,11 @@ export function readSecretFacts(
   const sets = parsedBundles.map((b) => new Set(b.certificates.map((c) => c.fingerprint)));
   const trusted = new Set(sets[0] ?? []);
   for (const s of sets.slice(1)) for (const f of trusted) if (!s.has(f)) trusted.delete(f);
-  const bundleCas = parsedBundles.flatMap((b) => b.certificates).filter((c) => c.isCa && c.notAfter > now);
+  const bundleCertificates: ParsedCertificate[] = [];
+  for (const c of parsedBundles.flatMap((b) => b.certificates))
+    if (c.notAfter > now && !bundleCertificates.some((k) => k.fingerprint === c.fingerprint))
+      bundleCertificates.push(c);
+  const bundleCas = bundleCertificates.filter((c) => c.isCa);
   const annotations = secret?.annotations ?? {};
   const servingSince = Date.parse(annotations[SERVING_SINCE_ANNOTATION] ?? '');
   return {
@@ -93,6 +99,7 @@ export function readSecretFacts(
     serving: readServing(secret, [...cas, ...bundleCas], dnsNames, ipAddresses, now),
     registered: bundles.length > 0,
     trusted,
+    bundleCertificates,
     bundlesEqual: (fingerprints) =>
       parsedBundles.every(
         (b, i) =>

@@ -11,7 +11,11 @@ import {
   validateServingPolicy,
   WEBHOOK_SERVING_POLICY,
 } from '../../../src/pki/serving-policy.js';
-import { planServingSecret, ServingIssuerError } from '../../../src/pki/serving-secret-plan.js';
+import {
+  caBundleHoldsOthers,
+  planServingSecret,
+  ServingIssuerError,
+} from '../../../src/pki/serving-secret-plan.js';
 import { DNS, START, ServingWorld, type Writer } from './serving-world.js';
 
 const DAY = 24 * 3600 * 1000;
@@ -304,6 +308,103 @@ describe('the serving-secret plan', () => {
     assert.match(s.reason, /expired/);
     await w.settle(own);
     assert.equal(parseCertificates(w.bundles[0]).certificates.length, 1);
+  });
+
+  for (const [who, writer] of [
+    ['the webhook', async () => own],
+    ['the KCP', kcp],
+  ] as const)
+    test(`${who} takes over an install serving under another CA: that CA stays in every caBundle until no Pod of it may serve`, async () => {
+      const w = new ServingWorld(2);
+      const upstream = await createCertificateAuthority({
+        commonName: 'upstream',
+        now: new Date(START - DAY),
+      });
+      const upstreamFp = fp(upstream.certPem)!;
+      w.setBundles([upstream.certPem, upstream.certPem]);
+      w.foreignServers = true;
+      const wr = await writer();
+      const input = {
+        secret: w.secret,
+        bundles: w.bundles,
+        issuer: wr.issuer,
+        dnsNames: DNS,
+        now: w.now,
+        policy: wr.policy,
+      };
+      assert.equal(caBundleHoldsOthers(input), true, 'the plan needs to know about the Pods');
+      const held = (): void => {
+        for (const b of w.bundles)
+          assert.ok(
+            parseCertificates(b).certificates.some((c) => c.fingerprint === upstreamFp),
+            `the upstream CA is in every caBundle at ${w.log.at(-1) ?? 'the start'}`,
+          );
+      };
+      // Our CA, the certificate after the settle time, and days of renewals: the upstream CA stays.
+      for (let i = 0; i < 12; i++) {
+        const s = await w.step(wr);
+        held();
+        if (s.kind === 'wait') {
+          assert.equal(s.pending, true);
+          assert.ok(
+            s.until !== undefined && s.until <= w.now + wr.policy.settleMs,
+            'looks at the Pods again soon',
+          );
+          w.now = s.until;
+        }
+      }
+      assert.ok(w.served(), 'our certificate is served meanwhile');
+      const ours = w.caFingerprints();
+      assert.ok(issuerOf(w) !== undefined && ours.includes(issuerOf(w)!));
+      const wait = await w.settle(wr);
+      assert.match(wait.reason, /keeping 1 certificate/);
+      held();
+      // The last Pod of the other install is gone: its CA leaves, ours stay.
+      w.foreignServers = false;
+      const s = await w.step(wr);
+      assert.equal(s.kind, 'write-bundle');
+      for (const b of w.bundles)
+        assert.deepEqual(
+          parseCertificates(b).certificates.map((c) => c.fingerprint),
+          ours,
+        );
+      const after = await w.settle(wr);
+      assert.equal(after.pending, false);
+      assert.equal(
+        caBundleHoldsOthers({ ...input, secret: w.secret, bundles: w.bundles, now: w.now }),
+        false,
+        'at rest nobody needs to look at the Pods',
+      );
+    });
+
+  test('without Pods of another install, a CA we did not make leaves the caBundle at once', async () => {
+    const w = new ServingWorld();
+    const upstream = await createCertificateAuthority({ commonName: 'upstream', now: new Date(START - DAY) });
+    w.setBundles([upstream.certPem]);
+    await w.settle(own);
+    assert.deepEqual(
+      parseCertificates(w.bundles[0]).certificates.map((c) => c.fingerprint),
+      w.caFingerprints(),
+    );
+  });
+
+  test('an expired certificate of another install leaves the caBundle even while its Pods run', async () => {
+    const w = await bootstrapped();
+    const upstream = await createCertificateAuthority({
+      commonName: 'upstream',
+      validityMs: DAY,
+      now: new Date(w.now),
+    });
+    w.setBundles([`${w.bundles[0] ?? ''}${upstream.certPem}`]);
+    w.foreignServers = true;
+    assert.equal((await w.settle(own)).pending, true, 'held while it is valid');
+    assert.equal(parseCertificates(w.bundles[0]).certificates.length, 2);
+    w.now += DAY;
+    await w.settle(own);
+    assert.deepEqual(
+      parseCertificates(w.bundles[0]).certificates.map((c) => c.fingerprint),
+      w.caFingerprints(),
+    );
   });
 
   test('the external issuer’s CA must be a valid CA', async () => {

@@ -34,6 +34,8 @@ export class ServingWorld {
   readonly bundledSince = new Map<string, number>();
   readonly log: string[] = [];
   writes = 0;
+  /** Whether Pods of an install we take over still serve (the plan's `foreignServers`). */
+  foreignServers = false;
 
   constructor(entries = 1) {
     this.bundles = Array.from({ length: entries }, () => '');
@@ -47,6 +49,7 @@ export class ServingWorld {
       dnsNames: DNS,
       now: this.now,
       policy: w.policy,
+      foreignServers: this.foreignServers,
     });
   }
 
