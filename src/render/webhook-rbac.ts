@@ -102,7 +102,8 @@ export function trustRestartRules(): V1PolicyRule[] {
  * The webhook's rules in its own namespace: its ConfigMap (read), its serving-certificate Secret
  * (read and write, created through the cluster rule, and the Lease electing its one writer; only
  * read when the KCP writes it, so a replica of an earlier install still running its own writer
- * cannot write beside the KCP), the trust-bundle restarter's Lease, and removing upstream's leftovers in that namespace.
+ * cannot write beside the KCP), the Pods of an install the writer takes over (listed, watched), the
+ * trust-bundle restarter's Lease, and removing upstream's leftovers in that namespace.
  */
 export function webhookNamespaceRules(
   configMap: string,
@@ -139,6 +140,8 @@ export function webhookNamespaceRules(
       resourceNames: leases,
       verbs: [...read(), 'update', 'patch'],
     },
+    // The writer keeps a CA Pods of an install it takes over may serve with (own issuer only).
+    ...(own ? [{ apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] }] : []),
     ...cleanupRules(UPSTREAM_LEFTOVERS.filter((l) => l.namespace === namespace)),
   ];
 }

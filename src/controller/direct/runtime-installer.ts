@@ -1,4 +1,4 @@
-import type { KubernetesObject, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject, V1ConfigMap, V1PodList, V1Secret } from '@kubernetes/client-node';
 import { readTrustStatus, type TrustRestartStatus } from '../../api/trust-stamp.js';
 import { readReport, WEBHOOK_STATUS_CONFIG_MAP, type WebhookStatusReport } from '../../api/webhook-status.js';
 import { applyObjects } from '../../kube/apply.js';
@@ -8,6 +8,7 @@ import { kubeRequest } from '../../kube/kube-request.js';
 import { assertFenced, UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import { collectionPath, describeObject, objectPath } from '../../kube/resource-path.js';
 import type { ServingSecretContent } from '../../pki/serving-secret-state.js';
+import { foreignServersAmong, FOREIGN_SERVER_SELECTOR } from '../../webhook/serving-cert/foreign-servers.js';
 import { putServingSecret } from '../../webhook/serving-cert/serving-secret-put.js';
 import {
   applyCaBundle,
@@ -112,6 +113,15 @@ export class RuntimeInstaller {
       this.read<WebhookConfiguration>(`${VALIDATING.path}/${VALIDATING.name}`),
     ]);
     return { secret, mutating, validating };
+  }
+
+  /** Whether a Pod behind the webhook Service that we did not start may still serve (a takeover). */
+  async readForeignServers(namespace: string): Promise<boolean> {
+    const path =
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods` +
+      `?labelSelector=${encodeURIComponent(FOREIGN_SERVER_SELECTOR)}`;
+    const pods = await this.read<V1PodList>(path);
+    return foreignServersAmong(pods?.items ?? []);
   }
 
   /**

@@ -146,6 +146,7 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
       );
       return view;
     },
+    readForeignServers: () => need().readForeignServers(namespace),
     writeServingSecret: async (current, write) => {
       const next = await executeSecretWrite(readServingSecret(current), write, {
         now: d.serving.now(),

@@ -9,6 +9,7 @@ import { statusCodeOf } from '../../kube/kube-errors.js';
 import { ServingIssuerError, type ServingStep } from '../../pki/serving-secret-plan.js';
 import {
   MAX_SERVING_WAIT_MS,
+  needsServerLook,
   nextServingStep,
   waitOutcome,
   type ServingView,
@@ -49,6 +50,8 @@ export function servingCertificateState(next: StateFn, o: { readonly trustKnown?
     let step: ServingStep;
     try {
       view = await ctx.ops.readServing();
+      if (needsServerLook(view, ctx.serving))
+        view = { ...view, foreignServers: await ctx.ops.readForeignServers() };
       step = nextServingStep(view, ctx.serving);
     } catch (error) {
       const reason = error instanceof ServingIssuerError ? 'IssuerUnusable' : 'ReadFailed';

@@ -7,7 +7,12 @@
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import type { ServingPolicy } from '../../pki/serving-policy.js';
-import { planServingSecret, type ServingStep } from '../../pki/serving-secret-plan.js';
+import {
+  caBundleHoldsOthers,
+  planServingSecret,
+  type ServingPlanInput,
+  type ServingStep,
+} from '../../pki/serving-secret-plan.js';
 import { readServingSecret } from '../../webhook/serving-cert/serving-secret-codec.js';
 import { caBundlesOf, type WebhookConfiguration } from '../../webhook/serving-cert/webhook-configurations.js';
 
@@ -16,6 +21,8 @@ export interface ServingView {
   readonly secret: V1Secret | undefined;
   readonly mutating: WebhookConfiguration | undefined;
   readonly validating: WebhookConfiguration | undefined;
+  /** Whether Pods we did not start may serve; looked at only when {@link needsServerLook} says so. */
+  readonly foreignServers?: boolean;
 }
 
 /** How the KCP keeps every runtime's serving certificate (the same for all runtimes). */
@@ -41,7 +48,20 @@ export const MAX_SERVING_WAIT_MS = 3600_000;
 
 /** The next step for this runtime; throws ServingIssuerError when the KCP's CA cannot sign. */
 export function nextServingStep(view: ServingView, s: ServingSettings): ServingStep {
-  return planServingSecret({
+  return planServingSecret({ ...planInput(view, s), foreignServers: view.foreignServers === true });
+}
+
+/**
+ * Whether the plan depends on the Pods behind the webhook Service: only while a caBundle holds a
+ * certificate that `ca.crt` does not (a takeover, the end of a CA's overlap), so at rest a pass
+ * reads no Pods.
+ */
+export function needsServerLook(view: ServingView, s: ServingSettings): boolean {
+  return view.foreignServers === undefined && caBundleHoldsOthers(planInput(view, s));
+}
+
+function planInput(view: ServingView, s: ServingSettings): Omit<ServingPlanInput, 'foreignServers'> {
+  return {
     secret: readServingSecret(view.secret),
     bundles: [...caBundlesOf(view.mutating), ...caBundlesOf(view.validating)],
     issuer: { kind: 'external', caPem: s.caPem() },
@@ -49,7 +69,7 @@ export function nextServingStep(view: ServingView, s: ServingSettings): ServingS
     ipAddresses: s.ipAddresses,
     now: s.now(),
     policy: s.policy,
-  });
+  };
 }
 
 /** What a wait means: the condition's reason and when to reconcile again (ms from `now`). */

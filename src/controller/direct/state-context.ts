@@ -32,6 +32,8 @@ export interface BootstrapperOps {
   foreignWrites(objects: readonly KubernetesObject[]): Promise<ForeignWrite[]>;
   /** The serving Secret and our webhook configurations on the runtime. */
   readServing(): Promise<ServingView>;
+  /** Whether a Pod behind the webhook Service that we did not start may still serve (a takeover). */
+  readForeignServers(): Promise<boolean>;
   /**
    * Carries out a Secret step of the protocol (issuing with the KCP's CA) and writes the Secret,
    * created, or replaced only if it is still `current` (409 otherwise).

@@ -6,7 +6,7 @@
  * plans again on every change of those objects and at the plan's next deadline. Failures are
  * logged with the step's reason (never key material) and retried with backoff; none ends the loop.
  */
-import type { V1Secret } from '@kubernetes/client-node';
+import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff } from '../../kube/backoff.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
@@ -15,6 +15,7 @@ import type { Reflector } from '../../kube/reflector.js';
 import type { ServingPolicy } from '../../pki/serving-policy.js';
 import { planServingSecret, type ServingStep } from '../../pki/serving-secret-plan.js';
 import { executeSecretWrite } from '../../pki/serving-secret-write.js';
+import { foreignServersAmong } from './foreign-servers.js';
 import { readServingSecret } from './serving-secret-codec.js';
 import { putServingSecret } from './serving-secret-put.js';
 import {
@@ -34,6 +35,8 @@ export interface CertificateWriterOptions {
   readonly secrets: Reflector<V1Secret>;
   readonly mutating: Reflector<WebhookConfiguration>;
   readonly validating: Reflector<WebhookConfiguration>;
+  /** Pods behind the webhook Service that are not ours (./foreign-servers.ts). */
+  readonly foreignPods: Reflector<V1Pod>;
   readonly dnsNames: readonly string[];
   readonly ipAddresses: readonly string[];
   readonly policy: ServingPolicy;
@@ -81,15 +84,19 @@ export class CertificateWriter {
     o.secrets.addEventHandler(poke);
     o.mutating.addEventHandler(poke);
     o.validating.addEventHandler(poke);
+    o.foreignPods.addEventHandler(poke);
   }
 
   /** Plans and writes until `signal` aborts (leadership lost or stopping). */
   async run(signal: AbortSignal): Promise<void> {
     const log = this.o.logger;
     this.written = { configs: new Map() };
-    await Promise.all([this.o.secrets.waitForSync(signal), this.o.mutating.waitForSync(signal)]).catch(
-      () => undefined,
-    );
+    // The Pods too: until they are known, a CA another install serves with could look removable.
+    await Promise.all([
+      this.o.secrets.waitForSync(signal),
+      this.o.mutating.waitForSync(signal),
+      this.o.foreignPods.waitForSync(signal),
+    ]).catch(() => undefined);
     // The validating configuration is optional (the drift channel): one that cannot be listed
     // (no permission) must not stop the serving certificate; it counts once it is known.
     await Promise.race([
@@ -201,6 +208,8 @@ export class CertificateWriter {
       ipAddresses: this.o.ipAddresses,
       now: this.now(),
       policy: this.o.policy,
+      // Not listed yet (no permission, API down): as if they served, so nothing is removed.
+      foreignServers: !this.o.foreignPods.hasSynced() || foreignServersAmong(this.o.foreignPods.store.list()),
     });
   }
 

@@ -6,7 +6,7 @@
  * caBundles; with issuer `external` (direct mode: the KCP writes both) no replica writes, so the
  * Secret and the caBundle never have two writers.
  */
-import type { V1Secret } from '@kubernetes/client-node';
+import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SecureContextOptions } from 'node:tls';
@@ -26,6 +26,7 @@ import {
 } from '../../pki/serving-policy.js';
 import type { ServingIssuer } from '../../pki/serving-secret-plan.js';
 import { CertificateWriter } from './certificate-writer.js';
+import { FOREIGN_SERVER_SELECTOR } from './foreign-servers.js';
 import { ServedCertificate, trustedByEveryEntry } from './served-certificate.js';
 import { readServingSecret } from './serving-secret-codec.js';
 import {
@@ -109,7 +110,20 @@ export async function startServingCertKeeper(o: ServingCertKeeperOptions): Promi
     });
   const mutating = configuration(MUTATING);
   // Only a writer reads the validating configuration (its caBundle); readiness needs the mutating one.
-  const validating = (o.issuer ?? 'own') === 'own' ? configuration(VALIDATING) : undefined;
+  const writes = (o.issuer ?? 'own') === 'own';
+  const validating = writes ? configuration(VALIDATING) : undefined;
+  // Only a writer looks at the Pods of an install it takes over (./foreign-servers.ts).
+  const foreignPods = writes
+    ? new Reflector<V1Pod>({
+        name: `pods we did not start in ${namespace}`,
+        listerWatcher: new KubeListWatch<V1Pod>(
+          o.access,
+          `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+        ),
+        labelSelector: FOREIGN_SERVER_SELECTOR,
+        logger: log,
+      })
+    : undefined;
 
   const served = new ServedCertificate(log, o.onReload);
   const initialTls = await served.initial(readServingSecret(first));
@@ -126,9 +140,11 @@ export async function startServingCertKeeper(o: ServingCertKeeperOptions): Promi
   secrets.start();
   mutating.start();
   validating?.start();
-  const elector = validating
-    ? startWriter(o, { secrets, mutating, validating, policy, now, log })
-    : undefined;
+  foreignPods?.start();
+  const elector =
+    validating && foreignPods
+      ? startWriter(o, { secrets, mutating, validating, foreignPods, policy, now, log })
+      : undefined;
   if (!elector) log.info('the serving certificate is written by another party; following the Secret');
 
   return {
@@ -144,7 +160,7 @@ export async function startServingCertKeeper(o: ServingCertKeeperOptions): Promi
     isWriter: () => elector?.isLeader() ?? false,
     async stop() {
       await elector?.stop();
-      await Promise.all([secrets.stop(), mutating.stop(), validating?.stop()]);
+      await Promise.all([secrets.stop(), mutating.stop(), validating?.stop(), foreignPods?.stop()]);
     },
   };
 }
@@ -156,6 +172,7 @@ function startWriter(
     readonly secrets: Reflector<V1Secret>;
     readonly mutating: Reflector<WebhookConfiguration>;
     readonly validating: Reflector<WebhookConfiguration>;
+    readonly foreignPods: Reflector<V1Pod>;
     readonly policy: ServingPolicy;
     readonly now: () => number;
     readonly log: Logger;
@@ -177,6 +194,7 @@ function startWriter(
     secrets: parts.secrets,
     mutating: parts.mutating,
     validating: parts.validating,
+    foreignPods: parts.foreignPods,
     dnsNames: o.dnsNames,
     ipAddresses: o.ipAddresses ?? [],
     policy: parts.policy,

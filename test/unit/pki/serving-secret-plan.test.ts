@@ -311,7 +311,7 @@ describe('the serving-secret plan', () => {
   });
 
   for (const [who, writer] of [
-    ['the webhook', async () => own],
+    ['the webhook', () => Promise.resolve(own)],
     ['the KCP', kcp],
   ] as const)
     test(`${who} takes over an install serving under another CA: that CA stays in every caBundle until no Pod of it may serve`, async () => {

@@ -34,6 +34,8 @@ const REF = { namespace: 'kyma-system', name: WEBHOOK_TLS_SECRET };
 const conflict = (what: string): KubeApiError =>
   new KubeApiError(`${what} was modified`, { statusCode: 409, reason: 'Conflict' });
 const clone = <T>(o: T): T => structuredClone(o);
+const fingerprintsOf = (pem: string): string[] =>
+  parseCertificates(pem).certificates.map((c) => c.fingerprint);
 
 export class FakeServingRuntime {
   now = START;
@@ -46,6 +48,13 @@ export class FakeServingRuntime {
   readonly writes: string[] = [];
   /** The next this many writes fail with 409 (another writer got there first). */
   conflicts = 0;
+  /**
+   * The CA (PEM) that Pods of an install we take over serve under while they run (upstream's);
+   * undefined once they are gone. Counted by {@link callsSucceed}.
+   */
+  foreignCaPem: string | undefined;
+  /** How often the Pods behind the Service were looked at. */
+  serverLooks = 0;
   private rv = 1;
 
   /** `kcpCa`: the KCP's CA that signs now (a test rotates it by assigning another). */
@@ -125,16 +134,27 @@ export class FakeServingRuntime {
 
   /**
    * Whether the API server may call the webhook now: nobody registers it, or the Secret's
-   * certificate was signed by a CA every entry has held for the settle time.
+   * certificate was signed by a CA every entry has held for the settle time; and while Pods of
+   * an install we take over run, every entry holds their CA.
    */
   callsSucceed(): boolean {
     if (this.bundles().length === 0) return true;
+    const foreign = parseCertificates(this.foreignCaPem).certificates[0];
+    if (foreign && !this.bundles().every((b) => fingerprintsOf(b).includes(foreign.fingerprint)))
+      return false;
     const leaf = parseCertificates(readServingSecret(this.secret)?.tlsCrt).certificates[0];
-    if (!leaf) return false;
+    // Before ours serve, the other install's Pods answer alone.
+    if (!leaf) return foreign !== undefined;
     return [...this.trustedSince].some(([fp, since]) => {
       const ca = parseCertificates(this.bundles()[0]).certificates.find((c) => c.fingerprint === fp);
       return ca !== undefined && issuedBy(leaf, ca) && this.now - since >= this.policy.settleMs;
     });
+  }
+
+  /** What the KCP's look at the Pods behind the Service answers. */
+  foreignServers(): Promise<boolean> {
+    this.serverLooks++;
+    return Promise.resolve(this.foreignCaPem !== undefined);
   }
 
   private recordTrust(): void {

@@ -116,6 +116,7 @@ function ops(rt: FakeServingRuntime, over: Partial<BootstrapperOps> = {}): Boots
     uninstall: none,
     foreignWrites: none,
     readServing: () => Promise.resolve(rt.view()),
+    readForeignServers: () => rt.foreignServers(),
     writeServingSecret: (current: V1Secret | undefined, write: SecretWrite) =>
       checked(() => rt.writeSecret(current, write)),
     writeCaBundle: (view: ServingView, pem: string) => checked(() => rt.writeBundle(view, pem)),
@@ -272,6 +273,51 @@ describe('the serving-certificate state', () => {
     assert.deepEqual(fingerprints(rt.bundles()[0]), [kcpFingerprint()]);
     assert.equal(condition(third.status)?.reason, 'Current');
     assert.equal(third.outcome.requeueAfterMs, MAX_SERVING_WAIT_MS);
+  });
+
+  test('a takeover of an upstream install: its CA stays in every caBundle while its Pods run, then leaves', async () => {
+    const upstream = await createCertificateAuthority({ commonName: 'upstream', now: new Date(START - DAY) });
+    const rt = new FakeServingRuntime(kcpCa);
+    // Upstream's registration, its caBundle from cert-management; its Pods serve under that CA.
+    rt.register([
+      {
+        ...MWC,
+        webhooks: [
+          {
+            name: MUTATING_WEBHOOK_NAME,
+            clientConfig: {
+              service: { name: 's', namespace: 'kyma-system' },
+              caBundle: Buffer.from(upstream.certPem).toString('base64'),
+            },
+          },
+        ],
+      } as KubernetesObject,
+    ]);
+    rt.foreignCaPem = upstream.certPem;
+    assert.ok(rt.callsSucceed());
+    const first = await pass(rt);
+    assert.deepEqual(fingerprints(rt.bundles()[0]), [kcpFingerprint(), ...fingerprints(upstream.certPem)]);
+    assert.ok(rt.serverLooks > 0, 'the Pods were looked at');
+    assert.equal(condition(first.status)?.reason, 'Rotating');
+    // Our certificate after the settle time; upstream's Pods still run: its CA stays, looked at again soon.
+    for (let i = 0; i < 3; i++) {
+      rt.now += P.settleMs;
+      const p = await pass(rt);
+      assert.equal(condition(p.status)?.reason, 'Rotating');
+      assert.match(condition(p.status)?.message ?? '', /Pods we did not start/);
+      assert.ok((p.outcome.requeueAfterMs ?? Infinity) <= P.settleMs);
+    }
+    assert.ok(fingerprints(rt.bundles()[0]).includes(fingerprints(upstream.certPem)[0]!));
+    // The last upstream Pod is gone: its CA leaves at the next pass, and the look stops.
+    rt.foreignCaPem = undefined;
+    rt.now += P.settleMs;
+    const done = await pass(rt);
+    assert.deepEqual(fingerprints(rt.bundles()[0]), [kcpFingerprint()]);
+    assert.equal(condition(done.status)?.reason, 'Current');
+    const looks = rt.serverLooks;
+    rt.now += P.settleMs;
+    await pass(rt);
+    assert.equal(rt.serverLooks, looks, 'at rest no Pods are read');
   });
 
   test('a rotation of the KCP’s CA goes through the same steps, without a window', async () => {

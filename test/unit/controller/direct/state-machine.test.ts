@@ -75,6 +75,10 @@ class RecordingOps implements BootstrapperOps {
     await this.step('readServing');
     return this.runtime.view();
   };
+  readForeignServers = async () => {
+    await this.step('readForeignServers');
+    return this.runtime.foreignServers();
+  };
   writeServingSecret = async (current: V1Secret | undefined, write: SecretWrite) => {
     await this.step('writeServingSecret');
     await this.runtime.writeSecret(current, write);
