@@ -123,8 +123,36 @@ export function kimConfigMapYaml(k: KimManifests): string {
   return stringify(k.configMap, { blockQuote: 'literal', lineWidth: 0 });
 }
 
+/**
+ * Scalars that KIM's YAML reader (sigs.k8s.io/yaml, YAML 1.1) takes for a boolean or null where our
+ * writer (YAML 1.2) leaves them unquoted: the label would not arrive as that string.
+ */
+const YAML11_NON_STRINGS = /^(y|yes|n|no|true|false|on|off|null)$/i;
+/** A label value (k8s.io/apimachinery validation.IsValidLabelValue): 63 characters at most. */
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/**
+ * Refuses a release that KIM cannot carry as the Deployment's `app.kubernetes.io/version` label,
+ * naming why: KIM compares that label to decide whether to install again.
+ */
+export function checkReleaseVersion(version: string): void {
+  const refuse = (why: string): never => {
+    throw new KimManifestsError(`version "${version}" cannot be KIM's ${VERSION_LABEL} label: ${why}`);
+  };
+  if (version === '') refuse('it is empty, and KIM would never see a new release');
+  if (version.length > 63) refuse('a label value holds at most 63 characters');
+  if (!LABEL_VALUE.test(version))
+    refuse(
+      'a label value holds only letters, digits, "-", "_" and "." and begins and ends with a letter or digit' +
+        (version.includes('+') ? ' (drop the "+…" build metadata)' : ''),
+    );
+  if (YAML11_NON_STRINGS.test(version))
+    refuse("KIM's YAML reader takes it for a boolean or null, not a string");
+}
+
 /** Renders KIM's manifests ConfigMap for one release (pure); checked with {@link checkKimManifests}. */
 export function renderKimManifests(o: KimManifestOptions): KimManifests {
+  checkReleaseVersion(o.version);
   const objects = webhookManifestList(
     renderWebhookManifests({
       image: o.image,

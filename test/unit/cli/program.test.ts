@@ -42,3 +42,19 @@ test('rtb render controller --manifests-config-map renders the watch and its rea
   assert.doesNotMatch(direct.stdout, /runtime-bootstrapper-manifests/, 'direct mode does not watch it');
   assert.doesNotMatch(rtb(...base).stdout, /manifests-config-map/);
 });
+
+test('rtb render kim refuses a version KIM cannot carry as a label, with the reason', () => {
+  for (const [version, why] of [
+    ['on', /takes it for a boolean/],
+    ['1.2.0+build.5', /drop the "\+…" build metadata/],
+    ['-rc', /begins and ends with a letter or digit/],
+  ] as const) {
+    const r = rtb('render', 'kim', '--version', version, '--image', 'reg.example.com/rtb:1');
+    assert.notEqual(r.status, 0, version);
+    assert.match(r.stderr, why, version);
+    assert.equal(r.stdout, '', 'nothing half-rendered');
+  }
+  const ok = rtb('render', 'kim', '--version', '1.2.0-rc.1', '--image', 'reg.example.com/rtb:1');
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /app.kubernetes.io\/version: 1.2.0-rc.1/);
+});

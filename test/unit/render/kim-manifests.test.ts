@@ -6,6 +6,7 @@ import {
   checkKimManifests,
   kimConfigMapYaml,
   KimManifestsError,
+  checkReleaseVersion,
   renderKimManifests,
   splitAsKim,
 } from '../../../src/render/kim-manifests.js';
@@ -185,5 +186,38 @@ describe("KIM's rules are checked, each on its own", () => {
     assert.throws(() => {
       check(base, '2');
     }, /app.kubernetes.io\/version is not "2"/);
+  });
+
+  test('a release KIM cannot carry as its version label is refused, naming why', () => {
+    for (const v of ['on', 'Off', 'YES', 'n', 'true', 'null'])
+      assert.throws(
+        () => {
+          checkReleaseVersion(v);
+        },
+        /boolean or null/,
+        v,
+      );
+    assert.throws(() => {
+      checkReleaseVersion('1.0.0+abc');
+    }, /build metadata/);
+    assert.throws(() => {
+      checkReleaseVersion('');
+    }, /empty/);
+    assert.throws(() => {
+      checkReleaseVersion('x'.repeat(64));
+    }, /63 characters/);
+    for (const v of ['.1', '1.', 'a b', 'v1/2'])
+      assert.throws(
+        () => {
+          checkReleaseVersion(v);
+        },
+        /begins and ends/,
+        v,
+      );
+    for (const v of ['1.0.0', 'v1.2.3-rc.1', 'x'.repeat(63), 'online', '2'])
+      assert.doesNotThrow(() => {
+        checkReleaseVersion(v);
+      }, v);
+    assert.throws(() => renderKimManifests({ image: 'i', version: 'on' }), KimManifestsError);
   });
 });
