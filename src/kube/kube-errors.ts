@@ -114,3 +114,13 @@ export function noResponseError(err: unknown): KubeApiError | undefined {
   }
   return undefined;
 }
+
+/**
+ * 404 for a resource the server does not serve (its group version is off or gone), as opposed to
+ * a missing object of a served resource, whose Status names the object (`details.name`). An API
+ * server upgrade that drops a version answers every call there this way.
+ */
+export function isResourceNotServed(err: unknown): boolean {
+  const { code, status } = statusOf(err);
+  return code === 404 && (status?.details?.name ?? '') === '';
+}

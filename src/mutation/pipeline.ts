@@ -27,6 +27,7 @@ import { setFipsMode } from './set-fips-mode.js';
 import { setLandscape } from './set-landscape.js';
 import { stampTrustBundle } from './stamp-trust-bundle.js';
 import { isJsonObject } from '../api/json-object.js';
+import { MOUNT, type TrustBundleMount, type TrustBundleSkipReason } from '../api/trust-bundle-capability.js';
 
 /** The admission operations the webhook is registered for. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE';
@@ -56,6 +57,12 @@ export interface MutatePodInput {
    * (../api/trust-stamp.ts); undefined while unknown. Stamped on every Pod that gets the mount.
    */
   readonly trustBundleHash?: string | undefined;
+  /**
+   * Whether the runtime can take the trust-bundle mount (../api/trust-bundle-capability.ts);
+   * mounted when absent. Where it cannot, the feature adds nothing (no volume, no mount, no stamp)
+   * and says why in a warning.
+   */
+  readonly trustBundleMount?: TrustBundleMount | undefined;
 }
 
 /** What mutatePod decided and did. */
@@ -72,6 +79,8 @@ export interface MutatePodResult {
   readonly warnings: readonly string[];
   /** True when a pull-Secret reference was wanted but the Secret is unavailable (for metrics). */
   readonly pullSecretSkipped: boolean;
+  /** Set when the trust bundle was wanted but not mounted because the runtime cannot take it (for metrics). */
+  readonly trustBundleSkipped?: TrustBundleSkipReason | undefined;
 }
 
 /** What one request may change. */
@@ -189,6 +198,7 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
   const warnings: string[] = [];
   const applied: Feature[] = [];
   let pullSecretSkipped = false;
+  let trustBundleSkipped: TrustBundleSkipReason | undefined;
   const record = (feature: Feature, result: ManipulationResult): void => {
     warnings.push(...result.warnings);
     if (result.changed) applied.push(feature);
@@ -221,8 +231,12 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
   }
   if (features.has(FEATURE_SET_FIPS_MODE)) record(FEATURE_SET_FIPS_MODE, setFipsMode(builder));
   if (features.has(FEATURE_ADD_CLUSTER_TRUST_BUNDLE)) {
+    const mount = input.trustBundleMount ?? MOUNT;
     if (config.clusterTrustBundle === undefined) {
       warnings.push('clusterTrustBundle is not configured; trust bundle not mounted');
+    } else if (!mount.mount) {
+      warnings.push(mount.warning);
+      trustBundleSkipped = mount.reason;
     } else {
       const mounted = addClusterTrustBundle(builder, config.clusterTrustBundle);
       const stamped = stampTrustBundle(builder, config.clusterTrustBundle, input.trustBundleHash);
@@ -238,7 +252,15 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
     else record(FEATURE_SET_LANDSCAPE, setLandscape(builder, { landscape: config.landscape }));
   }
 
-  if (!builder.changed) return { ...unchanged(warnings, selected), pullSecretSkipped };
+  if (!builder.changed) return { ...unchanged(warnings, selected), pullSecretSkipped, trustBundleSkipped };
   markChanged(builder);
-  return { pod: builder.current, patch: builder.operations, selected, applied, warnings, pullSecretSkipped };
+  return {
+    pod: builder.current,
+    patch: builder.operations,
+    selected,
+    applied,
+    warnings,
+    pullSecretSkipped,
+    trustBundleSkipped,
+  };
 }

@@ -14,6 +14,8 @@ import type { ClusterTrustBundleConfig } from '../../../src/api/trust-bundle-con
 import { mutatePod, type MutatePodInput } from '../../../src/mutation/pipeline.js';
 import type { Container, EnvVar, Pod, Volume, VolumeMount } from '../../../src/mutation/pod.js';
 import { applyOps, deepFreeze, seedTrustBundle } from './support.js';
+import { API_NOT_SERVED, MOUNT, trustBundleMount } from '../../../src/api/trust-bundle-capability.js';
+import { CTB_HASH_ANNOTATION, CTB_MOUNTED_LABEL } from '../../../src/api/trust-stamp.js';
 
 const DIGEST = `sha256:${'c'.repeat(64)}`;
 
@@ -188,6 +190,14 @@ const request = fc.record({
     }),
   }),
   pullSecretAvailable: fc.boolean(),
+  // The runtime's capability: mostly none known (mount), else each finding.
+  mount: fc.constantFrom(
+    undefined,
+    MOUNT,
+    trustBundleMount({ api: 'certificates.k8s.io/v1', projection: 'dropped' }),
+    trustBundleMount({ api: API_NOT_SERVED, projection: 'kept' }),
+    trustBundleMount({ api: 'certificates.k8s.io/v1beta1', projection: 'unknown' }),
+  ),
 });
 
 type Request = typeof request extends fc.Arbitrary<infer R> ? R : never;
@@ -208,6 +218,7 @@ function toInput(r: Request): MutatePodInput {
     namespace: r.namespace,
     config: r.config,
     pullSecretAvailable: r.pullSecretAvailable,
+    trustBundleMount: r.mount,
   };
 }
 
@@ -288,6 +299,45 @@ describe('mutatePod properties (fast-check)', () => {
       fc.property(request, (r) => {
         const result = mutatePod(toInput({ ...r, operation: 'UPDATE', oldPod: 'same' }));
         assert.deepEqual(result.patch, []);
+      }),
+      RUNS,
+    );
+  });
+
+  test('(e) where the runtime cannot take the mount: no volume, no mount, no stamp; a warning and a reason instead; the rest as with it', () => {
+    const ours = (path: string): boolean =>
+      path.startsWith('/spec/volumes') ||
+      /\/volumeMounts(\/|$)/.test(path) ||
+      path.includes(CTB_MOUNTED_LABEL.replace('/', '~1')) ||
+      path.includes(CTB_HASH_ANNOTATION.replace('/', '~1'));
+    fc.assert(
+      fc.property(request, (r) => {
+        const off = trustBundleMount({ api: 'certificates.k8s.io/v1', projection: 'dropped' });
+        if (off.mount) return;
+        const on = mutatePod({ ...toInput(r), trustBundleMount: MOUNT });
+        const result = mutatePod({ ...toInput(r), trustBundleMount: off });
+        for (const op of result.patch) {
+          assert.ok(!ours(op.path), `touched ${op.path}`);
+          // A whole map or spec added at once holds none of ours either.
+          const text = JSON.stringify(op.value ?? null);
+          assert.ok(!text.includes(CTB_HASH_ANNOTATION) && !text.includes(CTB_MOUNTED_LABEL), op.path);
+        }
+        const wanted = on.applied.includes('rt-cfg.kyma-project.io/add-cluster-trust-bundle');
+        if (wanted) {
+          assert.equal(result.trustBundleSkipped, 'projection_dropped');
+          assert.ok(result.warnings.includes(off.warning));
+        }
+        if (result.trustBundleSkipped !== undefined) assert.ok(result.warnings.includes(off.warning));
+        // Images and environment come out the same with the mount or without it.
+        const view = (p: Pod) =>
+          (['containers', 'initContainers', 'ephemeralContainers'] as const).map((k) =>
+            ((p.spec as Record<string, Container[] | undefined> | undefined)?.[k] ?? []).map((c) => [
+              c.image,
+              c.env,
+            ]),
+          );
+        assert.deepEqual(view(result.pod), view(on.pod));
+        assert.deepEqual(result.pod.spec?.imagePullSecrets, on.pod.spec?.imagePullSecrets);
       }),
       RUNS,
     );

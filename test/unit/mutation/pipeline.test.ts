@@ -16,6 +16,7 @@ import {
 import { mutatePod, type MutatePodInput, type MutatePodResult } from '../../../src/mutation/pipeline.js';
 import type { Pod } from '../../../src/mutation/pod.js';
 import { applyOps, deepFreeze, makeConfig } from './support.js';
+import { API_NOT_SERVED, trustBundleMount } from '../../../src/api/trust-bundle-capability.js';
 
 function fixture(name: string): string {
   return readFileSync(new URL(`../../fixtures/${name}`, import.meta.url), 'utf8');
@@ -45,6 +46,45 @@ const plainPod: Pod = {
   metadata: { name: 'p', namespace: 'team' },
   spec: { containers: [{ name: 'app', image: 'replace.me/app:1' }] },
 };
+
+describe('mutatePod: a runtime that cannot take the trust-bundle mount', () => {
+  test('the seed Pod gets everything but the trust bundle, and a warning saying why', () => {
+    for (const capability of [
+      { api: 'certificates.k8s.io/v1', projection: 'dropped' as const },
+      { api: API_NOT_SERVED, projection: 'unknown' as const },
+    ]) {
+      const mount = trustBundleMount(capability);
+      assert.ok(!mount.mount);
+      const result = run({
+        pod: seedBefore,
+        operation: 'CREATE',
+        config: seedConfig,
+        trustBundleMount: mount,
+      });
+      assert.equal(result.pod.spec?.volumes, undefined, 'no volume');
+      assert.ok(
+        result.pod.spec?.containers.every((c) => c.volumeMounts === undefined),
+        'no mount',
+      );
+      assert.equal(result.pod.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/ctb-hash'], undefined);
+      assert.equal(result.pod.metadata?.labels?.['rt-bootstrapper.kyma-project.io/ctb-mounted'], undefined);
+      assert.deepEqual(result.warnings, [mount.warning]);
+      assert.equal(result.trustBundleSkipped, mount.reason);
+      assert.deepEqual(
+        result.applied,
+        SEED_FEATURES.filter((f) => f !== FEATURE_ADD_CLUSTER_TRUST_BUNDLE),
+      );
+      assert.equal(result.pod.spec?.containers[0]?.image, seedAfter.spec?.containers[0]?.image);
+    }
+  });
+
+  test('a probe that found nothing for or against keeps the mount', () => {
+    const mount = trustBundleMount({ api: 'certificates.k8s.io/v1beta1', projection: 'unknown' });
+    const result = run({ pod: seedBefore, operation: 'CREATE', config: seedConfig, trustBundleMount: mount });
+    assert.deepEqual(result.pod, seedAfter);
+    assert.equal(result.trustBundleSkipped, undefined);
+  });
+});
 
 describe('mutatePod: the seed example', () => {
   test("the seed Pod comes out exactly as the seed says (plus upstream's legacy FIPS env and mark)", () => {

@@ -1,0 +1,145 @@
+/**
+ * Finding a cluster's ClusterTrustBundle API version (./trust-bundle-api.ts decides, this reads),
+ * remembered per cluster client and found again when a call there meets a 404 for the resource
+ * (an API server upgrade took the version away) or when the answer is old.
+ */
+import type { ClusterAccess } from './cluster-access.js';
+import { isResourceNotServed, statusCodeOf } from './kube-errors.js';
+import { kubeRequest } from './kube-request.js';
+import {
+  nextDiscoveryStep,
+  resourceNames,
+  type GroupVersionAnswer,
+  type ServedTrustBundleApi,
+  type TrustBundleApi,
+  type TrustBundleVersion,
+} from './trust-bundle-api.js';
+
+/** Discovery itself failed (no answer, 403, 500…): nothing is known about the cluster. */
+export class TrustBundleDiscoveryError extends Error {
+  override readonly name = 'TrustBundleDiscoveryError';
+}
+
+/** The cluster serves no ClusterTrustBundle version we speak; `found` says what discovery found. */
+export class TrustBundleApiNotServedError extends Error {
+  override readonly name = 'TrustBundleApiNotServedError';
+
+  constructor(readonly found: string) {
+    super(`the cluster serves no ClusterTrustBundle API (certificates.k8s.io v1 or v1beta1): ${found}`);
+  }
+}
+
+/** One GET of a discovery path; the caller may wrap it (the installer's reachability). */
+export type DiscoveryGet = (path: string) => Promise<unknown>;
+
+/**
+ * Reads discovery step by step ({@link nextDiscoveryStep}): a 404 means the version is not
+ * served; any other failure rejects with {@link TrustBundleDiscoveryError}.
+ */
+export async function discoverTrustBundleApi(get: DiscoveryGet): Promise<TrustBundleApi> {
+  const answers = new Map<TrustBundleVersion, GroupVersionAnswer>();
+  for (;;) {
+    const step = nextDiscoveryStep(answers);
+    if ('done' in step) return step.done;
+    try {
+      answers.set(step.read, resourceNames(await get(step.path)));
+    } catch (error) {
+      if (statusCodeOf(error) !== 404) {
+        const why = error instanceof Error ? error.message : String(error);
+        throw new TrustBundleDiscoveryError(`cannot discover the ClusterTrustBundle API: ${why}`, {
+          cause: error,
+        });
+      }
+      answers.set(step.read, 'absent');
+    }
+  }
+}
+
+/** A {@link DiscoveryGet} through `access`, each GET bounded by `timeoutMs`. */
+export function discoveryGet(access: ClusterAccess, timeoutMs = 10_000): DiscoveryGet {
+  return (path) => kubeRequest<unknown>(access, { method: 'GET', path, timeoutMs });
+}
+
+/** How long answers are trusted. */
+export interface TrustBundleApisOptions {
+  /** A served version is asked again after this long (default 1 h); a 404 asks at once. */
+  readonly servedMaxAgeMs?: number;
+  /** "None served" is asked again after this long (default 5 min): the API may be turned on. */
+  readonly unservedMaxAgeMs?: number;
+  readonly now?: () => number;
+}
+
+interface Entry {
+  readonly api: Promise<TrustBundleApi>;
+  /** Set once the answer came: until when it holds. */
+  expiresAt: number;
+}
+
+/**
+ * The answer per cluster client (a WeakMap: a client dropped takes its answer with it). Callers
+ * asking at once share one discovery; a failed discovery is not remembered.
+ */
+export class TrustBundleApis {
+  private readonly entries = new WeakMap<ClusterAccess, Entry>();
+  private readonly now: () => number;
+
+  constructor(private readonly o: TrustBundleApisOptions = {}) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /** The cluster's API, discovered through `get` (default: plain GETs through `access`) when not known. */
+  get(access: ClusterAccess, get: DiscoveryGet = discoveryGet(access)): Promise<TrustBundleApi> {
+    const known = this.entries.get(access);
+    if (known !== undefined && this.now() < known.expiresAt) return known.api;
+    const entry: Entry = { api: discoverTrustBundleApi(get), expiresAt: Infinity };
+    this.entries.set(access, entry);
+    entry.api.then(
+      (api) => {
+        const age = api.served
+          ? (this.o.servedMaxAgeMs ?? 60 * 60_000)
+          : (this.o.unservedMaxAgeMs ?? 5 * 60_000);
+        entry.expiresAt = this.now() + age;
+      },
+      () => {
+        if (this.entries.get(access) === entry) this.entries.delete(access);
+      },
+    );
+    return entry.api;
+  }
+
+  /** Discovers again now (a periodic probe), and remembers that answer. */
+  refresh(access: ClusterAccess, get: DiscoveryGet = discoveryGet(access)): Promise<TrustBundleApi> {
+    this.forget(access);
+    return this.get(access, get);
+  }
+
+  /** Forgets the answer (a call met a 404 for the resource): the next call discovers again. */
+  forget(access: ClusterAccess): void {
+    this.entries.delete(access);
+  }
+
+  /**
+   * Runs `call` at the served version; when the cluster answers it with a 404 for the resource, the
+   * version is discovered again and `call` runs once more. Rejects with
+   * {@link TrustBundleApiNotServedError} when no version is served.
+   */
+  async atServed<T>(
+    access: ClusterAccess,
+    call: (api: ServedTrustBundleApi) => Promise<T>,
+    get: DiscoveryGet = discoveryGet(access),
+  ): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const api = await this.get(access, get);
+      if (!api.served) throw new TrustBundleApiNotServedError(api.found);
+      try {
+        return await call(api);
+      } catch (error) {
+        if (attempt > 0 || !isResourceNotServed(error)) throw error;
+        this.forget(access);
+      }
+    }
+  }
+}
+
+/** The process's answers, shared by every part that reaches the same client. */
+export const trustBundleApis = new TrustBundleApis();
