@@ -4,11 +4,20 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { httpsCall } from './https-call.js';
 
 /** The API server's count of requests (`apiserver_request_total`) by verb, resource and code. */
-export async function apiServerRequests(
+export function apiServerRequests(
   cluster: LocalCluster,
   verb: string,
   resource: string,
   code: string,
+): Promise<number> {
+  return apiServerMetric(cluster, 'apiserver_request_total', { verb, resource, code });
+}
+
+/** The sum of a metric of the API server over its series that carry these label values. */
+export async function apiServerMetric(
+  cluster: LocalCluster,
+  name: string,
+  labels: Readonly<Record<string, string>>,
 ): Promise<number> {
   const client = await issueCertificate(cluster.ca, {
     commonName: 'metrics-reader',
@@ -23,11 +32,10 @@ export async function apiServerRequests(
     client,
   });
   if (reply.status !== 200) throw new Error(`GET /metrics answered ${reply.status}`);
-  const has = (line: string, k: string, v: string): boolean => line.includes(`${k}="${v}"`);
   let n = 0;
   for (const line of reply.body.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    if (has(line, 'verb', verb) && has(line, 'resource', resource) && has(line, 'code', code))
+    if (!line.startsWith(`${name}{`)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
       n += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return n;
