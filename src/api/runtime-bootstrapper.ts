@@ -32,7 +32,19 @@ export type ConditionType =
    */
   | 'ServingCertificate'
   /** False while another field manager (KIM's `kim-bootstrapper`) still writes our objects on the runtime. */
-  | 'ExclusivelyManaged';
+  | 'ExclusivelyManaged'
+  /**
+   * Whether the runtime serves a ClusterTrustBundle API version we speak (reason `Served`); False,
+   * reason `NotServed`, names what discovery found: the bundle is not written there (the rest of
+   * the set is) and the webhook mounts nothing.
+   */
+  | 'TrustBundleAPI'
+  /**
+   * Whether the runtime's API server keeps a Pod's projected `clusterTrustBundle` source, as the
+   * webhook found out (reason `Kept`); False (`Dropped`, `NotServed`): the webhook mounts nothing
+   * there; Unknown (`ProbeFailed`, `NotReported`): it mounts as ever.
+   */
+  | 'TrustBundleProjection';
 
 /** A status condition (metav1.Condition). */
 export interface Condition {
@@ -85,6 +97,12 @@ export interface RuntimeBootstrapperStatus {
   rolloutWave?: string;
   /** How many Pods on the runtime still run an older trust bundle. */
   trustRestart?: TrustRestartSummary;
+  /**
+   * The ClusterTrustBundle API version the runtime serves and the bundle was last written at
+   * (`certificates.k8s.io/v1` or `…/v1beta1`); absent when it serves none (see condition
+   * `TrustBundleAPI`) or the set has no bundle.
+   */
+  clusterTrustBundleAPI?: string;
   conditions?: Condition[];
 }
 

@@ -1,9 +1,11 @@
 /**
  * The webhook's report of the configuration it serves, a small ConfigMap beside it on the
  * runtime (direct mode only): the KCP controller reads it to gate a rollout on what the webhook
- * really loaded, and on whether it refused the set it was given.
+ * really loaded, and on whether it refused the set it was given; and what the webhook found out
+ * about its runtime's trust-bundle capability (./trust-bundle-capability.ts).
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { ProjectionFinding, TrustBundleCapability } from './trust-bundle-capability.js';
 
 /** Name of the report ConfigMap, in the webhook's namespace. */
 export const WEBHOOK_STATUS_CONFIG_MAP = 'rt-bootstrapper-webhook-status';
@@ -16,23 +18,45 @@ export interface WebhookStatusReport {
   readonly refusedVersion?: string;
   /** Why it was refused: the offending fields and what is wrong with them. */
   readonly refusal?: string;
+  /** What the webhook found out about the trust-bundle mount on its runtime (absent: not yet). */
+  readonly trustBundle?: TrustBundleCapability;
 }
+
+// Keys of the trust-bundle finding in the ConfigMap.
+const API_KEY = 'trustBundleAPI';
+const PROJECTION_KEY = 'trustBundleProjection';
+const DETAIL_KEY = 'trustBundleDetail';
+const PROJECTIONS: readonly string[] = ['kept', 'dropped', 'unknown'] satisfies ProjectionFinding[];
 
 /** The report as ConfigMap data. */
 export function reportData(report: WebhookStatusReport): Record<string, string> {
-  return {
-    ...(report.loadedVersion !== undefined ? { loadedVersion: report.loadedVersion } : {}),
-    ...(report.refusedVersion !== undefined ? { refusedVersion: report.refusedVersion } : {}),
-    ...(report.refusal !== undefined ? { refusal: report.refusal } : {}),
-  };
+  const data: Record<string, string> = {};
+  if (report.loadedVersion !== undefined) data.loadedVersion = report.loadedVersion;
+  if (report.refusedVersion !== undefined) data.refusedVersion = report.refusedVersion;
+  if (report.refusal !== undefined) data.refusal = report.refusal;
+  const t = report.trustBundle;
+  if (t !== undefined) {
+    data[API_KEY] = t.api;
+    data[PROJECTION_KEY] = t.projection;
+    if (t.detail !== undefined) data[DETAIL_KEY] = t.detail;
+  }
+  return data;
 }
 
 /** The report a ConfigMap holds (empty when there is none). */
 export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
   const d = cm?.data ?? {};
+  const api = d[API_KEY];
+  const projection = d[PROJECTION_KEY];
+  const detail = d[DETAIL_KEY];
+  const trustBundle: TrustBundleCapability | undefined =
+    api !== undefined && projection !== undefined && PROJECTIONS.includes(projection)
+      ? { api, projection: projection as ProjectionFinding, ...(detail !== undefined ? { detail } : {}) }
+      : undefined;
   return {
     ...(d.loadedVersion !== undefined ? { loadedVersion: d.loadedVersion } : {}),
     ...(d.refusedVersion !== undefined ? { refusedVersion: d.refusedVersion } : {}),
     ...(d.refusal !== undefined ? { refusal: d.refusal } : {}),
+    ...(trustBundle !== undefined ? { trustBundle } : {}),
   };
 }

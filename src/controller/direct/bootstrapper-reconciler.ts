@@ -21,7 +21,8 @@ import { runStateMachine, sFnInitialize } from './state-machine.js';
 import { StatusBuilder, statusChanged } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
 import type { RolloutChooser } from './rollout-chooser.js';
-import { observeWebhookReport } from './webhook-report.js';
+import { observeTrustProjection, observeWebhookReport } from './webhook-report.js';
+import { setHasTrustBundle, sourcesFor } from './trust-bundle-api-status.js';
 import type { AttestationBook } from './attestation-book.js';
 
 /** What the reconciler reads and writes. */
@@ -115,7 +116,8 @@ export class BootstrapperReconciler {
     const ops = runtimeOps(rb, this.opsDeps, fence);
     ops.connect();
     try {
-      await ops.apply(planSources(set.set));
+      const api = setHasTrustBundle(set.set) ? await ops.trustBundleApi() : undefined;
+      await ops.apply(sourcesFor(planSources(set.set), api));
       return true;
     } catch (error) {
       if (leaseLostIn(error) === undefined) throw error;
@@ -176,10 +178,23 @@ export class BootstrapperReconciler {
     // Under a rollout: the wave, and what the webhook says of the set applied. Without one
     // (none, or the policy deleted): neither, so no stale wave or report stays in the status.
     let pollAfterMs: number | undefined;
+    // One read of the webhook's report serves both looks at it.
+    let report: ReturnType<BootstrapperOps['readWebhookReport']> | undefined;
+    const readReport = (): ReturnType<BootstrapperOps['readWebhookReport']> =>
+      (report ??= ops.readWebhookReport());
     if (!choice) status.noRollout();
     else if (!outcome.error) {
       status.wave(choice.wave);
-      ({ pollAfterMs } = await observeWebhookReport(status, () => ops.readWebhookReport()));
+      ({ pollAfterMs } = await observeWebhookReport(status, readReport));
+    }
+    if (!outcome.error && set.ok) {
+      const projection = await observeTrustProjection(status, readReport, {
+        hasBundle: setHasTrustBundle(set.set),
+        thorough: forceResync || ctx.wrote,
+        nowMs: Date.now(),
+      });
+      if (projection.pollAfterMs !== undefined)
+        pollAfterMs = Math.min(pollAfterMs ?? Infinity, projection.pollAfterMs);
     }
     const next = status.build();
     this.record(key, ops.observed(), forceResync && !outcome.error && next.state === 'Ready', next.state);

@@ -7,6 +7,17 @@ import { noResponseError, statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
 import { assertFenced, UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import { collectionPath, describeObject, objectPath } from '../../kube/resource-path.js';
+import {
+  atTrustBundleApi,
+  TRUST_BUNDLE_KIND,
+  type ServedTrustBundleApi,
+  type TrustBundleApi,
+} from '../../kube/trust-bundle-api.js';
+import {
+  TrustBundleDiscoveryError,
+  trustBundleApis,
+  type TrustBundleApis,
+} from '../../kube/trust-bundle-discovery.js';
 import type { ServingSecretContent } from '../../pki/serving-secret-state.js';
 import { foreignServersAmong, FOREIGN_SERVER_SELECTOR } from '../../webhook/serving-cert/foreign-servers.js';
 import { putServingSecret } from '../../webhook/serving-cert/serving-secret-put.js';
@@ -68,23 +79,44 @@ export class RuntimeInstaller {
     private readonly access: ClusterAccess,
     private readonly timeoutMs = 10_000,
     private readonly fence: LeaseFence = UNFENCED,
+    private readonly apis: TrustBundleApis = trustBundleApis,
   ) {}
 
   /**
    * Server-side applies the objects, in order (fenced one by one); each applied object is handed
-   * to `applied` with the resourceVersion the API server stored (../../api/attestation.ts).
+   * to `applied`, as written, with the resourceVersion the API server stored
+   * (../../api/attestation.ts). A ClusterTrustBundle is written at the version the runtime serves
+   * (TrustBundleApiNotServedError when none).
    */
   async apply(
     objects: readonly KubernetesObject[],
     applied: (object: KubernetesObject, resourceVersion: string) => void = () => undefined,
   ): Promise<void> {
     for (const o of objects) {
-      const [rv = ''] = await this.write('apply', () =>
-        applyObjects(this.access, [o], { timeoutMs: this.timeoutMs, resourceVersions: true }),
-      );
-      applied(o, rv);
+      const one = async (written: KubernetesObject): Promise<void> => {
+        const [rv = ''] = await this.write('apply', () =>
+          applyObjects(this.access, [written], { timeoutMs: this.timeoutMs, resourceVersions: true }),
+        );
+        applied(written, rv);
+      };
+      if (o.kind === TRUST_BUNDLE_KIND) await this.atServed((api) => one(atTrustBundleApi(o, api)));
+      else await one(o);
     }
   }
+
+  /** The runtime's ClusterTrustBundle API (remembered per client; discovered when not known). */
+  trustBundleApi(): Promise<TrustBundleApi> {
+    return unwrapUnreachable(this.apis.get(this.access, this.discoveryGet));
+  }
+
+  /** Runs `call` at the served version, discovering it again after a 404 for the resource. */
+  private atServed<T>(call: (api: ServedTrustBundleApi) => Promise<T>): Promise<T> {
+    return unwrapUnreachable(this.apis.atServed(this.access, call, this.discoveryGet));
+  }
+
+  /** Discovery's GETs, as every other call: bounded, and telling whether the runtime answers. */
+  private readonly discoveryGet = (path: string): Promise<unknown> =>
+    this.call(() => kubeRequest<unknown>(this.access, { method: 'GET', path, timeoutMs: this.timeoutMs }));
 
   /** TLS material in a Secret on the runtime (the drift client certificate), if any. */
   async readTls(
@@ -193,26 +225,30 @@ export class RuntimeInstaller {
       kind: 'Lease',
       metadata: { name: WEBHOOK_CERT_LEASE, namespace },
     });
-    for (const [apiVersion, kind] of [
-      ['v1', 'Secret'],
-      ['v1', 'ConfigMap'],
-      ['certificates.k8s.io/v1beta1', 'ClusterTrustBundle'],
-    ] as const) {
-      const list = await this.call(() =>
-        kubeRequest<{ items?: KubernetesObject[] }>(this.access, {
-          method: 'GET',
-          path: collectionPath(apiVersion, kind),
-          query: { labelSelector: MANAGED },
-          timeoutMs: this.timeoutMs,
-        }),
-      );
-      for (const item of list.items ?? []) {
-        await this.remove({
-          apiVersion,
-          kind,
-          metadata: { name: item.metadata?.name, namespace: item.metadata?.namespace },
-        });
-      }
+    await this.removeLabelled('v1', 'Secret');
+    await this.removeLabelled('v1', 'ConfigMap');
+    // At the version the runtime serves; a runtime serving none holds no bundle of ours.
+    const api = await this.trustBundleApi();
+    if (api.served)
+      await this.atServed((served) => this.removeLabelled(served.apiVersion, TRUST_BUNDLE_KIND));
+  }
+
+  /** Deletes every object of a kind that carries our label. */
+  private async removeLabelled(apiVersion: string, kind: string): Promise<void> {
+    const list = await this.call(() =>
+      kubeRequest<{ items?: KubernetesObject[] }>(this.access, {
+        method: 'GET',
+        path: collectionPath(apiVersion, kind),
+        query: { labelSelector: MANAGED },
+        timeoutMs: this.timeoutMs,
+      }),
+    );
+    for (const item of list.items ?? []) {
+      await this.remove({
+        apiVersion,
+        kind,
+        metadata: { name: item.metadata?.name, namespace: item.metadata?.namespace },
+      });
     }
   }
 
@@ -286,6 +322,17 @@ export class RuntimeInstaller {
         cause: error,
       });
     }
+  }
+}
+
+/** A discovery that got no answer at all fails as every other call does: the runtime is unreachable. */
+async function unwrapUnreachable<T>(pending: Promise<T>): Promise<T> {
+  try {
+    return await pending;
+  } catch (error) {
+    if (error instanceof TrustBundleDiscoveryError && error.cause instanceof RuntimeUnreachableError)
+      throw error.cause;
+    throw error;
   }
 }
 

@@ -125,6 +125,7 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
       return drift;
     },
     apply: (objects) => need().apply(objects, note),
+    trustBundleApi: () => need().trustBundleApi(),
     deploymentReadiness: () => need().deploymentReadiness(namespace),
     uninstall: (plan) => need().uninstall(plan),
     foreignWrites: async (objects) =>

@@ -6,6 +6,7 @@ import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { AttestedObject } from '../../api/attestation.js';
 import type { Condition, ConditionType, RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { WebhookStatusReport } from '../../api/webhook-status.js';
+import type { TrustBundleApi } from '../../kube/trust-bundle-api.js';
 import type { SecretWrite } from '../../pki/serving-secret-plan.js';
 import type { ForeignWrite } from './foreign-writers.js';
 import type { DeploymentReadiness } from './runtime-installer.js';
@@ -25,7 +26,10 @@ export interface BootstrapperOps {
   answered(): boolean;
   /** The drift channel's settings with this runtime's client certificate; undefined when the channel is off. */
   drift(): Promise<DriftSettings | undefined>;
+  /** Writes the objects in order; a ClusterTrustBundle at the version the runtime serves. */
   apply(objects: readonly KubernetesObject[]): Promise<void>;
+  /** The ClusterTrustBundle API the runtime serves (remembered per runtime client). */
+  trustBundleApi(): Promise<TrustBundleApi>;
   deploymentReadiness(): Promise<DeploymentReadiness>;
   uninstall(plan: ReturnType<typeof planWebhook>): Promise<void>;
   /** Writes by another field manager (KIM) to these objects after our own last write. */

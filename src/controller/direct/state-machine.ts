@@ -6,6 +6,13 @@ import { servingCertificateState } from './serving-cert-state.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';
 import { setBundleOf, TRUST_POLL_MS, trustLookDue, trustSummary } from './trust-restart-status.js';
 import {
+  recordTrustBundleApi,
+  setHasTrustBundle,
+  sourcesFor,
+  TRUST_API_RECHECK_MS,
+  trustBundleApiMissing,
+} from './trust-bundle-api-status.js';
+import {
   errorOf,
   failed,
   firstLine,
@@ -115,13 +122,20 @@ export const sFnCheckOwnership: StateFn = async (ctx) => {
   return sFnSyncConfiguration;
 };
 
-/** Applies the versioned set: trust bundle, then pull Secret, then ConfigMap. */
+/**
+ * Applies the versioned set: trust bundle (at the version the runtime serves, or not at all where
+ * it serves none: then looked at again after a while), then pull Secret, then ConfigMap.
+ */
 export const sFnSyncConfiguration: StateFn = async (ctx) => {
   if (!ctx.set.ok) return sFnCheckSources;
   const current = ctx.rb.status?.appliedVersion === ctx.set.set.version;
-  if (current && !ctx.forceResync) return sFnInstallWebhook;
+  if (current && !ctx.forceResync && !trustBundleApiMissing(ctx.status)) return sFnInstallWebhook;
   try {
-    await ctx.ops.apply(planSources(ctx.set.set));
+    const api = setHasTrustBundle(ctx.set.set) ? await ctx.ops.trustBundleApi() : undefined;
+    recordTrustBundleApi(ctx.status, api);
+    if (api?.served === false)
+      ctx.wakeAfterMs = Math.min(ctx.wakeAfterMs ?? TRUST_API_RECHECK_MS, TRUST_API_RECHECK_MS);
+    await ctx.ops.apply(sourcesFor(planSources(ctx.set.set), api));
   } catch (error) {
     return failed(ctx, error, 'ConfigurationSynced', 'False', 'ApplyFailed');
   }

@@ -77,6 +77,20 @@ export class StatusBuilder {
     return this;
   }
 
+  /** Records the ClusterTrustBundle API version the runtime serves (none: the field is cleared). */
+  trustBundleApi(apiVersion: string | undefined): this {
+    if (apiVersion === undefined) delete this.next.clusterTrustBundleAPI;
+    else this.next.clusterTrustBundleAPI = apiVersion;
+    return this;
+  }
+
+  /** Removes a condition that no longer applies. */
+  dropCondition(type: ConditionType): this {
+    const list = this.next.conditions ?? [];
+    if (list.some((c) => c.type === type)) this.next.conditions = list.filter((c) => c.type !== type);
+    return this;
+  }
+
   /** Records the rollout wave the runtime belongs to. */
   wave(name: string): this {
     this.next.rolloutWave = name;
@@ -109,6 +123,8 @@ const ORDER: readonly ConditionType[] = [
   'ConfigurationSynced',
   'ServingCertificate',
   'WebhookReady',
+  'TrustBundleAPI',
+  'TrustBundleProjection',
 ];
 const order = (t: ConditionType): number => ORDER.indexOf(t);
 

@@ -1,18 +1,15 @@
-import type {
-  KubernetesObject,
-  V1ConfigMap,
-  V1Secret,
-  V1beta1ClusterTrustBundle,
-} from '@kubernetes/client-node';
+import type { KubernetesObject, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { ClusterTrustBundle } from '../../api/cluster-trust-bundle.js';
 import { ConfigError, parseWebhookConfig, type WebhookConfig } from '../../api/webhook-config.js';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../../api/webhook-features.js';
 import { SET_VERSION_ANNOTATION } from '../../api/runtime-bootstrapper.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
+import { TRUST_BUNDLE_KIND, trustBundleApiVersion } from '../../kube/trust-bundle-api.js';
 
 /** The KCP's sources as the source watcher sees them (structurally its `SourceSnapshot`). */
 export interface SyncSources {
   readonly pullSecret?: V1Secret;
-  readonly clusterTrustBundle?: V1beta1ClusterTrustBundle;
+  readonly clusterTrustBundle?: ClusterTrustBundle;
   readonly configMap?: V1ConfigMap;
   /** Hash over the three sources' contents. */
   readonly version: string;
@@ -20,13 +17,21 @@ export interface SyncSources {
   readonly problems?: readonly { readonly source: string; readonly reason: string }[];
 }
 
-/** The three runtime objects of one source version, in the order they must be applied. */
+/**
+ * The three runtime objects of one source version, in the order they must be applied. The set
+ * does not depend on the runtimes' Kubernetes versions: its ClusterTrustBundle is written at
+ * {@link SET_TRUST_BUNDLE_API_VERSION}, and each runtime's writes carry the version that runtime
+ * serves (../../kube/trust-bundle-api.ts), so a runtime moving to another version makes no new set.
+ */
 export interface SyncSet {
   readonly version: string;
   readonly config: WebhookConfig;
   /** Trust bundle first, then pull Secret, then ConfigMap: the config never refers to what is not there yet. */
   readonly objects: readonly KubernetesObject[];
 }
+
+/** The apiVersion of the set's ClusterTrustBundle; each runtime's write carries its own. */
+export const SET_TRUST_BUNDLE_API_VERSION = trustBundleApiVersion('v1');
 
 /** Either a consistent set or why the sources must not be propagated. */
 export type SyncSetResult =
@@ -73,8 +78,8 @@ export function buildSyncSet(sources: SyncSources): SyncSetResult {
       };
     }
     objects.push({
-      apiVersion: 'certificates.k8s.io/v1beta1',
-      kind: 'ClusterTrustBundle',
+      apiVersion: SET_TRUST_BUNDLE_API_VERSION,
+      kind: TRUST_BUNDLE_KIND,
       metadata: { name: wantedBundle, ...stamp(sources.version) },
       spec: { ...bundle.spec },
     } as KubernetesObject);

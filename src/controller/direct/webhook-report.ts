@@ -1,5 +1,12 @@
 import type { WebhookStatusReport } from '../../api/webhook-status.js';
 import type { StatusBuilder } from './status-builder.js';
+import {
+  PROJECTION_REPORT_POLL_MS,
+  projectionLookDue,
+  projectionPollDue,
+  recordProjection,
+  type ProjectionLookInput,
+} from './trust-projection-status.js';
 
 /** How soon a runtime whose webhook has not reported the set applied is looked at again. */
 export const REPORT_POLL_MS = 2_000;
@@ -31,4 +38,46 @@ export async function observeWebhookReport(
   return report.loadedVersion === applied || report.refusedVersion === applied
     ? {}
     : { pollAfterMs: REPORT_POLL_MS };
+}
+
+/** What {@link observeTrustProjection} needs of the pass. */
+export interface ProjectionPass {
+  /** The set applied holds a trust bundle. */
+  readonly hasBundle: boolean;
+  /** A forced pass, or one that wrote the webhook's objects. */
+  readonly thorough: boolean;
+  readonly nowMs: number;
+}
+
+/**
+ * Puts the webhook's finding on the trust-bundle projection into condition `TrustBundleProjection`
+ * when a look is due (./trust-projection-status.ts); without a bundle in the set the condition is
+ * dropped. A failed read leaves the condition as it was. Asks for another look soon while a
+ * webhook installed lately has not reported.
+ */
+export async function observeTrustProjection(
+  status: StatusBuilder,
+  read: () => Promise<WebhookStatusReport>,
+  pass: ProjectionPass,
+): Promise<{ pollAfterMs?: number }> {
+  if (!pass.hasBundle) {
+    status.dropCondition('TrustBundleProjection');
+    return {};
+  }
+  const installedAt = Date.parse(status.get('Installed')?.lastTransitionTime ?? '');
+  const input: ProjectionLookInput = {
+    ready: status.build().state === 'Ready',
+    hasBundle: pass.hasBundle,
+    thorough: pass.thorough,
+    current: status.get('TrustBundleProjection'),
+    installedAtMs: Number.isNaN(installedAt) ? 0 : installedAt,
+    nowMs: pass.nowMs,
+  };
+  if (!projectionLookDue(input)) return {};
+  try {
+    recordProjection(status, (await read()).trustBundle);
+  } catch {
+    return {};
+  }
+  return projectionPollDue(input, status) ? { pollAfterMs: PROJECTION_REPORT_POLL_MS } : {};
 }

@@ -8,6 +8,13 @@ export interface FleetStatus {
   readonly byState: Record<string, number>;
   readonly bySetVersion: Record<string, number>;
   readonly byWebhookVersion: Record<string, number>;
+  /**
+   * The ClusterTrustBundle API version the runtimes serve (`status.clusterTrustBundleAPI`;
+   * `none` where condition TrustBundleAPI says NotServed, `(none)` where not known yet).
+   */
+  readonly byTrustBundleAPI: Record<string, number>;
+  /** Runtimes whose webhook mounts no trust bundle (no API served, or the projection dropped), with why. */
+  readonly noTrustBundleMount: readonly { runtime: string; reason: string; message: string }[];
   /** The rollout, or null without a RolloutPolicy (one wave of everything). */
   readonly rollout: {
     readonly policy: string;
@@ -37,12 +44,24 @@ export function fleetStatus(
   const byState: Record<string, number> = {};
   const bySetVersion: Record<string, number> = {};
   const byWebhookVersion: Record<string, number> = {};
+  const byTrustBundleAPI: Record<string, number> = {};
+  const noTrustBundleMount: { runtime: string; reason: string; message: string }[] = [];
   const failing: { runtime: string; state: string; reason: string }[] = [];
   for (const rb of [...rbs].sort((a, b) => a.spec.runtimeID.localeCompare(b.spec.runtimeID))) {
     const s = rb.status;
     count(byState, s?.state ?? 'Pending');
     count(bySetVersion, s?.appliedVersion);
     count(byWebhookVersion, s?.webhookVersion);
+    const api = s?.conditions?.find((c) => c.type === 'TrustBundleAPI');
+    count(byTrustBundleAPI, api?.status === 'False' ? 'none' : s?.clusterTrustBundleAPI);
+    const projection = s?.conditions?.find((c) => c.type === 'TrustBundleProjection');
+    const against = api?.status === 'False' ? api : projection?.status === 'False' ? projection : undefined;
+    if (against)
+      noTrustBundleMount.push({
+        runtime: rb.spec.runtimeID,
+        reason: against.reason,
+        message: against.message,
+      });
     const view = runtimeView(rb);
     if (view.health === 'failed' || s?.state === 'Error') {
       failing.push({ runtime: rb.spec.runtimeID, state: s?.state ?? 'Pending', reason: view.reason ?? '' });
@@ -54,6 +73,8 @@ export function fleetStatus(
     byState,
     bySetVersion,
     byWebhookVersion,
+    byTrustBundleAPI,
+    noTrustBundleMount,
     rollout: policy
       ? {
           policy: policy.metadata.name,
@@ -83,6 +104,7 @@ export function formatFleetStatus(f: FleetStatus): string {
     `Runtimes: ${f.runtimes} (${tally(f.byState)})`,
     `Set versions: ${tally(f.bySetVersion)}`,
     `Webhook releases: ${tally(f.byWebhookVersion)}`,
+    `ClusterTrustBundle API: ${tally(f.byTrustBundleAPI)}`,
   ];
   const r = f.rollout;
   if (!r) lines.push('Rollout: no RolloutPolicy (every change goes to every runtime at once)');
@@ -94,6 +116,10 @@ export function formatFleetStatus(f: FleetStatus): string {
     if (r.target) lines.push(`  target ${r.target}, stable ${r.stable ?? '-'}`);
     if (r.policyProblem) lines.push(`  policy refused (default in force): ${r.policyProblem}`);
     for (const x of r.failures) lines.push(`  failed in the rollout: ${x.runtime}: ${x.reason}`);
+  }
+  if (f.noTrustBundleMount.length > 0) {
+    lines.push('No trust-bundle mount:');
+    for (const x of f.noTrustBundleMount) lines.push(`  ${x.runtime}  ${x.reason}  ${x.message}`);
   }
   if (f.failing.length > 0) {
     lines.push('Failing:');

@@ -29,10 +29,17 @@ export function runtimeView(rb: RuntimeBootstrapper): RuntimeView {
   return { ...base, health: 'pending', reason: pendingReason(rb) };
 }
 
+/** Conditions that tell about a runtime without keeping it from Ready. */
+const ADVISORY: ReadonlySet<string> = new Set([
+  'ExclusivelyManaged',
+  'TrustBundleAPI',
+  'TrustBundleProjection',
+]);
+
 function pendingReason(rb: RuntimeBootstrapper): string {
   const s = rb.status ?? {};
   if (s.state === 'Ready') return `the webhook has not reported serving set ${s.appliedVersion ?? '?'} yet`;
-  const failing = s.conditions?.find((c) => c.status !== 'True' && c.type !== 'ExclusivelyManaged');
+  const failing = s.conditions?.find((c) => c.status !== 'True' && !ADVISORY.has(c.type));
   const why = failing ? `${failing.type} ${failing.reason}: ${failing.message}` : 'not installed yet';
   return `${s.state ?? 'Pending'}: ${why}`.slice(0, 500);
 }

@@ -9,7 +9,8 @@
  * scrypt digest, which makes guessing it from the version as slow as guessing it at all.
  */
 import { createHash, scryptSync } from 'node:crypto';
-import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { ClusterTrustBundle } from '../../api/cluster-trust-bundle.js';
 import type { SourceKind, SourceVersions } from './source-watcher.js';
 
 /** Hex digits of a version: 64 bits, plenty to tell a handful of contents apart. */
@@ -64,7 +65,7 @@ export function configMapContentVersion(cm: V1ConfigMap): string {
 }
 
 /** The content version of a ClusterTrustBundle: its `spec`. */
-export function clusterTrustBundleContentVersion(ctb: V1beta1ClusterTrustBundle): string {
+export function clusterTrustBundleContentVersion(ctb: ClusterTrustBundle): string {
   return sha256Version('clustertrustbundle', canonicalJson(ctb.spec));
 }
 

@@ -5,9 +5,13 @@
  * metadata-only updates and restarts are not changes. A missing or invalid source is reported (log, metric, Event) as a problem;
  * deciding not to propagate it is the consumers' job, and `problems()` tells them when.
  */
-import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { ClusterTrustBundle } from '../../api/cluster-trust-bundle.js';
 import { CONFIG_MAP_KEY } from '../../api/webhook-features.js';
 import { KubeListWatch } from '../../kube/list-watch.js';
+import type { ListerWatcher } from '../../kube/lister-watcher.js';
+import { TRUST_BUNDLE_KIND } from '../../kube/trust-bundle-api.js';
+import { TrustBundleListWatch } from '../../kube/trust-bundle-list-watch.js';
 import { Reflector } from '../../kube/reflector.js';
 import type { KubeObject } from '../../kube/store.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -39,7 +43,8 @@ interface SourceDef {
   readonly kind: SourceKind;
   /** Store key: `namespace/name`, or `name` when cluster-scoped. */
   readonly key: string;
-  readonly ref: EventObjectRef;
+  /** Events' object; a ClusterTrustBundle's apiVersion follows the version served. */
+  ref: EventObjectRef;
   readonly reflector: Reflector<KubeObject>;
   readonly version: (obj: KubeObject) => string;
   readonly validate: (obj: KubeObject) => string | undefined;
@@ -77,18 +82,18 @@ class KubeSourceWatcher implements SourceWatcher {
     const reflectorLog = o.logger.child({ part: 'source-reflector' });
     const def = <T extends KubeObject>(
       kind: SourceKind,
-      path: string,
+      listerWatcher: ListerWatcher<KubeObject>,
       name: string,
       namespace: string | undefined,
       ref: Omit<EventObjectRef, 'name' | 'namespace'>,
       version: (obj: T) => string,
       validate: (obj: T) => string | undefined,
       warnings?: (obj: T) => readonly string[],
-    ): void => {
+    ): SourceDef => {
       const key = namespace === undefined ? name : `${namespace}/${name}`;
       const reflector = new Reflector<KubeObject>({
         name: `${kind} ${key}`,
-        listerWatcher: new KubeListWatch<KubeObject>(o.kubeConfig, path),
+        listerWatcher,
         // Only the one object: the cache never holds any other Secret of the namespace.
         fieldSelector: `metadata.name=${name}`,
         logger: reflectorLog,
@@ -108,10 +113,12 @@ class KubeSourceWatcher implements SourceWatcher {
       };
       reflector.addEventHandler({ onAdd: refresh, onUpdate: refresh, onDelete: refresh });
       this.defs.push(d);
+      return d;
     };
+    const at = (path: string): ListerWatcher<KubeObject> => new KubeListWatch<KubeObject>(o.kubeConfig, path);
     def<V1Secret>(
       'pullSecret',
-      `/api/v1/namespaces/${ns}/secrets`,
+      at(`/api/v1/namespaces/${ns}/secrets`),
       o.pullSecretName,
       ns,
       { apiVersion: 'v1', kind: 'Secret' },
@@ -119,12 +126,20 @@ class KubeSourceWatcher implements SourceWatcher {
       validatePullSecret,
     );
     if (o.clusterTrustBundleName !== undefined) {
-      def<V1beta1ClusterTrustBundle>(
+      // The KCP's own version (it may be a 1.37 serving v1 only); the content version is the
+      // spec's alone, so the version read at changes no set version.
+      const ctb: { def?: SourceDef } = {};
+      const lw = new TrustBundleListWatch<KubeObject>(o.kubeConfig, {
+        onApi: (api) => {
+          if (ctb.def && api.served) ctb.def.ref = { ...ctb.def.ref, apiVersion: api.apiVersion };
+        },
+      });
+      ctb.def = def<ClusterTrustBundle>(
         'clusterTrustBundle',
-        '/apis/certificates.k8s.io/v1beta1/clustertrustbundles',
+        lw,
         o.clusterTrustBundleName,
         undefined,
-        { apiVersion: 'certificates.k8s.io/v1beta1', kind: 'ClusterTrustBundle' },
+        { apiVersion: 'certificates.k8s.io/v1', kind: TRUST_BUNDLE_KIND },
         clusterTrustBundleContentVersion,
         validateClusterTrustBundle,
       );
@@ -132,7 +147,7 @@ class KubeSourceWatcher implements SourceWatcher {
     const cmKey = o.configMapKey ?? CONFIG_MAP_KEY;
     def<V1ConfigMap>(
       'configMap',
-      `/api/v1/namespaces/${ns}/configmaps`,
+      at(`/api/v1/namespaces/${ns}/configmaps`),
       o.configMapName,
       ns,
       { apiVersion: 'v1', kind: 'ConfigMap' },
@@ -143,7 +158,7 @@ class KubeSourceWatcher implements SourceWatcher {
     if (o.manifestsConfigMapName !== undefined) {
       def<V1ConfigMap>(
         'manifestsConfigMap',
-        `/api/v1/namespaces/${ns}/configmaps`,
+        at(`/api/v1/namespaces/${ns}/configmaps`),
         o.manifestsConfigMapName,
         ns,
         { apiVersion: 'v1', kind: 'ConfigMap' },
@@ -200,7 +215,7 @@ class KubeSourceWatcher implements SourceWatcher {
     const snap: SourceSnapshot = {
       ...(this.state.pullSecret.obj ? { pullSecret: this.state.pullSecret.obj } : {}),
       ...(this.state.clusterTrustBundle.obj
-        ? { clusterTrustBundle: this.state.clusterTrustBundle.obj as V1beta1ClusterTrustBundle }
+        ? { clusterTrustBundle: this.state.clusterTrustBundle.obj as ClusterTrustBundle }
         : {}),
       ...(this.state.configMap.obj ? { configMap: this.state.configMap.obj } : {}),
       ...(this.state.manifestsConfigMap.obj ? { manifestsConfigMap: this.state.manifestsConfigMap.obj } : {}),

@@ -3,7 +3,8 @@
  * value: reasons go to logs, events and metrics, and the pull Secret's values are secret.
  */
 import { X509Certificate } from 'node:crypto';
-import type { V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { ClusterTrustBundle } from '../../api/cluster-trust-bundle.js';
 import { parseDocument } from 'yaml';
 import { ConfigError, parseWebhookConfig, readWebhookConfig } from '../../api/webhook-config.js';
 import { CONFIG_MAP_KEY } from '../../api/webhook-features.js';
@@ -95,7 +96,7 @@ export function validateManifestsConfigMap(cm: V1ConfigMap): string | undefined 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g;
 
 /** Why a ClusterTrustBundle cannot be used (it needs at least one valid certificate), or undefined. */
-export function validateClusterTrustBundle(ctb: V1beta1ClusterTrustBundle): string | undefined {
+export function validateClusterTrustBundle(ctb: ClusterTrustBundle): string | undefined {
   const pem = ctb.spec.trustBundle;
   let certificates = 0;
   let index = 0;

@@ -3,7 +3,8 @@
  * snapshot of them holds, what counts as a problem, and the watcher's settings. Its own
  * module so consumers (the modes, the leader term, the tests) depend on the shape only.
  */
-import type { KubeConfig, V1beta1ClusterTrustBundle, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { KubeConfig, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { ClusterTrustBundle } from '../../api/cluster-trust-bundle.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { ControllerMetrics, SourceProblemReason } from '../controller-metrics.js';
 import type { EventRecorder } from '../../kube/event-recorder.js';
@@ -30,7 +31,7 @@ export interface SourceSnapshot {
   /** undefined = missing. */
   readonly pullSecret?: V1Secret;
   /** undefined = missing or not configured. */
-  readonly clusterTrustBundle?: V1beta1ClusterTrustBundle;
+  readonly clusterTrustBundle?: ClusterTrustBundle;
   readonly configMap?: V1ConfigMap;
   /** undefined = missing or not watched. */
   readonly manifestsConfigMap?: V1ConfigMap;

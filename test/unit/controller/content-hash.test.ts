@@ -93,6 +93,18 @@ describe('content versions', () => {
     );
   });
 
+  test('a ClusterTrustBundle read at v1 or at v1beta1 has one version (a KCP upgrade makes no new set)', () => {
+    const spec = { signerName: 'example.com/s', trustBundle: 'PEM-1' };
+    const at = (apiVersion: string) =>
+      clusterTrustBundleContentVersion({
+        apiVersion,
+        kind: 'ClusterTrustBundle',
+        metadata: { name: 'a' },
+        spec,
+      });
+    assert.equal(at('certificates.k8s.io/v1'), at('certificates.k8s.io/v1beta1'));
+  });
+
   test('the set version changes with any source, and a missing source differs from any content', () => {
     const base = { pullSecret: 'a', clusterTrustBundle: 'b', configMap: 'c' };
     const v = sourceSetVersion(base);

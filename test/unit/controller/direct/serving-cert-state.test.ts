@@ -112,6 +112,7 @@ function ops(rt: FakeServingRuntime, over: Partial<BootstrapperOps> = {}): Boots
     answered: () => true,
     drift: none,
     apply: none,
+    trustBundleApi: none,
     deploymentReadiness: none,
     uninstall: none,
     foreignWrites: none,

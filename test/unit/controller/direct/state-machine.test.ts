@@ -17,6 +17,7 @@ import {
 import type { SecretWrite } from '../../../../src/pki/serving-secret-plan.js';
 import { seedConfigText } from '../../../support/fixtures.js';
 import { FakeServingRuntime, START } from './fake-serving-runtime.js';
+import { servedTrustBundleApi, type TrustBundleApi } from '../../../../src/kube/trust-bundle-api.js';
 
 let kcpCa: CertificateAuthority;
 before(async () => {
@@ -48,6 +49,9 @@ class RecordingOps implements BootstrapperOps {
     if (this.fail.has('connect')) throw new Error('connect failed');
   };
   answered = () => this.reached;
+  /** The runtime's ClusterTrustBundle API (asked without a recorded call: it is remembered per client). */
+  api: TrustBundleApi = servedTrustBundleApi('v1');
+  trustBundleApi = () => Promise.resolve(this.api);
   apply = async (objects: readonly KubernetesObject[]) => {
     await this.step(`apply:${objects.map((o) => o.kind).join(',')}`);
     this.runtime.register(objects.filter((o) => o.kind?.endsWith('WebhookConfiguration')));
@@ -458,5 +462,88 @@ describe('the per-runtime state machine', () => {
     assert.equal(cond(status.build(), 'Installed')?.lastTransitionTime, t0);
     status.condition('Installed', 'False', 'Broken', 'x');
     assert.equal(cond(status.build(), 'Installed')?.lastTransitionTime, '2026-11-23T00:00:00.000Z');
+  });
+});
+
+describe("the runtime's ClusterTrustBundle API", () => {
+  const noneServed: TrustBundleApi = {
+    served: false,
+    found:
+      'discovery found: certificates.k8s.io/v1 serves certificatesigningrequests but not clustertrustbundles; certificates.k8s.io/v1beta1 is not served',
+  };
+
+  test('served: the set goes whole, the status names the version', async () => {
+    for (const version of ['v1', 'v1beta1'] as const) {
+      const ops = new RecordingOps();
+      ops.api = servedTrustBundleApi(version);
+      const { status } = await run(rb(), ops);
+      assert.ok(ops.calls.includes('apply:Namespace,ClusterTrustBundle,Secret,ConfigMap'));
+      assert.equal(status.clusterTrustBundleAPI, `certificates.k8s.io/${version}`);
+      assert.equal(cond(status, 'TrustBundleAPI')?.reason, 'Served');
+      assert.equal(status.state, 'Ready');
+    }
+  });
+
+  test('none served: the rest of the set goes, the condition says what discovery found, a look again later', async () => {
+    const ops = new RecordingOps();
+    ops.api = noneServed;
+    const { status, outcome } = await run(rb(), ops);
+    assert.ok(ops.calls.includes('apply:Namespace,Secret,ConfigMap'), ops.calls.join(' '));
+    assert.equal(status.state, 'Ready', 'the webhook still serves the other features');
+    assert.equal(status.appliedVersion, 'v-1');
+    assert.equal(status.clusterTrustBundleAPI, undefined);
+    const c = cond(status, 'TrustBundleAPI');
+    assert.equal(c?.status, 'False');
+    assert.equal(c.reason, 'NotServed');
+    assert.match(c.message, /v1beta1 is not served.*not written there/);
+    assert.ok((outcome.requeueAfterMs ?? Infinity) <= 10 * 60_000, 'looked at again within 10 minutes');
+
+    // The next pass applies the set again, although its version is current; once served, whole.
+    const again = new RecordingOps(ops.runtime);
+    const next = await run(rb({}, {}, status), again);
+    assert.ok(
+      again.calls.includes('apply:Namespace,ClusterTrustBundle,Secret,ConfigMap'),
+      again.calls.join(' '),
+    );
+    assert.equal(next.status.clusterTrustBundleAPI, 'certificates.k8s.io/v1');
+    assert.equal(cond(next.status, 'TrustBundleAPI')?.status, 'True');
+    // And the pass after that writes nothing.
+    const rest = new RecordingOps(ops.runtime);
+    await run(rb({}, {}, next.status), rest);
+    assert.ok(!rest.calls.some((c) => c.startsWith('apply:Namespace')), rest.calls.join(' '));
+  });
+
+  test('a set without a bundle asks nothing and clears what an earlier set left', async () => {
+    const first = await run(rb(), new RecordingOps());
+    assert.ok(first.status.clusterTrustBundleAPI);
+    const noBundle = buildSyncSet({
+      version: 'v-3',
+      configMap: {
+        metadata: { name: 'c', namespace: 'kcp-system' },
+        data: {
+          'rt-bootstrapper-config.json': JSON.stringify({
+            ...(JSON.parse(seedConfigText()) as Record<string, unknown>),
+            clusterTrustBundle: null,
+          }),
+        },
+      },
+      pullSecret: { metadata: { name: 's', namespace: 'kcp-system' }, data: {} },
+    });
+    assert.ok(noBundle.ok);
+    const ops = new RecordingOps();
+    ops.trustBundleApi = () => Promise.reject(new Error('not asked without a bundle'));
+    const { status } = await run(rb({}, {}, first.status), ops, { set: noBundle });
+    assert.ok(ops.calls.includes('apply:Namespace,Secret,ConfigMap'));
+    assert.equal(status.clusterTrustBundleAPI, undefined);
+    assert.equal(cond(status, 'TrustBundleAPI'), undefined);
+  });
+
+  test('the set does not depend on any runtime: the same sources make the same objects', () => {
+    const a = setOf('v-9');
+    const b = setOf('v-9');
+    assert.ok(a.ok && b.ok);
+    assert.deepEqual(a.set.objects, b.set.objects);
+    const ctb = a.set.objects.find((o) => o.kind === 'ClusterTrustBundle');
+    assert.equal(ctb?.apiVersion, 'certificates.k8s.io/v1', 'each runtime writes it at its own version');
   });
 });

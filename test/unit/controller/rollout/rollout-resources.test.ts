@@ -207,4 +207,48 @@ describe('fleet status (rtb status)', () => {
     assert.match(text, /rt-3 {2}Error {2}Error: RuntimeReachable Unreachable: down/);
     assert.equal(fleetStatus([], undefined).rollout, null);
   });
+
+  test("each runtime's ClusterTrustBundle API, and the runtimes whose webhook mounts no trust bundle", () => {
+    const condition = (
+      type: 'TrustBundleAPI' | 'TrustBundleProjection',
+      status: 'True' | 'False',
+      reason: string,
+    ) => ({
+      type,
+      status,
+      reason,
+      message: `${reason} because`,
+      lastTransitionTime: '',
+    });
+    const f = fleetStatus(
+      [
+        rb('rt-a', { state: 'Ready', clusterTrustBundleAPI: 'certificates.k8s.io/v1' }),
+        rb('rt-b', {
+          state: 'Ready',
+          clusterTrustBundleAPI: 'certificates.k8s.io/v1beta1',
+          conditions: [condition('TrustBundleProjection', 'False', 'Dropped')],
+        }),
+        rb('rt-c', { state: 'Ready', conditions: [condition('TrustBundleAPI', 'False', 'NotServed')] }),
+        rb('rt-d', { state: 'Installing' }),
+      ],
+      undefined,
+    );
+    assert.deepEqual(f.byTrustBundleAPI, {
+      'certificates.k8s.io/v1': 1,
+      'certificates.k8s.io/v1beta1': 1,
+      none: 1,
+      '(none)': 1,
+    });
+    assert.deepEqual(
+      f.noTrustBundleMount.map((x) => `${x.runtime} ${x.reason}`),
+      ['rt-b Dropped', 'rt-c NotServed'],
+    );
+    assert.deepEqual(f.failing, [], 'a runtime without the mount is not failing');
+    const text = formatFleetStatus(f);
+    assert.match(text, /ClusterTrustBundle API: .*certificates\.k8s\.io\/v1 1/);
+    assert.match(
+      text,
+      /No trust-bundle mount:\n {2}rt-b {2}Dropped {2}Dropped because\n {2}rt-c {2}NotServed/,
+    );
+  });
 });
