@@ -34,10 +34,17 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { parseCertificates } from '../../src/pki/pem-certificates.js';
 import { renderKimManifests } from '../../src/render/kim-manifests.js';
 import { packageVersion } from '../../src/version.js';
-import { FOREIGN_SERVER_SELECTOR } from '../../src/webhook/serving-cert/foreign-servers.js';
+import {
+  FOREIGN_SERVER_SELECTOR,
+  foreignServersAmong,
+} from '../../src/webhook/serving-cert/foreign-servers.js';
 import { apiServerMetric } from '../support/apiserver-metrics.js';
 import { kimInstall, kimStatus } from '../support/kim-installer.js';
-import { gardenerCertManagementCrds, upstreamInstall } from '../support/upstream-install.js';
+import {
+  gardenerCertManagementCrds,
+  UPSTREAM_NAMESPACES,
+  upstreamInstall,
+} from '../support/upstream-install.js';
 import { useNodeLandscape, type NodeLandscape } from './support/node-landscape.js';
 import { POD_READY_MS } from './support/pods.js';
 import { configureRuntime, e2eSources, webhookAvailable } from './support/webhook-on-node.js';
@@ -52,7 +59,7 @@ let upstreamCaPem = '';
 const landscape = useNodeLandscape(async (l) => {
   const kc = l.plane.cluster('runtime').kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: RUNTIME_NAMESPACE } } });
+  for (const name of UPSTREAM_NAMESPACES) await core.createNamespace({ body: { metadata: { name } } });
   await ensureCrds(kc, gardenerCertManagementCrds());
   // What cert-management would have issued for upstream's Certificate.
   const ca = await createCertificateAuthority({ commonName: 'upstream cert-management' });
@@ -161,7 +168,8 @@ function onceProblem(pod: V1Pod): string | undefined {
     if (!names.includes('KYMA_FIPS_MODE_ENABLED')) return `container ${c.name}: no FIPS variable`;
     const mounts = (c.volumeMounts ?? []).filter((m) => m.name === 'rt-bootstrapper-certs');
     if (mounts.length !== 1) return `container ${c.name}: ${mounts.length} trust-bundle mounts`;
-    if (!c.image?.startsWith('ghcr.io/')) return `container ${c.name}: image ${c.image ?? ''} not rewritten`;
+    if (c.image === undefined || c.image.startsWith('replace.me/'))
+      return `container ${c.name}: image ${c.image ?? ''} not rewritten`;
   }
   return undefined;
 }
@@ -225,7 +233,8 @@ test('KIM installs our release over a serving upstream install: no Pod unmutated
     const early: string[] = [];
     await eventually(
       async () => {
-        upstreamAround = (await upstreamPods()).length > 0;
+        // A Pod that ended (its container exited; kubelet sets the phase before the object goes) serves no more.
+        upstreamAround = foreignServersAmong(await upstreamPods());
         const fps = await bundleFingerprints();
         if (upstreamAround && !fps.includes(upstreamFp)) early.push(new Date().toISOString());
         return !upstreamAround && !fps.includes(upstreamFp) && fps.length > 0 ? true : undefined;
