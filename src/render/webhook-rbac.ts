@@ -143,6 +143,9 @@ export function webhookNamespaceRules(
     // The writer keeps a CA Pods of an install it takes over may serve with (own issuer only).
     ...(own ? [{ apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] }] : []),
     ...cleanupRules(UPSTREAM_LEFTOVERS.filter((l) => l.namespace === namespace)),
+    // The trust-bundle projection probe: a Pod created with dryRun=All only, never stored
+    // (dry-run asks for the create right; ../webhook/trust-capability/probe-pod.ts).
+    { apiGroups: [''], resources: ['pods'], verbs: ['create'] },
   ];
 }
 

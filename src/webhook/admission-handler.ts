@@ -11,6 +11,7 @@ import {
   type AdmissionRequest,
 } from './admission-review.js';
 import type { AdmissionResult, WebhookMetrics } from './webhook-metrics.js';
+import type { TrustBundleMount, TrustBundleSkipReason } from '../api/trust-bundle-capability.js';
 
 /**
  * A value at once, or a promise of it when getting it takes I/O. The context's reads are
@@ -33,6 +34,11 @@ export interface AdmissionContext {
   readonly pullSecret: PullSecretEnsurer;
   /** SHA-256 hex of the trust bundle in force (the Pods' stamp), undefined while unknown. */
   trustBundleHash?(): string | undefined;
+  /**
+   * Whether the runtime can take the trust-bundle mount (../api/trust-bundle-capability.ts);
+   * mounted when absent. Returns one of a few constant answers, compared by identity.
+   */
+  trustBundleMount?(): TrustBundleMount;
   readonly metrics: WebhookMetrics;
   readonly logger: Logger;
   /** Per-request warnings are rate-limited per kind (a flood of bad requests writes a summary). */
@@ -71,6 +77,7 @@ export interface AdmissionRecord {
   readonly namespaceAnnotations: Readonly<Record<string, string>> | undefined;
   readonly pullSecretAvailable: boolean;
   readonly trustBundleHash: string | undefined;
+  readonly trustBundleMount: TrustBundleMount | undefined;
   readonly result: 'mutated' | 'unchanged';
   readonly outcome: Outcome;
   /** The encoded AdmissionReview response for a uid. */
@@ -82,6 +89,8 @@ interface Outcome {
   readonly applied: readonly string[];
   readonly warnings: readonly string[];
   readonly pullSecretSkipped: boolean;
+  /** Why the trust bundle was wanted and not mounted, if so. */
+  readonly trustBundleSkipped: TrustBundleSkipReason | undefined;
 }
 
 /**
@@ -124,6 +133,7 @@ export function replayAdmission(
   try {
     if (ctx.config() !== record.config) return undefined;
     if (ctx.trustBundleHash?.() !== record.trustBundleHash) return undefined;
+    if (ctx.trustBundleMount?.() !== record.trustBundleMount) return undefined;
     const annotations = ctx.namespaceAnnotations(record.namespaceName);
     // Any failure: the full path meets the same error and answers it.
     return annotations instanceof Promise
@@ -182,6 +192,8 @@ function report(outcome: Outcome, config: WebhookConfig, ctx: AdmissionContext, 
   if (outcome.warnings.length > 0 && ctx.logLimit.allow(MANIPULATIONS_SKIPPED))
     log().warn({ warnings: outcome.warnings }, MANIPULATIONS_SKIPPED);
   for (const feature of outcome.applied) ctx.metrics.mutations.inc(feature);
+  if (outcome.trustBundleSkipped !== undefined)
+    ctx.metrics.trustBundleSkipped.inc(outcome.trustBundleSkipped);
   // Per-request success is debug: at thousands of Pods a minute info would drown the rest.
   if (outcome.applied.length > 0 && ctx.logger.isLevelEnabled('debug'))
     log().debug({ applied: outcome.applied }, 'pod mutated');
@@ -226,9 +238,11 @@ async function decide(
     pullSecretAvailable = await ctx.pullSecret.ensure(namespaceName, { dryRun: req.dryRun });
 
   const trustBundleHash = ctx.trustBundleHash?.();
+  const trustBundleMount = ctx.trustBundleMount?.();
   const result = mutatePod({
     pod,
     trustBundleHash,
+    trustBundleMount,
     operation: req.operation,
     subResource: req.subResource,
     oldPod: req.oldObject,
@@ -240,6 +254,7 @@ async function decide(
     applied: result.patch.length === 0 ? [] : result.applied,
     warnings: result.warnings,
     pullSecretSkipped: result.pullSecretSkipped,
+    trustBundleSkipped: result.trustBundleSkipped,
   };
   report(outcome, config, ctx, log);
   const warnings = result.warnings.length > 0 ? { warnings: [...result.warnings] } : {};
@@ -259,6 +274,7 @@ async function decide(
       namespaceAnnotations,
       pullSecretAvailable,
       trustBundleHash,
+      trustBundleMount,
       result: resultKind,
       outcome,
       respond: admissionResponseTemplate(answer),

@@ -34,8 +34,15 @@ export interface ConfigFollowingParts {
   readonly stoppers: StopStack;
 }
 
-/** Starts following the config; a file is read before this resolves, a ConfigMap as it is listed. */
-export async function followConfig(o: ConfigSourceSettings, parts: ConfigFollowingParts): Promise<void> {
+/**
+ * Starts following the config; a file is read before this resolves, a ConfigMap as it is listed.
+ * Resolves with the status reporter when a status ConfigMap is named (it reports more than the
+ * config: ./status-reporter.ts).
+ */
+export async function followConfig(
+  o: ConfigSourceSettings,
+  parts: ConfigFollowingParts,
+): Promise<WebhookStatusReporter | undefined> {
   if (o.configFile) {
     const fileSource = new FileConfigSource(
       o.configFile,
@@ -46,38 +53,39 @@ export async function followConfig(o: ConfigSourceSettings, parts: ConfigFollowi
       fileSource.stop();
     });
     await fileSource.start();
-  } else {
-    const cm = o.configMap ?? { namespace: CONFIG_MAP_NAMESPACE, name: CONFIG_MAP_NAME, key: CONFIG_MAP_KEY };
-    const configReflector = new Reflector<V1ConfigMap>({
-      name: `configmap ${cm.namespace}/${cm.name}`,
-      listerWatcher: new KubeListWatch<V1ConfigMap>(
-        o.kubeConfig,
-        `/api/v1/namespaces/${cm.namespace}/configmaps`,
-      ),
-      fieldSelector: `metadata.name=${cm.name}`,
-      logger: parts.reflectorLogger,
-    });
-    const reporter = o.statusConfigMap
-      ? new WebhookStatusReporter(o.kubeConfig, o.statusConfigMap, parts.logger.child({ part: 'status' }))
-      : undefined;
-    if (reporter)
-      parts.stoppers.push(() => {
-        reporter.stop();
-      });
-    connectConfigMapSource({
-      reflector: configReflector,
-      key: cm.key,
-      holder: parts.holder,
-      logger: parts.logger,
-      ...(reporter
-        ? {
-            onOffer: (c, offer) => {
-              reporter.offered(c.metadata?.annotations, offer);
-            },
-          }
-        : {}),
-    });
-    configReflector.start();
-    parts.stoppers.push(() => configReflector.stop());
+    return undefined;
   }
+  const cm = o.configMap ?? { namespace: CONFIG_MAP_NAMESPACE, name: CONFIG_MAP_NAME, key: CONFIG_MAP_KEY };
+  const configReflector = new Reflector<V1ConfigMap>({
+    name: `configmap ${cm.namespace}/${cm.name}`,
+    listerWatcher: new KubeListWatch<V1ConfigMap>(
+      o.kubeConfig,
+      `/api/v1/namespaces/${cm.namespace}/configmaps`,
+    ),
+    fieldSelector: `metadata.name=${cm.name}`,
+    logger: parts.reflectorLogger,
+  });
+  const reporter = o.statusConfigMap
+    ? new WebhookStatusReporter(o.kubeConfig, o.statusConfigMap, parts.logger.child({ part: 'status' }))
+    : undefined;
+  if (reporter)
+    parts.stoppers.push(() => {
+      reporter.stop();
+    });
+  connectConfigMapSource({
+    reflector: configReflector,
+    key: cm.key,
+    holder: parts.holder,
+    logger: parts.logger,
+    ...(reporter
+      ? {
+          onOffer: (c, offer) => {
+            reporter.offered(c.metadata?.annotations, offer);
+          },
+        }
+      : {}),
+  });
+  configReflector.start();
+  parts.stoppers.push(() => configReflector.stop());
+  return reporter;
 }

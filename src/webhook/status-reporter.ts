@@ -4,6 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { SET_VERSION_ANNOTATION } from '../api/runtime-bootstrapper.js';
 import { reportData, type WebhookStatusReport } from '../api/webhook-status.js';
 import type { ConfigError } from '../api/webhook-config.js';
+import type { TrustBundleCapability } from '../api/trust-bundle-capability.js';
 import { applyObjects } from '../kube/apply.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 
@@ -14,8 +15,9 @@ const RETRY_MAX_MS = 30_000;
 
 /**
  * Writes the webhook's report ConfigMap (../api/webhook-status.ts) whenever what it loaded or
- * refused changes: one write in flight, the latest report wins, retried with backoff. Every
- * replica writes the same report (they read the same ConfigMap), so they need no election.
+ * refused, or its runtime's trust-bundle capability, changes: one write in flight, the latest
+ * report wins, retried with backoff. Every replica writes the same report (they read the same
+ * ConfigMap and probe the same API server), so they need no election.
  */
 export class WebhookStatusReporter {
   private report: WebhookStatusReport = {};
@@ -39,6 +41,12 @@ export class WebhookStatusReporter {
     const version = annotations?.[SET_VERSION_ANNOTATION];
     if (version === undefined) return; // not a set of the KCP's: nothing to report
     this.report = nextReport(this.report, version, offer);
+    this.flush();
+  }
+
+  /** What the webhook found out about the trust-bundle mount on its runtime. */
+  trustBundle(capability: TrustBundleCapability): void {
+    this.report = { ...this.report, trustBundle: capability };
     this.flush();
   }
 
@@ -86,15 +94,18 @@ export class WebhookStatusReporter {
 /**
  * The report after a ConfigMap of set `version` was offered (pure): taken (or the same text as in
  * force), it is what is served and any refusal is history; refused, the version served stays and
- * the refusal is added with its offending fields.
+ * the refusal is added with its offending fields. The trust-bundle finding stays as it was.
  */
 export function nextReport(
   report: WebhookStatusReport,
   version: string,
   offer: { accepted: true } | { accepted: false; error: ConfigError },
 ): WebhookStatusReport {
-  if (offer.accepted) return { loadedVersion: version };
+  // The runtime's trust-bundle capability does not depend on the configuration: it stays.
+  const trust = report.trustBundle !== undefined ? { trustBundle: report.trustBundle } : {};
+  if (offer.accepted) return { loadedVersion: version, ...trust };
   return {
+    ...trust,
     ...(report.loadedVersion !== undefined ? { loadedVersion: report.loadedVersion } : {}),
     refusedVersion: version,
     refusal: offer.error.issues

@@ -29,6 +29,9 @@ import { followTrustBundle } from './trust-restart/trust-bundle-follower.js';
 import { startRestarterFromSettings, type TrustRestartSettings } from './trust-restart/restarter-settings.js';
 import type { TrustRestarter } from './trust-restart/trust-restarter.js';
 import { handleDriftValidation } from '../watcher/validation-handler.js';
+import { RUNTIME_NAMESPACE } from '../api/runtime-names.js';
+import { API_NOT_SERVED, trustBundleMount } from '../api/trust-bundle-capability.js';
+import { startCapabilityProber, type CapabilityProbeSettings } from './trust-capability/capability-prober.js';
 
 /** Settings of `rtb webhook` (the config's source: {@link ConfigSourceSettings}). */
 export interface WebhookAppOptions extends ConfigSourceSettings {
@@ -78,6 +81,11 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
   readonly missingNamespaces?: MissingNamespacesOptions;
   /** Restart Pods that run an old trust bundle (docs/trust-restart.md); off without it. */
   readonly trustRestart?: TrustRestartSettings;
+  /**
+   * How the runtime's trust-bundle capability is probed (docs/trust-bundle-api.md; namespace
+   * default `POD_NAMESPACE` or kyma-system); false: never, the bundle is always mounted.
+   */
+  readonly trustCapability?: Partial<CapabilityProbeSettings> | false;
 }
 
 /** A running webhook process: server, caches, config, copier. */
@@ -165,7 +173,30 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   namespaces.start();
   stoppers.push(() => namespaces.stop());
 
-  await followConfig(o, { holder, logger, reflectorLogger, stoppers });
+  const statusReporter = await followConfig(o, { holder, logger, reflectorLogger, stoppers });
+
+  // Whether the runtime can take the trust-bundle mount: probed before serving, so that no Pod
+  // gets an empty volume over its CA certificates while the answer is still to come.
+  const prober =
+    o.trustCapability === false
+      ? undefined
+      : startCapabilityProber({
+          access: o.kubeConfig,
+          settings: {
+            namespace: process.env.POD_NAMESPACE || RUNTIME_NAMESPACE,
+            ...o.trustCapability,
+          },
+          logger: logger.child({ part: 'trust-capability' }),
+        });
+  if (prober) {
+    stoppers.push(() => {
+      prober.stop();
+    });
+    if (statusReporter)
+      prober.onChange((capability) => {
+        statusReporter.trustBundle(capability);
+      });
+  }
 
   // Per-request warnings are rate-limited; a namespace the API server does not know is remembered.
   const logLimit = new LogRateLimit(logger);
@@ -187,7 +218,16 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   });
   stoppers.push(() => copiers.close());
   // The bundle in force: its hash is stamped on Pods at admission, and the restarter follows it.
-  const bundle = followTrustBundle({ kubeConfig: o.kubeConfig, holder, logger: reflectorLogger });
+  const bundle = followTrustBundle({
+    kubeConfig: o.kubeConfig,
+    holder,
+    logger: reflectorLogger,
+    // Another version than the probe found (an upgrade): probe again at once.
+    onApi: (api) => {
+      const known = prober?.current()?.api;
+      if (known !== undefined && known !== (api.served ? api.apiVersion : API_NOT_SERVED)) prober?.refresh();
+    },
+  });
   stoppers.push(() => bundle.close());
 
   const context: AdmissionContext = {
@@ -197,6 +237,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
       ensure: (namespace, opts) => copiers.current?.copier.ensure(namespace, opts) ?? false,
     },
     trustBundleHash: () => bundle.current()?.hash,
+    trustBundleMount: () => trustBundleMount(prober?.current()),
     metrics,
     logger,
     logLimit,
@@ -208,7 +249,8 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     holder.get() !== undefined &&
     namespaces.hasSynced() &&
     (copiers.current?.secrets.hasSynced() ?? false) &&
-    (keeper?.ready() ?? true);
+    (keeper?.ready() ?? true) &&
+    (prober === undefined || prober.current() !== undefined);
   const forwarder = o.drift
     ? new DriftForwarder({
         url: o.drift.url,

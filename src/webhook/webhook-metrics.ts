@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { DeferredCounter, DeferredHistogram } from '../telemetry/deferred-metrics.js';
 import type { GateRefusalReason } from './request-gate.js';
+import type { TrustBundleSkipReason } from '../api/trust-bundle-capability.js';
 
 /** How one admission request ended, the `result` label. */
 export type AdmissionResult = 'mutated' | 'unchanged' | 'bad_request' | 'error';
@@ -24,6 +25,8 @@ export interface WebhookMetrics {
   readonly memo: DeferredCounter<'hit' | 'stale'>;
   /** Requests the server's memory bounds turned away, by reason (./request-gate.ts). */
   readonly refused: DeferredCounter<GateRefusalReason>;
+  /** Pods that asked for the trust bundle where the runtime cannot take the mount, by reason. */
+  readonly trustBundleSkipped: DeferredCounter<TrustBundleSkipReason>;
 }
 
 /** Registers the webhook metrics on `registry`. */
@@ -86,6 +89,12 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     refused: new DeferredCounter({
       name: 'rtb_webhook_requests_refused_total',
       help: 'Requests turned away to keep memory bounded: body too large (413), too complex to decode (413), too many waiting or no room in time (503), client gone while waiting.',
+      labelName: 'reason',
+      registers,
+    }),
+    trustBundleSkipped: new DeferredCounter({
+      name: 'rtb_webhook_trust_bundle_skipped_total',
+      help: 'Pods that asked for the trust bundle and got no mount because the runtime cannot take it: it serves no ClusterTrustBundle API (api_not_served), or its API server drops the projected source (projection_dropped).',
       labelName: 'reason',
       registers,
     }),

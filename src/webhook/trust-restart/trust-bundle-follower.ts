@@ -1,18 +1,19 @@
 /**
  * Follows the ClusterTrustBundle the configuration names: one watch on that one object (a field
- * selector), rebuilt when the name changes (../latest-follower.ts). The admission path reads the
- * hash in force from here (the Pods' stamp) and the restarter is told of every content change.
+ * selector), rebuilt when the name changes (../latest-follower.ts), at the API version the
+ * runtime serves (../../kube/trust-bundle-list-watch.ts: found by discovery, found again after an
+ * upgrade; where none is served the bundle is unknown). The admission path reads the hash in force
+ * from here (the Pods' stamp) and the restarter is told of every content change.
  */
 import type { Logger } from 'pino';
 import { trustBundleChangedAt, trustBundleHash, type TrustBundleObject } from '../../api/trust-stamp.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
-import { KubeListWatch } from '../../kube/list-watch.js';
 import { Reflector } from '../../kube/reflector.js';
+import type { TrustBundleApi } from '../../kube/trust-bundle-api.js';
+import type { TrustBundleApis } from '../../kube/trust-bundle-discovery.js';
+import { TrustBundleListWatch } from '../../kube/trust-bundle-list-watch.js';
 import type { ConfigHolder } from '../config-holder.js';
 import { LatestFollower } from '../latest-follower.js';
-
-/** The API path of ClusterTrustBundles (the version KIM and the KCP controller write). */
-export const CLUSTER_TRUST_BUNDLES_PATH = '/apis/certificates.k8s.io/v1beta1/clustertrustbundles';
 
 /** The bundle in force as the webhook knows it. */
 export interface KnownBundle {
@@ -42,6 +43,10 @@ export function followTrustBundle(o: {
   readonly holder: ConfigHolder;
   readonly logger: Logger;
   readonly now?: () => number;
+  /** Where the runtime's API version is remembered (default: the process's). */
+  readonly apis?: TrustBundleApis;
+  /** Told the API version each list of the bundle used (an upgrade shows here first). */
+  readonly onApi?: (api: TrustBundleApi) => void;
 }): TrustBundleFollower {
   const now = o.now ?? Date.now;
   const listeners = new Set<(bundle: KnownBundle | undefined) => void>();
@@ -67,7 +72,7 @@ export function followTrustBundle(o: {
       if (name === undefined) return undefined;
       const reflector = new Reflector<BundleObject>({
         name: `clustertrustbundle ${name}`,
-        listerWatcher: new KubeListWatch<BundleObject>(o.kubeConfig, CLUSTER_TRUST_BUNDLES_PATH),
+        listerWatcher: new TrustBundleListWatch<BundleObject>(o.kubeConfig, { apis: o.apis, onApi: o.onApi }),
         fieldSelector: `metadata.name=${name}`,
         logger: o.logger,
         // managedFields stay: they tell when the content last changed.

@@ -27,5 +27,25 @@ describe('webhook status report', () => {
     const r = { loadedVersion: 's1', refusedVersion: 's2', refusal: 'x' };
     assert.deepEqual(readReport({ data: reportData(r) }), r);
     assert.deepEqual(readReport(undefined), {});
+    const t = {
+      loadedVersion: 's1',
+      trustBundle: { api: 'certificates.k8s.io/v1', projection: 'dropped' as const, detail: 'why' },
+    };
+    assert.deepEqual(reportData(t), {
+      loadedVersion: 's1',
+      trustBundleAPI: 'certificates.k8s.io/v1',
+      trustBundleProjection: 'dropped',
+      trustBundleDetail: 'why',
+    });
+    assert.deepEqual(readReport({ data: reportData(t) }), t);
+    // A projection value from the future is not read as a finding.
+    assert.deepEqual(readReport({ data: { trustBundleAPI: 'x', trustBundleProjection: 'maybe' } }), {});
+  });
+
+  test('the trust-bundle finding stays through configurations taken and refused', () => {
+    const trustBundle = { api: 'none', projection: 'unknown' as const };
+    const taken = nextReport({ trustBundle }, 's1', { accepted: true });
+    assert.deepEqual(taken, { loadedVersion: 's1', trustBundle });
+    assert.deepEqual(nextReport(taken, 's2', { accepted: false, error: refusal }).trustBundle, trustBundle);
   });
 });
