@@ -15,12 +15,7 @@
 // after the previous repair, long enough for its reconcile to end) and "back-to-back" (no pause).
 //
 //   npx tsx bench/drift-repair.ts   BENCH_TAMPERS=150 BENCH_TAMPERS_BUSY=150 BENCH_TAMPER_GAP_MS=1500
-import type {
-  KubernetesObject,
-  V1ConfigMap,
-  V1Secret,
-  V1beta1ClusterTrustBundle,
-} from '@kubernetes/client-node';
+import type { KubernetesObject, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
@@ -31,6 +26,8 @@ import type { ManagedProcess } from '../src/envtest/managed-process.js';
 import { waitReady } from '../src/envtest/wait-ready.js';
 import { applyObjects } from '../src/kube/apply.js';
 import { kubeRequest } from '../src/kube/kube-request.js';
+import { trustBundleApis } from '../src/kube/trust-bundle-discovery.js';
+import type { ClusterTrustBundle } from '../src/api/cluster-trust-bundle.js';
 import { renderWebhookManifests } from '../src/render/webhook-manifests.js';
 import { CTB_NAME, dockerConfig } from '../test/support/kcp.js';
 import { describeCpu, GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';
@@ -49,7 +46,6 @@ const KINDS = ['Secret edit', 'ConfigMap edit', 'ClusterTrustBundle delete'] as 
 type TamperKind = (typeof KINDS)[number];
 const SECRET_PATH = '/api/v1/namespaces/kyma-system/secrets/registry-credentials';
 const CM_PATH = '/api/v1/namespaces/kyma-system/configmaps/rt-bootstrapper-config';
-const CTB_COLLECTION = '/apis/certificates.k8s.io/v1beta1/clustertrustbundles';
 const CM_KEY = 'rt-bootstrapper-config.json';
 
 /** One tamper. */
@@ -117,7 +113,9 @@ interface Runtime {
   readonly client: KeepAliveClient;
   readonly secret: ObjectWatch<V1Secret>;
   readonly configMap: ObjectWatch<V1ConfigMap>;
-  readonly bundle: ObjectWatch<V1beta1ClusterTrustBundle>;
+  readonly bundle: ObjectWatch<ClusterTrustBundle>;
+  /** The bundles' collection at the version the runtime serves. */
+  readonly bundlePath: string;
   readonly original: { readonly secret: string; readonly configMap: string; readonly bundle: string };
   readonly webhook: ManagedProcess;
   readonly webhookUrl: string;
@@ -196,7 +194,9 @@ async function prepareRuntime(
     '/api/v1/namespaces/kyma-system/configmaps',
     'rt-bootstrapper-config',
   );
-  const bundle = new ObjectWatch<V1beta1ClusterTrustBundle>(kc, CTB_COLLECTION, CTB_NAME);
+  const ctbApi = await trustBundleApis.get(kc);
+  if (!ctbApi.served) throw new Error(`${cluster.name} serves no ClusterTrustBundle API: ${ctbApi.found}`);
+  const bundle = new ObjectWatch<ClusterTrustBundle>(kc, ctbApi.path, CTB_NAME);
   for (const w of [secret, configMap, bundle]) await w.start();
   const first = async <T extends KubernetesObject>(w: ObjectWatch<T>): Promise<T> => {
     const e = await w.waitFor(0, () => true, 10_000);
@@ -214,6 +214,7 @@ async function prepareRuntime(
     secret,
     configMap,
     bundle,
+    bundlePath: ctbApi.path,
     original,
     webhook,
     webhookUrl: base,
@@ -258,8 +259,8 @@ async function tamper(r: Runtime, kind: TamperKind, n: number, timeoutMs: number
     watch = r.bundle;
     isTampered = (e) => e.type === 'DELETED';
     isRestored = (e) =>
-      e.type === 'ADDED' && (e.object as V1beta1ClusterTrustBundle).spec.trustBundle === r.original.bundle;
-    write = () => r.client.request('DELETE', `${CTB_COLLECTION}/${encodeURIComponent(CTB_NAME)}`);
+      e.type === 'ADDED' && (e.object as ClusterTrustBundle).spec.trustBundle === r.original.bundle;
+    write = () => r.client.request('DELETE', `${r.bundlePath}/${encodeURIComponent(CTB_NAME)}`);
   }
   const mark = watch.mark();
   const t0 = performance.now();

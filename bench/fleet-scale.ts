@@ -36,6 +36,7 @@
 //   npm run bench:fleet        BENCH_FLEET=500,2000,5000 BENCH_POOL=16 BENCH_DRIFT_REPORTS=100 BENCH_FLEET_ROTATIONS=20
 import { createCertificateAuthority } from '../src/pki/certificate-authority.js';
 import { applyObjects } from '../src/kube/apply.js';
+import { trustBundleApis } from '../src/kube/trust-bundle-discovery.js';
 import { liteFromDocument } from '../src/kube/cluster-access.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -125,9 +126,11 @@ async function writeSource(fleet: Fleet, source: string, label: string): Promise
     ]);
   } else if (source === 'ClusterTrustBundle') {
     const ca = await createCertificateAuthority({ commonName: `landscape CA ${label}` });
+    const api = await trustBundleApis.get(fleet.kcpAccess);
+    if (!api.served) throw new Error(`the KCP serves no ClusterTrustBundle API: ${api.found}`);
     await applyObjects(fleet.kcpAccess, [
       {
-        apiVersion: 'certificates.k8s.io/v1beta1',
+        apiVersion: api.apiVersion,
         kind: 'ClusterTrustBundle',
         metadata: { name: CTB_NAME },
         spec: { signerName: CTB_SIGNER, trustBundle: ca.certPem },

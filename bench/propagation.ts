@@ -18,6 +18,7 @@ import { freemem, totalmem } from 'node:os';
 import { SET_VERSION_ANNOTATION } from '../src/api/runtime-bootstrapper.js';
 import { applyObjects } from '../src/kube/apply.js';
 import { kubeRequest } from '../src/kube/kube-request.js';
+import { trustBundleApis } from '../src/kube/trust-bundle-discovery.js';
 import { CTB_NAME, KCP_PULL_SECRET, dockerConfig } from '../test/support/kcp.js';
 import { describeCpu, GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';
 import { envNumber, isMain, say as defaultSay } from './support/env.js';
@@ -120,9 +121,13 @@ async function runBaseline(
   for (const c of clients) await c.request('GET', `${SECRETS}/registry-credentials`);
   const getsKeepAliveMs = performance.now() - t;
 
-  const ctb = await kubeRequest<{ spec: unknown }>(bench.kcp.kubeConfig(), {
+  // Every cluster of the bench runs one minor: the KCP's version is the runtimes'.
+  const kcpAccess = bench.kcp.kubeConfig();
+  const api = await trustBundleApis.get(kcpAccess);
+  if (!api.served) throw new Error(`the KCP serves no ClusterTrustBundle API: ${api.found}`);
+  const ctb = await kubeRequest<{ spec: unknown }>(kcpAccess, {
     method: 'GET',
-    path: `/apis/certificates.k8s.io/v1beta1/clustertrustbundles/${CTB_NAME}`,
+    path: `${api.path}/${encodeURIComponent(CTB_NAME)}`,
   });
   const timed = async <C>(
     targets: readonly C[],
@@ -144,8 +149,12 @@ async function runBaseline(
       cpu: (cpu.user + cpu.system) / 1000 / targets.length,
     };
   };
-  const clientNode = await timed(kcs, (kc) => applyObjects(kc, baselineObjects(round * 2, ctb.spec)));
-  const keepAlive = await timed(clients, (c) => applyKeepAlive(c, baselineObjects(round * 2 + 1, ctb.spec)));
+  const clientNode = await timed(kcs, (kc) =>
+    applyObjects(kc, baselineObjects(round * 2, ctb.spec, api.apiVersion)),
+  );
+  const keepAlive = await timed(clients, (c) =>
+    applyKeepAlive(c, baselineObjects(round * 2 + 1, ctb.spec, api.apiVersion)),
+  );
   return {
     getsClientNodeMs,
     getsKeepAliveMs,

@@ -6,13 +6,20 @@ import { CTB_NAME, dockerConfig } from '../../test/support/kcp.js';
 import { seedConfigText } from '../../test/support/fixtures.js';
 import type { KeepAliveClient } from './keep-alive-client.js';
 
-/** What planSources applies (the namespace, then copies of the set under other names), labelled `label`. */
-export function baselineObjects(label: string | number, ctbSpec: unknown): KubernetesObject[] {
+/**
+ * What planSources applies (the namespace, then copies of the set under other names), labelled
+ * `label`; the bundle at `ctbApiVersion`, the version the runtimes serve.
+ */
+export function baselineObjects(
+  label: string | number,
+  ctbSpec: unknown,
+  ctbApiVersion: string,
+): KubernetesObject[] {
   const annotations = { [SET_VERSION_ANNOTATION]: `baseline-${label}` };
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kyma-system' } },
     {
-      apiVersion: 'certificates.k8s.io/v1beta1',
+      apiVersion: ctbApiVersion,
       kind: 'ClusterTrustBundle',
       metadata: { name: CTB_NAME.replace(/:[^:]*$/, ':bench-baseline'), annotations },
       spec: ctbSpec,

@@ -7,6 +7,7 @@ import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, WEBHOOK_TLS_SECRET } from '../..
 import { planWebhook, type WebhookRelease } from '../../src/controller/direct/runtime-manifests.js';
 import { liteFromDocument } from '../../src/kube/cluster-access.js';
 import { objectPath } from '../../src/kube/resource-path.js';
+import { trustBundleApis } from '../../src/kube/trust-bundle-discovery.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { MUTATING, VALIDATING } from '../../src/webhook/serving-cert/webhook-configurations.js';
@@ -56,10 +57,16 @@ const statusPatch = (c: FloorContext, id: string): Promise<string> =>
     'application/merge-patch+json',
   );
 
-/** The spec of the landscape's ClusterTrustBundle on the KCP, which the floors' copies carry. */
-async function landscapeBundleSpec(c: FloorContext): Promise<unknown> {
-  const path = `/apis/certificates.k8s.io/v1beta1/clustertrustbundles/${CTB_NAME}`;
-  return (JSON.parse(await c.kcpClient.request('GET', path)) as { spec: unknown }).spec;
+/**
+ * The floors' copies of the set: the spec of the landscape's ClusterTrustBundle on the KCP, at the
+ * version the KCP serves (every cluster of the fleet runs the same minor).
+ */
+async function floorSources(c: FloorContext, label: string): Promise<KubernetesObject[]> {
+  const api = await trustBundleApis.get(c.fleet.kcpAccess);
+  if (!api.served) throw new Error(`the KCP serves no ClusterTrustBundle API: ${api.found}`);
+  const path = `${api.path}/${encodeURIComponent(CTB_NAME)}`;
+  const spec = (JSON.parse(await c.kcpClient.request('GET', path)) as { spec: unknown }).spec;
+  return baselineObjects(label, spec, api.apiVersion);
 }
 
 /**
@@ -71,7 +78,7 @@ export async function rotationFloor(
   clients: ReadonlyMap<string, KeepAliveClient>,
   label: string,
 ): Promise<BaselineFigures> {
-  const objects = baselineObjects(label, await landscapeBundleSpec(c));
+  const objects = await floorSources(c, label);
   for (const client of clients.values()) client.disconnect();
   c.kcpClient.disconnect();
   // The applies and the status write.
@@ -106,7 +113,7 @@ function floorCopy(o: KubernetesObject): KubernetesObject {
  */
 export async function onboardingFloor(c: FloorContext, release: WebhookRelease): Promise<BaselineFigures> {
   const ca = await createCertificateAuthority({ commonName: 'bench floor CA' });
-  const sources = baselineObjects('onboarding', await landscapeBundleSpec(c));
+  const sources = await floorSources(c, 'onboarding');
   const reads = servingPaths();
   const deployment = objectPath({
     apiVersion: 'apps/v1',

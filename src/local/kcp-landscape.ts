@@ -17,7 +17,7 @@ import { applyObjects } from '../kube/apply.js';
 import { ensureCrds } from '../kube/crd.js';
 import { kubeRequest } from '../kube/kube-request.js';
 import { packageVersion, releaseImage } from '../version.js';
-import { landscapeSourceObjects } from './landscape-sources.js';
+import { landscapeSourceObjects, trustBundleApiVersionOf } from './landscape-sources.js';
 import { markDeploymentAvailable } from './simulated-kubelet.js';
 
 /** The KCP side of the local landscape: sources, controller in direct mode, one CR per runtime. */
@@ -54,6 +54,7 @@ export async function startKcpLandscape(o: {
     await landscapeSourceObjects({
       configText: o.configText,
       namespace: 'kcp-system',
+      trustBundleApiVersion: await trustBundleApiVersionOf(kc),
       pullSecretName: 'registry-credentials',
       ...(o.dockerConfigJson === undefined ? {} : { dockerConfigJson: o.dockerConfigJson }),
     }),

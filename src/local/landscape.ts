@@ -7,7 +7,7 @@ import { resolveRtbImage } from '../envtest/rtb-image.js';
 import { applyObjects } from '../kube/apply.js';
 import { LandscapeError } from './landscape-error.js';
 import { runtimeSetVersion, startKcpLandscape, waitReady, type KcpLandscape } from './kcp-landscape.js';
-import { landscapeSourceObjects } from './landscape-sources.js';
+import { landscapeSourceObjects, trustBundleApiVersionOf } from './landscape-sources.js';
 import { eventually } from '../envtest/eventually.js';
 import { startNodeHosting } from './node-hosting.js';
 import { createSeedPod, firstImage, waitWebhookServes } from './seed-pod.js';
@@ -156,6 +156,7 @@ async function showRotation(
   const objects = await landscapeSourceObjects({
     configText: rotated.configText,
     namespace: 'kcp-system',
+    trustBundleApiVersion: await trustBundleApiVersionOf(plane.cluster('kcp').kubeConfig()),
     pullSecretName: 'registry-credentials',
     dockerConfigJson: rotated.dockerConfigJson,
   });

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { CONFIG_MAP_NAMESPACE } from '../api/webhook-features.js';
 import type { LocalCluster } from '../envtest/control-plane.js';
 import { applyObjects } from '../kube/apply.js';
-import { landscapeSourceObjects } from './landscape-sources.js';
+import { landscapeSourceObjects, trustBundleApiVersionOf } from './landscape-sources.js';
 import { createCertificateAuthority } from '../pki/certificate-authority.js';
 import { issueCertificate } from '../pki/issue-certificate.js';
 import { MUTATING_WEBHOOK_CONFIGURATION } from '../api/runtime-names.js';
@@ -39,7 +39,11 @@ export async function installLocalWebhook(
   if (options.configText !== undefined) {
     await applyObjects(
       kc,
-      await landscapeSourceObjects({ configText: options.configText, namespace: CONFIG_MAP_NAMESPACE }),
+      await landscapeSourceObjects({
+        configText: options.configText,
+        namespace: CONFIG_MAP_NAMESPACE,
+        trustBundleApiVersion: await trustBundleApiVersionOf(kc),
+      }),
     );
   }
 

@@ -5,6 +5,7 @@ import type { ControlPlane, LocalCluster } from '../envtest/control-plane.js';
 import type { PauseImage } from '../envtest/pause-image.js';
 import type { RtbImage } from '../envtest/rtb-image.js';
 import { kubeRequest } from '../kube/kube-request.js';
+import { trustBundleApis } from '../kube/trust-bundle-discovery.js';
 import { inspectContainer } from './container-inspection.js';
 import { LandscapeError } from './landscape-error.js';
 import { startLandscapeRegistries } from './landscape-registries.js';
@@ -80,10 +81,13 @@ export async function startNodeHosting(o: {
         throw new LandscapeError(
           `${file} is not readable inside ${name} on ${rt.name}: ${seen?.error ?? 'not read'}`,
         );
-      const ctb = await kubeRequest<{ spec?: { trustBundle?: string } }>(rt.kubeConfig(), {
-        method: 'GET',
-        path: `/apis/certificates.k8s.io/v1beta1/clustertrustbundles/${encodeURIComponent(bundle.name)}`,
-      });
+      const kc = rt.kubeConfig();
+      const ctb = await trustBundleApis.atServed(kc, (api) =>
+        kubeRequest<{ spec?: { trustBundle?: string } }>(kc, {
+          method: 'GET',
+          path: `${api.path}/${encodeURIComponent(bundle.name)}`,
+        }),
+      );
       const same = seen.text.trim() === (ctb.spec?.trustBundle ?? '').trim();
       say(`  ✓ inside the container, ${file} starts with: ${seen.text.split('\n')[0] ?? ''}`);
       say(

@@ -4,13 +4,14 @@
  * Pod whose projected file kubelet refreshes in place. The figures are printed
  * (docs/trust-restart.md, docs/figures.md), never asserted as times.
  */
-import { CertificatesV1beta1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { BUNDLE } from '../support/trust-workloads.js';
 import { useNodeLandscape } from './support/node-landscape.js';
+import { putTrustBundle } from '../support/trust-bundles.js';
 
 const landscape = useNodeLandscape();
 const NAMESPACE = 'default';
@@ -74,13 +75,10 @@ describe('a changed ClusterTrustBundle on a real node', () => {
     const l = landscape();
     const kc = l.plane.cluster('runtime').kubeConfig();
     const core = kc.makeApiClient(CoreV1Api);
-    const ctbs = kc.makeApiClient(CertificatesV1beta1Api);
     const first = await createCertificateAuthority({ commonName: 'e2e-refresh-0' });
-    await ctbs.createClusterTrustBundle({
-      body: {
-        metadata: { name: BUNDLE },
-        spec: { signerName: 'rt-bootstrapper-k3d.test/ctb', trustBundle: first.certPem },
-      },
+    await putTrustBundle(kc, BUNDLE, {
+      signerName: 'rt-bootstrapper-k3d.test/ctb',
+      trustBundle: first.certPem,
     });
     await core.createNamespacedPod({ namespace: NAMESPACE, body: readerPod('watcher', l.openImage, 1_000) });
     assert.match(await logOnceRunning(core, 'watcher'), new RegExp(`seen=${escape(marker(first.certPem))}`));
@@ -90,11 +88,7 @@ describe('a changed ClusterTrustBundle on a real node', () => {
     let lastChange = Date.now();
     for (let round = 1; round <= 1; round++) {
       const next = await createCertificateAuthority({ commonName: `e2e-refresh-${round}` });
-      const current = await ctbs.readClusterTrustBundle({ name: BUNDLE });
-      await ctbs.replaceClusterTrustBundle({
-        name: BUNDLE,
-        body: { ...current, spec: { ...current.spec, trustBundle: next.certPem } },
-      });
+      await putTrustBundle(kc, BUNDLE, { trustBundle: next.certPem });
       const changed = Date.now();
       lastChange = changed;
       // New Pods one after another until one reads the new bundle.

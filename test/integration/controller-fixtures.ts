@@ -4,7 +4,6 @@
  * stand-in for KIM that consumes the signal is in fake-kim.ts.
  */
 import {
-  CertificatesV1beta1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -27,6 +26,7 @@ import { createLogger } from '../../src/telemetry/logger.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { runtimeObject } from '../support/runtime-object.js';
+import { putTrustBundle } from '../support/trust-bundles.js';
 
 export const NS = 'kcp-system';
 export const PULL_SECRET = 'rtb-pull-secret';
@@ -45,7 +45,6 @@ export interface Kcp {
   readonly kc: KubeConfig;
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
-  readonly certs: CertificatesV1beta1Api;
 }
 
 export function kcpClients(kc: KubeConfig): Kcp {
@@ -53,7 +52,6 @@ export function kcpClients(kc: KubeConfig): Kcp {
     kc,
     core: kc.makeApiClient(CoreV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
-    certs: kc.makeApiClient(CertificatesV1beta1Api),
   };
 }
 
@@ -70,9 +68,7 @@ export async function setUpKcp(cluster: LocalCluster, trustBundlePem: string): P
       data: dockerConfig('v1'),
     },
   });
-  await kcp.certs.createClusterTrustBundle({
-    body: { metadata: { name: CTB }, spec: { signerName: 'rtb-kcp.test/ctb', trustBundle: trustBundlePem } },
-  });
+  await putTrustBundle(kcp.kc, CTB, { signerName: 'rtb-kcp.test/ctb', trustBundle: trustBundlePem });
   await kcp.core.createNamespacedConfigMap({
     namespace: NS,
     body: { metadata: { name: CONFIG_MAP }, data: { [CONFIG_MAP_KEY]: seedConfigText() } },
@@ -147,11 +143,7 @@ export const configVariant = (registry: string): string => {
 };
 
 export async function setTrustBundle(kcp: Kcp, pem: string): Promise<void> {
-  const current = await kcp.certs.readClusterTrustBundle({ name: CTB });
-  await kcp.certs.replaceClusterTrustBundle({
-    name: CTB,
-    body: { ...current, spec: { ...current.spec, trustBundle: pem } },
-  });
+  await putTrustBundle(kcp.kc, CTB, { trustBundle: pem });
 }
 
 /** Collects JSON log lines in memory (to check what the controller says, and what it never says). */

@@ -1,7 +1,6 @@
 import {
   AdmissionregistrationV1Api,
   AppsV1Api,
-  CertificatesV1beta1Api,
   RbacAuthorizationV1Api,
   type KubernetesObject,
 } from '@kubernetes/client-node';
@@ -40,6 +39,7 @@ import {
 } from '../support/kcp.js';
 import { registerWebhook, startTestWebhook } from '../support/webhook.js';
 
+import { listTrustBundles, readTrustBundle } from '../support/trust-bundles.js';
 const RUNTIMES = ['rt-1', 'rt-2', 'rt-3'] as const;
 const plane = useControlPlane({ clusters: ['kcp', ...RUNTIMES] });
 const SET_VERSION = 'rt-bootstrapper.kyma-project.io/set-version';
@@ -176,10 +176,8 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
         name: 'rt-bootstrapper-config',
         namespace: 'kyma-system',
       });
-      const ctb = await rt(id)
-        .kubeConfig()
-        .makeApiClient(CertificatesV1beta1Api)
-        .readClusterTrustBundle({ name: CTB_NAME });
+      const ctb = await readTrustBundle(rt(id).kubeConfig(), CTB_NAME);
+      assert.ok(ctb, `${id}: the ClusterTrustBundle`);
       for (const o of [secret, cm, ctb]) assert.equal(o.metadata?.annotations?.[SET_VERSION], version);
       // resourceVersions grow with every write in a cluster: they show the order of the writes.
       const rv = (o: { metadata?: { resourceVersion?: string } }) => Number(o.metadata?.resourceVersion);
@@ -403,8 +401,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
     assert.equal(maps.items.length, 0);
     const apps = runtime.kubeConfig().makeApiClient(AppsV1Api);
     assert.equal((await apps.listNamespacedDeployment({ namespace: 'kyma-system' })).items.length, 0);
-    const bundles = await runtime.kubeConfig().makeApiClient(CertificatesV1beta1Api).listClusterTrustBundle();
-    assert.equal(bundles.items.length, 0);
+    assert.deepEqual(await listTrustBundles(runtime.kubeConfig()), []);
     assert.deepEqual(
       deletions.slice(0, 2),
       ['MutatingWebhookConfiguration', 'Deployment'],

@@ -3,7 +3,6 @@
  * Deployment) in the RuntimeBootstrapper status and its printer column, on real API servers; a
  * pass that finds the same report writes nothing.
  */
-import { CertificatesV1beta1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { get, type RequestOptions } from 'node:https';
 import { after, before, describe, test } from 'node:test';
@@ -34,6 +33,7 @@ import {
   startKcpSources,
 } from '../support/kcp.js';
 
+import { readTrustBundle } from '../support/trust-bundles.js';
 const ID = 'rt-trust';
 const plane = useControlPlane({ clusters: ['kcp', ID] });
 const kcp = () => plane().cluster('kcp');
@@ -119,10 +119,8 @@ describe("direct mode: the runtime's trust-bundle restarts in the RuntimeBootstr
     assert.equal(ready.status?.trustRestart, undefined, 'no restarter has reported');
 
     // The KCP's bundle, as the runtime's restarter names it (the set carries it to the runtime).
-    const ctb = await kcp()
-      .kubeConfig()
-      .makeApiClient(CertificatesV1beta1Api)
-      .readClusterTrustBundle({ name: CTB_NAME });
+    const ctb = await readTrustBundle(kcp().kubeConfig(), CTB_NAME);
+    assert.ok(ctb);
     const hash = trustBundleHash(ctb.spec.trustBundle);
     await report(hash, { stalePods: 4, barePods: 1, optedOutPods: 2 });
     // A forced pass reads the Deployment anyway (its rollout); the count comes with that read.

@@ -1,4 +1,3 @@
-import { CertificatesV1beta1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
@@ -18,6 +17,7 @@ import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { deleteTrustBundle, readTrustBundle } from '../support/trust-bundles.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import {
   CTB_NAME,
@@ -214,17 +214,10 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
             .data?.['rt-bootstrapper-config.json'] === cm.data?.['rt-bootstrapper-config.json'],
         `${id}: ConfigMap restored`,
       );
-      const certs = rt(id).kubeConfig().makeApiClient(CertificatesV1beta1Api);
+      const kc = rt(id).kubeConfig();
       const ms3 = await timeRepair(
-        () => certs.deleteClusterTrustBundle({ name: CTB_NAME }),
-        async () => {
-          try {
-            await certs.readClusterTrustBundle({ name: CTB_NAME });
-            return true;
-          } catch {
-            return false;
-          }
-        },
+        () => deleteTrustBundle(kc, CTB_NAME),
+        async () => (await readTrustBundle(kc, CTB_NAME).catch(() => undefined)) !== undefined,
         `${id}: ClusterTrustBundle restored`,
       );
       t.diagnostic(

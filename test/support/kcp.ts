@@ -30,6 +30,7 @@ import { applyObjects } from '../../src/kube/apply.js';
 import { markDeploymentAvailable as markAvailable } from '../../src/local/simulated-kubelet.js';
 import { TimeoutError, eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from './fixtures.js';
+import { trustBundleObject } from './trust-bundles.js';
 
 /** The seed's trust bundle name and its signer. */
 export const CTB_NAME = 'rt-bootstrapper-k3d.test:ctb:1';
@@ -129,6 +130,10 @@ export async function putSources(
   opts: { auth?: string; configText?: string } = {},
 ): Promise<void> {
   const ca = await createCertificateAuthority({ commonName: 'landscape CA' });
+  const bundle = await trustBundleObject(kcp.kubeConfig(), CTB_NAME, {
+    signerName: CTB_SIGNER,
+    trustBundle: ca.certPem,
+  });
   await applyObjects(kcp.kubeConfig(), [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kcp-system' } },
     {
@@ -138,12 +143,7 @@ export async function putSources(
       type: 'kubernetes.io/dockerconfigjson',
       data: dockerConfig(opts.auth ?? 'v1'),
     } as KubernetesObject,
-    {
-      apiVersion: 'certificates.k8s.io/v1beta1',
-      kind: 'ClusterTrustBundle',
-      metadata: { name: CTB_NAME },
-      spec: { signerName: CTB_SIGNER, trustBundle: ca.certPem },
-    } as KubernetesObject,
+    bundle,
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',

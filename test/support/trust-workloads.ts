@@ -7,7 +7,6 @@
  */
 import {
   AppsV1Api,
-  CertificatesV1beta1Api,
   CoreV1Api,
   type KubeConfig,
   type V1OwnerReference,
@@ -15,9 +14,9 @@ import {
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
 import { CTB_HASH_ANNOTATION, CTB_MOUNTED_LABEL, trustBundleHash } from '../../src/api/trust-stamp.js';
-import { statusCodeOf } from '../../src/kube/kube-errors.js';
 import { reportDeploymentRollout } from '../../src/local/simulated-kubelet.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
+import { putTrustBundle } from './trust-bundles.js';
 
 /** The bundle the seed config names. */
 export const BUNDLE = 'rt-bootstrapper-k3d.test:ctb:1';
@@ -29,23 +28,9 @@ export async function newBundleText(): Promise<{ pem: string; hash: string }> {
   return { pem: ca.certPem, hash: trustBundleHash(ca.certPem) };
 }
 
-/** Creates or replaces the bundle's content. */
+/** Creates or replaces the bundle's content (at the version the cluster serves). */
 export async function putBundle(kc: KubeConfig, pem: string): Promise<void> {
-  const api = kc.makeApiClient(CertificatesV1beta1Api);
-  const current = await api.readClusterTrustBundle({ name: BUNDLE }).catch((err: unknown) => {
-    if (statusCodeOf(err) === 404) return undefined;
-    throw err;
-  });
-  if (current) {
-    await api.replaceClusterTrustBundle({
-      name: BUNDLE,
-      body: { ...current, spec: { ...current.spec, trustBundle: pem } },
-    });
-  } else {
-    await api.createClusterTrustBundle({
-      body: { metadata: { name: BUNDLE }, spec: { signerName: SIGNER, trustBundle: pem } },
-    });
-  }
+  await putTrustBundle(kc, BUNDLE, { signerName: SIGNER, trustBundle: pem });
 }
 
 export type Kind = 'Deployment' | 'StatefulSet' | 'DaemonSet';

@@ -1,0 +1,276 @@
+// test-matrix: kubernetes
+/**
+ * Runtimes that cannot take the trust-bundle mount, on real API servers (docs/trust-bundle-api.md):
+ * one whose API server drops projected clusterTrustBundle sources (the ClusterTrustBundleProjection
+ * gate off) and one that serves no ClusterTrustBundle API, beside one that takes it. Direct mode
+ * installs on all three from one KCP; the webhook on each (in this process, registered by URL)
+ * mounts the bundle only where it is kept, says why in the response's warnings where not, counts
+ * it, and reports its finding, which the KCP puts on the RuntimeBootstrapper.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { request, type RequestOptions } from 'node:https';
+import { after, before, describe, test } from 'node:test';
+import type { Condition, RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
+import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
+import { CTB_HASH_ANNOTATION } from '../../src/api/trust-stamp.js';
+import { readReport, WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
+import { runStatus } from '../../src/cli/commands/status-action.js';
+import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
+import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
+import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
+import type { LocalCluster } from '../../src/envtest/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
+import type { ClusterAccess } from '../../src/kube/cluster-access.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { seedPodBefore } from '../support/fixtures.js';
+import {
+  CTB_NAME,
+  RB_PATH,
+  createRuntimeBootstrapper,
+  directModeOptions,
+  markDeploymentAvailable,
+  prepareKcp,
+  putAdminKubeconfigSecret,
+  startKcpSources,
+} from '../support/kcp.js';
+import { listTrustBundles } from '../support/trust-bundles.js';
+import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
+
+// Three planes: flags are per plane. The KCP and the runtime that takes the mount share one.
+const kept = useControlPlane({ clusters: ['kcp', 'rt-kept'] });
+const dropped = useControlPlane({
+  clusters: ['rt-dropped'],
+  apiserverArgs: ['--feature-gates=ClusterTrustBundleProjection=false'],
+});
+const unserved = useControlPlane({
+  clusters: ['rt-none'],
+  // Whichever version the minor serves, off (1.34: v1beta1, 1.37: v1).
+  apiserverArgs: [
+    '--runtime-config=certificates.k8s.io/v1beta1/clustertrustbundles=false,certificates.k8s.io/v1/clustertrustbundles=false',
+  ],
+});
+
+const kcp = (): LocalCluster => kept().cluster('kcp');
+const runtimes = (): Record<string, LocalCluster> => ({
+  'rt-kept': kept().cluster('rt-kept'),
+  'rt-dropped': dropped().cluster('rt-dropped'),
+  'rt-none': unserved().cluster('rt-none'),
+});
+const rt = (id: string): LocalCluster => {
+  const r = runtimes()[id];
+  if (!r) throw new Error(`no runtime ${id}`);
+  return r;
+};
+const readRb = (id: string) =>
+  kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${id}` });
+const condition = (rb: RuntimeBootstrapper, type: string): Condition | undefined =>
+  rb.status?.conditions?.find((c) => c.type === type);
+
+/** Creates a Pod through the API server; the stored Pod and the response's Warning headers. */
+async function createPod(kc: ClusterAccess, pod: V1Pod): Promise<{ pod: V1Pod; warnings: string[] }> {
+  const options: RequestOptions = {};
+  await kc.applyToHTTPSOptions(options);
+  const url = new URL(`${kc.getCurrentCluster()?.server ?? ''}/api/v1/namespaces/${RUNTIME_NAMESPACE}/pods`);
+  const body = JSON.stringify(pod);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        ...options,
+        method: 'POST',
+        headers: {
+          ...(options.headers as Record<string, string>),
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 0) >= 300) {
+            reject(new Error(`create Pod: ${res.statusCode ?? 0} ${text}`));
+            return;
+          }
+          const header = res.headers.warning;
+          const warnings = header === undefined ? [] : Array.isArray(header) ? header : [header];
+          resolve({ pod: JSON.parse(text) as V1Pod, warnings });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The seed Pod under a new name (every feature applies in kyma-system by the seed config). */
+const seedPod = (name: string): V1Pod => {
+  const pod = seedPodBefore() as V1Pod;
+  return { ...pod, metadata: { ...pod.metadata, name, namespace: RUNTIME_NAMESPACE } };
+};
+
+async function skippedCount(hook: TestWebhook, reason: string): Promise<number> {
+  const text = await hook.app.registry.metrics();
+  const m = new RegExp(`^rtb_webhook_trust_bundle_skipped_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(
+    text,
+  );
+  return Number(m?.[1] ?? 0);
+}
+
+let sources: SourceWatcher | undefined;
+let direct: DirectMode | undefined;
+const hooks = new Map<string, TestWebhook>();
+
+describe('runtimes that cannot take the trust-bundle mount', () => {
+  before(async () => {
+    await prepareKcp(kcp());
+    for (const id of Object.keys(runtimes())) await putAdminKubeconfigSecret(kcp(), rt(id), id);
+    const logger = silentLogger();
+    sources = await startKcpSources(kcp(), logger);
+    direct = await startDirectMode(directModeOptions(kcp(), sources, logger, { runtimeTimeoutMs: 3_000 }));
+    for (const id of Object.keys(runtimes())) await createRuntimeBootstrapper(kcp(), id);
+    for (const id of Object.keys(runtimes())) {
+      // The set is there once the webhook's Deployment is: the webhook then has its config.
+      await eventually(
+        async () => ((await readRb(id)).status?.state === 'Installing' ? true : undefined),
+        30_000,
+        `${id} installing`,
+      );
+      const hook = await startTestWebhook(rt(id), {
+        statusConfigMap: { namespace: RUNTIME_NAMESPACE, name: WEBHOOK_STATUS_CONFIG_MAP },
+      });
+      hooks.set(id, hook);
+      const manifests = renderWebhookManifests({ image: 'x', url: hook.url, caBundlePem: hook.ca.certPem });
+      await registerWebhook(rt(id), {
+        ...manifests.mutatingWebhookConfiguration,
+        metadata: { name: 'test-capability-webhook' },
+      });
+      await markDeploymentAvailable(rt(id));
+    }
+  });
+  after(async () => {
+    for (const hook of hooks.values()) await hook.stop();
+    await direct?.stop();
+    await sources?.stop();
+  });
+
+  test('where the projection is kept: the mount, no warning, the API version in the status', async () => {
+    const { pod, warnings } = await createPod(rt('rt-kept').kubeConfig(), seedPod('kept'));
+    assert.ok(pod.spec?.volumes?.some((v) => v.name === 'rt-bootstrapper-certs'));
+    assert.ok(pod.metadata?.annotations?.[CTB_HASH_ANNOTATION]);
+    assert.deepEqual(
+      warnings.filter((w) => w.includes('trust bundle not mounted')),
+      [],
+    );
+    const rb = await eventually(
+      async () => {
+        const r = await readRb('rt-kept');
+        return condition(r, 'TrustBundleProjection')?.reason === 'Kept' ? r : undefined;
+      },
+      60_000,
+      'TrustBundleProjection Kept',
+    );
+    assert.match(rb.status?.clusterTrustBundleAPI ?? '', /^certificates\.k8s\.io\/v1(beta1)?$/);
+    assert.equal(condition(rb, 'TrustBundleAPI')?.reason, 'Served');
+  });
+
+  test('where the API server drops the projection: no volume, no mount, no stamp; a warning, a count, a condition', async () => {
+    const hook = hooks.get('rt-dropped');
+    assert.ok(hook);
+    const { pod, warnings } = await createPod(rt('rt-dropped').kubeConfig(), seedPod('dropped'));
+    assert.equal(
+      pod.spec?.volumes?.find((v) => v.name === 'rt-bootstrapper-certs'),
+      undefined,
+    );
+    for (const c of pod.spec?.containers ?? [])
+      assert.ok(!(c.volumeMounts ?? []).some((m) => m.mountPath === '/etc/ssl/certs'), c.name);
+    assert.equal(pod.metadata?.annotations?.[CTB_HASH_ANNOTATION], undefined);
+    // The rest of the mutation still applies.
+    assert.equal(pod.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/modified'], 'true');
+    assert.ok(pod.spec?.containers[0]?.env?.some((e) => e.name === 'KYMA_FIPS_MODE_ENABLED'));
+    assert.ok(
+      warnings.some((w) => /trust bundle not mounted.*ClusterTrustBundleProjection off/.test(w)),
+      warnings.join(' | '),
+    );
+    assert.equal(await skippedCount(hook, 'projection_dropped'), 1);
+
+    const report = await eventually(
+      async () => {
+        const cm = await kubeRequest<{ data?: Record<string, string> }>(rt('rt-dropped').kubeConfig(), {
+          method: 'GET',
+          path: `/api/v1/namespaces/${RUNTIME_NAMESPACE}/configmaps/${WEBHOOK_STATUS_CONFIG_MAP}`,
+        }).catch(() => undefined);
+        return readReport(cm).trustBundle;
+      },
+      30_000,
+      'the finding in the status ConfigMap',
+    );
+    assert.equal(report.projection, 'dropped');
+
+    const rb = await eventually(
+      async () => {
+        const r = await readRb('rt-dropped');
+        return condition(r, 'TrustBundleProjection')?.reason === 'Dropped' ? r : undefined;
+      },
+      60_000,
+      'TrustBundleProjection Dropped',
+    );
+    assert.equal(condition(rb, 'TrustBundleProjection')?.status, 'False');
+    assert.equal(rb.status?.state, 'Ready', 'the runtime is served otherwise');
+    // The bundle itself is still written: the API serves it, only the projection is dropped.
+    assert.equal((await listTrustBundles(rt('rt-dropped').kubeConfig())).length, 1);
+  });
+
+  test('where no ClusterTrustBundle API is served: the rest of the set, NotServed, and no mount', async () => {
+    const rb = await eventually(
+      async () => {
+        const r = await readRb('rt-none');
+        return condition(r, 'TrustBundleAPI')?.reason === 'NotServed' &&
+          condition(r, 'TrustBundleProjection')?.reason === 'NotServed'
+          ? r
+          : undefined;
+      },
+      60_000,
+      'TrustBundleAPI and TrustBundleProjection NotServed',
+    );
+    assert.equal(condition(rb, 'TrustBundleAPI')?.status, 'False');
+    assert.match(condition(rb, 'TrustBundleAPI')?.message ?? '', /is not served/);
+    assert.equal(rb.status?.clusterTrustBundleAPI, undefined);
+    assert.equal(rb.status?.state, 'Ready');
+    assert.equal(condition(rb, 'ConfigurationSynced')?.status, 'True', 'the pull Secret and the config went');
+    const cm = await kubeRequest<{ metadata?: { name?: string } }>(rt('rt-none').kubeConfig(), {
+      method: 'GET',
+      path: `/api/v1/namespaces/${RUNTIME_NAMESPACE}/configmaps/rt-bootstrapper-config`,
+    });
+    assert.equal(cm.metadata?.name, 'rt-bootstrapper-config');
+
+    const hook = hooks.get('rt-none');
+    assert.ok(hook);
+    const { pod, warnings } = await createPod(rt('rt-none').kubeConfig(), seedPod('none'));
+    assert.equal(
+      pod.spec?.volumes?.find((v) => v.name === 'rt-bootstrapper-certs'),
+      undefined,
+    );
+    assert.ok(
+      warnings.some((w) => /trust bundle not mounted.*serves no ClusterTrustBundle API/.test(w)),
+      warnings.join(' | '),
+    );
+    assert.equal(await skippedCount(hook, 'api_not_served'), 1);
+  });
+
+  test('rtb status shows each runtime’s API version and the runtimes without the mount', async () => {
+    const text = await runStatus(
+      { namespace: 'kcp-system', rolloutPolicy: 'default', output: 'text' },
+      kcp().kubeConfig(),
+    );
+    assert.match(text, /ClusterTrustBundle API: .*none 1/);
+    assert.match(text, /No trust-bundle mount:\n {2}rt-dropped {2}Dropped .*\n {2}rt-none {2}NotServed/);
+    // The KCP's own bundle was read at the KCP's version and is unchanged.
+    assert.equal(sources?.snapshot().clusterTrustBundle?.metadata?.name, CTB_NAME);
+  });
+});
