@@ -7,10 +7,15 @@
 // image; docs/node.md). They run one at a time by default, after everything else: a node and
 // its Pods take most of a 2-core machine. `--unit` runs the unit tests only; `--e2e` the
 // end-to-end files only.
+//
+// Files marked `// test-matrix: kubernetes` (scripts/test-matrix.ts) leave the first phase and run
+// once per Kubernetes minor of the matrix, each run with RTB_TEST_KUBERNETES set and named in its
+// summary line (docs/kubernetes-versions.md).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { tsImport } from 'tsx/esm/api';
 
 const root = new URL('..', import.meta.url).pathname;
 const args = process.argv.slice(2);
@@ -56,6 +61,17 @@ function fail(message) {
   process.exit(1);
 }
 
+const matrix = await tsImport('./test-matrix.ts', import.meta.url);
+let plan;
+try {
+  plan = matrix.planMatrix(
+    mainFiles.map((path) => ({ path, source: readFileSync(join(root, path), 'utf8') })),
+    matrix.matrixVersions(process.env),
+  );
+} catch (error) {
+  fail(error instanceof Error ? error.message : String(error));
+}
+
 /** `rtb control-plane <what>`, before any test starts, so no test timeout covers a cold build. */
 function prepare(what, hint = '') {
   const step = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'control-plane', what], {
@@ -76,7 +92,7 @@ if (!unitOnly) {
 }
 
 /** Runs files under node's test runner; returns the counts and whether the runner exited cleanly. */
-function runPhase(files, concurrency) {
+function runPhase(files, concurrency, env = {}) {
   const outDir = mkdtempSync(join(tmpdir(), 'rtb-tests-'));
   const countsFile = join(outDir, 'counts.json');
   const result = spawnSync(
@@ -93,7 +109,7 @@ function runPhase(files, concurrency) {
       `--test-reporter-destination=${countsFile}`,
       ...files,
     ],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, RTB_TEST_RUN: '1' } },
+    { cwd: root, stdio: 'inherit', env: { ...process.env, RTB_TEST_RUN: '1', ...env } },
   );
   let counts = { passed: 0, failed: 1, skipped: 0 };
   try {
@@ -107,24 +123,31 @@ function runPhase(files, concurrency) {
 }
 
 const total = { passed: 0, failed: 0, skipped: 0 };
+const concurrency = process.env.RTB_TEST_CONCURRENCY ?? '2';
 const phases = [
-  {
-    files: mainFiles,
-    concurrency: process.env.RTB_TEST_CONCURRENCY ?? '2',
-    name: unitOnly ? 'unit' : 'static, unit, integration',
-  },
+  { files: plan.plain, concurrency, name: unitOnly ? 'unit' : 'static, unit, integration' },
+  ...plan.runs.map((run) => ({
+    files: run.files,
+    concurrency,
+    name: `on Kubernetes ${run.kubernetes} (the matrix: RTB_TEST_KUBERNETES=${run.kubernetes})`,
+    env: { RTB_TEST_KUBERNETES: run.kubernetes },
+  })),
   { files: e2eFiles, concurrency: process.env.RTB_E2E_CONCURRENCY ?? '1', name: 'end to end (test/e2e)' },
 ];
+const failedPhases = [];
 for (const phase of phases) {
   if (phase.files.length === 0) continue;
+  if (phase.env) console.error(`run-tests: ${phase.name}: ${phase.files.join(' ')}`);
   const phaseStarted = Date.now();
-  const counts = runPhase(phase.files, phase.concurrency);
+  const counts = runPhase(phase.files, phase.concurrency, phase.env);
   const seconds = ((Date.now() - phaseStarted) / 1000).toFixed(0);
   console.error(`run-tests: ${phase.name}: ${counts.passed} passed, ${counts.failed} failed in ${seconds} s`);
+  if (counts.failed > 0) failedPhases.push(`${counts.failed} failed in the phase ${phase.name}`);
   total.passed += counts.passed;
   total.failed += counts.failed;
   total.skipped += counts.skipped;
 }
+for (const line of failedPhases) console.error(`run-tests: ${line}`);
 console.error(`run-tests: ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
 const skipped = total.skipped > 0 ? `, ${total.skipped} skipped` : '';
 console.log(`${total.passed} passed, ${total.failed} failed${skipped}`);

@@ -8,6 +8,7 @@ import { ControlPlaneError } from './errors.js';
 import { startEtcd, type EtcdServer } from './etcd.js';
 import { freePort } from './free-port.js';
 import { startKubeApiserver } from './kube-apiserver.js';
+import { planeKubernetesVersion, type KubernetesVersion } from './kubernetes-versions.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { LocalNode } from './local-node.js';
 import type { ManagedProcess } from './managed-process.js';
@@ -19,15 +20,30 @@ import { trackTempDir, untrackTempDir } from './process-registry.js';
 export interface ControlPlaneOptions {
   /** Cluster names, or how many (named `cluster-0`…). Default one. */
   clusters?: number | readonly string[];
+  /**
+   * The Kubernetes minor of every API server (docs/kubernetes-versions.md). Default: that of
+   * `binaries` when given, else `RTB_TEST_KUBERNETES`, else DEFAULT_KUBERNETES_VERSION. A plane
+   * with nodes runs the node's minor (NODE_KUBERNETES_VERSION) and refuses another.
+   */
+  kubernetes?: KubernetesVersion;
   /** Reuse these binaries instead of resolving (and maybe building) them. */
   binaries?: ControlPlaneBinaries;
   /** Keep the working directory (logs, kubeconfigs) after stop. */
   keepDir?: boolean;
-  /** Extra kube-apiserver flags for every cluster. */
+  /**
+   * false: every API server runs with the ClusterTrustBundleProjection gate off and drops
+   * projected clusterTrustBundle sources from Pods, as a runtime without the projection does.
+   */
+  clusterTrustBundleProjection?: boolean;
+  /**
+   * Extra kube-apiserver flags for every cluster, after the others: a repeated `--feature-gates`
+   * or `--runtime-config` merges into the earlier one, key by key.
+   */
   apiserverArgs?: readonly string[];
   /**
    * Clusters (by name) that get a node: kubelet, containerd, controller-manager and scheduler,
-   * so that Pods run (docs/node.md). The others stay API servers only, as fast as ever.
+   * so that Pods run (docs/node.md). The others stay API servers only, as fast as ever. Such a
+   * plane runs the node's Kubernetes minor.
    */
   nodes?: readonly string[];
   /** Reuse these node binaries instead of resolving (and maybe building) them. */
@@ -109,6 +125,7 @@ export class ControlPlane {
 
   private constructor(
     readonly dir: string,
+    /** The binaries every API server runs; `binaries.kubernetes` is the plane's minor. */
     readonly binaries: ControlPlaneBinaries,
     readonly etcd: EtcdServer,
     private readonly options: ControlPlaneOptions,
@@ -116,7 +133,12 @@ export class ControlPlane {
 
   /** Resolves the binaries, starts etcd and the clusters, and waits until every one is ready. */
   static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
-    const binaries = options.binaries ?? (await resolveBinaries({ log: options.log }));
+    const kubernetes = planeKubernetesVersion({
+      kubernetes: options.kubernetes,
+      binaries: options.binaries?.kubernetes,
+      nodes: (options.nodes?.length ?? 0) > 0,
+    });
+    const binaries = options.binaries ?? (await resolveBinaries({ log: options.log, kubernetes }));
     const dir = await mkdtemp(join(tmpdir(), 'rtb-envtest-'));
     if (!options.keepDir) trackTempDir(dir);
     let etcd: EtcdServer | undefined;
@@ -145,6 +167,11 @@ export class ControlPlane {
     }
   }
 
+  /** The Kubernetes minor every API server of this plane runs. */
+  get kubernetes(): KubernetesVersion {
+    return this.binaries.kubernetes;
+  }
+
   /** The clusters, in the order they were added. */
   get clusters(): readonly LocalCluster[] {
     return this.clusterList;
@@ -164,6 +191,8 @@ export class ControlPlane {
       throw new ControlPlaneError(`invalid cluster name ${name}`);
     if (this.clusterList.some((c) => c.name === name))
       throw new ControlPlaneError(`duplicate cluster ${name}`);
+    // Throws when a node would join API servers of another minor than its kubelet's.
+    if (options.node) planeKubernetesVersion({ kubernetes: this.kubernetes, nodes: true });
     const dir = join(this.dir, name);
     await mkdir(dir, { recursive: true });
     const nodeBinaries = options.node ? await this.resolveNodeBinaries() : undefined;
@@ -204,6 +233,8 @@ export class ControlPlane {
               etcdPrefix: `/clusters/${name}`,
               port,
               pki: pki.files,
+              kubernetes: this.kubernetes,
+              clusterTrustBundleProjection: this.options.clusterTrustBundleProjection,
               extraArgs: this.options.apiserverArgs,
               ...(network ? { node: { serviceCidr: network.serviceCidr } } : {}),
             },

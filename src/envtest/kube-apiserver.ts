@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { ClusterPkiFiles } from './cluster-pki.js';
+import { versionApiserverArgs, type KubernetesVersion } from './kubernetes-versions.js';
 import { ManagedProcess } from './managed-process.js';
 import { waitReady, type ProbeTls } from './wait-ready.js';
 
@@ -11,6 +12,11 @@ export interface KubeApiserverOptions {
   etcdPrefix: string;
   port: number;
   pki: ClusterPkiFiles;
+  /** The minor of `binary`: it picks the ClusterTrustBundle flags (KUBERNETES_VERSIONS). */
+  kubernetes: KubernetesVersion;
+  /** false: the projection gate off, so projected clusterTrustBundle sources are dropped. */
+  clusterTrustBundleProjection?: boolean;
+  /** Appended last: a repeated `--feature-gates` or `--runtime-config` merges into the earlier one. */
   extraArgs?: readonly string[];
   /**
    * This cluster gets a node (kubelet, controller-manager, scheduler): the Node authorizer and
@@ -21,7 +27,7 @@ export interface KubeApiserverOptions {
 
 /**
  * The flags of a kube-apiserver that behaves like a Kyma runtime for this project:
- * ClusterTrustBundle (beta API and projection) on, RBAC, the endpoint reconciler disabled;
+ * ClusterTrustBundle and its projection on as the minor needs them, RBAC, the endpoint reconciler disabled;
  * without a node no controller-manager runs, so the ServiceAccount admission plugin is off.
  */
 export function kubeApiserverArgs(o: KubeApiserverOptions): string[] {
@@ -51,8 +57,7 @@ export function kubeApiserverArgs(o: KubeApiserverOptions): string[] {
           `--kubelet-client-key=${o.pki.kubeletClientKey}`,
         ]
       : ['--authorization-mode=RBAC', '--disable-admission-plugins=ServiceAccount']),
-    '--feature-gates=ClusterTrustBundle=true,ClusterTrustBundleProjection=true',
-    '--runtime-config=certificates.k8s.io/v1beta1/clustertrustbundles=true',
+    ...versionApiserverArgs(o.kubernetes, { clusterTrustBundleProjection: o.clusterTrustBundleProjection }),
     '--allow-privileged=true',
     '--profiling=false',
     `--cert-dir=${join(o.dir, 'cert-dir')}`,

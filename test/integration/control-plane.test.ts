@@ -1,7 +1,8 @@
+// test-matrix: kubernetes
 import {
   AdmissionregistrationV1Api,
-  CertificatesV1beta1Api,
   CoreV1Api,
+  CustomObjectsApi,
   VersionApi,
   type V1Pod,
 } from '@kubernetes/client-node';
@@ -14,6 +15,7 @@ import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
+import { KUBERNETES_VERSIONS } from '../../src/envtest/kubernetes-versions.js';
 import { sweepOrphans } from '../../src/envtest/process-registry.js';
 import { isRunning, useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
@@ -30,9 +32,10 @@ describe('the local control plane', () => {
     const info = await plane().cluster('kcp').kubeConfig().makeApiClient(VersionApi).getCode();
     assert.equal(info.gitVersion, plane().binaries.kubernetesVersion);
     assert.match(info.gitVersion, /^v1\.(3[4-9]|[4-9]\d)\.\d+$/);
+    assert.equal(`${info.major}.${info.minor}`, plane().kubernetes);
   });
 
-  test('the kubeconfig works with kubectl of the same release', async () => {
+  test('the kubeconfig works with kubectl (of the newest pinned release)', async () => {
     const { kubectl } = plane().binaries;
     assert.ok(kubectl, 'kubectl is built with the control plane');
     const { stdout: out } = await promisify(execFile)(kubectl, [
@@ -65,16 +68,23 @@ describe('the local control plane', () => {
     );
   });
 
-  test('a ClusterTrustBundle can be created and read back', async () => {
+  test('a ClusterTrustBundle can be created and read back (in the API version the minor serves)', async () => {
     const ca = await createCertificateAuthority({ commonName: 'bundle-test' });
-    const api = plane().cluster('runtime-a').kubeConfig().makeApiClient(CertificatesV1beta1Api);
-    await api.createClusterTrustBundle({
+    const version = KUBERNETES_VERSIONS[plane().kubernetes].clusterTrustBundleApi;
+    const api = plane().cluster('runtime-a').kubeConfig().makeApiClient(CustomObjectsApi);
+    const where = { group: 'certificates.k8s.io', version, plural: 'clustertrustbundles' };
+    await api.createClusterCustomObject({
+      ...where,
       body: {
+        apiVersion: `certificates.k8s.io/${version}`,
+        kind: 'ClusterTrustBundle',
         metadata: { name: 'rt-test.example.com:ctb:1' },
         spec: { signerName: 'rt-test.example.com/ctb', trustBundle: ca.certPem },
       },
     });
-    const back = await api.readClusterTrustBundle({ name: 'rt-test.example.com:ctb:1' });
+    const back = (await api.getClusterCustomObject({ ...where, name: 'rt-test.example.com:ctb:1' })) as {
+      spec: { signerName: string; trustBundle: string };
+    };
     assert.equal(back.spec.signerName, 'rt-test.example.com/ctb');
     assert.equal(back.spec.trustBundle.trim(), ca.certPem.trim());
   });

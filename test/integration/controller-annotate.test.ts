@@ -1,3 +1,4 @@
+// test-matrix: kubernetes
 import { EventsV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test, type TestContext } from 'node:test';

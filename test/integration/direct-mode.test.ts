@@ -1,3 +1,4 @@
+// test-matrix: kubernetes
 import {
   AdmissionregistrationV1Api,
   AppsV1Api,

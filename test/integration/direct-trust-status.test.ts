@@ -1,3 +1,4 @@
+// test-matrix: kubernetes
 /**
  * Direct mode shows what a runtime's trust-bundle restarter reports (its annotation on the webhook
  * Deployment) in the RuntimeBootstrapper status and its printer column, on real API servers; a

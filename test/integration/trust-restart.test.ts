@@ -1,3 +1,4 @@
+// test-matrix: kubernetes
 /**
  * The trust-bundle restarter on a real API server (no controllers, no kubelet: the test plays the
  * controllers' part of each rollout, test/support/trust-workloads.ts). Replicas run in this

@@ -1,3 +1,4 @@
+// test-matrix: kubernetes
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

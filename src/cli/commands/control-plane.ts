@@ -7,18 +7,24 @@ import type { Command } from 'commander';
 export function registerControlPlaneCommand(program: Command): void {
   const cmd = program
     .command('control-plane')
-    .description('build or locate the kube-apiserver and etcd used by tests and `rtb local`');
+    .description('build or locate the kube-apiservers and etcd used by tests and `rtb local`');
   cmd
     .command('build')
     .description(
-      'build kube-apiserver and etcd from their Go modules once (reused from the cache afterwards)',
+      'build kube-apiserver of every pinned Kubernetes minor, kubectl and etcd from their Go modules once (reused from the cache afterwards)',
     )
     .action(async () => {
-      const { resolveBinaries } = await import('../../envtest/binaries.js');
-      const b = await resolveBinaries({ log: (line) => process.stderr.write(`rtb: ${line}\n`) });
-      process.stdout.write(
-        `kube-apiserver ${b.kubernetesVersion}: ${b.kubeApiserver}\nkubectl: ${b.kubectl ?? '(none)'}\netcd ${b.etcdVersion}: ${b.etcd}\n(${b.source})\n`,
-      );
+      const { resolveAllBinaries } = await import('../../envtest/binaries.js');
+      const all = await resolveAllBinaries({ log: (line) => process.stderr.write(`rtb: ${line}\n`) });
+      for (const b of all)
+        process.stdout.write(`kube-apiserver ${b.kubernetes} (${b.kubernetesVersion}): ${b.kubeApiserver}\n`);
+      const last = all.at(-1);
+      if (last) {
+        const source = all.some((b) => b.source === 'built') ? 'built' : last.source;
+        process.stdout.write(
+          `kubectl: ${last.kubectl ?? '(none)'}\netcd ${last.etcdVersion}: ${last.etcd}\n(${source})\n`,
+        );
+      }
     });
   cmd
     .command('host')

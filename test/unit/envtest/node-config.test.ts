@@ -11,6 +11,7 @@ import {
 } from '../../../src/envtest/node-config.js';
 import { MAX_NODE_SLOTS, nodeNetwork } from '../../../src/envtest/node-network.js';
 import { kubeApiserverArgs } from '../../../src/envtest/kube-apiserver.js';
+import { KUBERNETES_VERSIONS, NODE_KUBERNETES_VERSION } from '../../../src/envtest/kubernetes-versions.js';
 
 const paths: NodePaths = {
   dir: '/n',
@@ -105,6 +106,7 @@ describe('node configuration', () => {
       etcdUrl: 'http://127.0.0.1:1',
       etcdPrefix: '/c',
       port: 1,
+      kubernetes: NODE_KUBERNETES_VERSION,
       pki: {
         caCert: 'ca',
         servingCert: 's',
@@ -126,11 +128,12 @@ describe('node configuration', () => {
   });
 });
 
-test('the node binaries and kube-apiserver come from the same Kubernetes release', () => {
+test("the node binaries and the node's kube-apiserver come from the same Kubernetes release", () => {
   const version = (dir: string): string =>
     requiredVersion(
       readFileSync(new URL(`../../../hack/${dir}/go.mod`, import.meta.url), 'utf8'),
       'k8s.io/kubernetes',
     );
-  assert.equal(version('node'), version('control-plane/kube-apiserver'));
+  const apiserver = `control-plane/${KUBERNETES_VERSIONS[NODE_KUBERNETES_VERSION].module}`;
+  assert.equal(version('node'), version(apiserver));
 });
