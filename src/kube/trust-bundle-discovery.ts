@@ -87,11 +87,23 @@ export class TrustBundleApis {
     this.now = o.now ?? Date.now;
   }
 
-  /** The cluster's API, discovered through `get` (default: plain GETs through `access`) when not known. */
-  get(access: ClusterAccess, get: DiscoveryGet = discoveryGet(access)): Promise<TrustBundleApi> {
+  /**
+   * The cluster's API, discovered through `get` (default: plain GETs through `access`) when not
+   * known. A `hint` (the version this cluster was last written at, from a record kept elsewhere)
+   * stands in for discovery while nothing is known: a call there that meets a 404 for the
+   * resource discovers anyway ({@link atServed}).
+   */
+  get(
+    access: ClusterAccess,
+    get: DiscoveryGet = discoveryGet(access),
+    hint?: ServedTrustBundleApi,
+  ): Promise<TrustBundleApi> {
     const known = this.entries.get(access);
     if (known !== undefined && this.now() < known.expiresAt) return known.api;
-    const entry: Entry = { api: discoverTrustBundleApi(get), expiresAt: Infinity };
+    const entry: Entry = {
+      api: hint !== undefined && known === undefined ? Promise.resolve(hint) : discoverTrustBundleApi(get),
+      expiresAt: Infinity,
+    };
     this.entries.set(access, entry);
     entry.api.then(
       (api) => {

@@ -9,7 +9,10 @@ import { assertFenced, UNFENCED, type LeaseFence } from '../../kube/lease-fence.
 import { collectionPath, describeObject, objectPath } from '../../kube/resource-path.js';
 import {
   atTrustBundleApi,
+  servedTrustBundleApi,
   TRUST_BUNDLE_KIND,
+  TRUST_BUNDLE_VERSIONS,
+  trustBundleApiVersion,
   type ServedTrustBundleApi,
   type TrustBundleApi,
 } from '../../kube/trust-bundle-api.js';
@@ -104,9 +107,15 @@ export class RuntimeInstaller {
     }
   }
 
-  /** The runtime's ClusterTrustBundle API (remembered per client; discovered when not known). */
-  trustBundleApi(): Promise<TrustBundleApi> {
-    return unwrapUnreachable(this.apis.get(this.access, this.discoveryGet));
+  /**
+   * The runtime's ClusterTrustBundle API (remembered per client; discovered when not known, but
+   * for `hint`, the version the bundle was last written at there: a write that meets a 404 for
+   * the resource discovers anyway).
+   */
+  trustBundleApi(hint?: string): Promise<TrustBundleApi> {
+    const version = TRUST_BUNDLE_VERSIONS.find((v) => trustBundleApiVersion(v) === hint);
+    const seed = version === undefined ? undefined : servedTrustBundleApi(version);
+    return unwrapUnreachable(this.apis.get(this.access, this.discoveryGet, seed));
   }
 
   /** Runs `call` at the served version, discovering it again after a 404 for the resource. */

@@ -125,7 +125,10 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
       return drift;
     },
     apply: (objects) => need().apply(objects, note),
-    trustBundleApi: () => need().trustBundleApi(),
+    // The version the status says the bundle was last written at stands in for discovery: a
+    // rotation costs no discovery requests, and an upgrade that took that version away shows as
+    // a 404, which discovers.
+    trustBundleApi: () => need().trustBundleApi(rb.status?.clusterTrustBundleAPI),
     deploymentReadiness: () => need().deploymentReadiness(namespace),
     uninstall: (plan) => need().uninstall(plan),
     foreignWrites: async (objects) =>

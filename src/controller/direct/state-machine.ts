@@ -132,10 +132,11 @@ export const sFnSyncConfiguration: StateFn = async (ctx) => {
   if (current && !ctx.forceResync && !trustBundleApiMissing(ctx.status)) return sFnInstallWebhook;
   try {
     const api = setHasTrustBundle(ctx.set.set) ? await ctx.ops.trustBundleApi() : undefined;
-    recordTrustBundleApi(ctx.status, api);
+    await ctx.ops.apply(sourcesFor(planSources(ctx.set.set), api));
+    // A write that met an upgrade found the version anew: the status says what it was written at.
+    recordTrustBundleApi(ctx.status, api?.served ? await ctx.ops.trustBundleApi() : api);
     if (api?.served === false)
       ctx.wakeAfterMs = Math.min(ctx.wakeAfterMs ?? TRUST_API_RECHECK_MS, TRUST_API_RECHECK_MS);
-    await ctx.ops.apply(sourcesFor(planSources(ctx.set.set), api));
   } catch (error) {
     return failed(ctx, error, 'ConfigurationSynced', 'False', 'ApplyFailed');
   }

@@ -224,6 +224,29 @@ describe('discovering and remembering the API per client', () => {
     );
   });
 
+  test('a hint (the version last written at) stands in for discovery; an upgrade that took it away discovers', async () => {
+    const apis = new TrustBundleApis();
+    const a = access();
+    const get = scripted(K137);
+    const hint = servedTrustBundleApi('v1beta1');
+    assert.deepEqual(await apis.get(a, get, hint), hint);
+    assert.equal(get.calls.length, 0, 'no discovery');
+    const used: string[] = [];
+    await apis.atServed(
+      a,
+      (api) => {
+        used.push(api.version);
+        return api.version === 'v1beta1'
+          ? Promise.reject(new KubeApiError('404 page not found', { statusCode: 404 }))
+          : Promise.resolve();
+      },
+      get,
+    );
+    assert.deepEqual(used, ['v1beta1', 'v1']);
+    // Known now: a hint no longer counts.
+    assert.deepEqual(await apis.get(a, get, hint), servedTrustBundleApi('v1'));
+  });
+
   test('none served: atServed rejects with a typed error naming what was found', async () => {
     const apis = new TrustBundleApis();
     const get = scripted({ '/apis/certificates.k8s.io/v1': list(CSR) });

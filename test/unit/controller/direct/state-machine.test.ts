@@ -513,6 +513,15 @@ describe("the runtime's ClusterTrustBundle API", () => {
     assert.ok(!rest.calls.some((c) => c.startsWith('apply:Namespace')), rest.calls.join(' '));
   });
 
+  test('a write that met an upgrade: the status names the version the bundle was written at', async () => {
+    const ops = new RecordingOps();
+    // The status's version first (v1beta1); the write found it gone and discovered v1.
+    const answers = [servedTrustBundleApi('v1beta1'), servedTrustBundleApi('v1')];
+    ops.trustBundleApi = () => Promise.resolve(answers.shift() ?? servedTrustBundleApi('v1'));
+    const { status } = await run(rb(), ops);
+    assert.equal(status.clusterTrustBundleAPI, 'certificates.k8s.io/v1');
+  });
+
   test('a set without a bundle asks nothing and clears what an earlier set left', async () => {
     const first = await run(rb(), new RecordingOps());
     assert.ok(first.status.clusterTrustBundleAPI);
