@@ -122,7 +122,13 @@ export function startCapabilityProber(o: {
         const log = found.api === API_NOT_SERVED || found.projection === 'dropped' ? 'warn' : 'info';
         o.logger[log]({ ...found }, 'trust-bundle capability of this runtime');
         known = found;
-        for (const l of [...listeners]) l(found);
+        for (const l of [...listeners]) {
+          try {
+            l(found);
+          } catch (error) {
+            o.logger.error({ err: error }, 'trust-bundle capability listener threw');
+          }
+        }
       }
       if (again) {
         again = false;
