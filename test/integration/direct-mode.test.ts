@@ -39,8 +39,8 @@ import {
   startKcpSources,
 } from '../support/kcp.js';
 import { registerWebhook, startTestWebhook } from '../support/webhook.js';
-
 import { listTrustBundles, readTrustBundle } from '../support/trust-bundles.js';
+
 const RUNTIMES = ['rt-1', 'rt-2', 'rt-3'] as const;
 const plane = useControlPlane({ clusters: ['kcp', ...RUNTIMES] });
 const SET_VERSION = 'rt-bootstrapper.kyma-project.io/set-version';

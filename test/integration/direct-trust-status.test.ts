@@ -33,8 +33,8 @@ import {
   putAdminKubeconfigSecret,
   startKcpSources,
 } from '../support/kcp.js';
-
 import { readTrustBundle } from '../support/trust-bundles.js';
+
 const ID = 'rt-trust';
 const plane = useControlPlane({ clusters: ['kcp', ID] });
 const kcp = () => plane().cluster('kcp');
