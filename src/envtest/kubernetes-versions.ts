@@ -46,8 +46,8 @@ export const KUBERNETES_VERSION_LIST: readonly KubernetesVersion[] = (
 ).sort((a, b) => minorOf(a) - minorOf(b));
 
 /**
- * The minor a control plane runs unless told otherwise. Stays at 1.34 until the product finds the
- * ClusterTrustBundle API version by discovery: until then it speaks v1beta1 only.
+ * The minor a control plane runs unless told otherwise: 1.34, the oldest supported, for now.
+ * Switching it to 1.37 is this line.
  */
 export const DEFAULT_KUBERNETES_VERSION: KubernetesVersion = '1.34';
 
@@ -57,11 +57,8 @@ export const NODE_KUBERNETES_VERSION: KubernetesVersion = '1.34';
 /** The newest pinned minor: kubectl is built from its module only. */
 export const NEWEST_KUBERNETES_VERSION: KubernetesVersion = '1.37';
 
-/**
- * The minors `scripts/run-tests.mjs` runs the files marked `// test-matrix: kubernetes` on.
- * 1.37 joins once the product speaks ClusterTrustBundle v1 (`RTB_TEST_MATRIX=1.34,1.37` runs it now).
- */
-export const MATRIX_KUBERNETES_VERSIONS: readonly KubernetesVersion[] = ['1.34'];
+/** The minors `scripts/run-tests.mjs` runs the files marked `// test-matrix: kubernetes` on. */
+export const MATRIX_KUBERNETES_VERSIONS: readonly KubernetesVersion[] = KUBERNETES_VERSION_LIST;
 
 /** The environment variable that sets the default minor for a whole process (`1.34`, `1.37`). */
 export const KUBERNETES_VERSION_ENV = 'RTB_TEST_KUBERNETES';
