@@ -25,6 +25,7 @@ import { startLeaderTerm } from './leader-term.js';
 import type { ModeContext, ModeHandle, ModeOptions, ModeStarter } from './mode.js';
 import { modeStarter } from './mode-registry.js';
 import { createSourceWatcher } from './sources/source-set.js';
+import { attachSourceExpiryMetrics } from './expiry/source-expiry.js';
 import type { SourceWatcher } from './sources/source-watcher.js';
 
 // The mode contract and the registry live in mode.ts and mode-registry.ts; re-exported so
@@ -116,6 +117,7 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
     metrics,
     events,
   });
+  const detachSourceExpiry = attachSourceExpiryMetrics(registry, () => sources.snapshot());
 
   let unhealthy: string | undefined;
   let stopping = false;
@@ -256,6 +258,7 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
       if (elector) await elector.stop();
       await stopMode();
       await sources.stop();
+      detachSourceExpiry();
       await events.flush();
       server.closeAllConnections();
       await new Promise<void>((resolve) => {

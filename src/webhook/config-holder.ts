@@ -62,9 +62,16 @@ export class ConfigHolder {
   /** Offers the JSON text from `source` (a file path or ConfigMap key, for logs). */
   offer(text: string, source: string): ConfigOffer {
     const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
-    if (digest === this.currentDigest) return { accepted: true, changed: false, digest, warnings: [] };
+    if (digest === this.currentDigest) {
+      this.metrics?.configRefused.set(0);
+      return { accepted: true, changed: false, digest, warnings: [] };
+    }
     const known = this.refused.get(digest);
-    if (known) return { accepted: false, error: known };
+    if (known) {
+      // Offered again after another text: it is the latest one read, and still refused.
+      this.metrics?.configRefused.set(1);
+      return { accepted: false, error: known };
+    }
     let config: WebhookConfig;
     let warnings: readonly ConfigIssue[];
     try {
@@ -80,6 +87,7 @@ export class ConfigHolder {
       }
       this.refused.set(digest, configError);
       this.metrics?.configReloads.inc({ result: 'failure' });
+      this.metrics?.configRefused.set(1);
       this.logger.error(
         { source, digest, issues: configError.issues, keptDigest: this.currentDigest || undefined },
         'configuration refused; the last good configuration stays in force',
@@ -93,6 +101,7 @@ export class ConfigHolder {
     this.generation++;
     this.metrics?.configReloads.inc({ result: 'success' });
     this.metrics?.configGeneration.set(this.generation);
+    this.metrics?.configRefused.set(0);
     this.logger.info({ source, digest, generation: this.generation }, 'configuration loaded');
     // Once per accepted content: an unchanged text returns above before it is read again.
     for (const warning of warnings) {

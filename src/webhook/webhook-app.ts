@@ -20,6 +20,7 @@ import { WebhookServer, type DrainOptions } from './webhook-server.js';
 import { DRIFT_FLUSH_SECONDS } from './serving-limits.js';
 import { StopStack } from './stop-stack.js';
 import { errorLine } from '../telemetry/error-line.js';
+import { leafNotAfter } from '../pki/certificate-expiry.js';
 import { startUpstreamCleanup } from './upstream-cleanup.js';
 import type { ServingCertSettings } from './serving-cert/serving-cert-settings.js';
 import type { ServingCertKeeper } from './serving-cert/serving-cert-keeper.js';
@@ -137,8 +138,13 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   const reflectorLogger = logger.child({ part: 'reflector' });
 
   const serverRef: { current?: WebhookServer } = {};
+  const served = (tls: SecureContextOptions): void => {
+    const notAfter = leafNotAfter(tls.cert);
+    if (notAfter !== undefined) metrics.servingCertificateExpiry.set(notAfter / 1000);
+  };
   const swap = (tls: SecureContextOptions): void => {
     serverRef.current?.setSecureContext(tls);
+    served(tls);
   };
   const reloaded = (result: 'success' | 'failure'): void => {
     metrics.certReloads.inc({ result });
@@ -164,6 +170,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     keeper.attach(swap);
     tls = keeper.initialTls;
   }
+  served(tls);
 
   const namespaces = new Reflector<V1Namespace>({
     name: 'namespaces',

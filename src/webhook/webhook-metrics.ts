@@ -18,6 +18,10 @@ export interface WebhookMetrics {
   readonly mutations: DeferredCounter<string>;
   readonly configReloads: Counter<'result'>;
   readonly configGeneration: Gauge;
+  /** 1 while the latest configuration text read was refused (the last good one, if any, stays in force). */
+  readonly configRefused: Gauge;
+  /** notAfter of the serving certificate served now (Unix seconds). */
+  readonly servingCertificateExpiry: Gauge;
   readonly pullSecretCopies: Counter<'result'>;
   readonly pullSecretMissing: Counter;
   readonly certReloads: Counter<'result'>;
@@ -61,6 +65,16 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     configGeneration: new Gauge({
       name: 'rtb_webhook_config_generation',
       help: 'How many configurations have been accepted since start.',
+      registers,
+    }),
+    configRefused: new Gauge({
+      name: 'rtb_webhook_config_refused',
+      help: 'Whether the latest configuration text read was refused (1): the last good one, if any, stays in force until a valid text comes.',
+      registers,
+    }),
+    servingCertificateExpiry: new Gauge({
+      name: 'rtb_webhook_serving_certificate_expiration_timestamp_seconds',
+      help: 'Unix time the serving certificate this replica serves now expires.',
       registers,
     }),
     pullSecretCopies: new Counter({

@@ -113,5 +113,6 @@ export function directSettings(flags: ControllerFlags): DirectModeSettings {
     runtimeTimeoutMs: parseDuration(flags.runtimeTimeout),
     fullResyncEvery,
     rollout: { policyName: flags.rolloutPolicy, autoRollback: flags.autoRollback },
+    perRuntimeMetrics: flags.perRuntimeMetrics === true,
   };
 }

@@ -43,6 +43,8 @@ export interface ControllerFlags {
   autoRollback: boolean;
   certValidity: string;
   certRenewBefore: string;
+  /** Direct mode: `--per-runtime-metrics`. */
+  perRuntimeMetrics?: boolean;
 }
 
 /**

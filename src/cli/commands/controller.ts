@@ -123,6 +123,10 @@ export function registerControllerCommand(program: Command): void {
       DEFAULT_ROLLOUT_POLICY_NAME,
     )
     .option('--no-auto-rollback', 'direct mode: a halted rollout only halts (no rollback)')
+    .option(
+      '--per-runtime-metrics',
+      'direct mode: also export metrics labelled with the runtime ID (rtb_runtime_state and each drift client certificate: one series per runtime)',
+    )
     .action(async (flags: ControllerFlags) => {
       const { runController } = await import('./controller-action.js');
       await runController(flags);

@@ -65,6 +65,8 @@ export class BootstrapperReconciler {
   private readonly forced = new Set<string>();
   /** Per key: until when its serving certificate was found current (epoch ms), by this process. */
   private readonly servingCurrent = new Map<string, number>();
+  /** Per key: notAfter (epoch ms) of the drift client certificate the last good pass left on the runtime. */
+  private readonly driftCertificates = new Map<string, number>();
   private readonly serving: ServingSettings;
   private readonly opsDeps: RuntimeOpsDeps;
 
@@ -91,6 +93,11 @@ export class BootstrapperReconciler {
         d.metrics.runtimeClients.set(n);
       },
     };
+  }
+
+  /** notAfter (epoch ms) of the drift client certificate on the runtime of `key`, as far as this process knows. */
+  driftCertificateNotAfter(key: string): number | undefined {
+    return this.driftCertificates.get(key);
   }
 
   /** The next reconcile of `key` re-applies everything (periodic resync, drift repair). */
@@ -137,6 +144,7 @@ export class BootstrapperReconciler {
     const rb = this.d.bootstrappers.get(key);
     if (!rb) {
       this.servingCurrent.delete(key);
+      this.driftCertificates.delete(key);
       this.d.attestations?.forget(key);
       return undefined;
     }
@@ -170,11 +178,14 @@ export class BootstrapperReconciler {
     if (!fence()) {
       if (forceResync) this.forced.add(key);
       this.d.attestations?.forget(key);
+      this.driftCertificates.delete(key);
       this.fenced(key, 'reconcile', outcome.error);
       return undefined;
     }
     if (ctx.servingCheckedUntil !== undefined) this.servingCurrent.set(key, ctx.servingCheckedUntil);
     else this.servingCurrent.delete(key);
+    const driftNotAfter = ops.driftNotAfter();
+    if (!outcome.error && driftNotAfter !== undefined) this.driftCertificates.set(key, driftNotAfter);
     // Under a rollout: the wave, and what the webhook says of the set applied. Without one
     // (none, or the policy deleted): neither, so no stale wave or report stays in the status.
     let pollAfterMs: number | undefined;

@@ -88,6 +88,11 @@ export interface DirectModeOptions {
   readonly driftConfirmDelayMs?: number;
   /** Work only this replica's share of the runtimes (sharded-work.ts); off (all runtimes) when undefined. */
   readonly shard?: DirectShardSettings;
+  /**
+   * Also export metrics with a runtime ID label (`rtb_runtime_state`, and each runtime's drift
+   * client certificate): one series per runtime (docs/monitoring.md; default off).
+   */
+  readonly perRuntimeMetrics?: boolean;
 }
 
 /**

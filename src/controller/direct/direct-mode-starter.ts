@@ -15,6 +15,8 @@ export interface DirectModeSettings {
   /** Work only this replica's share (`--sharding`); every runtime when undefined. */
   readonly shard?: DirectModeOptions['shard'];
   readonly rollout?: DirectModeOptions['rollout'];
+  /** `--per-runtime-metrics`. */
+  readonly perRuntimeMetrics?: boolean;
 }
 
 /**
@@ -44,6 +46,7 @@ export function directModeStarter(settings: DirectModeSettings): (ctx: ModeConte
       ...(settings.servingPolicy ? { servingPolicy: settings.servingPolicy } : {}),
       ...(settings.shard ? { shard: settings.shard } : {}),
       ...(settings.rollout ? { rollout: settings.rollout } : {}),
+      perRuntimeMetrics: settings.perRuntimeMetrics === true,
     });
     return { stop: () => mode.stop() };
   };

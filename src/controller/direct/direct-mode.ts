@@ -28,6 +28,7 @@ import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
 import { PeriodicResync } from './periodic-resync.js';
 import { ShardedWork } from './sharded-work.js';
 import { SourceFanout } from './source-fanout.js';
+import { attachFleetExpiryMetrics, type FleetRuntime } from '../expiry/fleet-expiry.js';
 
 /**
  * Connections to the KCP at once: its watches (a handful, each holding one) and the status writes
@@ -238,6 +239,26 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     },
   });
   await caUpkeep.start();
+  const detachExpiry = attachFleetExpiryMetrics(
+    o.registry,
+    {
+      caNotAfter: () => cas.current().certificate.notAfter.getTime(),
+      listenerNotAfter: () => endpoint?.servingNotAfter(),
+      *runtimes(): Iterable<FleetRuntime> {
+        for (const rb of caches.bootstrappers.list()) {
+          const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
+          if (shard && !shard.admits(key)) continue;
+          yield {
+            key,
+            runtimeId: rb.spec.runtimeID,
+            state: rb.status?.state ?? 'Pending',
+            driftNotAfter: reconciler.driftCertificateNotAfter(key),
+          };
+        }
+      },
+    },
+    { perRuntime: o.perRuntimeMetrics === true },
+  );
   const mirror: RuntimeMirror | undefined =
     o.autoCreateSelector !== undefined
       ? await startRuntimeMirror({
@@ -277,6 +298,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       await endpoint?.stop();
       periodic.stop();
       clearInterval(gauges);
+      detachExpiry();
       await mirror?.stop();
       await drift.stop();
       await queue.shutDownWithDrain();

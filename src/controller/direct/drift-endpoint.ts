@@ -7,6 +7,7 @@ import type { ReadonlyStore } from '../../kube/store.js';
 import type { CaStore } from '../../pki/ca-store.js';
 import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
+import { leafNotAfter } from '../../pki/certificate-expiry.js';
 import type { AttestationHandler } from '../../watcher/attestation-receiver.js';
 import { EventListener } from '../../watcher/event-listener.js';
 import { domainOf } from './runtime-domain.js';
@@ -26,6 +27,8 @@ export interface DriftEndpoint {
   readonly port: number;
   /** Re-reads the CA store (after a rotation) into the listener's trust and serving certificate. */
   refresh(): Promise<void>;
+  /** notAfter (epoch ms) of the certificate served now. */
+  servingNotAfter(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -119,6 +122,7 @@ export async function startDriftEndpoint(o: {
   return {
     port,
     refresh,
+    servingNotAfter: () => leafNotAfter(serving.certPem),
     async stop() {
       clearInterval(upkeep);
       await listener.close();

@@ -22,6 +22,7 @@ import type { CertificateAuthority } from '../../pki/certificate-authority.js';
 import { x509 } from '../../pki/crypto-provider.js';
 import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
+import { leafNotAfter } from '../../pki/certificate-expiry.js';
 import { executeSecretWrite } from '../../pki/serving-secret-write.js';
 import { readServingSecret } from '../../webhook/serving-cert/serving-secret-codec.js';
 import { MUTATING, VALIDATING } from '../../webhook/serving-cert/webhook-configurations.js';
@@ -32,6 +33,7 @@ import { RuntimeInstaller } from './runtime-installer.js';
 import type { DriftSettings } from './runtime-manifests.js';
 import type { ServingSettings } from './serving-certificate.js';
 import type { BootstrapperOps } from './state-context.js';
+import { certificateFromPem } from '../../pki/certificate-from-pem.js';
 
 /** What the ops of a reconcile read and write. */
 export interface RuntimeOpsDeps {
@@ -54,8 +56,14 @@ export interface RuntimeOpsDeps {
   readonly clients: (n: number) => void;
 }
 
+/** The ops of a reconcile, and what the pass learnt beside them. */
+export interface RuntimeOps extends BootstrapperOps {
+  /** notAfter (epoch ms) of the drift client certificate this pass gave the runtime, if it got to it. */
+  driftNotAfter(): number | undefined;
+}
+
 /** The ops of one reconcile of `rb`; runtime writes are sent only while `fence` holds. */
-export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: LeaseFence): BootstrapperOps {
+export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: LeaseFence): RuntimeOps {
   let installer: RuntimeInstaller | undefined;
   let drift: DriftSettings | undefined;
   let serverHost = '';
@@ -163,6 +171,7 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
     writeCaBundle: (view, bundlePem) => need().writeCaBundle(view, bundlePem),
     readWebhookReport: () => need().readWebhookReport(namespace),
     observed: () => observed,
+    driftNotAfter: () => leafNotAfter(drift?.clientTls?.certPem),
   };
 }
 
@@ -197,7 +206,7 @@ async function setFinalizers(
 
 function identifies(certPem: string, runtimeId: string, domain: string): boolean {
   try {
-    const cert = new x509.X509Certificate(certPem);
+    const cert = certificateFromPem(certPem);
     const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
     const dns = san?.names.items.filter((n) => n.type === 'dns').map((n) => n.value) ?? [];
     return cert.subjectName.getField('CN')[0] === runtimeId && dns.includes(domain);
