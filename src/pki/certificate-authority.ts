@@ -9,6 +9,7 @@ import {
   x509,
 } from './crypto-provider.js';
 import { CLOCK_SKEW_MS } from './clock-skew.js';
+import { certificateFromPem } from './certificate-from-pem.js';
 
 /** A CA that can sign certificates: its certificate and its signing key. */
 export interface CertificateAuthority {
@@ -60,7 +61,7 @@ export async function loadCertificateAuthority(
 ): Promise<CertificateAuthority> {
   let certificate: x509.X509Certificate;
   try {
-    certificate = new x509.X509Certificate(certPem);
+    certificate = certificateFromPem(certPem);
   } catch (cause) {
     throw new PkiError('cannot parse the CA certificate', { cause });
   }

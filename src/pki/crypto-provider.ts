@@ -3,6 +3,7 @@
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { webcrypto } from 'node:crypto';
+import { firstPemDer } from './pem-scan.js';
 
 /** Node's WebCrypto key type (the DOM lib is not loaded in this project). */
 export type CryptoKey = webcrypto.CryptoKey;
@@ -29,13 +30,14 @@ export function toPem(der: ArrayBuffer, label: string): string {
   return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
 }
 
-/** Decodes the first PEM block with the given label into DER bytes. */
+/** Decodes the first PEM block with the given label into DER bytes (linear; see ./pem-scan.ts). */
 export function fromPem(pem: string, label: string): ArrayBuffer {
-  const re = new RegExp(`-----BEGIN ${label}-----([\\s\\S]*?)-----END ${label}-----`);
-  const match = re.exec(pem);
-  if (!match?.[1]) throw new PkiError(`no PEM block labelled ${label}`);
-  const buf = Buffer.from(match[1].replace(/\s+/g, ''), 'base64');
-  return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
+  const buf = firstPemDer(pem, label);
+  if (buf === undefined || buf.length === 0) throw new PkiError(`no PEM block labelled ${label}`);
+  // A copy: the Buffer may be a view of Node's shared pool.
+  const der = new ArrayBuffer(buf.byteLength);
+  new Uint8Array(der).set(buf);
+  return der;
 }
 
 /** Exports a private key as PKCS#8 PEM (`PRIVATE KEY`), the form Node's TLS and Go both read. */

@@ -4,6 +4,7 @@
  * pure decision over a Secret's content needs. Garbage never throws here; it reads as absent.
  */
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { findPemBlocks, PEM_FIELD_MAX_BLOCKS, PEM_FIELD_MAX_BYTES } from './pem-scan.js';
 
 /** A parsed certificate with the facts the serving-certificate protocol reads. */
 export interface ParsedCertificate {
@@ -16,15 +17,14 @@ export interface ParsedCertificate {
   readonly x509: X509Certificate;
 }
 
-const BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
-
 // Parsing is pure, so results are memoised by their text: the keeper re-reads the same PEMs on
 // every watch event and every timer.
 const cache = new Map<string, ParsedCertificate | null>();
 const CACHE_LIMIT = 256;
 
-/** One certificate from one PEM block; undefined for anything unparseable. */
+/** One certificate from one PEM block; undefined for anything unparseable or over the field limit. */
 export function parseCertificate(pemBlock: string): ParsedCertificate | undefined {
+  if (pemBlock.length > PEM_FIELD_MAX_BYTES) return undefined;
   const hit = cache.get(pemBlock);
   if (hit !== undefined) return hit ?? undefined;
   let parsed: ParsedCertificate | null = null;
@@ -49,30 +49,35 @@ export function parseCertificate(pemBlock: string): ParsedCertificate | undefine
   return parsed ?? undefined;
 }
 
-/** Every certificate in a PEM bundle, in order, and whether anything else was in it. */
+/**
+ * Every certificate in a PEM bundle, in order, and whether anything else was in it. Text over
+ * {@link PEM_FIELD_MAX_BYTES} is not read (no certificates, garbage), and at most
+ * {@link PEM_FIELD_MAX_BLOCKS} blocks are parsed (more is garbage too).
+ */
 export function parseCertificates(text: string | undefined): {
   readonly certificates: ParsedCertificate[];
   readonly garbage: boolean;
 } {
-  if (text === undefined || text.trim() === '') return { certificates: [], garbage: false };
-  const blocks = text.match(BLOCK) ?? [];
+  if (text === undefined) return { certificates: [], garbage: false };
+  if (text.length > PEM_FIELD_MAX_BYTES) return { certificates: [], garbage: true };
+  if (text.trim() === '') return { certificates: [], garbage: false };
+  const found = findPemBlocks(text, 'CERTIFICATE', PEM_FIELD_MAX_BLOCKS);
   const certificates: ParsedCertificate[] = [];
-  let garbage = blocks.length === 0;
-  for (const block of blocks) {
-    const c = parseCertificate(block);
+  let garbage = found.blocks.length === 0 || found.outside || found.truncated;
+  for (const block of found.blocks) {
+    const c = parseCertificate(block.text);
     if (c) certificates.push(c);
     else garbage = true;
   }
-  if (text.replace(BLOCK, '').trim() !== '') garbage = true;
   return { certificates, garbage };
 }
 
 // Reading a key costs OpenSSL about a millisecond; the same few keys are read again and again.
 const keys = new Map<string, KeyObject | null>();
 
-/** A private key from PEM; undefined when unparseable. */
+/** A private key from PEM; undefined when unparseable or over the field limit. */
 export function parsePrivateKey(pem: string | undefined): KeyObject | undefined {
-  if (pem === undefined || pem.trim() === '') return undefined;
+  if (pem === undefined || pem.length > PEM_FIELD_MAX_BYTES || pem.trim() === '') return undefined;
   const hit = keys.get(pem);
   if (hit !== undefined) return hit ?? undefined;
   let key: KeyObject | null;

@@ -1,5 +1,6 @@
 import type { CertificateAuthority } from './certificate-authority.js';
 import { x509 } from './crypto-provider.js';
+import { certificateFromPem } from './certificate-from-pem.js';
 
 /**
  * Whether a certificate must be (re)issued: absent, unparseable, not issued by `ca`, or
@@ -14,7 +15,7 @@ export async function needsRenewal(
   if (!certPem) return true;
   let cert: x509.X509Certificate;
   try {
-    cert = new x509.X509Certificate(certPem);
+    cert = certificateFromPem(certPem);
   } catch {
     return true;
   }

@@ -10,6 +10,7 @@ import { ConfigError, parseWebhookConfig, readWebhookConfig } from '../../api/we
 import { CONFIG_MAP_KEY } from '../../api/webhook-features.js';
 import { KIM_MANIFESTS_KEY } from '../../api/runtime-names.js';
 import { asJsonObject } from '../../api/json-object.js';
+import { scanPemStrict } from '../../pki/pem-scan.js';
 
 const DOCKER_CONFIG_JSON = 'kubernetes.io/dockerconfigjson';
 const DOCKER_CFG = 'kubernetes.io/dockercfg';
@@ -93,22 +94,35 @@ export function validateManifestsConfigMap(cm: V1ConfigMap): string | undefined 
   return undefined;
 }
 
-const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g;
+/**
+ * The largest `spec.trustBundle` read: the API server's own limit on the field (1 MiB,
+ * `certificates.MaxTrustBundleSize`), so no bundle it stores is refused for its size alone.
+ */
+export const TRUST_BUNDLE_MAX_BYTES = 1024 * 1024;
 
-/** Why a ClusterTrustBundle cannot be used (it needs at least one valid certificate), or undefined. */
+/**
+ * Why a ClusterTrustBundle cannot be used, or undefined: `spec.trustBundle` must hold at least one
+ * certificate, and every PEM block in it must be a certificate that parses (text between blocks
+ * without boundary lines is allowed, as the API server allows it). Scanned in linear time
+ * (../../pki/pem-scan.ts) after a size check; the first bad block ends the check.
+ */
 export function validateClusterTrustBundle(ctb: ClusterTrustBundle): string | undefined {
+  const field = 'spec.trustBundle';
   const pem = ctb.spec.trustBundle;
-  let certificates = 0;
+  if (typeof pem !== 'string') return `${field} is not a string`;
+  if (pem.length > TRUST_BUNDLE_MAX_BYTES)
+    return `${field} is larger than ${TRUST_BUNDLE_MAX_BYTES} bytes (the API server's limit)`;
+  const scan = scanPemStrict(pem);
+  if (!scan.ok) return `${field}: ${scan.problem}`;
   let index = 0;
-  for (const match of pem.matchAll(PEM_BLOCK)) {
+  for (const block of scan.blocks) {
     index++;
-    if (match[1] !== 'CERTIFICATE') return `PEM block ${index} is not a CERTIFICATE`;
+    if (block.label !== 'CERTIFICATE') return `${field}: PEM block ${index} is not a CERTIFICATE`;
     try {
-      new X509Certificate(match[0]);
+      new X509Certificate(block.text);
     } catch {
-      return `certificate ${index} cannot be parsed`;
+      return `${field}: certificate ${index} cannot be parsed`;
     }
-    certificates++;
   }
-  return certificates === 0 ? 'spec.trustBundle holds no certificate' : undefined;
+  return index === 0 ? `${field} holds no certificate` : undefined;
 }

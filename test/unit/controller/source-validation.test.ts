@@ -7,6 +7,7 @@ import {
   validateConfigMap,
   validateManifestsConfigMap,
   validatePullSecret,
+  TRUST_BUNDLE_MAX_BYTES,
 } from '../../../src/controller/sources/source-validation.js';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
 import { seedConfigText } from '../../support/fixtures.js';
@@ -93,6 +94,35 @@ describe('source validation', () => {
         spec(`${ca.certPem}-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n`),
       ) ?? '',
       /PEM block 2 is not a CERTIFICATE/,
+    );
+  });
+
+  test('a ClusterTrustBundle with junk is refused, the field named: 1 MB of BEGIN lines, a stray boundary, too large', async () => {
+    const ca = await createCertificateAuthority({ commonName: 'validation-junk' });
+    const spec = (trustBundle: string) => ({ spec: { signerName: 'x/y', trustBundle } });
+    const begins = '-----BEGIN CERTIFICATE-----\n'.repeat(36_000);
+    assert.ok(begins.length > 1_000_000 && begins.length < TRUST_BUNDLE_MAX_BYTES);
+    // Junk after a good certificate: the lazy pattern skipped it and passed the bundle on.
+    assert.equal(
+      validateClusterTrustBundle(spec(`${ca.certPem}${begins}`)),
+      'spec.trustBundle: PEM block 2 (CERTIFICATE) has no END line of its own',
+    );
+    assert.equal(
+      validateClusterTrustBundle(spec(begins)),
+      'spec.trustBundle: PEM block 1 (CERTIFICATE) has no END line of its own',
+    );
+    assert.equal(
+      validateClusterTrustBundle(spec(`${ca.certPem}-----END CERTIFICATE-----\n`)),
+      'spec.trustBundle: an END line without BEGIN before block 2',
+    );
+    assert.equal(
+      validateClusterTrustBundle(spec(`${ca.certPem}${' '.repeat(TRUST_BUNDLE_MAX_BYTES)}`)),
+      `spec.trustBundle is larger than ${TRUST_BUNDLE_MAX_BYTES} bytes (the API server's limit)`,
+    );
+    // Comments between certificates, as public bundles carry them, are fine.
+    assert.equal(
+      validateClusterTrustBundle(spec(`# root one\n=====\n${ca.certPem}\n# root two\n${ca.certPem}`)),
+      undefined,
     );
   });
 
