@@ -27,6 +27,8 @@ export const CONTROLLER_NAME = 'rt-bootstrapper-controller';
 export const CONTROLLER_LEASE_NAME = 'rt-bootstrapper-controller';
 /** The controller's plain-HTTP port for /healthz, /readyz and /metrics. */
 export const CONTROLLER_METRICS_PORT = 8080;
+/** The controller container's memory limit (the memory alert warns near it). */
+export const CONTROLLER_MEMORY_LIMIT = '512Mi';
 
 /** Settings that do not go together. */
 export class ControllerManifestError extends Error {
@@ -304,7 +306,10 @@ function renderDeployment(
               ports: [{ name: 'http-metrics', containerPort: CONTROLLER_METRICS_PORT, protocol: 'TCP' }],
               readinessProbe: probe('/readyz'),
               livenessProbe: probe('/healthz'),
-              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+              resources: {
+                requests: { cpu: '50m', memory: '128Mi' },
+                limits: { memory: CONTROLLER_MEMORY_LIMIT },
+              },
               securityContext: restrictedContainerSecurityContext(),
             },
           ],

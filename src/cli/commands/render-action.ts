@@ -6,7 +6,13 @@ import { renderWebhookManifests, webhookManifestList } from '../../render/webhoo
 import { packageVersion, releaseImage } from '../../version.js';
 import { rolloutPolicyCrd } from '../../api/rollout-policy-crd.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
-import type { RenderControllerFlags, RenderKimFlags, RenderWebhookFlags } from './render-flags.js';
+import { monitoringManifestList, renderMonitoring } from '../../monitoring/monitoring-manifests.js';
+import type {
+  RenderControllerFlags,
+  RenderKimFlags,
+  RenderMonitoringFlags,
+  RenderWebhookFlags,
+} from './render-flags.js';
 
 /** A positive whole number of replicas, or an error naming the flag. */
 function replicasOf(text: string): number {
@@ -67,4 +73,18 @@ export function renderController(flags: RenderControllerFlags): void {
   });
   const crds = flags.mode === 'direct' ? [runtimeBootstrapperCrd(), rolloutPolicyCrd()] : [];
   process.stdout.write(toYamlStream([...crds, ...controllerManifestList(manifests)]));
+}
+
+/** `rtb render monitoring`. */
+export function renderMonitoringCommand(flags: RenderMonitoringFlags): void {
+  const manifests = renderMonitoring({
+    kcpNamespace: flags.kcpNamespace,
+    runtimeNamespace: flags.runtimeNamespace,
+    controllerJob: flags.controllerJob,
+    webhookJob: flags.webhookJob,
+    runbookBaseUrl: flags.runbookBaseUrl.replace(/\/+$/, ''),
+    dashboardBaseUrl: flags.dashboardBaseUrl.replace(/\/+$/, ''),
+    serviceMonitor: flags.serviceMonitor === true,
+  });
+  process.stdout.write(toYamlStream(monitoringManifestList(manifests, flags.part)));
 }

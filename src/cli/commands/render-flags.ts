@@ -35,3 +35,15 @@ export interface RenderControllerFlags {
   mode: 'annotate' | 'direct';
   sharding?: boolean;
 }
+
+/** The flags of `rtb render monitoring`. */
+export interface RenderMonitoringFlags {
+  part: 'kcp' | 'runtime' | 'all';
+  kcpNamespace: string;
+  runtimeNamespace: string;
+  controllerJob: string;
+  webhookJob: string;
+  runbookBaseUrl: string;
+  dashboardBaseUrl: string;
+  serviceMonitor?: boolean;
+}

@@ -1,5 +1,16 @@
 import { Option, type Command } from 'commander';
-import type { RenderControllerFlags, RenderKimFlags, RenderWebhookFlags } from './render-flags.js';
+import type {
+  RenderControllerFlags,
+  RenderKimFlags,
+  RenderMonitoringFlags,
+  RenderWebhookFlags,
+} from './render-flags.js';
+import {
+  CONTROLLER_METRICS_SERVICE,
+  DEFAULT_DASHBOARD_BASE_URL,
+  DEFAULT_RUNBOOK_BASE_URL,
+  WEBHOOK_METRICS_SERVICE,
+} from '../../monitoring/monitoring-options.js';
 
 /**
  * `rtb render …`: prints the manifests a runtime (webhook) or the KCP (controller) needs. The
@@ -75,5 +86,37 @@ export function registerRenderCommand(program: Command): void {
     .action(async (flags: RenderControllerFlags) => {
       const { renderController } = await import('./render-action.js');
       renderController(flags);
+    });
+  render
+    .command('monitoring')
+    .description(
+      'print the dashboards (ConfigMaps labelled grafana_dashboard: "1", for Plutono) and the alerts (PrometheusRules) of the KCP and of the runtimes',
+    )
+    .addOption(
+      new Option('--part <part>', "the KCP's objects, the runtimes', or both")
+        .choices(['kcp', 'runtime', 'all'])
+        .default('all'),
+    )
+    .option('--kcp-namespace <namespace>', "namespace of the KCP's objects", 'kcp-system')
+    .option('--runtime-namespace <namespace>', "namespace of the runtimes' objects", 'kyma-system')
+    .option('--controller-job <job>', "the job label of the controller's series", CONTROLLER_METRICS_SERVICE)
+    .option('--webhook-job <job>', "the job label of the webhook's series", WEBHOOK_METRICS_SERVICE)
+    .option(
+      '--runbook-base-url <url>',
+      'runbook_url of an alert: this plus /<alert>.md',
+      DEFAULT_RUNBOOK_BASE_URL,
+    )
+    .option(
+      '--dashboard-base-url <url>',
+      'dashboard_url of an alert: this plus /d/<uid> (your Plutono)',
+      DEFAULT_DASHBOARD_BASE_URL,
+    )
+    .option(
+      '--service-monitor',
+      "also a Service and a ServiceMonitor that scrape the controller (job: the Service's name)",
+    )
+    .action(async (flags: RenderMonitoringFlags) => {
+      const { renderMonitoringCommand } = await import('./render-action.js');
+      renderMonitoringCommand(flags);
     });
 }
