@@ -38,6 +38,8 @@ export interface MetricRefs {
 }
 
 const HISTOGRAM_SUFFIXES = ['_bucket', '_sum', '_count'] as const;
+/** Labels Prometheus gives every series of a target. */
+const TARGET_LABELS = ['job', 'instance'] as const;
 const MATCHER = /([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"/g;
 
 function familyOf(
@@ -74,7 +76,11 @@ export function promQuery(
             : catalog[source];
       const found = familyOf(families, name);
       if (!found) throw new MonitoringDefinitionError(`${name}: no such metric is served by the ${source}`);
-      const labels = new Set([...found.family.labelNames, ...(found.suffix === '_bucket' ? ['le'] : [])]);
+      const labels = new Set([
+        ...found.family.labelNames,
+        ...TARGET_LABELS,
+        ...(found.suffix === '_bucket' ? ['le'] : []),
+      ]);
       for (const [, label] of matchers.matchAll(MATCHER))
         if (label !== undefined && !labels.has(label))
           throw new MonitoringDefinitionError(`${name}: the ${source} serves no label ${label}`);

@@ -1,0 +1,375 @@
+/**
+ * promtool unit tests of every alert: at least one scenario that fires it and one that keeps it
+ * silent. Series names go through the same checked references as the rules (a renamed metric
+ * fails here too), and the expected annotations are the rendered ones.
+ */
+import { CONTROLLER_MEMORY_LIMIT } from '../../src/render/controller-manifests.js';
+import { WEBHOOK_MEMORY_LIMIT } from '../../src/render/webhook-deployment.js';
+import {
+  DRIFT_CLIENT_CERT_EXPIRY,
+  DRIFT_LISTENER_CERT_EXPIRY,
+  KCP_CA_EXPIRY,
+  NOT_READY_SINCE,
+  TRUST_BUNDLE_EXPIRY,
+} from '../../src/controller/expiry/expiry-metric-specs.js';
+import { quantityBytes, type Severity } from '../../src/monitoring/alert-rules.js';
+import { metricCatalog } from '../../src/monitoring/metric-catalog.js';
+import type { MonitoringOptions } from '../../src/monitoring/monitoring-options.js';
+import { promQuery, type FamilySource } from '../../src/monitoring/promql-query.js';
+import { OUR_WEBHOOK } from '../../src/monitoring/webhook-dashboard.js';
+
+/** One input series in promtool's notation. */
+export interface InputSeries {
+  readonly series: string;
+  readonly values: string;
+}
+
+/** One scenario: the series, when it is evaluated, and the alerts (by severity) expected then. */
+export interface Scenario {
+  readonly what: string;
+  readonly series: readonly InputSeries[];
+  /** Minutes after the start. */
+  readonly evalMinutes: number;
+  readonly expect: readonly { readonly severity: Severity; readonly labels?: Record<string, string> }[];
+}
+
+/** The scenarios of one alert. */
+export interface AlertCase {
+  readonly alert: string;
+  readonly scenarios: readonly Scenario[];
+}
+
+const DAY = 86_400;
+
+/** The cases, for rules rendered with `o`. */
+export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
+  const selectors = { controller: `job="${o.controllerJob}"`, webhook: `job="${o.webhookJob}"` };
+  /** A series selector, checked as the rules' are. */
+  const s = (source: FamilySource, name: string, labels = ''): string =>
+    promQuery(metricCatalog(), selectors, (m) => m.sel(source, name, labels)).expr;
+  const c = (name: string, labels = ''): string => s('controller', name, labels);
+  const w = (name: string, labels = ''): string => s('webhook', name, labels);
+  const constant = (value: number, minutes = 40): string => `${value}x${minutes}`;
+  const firing = (severity: Severity, labels?: Record<string, string>) => [
+    { severity, ...(labels ? { labels } : {}) },
+  ];
+
+  /** Expiry: 10 days left warns, 2 days left is critical (and still warns), 20 days is silent. */
+  const expiry = (alert: string, series: (value: string) => InputSeries): AlertCase => {
+    const at = 20;
+    const left = (days: number): string => constant(at * 60 + days * DAY);
+    return {
+      alert,
+      scenarios: [
+        { what: '10 days left', series: [series(left(10))], evalMinutes: at, expect: firing('warning') },
+        {
+          what: '2 days left',
+          series: [series(left(2))],
+          evalMinutes: at,
+          expect: [{ severity: 'warning' }, { severity: 'critical' }],
+        },
+        { what: '20 days left', series: [series(left(20))], evalMinutes: at, expect: [] },
+      ],
+    };
+  };
+  const memory = (alert: string, name: string, limit: number): AlertCase => ({
+    alert,
+    scenarios: [
+      {
+        what: 'at 95 % of the limit',
+        series: [{ series: name, values: constant(Math.round(0.95 * limit)) }],
+        evalMinutes: 20,
+        expect: firing('warning'),
+      },
+      {
+        what: 'at half the limit',
+        series: [{ series: name, values: constant(Math.round(0.5 * limit)) }],
+        evalMinutes: 20,
+        expect: [],
+      },
+    ],
+  });
+  const apiserverBuckets = (slow: boolean): InputSeries[] =>
+    ['0.25', '0.5', '1', '+Inf'].map((le) => ({
+      series: s(
+        'apiserver',
+        'apiserver_admission_webhook_admission_duration_seconds_bucket',
+        `${OUR_WEBHOOK},type="admit",operation="CREATE",rejected="false",le="${le}"`,
+      ),
+      values: slow && (le === '0.25' || le === '0.5') ? constant(0) : '0+10x40',
+    }));
+
+  return [
+    {
+      alert: 'RtbControllerDown',
+      scenarios: [
+        {
+          what: 'no replica up',
+          series: [
+            { series: s('prometheus', 'up', `job="${o.controllerJob}",instance="a"`), values: constant(0) },
+          ],
+          evalMinutes: 20,
+          expect: firing('critical'),
+        },
+        {
+          what: 'no target at all',
+          series: [{ series: s('prometheus', 'up', `job="other",instance="a"`), values: constant(1) }],
+          evalMinutes: 20,
+          expect: firing('critical'),
+        },
+        {
+          what: 'one replica up',
+          series: [
+            { series: s('prometheus', 'up', `job="${o.controllerJob}",instance="a"`), values: constant(1) },
+            { series: s('prometheus', 'up', `job="${o.controllerJob}",instance="b"`), values: constant(0) },
+          ],
+          evalMinutes: 20,
+          expect: [],
+        },
+      ],
+    },
+    {
+      alert: 'RtbControllerNoLeader',
+      scenarios: [
+        {
+          what: 'two replicas, neither leads',
+          series: [
+            {
+              series: c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="a"'),
+              values: constant(0),
+            },
+            {
+              series: c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="b"'),
+              values: constant(0),
+            },
+          ],
+          evalMinutes: 20,
+          expect: firing('critical'),
+        },
+        {
+          what: 'one leads',
+          series: [
+            {
+              series: c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="a"'),
+              values: constant(1),
+            },
+            {
+              series: c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="b"'),
+              values: constant(0),
+            },
+          ],
+          evalMinutes: 20,
+          expect: [],
+        },
+      ],
+    },
+    {
+      alert: 'RtbRolloutHalted',
+      scenarios: [
+        {
+          what: 'halted',
+          series: [
+            { series: c('rtb_rollout_phase', 'phase="Halted"'), values: constant(1) },
+            { series: c('rtb_rollout_phase', 'phase="Progressing"'), values: constant(0) },
+          ],
+          evalMinutes: 10,
+          expect: firing('warning'),
+        },
+        {
+          what: 'progressing',
+          series: [
+            { series: c('rtb_rollout_phase', 'phase="Halted"'), values: constant(0) },
+            { series: c('rtb_rollout_phase', 'phase="Progressing"'), values: constant(1) },
+          ],
+          evalMinutes: 10,
+          expect: [],
+        },
+      ],
+    },
+    {
+      alert: 'RtbRuntimeNotReady',
+      scenarios: [
+        {
+          what: 'not Ready since the start, evaluated 20 minutes later',
+          series: [{ series: c(NOT_READY_SINCE.name), values: constant(0) }],
+          evalMinutes: 20,
+          expect: firing('warning'),
+        },
+        {
+          what: 'not Ready for 10 minutes',
+          series: [{ series: c(NOT_READY_SINCE.name), values: constant(600) }],
+          evalMinutes: 20,
+          expect: [],
+        },
+      ],
+    },
+    {
+      alert: 'RtbDriftRepairsFailing',
+      scenarios: [
+        {
+          what: 'retried every minute',
+          series: [{ series: c('workqueue_retries_total', 'name="drift-repair"'), values: '0+1x40' }],
+          evalMinutes: 30,
+          expect: firing('warning'),
+        },
+        {
+          what: 'retries long ago only; another queue retrying',
+          series: [
+            { series: c('workqueue_retries_total', 'name="drift-repair"'), values: constant(5) },
+            { series: c('workqueue_retries_total', 'name="runtimebootstrapper"'), values: '0+1x40' },
+          ],
+          evalMinutes: 30,
+          expect: [],
+        },
+      ],
+    },
+    {
+      alert: 'RtbWorkQueueNotDraining',
+      scenarios: [
+        {
+          what: 'keys waiting, no work done',
+          series: [
+            { series: c('workqueue_depth', 'name="runtimebootstrapper"'), values: constant(3) },
+            {
+              series: c('workqueue_work_duration_seconds_count', 'name="runtimebootstrapper"'),
+              values: constant(10),
+            },
+          ],
+          evalMinutes: 30,
+          expect: firing('warning', { name: 'runtimebootstrapper' }),
+        },
+        {
+          what: 'keys waiting, work going on',
+          series: [
+            { series: c('workqueue_depth', 'name="runtimebootstrapper"'), values: constant(3) },
+            {
+              series: c('workqueue_work_duration_seconds_count', 'name="runtimebootstrapper"'),
+              values: '10+5x40',
+            },
+          ],
+          evalMinutes: 30,
+          expect: [],
+        },
+      ],
+    },
+    memory(
+      'RtbControllerMemoryNearLimit',
+      c('process_resident_memory_bytes', 'instance="a"'),
+      quantityBytes(CONTROLLER_MEMORY_LIMIT),
+    ),
+    expiry('RtbKcpCaExpiring', (values) => ({ series: c(KCP_CA_EXPIRY.name), values })),
+    expiry('RtbDriftListenerCertificateExpiring', (values) => ({
+      series: c(DRIFT_LISTENER_CERT_EXPIRY.name),
+      values,
+    })),
+    expiry('RtbDriftClientCertificateExpiring', (values) => ({
+      series: c(DRIFT_CLIENT_CERT_EXPIRY.name, 'state="Ready"'),
+      values,
+    })),
+    expiry('RtbTrustBundleExpiring', (values) => ({ series: c(TRUST_BUNDLE_EXPIRY.name), values })),
+    {
+      alert: 'RtbWebhookDown',
+      scenarios: [
+        {
+          what: 'no replica up',
+          series: [
+            { series: s('prometheus', 'up', `job="${o.webhookJob}",instance="a"`), values: constant(0) },
+          ],
+          evalMinutes: 20,
+          expect: firing('critical'),
+        },
+        {
+          what: 'one replica up',
+          series: [
+            { series: s('prometheus', 'up', `job="${o.webhookJob}",instance="a"`), values: constant(0) },
+            { series: s('prometheus', 'up', `job="${o.webhookJob}",instance="b"`), values: constant(1) },
+          ],
+          evalMinutes: 20,
+          expect: [],
+        },
+      ],
+    },
+    {
+      alert: 'RtbWebhookFailingOpen',
+      scenarios: [
+        {
+          what: 'the API server fails open',
+          series: [
+            {
+              series: s(
+                'apiserver',
+                'apiserver_admission_webhook_fail_open_count',
+                `${OUR_WEBHOOK},type="admit"`,
+              ),
+              values: '0+1x40',
+            },
+            { series: w('rtb_webhook_requests_total', 'result="error"'), values: constant(0) },
+          ],
+          evalMinutes: 20,
+          expect: firing('critical'),
+        },
+        {
+          what: 'the webhook answers with errors',
+          series: [{ series: w('rtb_webhook_requests_total', 'result="error"'), values: '0+2x40' }],
+          evalMinutes: 20,
+          expect: firing('critical'),
+        },
+        {
+          what: 'another webhook fails open; ours answers',
+          series: [
+            {
+              series: s(
+                'apiserver',
+                'apiserver_admission_webhook_fail_open_count',
+                'name="other.example.com",type="admit"',
+              ),
+              values: '0+1x40',
+            },
+            { series: w('rtb_webhook_requests_total', 'result="error"'), values: constant(3) },
+            { series: w('rtb_webhook_requests_total', 'result="mutated"'), values: '0+50x40' },
+          ],
+          evalMinutes: 20,
+          expect: [],
+        },
+      ],
+    },
+    {
+      alert: 'RtbWebhookLatencyHigh',
+      scenarios: [
+        {
+          what: 'calls take 0.5–1 s',
+          series: apiserverBuckets(true),
+          evalMinutes: 30,
+          expect: firing('warning'),
+        },
+        { what: 'calls take under 0.25 s', series: apiserverBuckets(false), evalMinutes: 30, expect: [] },
+      ],
+    },
+    {
+      alert: 'RtbWebhookConfigRefused',
+      scenarios: [
+        {
+          what: 'refused for 20 minutes',
+          series: [{ series: w('rtb_webhook_config_refused', 'instance="a"'), values: constant(1) }],
+          evalMinutes: 20,
+          expect: firing('warning'),
+        },
+        {
+          what: 'refused for 5 minutes, then a good text',
+          series: [{ series: w('rtb_webhook_config_refused', 'instance="a"'), values: '1x5 0x35' }],
+          evalMinutes: 20,
+          expect: [],
+        },
+      ],
+    },
+    memory(
+      'RtbWebhookMemoryNearLimit',
+      w('process_resident_memory_bytes', 'instance="a"'),
+      quantityBytes(WEBHOOK_MEMORY_LIMIT),
+    ),
+    expiry('RtbWebhookCertificateExpiring', (values) => ({
+      series: w('rtb_webhook_serving_certificate_expiration_timestamp_seconds', 'instance="a"'),
+      values,
+    })),
+  ];
+}
