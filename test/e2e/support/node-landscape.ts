@@ -28,11 +28,12 @@ export interface NodeLandscape {
 /**
  * Starts the landscape for the calling test file (before its tests) and stops it after them;
  * `then` runs once it is up, in the same hook (two top-level hooks of node:test do not wait for
- * each other).
+ * each other). `others` are clusters without a node beside it (a KCP).
  */
 export function useNodeLandscape(
   then?: (landscape: NodeLandscape) => Promise<void>,
   cluster = 'runtime',
+  others: readonly string[] = [],
 ): () => NodeLandscape {
   let landscape: NodeLandscape | undefined;
   let dir: string | undefined;
@@ -50,7 +51,11 @@ export function useNodeLandscape(
     });
     stops.push(() => registries.stop());
     const { open, secured, openImage, securedImage, seedImage } = registries;
-    const plane = await ControlPlane.start({ clusters: [cluster], nodes: [cluster], nodeBinaries });
+    const plane = await ControlPlane.start({
+      clusters: [cluster, ...others],
+      nodes: [cluster],
+      nodeBinaries,
+    });
     stops.unshift(() => plane.stop());
     const node = plane.cluster(cluster).node;
     if (!node) throw new Error('the cluster has no node');
