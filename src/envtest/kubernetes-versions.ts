@@ -45,11 +45,8 @@ export const KUBERNETES_VERSION_LIST: readonly KubernetesVersion[] = (
   Object.keys(KUBERNETES_VERSIONS) as KubernetesVersion[]
 ).sort((a, b) => minorOf(a) - minorOf(b));
 
-/**
- * The minor a control plane runs unless told otherwise: 1.34, the oldest supported, for now.
- * Switching it to 1.37 is this line.
- */
-export const DEFAULT_KUBERNETES_VERSION: KubernetesVersion = '1.34';
+/** The minor a control plane without a node runs unless told otherwise: the newest released. */
+export const DEFAULT_KUBERNETES_VERSION: KubernetesVersion = '1.37';
 
 /** The minor of hack/node (kubelet and friends): a cluster with a node runs this one. */
 export const NODE_KUBERNETES_VERSION: KubernetesVersion = '1.34';
