@@ -22,9 +22,13 @@ function replicasOf(text: string): number {
   return n;
 }
 
-/** Prints manifests as a multi-document YAML stream. */
+/**
+ * Prints manifests as a multi-document YAML stream. Multi-line strings (a dashboard's JSON) as
+ * literal blocks, and no line folded: a folded block with more-indented lines is read differently
+ * by kustomize's YAML library than by ours.
+ */
 export function toYamlStream(objects: readonly object[]): string {
-  return objects.map((o) => `---\n${stringify(o)}`).join('');
+  return objects.map((o) => `---\n${stringify(o, { blockQuote: 'literal', lineWidth: 0 })}`).join('');
 }
 
 /** `rtb render webhook`. */
