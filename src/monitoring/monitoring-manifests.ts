@@ -7,6 +7,7 @@ import type { KubernetesObject, V1ConfigMap, V1Service } from '@kubernetes/clien
 import { CONTROLLER_METRICS_PORT, CONTROLLER_NAME } from '../render/controller-manifests.js';
 import { APP_NAME, APP_NAME_LABEL } from '../api/runtime-names.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
+import { renderMetricsScrape, type ServiceMonitor } from '../render/metrics-scrape.js';
 import { kcpAlerts, runtimeAlerts, type AlertGroup, type AlertRule } from './alert-rules.js';
 import { renderDashboard, type DashboardSpec } from './dashboard-model.js';
 import { fleetDashboard } from './fleet-dashboard.js';
@@ -36,9 +37,6 @@ export interface RenderedRule {
   readonly labels: Readonly<Record<string, string>>;
   readonly annotations: Readonly<Record<string, string>>;
 }
-
-/** A ServiceMonitor (prometheus-operator's monitoring.coreos.com/v1). */
-export type ServiceMonitor = KubernetesObject & { readonly spec: Readonly<Record<string, unknown>> };
 
 /** What one side (the KCP or a runtime) gets. */
 export interface MonitoringSide {
@@ -100,40 +98,6 @@ function side(
   };
 }
 
-/** The controller's metrics Service and its ServiceMonitor (the job label is the Service's name). */
-function controllerScrape(o: MonitoringOptions): { service: V1Service; serviceMonitor: ServiceMonitor } {
-  const own = { [APP_NAME_LABEL]: o.controllerJob, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
-  const meta = { name: o.controllerJob, namespace: o.kcpNamespace, labels: own };
-  return {
-    service: {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: meta,
-      spec: {
-        selector: { 'app.kubernetes.io/name': CONTROLLER_NAME },
-        ports: [
-          {
-            name: 'http-metrics',
-            port: CONTROLLER_METRICS_PORT,
-            targetPort: 'http-metrics',
-            protocol: 'TCP',
-          },
-        ],
-      },
-    },
-    serviceMonitor: {
-      apiVersion: 'monitoring.coreos.com/v1',
-      kind: 'ServiceMonitor',
-      metadata: meta,
-      spec: {
-        selector: { matchLabels: { [APP_NAME_LABEL]: o.controllerJob } },
-        namespaceSelector: { matchNames: [o.kcpNamespace] },
-        endpoints: [{ port: 'http-metrics', path: '/metrics', interval: '30s' }],
-      },
-    },
-  };
-}
-
 /**
  * Renders the monitoring (pure but for reading the served metric families once): throws
  * MonitoringDefinitionError (./promql-query.ts) if a query reads a metric or label not served.
@@ -146,7 +110,15 @@ export function renderMonitoring(
   return {
     kcp: {
       ...side('rt-bootstrapper-controller', o.kcpNamespace, fleetDashboard(q), kcpAlerts(q, o), o),
-      ...(o.serviceMonitor ? controllerScrape(o) : {}),
+      ...(o.serviceMonitor
+        ? renderMetricsScrape({
+            name: o.controllerJob,
+            namespace: o.kcpNamespace,
+            podSelector: { 'app.kubernetes.io/name': CONTROLLER_NAME },
+            portName: 'http-metrics',
+            port: CONTROLLER_METRICS_PORT,
+          })
+        : {}),
     },
     runtime: side('rt-bootstrapper-webhook', o.runtimeNamespace, webhookDashboard(q), runtimeAlerts(q, o), o),
   };

@@ -116,6 +116,7 @@ export function renderWebhookDeployment(
         metadata: { labels: podLabels },
         spec: {
           serviceAccountName: WEBHOOK_SERVICE_ACCOUNT,
+          ...(o.priorityClassName === undefined ? {} : { priorityClassName: o.priorityClassName }),
           // The drain's delay, its timeout and the drift flush fit in it (./serving-limits.ts).
           terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
           securityContext: restrictedPodSecurityContext(),

@@ -14,6 +14,8 @@ import type {
 import {
   WEBHOOK_CLUSTER_ROLE,
   WEBHOOK_CLUSTER_ROLE_BINDING,
+  WEBHOOK_METRICS_PORT,
+  WEBHOOK_METRICS_PORT_NAME,
   WEBHOOK_PDB,
   WEBHOOK_PORT,
   WEBHOOK_ROLE,
@@ -40,6 +42,8 @@ import {
   renderMutatingWebhookConfiguration,
 } from './webhook-registration.js';
 import { objectLabels, type WebhookManifestOptions } from './webhook-options.js';
+import { renderMetricsScrape, type MetricsScrape } from './metrics-scrape.js';
+import { WEBHOOK_METRICS_SERVICE } from '../monitoring/monitoring-options.js';
 
 /** Everything `rtb render webhook` prints, in apply order. */
 export interface WebhookManifests {
@@ -56,6 +60,8 @@ export interface WebhookManifests {
   readonly mutatingWebhookConfiguration: V1MutatingWebhookConfiguration;
   /** Present when the drift channel is enabled. */
   readonly validatingWebhookConfiguration?: V1ValidatingWebhookConfiguration;
+  /** The metrics Service and its ServiceMonitor, with {@link WebhookManifestOptions.serviceMonitor}. */
+  readonly metricsScrape?: MetricsScrape;
 }
 
 /**
@@ -136,6 +142,17 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
     ...(o.driftListenerUrl
       ? { validatingWebhookConfiguration: renderDriftWebhookConfiguration(o, namespace) }
       : {}),
+    ...(o.serviceMonitor === true
+      ? {
+          metricsScrape: renderMetricsScrape({
+            name: WEBHOOK_METRICS_SERVICE,
+            namespace,
+            podSelector: WEBHOOK_SELECTOR,
+            portName: WEBHOOK_METRICS_PORT_NAME,
+            port: WEBHOOK_METRICS_PORT,
+          }),
+        }
+      : {}),
   };
 }
 
@@ -155,5 +172,6 @@ export function webhookManifestList(m: WebhookManifests): readonly object[] {
     m.podDisruptionBudget,
     m.mutatingWebhookConfiguration,
     ...(m.validatingWebhookConfiguration ? [m.validatingWebhookConfiguration] : []),
+    ...(m.metricsScrape ? [m.metricsScrape.service, m.metricsScrape.serviceMonitor] : []),
   ];
 }

@@ -29,6 +29,13 @@ export interface WebhookManifestOptions {
   readonly servingCertIssuer?: ServingIssuer['kind'];
   /** The KCP drift listener (`https://host:port`); enables the drift channel when set. */
   readonly driftListenerUrl?: string;
+  /**
+   * The webhook Pods' PriorityClass (upstream's runtime manifests set one of their own, so that
+   * the admission path is not preempted first); none when undefined.
+   */
+  readonly priorityClassName?: string;
+  /** Also a metrics Service and a ServiceMonitor scraping it (the job label the dashboards select). */
+  readonly serviceMonitor?: boolean;
 }
 
 /** Labels of every object we render (not the Pods': a release bump alone must not roll them). */

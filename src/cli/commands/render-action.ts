@@ -42,6 +42,8 @@ export function renderWebhook(flags: RenderWebhookFlags): void {
     ...(flags.url ? { url: flags.url } : {}),
     ...(flags.landscape ? { landscape: flags.landscape } : {}),
     failurePolicy: flags.failurePolicy,
+    ...(flags.priorityClassName === undefined ? {} : { priorityClassName: flags.priorityClassName }),
+    serviceMonitor: flags.serviceMonitor === true,
   });
   process.stdout.write(toYamlStream(webhookManifestList(manifests)));
 }

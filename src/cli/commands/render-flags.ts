@@ -8,6 +8,8 @@ export interface RenderWebhookFlags {
   failurePolicy: 'Ignore' | 'Fail';
   version?: string;
   landscape?: string;
+  priorityClassName?: string;
+  serviceMonitor?: boolean;
 }
 
 /** The flags of `rtb render kim`. */

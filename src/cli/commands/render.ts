@@ -34,6 +34,11 @@ export function registerRenderCommand(program: Command): void {
       '--landscape <landscape>',
       'the landscape for the set-landscape feature (rtb webhook --landscape)',
     )
+    .option('--priority-class-name <name>', "the webhook Pods' PriorityClass (it must exist)")
+    .option(
+      '--service-monitor',
+      `also a metrics Service and a ServiceMonitor (job: ${WEBHOOK_METRICS_SERVICE}, what rtb render monitoring selects)`,
+    )
     .action(async (flags: RenderWebhookFlags) => {
       const { renderWebhook } = await import('./render-action.js');
       renderWebhook(flags);
