@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { format, resolveConfig } from 'prettier';
 import { KCP_BASE_RENDER, KCP_MONITORING_RENDER, kustomizationFiles } from '../src/render/kustomize-base.js';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -22,6 +23,8 @@ for (const r of [KCP_BASE_RENDER, KCP_MONITORING_RENDER]) {
 for (const [path, text] of files) {
   const file = join(root, 'config', path);
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
+  // As the repository's formatting check wants it (the content is the same YAML).
+  const options = await resolveConfig(file);
+  writeFileSync(file, await format(text, { ...options, parser: 'yaml', filepath: file }));
   console.log(`render-config: config/${path}`);
 }
