@@ -57,6 +57,8 @@ export interface ControllerManifestOptions {
   readonly signal?: 'annotation' | 'label';
   readonly coalesce?: string;
   readonly logLevel?: string;
+  /** Direct mode only: `--per-runtime-metrics` (metrics labelled with the runtime ID; docs/monitoring.md). */
+  readonly perRuntimeMetrics?: boolean;
   /** Further namespaced rules (a mode that needs more, e.g. direct mode's own resources). */
   readonly extraRules?: readonly V1PolicyRule[];
   /** Labels added to every object. */
@@ -85,6 +87,8 @@ export interface ControllerManifests {
 export function renderControllerManifests(o: ControllerManifestOptions): ControllerManifests {
   if (o.sharding === true && o.mode !== 'direct')
     throw new ControllerManifestError('sharding is a direct-mode setting (--mode direct)');
+  if (o.perRuntimeMetrics === true && o.mode !== 'direct')
+    throw new ControllerManifestError('per-runtime metrics are a direct-mode setting (--mode direct)');
   const namespace = o.namespace ?? RUNTIME_NAMESPACE;
   const configMap = o.configMapName ?? CONFIG_MAP_NAME;
   const stateConfigMap = o.stateConfigMapName ?? DEFAULT_STATE_CONFIG_MAP;
@@ -263,6 +267,7 @@ export function controllerArgs(
     `--metrics-port=${CONTROLLER_METRICS_PORT}`,
     ...(o.sharding === true ? ['--sharding'] : ['--leader-elect', `--leader-election-id=${names.lease}`]),
     `--log-level=${o.logLevel ?? 'info'}`,
+    ...(o.perRuntimeMetrics === true ? ['--per-runtime-metrics'] : []),
   ];
 }
 

@@ -76,6 +76,7 @@ export function renderController(flags: RenderControllerFlags): void {
     coalesce: flags.coalesce,
     mode: flags.mode,
     ...(flags.sharding === true ? { sharding: true } : {}),
+    perRuntimeMetrics: flags.perRuntimeMetrics === true,
   });
   const crds = flags.mode === 'direct' ? [runtimeBootstrapperCrd(), rolloutPolicyCrd()] : [];
   process.stdout.write(toYamlStream([...crds, ...controllerManifestList(manifests)]));

@@ -36,6 +36,7 @@ export interface RenderControllerFlags {
   coalesce: string;
   mode: 'annotate' | 'direct';
   sharding?: boolean;
+  perRuntimeMetrics?: boolean;
 }
 
 /** The flags of `rtb render monitoring`. */

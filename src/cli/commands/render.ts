@@ -88,6 +88,10 @@ export function registerRenderCommand(program: Command): void {
       '--sharding',
       'direct mode: every replica works its share of the runtimes (rtb controller --sharding; RBAC for its Leases)',
     )
+    .option(
+      '--per-runtime-metrics',
+      'direct mode: metrics labelled with the runtime ID (rtb controller --per-runtime-metrics; two series per runtime)',
+    )
     .action(async (flags: RenderControllerFlags) => {
       const { renderController } = await import('./render-action.js');
       renderController(flags);
