@@ -10,6 +10,7 @@ import { say } from './support/env.js';
 import { throughputSummary, runWebhookThroughput, type ThroughputFigures } from './webhook-throughput.js';
 import { hostileSummary, runWebhookHostile, type HostileFigures } from './webhook-hostile.js';
 import { runTrustRestart, trustRestartSummary, type TrustRestartFigures } from './trust-restart.js';
+import { pemParseSummary, runPemParse, type PemFigures } from './pem-parse.js';
 
 async function main(): Promise<void> {
   const started = new Date();
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
   let drift: DriftFigures | undefined;
   let hostile: HostileFigures | undefined;
   let restart: TrustRestartFigures | undefined;
+  let pem: PemFigures | undefined;
   try {
     throughput = await runWebhookThroughput(say);
   } catch (error) {
@@ -73,6 +75,13 @@ async function main(): Promise<void> {
   }
 
   say('');
+  try {
+    pem = await runPemParse(say);
+  } catch (error) {
+    failures.push(`pem-parse: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  }
+
+  say('');
   say('== summary ==');
   say(
     `${started.toISOString()}, node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ` +
@@ -84,6 +93,7 @@ async function main(): Promise<void> {
   if (drift) for (const line of driftSummary(drift)) say(line);
   if (hostile) for (const line of hostileSummary(hostile)) say(line);
   if (restart) for (const line of trustRestartSummary(restart)) say(line);
+  if (pem) for (const line of pemParseSummary(pem)) say(line);
   for (const failure of failures) say(`FAILED ${failure}`);
   if (failures.length > 0) process.exitCode = 1;
 }

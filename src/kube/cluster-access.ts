@@ -20,6 +20,7 @@ import https from 'node:https';
 import { isIPv6 } from 'node:net';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { isJsonObject, type JsonObject } from '../api/json-object.js';
+import type { RequestLimits } from './request-limits.js';
 
 /** The server of a kubeconfig's current context and the credentials to call it. */
 export interface ClusterAccess {
@@ -31,6 +32,8 @@ export interface ClusterAccess {
    * tokens and certificates are picked up.
    */
   applyToHTTPSOptions(opts: https.RequestOptions): Promise<void>;
+  /** Bounds of every call through this access (a cluster not trusted: ./request-limits.ts); none when absent. */
+  readonly requestLimits?: RequestLimits;
 }
 
 const SERVICE_ACCOUNT_ROOT = '/var/run/secrets/kubernetes.io/serviceaccount';

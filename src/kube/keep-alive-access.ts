@@ -1,6 +1,7 @@
 import https from 'node:https';
 import type { ClusterAccess } from './cluster-access.js';
 import { KeepAliveAgents, type KeepAliveAgentsOptions } from './keep-alive-agents.js';
+import type { RequestLimits } from './request-limits.js';
 
 /**
  * A {@link ClusterAccess} whose requests reuse connections: the agent the wrapped access makes
@@ -14,11 +15,16 @@ import { KeepAliveAgents, type KeepAliveAgentsOptions } from './keep-alive-agent
 export class KeepAliveAccess implements ClusterAccess {
   private readonly agents: KeepAliveAgents;
 
+  /** Bounds of every call through this access (the wrapped access's when none are given). */
+  readonly requestLimits: RequestLimits | undefined;
+
   constructor(
     private readonly inner: ClusterAccess,
     options: KeepAliveAgentsOptions = {},
+    limits: RequestLimits | undefined = inner.requestLimits,
   ) {
     this.agents = new KeepAliveAgents(options);
+    this.requestLimits = limits;
   }
 
   getCurrentCluster(): { readonly server: string } | null {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { ClusterAccess } from './cluster-access.js';
 import { KubeApiError, isKubeStatus } from './kube-errors.js';
+import { AnswerTooLargeError, RequestAbortedError, RequestDeadlineError } from './request-limits.js';
 
 /** One API request. */
 export interface KubeRequest {
@@ -12,7 +13,10 @@ export interface KubeRequest {
   readonly body?: unknown;
   /** For PATCH: `application/merge-patch+json` (default), `application/json-patch+json`, `application/apply-patch+yaml`. */
   readonly contentType?: string;
-  /** Without an answer for this long (no byte sent or received), the request fails (default 30 s). */
+  /**
+   * Without an answer for this long (no byte sent or received), the request fails (default 30 s).
+   * The access's request limits (./request-limits.ts) bound the whole call besides.
+   */
   readonly timeoutMs?: number;
   /**
    * false: a successful answer's body is read to its end (the connection is reused) but not
@@ -27,7 +31,10 @@ const MAX_ERROR_BODY = 1 << 20;
 /**
  * A raw, time-bounded request through a kubeconfig's credentials ({@link ClusterAccess}): for
  * what the generated client makes awkward (status subresources of custom resources, patch
- * content types) and for calls that must never hang (a runtime that blackholes traffic).
+ * content types) and for calls that must never hang (a runtime that blackholes traffic). An
+ * access with request limits (a runtime's) bounds the answer's size and the call's whole
+ * time and ends it when the process stops: {@link AnswerTooLargeError}, {@link RequestDeadlineError},
+ * {@link RequestAbortedError}.
  */
 export async function kubeRequest<T>(kc: ClusterAccess, r: KubeRequest): Promise<T> {
   const cluster = kc.getCurrentCluster();
@@ -37,6 +44,9 @@ export async function kubeRequest<T>(kc: ClusterAccess, r: KubeRequest): Promise
     if (v !== undefined && v !== '') params.set(k, String(v));
   const qs = params.toString();
   const url = new URL(`${cluster.server.replace(/\/+$/, '')}${r.path}${qs === '' ? '' : `?${qs}`}`);
+  const limits = kc.requestLimits;
+  const what = `${r.method} ${url.pathname}`;
+  if (limits?.signal?.aborted === true) throw new RequestAbortedError(what);
   const options: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(options);
   const headers: http.OutgoingHttpHeaders = {
@@ -56,34 +66,69 @@ export async function kubeRequest<T>(kc: ClusterAccess, r: KubeRequest): Promise
   const mod = url.protocol === 'http:' ? http : https;
   const skipBody = r.parseResponse === false;
   const { code, text } = await new Promise<{ code: number; text: string }>((resolve, reject) => {
+    let settled = false;
+    let deadline: NodeJS.Timeout | undefined;
+    const onAbort = (): void => {
+      fail(new RequestAbortedError(what));
+    };
+    const finish = (): void => {
+      settled = true;
+      clearTimeout(deadline);
+      limits?.signal?.removeEventListener('abort', onAbort);
+    };
+    // A bound broken: the typed error is the outcome, whatever the socket reports after it.
+    const fail = (error: Error): void => {
+      if (settled) return;
+      finish();
+      reject(error);
+      req.destroy(error);
+    };
     const req = mod.request(url, { ...options, method: r.method, headers }, (res) => {
       const success = (res.statusCode ?? 0) < 300;
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
-        if (success && skipBody) return;
+        if (settled) return;
         size += c.length;
+        if (size > (limits?.maxAnswerBytes ?? Infinity)) {
+          fail(new AnswerTooLargeError(what, limits?.maxAnswerBytes ?? 0));
+          return;
+        }
+        if (success && skipBody) return;
         if (size <= MAX_ERROR_BODY || success) chunks.push(c);
       });
       res.on('end', () => {
+        if (settled) return;
+        finish();
         resolve({ code: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
       });
-      res.on('error', reject);
+      res.on('error', (err) => {
+        if (settled) return;
+        finish();
+        reject(new KubeApiError(`${what} failed: ${err.message}`, { cause: err }));
+      });
     });
-    // An inactivity timeout of the request's socket: no timer and no AbortSignal per request.
+    // An inactivity timeout of the request's socket: no timer and no AbortSignal per request
+    // (a deadline, for a cluster not trusted, is the one timer).
     let timedOut = false;
     req.setTimeout(r.timeoutMs ?? 30_000, () => {
       timedOut = true;
       req.destroy(new Error(`no answer within ${r.timeoutMs ?? 30_000} ms`));
     });
+    if (limits !== undefined) {
+      deadline = setTimeout(() => {
+        fail(new RequestDeadlineError(what, limits.deadlineMs));
+      }, limits.deadlineMs);
+      limits.signal?.addEventListener('abort', onAbort, { once: true });
+    }
     req.on('error', (err) => {
+      if (settled) return;
+      finish();
       reject(
-        new KubeApiError(
-          timedOut
-            ? `${r.method} ${url.pathname} timed out`
-            : `${r.method} ${url.pathname} failed: ${err.message}`,
-          { cause: err, ...(timedOut ? { reason: 'Timeout' } : {}) },
-        ),
+        new KubeApiError(timedOut ? `${what} timed out` : `${what} failed: ${err.message}`, {
+          cause: err,
+          ...(timedOut ? { reason: 'Timeout' } : {}),
+        }),
       );
     });
     req.end(payload);

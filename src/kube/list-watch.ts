@@ -9,6 +9,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { ClusterAccess } from './cluster-access.js';
 import { KubeApiError, isKubeStatus } from './kube-errors.js';
+import { AnswerTooLargeError, RequestAbortedError, RequestDeadlineError } from './request-limits.js';
 import type {
   ListOptions,
   ListResult,
@@ -28,7 +29,13 @@ export interface KubeListWatchOptions {
 
 // Error bodies are small Status objects; never buffer an unbounded one.
 const MAX_ERROR_BODY = 1 << 20;
+/**
+ * One watch event at most, when the access sets no cap of its own: an object is at most about
+ * 1.5 MiB in etcd, so no event of a real API server comes near.
+ */
+export const DEFAULT_MAX_WATCH_EVENT_BYTES = 16 << 20;
 const EVENT_TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+const NEWLINE = 0x0a;
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -44,8 +51,11 @@ export class KubeListWatch<T> implements ListerWatcher<T> {
   ) {}
 
   async list(opts: ListOptions, signal: AbortSignal): Promise<ListResult<T>> {
-    const timeout = AbortSignal.timeout(this.opts.listTimeoutMs ?? 60_000);
-    const sig = AbortSignal.any([signal, timeout]);
+    const limits = this.kc.requestLimits;
+    const timeoutMs = Math.min(this.opts.listTimeoutMs ?? 60_000, limits?.deadlineMs ?? Infinity);
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const stopping = limits?.signal;
+    const sig = AbortSignal.any(stopping ? [signal, timeout, stopping] : [signal, timeout]);
     const query: Query = {
       limit: opts.limit !== undefined && opts.limit > 0 ? opts.limit : undefined,
       continue: opts.continue,
@@ -56,9 +66,12 @@ export class KubeListWatch<T> implements ListerWatcher<T> {
     let text: string;
     try {
       const res = await this.get(query, sig);
-      text = await readBody(res, Infinity);
+      text = await readBody(res, limits?.maxAnswerBytes ?? Infinity, `list ${this.path}`);
     } catch (err) {
+      if (!signal.aborted && stopping?.aborted === true) throw new RequestAbortedError(`list ${this.path}`);
       if (!signal.aborted && timeout.aborted) {
+        if (limits !== undefined && timeoutMs === limits.deadlineMs)
+          throw new RequestDeadlineError(`list ${this.path}`, timeoutMs);
         throw new KubeApiError(`list ${this.path} timed out`, { reason: 'Timeout', cause: err });
       }
       throw err;
@@ -76,14 +89,18 @@ export class KubeListWatch<T> implements ListerWatcher<T> {
       fieldSelector: opts.fieldSelector,
     };
     let res: http.IncomingMessage;
+    const stopping = this.kc.requestLimits?.signal;
     try {
-      res = await this.get(query, signal, true);
+      res = await this.get(query, stopping ? AbortSignal.any([signal, stopping]) : signal, true);
     } catch (err) {
       if (signal.aborted) return;
       throw err;
     }
+    const maxEvent = this.kc.requestLimits?.maxAnswerBytes ?? DEFAULT_MAX_WATCH_EVENT_BYTES;
     await new Promise<void>((resolve, reject) => {
-      let pending = '';
+      // The unfinished tail of the stream: chunks, joined once its newline arrives (never re-split).
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
       let settled = false;
       const finish = (err?: Error): void => {
         if (settled) return;
@@ -112,20 +129,40 @@ export class KubeListWatch<T> implements ListerWatcher<T> {
         if (!EVENT_TYPES.has(type)) return; // a type from the future: skip, as client-go does
         onEvent(type as WatchEventType, object);
       };
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        // A chunk may hold several events or a fragment of one; keep the unfinished tail.
-        const lines = (pending + chunk).split('\n');
-        pending = lines.pop() ?? '';
+      const tooLarge = (): void => {
+        fail(new AnswerTooLargeError(`watch ${this.path}: one event`, maxEvent));
+      };
+      const take = (piece: Buffer): string => {
+        const line = pending.length === 0 ? piece : Buffer.concat([...pending, piece]);
+        pending = [];
+        pendingBytes = 0;
+        return line.toString('utf8');
+      };
+      res.on('data', (chunk: Buffer) => {
+        // A chunk may hold several events or a fragment of one.
+        let from = 0;
         try {
-          for (const line of lines) deliver(line);
+          for (let nl = chunk.indexOf(NEWLINE); nl >= 0 && !settled; nl = chunk.indexOf(NEWLINE, from)) {
+            if (pendingBytes + nl - from > maxEvent) {
+              tooLarge();
+              return;
+            }
+            const line = take(chunk.subarray(from, nl));
+            from = nl + 1;
+            deliver(line);
+          }
         } catch (err) {
           fail(new KubeApiError(`watch event handler failed on ${this.path}`, { cause: err }));
+          return;
         }
+        if (settled || from >= chunk.length) return;
+        pending.push(chunk.subarray(from));
+        pendingBytes += chunk.length - from;
+        if (pendingBytes > maxEvent) tooLarge();
       });
       res.on('end', () => {
         try {
-          deliver(pending);
+          deliver(take(Buffer.alloc(0)));
         } catch (err) {
           fail(new KubeApiError(`watch event handler failed on ${this.path}`, { cause: err }));
         }
@@ -190,19 +227,32 @@ function isHeaderList(h: http.OutgoingHttpHeaders | readonly string[]): h is rea
   return Array.isArray(h);
 }
 
-function readBody(res: http.IncomingMessage, limit: number): Promise<string> {
+/**
+ * The body as text. Past `limit` bytes: with `what` (a successful answer), the call fails with
+ * AnswerTooLargeError and the connection is dropped; without (an error body), the rest is read
+ * and dropped.
+ */
+function readBody(res: http.IncomingMessage, limit: number, what?: string): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     res.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size <= limit) chunks.push(chunk);
+      else if (what !== undefined) {
+        reject(new AnswerTooLargeError(what, limit));
+        res.destroy();
+      }
     });
     res.on('end', () => {
       resolve(Buffer.concat(chunks).toString('utf8'));
     });
     res.on('error', (err) => {
       reject(new KubeApiError(`reading response failed: ${err.message}`, { cause: err }));
+    });
+    res.on('close', () => {
+      // Aborted (a deadline, a stop) before its end: 'end' never comes.
+      if (!res.complete) reject(new KubeApiError('the response ended early'));
     });
   });
 }

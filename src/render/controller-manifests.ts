@@ -18,6 +18,7 @@ import {
 import { RUNTIME_GROUP, RUNTIME_NAMESPACE, RUNTIME_PLURAL } from '../api/runtime.js';
 import { CONFIG_MAP_NAME } from '../api/webhook-features.js';
 import { DEFAULT_STATE_CONFIG_MAP } from '../controller/annotate/signal-state-store.js';
+import { CONTROLLER_GRACE_SECONDS } from '../controller/controller-grace.js';
 import { revisionSecretNames } from '../controller/rollout/revision-store.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
 
@@ -299,7 +300,7 @@ function renderDeployment(
           serviceAccountName: CONTROLLER_NAME,
           // SIGTERM stops the mode and releases the Lease, so the standby (sharded: the other
           // replicas) takes over at once.
-          terminationGracePeriodSeconds: 30,
+          terminationGracePeriodSeconds: CONTROLLER_GRACE_SECONDS,
           securityContext: restrictedPodSecurityContext(),
           topologySpreadConstraints: spreadOverNodes(selector),
           containers: [

@@ -10,6 +10,7 @@ import { createLogger } from '../../telemetry/logger.js';
 import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
 import type { ControllerFlags } from './controller-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';
+import { CONTROLLER_HARD_STOP_MS } from '../../controller/controller-grace.js';
 
 /** Runs `rtb controller` until SIGTERM or SIGINT. */
 export async function runController(flags: ControllerFlags): Promise<void> {
@@ -65,7 +66,7 @@ export async function runController(flags: ControllerFlags): Promise<void> {
     port: positiveInt('metrics-port', flags.metricsPort),
     logger,
   });
-  await runUntilSignal(app, logger, 'stopping');
+  await runUntilSignal(app, logger, 'stopping', CONTROLLER_HARD_STOP_MS);
 }
 
 /** Direct mode's settings from the flags. */
@@ -111,6 +112,7 @@ export function directSettings(flags: ControllerFlags): DirectModeSettings {
     ...(driftListener ? { driftListener } : {}),
     caRotation: { renewBeforeMs: parseDuration(flags.caRenewBefore), graceMs: parseDuration(flags.caGrace) },
     runtimeTimeoutMs: parseDuration(flags.runtimeTimeout),
+    runtimeDeadlineMs: parseDuration(flags.runtimeDeadline),
     fullResyncEvery,
     rollout: { policyName: flags.rolloutPolicy, autoRollback: flags.autoRollback },
     perRuntimeMetrics: flags.perRuntimeMetrics === true,

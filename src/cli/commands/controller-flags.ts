@@ -37,6 +37,7 @@ export interface ControllerFlags {
   caRenewBefore: string;
   caGrace: string;
   runtimeTimeout: string;
+  runtimeDeadline: string;
   fullResyncEvery: string;
   rolloutPolicy: string;
   /** false with --no-auto-rollback. */

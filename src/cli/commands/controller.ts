@@ -111,7 +111,16 @@ export function registerControllerCommand(program: Command): void {
       'direct mode: re-issue drift client certificates this long before they expire',
       '720h',
     )
-    .option('--runtime-timeout <duration>', 'direct mode: bound of one call to a runtime', '10s')
+    .option(
+      '--runtime-timeout <duration>',
+      'direct mode: a call to a runtime fails after this long without a byte sent or received',
+      '10s',
+    )
+    .option(
+      '--runtime-deadline <duration>',
+      'direct mode: a call to a runtime fails unless its whole answer came within this long (a server dripping bytes)',
+      '30s',
+    )
     .option(
       '--full-resync-every <n>',
       'direct mode: re-apply each runtime at least every n-th resync (a share of them each time); otherwise skip a runtime whose attestation matches (1: all, every time)',

@@ -16,7 +16,7 @@ import type { RuntimeClientPool } from './runtime-clients.js';
 import { planSources, type WebhookRelease, type WebhookTestRouting } from './runtime-manifests.js';
 import { bootstrapperPath, runtimeOps, type RuntimeOpsDeps } from './runtime-ops.js';
 import type { ServingSettings } from './serving-certificate.js';
-import type { BootstrapperOps, StateContext } from './state-context.js';
+import { firstLine, type BootstrapperOps, type StateContext } from './state-context.js';
 import { runStateMachine, sFnInitialize } from './state-machine.js';
 import { StatusBuilder, statusChanged } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
@@ -174,7 +174,7 @@ export class BootstrapperReconciler {
       ...(servingCurrentUntil !== undefined ? { servingCurrentUntil } : {}),
       ...(this.d.trustPollMs !== undefined ? { trustPollMs: this.d.trustPollMs } : {}),
     };
-    const outcome = await runStateMachine(sFnInitialize, ctx);
+    let outcome = await runStateMachine(sFnInitialize, ctx);
     if (!fence()) {
       if (forceResync) this.forced.add(key);
       this.d.attestations?.forget(key);
@@ -206,6 +206,19 @@ export class BootstrapperReconciler {
       });
       if (projection.pollAfterMs !== undefined)
         pollAfterMs = Math.min(pollAfterMs ?? Infinity, projection.pollAfterMs);
+    }
+    // A call that broke a bound (too slow, too much) where a state caught the failure and went on,
+    // or in a look at the report: the pass failed all the same, and RuntimeReachable says why.
+    const refusal = ops.refusal();
+    if (refusal?.reason === 'Stopping') {
+      // Abandoned because this process stops: nothing to report, the next pass (here or on
+      // another replica) finds the runtime as it is.
+      if (forceResync) this.forced.add(key);
+      throw refusal;
+    }
+    if (refusal !== undefined && outcome.error !== refusal) {
+      status.state('Error').condition('RuntimeReachable', 'False', refusal.reason, firstLine(refusal));
+      outcome = { error: refusal };
     }
     const next = status.build();
     this.record(key, ops.observed(), forceResync && !outcome.error && next.state === 'Ready', next.state);

@@ -72,7 +72,18 @@ export interface DirectModeOptions {
     readonly clientValidityMs?: number;
     readonly renewBeforeMs?: number;
   };
+  /** A call to a runtime fails after this long without a byte sent or received (default 10 s). */
   readonly runtimeTimeoutMs?: number;
+  /**
+   * A call to a runtime fails unless its whole answer came within this long (default
+   * DEFAULT_RUNTIME_DEADLINE_MS, ./runtime-clients.ts): a server that drips ends a pass in time.
+   */
+  readonly runtimeDeadlineMs?: number | undefined;
+  /**
+   * On stop, how long reconciles in flight may go on before their calls to runtimes are abandoned
+   * (default {@link DEFAULT_STOP_DRAIN_MS}).
+   */
+  readonly stopDrainMs?: number;
   /** How often a runtime's trust-bundle rotation under way is looked at (default 30 s; tests). */
   readonly trustPollMs?: number;
   /**
@@ -105,6 +116,13 @@ export interface DirectModeOptions {
  * sequential, so a higher number costs sockets and memory (a few KB per reconcile), not CPU.
  */
 export const DEFAULT_DIRECT_CONCURRENCY = 200;
+
+/**
+ * How long a stopping direct mode lets reconciles in flight finish before it abandons their calls
+ * to runtimes: a reconcile of a runtime that answers takes well under a second, and the rest of the
+ * stop (the Lease, the watches, the Events) must fit the Pod's grace period of 30 s with it.
+ */
+export const DEFAULT_STOP_DRAIN_MS = 5_000;
 
 /** Default of {@link DirectModeOptions.driftConfirmDelayMs}. */
 export const DRIFT_CONFIRM_DELAY_MS = 1_000;

@@ -10,6 +10,7 @@ export interface DirectModeSettings {
   readonly driftListener?: DirectModeOptions['driftListener'];
   readonly caRotation?: DirectModeOptions['caRotation'];
   readonly runtimeTimeoutMs?: number;
+  readonly runtimeDeadlineMs?: number;
   readonly fullResyncEvery?: number;
   readonly servingPolicy?: DirectModeOptions['servingPolicy'];
   /** Work only this replica's share (`--sharding`); every runtime when undefined. */
@@ -42,6 +43,7 @@ export function directModeStarter(settings: DirectModeSettings): (ctx: ModeConte
       ...(settings.driftListener ? { driftListener: settings.driftListener } : {}),
       ...(settings.caRotation ? { caRotation: settings.caRotation } : {}),
       ...(settings.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: settings.runtimeTimeoutMs } : {}),
+      runtimeDeadlineMs: settings.runtimeDeadlineMs,
       ...(settings.fullResyncEvery !== undefined ? { fullResyncEvery: settings.fullResyncEvery } : {}),
       ...(settings.servingPolicy ? { servingPolicy: settings.servingPolicy } : {}),
       ...(settings.shard ? { shard: settings.shard } : {}),

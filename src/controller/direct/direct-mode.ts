@@ -15,6 +15,7 @@ import { RuntimeClientPool } from './runtime-clients.js';
 import {
   DEFAULT_DIRECT_CONCURRENCY,
   DEFAULT_FULL_RESYNC_EVERY,
+  DEFAULT_STOP_DRAIN_MS,
   DRIFT_CONFIRM_DELAY_MS,
   type DirectMode,
   type DirectModeOptions,
@@ -102,7 +103,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     },
   });
   sources.start();
-  const pool = new RuntimeClientPool();
+  // Every call to a runtime bounded: the cap on an answer, the deadline of a call, and the stop.
+  const pool = new RuntimeClientPool(undefined, undefined, undefined, { deadlineMs: o.runtimeDeadlineMs });
   pool.start();
   const rollout = o.rollout
     ? new RolloutCoordinator({
@@ -275,6 +277,28 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     'direct mode started',
   );
 
+  /** The parts in the order they stop; see stop(). */
+  const stopParts = async (options: { readonly releaseShard?: boolean }): Promise<void> => {
+    // First, so the runtimes in flight finish and the others take ours at once (released Lease).
+    await shard?.stop({ release: options.releaseShard ?? true });
+    sources.stop();
+    await rollout?.stop();
+    await caUpkeep.stop();
+    await endpoint?.stop();
+    periodic.stop();
+    clearInterval(gauges);
+    detachExpiry();
+    await mirror?.stop();
+    await drift.stop();
+    await queue.shutDownWithDrain();
+    await running;
+    gate.stop();
+    await caches.stop();
+    pool.stop();
+    kcp.close();
+  };
+  const stopDrainMs = o.stopDrainMs ?? DEFAULT_STOP_DRAIN_MS;
+
   return {
     reconciler,
     cas,
@@ -290,23 +314,17 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       return true;
     },
     async stop(options = {}) {
-      // First, so the runtimes in flight finish and the others take ours at once (released Lease).
-      await shard?.stop({ release: options.releaseShard ?? true });
-      sources.stop();
-      await rollout?.stop();
-      await caUpkeep.stop();
-      await endpoint?.stop();
-      periodic.stop();
-      clearInterval(gauges);
-      detachExpiry();
-      await mirror?.stop();
-      await drift.stop();
-      await queue.shutDownWithDrain();
-      await running;
-      gate.stop();
-      await caches.stop();
-      pool.stop();
-      kcp.close();
+      // Reconciles and repairs in flight get a while to finish; then their calls to runtimes are
+      // abandoned, so no runtime (silent, dripping) holds the stop past the Pod's grace period.
+      const abandon = setTimeout(() => {
+        log.warn({ afterMs: stopDrainMs }, 'stopping: abandoning the calls to runtimes still in flight');
+        pool.abortCalls();
+      }, stopDrainMs);
+      try {
+        await stopParts(options);
+      } finally {
+        clearTimeout(abandon);
+      }
     },
   };
 }

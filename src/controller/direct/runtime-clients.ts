@@ -1,7 +1,9 @@
 import { KubeConfig } from '@kubernetes/client-node';
+import { setMaxListeners } from 'node:events';
 import { parse } from 'yaml';
 import { liteFromDocument, type ClusterAccess } from '../../kube/cluster-access.js';
 import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
+import type { RequestLimits } from '../../kube/request-limits.js';
 
 /** A runtime's kubeconfig could not be used. */
 export class RuntimeKubeconfigError extends Error {
@@ -26,6 +28,26 @@ export const RUNTIME_IDLE_SOCKET_MS = 5_000;
 export const RUNTIME_TLS_IDLE_MS = 60_000;
 
 /**
+ * The most bytes read of one answer from a runtime: twice the largest object we write there (the
+ * trust bundle, at most 1 MiB), and more than the API server returns for any one object (etcd
+ * keeps at most 1.5 MiB). A list is read page by page, each page under the same cap.
+ */
+export const RUNTIME_ANSWER_MAX_BYTES = 2 << 20;
+
+/**
+ * How long one call to a runtime may take from its start to its answer's last byte (default of
+ * `--runtime-deadline`), besides the inactivity timeout (`--runtime-timeout`): a server that
+ * drips a byte now and then ends a pass within this long.
+ */
+export const DEFAULT_RUNTIME_DEADLINE_MS = 30_000;
+
+/** What bounds the calls to runtimes (../../kube/request-limits.ts); defaults above. */
+export interface RuntimeCallLimits {
+  readonly maxAnswerBytes?: number;
+  readonly deadlineMs?: number;
+}
+
+/**
  * Connections to one runtime at once: a reconcile's parallel reads share two (a third would cost
  * a TLS handshake more than it saves in latency), and a drift repair beside a reconcile has one.
  */
@@ -45,17 +67,30 @@ interface Entry {
  * credentials (`KubeconfigLite`, or client-node's `KubeConfig` for what that does not serve,
  * such as exec plugins) behind one keep-alive agent per client identity, whose TLS context is
  * parsed once; connections close after {@link RUNTIME_IDLE_SOCKET_MS} idle, and all of them
- * when the client is rebuilt or dropped.
+ * when the client is rebuilt or dropped. Every call is bounded ({@link RuntimeCallLimits}): an
+ * answer's size, the call's whole time, and the pool's stop.
  */
 export class RuntimeClientPool {
   private readonly entries = new Map<string, Entry>();
   private sweeper: NodeJS.Timeout | undefined;
+  private readonly stopping = new AbortController();
+  /** Every client's: the cap on an answer, the deadline of a call, and the stop. */
+  readonly limits: RequestLimits;
 
   constructor(
     private readonly idleMs = 10 * 60_000,
     private readonly now: () => number = Date.now,
     private readonly tlsIdleMs = RUNTIME_TLS_IDLE_MS,
-  ) {}
+    limits: RuntimeCallLimits = {},
+  ) {
+    // One listener per call in flight: hundreds at once are expected, not a leak.
+    setMaxListeners(0, this.stopping.signal);
+    this.limits = {
+      maxAnswerBytes: limits.maxAnswerBytes ?? RUNTIME_ANSWER_MAX_BYTES,
+      deadlineMs: limits.deadlineMs ?? DEFAULT_RUNTIME_DEADLINE_MS,
+      signal: this.stopping.signal,
+    };
+  }
 
   /**
    * The client for `runtimeId` from its kubeconfig Secret's value (base64, as in the Secret's
@@ -74,6 +109,7 @@ export class RuntimeClientPool {
         idleSocketMs: RUNTIME_IDLE_SOCKET_MS,
         maxSockets: RUNTIME_MAX_SOCKETS,
       },
+      this.limits,
     );
     existing?.access.close();
     this.entries.set(runtimeId, { data, access, lastUsed: this.now() });
@@ -121,8 +157,17 @@ export class RuntimeClientPool {
     this.sweeper.unref();
   }
 
-  /** Stops sweeping and drops every client. */
+  /**
+   * Ends every call to a runtime in flight and fails every later one at once, without a request
+   * (RequestAbortedError): a stopping process waits for no runtime.
+   */
+  abortCalls(): void {
+    this.stopping.abort();
+  }
+
+  /** Stops sweeping and drops every client; calls still in flight are ended. */
   stop(): void {
+    this.abortCalls();
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     for (const e of this.entries.values()) e.access.close();

@@ -42,6 +42,7 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels
 import type { WrittenObject } from './foreign-writers.js';
 import type { RuntimePlan } from './runtime-manifests.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';
+import { requestBoundIn, type RequestBoundError } from '../../kube/request-limits.js';
 import type { ServingView } from './serving-certificate.js';
 
 /** Readiness of the webhook Deployment, as a kubelet and the deployment controller report it. */
@@ -66,6 +67,10 @@ interface Deployment {
 }
 
 const MANAGED = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+/** Objects per page of a list on a runtime: a few KB each, so a page stays far under the answer cap. */
+const LIST_PAGE_SIZE = 100;
+/** Pages of one list at most (a million objects): a server that answers a continue token forever ends. */
+const MAX_LIST_PAGES = 10_000;
 
 /**
  * All reads and writes on one runtime, as raw requests on the objects' own paths (no API
@@ -242,23 +247,33 @@ export class RuntimeInstaller {
       await this.atServed((served) => this.removeLabelled(served.apiVersion, TRUST_BUNDLE_KIND));
   }
 
-  /** Deletes every object of a kind that carries our label. */
+  /**
+   * Deletes every object of a kind that carries our label, read a page at a time: each page stays
+   * well under the cap on an answer (a pull Secret's copies in thousands of namespaces do not),
+   * and a server that never stops paging is stopped.
+   */
   private async removeLabelled(apiVersion: string, kind: string): Promise<void> {
-    const list = await this.call(() =>
-      kubeRequest<{ items?: KubernetesObject[] }>(this.access, {
-        method: 'GET',
-        path: collectionPath(apiVersion, kind),
-        query: { labelSelector: MANAGED },
-        timeoutMs: this.timeoutMs,
-      }),
-    );
-    for (const item of list.items ?? []) {
-      await this.remove({
-        apiVersion,
-        kind,
-        metadata: { name: item.metadata?.name, namespace: item.metadata?.namespace },
-      });
+    let next: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const list = await this.call(() =>
+        kubeRequest<{ items?: KubernetesObject[]; metadata?: { continue?: string } }>(this.access, {
+          method: 'GET',
+          path: collectionPath(apiVersion, kind),
+          query: { labelSelector: MANAGED, limit: LIST_PAGE_SIZE, continue: next },
+          timeoutMs: this.timeoutMs,
+        }),
+      );
+      for (const item of list.items ?? []) {
+        await this.remove({
+          apiVersion,
+          kind,
+          metadata: { name: item.metadata?.name, namespace: item.metadata?.namespace },
+        });
+      }
+      next = list.metadata?.continue;
+      if (next === undefined || next === '') return;
     }
+    throw new Error(`more than ${MAX_LIST_PAGES} pages of ${kind} objects labelled ${MANAGED}`);
   }
 
   /** Who wrote each object when (its `managedFields`); objects that do not exist are left out. */
@@ -313,13 +328,30 @@ export class RuntimeInstaller {
     return this.call(request);
   }
 
+  /**
+   * The call that broke a bound of calls to the runtime (the deadline, the cap on an answer), if
+   * one did: every later call of this installer fails with it at once, without a request, so a
+   * pass over a runtime that drips or floods ends within one call's deadline.
+   */
+  get refusal(): RuntimeUnreachableError | undefined {
+    return this.refused;
+  }
+
+  private refused: RuntimeUnreachableError | undefined;
+
   /** Runs one call: notes an answer, and turns "no answer at all" into RuntimeUnreachableError. */
   private async call<T>(request: () => Promise<T>): Promise<T> {
+    if (this.refused) throw this.refused;
     try {
       const result = await request();
       this.answered = true;
       return result;
     } catch (error) {
+      const bound = requestBoundIn(error);
+      if (bound !== undefined) {
+        this.refused = new RuntimeUnreachableError(boundMessage(bound), { cause: error }, bound.boundReason);
+        throw this.refused;
+      }
       const silent = noResponseError(error);
       if (silent === undefined) {
         // An HTTP error is an answer; a request that could not even be made (bad PEMs) is not.
@@ -331,6 +363,17 @@ export class RuntimeInstaller {
         cause: error,
       });
     }
+  }
+}
+
+function boundMessage(bound: RequestBoundError): string {
+  switch (bound.boundReason) {
+    case 'AnswerTooLarge':
+      return `the runtime's API server answered too much: ${firstLine(bound)}`;
+    case 'DeadlineExceeded':
+      return `the runtime's API server is too slow: ${firstLine(bound)}`;
+    default:
+      return firstLine(bound);
   }
 }
 

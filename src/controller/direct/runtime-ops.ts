@@ -30,6 +30,7 @@ import { foreignWritesAfterOurs } from './foreign-writers.js';
 import type { RuntimeClientPool } from './runtime-clients.js';
 import { domainOf, hostOf } from './runtime-domain.js';
 import { RuntimeInstaller } from './runtime-installer.js';
+import type { RuntimeUnreachableError } from './runtime-unreachable.js';
 import type { DriftSettings } from './runtime-manifests.js';
 import type { ServingSettings } from './serving-certificate.js';
 import type { BootstrapperOps } from './state-context.js';
@@ -60,6 +61,8 @@ export interface RuntimeOpsDeps {
 export interface RuntimeOps extends BootstrapperOps {
   /** notAfter (epoch ms) of the drift client certificate this pass gave the runtime, if it got to it. */
   driftNotAfter(): number | undefined;
+  /** The call that broke a bound of calls to the runtime in this pass (the later ones failed at once). */
+  refusal(): RuntimeUnreachableError | undefined;
 }
 
 /** The ops of one reconcile of `rb`; runtime writes are sent only while `fence` holds. */
@@ -172,6 +175,7 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
     readWebhookReport: () => need().readWebhookReport(namespace),
     observed: () => observed,
     driftNotAfter: () => leafNotAfter(drift?.clientTls?.certPem),
+    refusal: () => installer?.refusal,
   };
 }
 

@@ -99,7 +99,8 @@ export type StateFn = (ctx: StateContext) => Promise<StateFn | Outcome>;
 
 /**
  * Ends a pass on a failed call: the state's own condition says what failed, unless the runtime did
- * not answer at all, which only `RuntimeReachable` says (the rest of the status stays as it was).
+ * not answer at all (or not usably: too slow, too much), which only `RuntimeReachable` says, with
+ * the reason (the rest of the status stays as it was).
  */
 export function failed(
   ctx: StateContext,
@@ -111,7 +112,7 @@ export function failed(
 ): Outcome {
   ctx.status.state('Error');
   if (error instanceof RuntimeUnreachableError)
-    ctx.status.condition('RuntimeReachable', 'False', 'Unreachable', firstLine(error));
+    ctx.status.condition('RuntimeReachable', 'False', error.reason, firstLine(error));
   else ctx.status.condition(type, status, reason, message);
   return { error: errorOf(error) };
 }

@@ -275,7 +275,7 @@ export const sFnDelete: StateFn = async (ctx) => {
     ctx.status.condition(
       'RuntimeReachable',
       'False',
-      'Unreachable',
+      error instanceof RuntimeUnreachableError ? error.reason : 'Unreachable',
       `${firstLine(error)}; the finalizer stays until the runtime is cleaned up (or annotate ${FORCE_RELEASE_ANNOTATION}: "true")`,
     );
     return { error: errorOf(error) };

@@ -107,9 +107,18 @@ export const TRUST_BUNDLE_MAX_BYTES = 1024 * 1024;
  * (../../pki/pem-scan.ts) after a size check; the first bad block ends the check.
  */
 export function validateClusterTrustBundle(ctb: ClusterTrustBundle): string | undefined {
-  const field = 'spec.trustBundle';
   const pem = ctb.spec.trustBundle;
-  if (typeof pem !== 'string') return `${field} is not a string`;
+  if (typeof pem !== 'string') return 'spec.trustBundle is not a string';
+  // Every watch event of the bundle (a resync, a metadata update) asks again; parsing a full
+  // bundle of about a thousand certificates takes a while, so the last answer is kept.
+  if (lastBundle?.pem !== pem) lastBundle = { pem, problem: bundleProblem(pem) };
+  return lastBundle.problem;
+}
+
+let lastBundle: { readonly pem: string; readonly problem: string | undefined } | undefined;
+
+function bundleProblem(pem: string): string | undefined {
+  const field = 'spec.trustBundle';
   if (pem.length > TRUST_BUNDLE_MAX_BYTES)
     return `${field} is larger than ${TRUST_BUNDLE_MAX_BYTES} bytes (the API server's limit)`;
   const scan = scanPemStrict(pem);

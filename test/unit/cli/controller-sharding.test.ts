@@ -25,6 +25,7 @@ const flags = (over: Partial<ControllerFlags>): ControllerFlags => ({
   caRenewBefore: '720h',
   caGrace: '168h',
   runtimeTimeout: '10s',
+  runtimeDeadline: '30s',
   fullResyncEvery: '6',
   rolloutPolicy: 'default',
   autoRollback: true,

@@ -1,0 +1,301 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import {
+  FORCE_RELEASE_ANNOTATION,
+  type Condition,
+  type RuntimeBootstrapper,
+} from '../../src/api/runtime-bootstrapper.js';
+import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
+import { RUNTIME_ANSWER_MAX_BYTES } from '../../src/controller/direct/runtime-clients.js';
+import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
+import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
+import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
+import { eventually } from '../../src/envtest/eventually.js';
+import { freePort } from '../../src/envtest/free-port.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { reportPullSecretDrift } from '../support/drift-report.js';
+import { startHostileRuntime, FLOOD_BYTES, type HostileRuntime } from '../support/hostile-runtime.js';
+import {
+  CTB_NAME,
+  KCP_PULL_SECRET,
+  RB_PATH,
+  coreOf,
+  createRuntimeBootstrapper,
+  directModeOptions,
+  keepDeploymentsAvailable,
+  prepareKcp,
+  putAdminKubeconfigSecret,
+  putKubeconfigSecret,
+  putPullSecret,
+  startKcpSources,
+} from '../support/kcp.js';
+
+const plane = useControlPlane({ clusters: ['kcp', 'rt-good'] });
+const kcp = () => plane().cluster('kcp');
+const good = () => plane().cluster('rt-good');
+const TIMEOUT_MS = 3_000;
+const DEADLINE_MS = 4_000;
+const domain = (id: string): string => `${id}.example.com`;
+
+const readRb = (id: string) =>
+  kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${id}` });
+const reachable = (rb: RuntimeBootstrapper): Condition | undefined =>
+  rb.status?.conditions?.find((c) => c.type === 'RuntimeReachable');
+
+async function pullSecretAuth(): Promise<string | undefined> {
+  const s = await coreOf(good()).readNamespacedSecret({
+    name: KCP_PULL_SECRET,
+    namespace: RUNTIME_NAMESPACE,
+  });
+  const json = JSON.parse(Buffer.from(s.data?.['.dockerconfigjson'] ?? '', 'base64').toString()) as {
+    auths: Record<string, { auth: string }>;
+  };
+  return json.auths['ghcr.io']?.auth;
+}
+
+/** Until the RuntimeBootstrapper's RuntimeReachable is False with `reason`; resolves it and when. */
+async function refusedWith(id: string, reason: string, timeoutMs: number): Promise<RuntimeBootstrapper> {
+  return eventually(
+    async () => {
+      const rb = await readRb(id);
+      const c = reachable(rb);
+      return c?.status === 'False' && c.reason === reason ? rb : undefined;
+    },
+    timeoutMs,
+    `${id}: RuntimeReachable False ${reason}`,
+  );
+}
+
+describe("the KCP's trust boundary: hostile runtimes cost the others nothing", () => {
+  let sources: SourceWatcher;
+  let direct: DirectMode;
+  let flood: HostileRuntime;
+  let drip: HostileRuntime;
+  let stopAvailable: () => void;
+
+  before(async () => {
+    await prepareKcp(kcp());
+    await putAdminKubeconfigSecret(kcp(), good(), 'rt-good');
+    flood = await startHostileRuntime('flood');
+    drip = await startHostileRuntime('drip');
+    await putKubeconfigSecret(kcp(), 'rt-flood', flood.kubeconfig);
+    await putKubeconfigSecret(kcp(), 'rt-drip', drip.kubeconfig);
+    const logger = silentLogger();
+    sources = await startKcpSources(kcp(), logger);
+    const listenerPort = await freePort();
+    direct = await startDirectMode(
+      directModeOptions(kcp(), sources, logger, {
+        runtimeTimeoutMs: TIMEOUT_MS,
+        runtimeDeadlineMs: DEADLINE_MS,
+        drift: { listenerUrl: `https://127.0.0.1:${listenerPort}` },
+        driftListener: { host: '127.0.0.1', port: listenerPort, ipAddresses: ['127.0.0.1'] },
+      }),
+    );
+    stopAvailable = keepDeploymentsAvailable(() => [good()]);
+    await createRuntimeBootstrapper(kcp(), 'rt-good', { 'skr-domain': domain('rt-good') });
+    await eventually(
+      async () => ((await readRb('rt-good')).status?.state === 'Ready' ? true : undefined),
+      60_000,
+      'rt-good Ready',
+    );
+  });
+  after(async () => {
+    stopAvailable();
+    await direct.stop();
+    await sources.stop();
+    await flood.stop();
+    await drip.stop();
+  });
+
+  test('a runtime answering 50 MB of JSON: RuntimeReachable False AnswerTooLarge, the cap named; memory stays bounded', async (t) => {
+    const base = process.memoryUsage();
+    let peakHeap = base.heapUsed;
+    let peakExternal = base.external + base.arrayBuffers;
+    const sampler = setInterval(() => {
+      const m = process.memoryUsage();
+      peakHeap = Math.max(peakHeap, m.heapUsed);
+      peakExternal = Math.max(peakExternal, m.external + m.arrayBuffers);
+    }, 10);
+    try {
+      await createRuntimeBootstrapper(kcp(), 'rt-flood', { 'skr-domain': domain('rt-flood') });
+      const rb = await refusedWith('rt-flood', 'AnswerTooLarge', 30_000);
+      assert.equal(rb.status?.state, 'Error');
+      assert.match(
+        reachable(rb)?.message ?? '',
+        new RegExp(
+          `answered too much: GET /\\S+: the answer exceeds the cap of ${RUNTIME_ANSWER_MAX_BYTES} bytes`,
+        ),
+      );
+      // A few more passes (the backoff retries it).
+      await eventually(() => (flood.requests() >= 3 ? true : undefined), 30_000, 'three calls to the flood');
+    } finally {
+      clearInterval(sampler);
+    }
+    // The answer was cut: the server could not send its 50 MB (socket buffers carry a few MB more).
+    assert.ok(
+      flood.maxSentPerRequest() < FLOOD_BYTES / 4,
+      `the flood sent ${flood.maxSentPerRequest()} bytes to one call`,
+    );
+    const heapMb = (peakHeap - base.heapUsed) / 2 ** 20;
+    const externalMb = (peakExternal - base.external - base.arrayBuffers) / 2 ** 20;
+    t.diagnostic(
+      `sent to one call: ${flood.maxSentPerRequest()} bytes; heap +${heapMb.toFixed(0)} MB, buffers +${externalMb.toFixed(0)} MB`,
+    );
+    assert.ok(heapMb < 100, `the heap grew by ${heapMb.toFixed(0)} MB`);
+    assert.ok(externalMb < 50, `buffers grew by ${externalMb.toFixed(0)} MB`);
+  });
+
+  test('a runtime dripping a byte a second: a status within the deadline, deletion within a bound; rt-good is served meanwhile', async (t) => {
+    const started = Date.now();
+    await createRuntimeBootstrapper(kcp(), 'rt-drip', { 'skr-domain': domain('rt-drip') });
+    const refused = await refusedWith('rt-drip', 'DeadlineExceeded', 30_000);
+    const statusAfter = Date.now() - started;
+    assert.match(reachable(refused)?.message ?? '', /too slow: GET \/\S+: no complete answer within 4000 ms/);
+    // The deadline, the status write and a little: one call's deadline ends the pass.
+    assert.ok(statusAfter < DEADLINE_MS + 4_000, `status after ${statusAfter} ms`);
+
+    t.diagnostic(`rt-drip: status after ${statusAfter} ms`);
+    // rt-good meanwhile: a rotation reaches it, and a drift repair restores its pull Secret.
+    await putPullSecret(kcp(), 'rotated-while-hostile');
+    await eventually(
+      async () => ((await pullSecretAuth()) === 'rotated-while-hostile' ? true : undefined),
+      15_000,
+      'the rotation on rt-good while rt-drip and rt-flood hang',
+    );
+    await coreOf(good()).deleteNamespacedSecret({ name: KCP_PULL_SECRET, namespace: RUNTIME_NAMESPACE });
+    const reply = await reportPullSecretDrift({
+      port: direct.driftPort ?? 0,
+      caPem: direct.cas.trustBundle(),
+      issuer: direct.cas.current(),
+      runtimeId: 'rt-good',
+      domain: domain('rt-good'),
+    });
+    assert.equal(reply.status, 202);
+    await eventually(
+      async () => ((await pullSecretAuth()) === 'rotated-while-hostile' ? true : undefined),
+      10_000,
+      'rt-good repaired',
+    );
+
+    // Deleting rt-drip: the removal meets the deadline and says so; the force release then frees it.
+    const deleting = Date.now();
+    await kubeRequest(kcp().kubeConfig(), { method: 'DELETE', path: `${RB_PATH}/rt-drip` });
+    const stuck = await eventually(
+      async () => {
+        const rb = await readRb('rt-drip');
+        return rb.status?.state === 'Deleting' && /the finalizer stays/.test(reachable(rb)?.message ?? '')
+          ? rb
+          : undefined;
+      },
+      2 * DEADLINE_MS + 10_000,
+      'rt-drip: the removal refused, the status saying so',
+    );
+    const stuckAfter = Date.now() - deleting;
+    assert.equal(reachable(stuck)?.reason, 'DeadlineExceeded');
+    assert.ok(stuckAfter < 2 * DEADLINE_MS + 10_000);
+    const releasing = Date.now();
+    await kubeRequest(kcp().kubeConfig(), {
+      method: 'PATCH',
+      path: `${RB_PATH}/rt-drip`,
+      body: { metadata: { annotations: { [FORCE_RELEASE_ANNOTATION]: 'true' } } },
+    });
+    await eventually(
+      async () => {
+        try {
+          await readRb('rt-drip');
+          return undefined;
+        } catch {
+          return true;
+        }
+      },
+      DEADLINE_MS + 10_000,
+      'rt-drip gone after the force release',
+    );
+    const releasedAfter = Date.now() - releasing;
+    t.diagnostic(
+      `rt-drip: removal refused after ${stuckAfter} ms, released ${releasedAfter} ms after the annotation`,
+    );
+    assert.ok(releasedAfter < DEADLINE_MS + 10_000);
+  });
+});
+
+describe('SIGTERM ends `rtb controller` within its grace period while a runtime drips', () => {
+  let child: ChildProcess | undefined;
+  let drip: HostileRuntime;
+  let output = '';
+
+  before(async () => {
+    drip = await startHostileRuntime('drip');
+    await putKubeconfigSecret(kcp(), 'rt-drip-cli', drip.kubeconfig);
+    await createRuntimeBootstrapper(kcp(), 'rt-drip-cli');
+  });
+  after(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await new Promise((r) => child?.once('exit', r));
+    }
+    await drip.stop();
+  });
+
+  test('the call in flight is abandoned after the drain, the reflectors stop, the process exits 0', async (t) => {
+    const proc = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'controller',
+        '--mode',
+        'direct',
+        '--kubeconfig',
+        kcp().kubeconfigPath,
+        '--pull-secret',
+        KCP_PULL_SECRET,
+        '--cluster-trust-bundle',
+        CTB_NAME,
+        '--no-leader-elect',
+        '--metrics-port',
+        '0',
+        // Longer than the grace period: only the stop's abandon can end the call.
+        '--runtime-deadline',
+        '10m',
+        '--runtime-timeout',
+        '5s',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child = proc;
+    proc.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    proc.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+      proc.once('exit', (code) => {
+        resolve({ code, at: Date.now() });
+      }),
+    );
+    await eventually(
+      () => (drip.open() > 0 ? true : undefined),
+      60_000,
+      `the controller in a call to the dripping runtime (output:\n${output.slice(-2000)})`,
+    );
+    // Well into the call: it has been dripping for a while when the signal comes.
+    await new Promise((r) => setTimeout(r, 2_000));
+    assert.ok(drip.open() > 0);
+    const signalled = Date.now();
+    proc.kill('SIGTERM');
+    const { code, at } = await exited;
+    const tookMs = at - signalled;
+    t.diagnostic(`exited ${tookMs} ms after SIGTERM`);
+    assert.equal(code, 0, output.slice(-3000));
+    assert.ok(tookMs < 28_000, `exited ${tookMs} ms after SIGTERM`);
+    const lines = output
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg?: string });
+    assert.ok(lines.some((l) => l.msg === 'stopping: abandoning the calls to runtimes still in flight'));
+    assert.ok(lines.some((l) => l.msg === 'controller stopped'));
+    await eventually(() => (drip.open() === 0 ? true : undefined), 5_000, 'the dripping call closed');
+  });
+});
