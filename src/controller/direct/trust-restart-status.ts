@@ -22,7 +22,8 @@ export const TRUST_POLL_WINDOW_MS = 15 * 60_000;
 
 /** The restarter's report as the status holds it (undefined: none, the field is cleared). */
 export function trustSummary(report: TrustRestartStatus | undefined): TrustRestartSummary | undefined {
-  if (report === undefined) return undefined;
+  // The runtime's word: a stamp longer than the CRD takes (64) would fail every status write.
+  if (report === undefined || report.bundle.length > 64) return undefined;
   const at = Date.parse(report.at);
   return {
     bundle: report.bundle,

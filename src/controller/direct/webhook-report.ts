@@ -8,6 +8,32 @@ import {
   type ProjectionLookInput,
 } from './trust-projection-status.js';
 
+/**
+ * The most of a report's refusal kept (the CRD's `status.refusal` maxLength): the report is the
+ * runtime's word, and a longer text would make every status write of the runtime fail.
+ */
+export const REFUSAL_MAX_CHARS = 2048;
+/** A version the report names that is longer than this is no set version of ours: left out. */
+export const REPORTED_VERSION_MAX_CHARS = 128;
+
+/** What of a report goes into the status, bounded (pure). */
+export function reportForStatus(report: WebhookStatusReport): {
+  servedVersion?: string;
+  refusedVersion?: string;
+  refusal?: string;
+} {
+  const version = (v: string | undefined): string | undefined =>
+    v !== undefined && v.length <= REPORTED_VERSION_MAX_CHARS ? v : undefined;
+  const servedVersion = version(report.loadedVersion);
+  const refusedVersion = version(report.refusedVersion);
+  const refusal = report.refusal?.slice(0, REFUSAL_MAX_CHARS);
+  return {
+    ...(servedVersion !== undefined ? { servedVersion } : {}),
+    ...(refusedVersion !== undefined ? { refusedVersion } : {}),
+    ...(refusal !== undefined ? { refusal } : {}),
+  };
+}
+
 /** How soon a runtime whose webhook has not reported the set applied is looked at again. */
 export const REPORT_POLL_MS = 2_000;
 
@@ -30,11 +56,7 @@ export async function observeWebhookReport(
   } catch {
     return { pollAfterMs: REPORT_POLL_MS };
   }
-  status.served({
-    ...(report.loadedVersion !== undefined ? { servedVersion: report.loadedVersion } : {}),
-    ...(report.refusedVersion !== undefined ? { refusedVersion: report.refusedVersion } : {}),
-    ...(report.refusal !== undefined ? { refusal: report.refusal } : {}),
-  });
+  status.served(reportForStatus(report));
   return report.loadedVersion === applied || report.refusedVersion === applied
     ? {}
     : { pollAfterMs: REPORT_POLL_MS };
