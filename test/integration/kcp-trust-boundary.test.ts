@@ -16,6 +16,7 @@ import { freePort } from '../../src/envtest/free-port.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { putTrustBundle, readTrustBundle } from '../support/trust-bundles.js';
 import { reportPullSecretDrift } from '../support/drift-report.js';
 import { startHostileRuntime, FLOOD_BYTES, type HostileRuntime } from '../support/hostile-runtime.js';
 import {
@@ -219,6 +220,40 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
       `rt-drip: removal refused after ${stuckAfter} ms, released ${releasedAfter} ms after the annotation`,
     );
     assert.ok(releasedAfter < DEADLINE_MS + 10_000);
+  });
+
+  test("the KCP's trust bundle with junk after its certificate: refused, spec.trustBundle named; the runtime keeps the last good one", async () => {
+    const kcpKc = kcp().kubeConfig();
+    const lastGood = (await readTrustBundle(kcpKc, CTB_NAME))?.spec.trustBundle ?? '';
+    assert.match(lastGood, /BEGIN CERTIFICATE/);
+    const onRuntime = async (): Promise<string | undefined> =>
+      (await readTrustBundle(good().kubeConfig(), CTB_NAME))?.spec.trustBundle;
+    assert.equal(await onRuntime(), lastGood);
+    // The API server skips what does not decode and stores it; the lazy pattern skipped it too and
+    // passed the junk on to every runtime.
+    await putTrustBundle(kcpKc, CTB_NAME, {
+      trustBundle: `${lastGood}${'-----BEGIN CERTIFICATE-----\n'.repeat(4_000)}`,
+    });
+    const rb = await eventually(
+      async () => {
+        const r = await readRb('rt-good');
+        const c = r.status?.conditions?.find((x) => x.type === 'ConfigurationSynced');
+        return c?.reason === 'InconsistentSources' ? c : undefined;
+      },
+      20_000,
+      'rt-good to report the refused bundle',
+    );
+    assert.match(
+      rb.message,
+      /clusterTrustBundle: spec\.trustBundle: PEM block 2 \(CERTIFICATE\) has no END line of its own/,
+    );
+    assert.equal(await onRuntime(), lastGood, 'the runtime keeps the last good bundle');
+    await putTrustBundle(kcpKc, CTB_NAME, { trustBundle: lastGood });
+    await eventually(
+      async () => ((await readRb('rt-good')).status?.state === 'Ready' ? true : undefined),
+      20_000,
+      'rt-good Ready again',
+    );
   });
 });
 
