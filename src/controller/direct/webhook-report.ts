@@ -27,6 +27,7 @@ export function reportForStatus(report: WebhookStatusReport): {
   const servedVersion = version(report.loadedVersion);
   const refusedVersion = version(report.refusedVersion);
   const refusal = report.refusal?.slice(0, REFUSAL_MAX_CHARS);
+  // Absent, not undefined: the status patch sends null (removal) only for fields left out.
   return {
     ...(servedVersion !== undefined ? { servedVersion } : {}),
     ...(refusedVersion !== undefined ? { refusedVersion } : {}),
