@@ -44,7 +44,17 @@ export type ConditionType =
    * webhook found out (reason `Kept`); False (`Dropped`, `NotServed`): the webhook mounts nothing
    * there; Unknown (`ProbeFailed`, `NotReported`): it mounts as ever.
    */
-  | 'TrustBundleProjection';
+  | 'TrustBundleProjection'
+  /**
+   * False (reason `HeldByAnother`) when an older RuntimeBootstrapper names the same runtime ID: this
+   * one is not served (nothing on the runtime is touched) until that one is deleted.
+   */
+  | 'RuntimeID'
+  /**
+   * False (reason `Shared`) while other RuntimeBootstrappers name the same kubeconfig Secret (a
+   * warning: they would manage one cluster twice); True once no other does.
+   */
+  | 'KubeconfigExclusive';
 
 /** A status condition (metav1.Condition). */
 export interface Condition {

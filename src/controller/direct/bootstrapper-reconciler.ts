@@ -24,6 +24,7 @@ import type { RolloutChooser } from './rollout-chooser.js';
 import { observeTrustProjection, observeWebhookReport } from './webhook-report.js';
 import { setHasTrustBundle, sourcesFor } from './trust-bundle-api-status.js';
 import type { AttestationBook } from './attestation-book.js';
+import type { BootstrapperIdentity } from './bootstrapper-index.js';
 
 /** What the reconciler reads and writes. */
 export interface ReconcilerDeps {
@@ -55,6 +56,8 @@ export interface ReconcilerDeps {
   readonly onReconciled?: (key: string, ok: boolean) => void;
   /** Where each pass records the resourceVersions it left (attestations are compared with them). */
   readonly attestations?: AttestationBook;
+  /** Who else claims a CR's runtime ID and kubeconfig Secret. */
+  readonly identityOf?: (rb: RuntimeBootstrapper) => BootstrapperIdentity;
 }
 
 /**
@@ -165,6 +168,7 @@ export class BootstrapperReconciler {
         ? { registrationUrl: this.d.webhook.registrationUrl }
         : {}),
       forceResync,
+      identity: this.d.identityOf?.(rb),
       ops,
       status,
       serving: this.serving,

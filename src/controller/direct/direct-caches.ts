@@ -14,7 +14,7 @@ import { Reflector } from '../../kube/reflector.js';
 import { stripManagedFields } from '../../kube/reflector-options.js';
 import type { ReadonlyStore } from '../../kube/store.js';
 import { needsReconcile } from './bootstrapper-events.js';
-import { BootstrapperIndex } from './bootstrapper-index.js';
+import { BootstrapperIndex, type BootstrapperIdentity } from './bootstrapper-index.js';
 
 /** What the caches tell direct mode. */
 export interface DirectCacheEvents {
@@ -61,6 +61,8 @@ export class DirectCaches {
       onAdd: (rb) => {
         this.index.put(rb);
         reconcile(keyOf(rb));
+        // The others that share its kubeconfig Secret learn of it.
+        for (const key of this.index.identityOf(rb).sharesKubeconfigWith) reconcile(key);
         changed(undefined, rb);
       },
       onUpdate: (old, rb) => {
@@ -69,7 +71,11 @@ export class DirectCaches {
         changed(old, rb);
       },
       onDelete: (rb) => {
+        const sharing = this.index.identityOf(rb).sharesKubeconfigWith;
         this.index.remove(rb);
+        // A CR refused for its runtime ID may hold it now; the others' shared-kubeconfig warning may go.
+        for (const key of new Set([...this.index.keysOfRuntime(rb.spec.runtimeID), ...sharing]))
+          reconcile(key);
         removed(rb);
       },
     });
@@ -99,6 +105,11 @@ export class DirectCaches {
   /** The key of a runtime's RuntimeBootstrapper, if any. */
   keyOfRuntime(runtimeId: string): string | undefined {
     return this.index.keyOfRuntime(runtimeId);
+  }
+
+  /** Who else claims the runtime ID and the kubeconfig Secret `rb` names. */
+  identityOf(rb: RuntimeBootstrapper): BootstrapperIdentity {
+    return this.index.identityOf(rb);
   }
 
   /** The key of every RuntimeBootstrapper. */

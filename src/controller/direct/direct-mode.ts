@@ -139,6 +139,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     kcp,
     attestations: periodic.book,
     bootstrappers: caches.bootstrappers,
+    identityOf: (rb) => caches.identityOf(rb),
     kubeconfigSecrets: caches.kubeconfigs,
     pool,
     cas,

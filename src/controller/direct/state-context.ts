@@ -8,6 +8,7 @@ import type { Condition, ConditionType, RuntimeBootstrapper } from '../../api/ru
 import type { WebhookStatusReport } from '../../api/webhook-status.js';
 import type { TrustBundleApi } from '../../kube/trust-bundle-api.js';
 import type { SecretWrite } from '../../pki/serving-secret-plan.js';
+import type { BootstrapperIdentity } from './bootstrapper-index.js';
 import type { ForeignWrite } from './foreign-writers.js';
 import type { DeploymentReadiness } from './runtime-installer.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';
@@ -64,6 +65,8 @@ export interface StateContext {
   readonly registrationUrl?: string;
   /** Re-apply even what the status says is current (periodic resync, drift repair). */
   readonly forceResync: boolean;
+  /** Who else claims this CR's runtime ID and kubeconfig Secret (none when undefined). */
+  readonly identity?: BootstrapperIdentity;
   readonly ops: BootstrapperOps;
   readonly status: StatusBuilder;
   readonly serving: ServingSettings;

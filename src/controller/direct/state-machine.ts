@@ -46,13 +46,55 @@ export async function runStateMachine(start: StateFn, ctx: StateContext): Promis
 
 const ROLLOUT_POLL_MS = 5_000;
 
-/** Entry: deletion, finalizer, pause. */
+/** Entry: a runtime ID held by another CR, deletion, finalizer, pause. */
 export const sFnInitialize: StateFn = async (ctx) => {
+  if (ctx.identity?.heldBy !== undefined) return sFnRuntimeIdHeld;
+  noteIdentity(ctx);
   if (ctx.rb.metadata.deletionTimestamp) return sFnDelete;
   if (!(ctx.rb.metadata.finalizers ?? []).includes(RTB_FINALIZER)) await ctx.ops.addFinalizer();
   if (ctx.rb.spec.paused) return sFnPaused;
   return sFnConnect;
 };
+
+/**
+ * Another, older CR holds this runtime ID: this one is refused service and touches nothing on the
+ * runtime, not even when deleted (the runtime's webhook is the holder's); the status names the holder.
+ */
+export const sFnRuntimeIdHeld: StateFn = async (ctx) => {
+  const holder = ctx.identity?.heldBy ?? '';
+  if (ctx.rb.metadata.deletionTimestamp) {
+    if ((ctx.rb.metadata.finalizers ?? []).includes(RTB_FINALIZER)) await ctx.ops.releaseFinalizer();
+    return {};
+  }
+  ctx.status
+    .state('Error')
+    .condition(
+      'RuntimeID',
+      'False',
+      'HeldByAnother',
+      `runtime ID "${ctx.rb.spec.runtimeID}" is held by RuntimeBootstrapper ${holder}; this one is not served until that one is deleted`,
+    );
+  return {};
+};
+
+/**
+ * This CR holds its runtime ID (a refusal recorded before is lifted), and is warned while other
+ * CRs name the same kubeconfig Secret (they would manage one cluster twice).
+ */
+function noteIdentity(ctx: StateContext): void {
+  if (ctx.status.get('RuntimeID'))
+    ctx.status.condition('RuntimeID', 'True', 'Held', 'no older RuntimeBootstrapper names this runtime ID');
+  const others = ctx.identity?.sharesKubeconfigWith ?? [];
+  if (others.length > 0)
+    ctx.status.condition(
+      'KubeconfigExclusive',
+      'False',
+      'Shared',
+      `the kubeconfig Secret is also named by ${others.join(', ')}`,
+    );
+  else if (ctx.status.get('KubeconfigExclusive'))
+    ctx.status.condition('KubeconfigExclusive', 'True', 'Exclusive', 'no other RuntimeBootstrapper names it');
+}
 
 /** Paused: no writes to the runtime at all (incident isolation). */
 export const sFnPaused: StateFn = (ctx) => {
