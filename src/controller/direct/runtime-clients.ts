@@ -184,9 +184,20 @@ function parseKubeconfig(runtimeId: string, text: string): ClusterAccess {
     // The message of a YAML error may quote the text: keep it out of ours.
     throw new RuntimeKubeconfigError(`the kubeconfig of runtime ${runtimeId} cannot be parsed`, { cause });
   }
-  if (!access.getCurrentCluster())
-    throw new RuntimeKubeconfigError(`the kubeconfig of runtime ${runtimeId} names no cluster`);
+  const cluster = access.getCurrentCluster();
+  if (!cluster) throw new RuntimeKubeconfigError(`the kubeconfig of runtime ${runtimeId} names no cluster`);
+  if (!cluster.server.toLowerCase().startsWith('https://'))
+    throw new RuntimeKubeconfigError(
+      `the kubeconfig of runtime ${runtimeId} names a server that is not https:// ` +
+        `(${schemeOf(cluster.server)}); its credentials would travel in clear: refused`,
+    );
   return access;
+}
+
+/** The scheme of a server URL, for a message (never the rest: it may carry credentials). */
+function schemeOf(server: string): string {
+  const colon = server.indexOf(':');
+  return colon > 0 && colon < 16 ? `${server.slice(0, colon)}:` : 'no scheme';
 }
 
 function clientNode(text: string): KubeConfig {

@@ -61,6 +61,18 @@ describe('runtime client pool', () => {
     );
   });
 
+  test('a kubeconfig whose server is not https:// is refused, without quoting it', () => {
+    const pool = new RuntimeClientPool();
+    for (const server of ['http://user:s3cr3t@a:6443', 'HTTP://a:80', 'a:6443'])
+      assert.throws(
+        () => pool.get('rt-x', kubeconfig(server)),
+        (e: unknown) =>
+          e instanceof RuntimeKubeconfigError && /not https/.test(e.message) && !e.message.includes('s3cr3t'),
+        server,
+      );
+    assert.ok(pool.get('rt-x', kubeconfig('HTTPS://a:6443')));
+  });
+
   test('a kubeconfig the light loader does not serve (an exec plugin) is served by client-node', () => {
     const pool = new RuntimeClientPool();
     const text = stringify({
