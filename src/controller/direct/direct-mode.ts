@@ -104,7 +104,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   });
   sources.start();
   // Every call to a runtime bounded: the cap on an answer, the deadline of a call, and the stop.
-  const pool = new RuntimeClientPool(undefined, undefined, undefined, { deadlineMs: o.runtimeDeadlineMs });
+  const pool = new RuntimeClientPool({ limits: { deadlineMs: o.runtimeDeadlineMs } });
   pool.start();
   const rollout = o.rollout
     ? new RolloutCoordinator({

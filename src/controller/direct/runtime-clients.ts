@@ -60,6 +60,16 @@ interface Entry {
   lastUsed: number;
 }
 
+/** Settings of a {@link RuntimeClientPool}. */
+export interface RuntimeClientPoolOptions {
+  /** A client unused this long is dropped (default 10 min). */
+  readonly idleMs?: number;
+  readonly now?: () => number;
+  /** A client's TLS contexts unused this long are let go (default {@link RUNTIME_TLS_IDLE_MS}). */
+  readonly tlsIdleMs?: number;
+  readonly limits?: RuntimeCallLimits;
+}
+
 /**
  * One client per runtime, made lazily from its kubeconfig, rebuilt when the kubeconfig changes
  * (KIM rotates them about every 14 h) and dropped after being idle, so 5,000 runtimes never hold
@@ -77,12 +87,15 @@ export class RuntimeClientPool {
   /** Every client's: the cap on an answer, the deadline of a call, and the stop. */
   readonly limits: RequestLimits;
 
-  constructor(
-    private readonly idleMs = 10 * 60_000,
-    private readonly now: () => number = Date.now,
-    private readonly tlsIdleMs = RUNTIME_TLS_IDLE_MS,
-    limits: RuntimeCallLimits = {},
-  ) {
+  private readonly idleMs: number;
+  private readonly now: () => number;
+  private readonly tlsIdleMs: number;
+
+  constructor(o: RuntimeClientPoolOptions = {}) {
+    this.idleMs = o.idleMs ?? 10 * 60_000;
+    this.now = o.now ?? Date.now;
+    this.tlsIdleMs = o.tlsIdleMs ?? RUNTIME_TLS_IDLE_MS;
+    const limits = o.limits ?? {};
     // One listener per call in flight: hundreds at once are expected, not a leak.
     setMaxListeners(0, this.stopping.signal);
     this.limits = {

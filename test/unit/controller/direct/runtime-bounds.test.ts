@@ -63,7 +63,7 @@ describe('calls to a runtime are bounded', () => {
   });
 
   test("the pool's clients carry the cap, the deadline and the stop", async () => {
-    const pool = new RuntimeClientPool(undefined, undefined, undefined, { deadlineMs: 1_234 });
+    const pool = new RuntimeClientPool({ limits: { deadlineMs: 1_234 } });
     const data = Buffer.from(
       renderKubeconfig({ name: 'x', server: base, caPem: 'CA', clientCertPem: 'C', clientKeyPem: 'K' }),
     ).toString('base64');

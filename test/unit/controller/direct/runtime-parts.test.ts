@@ -17,7 +17,7 @@ const b64 = (text: string): string => Buffer.from(text).toString('base64');
 describe('runtime client pool', () => {
   test('one client per runtime, rebuilt when the kubeconfig changes, dropped when idle', () => {
     let now = 0;
-    const pool = new RuntimeClientPool(1_000, () => now);
+    const pool = new RuntimeClientPool({ idleMs: 1_000, now: () => now });
     const a = pool.get('rt-1', kubeconfig('https://a:6443'));
     assert.equal(pool.get('rt-1', kubeconfig('https://a:6443')), a);
     const rotated = pool.get('rt-1', kubeconfig('https://b:6443'));
@@ -33,7 +33,7 @@ describe('runtime client pool', () => {
 
   test('a sweep lets go of idle TLS contexts before it drops the client itself', () => {
     let now = 0;
-    const pool = new RuntimeClientPool(10_000, () => now, 1_000);
+    const pool = new RuntimeClientPool({ idleMs: 10_000, now: () => now, tlsIdleMs: 1_000 });
     const client = pool.get('rt-1', kubeconfig('https://a:6443'));
     const retired: number[] = [];
     (client as unknown as { retireIdle: (ms: number) => number }).retireIdle = (ms) => {
