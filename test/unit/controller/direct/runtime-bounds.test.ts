@@ -65,7 +65,13 @@ describe('calls to a runtime are bounded', () => {
   test("the pool's clients carry the cap, the deadline and the stop", async () => {
     const pool = new RuntimeClientPool({ limits: { deadlineMs: 1_234 } });
     const data = Buffer.from(
-      renderKubeconfig({ name: 'x', server: base, caPem: 'CA', clientCertPem: 'C', clientKeyPem: 'K' }),
+      renderKubeconfig({
+        name: 'x',
+        server: 'https://a:6443',
+        caPem: 'CA',
+        clientCertPem: 'C',
+        clientKeyPem: 'K',
+      }),
     ).toString('base64');
     const limits = pool.get('rt-1', data).requestLimits;
     assert.equal(limits?.maxAnswerBytes, RUNTIME_ANSWER_MAX_BYTES);
