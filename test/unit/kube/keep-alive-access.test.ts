@@ -9,6 +9,7 @@ import { KubeconfigLite, type ClusterAccess } from '../../../src/kube/cluster-ac
 import { KeepAliveAccess } from '../../../src/kube/keep-alive-access.js';
 import { KeepAliveAgents } from '../../../src/kube/keep-alive-agents.js';
 import { kubeRequest } from '../../../src/kube/kube-request.js';
+import { eventually } from '../../../src/envtest/eventually.js';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
 
@@ -125,9 +126,10 @@ void describe('KeepAliveAccess', () => {
         const before = connections;
         for (let i = 0; i < 3; i++) {
           assert.equal((await version(access)).cn, 'one');
-          // The server drops the idle connection: the next request must connect again.
+          // The server drops the idle connection: the next request must connect again. Wait
+          // until the client saw it close (a fixed pause lost that race on a loaded machine).
           server.closeIdleConnections();
-          await sleep(20);
+          await eventually(() => (access.sockets === 0 ? true : undefined), 5_000, 'the connection closed');
         }
         assert.equal(connections - before, 3);
         assert.equal(parsed.mock.callCount(), 1);
