@@ -7,7 +7,7 @@ export interface GroupCpu {
   readonly cores: Readonly<Record<string, number>>;
   /** This (benchmark) process. */
   readonly bench: number;
-  /** Everything else on the machine: other sessions' work. */
+  /** Everything else on the machine: other work on the machine. */
   readonly others: number;
   /** The whole machine. */
   readonly machine: number;
