@@ -32,6 +32,14 @@ export interface PeriodicResyncOptions {
   readonly logger: Logger;
 }
 
+/**
+ * At most one full pass per runtime this often on out-of-sync attestations: a forced pass costs
+ * the KCP tens of ms, so a runtime attesting out of sync without pause (a forger, a loop) costs
+ * it a fraction of a percent of a core; later ones within the interval are coalesced into one
+ * pass at its end, so a real change is still repaired within it.
+ */
+export const OUT_OF_SYNC_PASS_INTERVAL_MS = 30_000;
+
 /** How often runtimes attest when the resync is off: as with the default period. */
 const DEFAULT_ATTEST_SECONDS = 300;
 
@@ -55,6 +63,8 @@ export class PeriodicResync {
   private readonly passes: Counter<'action'>;
   private timer: NodeJS.Timeout | undefined;
   private ticks = 0;
+  /** Per key: when an out-of-sync attestation may force a pass again, and a pass deferred to then. */
+  private readonly outOfSync = new Map<string, { until: number; deferred?: NodeJS.Timeout }>();
 
   constructor(private readonly o: PeriodicResyncOptions) {
     this.book = new AttestationBook(attestIntervalSeconds(o.periodMs));
@@ -80,6 +90,8 @@ export class PeriodicResync {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    for (const o of this.outOfSync.values()) clearTimeout(o.deferred);
+    this.outOfSync.clear();
   }
 
   /** One period's resync (the timer's; tests and benchmarks call it directly). */
@@ -122,10 +134,30 @@ export class PeriodicResync {
     if (verdict === 'out_of_sync') {
       // Names and resourceVersions only: what was written, never what it holds.
       this.o.logger.info({ runtime: key, differing }, 'attestation out of sync: re-applying the runtime');
-      this.o.force(key);
+      this.forceLimited(key, receivedAt);
     }
     return { status: 200, answer };
   };
+
+  /** Forces `key` at once, or, within {@link OUT_OF_SYNC_PASS_INTERVAL_MS} of the last, once at its end. */
+  private forceLimited(key: string, now: number): void {
+    const last = this.outOfSync.get(key);
+    if (last === undefined || now >= last.until) {
+      clearTimeout(last?.deferred);
+      this.outOfSync.set(key, { until: now + OUT_OF_SYNC_PASS_INTERVAL_MS });
+      this.o.force(key);
+      return;
+    }
+    if (last.deferred) return;
+    last.deferred = setTimeout(
+      () => {
+        this.outOfSync.set(key, { until: Date.now() + OUT_OF_SYNC_PASS_INTERVAL_MS });
+        this.o.force(key);
+      },
+      Math.max(0, last.until - Date.now()),
+    );
+    last.deferred.unref();
+  }
 }
 
 /** Which of `n` shares a key falls in (FNV-1a of the key): stable across periods and restarts. */

@@ -6,6 +6,7 @@ import type { AttestedObject } from '../../../../src/api/attestation.js';
 import {
   attestIntervalSeconds,
   bucketOf,
+  OUT_OF_SYNC_PASS_INTERVAL_MS,
   PeriodicResync,
 } from '../../../../src/controller/direct/periodic-resync.js';
 
@@ -79,6 +80,28 @@ describe('PeriodicResync', () => {
     // Without a complete record, nothing to compare with: no pass (the next tick forces it anyway).
     resync.attest('b', { objects }, Date.now());
     assert.deepEqual(forced, ['ns/a']);
+  });
+
+  test('out-of-sync attestations of one runtime force at most one pass per interval; the last one in it is not lost', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+    const { resync, forced } = setup(['ns/a', 'ns/b']);
+    resync.book.passEnded('ns/a', { observed: objects, complete: true });
+    resync.book.passEnded('ns/b', { observed: objects, complete: true });
+    const tampered = { objects: [{ ...objects[0]!, resourceVersion: '2' }] };
+    resync.attest('b', tampered, Date.now());
+    // 200 attestations over 20 s.
+    for (let i = 0; i < 200; i++) {
+      resync.attest('a', tampered, Date.now());
+      t.mock.timers.tick(100);
+    }
+    assert.deepEqual(forced, ['ns/b', 'ns/a'], 'one pass each at once; the rest of the flood waits');
+    t.mock.timers.tick(OUT_OF_SYNC_PASS_INTERVAL_MS - 20_000 - 1);
+    assert.deepEqual(forced, ['ns/b', 'ns/a']);
+    t.mock.timers.tick(1);
+    assert.deepEqual(forced, ['ns/b', 'ns/a', 'ns/a'], 'the flood coalesced into one more pass at the end');
+    t.mock.timers.tick(10 * OUT_OF_SYNC_PASS_INTERVAL_MS);
+    assert.equal(forced.length, 3, 'nothing more without another attestation');
+    resync.stop();
   });
 
   test('a runtime another replica works is answered 503 with a retry hint, and nothing is recorded', async () => {
