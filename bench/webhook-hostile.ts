@@ -1,4 +1,5 @@
-// Webhook memory under hostile load (issue 12).
+// Webhook memory under hostile load (issue 12), and the API server's calls under idle, slow and
+// lying clients (issue 25).
 //
 //   npx tsx bench/webhook-hostile.ts
 //
@@ -12,14 +13,29 @@
 // that reads every body without a bound (what the webhook did before), and the webhook with
 // valid requests only. The figures are printed, never asserted.
 //
+// Then, through the API server: the webhook is registered by URL (failing open, as rendered) and
+// Pods are created at a fixed rate while connections of each hostile shape of
+// test/support/hostile-clients.ts hold its port (each shape alone, then all at once), next to the
+// same creates with no hostile client (the baseline); a create counts when the Pod is stored
+// mutated, that is when the webhook answered within the registration's timeout.
+//
 // Environment (for trial runs): BENCH_HOSTILE_SECONDS (15), BENCH_IDLE_SECONDS (10),
-// BENCH_VALID_RATE (20), BENCH_HOSTILE_MIXES (all; comma-separated names, e.g. big-200,namespace).
+// BENCH_VALID_RATE (20), BENCH_HOSTILE_MIXES (all; comma-separated names, e.g. big-200,namespace;
+// `none` for none), BENCH_APISERVER_SECONDS (20, 0 skips the phase), BENCH_APISERVER_RATE (10
+// creates/s), BENCH_HOSTILE_PER_SHAPE (200).
 import type { V1Pod } from '@kubernetes/client-node';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import { ControlPlane } from '../src/envtest/control-plane.js';
+import { renderWebhookManifests } from '../src/render/webhook-manifests.js';
 import { WEBHOOK_NODE_OPTIONS } from '../src/render/webhook-deployment.js';
 import { envNumber, isMain, say as print } from './support/env.js';
+import {
+  mutatedShare,
+  runApiServerPhases,
+  type ApiServerPhase,
+} from './support/hostile-through-apiserver.js';
 import type { HostileConfig, HostileResult, Outcomes, ValidOutcomes } from './support/load-hostile.js';
 import { cpuSeconds, machineCpuSeconds, memoryKib, resetPeakMemory } from './support/proc.js';
 import { buildChildren, canPin, pinToCpu, runNode, scratchDir, sleep } from './support/processes.js';
@@ -34,8 +50,8 @@ import {
   type ServerProcess,
 } from './support/webhook-under-test.js';
 
-/** Target of issue 12. */
-export const HOSTILE_TARGETS = { rssMb: 200 } as const;
+/** Targets: issue 12 (memory under the mixes), issue 25 (calls answered, the Deployment's limit). */
+export const HOSTILE_TARGETS = { rssMb: 200, mutatedShare: 0.99, limitMib: 256 } as const;
 
 const SERVER_CPU = 1;
 const LOAD_CPU = 0;
@@ -73,6 +89,10 @@ export interface HostileFigures {
   readonly readyKib: number;
   readonly runs: readonly HostileRun[];
   readonly nodeOptions: string;
+  /** Through the API server (empty when skipped). */
+  readonly apiServer: readonly ApiServerPhase[];
+  readonly apiServerRate: number;
+  readonly apiServerSeconds: number;
 }
 
 /** The AdmissionReview of `pod` as a hostile client might post it, namespace and all. */
@@ -128,6 +148,9 @@ export async function runWebhookHostile(say: (line: string) => void = print): Pr
   const idleSeconds = envNumber('BENCH_IDLE_SECONDS', 10);
   const validRate = envNumber('BENCH_VALID_RATE', 20);
   const only = process.env.BENCH_HOSTILE_MIXES?.split(',').map((s) => s.trim());
+  const apiServerSeconds = envNumber('BENCH_APISERVER_SECONDS', 20);
+  const apiServerRate = envNumber('BENCH_APISERVER_RATE', 10);
+  const perShape = envNumber('BENCH_HOSTILE_PER_SHAPE', 200);
 
   say('== webhook under hostile load (issue 12) ==');
   const scripts = buildChildren(say);
@@ -250,7 +273,9 @@ export async function runWebhookHostile(say: (line: string) => void = print): Pr
       return run;
     };
 
-    const runs: HostileRun[] = [await runOne(webhook, 'webhook', undefined, undefined, 0)];
+    const runs: HostileRun[] = only?.includes('none')
+      ? []
+      : [await runOne(webhook, 'webhook', undefined, undefined, 0)];
     for (const mix of mixes(seedPod as unknown as Record<string, unknown>)) {
       if (only && !only.includes(mix.name)) continue;
       const body = mix.body();
@@ -260,6 +285,36 @@ export async function runWebhookHostile(say: (line: string) => void = print): Pr
       runs.push(await runOne(webhook, 'webhook', mix, bodyFile, bytes));
       runs.push(await runOne(bare, 'bare', mix, bodyFile, bytes));
     }
+    let apiServer: ApiServerPhase[] = [];
+    if (apiServerSeconds > 0) {
+      // Registered only now: the seed Pod above is read as the API server defaults it, unmutated.
+      const manifests = renderWebhookManifests({
+        image: 'unused',
+        url: webhook.url,
+        caBundlePem: tls.caPem,
+        failurePolicy: 'Ignore',
+      });
+      await kc
+        .makeApiClient(AdmissionregistrationV1Api)
+        .createMutatingWebhookConfiguration({ body: manifests.mutatingWebhookConfiguration });
+      await sleep(3_000);
+      say(
+        `through the API server: ${apiServerRate} Pod creates/s for ${apiServerSeconds} s per phase, ` +
+          `${perShape} connections of each shape (renewed as the webhook closes them); registration timeoutSeconds ` +
+          `${String(manifests.mutatingWebhookConfiguration.webhooks?.[0]?.timeoutSeconds)}, failurePolicy Ignore`,
+      );
+      apiServer = await runApiServerPhases(
+        {
+          kc,
+          webhookPid: webhook.pid,
+          webhookPort: Number(new URL(webhook.url).port),
+          perShape,
+          seconds: apiServerSeconds,
+          rate: apiServerRate,
+        },
+        say,
+      );
+    }
     const figures: HostileFigures = {
       seconds,
       idleSeconds,
@@ -267,6 +322,9 @@ export async function runWebhookHostile(say: (line: string) => void = print): Pr
       readyKib,
       runs,
       nodeOptions: [WEBHOOK_NODE_OPTIONS, ...extra].join(' '),
+      apiServer,
+      apiServerRate,
+      apiServerSeconds,
     };
     say('-- webhook under hostile load: result --');
     for (const line of hostileSummary(figures)) say(line);
@@ -303,11 +361,14 @@ function describeRun(r: HostileRun): string[] {
 export function hostileSummary(f: HostileFigures): string[] {
   const webhook = f.runs.filter((r) => r.server === 'webhook');
   const worst = Math.max(f.readyKib, ...webhook.map((r) => Math.max(r.peakKib, r.afterIdleKib)));
-  const lines = [
-    `webhook (NODE_OPTIONS ${f.nodeOptions}) VmRSS when ready ${mb(f.readyKib)}; ` +
-      `each mix ${f.seconds} s with ${f.validRate} valid requests/s, then ${f.idleSeconds} s idle:`,
-    `  ${'mix'.padEnd(32)} ${'webhook peak'.padStart(13)} ${'after idle'.padStart(11)} ${'bare peak'.padStart(10)} ${'after idle'.padStart(11)}   valid answered (webhook): correct / sent, p50, p99`,
-  ];
+  const lines =
+    webhook.length === 0
+      ? []
+      : [
+          `webhook (NODE_OPTIONS ${f.nodeOptions}) VmRSS when ready ${mb(f.readyKib)}; ` +
+            `each mix ${f.seconds} s with ${f.validRate} valid requests/s, then ${f.idleSeconds} s idle:`,
+          `  ${'mix'.padEnd(32)} ${'webhook peak'.padStart(13)} ${'after idle'.padStart(11)} ${'bare peak'.padStart(10)} ${'after idle'.padStart(11)}   valid answered (webhook): correct / sent, p50, p99`,
+        ];
   for (const r of webhook) {
     const b = f.runs.find((x) => x.server === 'bare' && x.mix === r.mix);
     const v = r.valid;
@@ -317,9 +378,32 @@ export function hostileSummary(f: HostileFigures): string[] {
         `${v.correct} / ${v.sent}, ${describeLatency(v.latency, ['p50', 'p99'])}`,
     );
   }
-  lines.push(
-    `  webhook VmRSS at most ${mb(worst)} (target < ${HOSTILE_TARGETS.rssMb} MB: ${verdict((worst * 1024) / 1e6 < HOSTILE_TARGETS.rssMb)})`,
-  );
+  if (webhook.length > 0)
+    lines.push(
+      `  webhook VmRSS at most ${mb(worst)} (target < ${HOSTILE_TARGETS.rssMb} MB: ${verdict((worst * 1024) / 1e6 < HOSTILE_TARGETS.rssMb)})`,
+    );
+  const baseline = f.apiServer.find((p) => p.name === 'baseline');
+  const hostile = f.apiServer.filter((p) => p.name !== 'baseline');
+  if (baseline && hostile.length > 0) {
+    const pct = (p: ApiServerPhase): string => `${(mutatedShare(p) * 100).toFixed(1)} %`;
+    lines.push(
+      `through the API server (${f.apiServerRate} creates/s, ${f.apiServerSeconds} s a phase): ` +
+        `Pods stored mutated, baseline ${baseline.mutated} / ${baseline.creates} (${pct(baseline)}), ` +
+        `create p99 ${baseline.latency.p99.toFixed(0)} ms, peak VmRSS ${mb(baseline.peakKib)}`,
+    );
+    for (const p of hostile)
+      lines.push(
+        `  ${p.name.padEnd(15)} ${String(p.connections).padStart(5)} connections: ${p.mutated} / ${p.creates} (${pct(p)}), ` +
+          `create p99 ${p.latency.p99.toFixed(0)} ms, peak VmRSS ${mb(p.peakKib)}`,
+      );
+    const worstShare = Math.min(...hostile.map(mutatedShare));
+    const worstPeak = Math.max(...f.apiServer.map((p) => p.peakKib));
+    lines.push(
+      `  worst share ${(worstShare * 100).toFixed(1)} % (target >= ${HOSTILE_TARGETS.mutatedShare * 100} %: ` +
+        `${verdict(worstShare >= HOSTILE_TARGETS.mutatedShare)}); peak VmRSS ${mb(worstPeak)} ` +
+        `(limit ${HOSTILE_TARGETS.limitMib}Mi: ${verdict(worstPeak < HOSTILE_TARGETS.limitMib * 1024)})`,
+    );
+  }
   return lines;
 }
 

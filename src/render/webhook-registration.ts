@@ -14,6 +14,7 @@ import {
   WEBHOOK_SERVICE,
 } from '../api/runtime-names.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
+import { ADMISSION_TIMEOUT_SECONDS } from '../webhook/serving-limits.js';
 import { VALIDATE_PATH } from '../webhook/webhook-server.js';
 import { objectLabels, type WebhookManifestOptions } from './webhook-options.js';
 
@@ -70,7 +71,8 @@ export function renderMutatingWebhookConfiguration(
         matchPolicy: 'Equivalent',
         sideEffects: 'NoneOnDryRun',
         reinvocationPolicy: 'IfNeeded',
-        timeoutSeconds: 5,
+        // The server's answer times (QUEUE_TIMEOUT_MS, BODY_TIMEOUT_MS) are set inside this.
+        timeoutSeconds: ADMISSION_TIMEOUT_SECONDS,
         failurePolicy: o.failurePolicy ?? 'Ignore',
         // kube-system stays out, and so do the webhook's own Pods (upstream's objectSelector): a
         // webhook that must call itself to start could never come back after all its replicas went down.

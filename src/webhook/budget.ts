@@ -72,6 +72,14 @@ export class Budget {
     return this.fits(weights) ? this.take(weights) : undefined;
   }
 
+  /**
+   * Takes `weights` whether they fit or not: for what is in memory already and must be counted
+   * (a chunk read off a socket). Waiters get no room until enough is given back.
+   */
+  force(weights: readonly number[]): BudgetLease {
+    return this.take(weights);
+  }
+
   /** Takes `weights`, waiting for room if needed; rejects with {@link BudgetRefusedError}. */
   acquire(weights: readonly number[], options: AcquireOptions = {}): Promise<BudgetLease> {
     if (weights.some((w, i) => w > (this.capacities[i] ?? 0)))

@@ -19,12 +19,12 @@ export const ADMISSION_TIMEOUT_SECONDS = 5;
 export const BODY_LIMIT_BYTES = 8 * MiB;
 
 /**
- * Request bodies read or held at once, in bytes (declared lengths; the limit for a body without
- * one). A request that does not fit waits unread: its socket is not read, so TCP holds the rest.
+ * Request bytes read and held at once, counted as they arrive (a declared length costs nothing).
+ * A chunk that does not fit pauses its request: its socket is not read, so TCP holds the rest.
  */
 export const READ_BUDGET_BYTES = 16 * MiB;
 
-/** Requests past their headers at once: being read, decoded, decided or answered. */
+/** Requests with their whole body read at once: being decoded, decided or answered. */
 export const MAX_REQUESTS_IN_FLIGHT = 64;
 
 /**
@@ -38,11 +38,27 @@ export const DECODE_BUDGET_BYTES = 32 * MiB;
 export const MAX_WAITING_REQUESTS = 1024;
 
 /**
- * How long a request may wait for room before it is answered 503: well inside the API server's
- * timeout, so a request that gets room late is still answered in time, and one that does not
- * is failed by us (quickly, with a reason) rather than by the API server's timeout.
+ * How long after its headers a request may wait for room before it is answered 503: well inside
+ * the API server's timeout, so a request that gets room late is still answered in time, and one
+ * that does not is failed by us (quickly, with a reason) rather than by the API server's timeout.
+ * The 503 carries no `Retry-After`: client-go would sleep that long and send the call again
+ * until the API server's own timeout, so the call would end at the timeout instead of at our answer.
  */
 export const QUEUE_TIMEOUT_MS = (ADMISSION_TIMEOUT_SECONDS - 2) * 1000;
+
+/**
+ * A body not complete this long after its headers is refused (408, connection closed), and what
+ * it sent is given back. The API server writes a review at once; a client that declares a length
+ * and trickles it, or sends nothing, holds a connection only this long. Inside
+ * {@link QUEUE_TIMEOUT_MS}, so a request cut here is still answered before the API server gives up.
+ */
+export const BODY_TIMEOUT_MS = 2_000;
+
+/**
+ * How often Node checks the header and request timeouts of open connections (its default is
+ * 30 s, so a timeout of 10 s ran for up to 40 s).
+ */
+export const CONNECTIONS_CHECK_MS = 1_000;
 
 /** A TLS handshake not finished by then is dropped (Node's default is 120 s). */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;

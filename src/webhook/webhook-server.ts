@@ -10,6 +10,8 @@ import { ConnectionTracker } from './connection-tracker.js';
 import { GateRefusal, RequestGate, type AdmittedBody, type GateLimits } from './request-gate.js';
 import {
   BODY_LIMIT_BYTES,
+  BODY_TIMEOUT_MS,
+  CONNECTIONS_CHECK_MS,
   DECODE_BUDGET_BYTES,
   DRAIN_TIMEOUT_SECONDS,
   HANDSHAKE_TIMEOUT_MS,
@@ -83,6 +85,7 @@ export class WebhookServer {
       decodeBudgetBytes: DECODE_BUDGET_BYTES,
       maxWaiting: MAX_WAITING_REQUESTS,
       queueTimeoutMs: QUEUE_TIMEOUT_MS,
+      bodyTimeoutMs: BODY_TIMEOUT_MS,
       ...options.limits,
     });
     this.endpoint = new AdmissionEndpoint(options.context, options.memoEntries ?? 512);
@@ -94,6 +97,7 @@ export class WebhookServer {
         keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
         headersTimeout: HEADERS_TIMEOUT_MS,
         requestTimeout: REQUEST_TIMEOUT_MS,
+        connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
       },
       (req, res) => {
         this.onRequest(req, res);
@@ -278,11 +282,9 @@ export class WebhookServer {
     metrics.refused.inc(error.reason);
     if (error.status === 0) return;
     if (error.status === 413) count('bad_request');
-    this.reply(res, error.status, error.message, {
-      ...(error.status === 503 ? { 'retry-after': '1' } : {}),
-      // The body was left unread: closing is cheaper than reading it to keep the connection.
-      ...(error.closeConnection ? { connection: 'close' } : {}),
-    });
+    // No Retry-After on a 503: client-go would retry until the API server's timeout. The body was
+    // left unread or cut: closing is cheaper than reading it to keep the connection.
+    this.reply(res, error.status, error.message, error.closeConnection ? { connection: 'close' } : {});
   }
 
   private reply(res: ServerResponse, status: number, body: string | Buffer, headers: Headers = {}): void {

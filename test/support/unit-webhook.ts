@@ -22,7 +22,11 @@ export interface UnitWebhook {
  * by annotation elsewhere), no namespace annotations and the pull Secret always there.
  */
 export async function startUnitWebhook(
-  options: Partial<Pick<WebhookServerOptions, 'limits' | 'memoEntries'>> & { failOpen?: boolean } = {},
+  options: Partial<Pick<WebhookServerOptions, 'limits' | 'memoEntries'>> & {
+    failOpen?: boolean;
+    /** Ensures the pull Secret (default: there at once); a promise holds the request being decided. */
+    ensurePullSecret?: () => boolean | Promise<boolean>;
+  } = {},
 ): Promise<UnitWebhook> {
   const ca = await createCertificateAuthority({ commonName: 'unit-webhook-ca' });
   const serving = await issueCertificate(ca, {
@@ -45,7 +49,7 @@ export async function startUnitWebhook(
     context: {
       config: () => config,
       namespaceAnnotations: () => ({}),
-      pullSecret: { ensure: () => true },
+      pullSecret: { ensure: options.ensurePullSecret ?? (() => true) },
       metrics: createWebhookMetrics(registry),
       logger,
       logLimit: new LogRateLimit(logger),

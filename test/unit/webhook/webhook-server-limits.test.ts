@@ -79,43 +79,75 @@ describe('the webhook server: bounded memory', () => {
     await until(() => w.server.load.inFlight === 0 && w.server.load.readBytes === 0, 'all room given back');
   });
 
-  test('beyond the requests in flight a request waits unread, and is answered once room is given back', async () => {
+  test('a request whose body is still arriving holds no place and only the bytes it sent; others are answered meanwhile', async () => {
     const w = await start({ limits: { maxRequests: 1 } });
     const firstBody = review(seedPodBefore(), { uid: 'first' });
     const first = heldPost(w, firstBody);
-    await until(() => w.server.load.inFlight === 1, 'the first request in flight');
-    const second = call(w, '/mutate', review(seedPodBefore(), { uid: 'second' }));
-    await until(() => w.server.load.waiting === 1, 'the second request waiting');
-    assert.equal(w.server.load.readBytes, Buffer.byteLength(firstBody), 'only the first body is reserved');
+    const half = Math.floor(firstBody.length / 2);
+    await until(() => w.server.load.readBytes === half, 'the sent half counted');
+    assert.equal(w.server.load.inFlight, 0, 'no place before the body is complete');
+    const second = await call(w, '/mutate', review(seedPodBefore(), { uid: 'second' }));
+    assert.equal(second.status, 200);
+    assert.match(second.body, /"uid":"second"/);
     first.finish();
-    const [a, b] = await Promise.all([first.reply, second]);
+    const a = await first.reply;
     assert.equal(a.status, 200);
     assert.match(a.body, /"uid":"first"/);
-    assert.equal(b.status, 200);
-    assert.match(b.body, /"uid":"second"/);
-    await until(() => w.server.load.inFlight === 0, 'no request in flight');
+    await until(() => w.server.load.inFlight === 0 && w.server.load.readBytes === 0, 'all room given back');
   });
 
-  test('a request that waits too long, or finds too many waiting, is answered 503 at once with the connection closed', async () => {
-    const w = await start({ limits: { maxRequests: 1, queueTimeoutMs: 50 } });
-    const first = heldPost(w, review(seedPodBefore()));
+  test('a body declared and not sent in time is refused (408, connection closed), and gives back what it sent', async () => {
+    const w = await start({ limits: { bodyTimeoutMs: 200 } });
+    const body = review(seedPodBefore());
+    const held = heldPost(w, body);
+    const cut = await held.reply;
+    assert.equal(cut.status, 408);
+    assert.equal(cut.headers.connection, 'close');
+    assert.equal(await refusedCount(w, 'body_timeout'), 1);
+    await until(() => w.server.load.readBytes === 0, 'the sent half given back');
+    held.finish();
+  });
+
+  test('beyond the places a read request waits; one that waits too long, or finds too many waiting, gets 503 without Retry-After', async () => {
+    let open = (): void => undefined;
+    const gate = new Promise<boolean>((resolve) => {
+      open = () => {
+        resolve(true);
+      };
+    });
+    const w = await start({ limits: { maxRequests: 1, queueTimeoutMs: 300 }, ensurePullSecret: () => gate });
+    // In kyma-system every feature applies: the pull Secret is ensured, and the request held there.
+    const first = call(w, '/mutate', review(seedPodBefore(), { uid: 'first', namespace: 'kyma-system' }));
     await until(() => w.server.load.inFlight === 1, 'the first request in flight');
     const late = await call(w, '/mutate', review(seedPodBefore()));
     assert.equal(late.status, 503);
-    assert.equal(late.headers['retry-after'], '1');
-    assert.equal(late.headers.connection, 'close');
+    assert.equal(late.headers['retry-after'], undefined, 'client-go would retry until its timeout');
     assert.equal(await refusedCount(w, 'timeout'), 1);
-    first.finish();
-    assert.equal((await first.reply).status, 200);
+    const waiting = call(w, '/mutate', review(seedPodBefore(), { uid: 'waiting' }));
+    await until(() => w.server.load.waiting === 1, 'the next request waiting');
+    open();
+    assert.equal((await first).status, 200);
+    const answered = await waiting;
+    assert.equal(answered.status, 200);
+    assert.match(answered.body, /"uid":"waiting"/);
 
-    const full = await start({ limits: { maxRequests: 1, maxWaiting: 0 } });
-    const held = heldPost(full, review(seedPodBefore()));
-    await until(() => full.server.load.inFlight === 1, 'the first request in flight');
-    const refused = await call(full, '/mutate', review(seedPodBefore()));
+    let hold = (): void => undefined;
+    const held = new Promise<boolean>((resolve) => {
+      hold = () => {
+        resolve(true);
+      };
+    });
+    const fullHeld = await start({
+      limits: { maxRequests: 1, maxWaiting: 0 },
+      ensurePullSecret: () => held,
+    });
+    const busy = call(fullHeld, '/mutate', review(seedPodBefore(), { namespace: 'kyma-system' }));
+    await until(() => fullHeld.server.load.inFlight === 1, 'the first request in flight');
+    const refused = await call(fullHeld, '/mutate', review(seedPodBefore()));
     assert.equal(refused.status, 503);
     assert.match(refused.body, /too many requests waiting/);
-    held.finish();
-    assert.equal((await held.reply).status, 200);
+    hold();
+    assert.equal((await busy).status, 200);
   });
 
   test('a body whose decoding would take more than the decode budget is refused (413); text of the same size is not', async () => {
