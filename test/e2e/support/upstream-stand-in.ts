@@ -50,6 +50,8 @@ const NAMESPACE = 'takeover';
 /** Witness Pods are bound to a node that does not exist: admitted and stored, never run. */
 const NOWHERE = 'no-such-node';
 const EVERY_MS = 300;
+/** How long upstream's stand-in serves on after SIGTERM. */
+const STAND_IN_SHUTDOWN_DELAY_S = 45;
 
 /**
  * Installs upstream's release with the stand-in on the landscape's runtime, with `sources` copied
@@ -132,12 +134,21 @@ function standIn(o: KubernetesObject, image: string): V1Deployment {
       `--tls-key=${CERT_DIR}/tls.key`,
       `--config-map=${RUNTIME_NAMESPACE}/rt-bootstrapper-config`,
       '--no-trust-restart',
+      // Serve on after SIGTERM until the endpoints have moved on: on a loaded test machine calls
+      // went on reaching the ended Pod, then found no endpoint, for 43 s after upstream's Pod
+      // ended (failing open). That is the Pod's exit, not the caBundle this test is about.
+      `--shutdown-delay=${STAND_IN_SHUTDOWN_DELAY_S}s`,
     ],
     livenessProbe: { httpGet: { path: '/healthz', port: 9443, scheme: 'HTTPS' } },
     readinessProbe: { httpGet: { path: '/readyz', port: 9443, scheme: 'HTTPS' }, periodSeconds: 2 },
     resources: { limits: { memory: '256Mi' }, requests: { cpu: '10m', memory: '64Mi' } },
   }));
-  return { ...d, spec: { ...spec, template: { ...template, spec: { ...template.spec!, containers } } } };
+  const podSpec = {
+    ...template.spec!,
+    containers,
+    terminationGracePeriodSeconds: STAND_IN_SHUTDOWN_DELAY_S + 15,
+  };
+  return { ...d, spec: { ...spec, template: { ...template, spec: podSpec } } };
 }
 
 /** Why this stored Pod is not mutated exactly once (undefined: it is). */
