@@ -14,7 +14,12 @@ import { packageVersion } from '../../src/version.js';
 import { kimInstall, kimStatus } from '../support/kim-installer.js';
 import { useNodeLandscape } from './support/node-landscape.js';
 import { POD_READY_MS } from './support/pods.js';
-import { installUpstreamStandIn, TakeoverWatch, WitnessPods } from './support/upstream-stand-in.js';
+import {
+  installUpstreamStandIn,
+  TakeoverWatch,
+  webhookCallFailures,
+  WitnessPods,
+} from './support/upstream-stand-in.js';
 import { e2eSources, webhookAvailable } from './support/webhook-on-node.js';
 
 let upstreamCaPem = '';
@@ -45,6 +50,7 @@ test('KIM installs our release over a serving upstream install: no Pod unmutated
   }
   const pods = await witness.stop();
   t.diagnostic(`${pods.count} Pods, ${pods.whileUpstream} while upstream's Pod served`);
+  if (pods.problems.length > 0) t.diagnostic(await webhookCallFailures(cluster.dir));
   assert.deepEqual(early, [], "upstream's CA never left while its Pod could serve");
   assert.deepEqual(pods.problems, [], 'every Pod admitted and mutated exactly once');
   assert.ok(pods.whileUpstream >= 10, 'Pods were created while upstream served');

@@ -15,6 +15,8 @@ import {
   type V1Deployment,
   type V1Pod,
 } from '@kubernetes/client-node';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import {
@@ -301,4 +303,11 @@ export class WitnessPods {
       await sleep(Math.max(0, EVERY_MS - (Date.now() - at)));
     }
   }
+}
+
+/** The API server's last lines about failed webhook calls (its log in `clusterDir`), for a failure's report. */
+export async function webhookCallFailures(clusterDir: string): Promise<string> {
+  const log = await readFile(join(clusterDir, 'kube-apiserver.log'), 'utf8').catch(() => '');
+  const lines = log.split('\n').filter((l) => /failed calling webhook|mpod-v1\.kb\.io/.test(l));
+  return lines.slice(-15).join('\n');
 }
