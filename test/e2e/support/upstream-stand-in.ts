@@ -52,8 +52,6 @@ const NAMESPACE = 'takeover';
 /** Witness Pods are bound to a node that does not exist: admitted and stored, never run. */
 const NOWHERE = 'no-such-node';
 const EVERY_MS = 300;
-/** How long upstream's stand-in serves on after SIGTERM. */
-const STAND_IN_SHUTDOWN_DELAY_S = 45;
 
 /**
  * Installs upstream's release with the stand-in on the landscape's runtime, with `sources` copied
@@ -136,21 +134,12 @@ function standIn(o: KubernetesObject, image: string): V1Deployment {
       `--tls-key=${CERT_DIR}/tls.key`,
       `--config-map=${RUNTIME_NAMESPACE}/rt-bootstrapper-config`,
       '--no-trust-restart',
-      // Serve on after SIGTERM until the endpoints have moved on: on a loaded test machine calls
-      // went on reaching the ended Pod, then found no endpoint, for 43 s after upstream's Pod
-      // ended (failing open). That is the Pod's exit, not the caBundle this test is about.
-      `--shutdown-delay=${STAND_IN_SHUTDOWN_DELAY_S}s`,
     ],
     livenessProbe: { httpGet: { path: '/healthz', port: 9443, scheme: 'HTTPS' } },
     readinessProbe: { httpGet: { path: '/readyz', port: 9443, scheme: 'HTTPS' }, periodSeconds: 2 },
     resources: { limits: { memory: '256Mi' }, requests: { cpu: '10m', memory: '64Mi' } },
   }));
-  const podSpec = {
-    ...template.spec!,
-    containers,
-    terminationGracePeriodSeconds: STAND_IN_SHUTDOWN_DELAY_S + 15,
-  };
-  return { ...d, spec: { ...spec, template: { ...template, spec: podSpec } } };
+  return { ...d, spec: { ...spec, template: { ...template, spec: { ...template.spec!, containers } } } };
 }
 
 /** Why this stored Pod is not mutated exactly once (undefined: it is). */
@@ -223,14 +212,29 @@ export class TakeoverWatch {
 
   /**
    * Polls until upstream serves no more and its CA has left the caBundle; returns the times at
-   * which its CA was missing while it still served (none, if the rule holds).
+   * which its CA was missing while it still served (none, if the rule holds). `rolledOut` is
+   * called once when our rollout is complete: no Pod of upstream's is left that is not being
+   * deleted (the old ReplicaSet is scaled to zero).
    */
-  async untilTakenOver(timeoutMs: number, stream: WitnessPods): Promise<string[]> {
+  async untilTakenOver(
+    timeoutMs: number,
+    stream: WitnessPods,
+    rolledOut: () => Promise<void>,
+  ): Promise<string[]> {
     const early: string[] = [];
+    let done = false;
     await eventually(
       async () => {
-        const serves = await this.upstreamServes();
+        const pods = await this.core.listNamespacedPod({
+          namespace: RUNTIME_NAMESPACE,
+          labelSelector: FOREIGN_SERVER_SELECTOR,
+        });
+        const serves = foreignServersAmong(pods.items);
         stream.upstreamServes = serves;
+        if (!done && pods.items.every((p) => p.metadata?.deletionTimestamp !== undefined)) {
+          done = true;
+          await rolledOut();
+        }
         const b = await this.bundle();
         if (serves && !b.upstream) early.push(new Date().toISOString());
         return !serves && !b.upstream && b.fingerprints.length > 0 ? true : undefined;
