@@ -44,6 +44,8 @@ export interface KimManifestOptions {
   readonly configMapNamespace?: string;
   readonly replicas?: number;
   readonly logLevel?: string;
+  /** The webhook Pods' PriorityClass (it must exist on the runtime). */
+  readonly priorityClassName?: string;
 }
 
 /** What KIM reads, and the text inside it. */
@@ -160,6 +162,7 @@ export function renderKimManifests(o: KimManifestOptions): KimManifests {
       ...(o.landscape === undefined ? {} : { landscape: o.landscape }),
       ...(o.replicas === undefined ? {} : { replicas: o.replicas }),
       ...(o.logLevel === undefined ? {} : { logLevel: o.logLevel }),
+      ...(o.priorityClassName === undefined ? {} : { priorityClassName: o.priorityClassName }),
     }),
   );
   const docs = objects.map((obj) => stringify(obj, { lineWidth: 0 }).trim());

@@ -94,6 +94,9 @@ export function directSettings(flags: ControllerFlags): DirectModeSettings {
     release: {
       image: flags.webhookImage ?? releaseImage(version),
       version,
+      ...(flags.webhookPriorityClassName === undefined
+        ? {}
+        : { priorityClassName: flags.webhookPriorityClassName }),
     },
     ...(flags.autoCreate !== undefined
       ? { autoCreateSelector: flags.autoCreate === true ? '' : String(flags.autoCreate) }

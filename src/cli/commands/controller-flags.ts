@@ -29,6 +29,7 @@ export interface ControllerFlags {
   retryPeriod: string;
   logLevel: string;
   webhookImage?: string;
+  webhookPriorityClassName?: string;
   webhookVersion?: string;
   autoCreate?: string | boolean;
   driftListen?: string;

@@ -82,6 +82,10 @@ export function registerControllerCommand(program: Command): void {
       'direct mode: the webhook image installed on runtimes (default: this release)',
     )
     .option(
+      '--webhook-priority-class-name <name>',
+      "direct mode: the webhook Pods' PriorityClass on runtimes (it must exist there)",
+    )
+    .option(
       '--webhook-version <version>',
       'direct mode: the webhook version stamped on runtimes (default: this release)',
     )

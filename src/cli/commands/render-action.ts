@@ -57,6 +57,7 @@ export function renderKim(flags: RenderKimFlags): void {
     configMapNamespace: flags.namespace,
     replicas: replicasOf(flags.replicas),
     ...(flags.landscape ? { landscape: flags.landscape } : {}),
+    ...(flags.priorityClassName === undefined ? {} : { priorityClassName: flags.priorityClassName }),
   });
   process.stdout.write(flags.raw ? kim.text : kimConfigMapYaml(kim));
 }

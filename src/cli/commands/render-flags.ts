@@ -20,6 +20,7 @@ export interface RenderKimFlags {
   namespace: string;
   replicas: string;
   raw?: boolean;
+  priorityClassName?: string;
 }
 
 /** The flags of `rtb render controller`. */

@@ -57,6 +57,7 @@ export function registerRenderCommand(program: Command): void {
     .option('--namespace <namespace>', "the ConfigMap's namespace on the KCP", 'kcp-system')
     .option('--replicas <n>', 'webhook replicas', '2')
     .option('--raw', 'print only the text of manifests.yaml')
+    .option('--priority-class-name <name>', "the webhook Pods' PriorityClass (it must exist)")
     .action(async (flags: RenderKimFlags) => {
       const { renderKim } = await import('./render-action.js');
       renderKim(flags);

@@ -10,6 +10,8 @@ export interface WebhookRelease {
   readonly image: string;
   /** Label `app.kubernetes.io/version` of the objects (as KIM's manifests carry it); a change rolls every runtime forward. */
   readonly version: string;
+  /** The webhook Pods' PriorityClass (it must exist on the runtime); none when undefined. */
+  readonly priorityClassName?: string;
 }
 
 /** A certificate, its key and the CAs to trust. */
@@ -84,6 +86,7 @@ export function planWebhook(
     ...(options.registrationUrl !== undefined ? { url: options.registrationUrl } : {}),
     ...(set ? { pullSecretName: set.config.imagePullSecret.name } : {}),
     version: release.version,
+    ...(release.priorityClassName === undefined ? {} : { priorityClassName: release.priorityClassName }),
   });
   const watcherSecret: KubernetesObject[] = drift
     ? [

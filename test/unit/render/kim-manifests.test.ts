@@ -220,4 +220,24 @@ describe("KIM's rules are checked, each on its own", () => {
       }, v);
     assert.throws(() => renderKimManifests({ image: 'i', version: 'on' }), KimManifestsError);
   });
+
+  test("the webhook Pods' PriorityClass, for KIM and for direct mode alike", () => {
+    const classOf = (objects: readonly object[]): unknown =>
+      (objects as { kind?: string; spec?: { template?: { spec?: { priorityClassName?: string } } } }[]).find(
+        (o) => o.kind === 'Deployment',
+      )?.spec?.template?.spec?.priorityClassName;
+    const withClass = renderKimManifests({ image: 'i', version: '2', priorityClassName: 'rtb-critical' });
+    assert.equal(classOf(splitAsKim(withClass.text).map((d) => parse(d) as object)), 'rtb-critical');
+    assert.equal(
+      classOf(splitAsKim(kim.text).map((d) => parse(d) as object)),
+      undefined,
+      'none unless asked',
+    );
+    const direct = planWebhook(undefined, { image: 'i', version: '2', priorityClassName: 'rtb-critical' });
+    assert.equal(classOf([direct.manifests.deployment]), 'rtb-critical');
+    assert.equal(
+      classOf([planWebhook(undefined, { image: 'i', version: '2' }).manifests.deployment]),
+      undefined,
+    );
+  });
 });
