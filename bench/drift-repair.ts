@@ -15,7 +15,7 @@
 // after the previous repair, long enough for its reconcile to end) and "back-to-back" (no pause).
 //
 //   npx tsx bench/drift-repair.ts   BENCH_TAMPERS=150 BENCH_TAMPERS_BUSY=150 BENCH_TAMPER_GAP_MS=1500
-import type { KubernetesObject, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
@@ -26,42 +26,27 @@ import type { ManagedProcess } from '../src/envtest/managed-process.js';
 import { waitReady } from '../src/envtest/wait-ready.js';
 import { applyObjects } from '../src/kube/apply.js';
 import { kubeRequest } from '../src/kube/kube-request.js';
-import { trustBundleApis } from '../src/kube/trust-bundle-discovery.js';
-import type { ClusterTrustBundle } from '../src/api/cluster-trust-bundle.js';
 import { renderWebhookManifests } from '../src/render/webhook-manifests.js';
-import { CTB_NAME, dockerConfig } from '../test/support/kcp.js';
 import { describeCpu, GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';
 import type { DriftWebhookConfig } from './support/drift-webhook-child.js';
 import { envNumber, isMain, say as defaultSay } from './support/env.js';
 import { startKcpBench, type KcpBench } from './support/kcp-bench.js';
-import { KeepAliveClient } from './support/keep-alive-client.js';
-import { ObjectWatch, type SeenEvent } from './support/object-watch.js';
 import { memoryKib } from './support/proc.js';
 import { buildChildren, scratchDir, sleep, startNode, type ChildScripts } from './support/processes.js';
 import { summarize, mb, verdict, type LatencySummary } from './support/stats.js';
+import {
+  KIND_OF,
+  TAMPER_KINDS,
+  tamper,
+  unwatchSet,
+  watchSet,
+  type TamperSample,
+  type TamperTarget,
+} from './support/tampers.js';
 import { writeServingTls, type ServingTls } from './support/webhook-under-test.js';
 
 const TARGET_P99_MS = 1_000;
-const KINDS = ['Secret edit', 'ConfigMap edit', 'ClusterTrustBundle delete'] as const;
-type TamperKind = (typeof KINDS)[number];
-const SECRET_PATH = '/api/v1/namespaces/kyma-system/secrets/registry-credentials';
-const CM_PATH = '/api/v1/namespaces/kyma-system/configmaps/rt-bootstrapper-config';
-const CM_KEY = 'rt-bootstrapper-config.json';
-
-/** One tamper. */
-export interface TamperSample {
-  readonly runtime: string;
-  readonly kind: TamperKind;
-  /** Wall-clock time (ms since the epoch) the tamper was issued, to match the controller's log. */
-  readonly issuedAt: number;
-  /** From issuing the tamper until the restored object's watch event arrived; undefined if never. */
-  readonly repairMs: number | undefined;
-  /** The tamper request itself (the API server calls the drift webhook before persisting it). */
-  readonly writeMs: number;
-  /** From the tamper's own watch event until the restored one. */
-  readonly afterPersistMs: number | undefined;
-  readonly failure?: string;
-}
+const KINDS = TAMPER_KINDS;
 
 /** One series of tampers. */
 export interface SeriesFigures {
@@ -108,15 +93,7 @@ export interface DriftFigures {
   readonly controllerPeak: number;
 }
 
-interface Runtime {
-  readonly cluster: LocalCluster;
-  readonly client: KeepAliveClient;
-  readonly secret: ObjectWatch<V1Secret>;
-  readonly configMap: ObjectWatch<V1ConfigMap>;
-  readonly bundle: ObjectWatch<ClusterTrustBundle>;
-  /** The bundles' collection at the version the runtime serves. */
-  readonly bundlePath: string;
-  readonly original: { readonly secret: string; readonly configMap: string; readonly bundle: string };
+interface Runtime extends TamperTarget {
   readonly webhook: ManagedProcess;
   readonly webhookUrl: string;
 }
@@ -184,121 +161,7 @@ async function prepareRuntime(
   if (!vwc) throw new Error('no drift ValidatingWebhookConfiguration rendered');
   await applyObjects(kc, [{ ...vwc, metadata: { ...vwc.metadata, name: 'drift-local' } }]);
 
-  const secret = new ObjectWatch<V1Secret>(
-    kc,
-    '/api/v1/namespaces/kyma-system/secrets',
-    'registry-credentials',
-  );
-  const configMap = new ObjectWatch<V1ConfigMap>(
-    kc,
-    '/api/v1/namespaces/kyma-system/configmaps',
-    'rt-bootstrapper-config',
-  );
-  const ctbApi = await trustBundleApis.get(kc);
-  if (!ctbApi.served) throw new Error(`${cluster.name} serves no ClusterTrustBundle API: ${ctbApi.found}`);
-  const bundle = new ObjectWatch<ClusterTrustBundle>(kc, ctbApi.path, CTB_NAME);
-  for (const w of [secret, configMap, bundle]) await w.start();
-  const first = async <T extends KubernetesObject>(w: ObjectWatch<T>): Promise<T> => {
-    const e = await w.waitFor(0, () => true, 10_000);
-    if (!e) throw new Error(`no initial event for ${cluster.name}`);
-    return e.event.object;
-  };
-  const original = {
-    secret: (await first(secret)).data?.['.dockerconfigjson'] ?? '',
-    configMap: (await first(configMap)).data?.[CM_KEY] ?? '',
-    bundle: (await first(bundle)).spec.trustBundle,
-  };
-  return {
-    cluster,
-    client: await KeepAliveClient.create(kc),
-    secret,
-    configMap,
-    bundle,
-    bundlePath: ctbApi.path,
-    original,
-    webhook,
-    webhookUrl: base,
-  };
-}
-
-/** One tamper on one runtime, timed until the watch delivers the restored object. */
-async function tamper(r: Runtime, kind: TamperKind, n: number, timeoutMs: number): Promise<TamperSample> {
-  const name = r.cluster.name;
-  let watch: ObjectWatch<KubernetesObject>;
-  let isTampered: (e: SeenEvent<KubernetesObject>) => boolean;
-  let isRestored: (e: SeenEvent<KubernetesObject>) => boolean;
-  let write: () => Promise<unknown>;
-  if (kind === 'Secret edit') {
-    watch = r.secret;
-    const data = (e: SeenEvent<KubernetesObject>): string | undefined =>
-      (e.object as V1Secret).data?.['.dockerconfigjson'];
-    isTampered = (e) => e.type === 'MODIFIED' && data(e) !== r.original.secret;
-    isRestored = (e) => e.type !== 'DELETED' && data(e) === r.original.secret;
-    write = () =>
-      r.client.request(
-        'PATCH',
-        `${SECRET_PATH}?fieldManager=bench-tamper`,
-        { data: dockerConfig(`tampered-${n}`) },
-        'application/merge-patch+json',
-      );
-  } else if (kind === 'ConfigMap edit') {
-    watch = r.configMap;
-    const data = (e: SeenEvent<KubernetesObject>): string | undefined =>
-      (e.object as V1ConfigMap).data?.[CM_KEY];
-    isTampered = (e) => e.type === 'MODIFIED' && data(e) !== r.original.configMap;
-    isRestored = (e) => e.type !== 'DELETED' && data(e) === r.original.configMap;
-    // Still a valid config (trailing blanks), so the runtime's webhook keeps working.
-    write = () =>
-      r.client.request(
-        'PATCH',
-        `${CM_PATH}?fieldManager=bench-tamper`,
-        { data: { [CM_KEY]: `${r.original.configMap}${' '.repeat(1 + (n % 50))}` } },
-        'application/merge-patch+json',
-      );
-  } else {
-    watch = r.bundle;
-    isTampered = (e) => e.type === 'DELETED';
-    isRestored = (e) =>
-      e.type === 'ADDED' && (e.object as ClusterTrustBundle).spec.trustBundle === r.original.bundle;
-    write = () => r.client.request('DELETE', `${r.bundlePath}/${encodeURIComponent(CTB_NAME)}`);
-  }
-  const mark = watch.mark();
-  const t0 = performance.now();
-  const issuedAt = performance.timeOrigin + t0;
-  const failed = (failure: string, writeMs: number): TamperSample => ({
-    runtime: name,
-    kind,
-    issuedAt,
-    repairMs: undefined,
-    writeMs,
-    afterPersistMs: undefined,
-    failure,
-  });
-  try {
-    await write();
-  } catch (error) {
-    return failed(
-      `tamper failed: ${error instanceof Error ? error.message : String(error)}`,
-      performance.now() - t0,
-    );
-  }
-  const writeMs = performance.now() - t0;
-  const seen = await watch.waitFor(mark, isTampered, timeoutMs);
-  if (!seen) return failed('tamper never seen', writeMs);
-  const restored = await watch.waitFor(
-    seen.index + 1,
-    isRestored,
-    Math.max(0, timeoutMs - (performance.now() - t0)),
-  );
-  if (!restored) return failed('not restored in time', writeMs);
-  return {
-    runtime: name,
-    kind,
-    issuedAt,
-    repairMs: restored.event.at - t0,
-    writeMs,
-    afterPersistMs: restored.event.at - seen.event.at,
-  };
+  return { ...(await watchSet(cluster)), webhook, webhookUrl: base };
 }
 
 interface LogLine {
@@ -326,12 +189,6 @@ function driftLogTimes(path: string): Map<string, number[]> {
   }
   return times;
 }
-
-const KIND_OF: Readonly<Record<TamperKind, string>> = {
-  'Secret edit': 'Secret',
-  'ConfigMap edit': 'ConfigMap',
-  'ClusterTrustBundle delete': 'ClusterTrustBundle',
-};
 
 async function runSeries(
   bench: KcpBench,
@@ -493,8 +350,7 @@ export async function runDriftRepair(say: (line: string) => void = defaultSay): 
     return { runtimes, series, controllerRss: mem.rss, controllerPeak: mem.peak };
   } finally {
     for (const r of prepared) {
-      for (const w of [r.secret, r.configMap, r.bundle]) w.stop();
-      r.client.close();
+      unwatchSet(r);
     }
     await Promise.all(prepared.map((r) => r.webhook.stop()));
     await bench?.stop();

@@ -61,15 +61,13 @@ import {
   type RotationFigures,
   type Traffic,
 } from './support/fleet-summary.js';
-import type { IdleLoopState } from './support/idle-loop-child.js';
-import { freePort } from '../src/envtest/free-port.js';
-import { waitReady } from '../src/envtest/wait-ready.js';
+import { startIdleLoop, type IdleLoop } from './support/idle-loop.js';
 import { startFleet, type Fleet, type FleetModeContext } from './support/fleet-landscape.js';
 import type { ControllerProcess } from './support/kcp-bench.js';
 import { KeepAliveClient } from './support/keep-alive-client.js';
 import { counterDelta, countsDelta, histogramDelta, quantileUpperBound } from './support/metric-deltas.js';
 import { memoryKib } from './support/proc.js';
-import { buildChildren, scratchDir, sleep, startNode } from './support/processes.js';
+import { buildChildren, scratchDir, sleep } from './support/processes.js';
 import { StatusTracker } from './support/status-tracker.js';
 import { FANOUT_QUEUE, untilQueueIdle } from './support/queue-progress.js';
 import { resyncCost, rotateRepeatedly } from './support/fleet-upkeep.js';
@@ -151,31 +149,6 @@ async function writeSource(fleet: Fleet, source: string, label: string): Promise
 }
 
 /** One rotation of `source`, with drift reports sent while it runs. */
-/** The idle process's event loop: the machine's share of any event-loop delay. */
-interface IdleLoop {
-  reset(): Promise<void>;
-  state(): Promise<IdleLoopState>;
-}
-
-async function startIdleLoop(
-  script: string,
-  dir: string,
-): Promise<{ loop: IdleLoop; stop: () => Promise<void> }> {
-  const port = await freePort();
-  const proc = startNode('idle-loop', script, [String(port)], dir);
-  const base = `http://127.0.0.1:${port}`;
-  await waitReady(proc, `${base}/state`, undefined, 30_000);
-  return {
-    loop: {
-      reset: async () => {
-        await fetch(`${base}/reset`);
-      },
-      state: async () => (await (await fetch(`${base}/state`)).json()) as IdleLoopState,
-    },
-    stop: () => proc.stop(),
-  };
-}
-
 async function rotate(
   fleet: Fleet,
   idle: IdleLoop,
