@@ -14,7 +14,8 @@ import { followConfig, type ConfigSourceSettings } from './config-following.js';
 import { coreCalls } from './core-calls.js';
 import { MissingNamespaces, type MissingNamespacesOptions } from './missing-namespaces.js';
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
-import { followPullSecret } from './pull-secret-follower.js';
+import { followPullSecret, pullSecretRefOf } from './pull-secret-follower.js';
+import { RenamedCopySweeper, renamedCopyCalls } from './renamed-copy-sweeper.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer, type DrainOptions } from './webhook-server.js';
 import { DRIFT_FLUSH_SECONDS } from './serving-limits.js';
@@ -80,6 +81,11 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
   readonly removeUpstreamLeftovers?: boolean;
   /** How long, and how many, namespaces the API server said do not exist are remembered. */
   readonly missingNamespaces?: MissingNamespacesOptions;
+  /**
+   * After a rename of the pull Secret, how long until copies of the earlier name that live Pods
+   * still named are looked at again (./renamed-copy-sweeper.ts; default 10 min).
+   */
+  readonly renamedCopyResweepMs?: number;
   /** Restart Pods that run an old trust bundle (docs/trust-restart.md); off without it. */
   readonly trustRestart?: TrustRestartSettings;
   /**
@@ -224,6 +230,19 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     logLimit.flush();
   });
   stoppers.push(() => copiers.close());
+  // Copies of earlier pull-Secret names (a rename in the config) go once no live Pod names them.
+  const sweeper = new RenamedCopySweeper({
+    calls: renamedCopyCalls(o.kubeConfig),
+    currentName: () => (holder.get() === undefined ? undefined : pullSecretRefOf(holder).name),
+    metrics,
+    logger: logger.child({ part: 'renamed-copies' }),
+    resweepMs: o.renamedCopyResweepMs,
+  });
+  holder.onChange(() => {
+    sweeper.follow();
+  });
+  sweeper.follow();
+  stoppers.push(() => sweeper.stop());
   // The bundle in force: its hash is stamped on Pods at admission, and the restarter follows it.
   const bundle = followTrustBundle({
     kubeConfig: o.kubeConfig,

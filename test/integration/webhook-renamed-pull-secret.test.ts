@@ -1,0 +1,159 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { eventually } from '../../src/envtest/eventually.js';
+import {
+  COPIED_FROM_ANNOTATION,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+} from '../../src/webhook/managed-labels.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { seedConfigText } from '../support/fixtures.js';
+import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
+
+const plane = useControlPlane({ clusters: ['runtime'] });
+let core: CoreV1Api;
+let webhook: TestWebhook | undefined;
+
+const configNaming = (name: string): string => {
+  const config = JSON.parse(seedConfigText()) as Record<string, unknown>;
+  config.imagePullSecret = { name, namespace: 'kyma-system' };
+  return JSON.stringify(config);
+};
+
+async function setConfig(name: string): Promise<void> {
+  await core.replaceNamespacedConfigMap({
+    name: 'rt-bootstrapper-config',
+    namespace: 'kyma-system',
+    body: {
+      metadata: { name: 'rt-bootstrapper-config' },
+      data: { 'rt-bootstrapper-config.json': configNaming(name) },
+    },
+  });
+}
+
+/** Whether `namespace/name` exists now. */
+async function exists(namespace: string, name: string): Promise<boolean> {
+  try {
+    await core.readNamespacedSecret({ name, namespace });
+    return true;
+  } catch (error) {
+    if (String(error).includes('404') || (error as { code?: number }).code === 404) return false;
+    throw error;
+  }
+}
+
+const start = (): Promise<TestWebhook> =>
+  startTestWebhook(plane().cluster('runtime'), { renamedCopyResweepMs: 500 });
+
+describe('a rename of the pull Secret on a real API server', () => {
+  before(async () => {
+    core = plane().cluster('runtime').kubeConfig().makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: 'kyma-system' } } });
+    for (const name of ['old-creds', 'new-creds'])
+      await core.createNamespacedSecret({
+        namespace: 'kyma-system',
+        body: {
+          metadata: { name },
+          type: 'kubernetes.io/dockerconfigjson',
+          data: { '.dockerconfigjson': Buffer.from(`{"auths":{"${name}.example":{}}}`).toString('base64') },
+        },
+      });
+    await core.createNamespacedConfigMap({
+      namespace: 'kyma-system',
+      body: {
+        metadata: { name: 'rt-bootstrapper-config' },
+        data: { 'rt-bootstrapper-config.json': configNaming('old-creds') },
+      },
+    });
+    for (const name of ['free', 'in-use', 'foreign'])
+      await core.createNamespace({ body: { metadata: { name } } });
+    webhook = await start();
+  });
+
+  after(async () => {
+    await webhook?.stop();
+  });
+
+  test('copies of the earlier name go from every namespace, but those a live Pod names and those not ours', async () => {
+    for (const ns of ['free', 'in-use', 'foreign'])
+      await eventually(
+        async () => ((await exists(ns, 'old-creds')) ? true : undefined),
+        15_000,
+        `a copy in ${ns}`,
+      );
+    // A Secret of the new name that is not ours: never touched, never written over.
+    await core.createNamespacedSecret({
+      namespace: 'foreign',
+      body: { metadata: { name: 'new-creds' }, data: { mine: 'eA==' } },
+    });
+    // And one of the old name, made ours by nobody: the copy there is replaced by a Secret of its owner.
+    await core.deleteNamespacedSecret({ name: 'old-creds', namespace: 'foreign' });
+    await core.createNamespacedSecret({
+      namespace: 'foreign',
+      body: { metadata: { name: 'old-creds', labels: { app: 'theirs' } }, data: { mine: 'eA==' } },
+    });
+    // A Pod that names the old copy (no node here: it stays Pending, which is live).
+    await core.createNamespacedPod({
+      namespace: 'in-use',
+      body: {
+        metadata: { name: 'old-pod' },
+        spec: {
+          containers: [{ name: 'app', image: 'example.com/app:1' }],
+          imagePullSecrets: [{ name: 'old-creds' }],
+        },
+      },
+    });
+
+    await setConfig('new-creds');
+    for (const ns of ['free', 'in-use'])
+      await eventually(
+        async () => ((await exists(ns, 'new-creds')) ? true : undefined),
+        15_000,
+        `the new copy in ${ns}`,
+      );
+    await eventually(
+      async () => ((await exists('free', 'old-creds')) ? undefined : true),
+      15_000,
+      'the copy of the earlier name to go',
+    );
+    assert.equal(await exists('in-use', 'old-creds'), true, 'kept while a live Pod names it');
+    const foreign = await core.readNamespacedSecret({ name: 'old-creds', namespace: 'foreign' });
+    assert.equal(foreign.metadata?.labels?.app, 'theirs', 'a Secret that is not ours stays');
+    const foreignNew = await core.readNamespacedSecret({ name: 'new-creds', namespace: 'foreign' });
+    assert.deepEqual(foreignNew.data, { mine: 'eA==' });
+    assert.equal(await exists('kyma-system', 'old-creds'), true, 'the source itself is never a copy');
+
+    await core.deleteNamespacedPod({ name: 'old-pod', namespace: 'in-use', gracePeriodSeconds: 0 });
+    await eventually(
+      async () => ((await exists('in-use', 'old-creds')) ? undefined : true),
+      15_000,
+      'the kept copy to go once no live Pod names it',
+    );
+  });
+
+  test('after a restart, copies of an earlier name left behind are found by their label and removed', async () => {
+    await webhook?.stop();
+    webhook = undefined;
+    // What a webhook stopped during a rename leaves: a copy of the earlier name, ours by label.
+    await core.createNamespacedSecret({
+      namespace: 'free',
+      body: {
+        metadata: {
+          name: 'old-creds',
+          labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+          annotations: { [COPIED_FROM_ANNOTATION]: 'kyma-system/old-creds' },
+        },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: { '.dockerconfigjson': Buffer.from('{"auths":{}}').toString('base64') },
+      },
+    });
+    webhook = await start();
+    await eventually(
+      async () => ((await exists('free', 'old-creds')) ? undefined : true),
+      15_000,
+      'the leftover copy to go after the restart',
+    );
+    assert.equal(await exists('free', 'new-creds'), true);
+  });
+});
