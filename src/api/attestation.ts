@@ -27,6 +27,13 @@ export interface AttestedObject extends ManagedRef {
 /** The body a runtime POSTs. */
 export interface Attestation {
   readonly objects: readonly AttestedObject[];
+  /**
+   * The `challenge` of the KCP's previous answer, echoed: it dates the attestation to the
+   * resync period it was answered in, so a replayed one stops counting one period later. Absent
+   * in a runtime's first attestation (and from releases before challenges: those never let a
+   * runtime be skipped).
+   */
+  readonly challenge?: string | undefined;
 }
 
 /** The KCP's answer (200): which objects to attest next time, and when. */
@@ -37,6 +44,8 @@ export interface AttestationAnswer {
   readonly check: readonly ManagedRef[];
   /** Attest again after this many seconds (the runtime adds jitter). */
   readonly nextAfterSeconds: number;
+  /** To echo in the next attestation (absent from KCPs before challenges). */
+  readonly challenge?: string | undefined;
 }
 
 /** A body that is not a valid attestation or answer; `field` names the first offending field (HTTP 400). */
@@ -65,13 +74,16 @@ const refShape = {
   namespace: text(63),
   name: required(253),
 };
+const challengeShape = text(64).optional();
 const attestationSchema = z.object({
   objects: z.array(z.object({ ...refShape, resourceVersion: text(64) })).max(MAX_ATTESTED_OBJECTS),
+  challenge: challengeShape,
 });
 const answerSchema = z.object({
   inSync: z.boolean(),
   check: z.array(z.object(refShape)).max(MAX_ATTESTED_OBJECTS),
   nextAfterSeconds: z.number().int().min(1).max(86_400),
+  challenge: challengeShape,
 });
 
 function parseWith<T>(schema: z.ZodType<T>, what: string, body: Buffer | string): T {

@@ -86,6 +86,8 @@ export class RuntimeAttestor {
   private readonly read: VersionReader;
   private readonly lifetime = new AbortController();
   private check: readonly ManagedRef[] = [];
+  /** The latest answer's challenge, echoed in the next attestation. */
+  private challenge: string | undefined;
   private loop: Promise<void> | undefined;
   private activePost: PostHandle | undefined;
   private failures = 0;
@@ -167,7 +169,7 @@ export class RuntimeAttestor {
     }
     // stop() may have come while the files were read; it could not abort a request not yet made.
     if (this.stopped()) return undefined;
-    const body: Attestation = { objects };
+    const body: Attestation = { objects, challenge: this.challenge };
     try {
       const post = postJson(this.target, agent, JSON.stringify(body), timeoutMs, MAX_ANSWER_BYTES);
       this.activePost = post;
@@ -195,6 +197,7 @@ export class RuntimeAttestor {
       this.refusedStatus = undefined;
       this.backoff.reset();
       this.check = check;
+      this.challenge = x.answer.challenge;
       log.debug({ inSync, check: check.length, nextAfterSeconds }, 'attestation answered');
       return answerWaitMs(nextAfterSeconds, this.random);
     }

@@ -1,6 +1,7 @@
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -18,6 +19,9 @@ import type { SourceWatcher } from '../../src/controller/sources/source-watcher.
 import { eventually } from '../../src/envtest/eventually.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
+import { ATTESTATION_PATH, parseAttestationAnswer, type Attestation } from '../../src/api/attestation.js';
+import { kubeVersionReader, readVersions } from '../../src/watcher/managed-versions.js';
+import { postJson } from '../../src/watcher/post-json.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import {
@@ -50,6 +54,7 @@ let direct: DirectMode;
 let hook: TestWebhook;
 let hookStopped = false;
 let dir = '';
+let listenerPort = 0;
 
 async function received(verdict: string): Promise<number> {
   const m = await registry.getSingleMetric('rtb_attestations_received_total')?.get();
@@ -76,6 +81,7 @@ describe('attestations on real API servers: the periodic resync skips a runtime 
     const logger = silentLogger();
     sources = await startKcpSources(kcp(), logger);
     const port = await freePort();
+    listenerPort = port;
     direct = await startDirectMode(
       directModeOptions(kcp(), sources, logger, {
         registry,
@@ -177,6 +183,53 @@ describe('attestations on real API servers: the periodic resync skips a runtime 
     // A period and a margin without an attestation: the last one is older than a period.
     await new Promise((r) => setTimeout(r, PERIOD_MS + 500));
     assert.deepEqual(direct.periodicResync(), { forced: 1, skipped: 0 });
+  });
+
+  test('a recorded attestation replayed counts one period more, no longer: a change under it is then undone', async () => {
+    // Whoever reads the drift Secret can post as the runtime: record one in-sync attestation
+    // (with its challenge, as the attestor sends it), then change the runtime and replay it.
+    const agent = new Agent({
+      cert: await readFile(join(dir, 'drift', 'tls.crt')),
+      key: await readFile(join(dir, 'drift', 'tls.key')),
+      ca: await readFile(join(dir, 'drift', 'ca.crt')),
+    });
+    const url = new URL(`https://127.0.0.1:${listenerPort}${ATTESTATION_PATH}`);
+    const post = async (body: Attestation) => {
+      const answer = await postJson(url, agent, JSON.stringify(body), 10_000, 1 << 20).answer;
+      assert.equal(answer.status, 200, answer.body.toString());
+      return parseAttestationAnswer(answer.body);
+    };
+    const first = await post({ objects: [] });
+    const objects = await readVersions(
+      first.check,
+      kubeVersionReader(rt().kubeConfig(), 5_000),
+      4,
+      AbortSignal.timeout(10_000),
+    );
+    const recorded: Attestation = { objects, challenge: first.challenge };
+    assert.equal((await post(recorded)).inSync, true, 'recorded while in sync');
+
+    const api = rt().kubeConfig().makeApiClient(AdmissionregistrationV1Api);
+    await api.deleteMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION });
+    const gone = async () =>
+      api.readMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION }).then(
+        () => false,
+        () => true,
+      );
+
+    // The round it was made in, and the next: skipped on the replay's word.
+    await post(recorded);
+    assert.deepEqual(direct.periodicResync(), { forced: 0, skipped: 1 });
+    await post(recorded);
+    assert.deepEqual(direct.periodicResync(), { forced: 0, skipped: 1 }, 'one period more');
+    assert.equal(await gone(), true, 'nothing repaired it meanwhile');
+    // Two rounds on, the replay is stale: the tick re-applies the runtime.
+    const stale = await received('stale');
+    await post(recorded);
+    assert.equal(await received('stale'), stale + 1);
+    assert.deepEqual(direct.periodicResync(), { forced: 1, skipped: 0 });
+    await eventually(async () => ((await gone()) ? undefined : true), 20_000, 'the configuration restored');
+    agent.destroy();
   });
 });
 

@@ -3,7 +3,13 @@
  * its own writes and reads left, and the runtime's latest attestation of them. No I/O: the
  * reconciler feeds it after each pass, the drift listener with each attestation, and the
  * periodic resync asks it which runtimes it may leave alone.
+ *
+ * Each answer carries a challenge of the current round (resync period), which the runtime echoes
+ * in its next attestation. Only an attestation echoing this round's or the previous round's
+ * challenge lets a runtime be skipped, so a recorded attestation replayed later counts for at
+ * most one period after the one it was made in.
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import {
   versionsDigest,
   type Attestation,
@@ -26,16 +32,19 @@ export interface PassRecord {
 
 /**
  * The verdict on an attestation; `initial`: it lists nothing (a webhook's first after its start,
- * asking for the list), which says nothing about the runtime.
+ * asking for the list), which says nothing about the runtime; `stale`: it matches, but echoes no
+ * challenge of this round or the previous one (a replay, or an answer lost on the way), so it lets
+ * nothing be skipped.
  */
-export type AttestationVerdict = 'in_sync' | 'out_of_sync' | 'unrecorded' | 'initial';
+export type AttestationVerdict = 'in_sync' | 'out_of_sync' | 'unrecorded' | 'initial' | 'stale';
 
 interface Entry {
   /** refKey (interned) → resourceVersion: about 20 per runtime, so no object per entry. */
   versions: Map<string, string>;
   complete: boolean;
   digest: string | undefined;
-  attested: { digest: string; at: number } | undefined;
+  /** The latest non-empty attestation: its digest, when it came, the round its challenge is of. */
+  attested: { digest: string; at: number; round: number | undefined } | undefined;
 }
 
 /** Per-runtime record of managed objects' resourceVersions and the latest attestation. */
@@ -44,8 +53,17 @@ export class AttestationBook {
   /** Every runtime manages the same few objects: their keys and refs are held once. */
   private readonly refs = new Map<string, { readonly key: string; readonly ref: ManagedRef }>();
 
+  /** Keys the challenges: a new one per process, so a restart's first round skips nothing anyway. */
+  private readonly secret = randomBytes(32);
+  private round = 0;
+
   /** @param nextAfterSeconds how long runtimes wait between attestations (told in every answer). */
   constructor(private readonly nextAfterSeconds: number) {}
+
+  /** Starts the next round: the periodic resync calls it after each tick. */
+  nextRound(): void {
+    this.round += 1;
+  }
 
   /** Records what a pass of `key` saw. */
   passEnded(key: string, pass: PassRecord): void {
@@ -71,14 +89,17 @@ export class AttestationBook {
     // An empty attestation keeps the last one: a webhook restarting must not undo its replica's word.
     const initial = attestation.objects.length === 0;
     const digest = versionsDigest(attestation.objects);
-    if (!initial) entry.attested = { digest, at };
+    const round = this.roundOf(key, attestation.challenge);
+    if (!initial) entry.attested = { digest, at, round };
     const verdict: AttestationVerdict = initial
       ? 'initial'
       : !entry.complete
         ? 'unrecorded'
-        : digest === this.digestOf(entry)
-          ? 'in_sync'
-          : 'out_of_sync';
+        : digest !== this.digestOf(entry)
+          ? 'out_of_sync'
+          : round === undefined
+            ? 'stale'
+            : 'in_sync';
     return {
       verdict,
       differing: verdict === 'out_of_sync' ? differences(entry.versions, attestation) : [],
@@ -86,23 +107,40 @@ export class AttestationBook {
         inSync: verdict === 'in_sync',
         check: entry.complete ? [...entry.versions.keys()].map((k) => this.refOf(k)) : [],
         nextAfterSeconds: this.nextAfterSeconds,
+        challenge: this.challengeOf(key, this.round),
       },
     };
   }
 
   /**
-   * Whether `key`'s runtime attested, at `since` (epoch ms) or later, exactly the resourceVersions
-   * of a complete record as it is now: nothing was written there since our last write or read.
+   * Whether `key`'s runtime attested, at `since` (epoch ms) or later and echoing a challenge of
+   * this round or the previous one, exactly the resourceVersions of a complete record as it is
+   * now: nothing was written there since our last write or read.
    */
   inSync(key: string, since: number): boolean {
     const entry = this.entries.get(key);
-    if (!entry?.complete || entry.attested === undefined || entry.attested.at < since) return false;
-    return entry.attested.digest === this.digestOf(entry);
+    const attested = entry?.attested;
+    if (!entry?.complete || attested === undefined || attested.at < since) return false;
+    if (attested.round === undefined || attested.round < this.round - 1) return false;
+    return attested.digest === this.digestOf(entry);
   }
 
   /** Runtimes with a record (a gauge). */
   get size(): number {
     return this.entries.size;
+  }
+
+  /** The round (this one or the previous) whose challenge for `key` this is, if any. */
+  private roundOf(key: string, challenge: string | undefined): number | undefined {
+    if (challenge === undefined) return undefined;
+    if (challenge === this.challengeOf(key, this.round)) return this.round;
+    if (this.round > 0 && challenge === this.challengeOf(key, this.round - 1)) return this.round - 1;
+    return undefined;
+  }
+
+  /** A runtime's challenge for a round: unguessable, and useless for another runtime or round. */
+  private challengeOf(key: string, round: number): string {
+    return createHmac('sha256', this.secret).update(`${round}\n${key}`).digest('base64url').slice(0, 22);
   }
 
   private fresh(key: string): Entry {

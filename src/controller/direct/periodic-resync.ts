@@ -70,7 +70,7 @@ export class PeriodicResync {
     this.book = new AttestationBook(attestIntervalSeconds(o.periodMs));
     this.received = counterOn(o.registry, {
       name: 'rtb_attestations_received_total',
-      help: 'Attestations of runtimes by verdict: in_sync, out_of_sync (a full pass follows), unrecorded (no complete record yet), initial (an empty one asking for the list), elsewhere (another replica works the runtime).',
+      help: 'Attestations of runtimes by verdict: in_sync, out_of_sync (a full pass follows), unrecorded (no complete record yet), initial (an empty one asking for the list), stale (matches, but echoes no challenge of this period or the previous one: skips nothing), elsewhere (another replica works the runtime).',
       labelNames: ['verdict'],
     });
     this.passes = counterOn(o.registry, {
@@ -110,6 +110,7 @@ export class PeriodicResync {
       forced += 1;
       this.o.force(key);
     }
+    this.book.nextRound();
     this.passes.inc({ action: 'forced' }, forced);
     this.passes.inc({ action: 'skipped' }, skipped);
     this.o.logger.info({ forced, skipped }, 'periodic resync');

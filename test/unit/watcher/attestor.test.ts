@@ -135,7 +135,7 @@ describe('RuntimeAttestor', () => {
   test('the first attestation is empty; the refs of the answer are read and attested next time', async () => {
     const check = [deployment, role, missing, forbidden];
     const { waits, registry } = await attestor(
-      (n) => ok({ inSync: n > 1, check: n === 1 ? check : [], nextAfterSeconds: 600 }),
+      (n) => ok({ inSync: n > 1, check: n === 1 ? check : [], nextAfterSeconds: 600, challenge: `c${n}` }),
       { random: () => 0.5, initialDelayMaxMs: 30_000 },
     );
     assert.equal(await waits.pass(1), 15_000, 'a uniform initial delay: half of the bound at 0.5');
@@ -145,6 +145,7 @@ describe('RuntimeAttestor', () => {
     assert.equal(server.seen[0]!.cn, 'rt-1', 'over the drift channel’s client certificate');
     assert.equal(await waits.pass(2), 540_000, '600 s × 0.9');
     await waitFor(() => server.seen.length === 2, 'the second attestation');
+    assert.equal(sent(2).challenge, 'c1', 'the previous answer’s challenge, echoed');
     assert.deepEqual(sent(2).objects, [
       { ...deployment, resourceVersion: '4711' },
       { ...role, resourceVersion: '815' },
@@ -154,7 +155,7 @@ describe('RuntimeAttestor', () => {
     ]);
     await waits.pass(3);
     await waitFor(() => server.seen.length === 3, 'the third attestation');
-    assert.deepEqual(sent(3), { objects: [] }, 'the list of the last answer');
+    assert.deepEqual(sent(3), { objects: [], challenge: 'c2' }, 'the list of the last answer');
     assert.equal(await metricValue(registry, 'rtb_attestations_total', { result: 'out_of_sync' }), 1);
     assert.ok((await metricValue(registry, 'rtb_attestations_total', { result: 'in_sync' })) >= 1);
     const last = await metricValue(registry, 'rtb_attestation_last_success_timestamp_seconds');

@@ -13,6 +13,16 @@ const obj = (name: string, resourceVersion: string, namespace = 'kyma-system'): 
 const refsOf = (objects: readonly AttestedObject[]) =>
   objects.map(({ apiVersion, kind, namespace, name }) => ({ apiVersion, kind, namespace, name }));
 
+/** Attests as a runtime's attestor does: echoing the challenge of its previous answer. */
+function attestor(book: AttestationBook, key: string) {
+  let challenge: string | undefined;
+  return (objects: readonly AttestedObject[], at: number) => {
+    const result = book.attest(key, { objects, challenge }, at);
+    challenge = result.answer.challenge;
+    return result;
+  };
+}
+
 describe('AttestationBook', () => {
   const full = [obj('a', '1'), obj('b', '2'), { ...obj('ns', '3', ''), kind: 'Namespace' }];
 
@@ -21,18 +31,28 @@ describe('AttestationBook', () => {
     book.passEnded('k', { observed: full, complete: false });
     const { verdict, answer } = book.attest('k', { objects: full }, 1_000);
     assert.equal(verdict, 'unrecorded');
-    assert.deepEqual(answer, { inSync: false, check: [], nextAfterSeconds: 420 });
+    assert.deepEqual(
+      { ...answer, challenge: undefined },
+      {
+        inSync: false,
+        check: [],
+        nextAfterSeconds: 420,
+        challenge: undefined,
+      },
+    );
+    assert.match(answer.challenge ?? '', /^[A-Za-z0-9_-]{22}$/);
     assert.equal(book.inSync('k', 0), false);
   });
 
   test('a complete record: the answer lists its refs; matching resourceVersions are in sync', () => {
     const book = new AttestationBook(420);
     book.passEnded('k', { observed: full, complete: true });
-    const first = book.attest('k', { objects: [] }, 1_000);
+    const attest = attestor(book, 'k');
+    const first = attest([], 1_000);
     assert.equal(first.verdict, 'initial', 'an empty attestation asks for the list and says nothing');
     assert.deepEqual(first.answer.check, refsOf(full));
     assert.equal(first.answer.inSync, false);
-    assert.equal(book.attest('k', { objects: [...full].reverse() }, 2_000).verdict, 'in_sync');
+    assert.equal(attest([...full].reverse(), 2_000).verdict, 'in_sync');
     assert.equal(book.inSync('k', 2_000), true);
     assert.equal(book.inSync('k', 2_001), false, 'an attestation older than the period does not count');
   });
@@ -40,13 +60,12 @@ describe('AttestationBook', () => {
   test('a restarted replica’s empty attestation leaves the other replica’s word standing', () => {
     const book = new AttestationBook(420);
     book.passEnded('k', { observed: full, complete: true });
-    book.attest('k', { objects: full }, 1_000);
+    const attest = attestor(book, 'k');
+    attest([], 500);
+    attest(full, 1_000);
     assert.equal(book.attest('k', { objects: [] }, 2_000).verdict, 'initial');
     assert.equal(book.inSync('k', 1_000), true);
-    assert.equal(
-      book.attest('k', { objects: [obj('a', '9'), ...full.slice(1)] }, 3_000).verdict,
-      'out_of_sync',
-    );
+    assert.equal(attest([obj('a', '9'), ...full.slice(1)], 3_000).verdict, 'out_of_sync');
     assert.equal(book.attest('k', { objects: [] }, 4_000).verdict, 'initial');
     assert.equal(book.inSync('k', 0), false, 'nor does it undo an attestation out of sync');
   });
@@ -63,12 +82,14 @@ describe('AttestationBook', () => {
   test('our own later write (merged) makes an earlier matching attestation stale', () => {
     const book = new AttestationBook(420);
     book.passEnded('k', { observed: full, complete: true });
-    book.attest('k', { objects: full }, 1_000);
+    const attest = attestor(book, 'k');
+    attest([], 500);
+    attest(full, 1_000);
     assert.equal(book.inSync('k', 0), true);
     book.passEnded('k', { observed: [obj('a', '5')], complete: false });
     assert.equal(book.inSync('k', 0), false, 'the runtime has not attested our new write yet');
     const next = [obj('a', '5'), ...full.slice(1)];
-    assert.equal(book.attest('k', { objects: next }, 2_000).verdict, 'in_sync', 'merged, still complete');
+    assert.equal(attest(next, 2_000).verdict, 'in_sync', 'merged, still complete');
   });
 
   test('a complete pass replaces the record: objects no longer managed drop out', () => {
@@ -82,11 +103,62 @@ describe('AttestationBook', () => {
     const book = new AttestationBook(420);
     book.passEnded('k', { observed: full, complete: true });
     book.passEnded('j', { observed: full, complete: true });
-    book.attest('k', { objects: full }, 1);
-    book.attest('j', { objects: full }, 1);
+    const k = attestor(book, 'k');
+    const j = attestor(book, 'j');
+    k([], 0);
+    j([], 0);
+    k(full, 1);
+    j(full, 1);
     book.forget('k');
     assert.equal(book.inSync('k', 0), false);
     assert.equal(book.inSync('j', 0), true);
     assert.equal(book.attest('k', { objects: full }, 2).verdict, 'unrecorded');
+  });
+
+  test('only a challenge of this round or the previous one lets a runtime be skipped', () => {
+    const book = new AttestationBook(420);
+    book.passEnded('k', { observed: full, complete: true });
+    book.passEnded('j', { observed: full, complete: true });
+    const attest = attestor(book, 'k');
+    attest([], 0);
+
+    assert.equal(
+      book.attest('k', { objects: full }, 1).verdict,
+      'stale',
+      'no challenge: a release before them',
+    );
+    assert.equal(book.inSync('k', 0), false);
+    assert.equal(book.attest('k', { objects: full, challenge: 'A'.repeat(22) }, 1).verdict, 'stale');
+    const forJ = book.attest('j', { objects: [] }, 1).answer.challenge;
+    assert.equal(
+      book.attest('k', { objects: full, challenge: forJ }, 1).verdict,
+      'stale',
+      "another runtime's",
+    );
+    assert.equal(book.inSync('k', 0), false);
+
+    // A recording of an attestation made in round 0, with round 0's challenge, replayed later.
+    const recorded = { objects: full, challenge: attest(full, 2).answer.challenge };
+    assert.equal(book.attest('k', recorded, 3).verdict, 'in_sync');
+    assert.equal(book.inSync('k', 0), true, 'round 0: made in it');
+    book.nextRound();
+    assert.equal(book.attest('k', recorded, 4).verdict, 'in_sync');
+    assert.equal(book.inSync('k', 0), true, 'round 1: one period later still counts');
+    book.nextRound();
+    assert.equal(book.attest('k', recorded, 5).verdict, 'stale');
+    assert.equal(book.inSync('k', 0), false, 'round 2: the replay skips nothing');
+
+    // The attestor's own challenge is from round 0 too; once answered anew, echoing each answer's
+    // challenge keeps it in sync round after round.
+    assert.equal(attest(full, 9).verdict, 'stale');
+    for (let round = 0; round < 5; round++) {
+      assert.equal(attest(full, 10 + round).verdict, 'in_sync');
+      assert.equal(book.inSync('k', 0), true);
+      book.nextRound();
+    }
+    attest(full, 20);
+    book.nextRound();
+    book.nextRound();
+    assert.equal(book.inSync('k', 0), false, 'an attestation kept from two rounds ago counts no more');
   });
 });

@@ -28,10 +28,17 @@ function setup(keys: string[], o: { fullEvery?: number; works?: (key: string) =>
     registry,
     logger: pino({ level: 'silent' }),
   });
+  // Each runtime echoes the challenge of its previous answer, as an attestor does.
+  const challenges = new Map<string, string | undefined>();
   const recordAndAttest = (key: string, at: number): void => {
     resync.book.passEnded(key, { observed: objects, complete: true });
-    const reply = resync.attest(key.slice(3), { objects }, at);
+    if (!challenges.has(key)) {
+      const first = resync.attest(key.slice(3), { objects: [] }, at);
+      if (first.status === 200) challenges.set(key, first.answer.challenge);
+    }
+    const reply = resync.attest(key.slice(3), { objects, challenge: challenges.get(key) }, at);
     assert.equal(reply.status, 200);
+    challenges.set(key, reply.answer.challenge);
   };
   return { resync, forced, registry, recordAndAttest };
 }
