@@ -72,19 +72,23 @@ export async function attestedResyncCost(
   let roundCpu: GroupCpu | undefined;
   try {
     // The first attestation of each runtime is empty and fetches the list to attest.
+    // Its challenge is echoed in the next, as the attestor does.
     const checks = new Map<string, readonly ManagedRef[]>();
+    const challenges = new Map<string, string | undefined>();
     await forEachLimited(ids, CONCURRENCY, async (id) => {
       const r = await attester.send(id, { objects: [] });
       if (!r.answer) throw new Error(`the first attestation of ${id} was answered ${r.status}`);
       checks.set(id, r.answer.check);
+      challenges.set(id, r.answer.challenge);
     });
     const allRefs = new Map<string, ManagedRef>();
     for (const check of checks.values()) for (const ref of check) allRefs.set(JSON.stringify(ref), ref);
     const serverVersions = await Promise.all(pool.map((server) => readRefs(server, [...allRefs.values()])));
     const own = i.watcherSecrets.versions();
-    const bodies = ids.map((id, index) =>
-      attestationOf(checks.get(id) ?? [], serverVersions[index % pool.length] ?? new Map(), own.get(id)),
-    );
+    const bodies = ids.map((id, index) => ({
+      ...attestationOf(checks.get(id) ?? [], serverVersions[index % pool.length] ?? new Map(), own.get(id)),
+      challenge: challenges.get(id),
+    }));
 
     // The measured round, then the passes its out-of-sync verdicts queued.
     await untilQueueIdle(ctl, 0, 600_000);
