@@ -2,6 +2,9 @@
 // Runs the whole test suite: builds (or reuses) the real control plane once, runs every
 // test file under node's test runner, and ends with the line CI reads: `N passed, N failed`.
 //
+// First, for a whole run (or one with end-to-end files), the host's packages: installed when
+// missing where it can, else it stops saying what to run (./host-setup.ts).
+//
 // Two phases, one after the other: static, unit and integration files (two at a time), then the
 // end-to-end files under test/e2e (a real node each: kubelet, containerd, Pods from the rtb
 // image; docs/node.md). They run one at a time by default, after everything else: a node and
@@ -79,6 +82,22 @@ function prepare(what, hint = '') {
     stdio: 'inherit',
   });
   if (step.status !== 0) fail(`rtb control-plane ${what} failed (see above)${hint}`);
+}
+
+// The host's Debian packages (scripts/install-node-host.sh; the node, the image and the monitoring
+// tests need them), before a whole run or one with end-to-end files: checked without apt, installed
+// where this process is root (or has sudo without a password), else named with the command to run.
+if (!unitOnly && (filters.length === 0 || e2eFiles.length > 0)) {
+  const host = await tsImport('./host-setup.ts', import.meta.url);
+  const action = host.decideHostSetup(host.hostFacts(root));
+  if (action.kind === 'stop') fail(action.message);
+  if (action.kind === 'unknown') console.error('run-tests: no dpkg here: the host packages are not checked');
+  if (action.kind === 'install') {
+    const command = action.command.join(' ');
+    console.error(`run-tests: this host lacks ${action.packages.join(' ')}; installing them: ${command}`);
+    const step = spawnSync(action.command[0], action.command.slice(1), { cwd: root, stdio: 'inherit' });
+    if (step.status !== 0) fail(`${command} failed (see above)`);
+  }
 }
 
 if (!unitOnly) {
