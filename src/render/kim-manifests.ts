@@ -67,6 +67,8 @@ const CLUSTER_SCOPED = new Set([
   'ClusterRoleBinding',
   'MutatingWebhookConfiguration',
   'ValidatingWebhookConfiguration',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
   'PriorityClass',
 ]);
 

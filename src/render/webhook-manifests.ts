@@ -44,6 +44,7 @@ import {
 import { objectLabels, type WebhookManifestOptions } from './webhook-options.js';
 import { renderMetricsScrape, type MetricsScrape } from './metrics-scrape.js';
 import { WEBHOOK_METRICS_SERVICE } from '../monitoring/monitoring-options.js';
+import { renderWebhookWritePolicy, type WebhookWritePolicy } from './webhook-write-policy.js';
 
 /** Everything `rtb render webhook` prints, in apply order. */
 export interface WebhookManifests {
@@ -53,6 +54,11 @@ export interface WebhookManifests {
   readonly clusterRoleBinding: V1ClusterRoleBinding;
   readonly role: V1Role;
   readonly roleBinding: V1RoleBinding;
+  /**
+   * What the ServiceAccount may change on workloads and Pods (./webhook-write-policy.ts): the
+   * ValidatingAdmissionPolicy narrowing its patch rights, and its binding.
+   */
+  readonly writePolicy: WebhookWritePolicy;
   readonly deployment: V1Deployment;
   readonly podDisruptionBudget: V1PodDisruptionBudget;
   readonly service: V1Service;
@@ -121,6 +127,7 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       roleRef: { apiGroup: rbac, kind: 'Role', name: WEBHOOK_ROLE },
       subjects: [subject],
     },
+    writePolicy: renderWebhookWritePolicy(namespace, objectLabels(o)),
     deployment: renderWebhookDeployment(o, namespace, configMap),
     podDisruptionBudget: {
       apiVersion: 'policy/v1',
@@ -165,6 +172,9 @@ export function webhookManifestList(m: WebhookManifests): readonly object[] {
     m.clusterRoleBinding,
     m.role,
     m.roleBinding,
+    // With the rights it narrows, before the Pods that use them.
+    m.writePolicy.policy,
+    m.writePolicy.binding,
     m.service,
     // Before the Pods: under a default-deny policy they are reachable from their first start.
     ...networkPolicyList(m.networkPolicies),

@@ -17,6 +17,7 @@ import {
 import { RESTARTER_LEASE } from '../api/trust-stamp.js';
 import type { ServingIssuer } from '../pki/serving-secret-plan.js';
 import { UPSTREAM_LEFTOVERS, type UpstreamLeftover } from '../webhook/upstream-leftovers.js';
+import { WEBHOOK_WRITE_POLICY } from './webhook-write-policy.js';
 
 const read = (): string[] => ['get', 'list', 'watch'];
 const groupOf = (apiVersion: string): string =>
@@ -160,13 +161,17 @@ const getByName = (group: string, resource: string, names: readonly string[]): V
  * With the drift channel, the attestation (../watcher/attestor.ts) reads every object the KCP
  * manages on the runtime. The other rules already let the webhook read the namespaces, the set
  * (trust bundle, pull Secret, ConfigMap), the Deployment, the serving Secret and both webhook
- * configurations; these add `get`, by name, of our ClusterRole and its binding.
+ * configurations; these add `get`, by name, of our ClusterRole and its binding, and of the write
+ * policy and its binding (./webhook-write-policy.ts).
  */
 export function attestationClusterRules(): V1PolicyRule[] {
   const rbac = 'rbac.authorization.k8s.io';
+  const admission = 'admissionregistration.k8s.io';
   return [
     getByName(rbac, 'clusterroles', [WEBHOOK_CLUSTER_ROLE]),
     getByName(rbac, 'clusterrolebindings', [WEBHOOK_CLUSTER_ROLE_BINDING]),
+    getByName(admission, 'validatingadmissionpolicies', [WEBHOOK_WRITE_POLICY]),
+    getByName(admission, 'validatingadmissionpolicybindings', [WEBHOOK_WRITE_POLICY]),
   ];
 }
 

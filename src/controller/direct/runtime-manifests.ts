@@ -48,7 +48,7 @@ export interface WebhookPlanOptions {
 export interface RuntimePlan {
   /** Namespaces and the versioned set (trust bundle, pull Secret, ConfigMap). */
   readonly sources: readonly KubernetesObject[];
-  /** ServiceAccount, RBAC, drift client Secret, Service, NetworkPolicies, Deployment, PodDisruptionBudget. */
+  /** ServiceAccount, RBAC, the write policy and its binding, drift client Secret, Service, NetworkPolicies, Deployment, PodDisruptionBudget. */
   readonly webhook: readonly KubernetesObject[];
   /** The webhook configurations (mutating, and the drift one): applied only once the Deployment is ready. */
   readonly registration: readonly KubernetesObject[];
@@ -116,6 +116,8 @@ export function planWebhook(
       manifests.clusterRoleBinding,
       manifests.role,
       manifests.roleBinding,
+      manifests.writePolicy.policy,
+      manifests.writePolicy.binding,
       ...watcherSecret,
       manifests.service,
       ...networkPolicyList(manifests.networkPolicies),

@@ -30,7 +30,14 @@ function asKimReadsIt(text: string): Obj[] {
     .map((d) => parse(d) as Obj);
 }
 
-const CLUSTER_SCOPED = ['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration'];
+const CLUSTER_SCOPED = [
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'MutatingWebhookConfiguration',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+];
 
 describe('rtb render kim', () => {
   test('the ConfigMap KIM reads: kcp-system/runtime-bootstrapper-manifests, key manifests.yaml', () => {

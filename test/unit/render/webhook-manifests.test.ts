@@ -27,6 +27,7 @@ import { renderWebhookManifests, webhookManifestList } from '../../../src/render
 import { UPSTREAM_LEFTOVERS } from '../../../src/webhook/upstream-leftovers.js';
 import { RESTARTER_LEASE } from '../../../src/api/trust-stamp.js';
 import { trustRestartRules } from '../../../src/render/webhook-rbac.js';
+import { WEBHOOK_WRITE_POLICY } from '../../../src/render/webhook-write-policy.js';
 import { WEBHOOK_NODE_OPTIONS, WEBHOOK_OLD_SPACE_MB } from '../../../src/render/webhook-deployment.js';
 import {
   DRAIN_TIMEOUT_SECONDS,
@@ -53,6 +54,8 @@ describe('rendered webhook manifests', () => {
       `ClusterRoleBinding /${WEBHOOK_CLUSTER_ROLE_BINDING}`,
       `Role kyma-system/${WEBHOOK_ROLE}`,
       `RoleBinding kyma-system/${WEBHOOK_ROLE_BINDING}`,
+      `ValidatingAdmissionPolicy /${WEBHOOK_WRITE_POLICY}`,
+      `ValidatingAdmissionPolicyBinding /${WEBHOOK_WRITE_POLICY}`,
       `Service kyma-system/${WEBHOOK_SERVICE}`,
       `NetworkPolicy kyma-system/${NETWORK_POLICY_WEBHOOK_INGRESS}`,
       `NetworkPolicy kyma-system/${NETWORK_POLICY_METRICS_INGRESS}`,
