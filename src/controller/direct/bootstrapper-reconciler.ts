@@ -14,9 +14,9 @@ import { KCP_SERVING_POLICY, type ServingPolicy } from '../../pki/serving-policy
 import type { DirectMetrics } from './direct-metrics.js';
 import type { RuntimeClientPool } from './runtime-clients.js';
 import { planSources, type WebhookRelease, type WebhookTestRouting } from './runtime-manifests.js';
-import { bootstrapperPath, runtimeOps, type RuntimeOpsDeps } from './runtime-ops.js';
+import { bootstrapperPath, runtimeOps, type RuntimeOps, type RuntimeOpsDeps } from './runtime-ops.js';
 import type { ServingSettings } from './serving-certificate.js';
-import { firstLine, type BootstrapperOps, type StateContext } from './state-context.js';
+import { firstLine, type BootstrapperOps, type Outcome, type StateContext } from './state-context.js';
 import { runStateMachine, sFnInitialize } from './state-machine.js';
 import { StatusBuilder, statusChanged } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
@@ -58,6 +58,12 @@ export interface ReconcilerDeps {
   readonly attestations?: AttestationBook;
   /** Who else claims a CR's runtime ID and kubeconfig Secret. */
   readonly identityOf?: (rb: RuntimeBootstrapper) => BootstrapperIdentity;
+  /** The runtime I/O of one pass (default: ./runtime-ops.ts over {@link ReconcilerDeps.pool}; unit tests: a fake). */
+  readonly opsFor?: (rb: RuntimeBootstrapper, fence: LeaseFence) => RuntimeOps;
+  /** One pass of the per-runtime state machine (default: ./state-machine.ts from Initialize; unit tests: a fake). */
+  readonly runPass?: (ctx: StateContext) => Promise<Outcome>;
+  /** Writes a CR's status to the KCP (default: a merge patch of its status subresource; unit tests: a fake). */
+  readonly writeStatus?: (rb: RuntimeBootstrapper, status: RuntimeBootstrapper['status']) => Promise<void>;
 }
 
 /**
@@ -72,6 +78,12 @@ export class BootstrapperReconciler {
   private readonly driftCertificates = new Map<string, number>();
   private readonly serving: ServingSettings;
   private readonly opsDeps: RuntimeOpsDeps;
+  private readonly opsFor: (rb: RuntimeBootstrapper, fence: LeaseFence) => RuntimeOps;
+  private readonly runPass: (ctx: StateContext) => Promise<Outcome>;
+  private readonly writeStatus: (
+    rb: RuntimeBootstrapper,
+    status: RuntimeBootstrapper['status'],
+  ) => Promise<void>;
 
   constructor(private readonly d: ReconcilerDeps) {
     const namespace = d.webhookNamespace ?? RUNTIME_NAMESPACE;
@@ -96,6 +108,9 @@ export class BootstrapperReconciler {
         d.metrics.runtimeClients.set(n);
       },
     };
+    this.opsFor = d.opsFor ?? ((rb, fence) => runtimeOps(rb, this.opsDeps, fence));
+    this.runPass = d.runPass ?? ((ctx) => runStateMachine(sFnInitialize, ctx));
+    this.writeStatus = d.writeStatus ?? ((rb, status) => this.patchStatus(rb, status));
   }
 
   /** notAfter (epoch ms) of the drift client certificate on the runtime of `key`, as far as this process knows. */
@@ -123,7 +138,7 @@ export class BootstrapperReconciler {
     const set = this.d.rollout?.choose(rb)?.set ?? this.d.currentSet().result;
     if (!set.ok || rb.spec.paused || rb.metadata.deletionTimestamp) return true;
     if (rb.status?.appliedVersion === undefined) return true; // not installed yet: the reconcile does it
-    const ops = runtimeOps(rb, this.opsDeps, fence);
+    const ops = this.opsFor(rb, fence);
     ops.connect();
     try {
       const api = setHasTrustBundle(set.set) ? await ops.trustBundleApi() : undefined;
@@ -158,7 +173,7 @@ export class BootstrapperReconciler {
     const set = choice?.set ?? live.result;
     const release = choice?.release ?? this.d.release;
     const status = new StatusBuilder(rb, new Date());
-    const ops = runtimeOps(rb, this.opsDeps, fence);
+    const ops = this.opsFor(rb, fence);
     const servingCurrentUntil = this.servingCurrent.get(key);
     const ctx: StateContext = {
       rb,
@@ -178,7 +193,7 @@ export class BootstrapperReconciler {
       ...(servingCurrentUntil !== undefined ? { servingCurrentUntil } : {}),
       ...(this.d.trustPollMs !== undefined ? { trustPollMs: this.d.trustPollMs } : {}),
     };
-    let outcome = await runStateMachine(sFnInitialize, ctx);
+    let outcome = await this.runPass(ctx);
     if (!fence()) {
       if (forceResync) this.forced.add(key);
       this.d.attestations?.forget(key);
@@ -271,7 +286,7 @@ export class BootstrapperReconciler {
     );
   }
 
-  private async writeStatus(rb: RuntimeBootstrapper, status: RuntimeBootstrapper['status']): Promise<void> {
+  private async patchStatus(rb: RuntimeBootstrapper, status: RuntimeBootstrapper['status']): Promise<void> {
     try {
       await kubeRequest(this.d.kcp, {
         method: 'PATCH',

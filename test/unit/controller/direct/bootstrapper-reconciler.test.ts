@@ -1,0 +1,368 @@
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
+import { readWebhookConfig } from '../../../../src/api/webhook-config.js';
+import type { ClusterAccess } from '../../../../src/kube/cluster-access.js';
+import { LeaseLostError, type LeaseFence } from '../../../../src/kube/lease-fence.js';
+import { Store } from '../../../../src/kube/store.js';
+import { servedTrustBundleApi } from '../../../../src/kube/trust-bundle-api.js';
+import { silentLogger } from '../../../../src/telemetry/logger.js';
+import {
+  BootstrapperReconciler,
+  type ReconcilerDeps,
+} from '../../../../src/controller/direct/bootstrapper-reconciler.js';
+import { createDirectMetrics, type DirectMetrics } from '../../../../src/controller/direct/direct-metrics.js';
+import { RuntimeClientPool } from '../../../../src/controller/direct/runtime-clients.js';
+import type { RuntimeOps } from '../../../../src/controller/direct/runtime-ops.js';
+import { RuntimeUnreachableError } from '../../../../src/controller/direct/runtime-unreachable.js';
+import type { Outcome, StateContext } from '../../../../src/controller/direct/state-context.js';
+import type { SyncSetResult } from '../../../../src/controller/direct/sync-set.js';
+import { seedConfigText } from '../../../support/fixtures.js';
+
+const KEY = 'kcp-system/rb-a';
+
+const bootstrapper = (status: RuntimeBootstrapper['status'] = {}, spec = {}): RuntimeBootstrapper => ({
+  apiVersion: 'rt-bootstrapper.kyma-project.io/v1alpha1',
+  kind: 'RuntimeBootstrapper',
+  metadata: { name: 'rb-a', namespace: 'kcp-system', generation: 1, uid: 'u-1' },
+  spec: { runtimeID: 'runtime-a', ...spec },
+  status,
+});
+
+const SET: SyncSetResult = {
+  ok: true,
+  set: {
+    version: 'v2',
+    config: readWebhookConfig(JSON.parse(seedConfigText()) as unknown).config,
+    objects: [
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'registry-credentials', namespace: 'kyma-system' },
+      },
+    ],
+  },
+};
+
+const refuse = (what: string): Promise<never> => Promise.reject(new Error(`the fake pass does not ${what}`));
+
+/** The runtime I/O as far as the reconciler itself uses it; the fake pass decides the rest. */
+class FakeOps implements RuntimeOps {
+  applied: KubernetesObject[][] = [];
+  connected = 0;
+  refused: RuntimeUnreachableError | undefined;
+  driftAfter: number | undefined;
+  addFinalizer = (): Promise<void> => refuse('add a finalizer');
+  releaseFinalizer = (): Promise<void> => refuse('release a finalizer');
+  connect = (): void => {
+    this.connected++;
+  };
+  answered = (): boolean => true;
+  drift = (): Promise<undefined> => Promise.resolve(undefined);
+  apply = (objects: readonly KubernetesObject[]): Promise<void> => {
+    this.applied.push([...objects]);
+    return Promise.resolve();
+  };
+  trustBundleApi = (): ReturnType<RuntimeOps['trustBundleApi']> =>
+    Promise.resolve(servedTrustBundleApi('v1'));
+  deploymentReadiness = (): ReturnType<RuntimeOps['deploymentReadiness']> => refuse('read readiness');
+  uninstall = (): Promise<void> => refuse('uninstall');
+  foreignWrites = (): ReturnType<RuntimeOps['foreignWrites']> => refuse('read foreign writes');
+  readServing = (): ReturnType<RuntimeOps['readServing']> => refuse('read the serving Secret');
+  readForeignServers = (): Promise<boolean> => refuse('read foreign servers');
+  writeServingSecret = (_current: V1Secret | undefined): Promise<void> => refuse('write the serving Secret');
+  writeCaBundle = (): Promise<void> => refuse('write a caBundle');
+  readWebhookReport = (): ReturnType<RuntimeOps['readWebhookReport']> => refuse('read the report');
+  observed = (): ReturnType<RuntimeOps['observed']> => [];
+  driftNotAfter = (): number | undefined => this.driftAfter;
+  refusal = (): RuntimeUnreachableError | undefined => this.refused;
+}
+
+/** What one pass of the fake state machine does: reads the context it was given, may change it and the status. */
+type Pass = (ctx: StateContext, ops: FakeOps) => Outcome | Promise<Outcome>;
+
+/** Ends Ready; applies the set where the runtime does not hold it yet (as the real states do). */
+const ready = (ctx: StateContext): Outcome => {
+  ctx.status.state('Ready');
+  if (ctx.rb.status?.appliedVersion !== 'v2') ctx.status.applied({ appliedVersion: 'v2' });
+  return {};
+};
+const failing = (ctx: StateContext): Outcome => {
+  ctx.status.state('Error').condition('ConfigurationSynced', 'False', 'ApplyFailed', 'apply failed');
+  return { error: new Error('apply failed') };
+};
+
+/** A KCP access that is never called here: status writes go through the fake writer. */
+const unusedKcp: ClusterAccess = {
+  getCurrentCluster: () => null,
+  applyToHTTPSOptions: () => Promise.reject(new Error('no request to the KCP in this test')),
+};
+
+interface Harness {
+  readonly reconciler: BootstrapperReconciler;
+  readonly store: Store<RuntimeBootstrapper>;
+  readonly ops: FakeOps;
+  /** The forceResync of every pass, in order. */
+  readonly forced: boolean[];
+  /** The servingCurrentUntil each pass was given. */
+  readonly servingGiven: (number | undefined)[];
+  /** Status writes, in order. */
+  readonly writes: RuntimeBootstrapper['status'][];
+  readonly reconciled: [string, boolean][];
+  readonly metrics: DirectMetrics;
+  readonly registry: Registry;
+  /** The passes to run, in order (the last repeats). */
+  passes: Pass[];
+}
+
+function harness(
+  rb: RuntimeBootstrapper | null = bootstrapper(),
+  extra: Partial<ReconcilerDeps> = {},
+): Harness {
+  const store = new Store<RuntimeBootstrapper>();
+  if (rb) store.replace([rb]);
+  const ops = new FakeOps();
+  const registry = new Registry();
+  const metrics = createDirectMetrics(registry);
+  const h: Harness = {
+    store,
+    ops,
+    forced: [],
+    servingGiven: [],
+    writes: [],
+    reconciled: [],
+    metrics,
+    registry,
+    passes: [ready],
+    reconciler: undefined as unknown as BootstrapperReconciler,
+  };
+  const reconciler = new BootstrapperReconciler({
+    kcp: unusedKcp,
+    bootstrappers: store,
+    kubeconfigSecrets: new Store<V1Secret>(),
+    pool: new RuntimeClientPool(),
+    cas: {
+      current: () => {
+        throw new Error('no CA in this test');
+      },
+      trustBundle: () => '',
+    },
+    release: { image: 'example.com/rtb:1', version: '1.0.0' },
+    currentSet: () => ({ result: SET, changedAt: Date.now() - 1_000 }),
+    metrics,
+    logger: silentLogger(),
+    onReconciled: (key, ok) => {
+      h.reconciled.push([key, ok]);
+    },
+    opsFor: () => ops,
+    runPass: async (ctx) => {
+      h.forced.push(ctx.forceResync);
+      h.servingGiven.push(ctx.servingCurrentUntil);
+      const pass = h.passes.length > 1 ? h.passes.shift() : h.passes[0];
+      assert.ok(pass);
+      return pass(ctx, ops);
+    },
+    writeStatus: (written, status) => {
+      h.writes.push(status);
+      // As the watch would bring it back.
+      store.replace([{ ...written, status }]);
+      return Promise.resolve();
+    },
+    ...extra,
+  });
+  return Object.assign(h, { reconciler });
+}
+
+async function counterValue(registry: Registry, name: string): Promise<number> {
+  const metric = registry.getSingleMetric(name);
+  const values = (await metric?.get())?.values ?? [];
+  return values.reduce((sum, v) => sum + v.value, 0);
+}
+
+describe('BootstrapperReconciler', () => {
+  test('a forced pass is forced once: force() reaches the next pass only', async () => {
+    const h = harness();
+    await h.reconciler.reconcile(KEY);
+    h.reconciler.force(KEY);
+    await h.reconciler.reconcile(KEY);
+    await h.reconciler.reconcile(KEY);
+    assert.deepEqual(h.forced, [false, true, false]);
+  });
+
+  test('a forced pass that fails is forced again, until one succeeds', async () => {
+    const h = harness();
+    h.passes = [failing, failing, ready, ready];
+    h.reconciler.force(KEY);
+    await assert.rejects(h.reconciler.reconcile(KEY), /apply failed/);
+    await assert.rejects(h.reconciler.reconcile(KEY), /apply failed/);
+    await h.reconciler.reconcile(KEY);
+    await h.reconciler.reconcile(KEY);
+    assert.deepEqual(h.forced, [true, true, true, false]);
+  });
+
+  test('an unforced pass that fails stays unforced', async () => {
+    const h = harness();
+    h.passes = [failing, ready];
+    await assert.rejects(h.reconciler.reconcile(KEY), /apply failed/);
+    await h.reconciler.reconcile(KEY);
+    assert.deepEqual(h.forced, [false, false]);
+  });
+
+  test('a failed pass writes its status, counts the reason and reports not ok', async () => {
+    const h = harness();
+    h.passes = [failing];
+    await assert.rejects(h.reconciler.reconcile(KEY));
+    assert.equal(h.writes.length, 1);
+    assert.equal(h.writes[0]?.state, 'Error');
+    assert.deepEqual(h.reconciled, [[KEY, false]]);
+    assert.equal(await counterValue(h.registry, 'rtb_runtime_sync_errors_total'), 1);
+  });
+
+  test('the status is written only when it changed', async () => {
+    const h = harness();
+    await h.reconciler.reconcile(KEY);
+    await h.reconciler.reconcile(KEY);
+    assert.equal(h.writes.length, 1, 'the second pass found the same status');
+    assert.equal(h.writes[0]?.state, 'Ready');
+    assert.equal(h.writes[0].appliedVersion, 'v2');
+    assert.deepEqual(h.reconciled, [
+      [KEY, true],
+      [KEY, true],
+    ]);
+  });
+
+  test('the propagation time is observed when the set version first reaches the runtime', async () => {
+    const h = harness();
+    await h.reconciler.reconcile(KEY);
+    await h.reconciler.reconcile(KEY);
+    const histogram = (await h.registry.getSingleMetric('rtb_propagation_seconds')?.get())?.values ?? [];
+    const count = histogram.find(
+      (v) => 'metricName' in v && v.metricName === 'rtb_propagation_seconds_count',
+    )?.value;
+    assert.equal(count, 1);
+  });
+
+  test('the pass asks to run again at its outcome’s time', async () => {
+    const h = harness();
+    h.passes = [
+      (ctx) => {
+        ready(ctx);
+        return { requeueAfterMs: 5_000 };
+      },
+      ready,
+    ];
+    assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: 5_000 });
+    assert.equal(await h.reconciler.reconcile(KEY), undefined);
+  });
+
+  test('a serving certificate found current is handed to the next pass, and forgotten when a pass did not find it', async () => {
+    const h = harness();
+    const until = Date.now() + 60_000;
+    h.passes = [
+      (ctx) => {
+        ctx.servingCheckedUntil = until;
+        return ready(ctx);
+      },
+      ready,
+      ready,
+    ];
+    await h.reconciler.reconcile(KEY);
+    await h.reconciler.reconcile(KEY);
+    await h.reconciler.reconcile(KEY);
+    assert.deepEqual(h.servingGiven, [undefined, until, undefined]);
+  });
+
+  test('the drift client certificate’s notAfter is kept from a good pass only, and forgotten with the CR', async () => {
+    const h = harness();
+    h.ops.driftAfter = 1_234;
+    h.passes = [failing, ready];
+    await assert.rejects(h.reconciler.reconcile(KEY));
+    assert.equal(h.reconciler.driftCertificateNotAfter(KEY), undefined);
+    await h.reconciler.reconcile(KEY);
+    assert.equal(h.reconciler.driftCertificateNotAfter(KEY), 1_234);
+    h.store.replace([]);
+    assert.equal(await h.reconciler.reconcile(KEY), undefined);
+    assert.equal(h.reconciler.driftCertificateNotAfter(KEY), undefined);
+  });
+
+  test('a CR that is gone: no pass, no write', async () => {
+    const h = harness(null);
+    assert.equal(await h.reconciler.reconcile(KEY), undefined);
+    assert.deepEqual(h.forced, []);
+    assert.deepEqual(h.writes, []);
+  });
+
+  test('a pass whose Lease was lost writes no status, keeps the force for the next owner and counts it', async () => {
+    const h = harness();
+    let held = true;
+    const fence: LeaseFence = () => held;
+    h.passes = [
+      (ctx) => {
+        held = false;
+        ready(ctx);
+        return { error: new LeaseLostError('apply') };
+      },
+      ready,
+    ];
+    h.reconciler.force(KEY);
+    assert.equal(await h.reconciler.reconcile(KEY, fence), undefined);
+    assert.deepEqual(h.writes, []);
+    assert.deepEqual(h.reconciled, []);
+    assert.equal(await counterValue(h.registry, 'rtb_shard_fenced_passes_total'), 1);
+    await h.reconciler.reconcile(KEY);
+    assert.deepEqual(h.forced, [true, true]);
+  });
+
+  test('a call that broke a bound fails a pass that went on: Error with RuntimeReachable, forced again', async () => {
+    const h = harness();
+    h.ops.refused = new RuntimeUnreachableError('too slow', undefined, 'DeadlineExceeded');
+    h.reconciler.force(KEY);
+    await assert.rejects(h.reconciler.reconcile(KEY), /too slow/);
+    assert.equal(h.writes[0]?.state, 'Error');
+    const reachable = h.writes[0].conditions?.find((c) => c.type === 'RuntimeReachable');
+    assert.equal(reachable?.status, 'False');
+    assert.equal(reachable.reason, 'DeadlineExceeded');
+    h.ops.refused = undefined;
+    await h.reconciler.reconcile(KEY);
+    assert.deepEqual(h.forced, [true, true]);
+  });
+
+  test('a pass abandoned because the process stops writes nothing and keeps the force', async () => {
+    const h = harness();
+    h.ops.refused = new RuntimeUnreachableError('stopping', undefined, 'Stopping');
+    h.reconciler.force(KEY);
+    await assert.rejects(h.reconciler.reconcile(KEY), /stopping/);
+    assert.deepEqual(h.writes, []);
+    h.ops.refused = undefined;
+    await h.reconciler.reconcile(KEY);
+    assert.deepEqual(h.forced, [true, true]);
+  });
+
+  test('a repair applies the set only to an installed, unpaused runtime', async () => {
+    const notInstalled = harness();
+    assert.equal(await notInstalled.reconciler.repairSet(KEY), true);
+    assert.deepEqual(notInstalled.ops.applied, []);
+
+    const paused = harness(bootstrapper({ appliedVersion: 'v1' }, { paused: true }));
+    assert.equal(await paused.reconciler.repairSet(KEY), true);
+    assert.deepEqual(paused.ops.applied, []);
+
+    const installed = harness(bootstrapper({ appliedVersion: 'v1' }));
+    assert.equal(await installed.reconciler.repairSet(KEY), true);
+    assert.equal(installed.ops.connected, 1);
+    assert.deepEqual(
+      installed.ops.applied.map((objects) => objects.map((o) => `${o.kind}/${o.metadata?.name}`)),
+      [['Namespace/kyma-system', 'Secret/registry-credentials']],
+    );
+  });
+
+  test('a repair stopped by its fence says so; any other failure is thrown', async () => {
+    const h = harness(bootstrapper({ appliedVersion: 'v1' }));
+    h.ops.apply = () => Promise.reject(new LeaseLostError('apply'));
+    assert.equal(await h.reconciler.repairSet(KEY), false);
+    h.ops.apply = () => Promise.reject(new Error('boom'));
+    await assert.rejects(h.reconciler.repairSet(KEY), /boom/);
+  });
+});
