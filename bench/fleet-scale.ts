@@ -17,7 +17,9 @@
 // - memory: VmRSS empty, Ready, after the rotations, and V8 heap after a full GC;
 // - the periodic resync: one forced pass over every runtime (the safeguard), its CPU averaged over
 //   10 minutes with the controller's idle CPU (bench/support/fleet-upkeep.ts); then as it runs by
-//   default, with every runtime attesting and one tick (bench/support/attested-resync.ts);
+//   default, with every runtime attesting and one tick (bench/support/attested-resync.ts); and the
+//   plain alternative, the KCP reading the metadata of every managed object itself
+//   (bench/support/metadata-look-cost.ts), both projected to 5,000 runtimes;
 // - memory over more rotations of the pull Secret, up to BENCH_FLEET_ROTATIONS in all (default
 //   20): heap after a full GC after each;
 // - a restart with everything Ready: time until caught up, and what it sent; then its floor: a
@@ -51,6 +53,7 @@ import {
 } from './support/fleet-baselines.js';
 import { GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';
 import { attestedResyncCost } from './support/attested-resync.js';
+import { coresAt, metadataLookCost } from './support/metadata-look-cost.js';
 import { DriftReporter } from './support/drift-reporter.js';
 import { WatcherSecretVersions } from './support/fleet-attestations.js';
 import { envNumber, isMain, say as defaultSay } from './support/env.js';
@@ -433,6 +436,30 @@ export async function runFleetScale(
         `(${attested.verdicts.inSync} in sync, ${attested.verdicts.outOfSync} not, ${attested.verdicts.failed} failed); ` +
         `tick forced ${attested.tick.forced}, skipped ${attested.tick.skipped}, ${(attested.tickCpuMs / 1000).toFixed(1)} s CPU; ` +
         `${(attested.averageCores * 100).toFixed(1)} % of a core averaged over ${attested.periodS} s`,
+    );
+    const looks = await metadataLookCost(upkeep, ctl, attested.checks);
+    for (const m of looks.modes)
+      say(
+        `metadata look (${m.mode}): ${m.requestsPerRuntime.toFixed(1)} requests per runtime ` +
+          `(${m.sentPerRuntime.toFixed(1)} sent), ${m.tlsPerRuntime.toFixed(2)} new TLS connections; ` +
+          `pass of ${n} at 16 at once ${m.passS.toFixed(1)} s, ${m.cpuPerLookMs.toFixed(2)} ms CPU per runtime; ` +
+          `one at a time ${m.serialColdMs.toFixed(2)} ms cold, ${m.serialWarmMs.toFixed(2)} ms warm; ` +
+          `${m.differing} objects differing, ${m.failed} failed`,
+      );
+    // Per runtime per period: a period's attestations and the tick's share, or one cold look.
+    const attestedMs =
+      attested.cpuPerAttestationMs * attested.attestationsPerRuntime + attested.tickCpuMs / n;
+    const at5000 = (ms: number): string => `${(coresAt(5_000, ms, attested.periodS) * 100).toFixed(1)} %`;
+    say(
+      `at 5,000 runtimes, every ${attested.periodS} s, from this run's per-unit figures (idle not included: ` +
+        `${(resync.idleCores * 100).toFixed(2)} % of a core at ${n}): attestations ${at5000(attestedMs)} ` +
+        `(${attestedMs.toFixed(2)} ms per runtime per period); ` +
+        looks.modes
+          .map(
+            (m) => `metadata look by ${m.mode} ${at5000(m.cpuPerLookMs)} (${m.cpuPerLookMs.toFixed(2)} ms)`,
+          )
+          .join(', ') +
+        `; record: ${looks.objectsPerRuntime} objects in ${looks.listsPerRuntime} kinds × namespaces`,
     );
     const memorySeries = await rotateRepeatedly(
       upkeep,

@@ -41,6 +41,8 @@ export interface AttestedResyncFigures {
   readonly idleCores: number;
   /** (attestations of a period + a tick) ÷ period + idle, in cores. */
   readonly averageCores: number;
+  /** Runtime ID → the objects the KCP answered it to attest (its record). */
+  readonly checks: ReadonlyMap<string, readonly ManagedRef[]>;
 }
 
 /** What the measurement needs besides the fleet. */
@@ -70,10 +72,10 @@ export async function attestedResyncCost(
   const verdicts = { inSync: 0, outOfSync: 0, failed: 0 };
   let roundS = 0;
   let roundCpu: GroupCpu | undefined;
+  const checks = new Map<string, readonly ManagedRef[]>();
   try {
     // The first attestation of each runtime is empty and fetches the list to attest.
     // Its challenge is echoed in the next, as the attestor does.
-    const checks = new Map<string, readonly ManagedRef[]>();
     const challenges = new Map<string, string | undefined>();
     await forEachLimited(ids, CONCURRENCY, async (id) => {
       const r = await attester.send(id, { objects: [] });
@@ -153,5 +155,6 @@ export async function attestedResyncCost(
     tickWrites: traffic.writes,
     idleCores: i.idleCores,
     averageCores: busyS / periodS + i.idleCores,
+    checks,
   };
 }

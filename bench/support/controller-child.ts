@@ -1,6 +1,7 @@
 // The KCP controller in direct mode as its own process, so that its memory and CPU are its own:
 // the source watcher and direct mode exactly as `src/local/kcp-landscape.ts` wires them, plus a
-// plain-HTTP endpoint on loopback for the benchmark (`/readyz`, `/metrics`, `/state`).
+// plain-HTTP endpoint on loopback for the benchmark (`/readyz`, `/metrics`, `/state`, and
+// `/metadata-look…`: the KCP-side look of ./metadata-look.ts, from this process).
 //
 //   node controller-child.js <config.json>    (see ControllerChildConfig)
 //
@@ -21,6 +22,7 @@ import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { DirectModeOptions } from '../../src/controller/direct/direct-mode-options.js';
 import { createSourceWatcher } from '../../src/controller/sources/source-set.js';
 import { createLogger } from '../../src/telemetry/logger.js';
+import { MetadataLooks } from './metadata-look.js';
 
 /** What the parent asks for. */
 export interface ControllerChildConfig {
@@ -207,6 +209,7 @@ async function main(): Promise<void> {
       : {}),
   };
   const direct = await startDirectMode(options);
+  const looks = new MetadataLooks();
 
   const server = http.createServer((req, res) => {
     void (async () => {
@@ -238,6 +241,9 @@ async function main(): Promise<void> {
         res
           .writeHead(200, { 'content-type': 'application/json' })
           .end(JSON.stringify(direct.periodicResync()));
+      } else if (req.url?.startsWith('/metadata-look') === true) {
+        const answer = await looks.handle(req);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
       } else if (req.url === '/reset-event-loop') {
         eventLoop.reset();
         res.writeHead(200).end();

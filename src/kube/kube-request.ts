@@ -23,6 +23,11 @@ export interface KubeRequest {
    * parsed, and the call resolves with undefined: writes whose result nobody reads.
    */
   readonly parseResponse?: boolean;
+  /**
+   * The Accept header (default `application/json`); e.g. metadata only:
+   * `application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`.
+   */
+  readonly accept?: string;
 }
 
 // Error bodies are small Status objects; never buffer an unbounded one.
@@ -53,7 +58,7 @@ export async function kubeRequest<T>(kc: ClusterAccess, r: KubeRequest): Promise
     ...(options.headers && !Array.isArray(options.headers)
       ? (options.headers as http.OutgoingHttpHeaders)
       : {}),
-    Accept: 'application/json',
+    Accept: r.accept ?? 'application/json',
     'User-Agent': 'rt-bootstrapper',
   };
   let payload: string | undefined;
