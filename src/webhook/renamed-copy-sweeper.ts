@@ -193,7 +193,8 @@ export class RenamedCopySweeper {
       secrets = await this.o.calls.listManagedSecrets();
     } catch (error) {
       if (statusCodeOf(error) !== 403) throw error;
-      this.o.logger.warn(
+      // The rendered least-privilege RBAC: expected, so not a warning (said at start and per rename).
+      this.o.logger.info(
         { err: error },
         'copies of earlier pull-Secret names cannot be looked for: listing Secrets by label is not granted (docs/upstream-differences.md, 17)',
       );
