@@ -28,6 +28,8 @@ export interface ChildScripts {
   readonly driftWebhookChild: string;
   /** A process measuring its own event-loop delay only (`support/idle-loop-child.ts`). */
   readonly idleLoopChild: string;
+  /** A hostile drift client: reports and attestations without pause (`support/drift-spam-child.ts`). */
+  readonly driftSpamChild: string;
 }
 
 let built: ChildScripts | undefined;
@@ -69,6 +71,7 @@ export function buildChildren(say: (line: string) => void): ChildScripts {
     controllerChild: join(BUILD_DIR, 'bench', 'support', 'controller-child.js'),
     driftWebhookChild: join(BUILD_DIR, 'bench', 'support', 'drift-webhook-child.js'),
     idleLoopChild: join(BUILD_DIR, 'bench', 'support', 'idle-loop-child.js'),
+    driftSpamChild: join(BUILD_DIR, 'bench', 'support', 'drift-spam-child.js'),
   };
   return built;
 }
