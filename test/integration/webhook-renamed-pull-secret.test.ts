@@ -68,6 +68,12 @@ describe('a rename of the pull Secret on a real API server', () => {
     });
     for (const name of ['free', 'in-use', 'foreign'])
       await core.createNamespace({ body: { metadata: { name } } });
+    // Secrets of both names that are not ours, there before the webhook: never touched, never written over.
+    for (const name of ['old-creds', 'new-creds'])
+      await core.createNamespacedSecret({
+        namespace: 'foreign',
+        body: { metadata: { name, labels: { app: 'theirs' } }, data: { mine: 'eA==' } },
+      });
     webhook = await start();
   });
 
@@ -76,23 +82,12 @@ describe('a rename of the pull Secret on a real API server', () => {
   });
 
   test('copies of the earlier name go from every namespace, but those a live Pod names and those not ours', async () => {
-    for (const ns of ['free', 'in-use', 'foreign'])
+    for (const ns of ['free', 'in-use'])
       await eventually(
         async () => ((await exists(ns, 'old-creds')) ? true : undefined),
         15_000,
         `a copy in ${ns}`,
       );
-    // A Secret of the new name that is not ours: never touched, never written over.
-    await core.createNamespacedSecret({
-      namespace: 'foreign',
-      body: { metadata: { name: 'new-creds' }, data: { mine: 'eA==' } },
-    });
-    // And one of the old name, made ours by nobody: the copy there is replaced by a Secret of its owner.
-    await core.deleteNamespacedSecret({ name: 'old-creds', namespace: 'foreign' });
-    await core.createNamespacedSecret({
-      namespace: 'foreign',
-      body: { metadata: { name: 'old-creds', labels: { app: 'theirs' } }, data: { mine: 'eA==' } },
-    });
     // A Pod that names the old copy (no node here: it stays Pending, which is live).
     await core.createNamespacedPod({
       namespace: 'in-use',
