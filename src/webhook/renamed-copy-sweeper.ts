@@ -13,7 +13,7 @@ import type { WebhookMetrics } from './webhook-metrics.js';
 
 /** The reads and the delete the sweeper makes. */
 export interface RenamedCopyCalls {
-  /** Every Secret carrying our managed-by label, in every namespace (metadata is all that is kept). */
+  /** Every Secret carrying our managed-by label, in every namespace: their metadata only. */
   listManagedSecrets(): Promise<V1ObjectMeta[]>;
   /** The Pods of a namespace that have not ended. */
   listLivePods(namespace: string): Promise<V1Pod[]>;
@@ -22,6 +22,8 @@ export interface RenamedCopyCalls {
 }
 
 const PAGE = 500;
+/** A list answered with the items' metadata only: no Secret data ever reaches this process. */
+const METADATA_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
 interface ListPage<T> {
   readonly items?: T[];
@@ -33,6 +35,7 @@ async function listAll<T>(
   path: string,
   query: Record<string, string>,
   keep: (item: T) => T,
+  accept?: string,
 ): Promise<T[]> {
   const out: T[] = [];
   let next: string | undefined;
@@ -41,6 +44,7 @@ async function listAll<T>(
       method: 'GET',
       path,
       query: { ...query, limit: PAGE, continue: next },
+      accept,
     });
     for (const item of page.items ?? []) out.push(keep(item));
     next = page.metadata?.continue || undefined;
@@ -56,8 +60,8 @@ export function renamedCopyCalls(access: ClusterAccess): RenamedCopyCalls {
         access,
         '/api/v1/secrets',
         { labelSelector: MANAGED_SECRETS_SELECTOR },
-        // The data is dropped at once: only names, labels and annotations are needed.
         (s) => ({ metadata: s.metadata ?? {} }),
+        METADATA_ONLY,
       ).then((items) => items.map((s) => s.metadata ?? {})),
     listLivePods: (namespace) =>
       listAll<V1Pod>(
