@@ -39,6 +39,11 @@ export const POD_RESTARTER_ROLE_BINDING = 'rt-bootstrapper-pod-restarter-rolebin
 export const WEBHOOK_ROLE = 'rt-bootstrapper-leader-election-role';
 /** Binding of {@link WEBHOOK_ROLE}. */
 export const WEBHOOK_ROLE_BINDING = 'rt-bootstrapper-leader-election-rolebinding';
+/**
+ * With per-namespace restart rights (`rtb render webhook --restart-namespaces`): the Role and its
+ * RoleBinding in each listed namespace that let the trust-bundle restarter restart there.
+ */
+export const RESTART_RIGHTS_ROLE = 'rt-bootstrapper-trust-restarter';
 /** PodDisruptionBudget of the webhook. */
 export const WEBHOOK_PDB = 'rt-bootstrapper-controller-manager';
 

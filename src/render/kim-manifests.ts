@@ -46,6 +46,8 @@ export interface KimManifestOptions {
   readonly logLevel?: string;
   /** The webhook Pods' PriorityClass (it must exist on the runtime). */
   readonly priorityClassName?: string;
+  /** Restart rights per namespace (each must exist on the runtime: KIM's create fails otherwise). */
+  readonly restartNamespaces?: readonly string[];
 }
 
 /** What KIM reads, and the text inside it. */
@@ -165,6 +167,7 @@ export function renderKimManifests(o: KimManifestOptions): KimManifests {
       ...(o.replicas === undefined ? {} : { replicas: o.replicas }),
       ...(o.logLevel === undefined ? {} : { logLevel: o.logLevel }),
       ...(o.priorityClassName === undefined ? {} : { priorityClassName: o.priorityClassName }),
+      restartNamespaces: o.restartNamespaces,
     }),
   );
   const docs = objects.map((obj) => stringify(obj, { lineWidth: 0 }).trim());

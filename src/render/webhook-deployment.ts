@@ -24,7 +24,7 @@ import { objectLabels, type WebhookManifestOptions } from './webhook-options.js'
 
 /**
  * The webhook's old generation, in MB: room for what the server's bounds let requests hold (the
- * 32 MiB decode budget), the memo, the caches and the garbage between collections, so that V8
+ * 32 MiB decode budget), the caches and the garbage between collections, so that V8
  * collects before the process outgrows {@link WEBHOOK_MEMORY_LIMIT} (docs/webhook-hardening.md).
  */
 export const WEBHOOK_OLD_SPACE_MB = 96;
@@ -135,6 +135,9 @@ export function renderWebhookDeployment(
                 `--log-level=${o.logLevel ?? 'info'}`,
                 `--shutdown-delay=${SHUTDOWN_DELAY_SECONDS}s`,
                 ...(o.landscape === undefined ? [] : [`--landscape=${o.landscape}`]),
+                ...(o.restartNamespaces === undefined
+                  ? []
+                  : [`--restart-namespaces=${o.restartNamespaces.join(',')}`]),
                 // Direct mode: the KCP writes the serving certificate and reads the status report.
                 ...(o.servingCertIssuer === 'external'
                   ? [

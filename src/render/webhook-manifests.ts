@@ -12,6 +12,7 @@ import type {
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import {
+  RESTART_RIGHTS_ROLE,
   WEBHOOK_CLUSTER_ROLE,
   WEBHOOK_CLUSTER_ROLE_BINDING,
   WEBHOOK_METRICS_PORT,
@@ -34,6 +35,7 @@ import {
 import {
   attestationClusterRules,
   attestationNamespaceRules,
+  restartRightsRules,
   webhookClusterRules,
   webhookNamespaceRules,
 } from './webhook-rbac.js';
@@ -46,6 +48,12 @@ import { renderMetricsScrape, type MetricsScrape } from './metrics-scrape.js';
 import { WEBHOOK_METRICS_SERVICE } from '../monitoring/monitoring-options.js';
 import { renderWebhookWritePolicy, type WebhookWritePolicy } from './webhook-write-policy.js';
 
+/** The trust-bundle restarter's rights in one namespace. */
+export interface RestartRights {
+  readonly role: V1Role;
+  readonly binding: V1RoleBinding;
+}
+
 /** Everything `rtb render webhook` prints, in apply order. */
 export interface WebhookManifests {
   readonly namespace: V1Namespace;
@@ -54,6 +62,11 @@ export interface WebhookManifests {
   readonly clusterRoleBinding: V1ClusterRoleBinding;
   readonly role: V1Role;
   readonly roleBinding: V1RoleBinding;
+  /**
+   * With {@link WebhookManifestOptions.restartNamespaces}: the restarter's rights in each of those
+   * namespaces (a Role and its RoleBinding); empty otherwise (the rights are cluster-wide).
+   */
+  readonly restartRights: readonly RestartRights[];
   /**
    * What the ServiceAccount may change on workloads and Pods (./webhook-write-policy.ts): the
    * ValidatingAdmissionPolicy narrowing its patch rights, and its binding.
@@ -93,6 +106,7 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
   // The drift channel's attestation reads what the KCP manages here; without it nothing changes.
   const attests = (o.driftListenerUrl ?? '') !== '';
   const policyNames = networkPolicyList(networkPolicies).map((p) => p.metadata?.name ?? '');
+  const perNamespace = o.restartNamespaces !== undefined;
 
   return {
     // No labels: the namespace is Kyma's, not ours.
@@ -102,7 +116,10 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       apiVersion: `${rbac}/v1`,
       kind: 'ClusterRole',
       metadata: meta(WEBHOOK_CLUSTER_ROLE, false),
-      rules: [...webhookClusterRules(pullSecret, namespace), ...(attests ? attestationClusterRules() : [])],
+      rules: [
+        ...webhookClusterRules(pullSecret, namespace, perNamespace),
+        ...(attests ? attestationClusterRules(perNamespace) : []),
+      ],
     },
     clusterRoleBinding: {
       apiVersion: `${rbac}/v1`,
@@ -116,7 +133,7 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       kind: 'Role',
       metadata: meta(WEBHOOK_ROLE),
       rules: [
-        ...webhookNamespaceRules(configMap, namespace, o.servingCertIssuer),
+        ...webhookNamespaceRules(configMap, namespace, o.servingCertIssuer, perNamespace),
         ...(attests ? attestationNamespaceRules(policyNames) : []),
       ],
     },
@@ -127,6 +144,21 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       roleRef: { apiGroup: rbac, kind: 'Role', name: WEBHOOK_ROLE },
       subjects: [subject],
     },
+    restartRights: (o.restartNamespaces ?? []).map((ns) => ({
+      role: {
+        apiVersion: `${rbac}/v1`,
+        kind: 'Role',
+        metadata: { name: RESTART_RIGHTS_ROLE, namespace: ns, labels: objectLabels(o) },
+        rules: restartRightsRules(),
+      },
+      binding: {
+        apiVersion: `${rbac}/v1`,
+        kind: 'RoleBinding',
+        metadata: { name: RESTART_RIGHTS_ROLE, namespace: ns, labels: objectLabels(o) },
+        roleRef: { apiGroup: rbac, kind: 'Role', name: RESTART_RIGHTS_ROLE },
+        subjects: [subject],
+      },
+    })),
     writePolicy: renderWebhookWritePolicy(namespace, objectLabels(o)),
     deployment: renderWebhookDeployment(o, namespace, configMap),
     podDisruptionBudget: {
@@ -172,6 +204,7 @@ export function webhookManifestList(m: WebhookManifests): readonly object[] {
     m.clusterRoleBinding,
     m.role,
     m.roleBinding,
+    ...m.restartRights.flatMap((r) => [r.role, r.binding]),
     // With the rights it narrows, before the Pods that use them.
     m.writePolicy.policy,
     m.writePolicy.binding,

@@ -36,6 +36,12 @@ export interface WebhookManifestOptions {
   readonly priorityClassName?: string;
   /** Also a metrics Service and a ServiceMonitor scraping it (the job label the dashboards select). */
   readonly serviceMonitor?: boolean;
+  /**
+   * Restart rights per namespace, as upstream binds them: a Role and RoleBinding in each of these
+   * namespaces (which must exist) instead of the cluster-wide rights to read and patch workloads
+   * and evict Pods, and `rtb webhook --restart-namespaces`; undefined: cluster-wide (the default).
+   */
+  readonly restartNamespaces?: readonly string[];
 }
 
 /** Labels of every object we render (not the Pods': a release bump alone must not roll them). */

@@ -2,11 +2,13 @@ import type { V1PolicyRule } from '@kubernetes/client-node';
 import { WEBHOOK_STATUS_CONFIG_MAP } from '../api/webhook-status.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
+  RESTART_RIGHTS_ROLE,
   VALIDATING_WEBHOOK_CONFIGURATION,
   WATCHER_TLS_SECRET,
   WEBHOOK_CERT_LEASE,
   WEBHOOK_CLUSTER_ROLE,
   WEBHOOK_CLUSTER_ROLE_BINDING,
+  WEBHOOK_DEPLOYMENT,
   WEBHOOK_PDB,
   WEBHOOK_ROLE,
   WEBHOOK_ROLE_BINDING,
@@ -47,11 +49,16 @@ function cleanupRules(leftovers: readonly UpstreamLeftover[]): V1PolicyRule[] {
  * pull Secret and its copies in every namespace (create cannot be limited by name, the name is in
  * the body); events; the caBundle of our two webhook configurations (patch also removes the
  * annotation an upstream overlay left, ../webhook/upstream-leftovers.ts); removing upstream's leftovers outside `namespace`;
- * and the trust-bundle restarter's ({@link trustRestartRules}).
+ * and the trust-bundle restarter's ({@link trustRestartRules}; with `perNamespace`, its restart
+ * rights are in a Role per namespace instead, {@link restartRightsRules}).
  */
-export function webhookClusterRules(pullSecret: string, namespace: string): V1PolicyRule[] {
+export function webhookClusterRules(
+  pullSecret: string,
+  namespace: string,
+  perNamespace = false,
+): V1PolicyRule[] {
   return [
-    ...trustRestartRules(),
+    ...trustRestartRules(perNamespace),
     { apiGroups: [''], resources: ['namespaces'], verbs: read() },
     { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
     {
@@ -83,12 +90,26 @@ export function webhookClusterRules(pullSecret: string, namespace: string): V1Po
  * restarter's label selector), and patch them (our label on Pods an upstream install stamped,
  * a merge patch of labels alone); read ReplicaSets (a Pod's Deployment); read and patch the three
  * rollable kinds (one annotation on their Pod template; the status annotation on our own
- * Deployment); evict Pods of other owners. Never a Pod delete.
+ * Deployment); evict Pods of other owners. Never a Pod delete. The write policy
+ * (./webhook-write-policy.ts) narrows each patch to that annotation and that label. With
+ * `perNamespace`, only the cluster-wide part (the bundle, the Pods' list, watch and label); the
+ * rest is {@link restartRightsRules}, in a Role per namespace.
  */
-export function trustRestartRules(): V1PolicyRule[] {
+export function trustRestartRules(perNamespace = false): V1PolicyRule[] {
   return [
     { apiGroups: ['certificates.k8s.io'], resources: ['clustertrustbundles'], verbs: read() },
     { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'patch'] },
+    ...(perNamespace ? [] : restartRightsRules()),
+  ];
+}
+
+/**
+ * The restarter's rights to restart: read ReplicaSets (a Pod's Deployment), read and patch the
+ * three rollable kinds, evict Pods. Cluster-wide by default; with per-namespace restart rights, a
+ * Role of these in each listed namespace.
+ */
+export function restartRightsRules(): V1PolicyRule[] {
+  return [
     { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
     { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['get'] },
     {
@@ -104,12 +125,15 @@ export function trustRestartRules(): V1PolicyRule[] {
  * (read and write, created through the cluster rule, and the Lease electing its one writer; only
  * read when the KCP writes it, so a replica of an earlier install still running its own writer
  * cannot write beside the KCP), the Pods of an install the writer takes over (listed, watched), the
- * trust-bundle restarter's Lease, and removing upstream's leftovers in that namespace.
+ * trust-bundle restarter's Lease, and removing upstream's leftovers in that namespace. With
+ * per-namespace restart rights, also the restarter's status on the webhook's own Deployment
+ * (cluster-wide rights include it otherwise).
  */
 export function webhookNamespaceRules(
   configMap: string,
   namespace: string,
   issuer: ServingIssuer['kind'] = 'own',
+  perNamespace = false,
 ): V1PolicyRule[] {
   const own = issuer === 'own';
   const leases = own ? [WEBHOOK_CERT_LEASE, RESTARTER_LEASE] : [RESTARTER_LEASE];
@@ -147,6 +171,17 @@ export function webhookNamespaceRules(
     // The trust-bundle projection probe: a Pod created with dryRun=All only, never stored
     // (dry-run asks for the create right; ../webhook/trust-capability/probe-pod.ts).
     { apiGroups: [''], resources: ['pods'], verbs: ['create'] },
+    // The restarter's status annotation (../webhook/trust-restart/restart-status.ts).
+    ...(perNamespace
+      ? [
+          {
+            apiGroups: ['apps'],
+            resources: ['deployments'],
+            resourceNames: [WEBHOOK_DEPLOYMENT],
+            verbs: ['get', 'patch'],
+          },
+        ]
+      : []),
   ];
 }
 
@@ -162,9 +197,10 @@ const getByName = (group: string, resource: string, names: readonly string[]): V
  * manages on the runtime. The other rules already let the webhook read the namespaces, the set
  * (trust bundle, pull Secret, ConfigMap), the Deployment, the serving Secret and both webhook
  * configurations; these add `get`, by name, of our ClusterRole and its binding, and of the write
- * policy and its binding (./webhook-write-policy.ts).
+ * policy and its binding (./webhook-write-policy.ts); with per-namespace restart rights, of the
+ * Roles and RoleBindings of those rights (by name, in every namespace: a read of two small objects).
  */
-export function attestationClusterRules(): V1PolicyRule[] {
+export function attestationClusterRules(perNamespace = false): V1PolicyRule[] {
   const rbac = 'rbac.authorization.k8s.io';
   const admission = 'admissionregistration.k8s.io';
   return [
@@ -172,6 +208,12 @@ export function attestationClusterRules(): V1PolicyRule[] {
     getByName(rbac, 'clusterrolebindings', [WEBHOOK_CLUSTER_ROLE_BINDING]),
     getByName(admission, 'validatingadmissionpolicies', [WEBHOOK_WRITE_POLICY]),
     getByName(admission, 'validatingadmissionpolicybindings', [WEBHOOK_WRITE_POLICY]),
+    ...(perNamespace
+      ? [
+          getByName(rbac, 'roles', [RESTART_RIGHTS_ROLE]),
+          getByName(rbac, 'rolebindings', [RESTART_RIGHTS_ROLE]),
+        ]
+      : []),
   ];
 }
 

@@ -257,3 +257,73 @@ describe('the write policy on a real API server: what the webhook ServiceAccount
     assert.deepEqual(found.status?.typeChecking?.expressionWarnings ?? [], []);
   });
 });
+
+describe('restart rights per namespace on a real API server (rtb render webhook --restart-namespaces)', () => {
+  test('the ServiceAccount restarts in the listed namespaces only, and still writes its status', async () => {
+    const cluster = plane().cluster('runtime');
+    const admin = cluster.kubeConfig();
+    const scoped = renderWebhookManifests({
+      image: 'example.com/rtb:test',
+      url: 'https://127.0.0.1:1/m',
+      restartNamespaces: [NS],
+    });
+    const objects = webhookManifestList(scoped).filter(
+      (o) => (o as KubernetesObject).kind !== 'MutatingWebhookConfiguration',
+    ) as KubernetesObject[];
+    await applyObjects(admin, [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'unlisted' } },
+      ...objects,
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'unlisted' },
+        spec: { replicas: 1, selector, template },
+      } as KubernetesObject,
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: NS },
+        spec: { replicas: 1, selector, template },
+      } as KubernetesObject,
+    ]);
+    const sa = await asWebhookServiceAccount(cluster);
+    const apply = (namespace: string, hash: string): Promise<unknown> =>
+      kubeRequest(sa, {
+        method: 'PATCH',
+        path: workloadPath('deployments', 'web', namespace),
+        body: annotateTemplate('Deployment', 'web', hash, namespace),
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: 'rt-bootstrapper-trust-restarter', force: true },
+      });
+    const hash = trustBundleHash('per-namespace');
+    await eventually(() => apply(NS, hash).then(() => true), 15_000, 'the Role in the listed namespace');
+    // RBAC, not the policy: the ClusterRole no longer grants it (the change reaches the
+    // authorizer's cache within moments).
+    await eventually(
+      async () => {
+        try {
+          await apply('unlisted', hash);
+        } catch (err) {
+          if (statusCodeOf(err) === 403 && !POLICY_SAYS.test(String(err))) return true;
+          throw err;
+        }
+        throw new Error('still allowed');
+      },
+      15_000,
+      'the unlisted namespace to be refused',
+    );
+    await assert.rejects(
+      kubeRequest(sa, {
+        method: 'GET',
+        path: '/apis/apps/v1/namespaces/unlisted/replicasets',
+      }),
+      /forbidden/i,
+    );
+    await kubeRequest(sa, {
+      method: 'PATCH',
+      path: workloadPath('deployments', WEBHOOK_DEPLOYMENT, RUNTIME_NAMESPACE),
+      body: { metadata: { annotations: { [TRUST_STATUS_ANNOTATION]: '{"bundle":"y","stalePods":0}' } } },
+    });
+  });
+});

@@ -10,6 +10,7 @@ import { createLogger } from '../../telemetry/logger.js';
 import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
 import type { ControllerFlags } from './controller-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';
+import { restartNamespacesOf } from './restart-namespaces.js';
 import { CONTROLLER_HARD_STOP_MS } from '../../controller/controller-grace.js';
 
 /** Runs `rtb controller` until SIGTERM or SIGINT. */
@@ -97,6 +98,7 @@ export function directSettings(flags: ControllerFlags): DirectModeSettings {
       ...(flags.webhookPriorityClassName === undefined
         ? {}
         : { priorityClassName: flags.webhookPriorityClassName }),
+      restartNamespaces: restartNamespacesOf(flags.webhookRestartNamespaces, '--webhook-restart-namespaces'),
     },
     ...(flags.autoCreate !== undefined
       ? { autoCreateSelector: flags.autoCreate === true ? '' : String(flags.autoCreate) }

@@ -30,6 +30,8 @@ export interface ControllerFlags {
   logLevel: string;
   webhookImage?: string;
   webhookPriorityClassName?: string;
+  /** Comma-separated: the webhook's restart rights per namespace. */
+  webhookRestartNamespaces?: string;
   webhookVersion?: string;
   autoCreate?: string | boolean;
   driftListen?: string;

@@ -86,6 +86,10 @@ export function registerControllerCommand(program: Command): void {
       "direct mode: the webhook Pods' PriorityClass on runtimes (it must exist there)",
     )
     .option(
+      '--webhook-restart-namespaces <list>',
+      "direct mode: comma-separated namespaces (each must exist on every runtime): the trust-bundle restarter's rights as a Role per namespace instead of cluster-wide",
+    )
+    .option(
       '--webhook-version <version>',
       'direct mode: the webhook version stamped on runtimes (default: this release)',
     )

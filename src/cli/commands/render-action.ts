@@ -4,6 +4,7 @@ import { controllerManifestList, renderControllerManifests } from '../../render/
 import { kimConfigMapYaml, renderKimManifests } from '../../render/kim-manifests.js';
 import { renderWebhookManifests, webhookManifestList } from '../../render/webhook-manifests.js';
 import { packageVersion, releaseImage } from '../../version.js';
+import { restartNamespacesOf } from './restart-namespaces.js';
 import { rolloutPolicyCrd } from '../../api/rollout-policy-crd.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
 import { monitoringManifestList, renderMonitoring } from '../../monitoring/monitoring-manifests.js';
@@ -43,6 +44,7 @@ export function renderWebhook(flags: RenderWebhookFlags): void {
     ...(flags.landscape ? { landscape: flags.landscape } : {}),
     failurePolicy: flags.failurePolicy,
     ...(flags.priorityClassName === undefined ? {} : { priorityClassName: flags.priorityClassName }),
+    restartNamespaces: restartNamespacesOf(flags.restartNamespaces),
     serviceMonitor: flags.serviceMonitor === true,
   });
   process.stdout.write(toYamlStream(webhookManifestList(manifests)));
@@ -58,6 +60,7 @@ export function renderKim(flags: RenderKimFlags): void {
     replicas: replicasOf(flags.replicas),
     ...(flags.landscape ? { landscape: flags.landscape } : {}),
     ...(flags.priorityClassName === undefined ? {} : { priorityClassName: flags.priorityClassName }),
+    restartNamespaces: restartNamespacesOf(flags.restartNamespaces),
   });
   process.stdout.write(flags.raw ? kim.text : kimConfigMapYaml(kim));
 }

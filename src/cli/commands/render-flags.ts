@@ -9,6 +9,8 @@ export interface RenderWebhookFlags {
   version?: string;
   landscape?: string;
   priorityClassName?: string;
+  /** Comma-separated: restart rights per namespace. */
+  restartNamespaces?: string;
   serviceMonitor?: boolean;
 }
 
@@ -21,6 +23,8 @@ export interface RenderKimFlags {
   replicas: string;
   raw?: boolean;
   priorityClassName?: string;
+  /** Comma-separated: restart rights per namespace. */
+  restartNamespaces?: string;
 }
 
 /** The flags of `rtb render controller`. */

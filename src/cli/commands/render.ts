@@ -36,6 +36,10 @@ export function registerRenderCommand(program: Command): void {
     )
     .option('--priority-class-name <name>', "the webhook Pods' PriorityClass (it must exist)")
     .option(
+      '--restart-namespaces <list>',
+      "comma-separated namespaces (each must exist): the trust-bundle restarter's rights as a Role per namespace instead of cluster-wide (docs/webhook-hardening.md)",
+    )
+    .option(
       '--service-monitor',
       `also a metrics Service and a ServiceMonitor (job: ${WEBHOOK_METRICS_SERVICE}, what rtb render monitoring selects)`,
     )
@@ -58,6 +62,10 @@ export function registerRenderCommand(program: Command): void {
     .option('--replicas <n>', 'webhook replicas', '2')
     .option('--raw', 'print only the text of manifests.yaml')
     .option('--priority-class-name <name>', "the webhook Pods' PriorityClass (it must exist)")
+    .option(
+      '--restart-namespaces <list>',
+      "comma-separated namespaces (each must exist): the trust-bundle restarter's rights as a Role per namespace instead of cluster-wide (docs/webhook-hardening.md)",
+    )
     .action(async (flags: RenderKimFlags) => {
       const { renderKim } = await import('./render-action.js');
       renderKim(flags);

@@ -5,6 +5,7 @@ import { DRAIN_TIMEOUT_SECONDS, TERMINATION_GRACE_SECONDS } from '../../webhook/
 import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
 import type { WebhookFlags } from './webhook-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';
+import { restartNamespacesOf } from './restart-namespaces.js';
 
 /** Runs `rtb webhook` until SIGTERM or SIGINT, then drains and stops. */
 export async function runWebhook(flags: WebhookFlags): Promise<void> {
@@ -100,6 +101,7 @@ export function trustRestartOptions(flags: WebhookFlags): Pick<WebhookAppOptions
         deadlineMs: parseDuration(flags.restartDeadline),
       },
       leaseName: flags.restartLease,
+      restartNamespaces: restartNamespacesOf(flags.restartNamespaces),
     },
   };
 }

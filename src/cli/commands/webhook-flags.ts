@@ -30,4 +30,6 @@ export interface WebhookFlags {
   restartDelay: string;
   restartDeadline: string;
   restartLease: string;
+  /** Comma-separated; absent: restart rights everywhere. */
+  restartNamespaces?: string;
 }

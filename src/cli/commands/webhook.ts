@@ -113,6 +113,10 @@ export function registerWebhookCommand(program: Command): void {
       'the Lease electing the one active restarter among the replicas',
       RESTARTER_LEASE,
     )
+    .option(
+      '--restart-namespaces <list>',
+      'comma-separated namespaces the restarter holds restart rights in (rtb render webhook --restart-namespaces); stale Pods elsewhere are counted, never restarted (default: everywhere)',
+    )
     .action(async (flags: WebhookFlags) => {
       const { runWebhook } = await import('./webhook-action.js');
       await runWebhook(flags);

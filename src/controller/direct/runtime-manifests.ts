@@ -12,6 +12,11 @@ export interface WebhookRelease {
   readonly version: string;
   /** The webhook Pods' PriorityClass (it must exist on the runtime); none when undefined. */
   readonly priorityClassName?: string;
+  /**
+   * Restart rights per namespace (each must exist on every runtime): a Role and RoleBinding in
+   * each instead of the cluster-wide rights; undefined: cluster-wide (the default).
+   */
+  readonly restartNamespaces?: readonly string[];
 }
 
 /** A certificate, its key and the CAs to trust. */
@@ -87,6 +92,7 @@ export function planWebhook(
     ...(set ? { pullSecretName: set.config.imagePullSecret.name } : {}),
     version: release.version,
     ...(release.priorityClassName === undefined ? {} : { priorityClassName: release.priorityClassName }),
+    restartNamespaces: release.restartNamespaces,
   });
   const watcherSecret: KubernetesObject[] = drift
     ? [
@@ -116,6 +122,7 @@ export function planWebhook(
       manifests.clusterRoleBinding,
       manifests.role,
       manifests.roleBinding,
+      ...manifests.restartRights.flatMap((r) => [r.role, r.binding]),
       manifests.writePolicy.policy,
       manifests.writePolicy.binding,
       ...watcherSecret,

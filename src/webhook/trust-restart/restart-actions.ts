@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { EventRecorder } from '../../kube/event-recorder.js';
 import type { EvictionResult, RestartCalls } from './restart-calls.js';
 import type { RestartMetrics } from './restart-metrics.js';
-import { replicaSetKey, type ReplicaSetOwner, type WorkloadRef } from './restart-plan.js';
+import { replicaSetKey, type ReplicaSetOwner, type RestartScope, type WorkloadRef } from './restart-plan.js';
 import type { OwnerRef, PodFacts } from './pod-facts.js';
 
 /** Pacing settings. */
@@ -30,6 +30,8 @@ export interface WorkContext {
   readonly pacing: RestartPacing;
   /** How often a restart under way is looked at besides its Pods' changes (default 2 s). */
   readonly pollMs?: number;
+  /** Where the restarter holds restart rights (default everywhere; `--restart-namespaces`). */
+  readonly mayRestart?: RestartScope;
 }
 
 /** Restarts `workload` through its Pod template (one server-side apply of the hash). */
@@ -88,6 +90,27 @@ export function reportBare(c: WorkContext, bare: readonly PodFacts[], reported: 
     c.logger.warn(
       { target },
       'a Pod without an owner runs an older trust bundle; not restarted (recreate it to pick up the new bundle)',
+    );
+  }
+}
+
+/**
+ * Stale Pods in namespaces without restart rights are never touched: each such namespace is
+ * reported once per bundle (`reported` holds the namespaces), with its count then.
+ */
+export function reportWithoutRights(
+  c: WorkContext,
+  withoutRights: readonly PodFacts[],
+  reported: Set<string>,
+): void {
+  const counts = new Map<string, number>();
+  for (const pod of withoutRights) counts.set(pod.namespace, (counts.get(pod.namespace) ?? 0) + 1);
+  for (const [namespace, stalePods] of counts) {
+    if (reported.has(namespace)) continue;
+    reported.add(namespace);
+    c.logger.warn(
+      { namespace, stalePods },
+      'Pods run an older trust bundle in a namespace without restart rights (not in --restart-namespaces); not restarted',
     );
   }
 }

@@ -79,7 +79,18 @@ export interface RestartPlan {
   readonly optedOut: readonly PodFacts[];
   /** Stale Pods of ReplicaSets not resolved yet (see {@link replicaSetsToResolve}). */
   readonly unresolved: readonly PodFacts[];
+  /**
+   * Stale Pods in namespaces the restarter holds no restart rights in (`rtb webhook
+   * --restart-namespaces`): counted stale, never restarted, their owners never read.
+   */
+  readonly withoutRights: readonly PodFacts[];
 }
+
+/** Whether the restarter may restart in a namespace (by default everywhere). */
+export type RestartScope = (namespace: string) => boolean;
+
+/** Everywhere: the cluster-wide restart rights (the default). */
+export const EVERYWHERE: RestartScope = () => true;
 
 const APPS = 'apps/v1';
 const ROLLABLE = new Set<string>(['StatefulSet', 'DaemonSet']);
@@ -103,10 +114,13 @@ export function replicaSetsToResolve(
   pods: readonly PodFacts[],
   bundle: BundleFacts,
   known: ReadonlyMap<string, ReplicaSetOwner>,
+  mayRestart: RestartScope = EVERYWHERE,
 ): { readonly namespace: string; readonly owner: OwnerRef }[] {
   const wanted = new Map<string, { namespace: string; owner: OwnerRef }>();
   for (const pod of pods) {
     if (pod.owner === undefined || !isReplicaSet(pod.owner)) continue;
+    // No rights there: its ReplicaSet is not even read.
+    if (!mayRestart(pod.namespace)) continue;
     if (podVerdict(pod, bundle) !== 'stale') continue;
     const key = replicaSetKey(pod.namespace, pod.owner);
     if (!known.has(key)) wanted.set(key, { namespace: pod.namespace, owner: pod.owner });
@@ -150,13 +164,14 @@ const byName = (a: PodFacts, b: PodFacts): number => cmp(a.namespace, b.namespac
 /**
  * Groups the stale Pods by what restarts them; see the file comment. `optedOutOwners` holds the
  * keys ({@link workloadKey}) of workloads found opted out on their own metadata: their Pods count
- * as opted out, not stale.
+ * as opted out, not stale. Stale Pods outside `mayRestart` are only counted.
  */
 export function planRestarts(
   bundle: BundleFacts,
   pods: readonly PodFacts[],
   replicaSets: ReadonlyMap<string, ReplicaSetOwner>,
   optedOutOwners: ReadonlySet<string> = new Set(),
+  mayRestart: RestartScope = EVERYWHERE,
 ): RestartPlan {
   const staleByNamespace = new Map<string, number>();
   const workloads = new Map<string, { workload: WorkloadRef; pods: PodFacts[] }>();
@@ -164,6 +179,7 @@ export function planRestarts(
   const bare: PodFacts[] = [];
   const optedOut: PodFacts[] = [];
   const unresolved: PodFacts[] = [];
+  const withoutRights: PodFacts[] = [];
   let stalePods = 0;
   const stale = (pod: PodFacts): void => {
     stalePods++;
@@ -174,6 +190,11 @@ export function planRestarts(
     if (verdict === 'current' || verdict === 'finished') continue;
     if (verdict === 'opted-out') {
       optedOut.push(pod);
+      continue;
+    }
+    if (!mayRestart(pod.namespace)) {
+      stale(pod);
+      withoutRights.push(pod);
       continue;
     }
     if (pod.owner === undefined) {
@@ -213,6 +234,7 @@ export function planRestarts(
     bare: bare.sort(byName),
     optedOut: optedOut.sort(byName),
     unresolved: unresolved.sort(byName),
+    withoutRights: withoutRights.sort(byName),
   };
 }
 

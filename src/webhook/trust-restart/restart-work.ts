@@ -7,10 +7,12 @@
  * way. The caller's work queue runs the keys (one run per key at a time, repeats merged, per-key
  * backoff) and says when; nothing here sleeps or keeps a timer.
  */
+import { statusCodeOf } from '../../kube/kube-errors.js';
 import type { PodFacts } from './pod-facts.js';
 import {
   evictPod,
   reportBare,
+  reportWithoutRights,
   resolveReplicaSets,
   restartWorkload,
   type WorkContext,
@@ -81,6 +83,8 @@ export class RestartWork {
   private readonly completed = new Map<string, ReadonlySet<string>>();
   /** Bare Pods already reported for this bundle. */
   private readonly reportedBare = new Set<string>();
+  /** Namespaces without restart rights already reported for this bundle. */
+  private readonly reportedWithoutRights = new Set<string>();
   private targets = new Map<string, RestartTarget>();
 
   /** `podOf` reads a Pod from the restarter's cache. */
@@ -110,10 +114,18 @@ export class RestartWork {
   /** Judges the cached Pods and admits what may start; see the file comment. */
   async plan(bundle: PassBundle, pods: readonly PodFacts[], nowMs: number): Promise<PlanOutcome> {
     this.follow(bundle);
-    await resolveReplicaSets(this.c, replicaSetsToResolve(pods, bundle, this.replicaSets), this.replicaSets);
-    const plan = planRestarts(bundle, pods, this.replicaSets, this.optedOutOwners);
+    const scope = this.c.mayRestart;
+    await resolveReplicaSets(
+      this.c,
+      replicaSetsToResolve(pods, bundle, this.replicaSets, scope),
+      this.replicaSets,
+    );
+    const plan = planRestarts(bundle, pods, this.replicaSets, this.optedOutOwners, scope);
     this.targets = new Map(plan.targets.map((t) => [t.key, t]));
-    if (nowMs >= bundle.notBeforeMs) reportBare(this.c, plan.bare, this.reportedBare);
+    if (nowMs >= bundle.notBeforeMs) {
+      reportBare(this.c, plan.bare, this.reportedBare);
+      reportWithoutRights(this.c, plan.withoutRights, this.reportedWithoutRights);
+    }
     for (const [key, uids] of this.completed) {
       const t = this.targets.get(key);
       // New stale Pods (the rollout's own, or after a newer bundle): judged anew.
@@ -144,12 +156,25 @@ export class RestartWork {
     };
   }
 
-  /** Works one key; see the file comment. */
+  /**
+   * Works one key; see the file comment. A refusal (403: no rights there, or a policy refusing the
+   * write) leaves the key alone for this bundle, logged once, instead of retrying it forever.
+   */
   async run(key: string, nowMs: number): Promise<RunOutcome> {
-    const slot = this.slots.get(key);
-    if (slot === undefined) return this.firstLook(key);
-    if (slot.startedAtMs === undefined) return this.start(slot, nowMs);
-    return this.look(slot, nowMs);
+    try {
+      const slot = this.slots.get(key);
+      if (slot === undefined) return await this.firstLook(key);
+      if (slot.startedAtMs === undefined) return await this.start(slot, nowMs);
+      return await this.look(slot, nowMs);
+    } catch (err) {
+      if (statusCodeOf(err) !== 403) throw err;
+      this.settled.set(key, FOREVER);
+      this.c.logger.warn(
+        { target: key, err: err instanceof Error ? err.message : String(err) },
+        'not allowed to restart; left alone for this bundle',
+      );
+      return this.slots.has(key) ? this.release(key) : {};
+    }
   }
 
   private follow(bundle: PassBundle): void {
@@ -162,6 +187,7 @@ export class RestartWork {
     this.firstLooks.clear();
     this.completed.clear();
     this.reportedBare.clear();
+    this.reportedWithoutRights.clear();
   }
 
   /** The first read of a workload with stale Pods: an opt-out counts at once. */

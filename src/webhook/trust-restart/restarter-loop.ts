@@ -20,7 +20,7 @@ import { podFactsOf, slimPod, type PodFacts, type SlimPod } from './pod-facts.js
 import type { RestartPacing } from './restart-actions.js';
 import type { RestartCalls } from './restart-calls.js';
 import type { RestartMetrics } from './restart-metrics.js';
-import type { RestartPlan } from './restart-plan.js';
+import type { RestartPlan, RestartScope } from './restart-plan.js';
 import type { RestartCounts } from './restart-status.js';
 import { RestartWork } from './restart-work.js';
 import type { KnownBundle, TrustBundleFollower } from './trust-bundle-follower.js';
@@ -42,6 +42,8 @@ export interface ActiveOptions {
   readonly pollMs?: number;
   readonly idleMs?: number;
   readonly retryBaseMs?: number;
+  /** Where the restarter holds restart rights (default everywhere). */
+  readonly mayRestart?: RestartScope;
   /** Aborted when leadership is lost or the restarter stops. */
   readonly signal: AbortSignal;
   readonly onPlan: (plan: RestartPlan) => void;

@@ -11,6 +11,7 @@ import type { LeaderElectionTiming } from '../../kube/leader-election-timing.js'
 import type { RestartPacing } from './restart-actions.js';
 import { deploymentStatusReporter } from './restart-status.js';
 import type { TrustBundleFollower } from './trust-bundle-follower.js';
+import type { RestartScope } from './restart-plan.js';
 import { startTrustRestarter, type TrustRestarter } from './trust-restarter.js';
 
 /** How the webhook restarts Pods on a trust-bundle change. */
@@ -29,6 +30,19 @@ export interface TrustRestartSettings {
   readonly statusDeployment?: string | false;
   /** Gap between status writes (default 30 s). */
   readonly statusMinGapMs?: number;
+  /**
+   * The namespaces the restarter holds restart rights in (`--restart-namespaces`, rendered as a
+   * Role per namespace); undefined: everywhere (the cluster-wide rights, the default). Stale Pods
+   * elsewhere are counted and reported once per bundle, never restarted.
+   */
+  readonly restartNamespaces?: readonly string[];
+}
+
+/** The scope of `namespaces` (undefined: everywhere). */
+export function restartScopeOf(namespaces: readonly string[] | undefined): RestartScope | undefined {
+  if (namespaces === undefined) return undefined;
+  const allowed = new Set(namespaces);
+  return (namespace) => allowed.has(namespace);
 }
 
 /** Starts the restarter for these settings. */
@@ -62,6 +76,7 @@ export function startRestarterFromSettings(
     ...(s.pollMs !== undefined ? { pollMs: s.pollMs } : {}),
     ...(s.idleMs !== undefined ? { idleMs: s.idleMs } : {}),
     ...(s.retryBaseMs !== undefined ? { retryBaseMs: s.retryBaseMs } : {}),
+    mayRestart: restartScopeOf(s.restartNamespaces),
     ...(status
       ? {
           onStatus: (bundle, counts) => {

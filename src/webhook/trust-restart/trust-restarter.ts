@@ -19,7 +19,7 @@ import { type LeaderElectionTiming } from '../../kube/leader-election-timing.js'
 import { countedCalls, restartCalls, type RestartCalls } from './restart-calls.js';
 import type { RestartPacing } from './restart-actions.js';
 import { createRestartMetrics } from './restart-metrics.js';
-import type { RestartPlan } from './restart-plan.js';
+import type { RestartPlan, RestartScope } from './restart-plan.js';
 import type { RestartCounts } from './restart-status.js';
 import { runActive } from './restarter-loop.js';
 import type { KnownBundle, TrustBundleFollower } from './trust-bundle-follower.js';
@@ -44,6 +44,8 @@ export interface TrustRestarterOptions {
   readonly pacing?: Partial<RestartPacing>;
   /** Look at a restart under way at least this often (default 2 s; its Pods' changes look at once). */
   readonly pollMs?: number;
+  /** Where the restarter holds restart rights (default everywhere; `--restart-namespaces`). */
+  readonly mayRestart?: RestartScope;
   /** Plan at least this often (default 60 s; changes plan at once). */
   readonly idleMs?: number;
   /** First delay of a retry (a failed request, an eviction refused), doubling to 60 s (default 5 s). */

@@ -59,6 +59,17 @@ describe('RBAC of the attestation (drift channel)', () => {
     for (const o of objects) assert.ok(canGet(withDrift.manifests, o), `GET ${describeObject(o)}`);
   });
 
+  test('with restart rights per namespace, also their Roles and RoleBindings in those namespaces', () => {
+    const scoped = planRuntime(
+      set,
+      { ...release, restartNamespaces: ['istio-system', 'team'] },
+      { drift: { listenerUrl: 'https://kcp.example:8443' } },
+    );
+    const objects = managed(scoped);
+    assert.equal(objects.filter((o) => o.metadata?.namespace === 'team').length, 2);
+    for (const o of objects) assert.ok(canGet(scoped.manifests, o), `GET ${describeObject(o)}`);
+  });
+
   test('without it nothing is added (KIM installs keep their rules)', () => {
     const m = withoutDrift.manifests;
     const unreadable = managed(withoutDrift)

@@ -3,12 +3,17 @@ import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { CTB_HASH_ANNOTATION, RESTART_OPT_OUT_ANNOTATION } from '../../../../src/api/trust-stamp.js';
 import { ItemExponentialBackoff } from '../../../../src/kube/backoff.js';
+import { KubeApiError } from '../../../../src/kube/kube-errors.js';
 import type { ControllerEvent } from '../../../../src/kube/event-recorder.js';
 import { silentLogger } from '../../../../src/telemetry/logger.js';
 import type { OwnerRef, PodFacts } from '../../../../src/webhook/trust-restart/pod-facts.js';
 import type { EvictionResult, RestartCalls } from '../../../../src/webhook/trust-restart/restart-calls.js';
 import { createRestartMetrics } from '../../../../src/webhook/trust-restart/restart-metrics.js';
-import type { RestartPlan, WorkloadRef } from '../../../../src/webhook/trust-restart/restart-plan.js';
+import type {
+  RestartPlan,
+  RestartScope,
+  WorkloadRef,
+} from '../../../../src/webhook/trust-restart/restart-plan.js';
 import { RestartWork, type PassBundle } from '../../../../src/webhook/trust-restart/restart-work.js';
 import type { WorkloadObject } from '../../../../src/webhook/trust-restart/workload-decision.js';
 
@@ -25,13 +30,21 @@ class World {
   readonly evictions: string[] = [];
   readonly events: ControllerEvent[] = [];
   blockEvictions = 0;
+  /** Workloads whose template patch is refused (403, as RBAC or the write policy refuses). */
+  readonly forbidden = new Set<string>();
+  readonly replicaSetReads: string[] = [];
   readonly calls: RestartCalls = {
-    replicaSetOwner: (_ns, rs) => Promise.resolve({ deployment: rs.name.replace(/-rs$/, '') }),
+    replicaSetOwner: (ns, rs) => {
+      this.replicaSetReads.push(`${ns}/${rs.name}`);
+      return Promise.resolve({ deployment: rs.name.replace(/-rs$/, '') });
+    },
     readWorkload: (w) => {
       this.reads++;
       return Promise.resolve(structuredClone(this.workloads.get(key(w))));
     },
     annotateTemplate: (w, hash) => {
+      if (this.forbidden.has(w.name))
+        return Promise.reject(new KubeApiError('forbidden', { statusCode: 403, reason: 'Forbidden' }));
       const obj = this.workloads.get(key(w))!;
       this.patches.push(`${w.name}=${hash[0]!}`);
       const annotations = { ...obj.spec?.template?.metadata?.annotations, [CTB_HASH_ANNOTATION]: hash };
@@ -56,15 +69,15 @@ class World {
   };
   reads = 0;
 
-  deployment(name: string, replicas = 3, over: Partial<WorkloadObject> = {}): void {
-    this.workloads.set(`Deployment/team/${name}`, {
+  deployment(name: string, replicas = 3, over: Partial<WorkloadObject> = {}, namespace = 'team'): void {
+    this.workloads.set(`Deployment/${namespace}/${name}`, {
       metadata: { generation: 1, uid: `uid-${name}` },
       spec: { replicas, template: { metadata: {} } },
       status: { observedGeneration: 1, replicas, updatedReplicas: replicas, availableReplicas: replicas },
       ...over,
     });
     const rs: OwnerRef = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${name}-rs`, uid: `rs-${name}` };
-    for (let i = 0; i < replicas; i++) this.pods.push(pod(`${name}-${i}`, OLD, rs));
+    for (let i = 0; i < replicas; i++) this.pods.push(pod(`${name}-${i}`, OLD, rs, { namespace }));
   }
 
   /** The deployment controller and kubelets finish the rollout: every Pod new, stamped `hash`. */
@@ -92,7 +105,7 @@ class World {
   }
 
   /** A new leadership term's work over this world, run by a {@link Driver}. */
-  driver(concurrency = 1): Driver {
+  driver(concurrency = 1, mayRestart?: RestartScope): Driver {
     const work = new RestartWork(
       {
         calls: this.calls,
@@ -101,6 +114,7 @@ class World {
         logger: silentLogger(),
         pacing: { concurrency, delayMs: 30_000, deadlineMs: DEADLINE },
         pollMs: 1_000,
+        mayRestart,
       },
       (namespace, name) => this.pods.find((p) => p.namespace === namespace && p.name === name),
     );
@@ -303,6 +317,53 @@ describe('the restarter’s work', () => {
     assert.deepEqual(w.patches, []);
     assert.deepEqual(w.evictions, []);
     assert.equal(w.reads, 1, 'the opted-out owner is read once for this bundle');
+  });
+
+  test('with restart rights in some namespaces only, Pods elsewhere are counted, never read, patched or evicted', async () => {
+    const w = new World();
+    w.deployment('here', 2);
+    w.deployment('there', 2, {}, 'elsewhere');
+    const job: OwnerRef = { apiVersion: 'batch/v1', kind: 'Job', name: 'j', uid: 'j' };
+    w.pods.push(pod('job-pod', OLD, job, { namespace: 'elsewhere' }));
+    const d = w.driver(2, (ns) => ns === 'team');
+    let now = 100_000;
+    for (let i = 0; i < 3; i++) {
+      const plan = await d.tick(bundle(NEW), (now += 1000));
+      assert.deepEqual(
+        plan.withoutRights.map((p) => `${p.namespace}/${p.name}`),
+        ['elsewhere/job-pod', 'elsewhere/there-0', 'elsewhere/there-1'],
+      );
+      assert.deepEqual(
+        plan.targets.map((t) => t.key),
+        ['Deployment/team/here'],
+      );
+    }
+    const plan = await d.tick(bundle(NEW), (now += 1000));
+    assert.equal(plan.stalePods, 5, 'all of them still run an older bundle');
+    assert.deepEqual([...plan.staleByNamespace].sort(), [
+      ['elsewhere', 3],
+      ['team', 2],
+    ]);
+    assert.deepEqual(w.patches, ['here=n']);
+    assert.deepEqual(w.evictions, []);
+    assert.deepEqual(w.replicaSetReads, ['team/here-rs'], 'no read where the restarter has no rights');
+  });
+
+  test('a refused restart (403) is left alone for the bundle, not retried, and the next one goes on', async () => {
+    const w = new World();
+    for (const name of ['a', 'b']) w.deployment(name);
+    w.forbidden.add('a');
+    const d = w.driver();
+    let now = 100_000;
+    for (let i = 0; i < 5; i++) await d.tick(bundle(NEW), (now += 1000));
+    assert.deepEqual(w.patches, ['b=n'], 'a was refused once, then b went on');
+    w.complete('b', NEW);
+    for (let i = 0; i < 5; i++) await d.tick(bundle(NEW), (now += 60_000));
+    assert.deepEqual(w.patches, ['b=n']);
+    // A new bundle judges it anew.
+    w.forbidden.delete('a');
+    await d.tick(bundle(NEWER), (now += 1000));
+    assert.deepEqual(w.patches, ['b=n', 'a=w']);
   });
 
   test('Pods of other owners are evicted one at a time; a PodDisruptionBudget refusal is retried with backoff', async () => {
