@@ -1,73 +1,102 @@
 #!/usr/bin/env node
-// Mutation testing of the pure core (docs/mutation-testing.md): runs StrykerJS with
-// stryker.config.json (the modules it mutates and their unit tests), then prints the mutation
-// score of each module from the JSON report and fails when one is below the target.
+// Mutation testing of the pure core (docs/mutation-testing.md): runs StrykerJS once per module of
+// scripts/stryker.config.mjs (each module's files against its own unit tests), then prints the
+// mutation score of each module and fails when one is below the target.
 //
-// Arguments go to `stryker run` (`npm run test:mutation -- --force` ignores the incremental
-// file and tests every mutant again). `--scores` only prints the table of the last report.
+//   npm run test:mutation                      every module
+//   npm run test:mutation -- image wave-planner  the modules named (ids of the config)
+//   npm run test:mutation -- --force           ignore the incremental results, test every mutant
+//   npm run test:mutation -- --scores          only print the table of the last reports
+//
+// Property tests run 100 cases per property here (RTB_PROPERTY_RUNS; 1,000 in `npm test`): every
+// surviving mutant runs its test files again.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MODULES } from './stryker.config.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const TARGET = 85;
 
-/** The modules of the pure core, by the names of their files (wherever their folder is). */
-const MODULES = [
-  { name: 'mutation', match: (path) => path.startsWith('src/mutation/') },
-  { name: 'image', match: (path) => path.startsWith('src/image/') },
-  { name: 'PKI plan', files: ['serving-secret-plan.ts', 'serving-secret-state.ts'] },
-  { name: 'restart plan', files: ['restart-plan.ts', 'workload-decision.ts', 'pod-facts.ts'] },
-  { name: 'wave planner', files: ['wave-planner.ts', 'wave-assignment.ts'] },
-  { name: 'shard decision', files: ['shard-view.ts', 'rendezvous-hash.ts'] },
-];
-
 const args = process.argv.slice(2);
 const scoresOnly = args.includes('--scores');
-let strykerStatus = 0;
+const strykerArgs = args.filter((a) => a.startsWith('--') && a !== '--scores');
+const named = args.filter((a) => !a.startsWith('--'));
+for (const id of named) {
+  if (!MODULES.some((m) => m.id === id)) {
+    console.error(`mutation-test: no module ${id} (modules: ${MODULES.map((m) => m.id).join(', ')})`);
+    process.exit(2);
+  }
+}
+const modules = named.length > 0 ? named.map((id) => MODULES.find((m) => m.id === id)) : MODULES;
+
+const started = Date.now();
 if (!scoresOnly) {
-  const started = Date.now();
-  const run = spawnSync(
-    process.execPath,
-    [join(root, 'node_modules/@stryker-mutator/core/bin/stryker.js'), 'run', 'stryker.config.json', ...args],
-    { cwd: root, stdio: 'inherit' },
-  );
-  strykerStatus = run.status ?? 1;
-  console.log(`mutation-test: stryker took ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  if (strykerStatus !== 0) {
-    console.error(`mutation-test: stryker exited with ${strykerStatus}`);
-    process.exit(strykerStatus);
+  for (const m of modules) {
+    const moduleStarted = Date.now();
+    console.log(`mutation-test: ${m.name}`);
+    const run = spawnSync(
+      process.execPath,
+      [
+        join(root, 'node_modules/@stryker-mutator/core/bin/stryker.js'),
+        'run',
+        'scripts/stryker.config.mjs',
+        ...strykerArgs,
+      ],
+      {
+        cwd: root,
+        stdio: 'inherit',
+        env: { RTB_PROPERTY_RUNS: '100', ...process.env, RTB_MUTATION_MODULE: m.id },
+      },
+    );
+    const seconds = ((Date.now() - moduleStarted) / 1000).toFixed(0);
+    if (run.status !== 0) {
+      console.error(
+        `mutation-test: ${m.name}: stryker exited with ${run.status ?? run.signal} after ${seconds} s`,
+      );
+      process.exit(1);
+    }
+    console.log(`mutation-test: ${m.name}: ${seconds} s`);
   }
 }
 
-const report = JSON.parse(readFileSync(join(root, 'reports/mutation/mutation.json'), 'utf8'));
 const DETECTED = new Set(['Killed', 'Timeout']);
-const rows = new Map(MODULES.map((m) => [m.name, { killed: 0, survived: 0, noCoverage: 0, files: [] }]));
-for (const [path, file] of Object.entries(report.files)) {
-  const module = MODULES.find((m) => (m.match ? m.match(path) : m.files.includes(basename(path))));
-  const name = module?.name ?? path;
-  if (!rows.has(name)) rows.set(name, { killed: 0, survived: 0, noCoverage: 0, files: [] });
-  const row = rows.get(name);
-  row.files.push(path);
-  for (const mutant of file.mutants) {
-    if (DETECTED.has(mutant.status)) row.killed++;
-    else if (mutant.status === 'Survived') row.survived++;
-    else if (mutant.status === 'NoCoverage') row.noCoverage++;
+const below = [];
+const rows = [];
+for (const m of modules) {
+  const file = join(root, `reports/mutation/${m.id}/mutation.json`);
+  if (!existsSync(file)) {
+    below.push(`${m.name} (no report)`);
+    continue;
   }
+  const report = JSON.parse(readFileSync(file, 'utf8'));
+  const row = { name: m.name, killed: 0, timeout: 0, survived: 0, noCoverage: 0, files: 0 };
+  for (const f of Object.values(report.files)) {
+    row.files++;
+    for (const mutant of f.mutants) {
+      if (mutant.status === 'Timeout') row.timeout++;
+      if (DETECTED.has(mutant.status)) row.killed++;
+      else if (mutant.status === 'Survived') row.survived++;
+      else if (mutant.status === 'NoCoverage') row.noCoverage++;
+    }
+  }
+  const valid = row.killed + row.survived + row.noCoverage;
+  row.score = valid === 0 ? 0 : (100 * row.killed) / valid;
+  if (row.files === 0 || valid === 0) below.push(`${m.name} (no mutants: its files moved?)`);
+  else if (row.score < TARGET) below.push(m.name);
+  rows.push(row);
 }
 
-const below = [];
 console.log('');
-console.log('| module         | score  | killed | survived | no coverage |');
-console.log('| -------------- | ------ | ------ | -------- | ----------- |');
-for (const [name, row] of rows) {
-  const valid = row.killed + row.survived + row.noCoverage;
-  const score = valid === 0 ? 100 : (100 * row.killed) / valid;
-  if (score < TARGET) below.push(name);
+console.log('| module         | score   | killed (of them timed out) | survived | no coverage |');
+console.log('| -------------- | ------- | -------------------------- | -------- | ----------- |');
+for (const r of rows) {
+  const killed = `${r.killed} (${r.timeout})`;
   console.log(
-    `| ${name.padEnd(14)} | ${`${score.toFixed(2)} %`.padStart(7)}| ${String(row.killed).padStart(6)} | ${String(row.survived).padStart(8)} | ${String(row.noCoverage).padStart(11)} |`,
+    `| ${r.name.padEnd(14)} | ${`${r.score.toFixed(2)} %`.padStart(7)} | ${killed.padStart(26)} | ${String(r.survived).padStart(8)} | ${String(r.noCoverage).padStart(11)} |`,
   );
 }
+if (!scoresOnly) console.log(`mutation-test: ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
 if (below.length > 0) {
   console.error(`mutation-test: below ${TARGET} %: ${below.join(', ')}`);
   process.exit(1);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { hash53, rendezvousOwner } from '../../../src/kube/rendezvous-hash.js';
+import { hash53, rendezvousOwner, rendezvousWeight } from '../../../src/kube/rendezvous-hash.js';
 
 const keys = (n: number): string[] => Array.from({ length: n }, (_, i) => `rt-${String(i).padStart(5, '0')}`);
 const replicas = (n: number): string[] =>
@@ -18,6 +18,16 @@ describe('rendezvous hashing', () => {
     assert.equal(hash53('rt-00001'), h);
     assert.notEqual(hash53('rt-00002'), h);
     assert.notEqual(hash53('rt-00001', 1), h);
+  });
+
+  test('hash53 is cyrb53: the same values in every release, so replicas of two versions agree on owners', () => {
+    // cyrb53's published value for "a"; the others pin the seed and the member/key separator.
+    assert.equal(hash53('a'), 7929297801672961);
+    assert.equal(hash53(''), 3338908027751811);
+    assert.equal(hash53('rt-00001'), 4471586242801181);
+    assert.equal(hash53('rt-00001', 7), 1088832370365546);
+    assert.equal(rendezvousWeight('replica-0', 'rt-1'), 3086602100976679);
+    assert.equal(rendezvousWeight('replica-0', 'rt-1'), hash53('replica-0\u0000rt-1'));
   });
 
   test('no members: no owner; one member: it owns everything', () => {

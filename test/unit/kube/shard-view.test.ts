@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { rendezvousOwner } from '../../../src/kube/rendezvous-hash.js';
+import { hash53, rendezvousOwner } from '../../../src/kube/rendezvous-hash.js';
 import { staleShardLease } from '../../../src/kube/shard-lease-gc.js';
 import {
   decideShard,
@@ -36,6 +36,9 @@ describe('shard views', () => {
     assert.equal(parseShardView(undefined), undefined);
     assert.equal(parseShardView('{'), undefined);
     assert.equal(parseShardView('{"generation":"1","members":[]}'), undefined);
+    assert.equal(parseShardView('{"generation":1,"members":"a"}'), undefined);
+    assert.equal(parseShardView('{"generation":1}'), undefined);
+    assert.equal(parseShardView('null'), undefined);
     assert.deepEqual(parseShardView('{"generation":1,"members":["b",2,"a"]}'), view(1, 'a', 'b'));
   });
 
@@ -55,10 +58,21 @@ describe('shard views', () => {
     assert.deepEqual([...liveMembers(obs, 'me', 11_000, 3_000).keys()], ['c']);
   });
 
+  test('the next expiry: the earliest still ahead, self and released Leases left out; none when nothing can expire', () => {
+    const obs = [seen('me', 500), seen('a', 2_000), seen('b', 1_000), seen('', 0), seen('c', 0)];
+    // me at 10 500 (its own), a at 12 000, b at 11 000, c at 10 000 (now: not ahead).
+    assert.equal(nextExpiryMs(obs, 'me', 10_000, 3_000), 11_000);
+    assert.equal(nextExpiryMs(obs, 'me', 11_000, 3_000), 12_000);
+    assert.equal(nextExpiryMs(obs, 'me', 12_000, 3_000), undefined);
+    assert.equal(nextExpiryMs([], 'me', 0, 3_000), undefined);
+  });
+
   test('the target view is self and the live members, sorted', () => {
     assert.deepEqual(targetMembers('m', ['z', 'a', 'm']), ['a', 'm', 'z']);
     assert.ok(sameMembers(['a', 'b'], ['a', 'b']));
     assert.ok(!sameMembers(['a', 'b'], ['a']));
+    assert.ok(!sameMembers(['a'], ['a', 'b']));
+    assert.ok(sameMembers([], []));
     assert.ok(!sameMembers(['a', 'b'], ['a', 'c']));
   });
 
@@ -104,6 +118,41 @@ describe('shard views', () => {
     assert.deepEqual(decideShard(staying, s), { kind: 'work' });
   });
 
+  test('a key the next view gives another member is not started, even while the current view gives it us', () => {
+    const now = ['a', 'me'];
+    const next = ['a', 'b', 'me'];
+    const toB = (() => {
+      for (let i = 0; ; i++) {
+        const k = `rt-${i}`;
+        if (rendezvousOwner(k, now) === 'me' && rendezvousOwner(k, next) === 'b') return k;
+      }
+    })();
+    const s = { self: 'me', view: view(1, ...now), next: view(2, ...next), others: new Map() };
+    assert.deepEqual(decideShard(toB, s), { kind: 'elsewhere', owner: 'b' });
+    assert.deepEqual(decideShard(toB, { ...s, next: undefined }), { kind: 'work' });
+    // An empty view (nobody, not even us) gives the key to nobody.
+    assert.deepEqual(decideShard(toB, { self: 'me', view: view(1), others: new Map() }), {
+      kind: 'elsewhere',
+      owner: '',
+    });
+    assert.deepEqual(decideShard(toB, { ...s, next: view(3) }), { kind: 'elsewhere', owner: '' });
+  });
+
+  test('a member claims only the keys its own published view gives it, not those it gives others', () => {
+    const members = ['a', 'b', 'me'];
+    const key = (() => {
+      for (let i = 0; ; i++) {
+        const k = `rt-${i}`;
+        if (rendezvousOwner(k, members) === 'me' && rendezvousOwner(k, ['a', 'b']) === 'b') return k;
+      }
+    })();
+    // 'a' published {a, b}, which gives the key to b, who has not published: nobody claims it.
+    const s = { self: 'me', view: view(2, ...members), others: new Map([['a', view(1, 'a', 'b')]]) };
+    assert.deepEqual(decideShard(key, s), { kind: 'work' });
+    const claimed = new Map([...s.others, ['b', view(1, 'a', 'b')]]);
+    assert.deepEqual(decideShard(key, { ...s, others: claimed }), { kind: 'wait', claimant: 'b' });
+  });
+
   test('exhaustively for three replicas: whatever views they published, no key is worked by two at once', () => {
     // Every published view of each replica is one containing itself (the protocol publishes
     // nothing else), and a replica works a key only under a view it published. Whatever mix
@@ -139,6 +188,13 @@ describe('shard views', () => {
     assert.notEqual(a, b);
     assert.ok(shardLeaseName('p-', 'x'.repeat(300)).length < 63);
     assert.match(shardLeaseName('p-', '___'), /^p-[a-z0-9]+$/);
+    // Lower case, each run of other characters one dash, none at either end, 40 at most.
+    const tag = (identity: string) => hash53(identity).toString(36);
+    assert.equal(shardLeaseName('p-', 'Controller__7d9c'), `p-controller-7d9c-${tag('Controller__7d9c')}`);
+    assert.equal(shardLeaseName('p-', '--Ab--'), `p-ab-${tag('--Ab--')}`);
+    assert.equal(shardLeaseName('p-', '___'), `p-${tag('___')}`);
+    const long = `${'a'.repeat(39)}_b`;
+    assert.equal(shardLeaseName('p-', long), `p-${'a'.repeat(39)}-${tag(long)}`);
   });
 
   test('a shard Lease is stale two lease durations after it expired or was released', () => {

@@ -227,7 +227,9 @@ const ANNOTATION_PATHS = [ANNOTATION_DEFAULTED, ANNOTATION_MODIFIED].map(
   (key) => `/metadata/annotations/${key.replace('/', '~1')}`,
 );
 const MARKS = { [ANNOTATION_DEFAULTED]: 'true', [ANNOTATION_MODIFIED]: 'true' };
-const RUNS = { numRuns: 1000 };
+// Fewer cases under mutation testing (scripts/mutation-test.mjs sets RTB_PROPERTY_RUNS), where
+// every surviving mutant runs this file again.
+const RUNS = { numRuns: Number(process.env.RTB_PROPERTY_RUNS ?? 1000) };
 
 describe('mutatePod properties (fast-check)', () => {
   test('(a) applying the patch to the input yields the returned Pod; the input is untouched', () => {

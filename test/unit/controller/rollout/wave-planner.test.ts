@@ -4,7 +4,7 @@ import {
   DEFAULT_ROLLOUT_POLICY,
   type RolloutPolicy,
 } from '../../../../src/controller/rollout/rollout-policy.js';
-import type { RolloutState } from '../../../../src/controller/rollout/rollout-state.js';
+import { FAILURES_KEPT, type RolloutState } from '../../../../src/controller/rollout/rollout-state.js';
 import {
   planRollout,
   type PlanInput,
@@ -332,5 +332,83 @@ describe('wave planner', () => {
     assert.equal(halted.state.phase, 'Halted', 'woken at the deadline, the pending canary fails');
     assert.equal(halted.wakeAt, undefined);
     assert.equal(plan({ state: DONE_V1, target: 'v1' }).wakeAt, undefined);
+  });
+
+  test('the message says where the rollout stands: progressing, soaking, halted, complete', () => {
+    const started = plan({});
+    assert.equal(started.message, 'progressing, wave 1/2 (canary): 0/1 healthy at v2');
+    const healthy = fleet('v1', { 'rt-1': { current: 'v2' } });
+    const soaking = plan({ state: started.state, now: 10_000, runtimes: healthy });
+    assert.equal(soaking.message, 'soaking, wave 1/2 (canary): 1/1 healthy at v2');
+    const rest = plan({ state: soaking.state, now: 70_000, runtimes: healthy });
+    assert.equal(rest.message, 'progressing, wave 2/2 (rest): 1/5 healthy at v2');
+    const done = plan({ state: rest.state, now: 71_000, runtimes: fleet('v2') });
+    assert.equal(done.message, 'complete: v2 on every wave');
+    const refused = fleet('v1', { 'rt-1': { current: 'v2', health: 'failed', reason: 'refused' } });
+    const halted = plan({ state: started.state, now: 2_000, runtimes: refused });
+    assert.equal(halted.message, `halted: ${halted.state.haltReason ?? ''}`);
+    assert.match(halted.message, /^halted: 1 runtime\(s\) failed in wave canary/);
+  });
+
+  test('failures: sorted by runtime, a refusal without a reason says failed, a laggard without one says only the deadline, at most FAILURES_KEPT kept', () => {
+    const many = Array.from({ length: FAILURES_KEPT + 5 }, (_, i) => ({
+      id: `rt-${String(FAILURES_KEPT + 5 - i).padStart(3, '0')}`,
+      labels: { canary: 'true' },
+      current: 'v2',
+      health: 'failed' as const,
+    }));
+    const policy = { ...POLICY, failureThreshold: 1_000 };
+    const r = plan({ policy, state: plan({ policy, runtimes: many }).state, now: 2_000, runtimes: many });
+    assert.notEqual(r.state.phase, 'Halted');
+    assert.equal(r.state.failures.length, FAILURES_KEPT);
+    const ids = r.state.failures.map((f) => f.id);
+    assert.deepEqual(ids, [...ids].sort());
+    assert.equal(ids[0], 'rt-001');
+    assert.ok(r.state.failures.every((f) => f.reason === 'failed'));
+    const strict = plan({ state: plan({ runtimes: many }).state, now: 2_000, runtimes: many });
+    assert.equal(strict.state.phase, 'Halted');
+    assert.equal(strict.state.failures.length, FAILURES_KEPT, 'a halt keeps as few');
+    assert.match(
+      strict.state.haltReason ?? '',
+      /^25 runtime\(s\) failed in wave canary \(threshold 0\); rt-001: failed$/,
+    );
+    const lagging = fleet('v1', { 'rt-1': { current: 'v1', health: 'pending' } });
+    const late = plan({ state: plan({}).state, now: 1_000 + POLICY.healthDeadlineMs, runtimes: lagging });
+    assert.deepEqual(late.state.failures, [{ id: 'rt-1', reason: 'not healthy at v2 within 300 s' }]);
+  });
+
+  test('a resumed wave starts with no failures, and a token seen once never resumes again, not even across a new target', () => {
+    const refused = fleet('v1', { 'rt-1': { current: 'v2', health: 'failed', reason: 'refused' } });
+    const pending = fleet('v1', { 'rt-1': { current: 'v1', health: 'pending' } });
+    const halted = plan({ state: plan({}).state, now: 3_000, runtimes: refused }).state;
+    assert.equal(halted.failures.length, 1);
+    const resumed = plan({ state: halted, now: 4_000, runtimes: pending, resumeToken: 'a' });
+    assert.deepEqual(resumed.state.failures, []);
+    assert.equal(resumed.state.resumeToken, 'a');
+    // A new target keeps the token it has seen: halting again, the same value does not resume.
+    const next = plan({
+      state: resumed.state,
+      target: 'v3',
+      now: 5_000,
+      runtimes: pending,
+      resumeToken: 'a',
+    });
+    assert.equal(next.state.resumeToken, 'a');
+    const refusedV3 = fleet('v1', { 'rt-1': { current: 'v3', health: 'failed', reason: 'refused' } });
+    const haltedV3 = plan({
+      state: next.state,
+      target: 'v3',
+      now: 6_000,
+      runtimes: refusedV3,
+      resumeToken: 'a',
+    });
+    assert.equal(haltedV3.state.phase, 'Halted');
+    assert.deepEqual(haltedV3.events, ['halted']);
+    // A token set while nothing is halted is taken as seen: it does not resume a later halt.
+    const early = plan({ state: plan({}).state, now: 2_000, runtimes: pending, resumeToken: 'b' });
+    assert.deepEqual(early.events, []);
+    assert.equal(early.state.resumeToken, 'b');
+    const haltedLater = plan({ state: early.state, now: 3_000, runtimes: refused, resumeToken: 'b' });
+    assert.equal(haltedLater.state.phase, 'Halted');
   });
 });

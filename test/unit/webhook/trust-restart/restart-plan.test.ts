@@ -11,6 +11,7 @@ import {
   planRestarts,
   podVerdict,
   replicaSetsToResolve,
+  restartKeyOf,
   type BundleFacts,
   type ReplicaSetOwner,
 } from '../../../../src/webhook/trust-restart/restart-plan.js';
@@ -147,6 +148,65 @@ describe('planRestarts', () => {
     ]);
   });
 
+  test('in order: namespace, then kind, then name; each list by namespace and name', () => {
+    const pods = [
+      pod('z-1', { namespace: 'b', owner: owner('StatefulSet', 'z') }),
+      pod('y-1', { namespace: 'b', owner: owner('Job', 'y', 'batch/v1') }),
+      pod('x-1', { namespace: 'a', owner: owner('StatefulSet', 'x') }),
+      pod('c-0', { namespace: 'b', owner: owner('DaemonSet', 'c') }),
+      pod('w-2', { namespace: 'a', owner: owner('StatefulSet', 'w') }),
+      pod('w-1', { namespace: 'a', owner: owner('StatefulSet', 'w') }),
+      pod('bare-2', { namespace: 'b' }),
+      pod('bare-1', { namespace: 'b' }),
+      pod('bare-3', { namespace: 'a' }),
+      pod('quiet-2', { optedOut: true }),
+      pod('quiet-1', { optedOut: true }),
+      pod('rs-2', { owner: owner('ReplicaSet', 'unknown') }),
+      pod('rs-1', { owner: owner('ReplicaSet', 'unknown') }),
+    ];
+    const plan = planRestarts(bundle, pods, new Map());
+    assert.deepEqual(
+      plan.targets.map((t) => t.key),
+      ['StatefulSet/a/w', 'StatefulSet/a/x', 'DaemonSet/b/c', 'Pod/b/y-1', 'StatefulSet/b/z'],
+    );
+    const w = plan.targets[0];
+    assert.ok(w?.kind === 'workload');
+    assert.deepEqual(
+      w.pods.map((p) => p.name),
+      ['w-1', 'w-2'],
+    );
+    assert.deepEqual(
+      plan.bare.map((p) => `${p.namespace}/${p.name}`),
+      ['a/bare-3', 'b/bare-1', 'b/bare-2'],
+    );
+    assert.deepEqual(
+      plan.optedOut.map((p) => p.name),
+      ['quiet-1', 'quiet-2'],
+    );
+    assert.deepEqual(
+      plan.unresolved.map((p) => p.name),
+      ['rs-1', 'rs-2'],
+    );
+    assert.equal(plan.stalePods, 11);
+  });
+
+  test('what restarts a Pod: its workload’s key, its own eviction’s, or nothing yet', () => {
+    assert.equal(restartKeyOf(pod('web-1', { owner: rsA }), known), 'Deployment/team/web');
+    assert.equal(
+      restartKeyOf(pod('db-0', { owner: owner('StatefulSet', 'db') }), known),
+      'StatefulSet/team/db',
+    );
+    assert.equal(restartKeyOf(pod('rs-1', { owner: owner('ReplicaSet', 'lonely') }), known), 'Pod/team/rs-1');
+    assert.equal(restartKeyOf(pod('j', { owner: owner('Job', 'once', 'batch/v1') }), known), 'Pod/team/j');
+    assert.equal(
+      restartKeyOf(pod('old-rs', { owner: owner('ReplicaSet', 'web-abc', 'extensions/v1beta1') }), known),
+      'Pod/team/old-rs',
+      'a ReplicaSet of another group is evicted',
+    );
+    assert.equal(restartKeyOf(pod('u', { owner: owner('ReplicaSet', 'unknown') }), known), undefined);
+    assert.equal(restartKeyOf(pod('bare'), known), undefined);
+  });
+
   test('only the ReplicaSets of stale Pods are resolved, each once', () => {
     const rsB = owner('ReplicaSet', 'b');
     const wanted = replicaSetsToResolve(
@@ -165,6 +225,29 @@ describe('planRestarts', () => {
 });
 
 describe('the cached Pod', () => {
+  test('a Pod with little on it: nothing invented', () => {
+    assert.deepEqual(slimPod({}), { metadata: {} });
+    const other = slimPod({
+      metadata: {
+        name: 'p',
+        deletionTimestamp: '2026-06-01T12:00:00Z',
+        annotations: { unrelated: 'x' },
+        ownerReferences: [owner('ReplicaSet', 'not-controller')],
+      },
+    });
+    assert.deepEqual(other, { metadata: { name: 'p', deletionTimestamp: '2026-06-01T12:00:00Z' } });
+    const facts = podFactsOf({});
+    assert.deepEqual(
+      { ...facts, createdAtMs: String(facts.createdAtMs) },
+      { namespace: '', name: '', uid: '', createdAtMs: 'NaN', optedOut: false, finished: false },
+    );
+    assert.equal(
+      podFactsOf({ metadata: { annotations: { [RESTART_OPT_OUT_ANNOTATION]: 'true' } } }).optedOut,
+      false,
+    );
+    assert.equal(podFactsOf({ metadata: { ownerReferences: [owner('ReplicaSet', 'x')] } }).owner, undefined);
+  });
+
   test('keeps only what the planner reads', () => {
     const slim = slimPod({
       metadata: {
@@ -211,6 +294,9 @@ describe('the cached Pod', () => {
       owner: owner('ReplicaSet', 'web'),
     });
     assert.equal(podFactsOf({ ...slim, status: { phase: 'Succeeded' } }).finished, true);
+    assert.equal(podFactsOf({ ...slim, status: { phase: 'Failed' } }).finished, true);
+    assert.equal(podFactsOf({ ...slim, status: { phase: 'Pending' } }).finished, false);
+
     assert.equal(
       podFactsOf({ metadata: { ...slim.metadata, deletionTimestamp: '2026-06-01T12:00:00Z' } }).finished,
       true,

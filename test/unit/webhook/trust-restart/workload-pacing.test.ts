@@ -86,6 +86,43 @@ describe('rolloutComplete', () => {
       true,
     );
   });
+  test('no replica count means one; a StatefulSet that reports only one revision is judged by its replicas', () => {
+    const one = { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 };
+    const noCount: WorkloadObject = { metadata: { generation: 1 }, status: one };
+    assert.equal(rolloutComplete('Deployment', noCount), true);
+    assert.equal(
+      rolloutComplete('Deployment', { ...noCount, status: { ...one, availableReplicas: 0 } }),
+      false,
+    );
+    assert.equal(
+      rolloutComplete('Deployment', { ...noCount, status: { ...one, updatedReplicas: 0 } }),
+      false,
+    );
+    assert.equal(rolloutComplete('Deployment', { metadata: { generation: 1 } }), false, 'no status yet');
+    assert.equal(
+      rolloutComplete('Deployment', { spec: { replicas: 0 } }),
+      true,
+      'nothing to run, nothing to wait for',
+    );
+    const sts = { ...one, observedGeneration: 1 };
+    assert.equal(
+      rolloutComplete('StatefulSet', { ...noCount, status: { ...sts, updateRevision: 'b' } }),
+      true,
+    );
+    assert.equal(
+      rolloutComplete('StatefulSet', { ...noCount, status: { ...sts, currentRevision: 'a' } }),
+      true,
+    );
+    assert.equal(
+      rolloutComplete('Deployment', {
+        ...noCount,
+        status: { ...sts, currentRevision: 'a', updateRevision: 'b' },
+      }),
+      true,
+      'revisions are a StatefulSet’s',
+    );
+  });
+
   test('DaemonSet: every scheduled Pod updated and available', () => {
     const done = {
       observedGeneration: 1,
