@@ -32,6 +32,18 @@ export const SESSION_TIMEOUT_SECONDS = 20 * 60;
 /** A peer that never finishes its handshake must not hold a socket for long. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
+/**
+ * How long a refused (429) request waits for its answer: one token's refill time of the
+ * runtime's bucket (200 ms at the default 5 per second), at most 1 s. Answered at once, a refusal
+ * is cheap but unbounded in number: one runtime's 8 keep-alive connections sending without pause
+ * got 1,700–2,800 answers a second and took 0.12–0.25 of a core (bench/kcp-hostile-runtimes.ts).
+ * Held, each connection of a runtime over its rate costs about `perSecond` requests a second; a
+ * held request costs a timer on a connection the client could keep open idle anyway.
+ */
+export function refusalHoldMs(perSecond: number): number {
+  return Math.min(1_000, 1_000 / perSecond);
+}
+
 /** Settings of the KCP drift listener. */
 export interface EventListenerOptions {
   readonly tls: ListenerTls;
@@ -67,7 +79,8 @@ interface ConnectionTrust {
  * The KCP end of the drift channel: an HTTPS server that accepts WatchEvents from runtimes over
  * mutual TLS. A client certificate not issued by a trusted CA is refused in the handshake; then
  * the CN must name a known runtime and a DNS SAN must equal its domain (SAN pinning, else 403).
- * Each runtime has its own token bucket (429 with Retry-After, before the body is read), bodies
+ * Each runtime has its own token bucket (429 with Retry-After, before the body is read, answered
+ * after one token's refill time so that a connection cannot ask again at once), bodies
  * are bounded (413), and an accepted event is handed to `onEvent` and answered 202. Trusted CAs
  * and the serving certificate can be replaced while running.
  */
@@ -75,6 +88,7 @@ export class EventListener {
   private readonly server: Server;
   private readonly metrics: ListenerMetrics;
   private readonly limiter: RuntimeRateLimiter;
+  private readonly holdMs: number;
   /** One line per refused request would let any client with a certificate of our CA fill the logs. */
   private readonly logLimit: LogRateLimit;
   private readonly bodyLimit: number;
@@ -90,7 +104,9 @@ export class EventListener {
 
   constructor(private readonly opts: EventListenerOptions) {
     this.metrics = createListenerMetrics(opts.registry);
-    this.limiter = new RuntimeRateLimiter(opts.rateLimit ?? { perSecond: 5, burst: 20 });
+    const rateLimit = opts.rateLimit ?? { perSecond: 5, burst: 20 };
+    this.limiter = new RuntimeRateLimiter(rateLimit);
+    this.holdMs = refusalHoldMs(rateLimit.perSecond);
     this.logLimit = new LogRateLimit(opts.logger, opts.logRateLimit);
     this.bodyLimit = opts.bodyLimitBytes ?? 16 * 1024;
     this.tls = opts.tls;
@@ -254,10 +270,17 @@ export class EventListener {
       );
       return;
     }
-    // Cheap before the body is read: a flooding runtime costs a map lookup and a short answer.
+    // Cheap before the body is read: a flooding runtime costs a map lookup and a short answer,
+    // held for a moment so that a connection cannot ask again at once (refusalHoldMs).
     const waitMs = this.limiter.tryTake(verdict.runtimeId);
     if (waitMs > 0) {
-      reply(429, 'too many drift events', { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) });
+      const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
+      const held = setTimeout(() => {
+        reply(429, 'too many drift events', { 'retry-after': retryAfter });
+      }, this.holdMs);
+      res.once('close', () => {
+        clearTimeout(held);
+      });
       return;
     }
     const runtimeId = verdict.runtimeId;

@@ -13,7 +13,7 @@ import type { CertificateAuthority } from '../../src/pki/certificate-authority.j
 import type { IssuedCertificate } from '../../src/pki/issue-certificate.js';
 import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
 import { DriftForwarder } from '../../src/watcher/drift-forwarder.js';
-import { EventListener, type EventListenerOptions } from '../../src/watcher/event-listener.js';
+import { EventListener, refusalHoldMs, type EventListenerOptions } from '../../src/watcher/event-listener.js';
 import { WATCH_EVENT_PATH, encodeWatchEvent, type WatchEvent } from '../../src/watcher/watch-event.js';
 import {
   call,
@@ -207,7 +207,7 @@ describe('the drift listener over mutual TLS', () => {
     assert.equal(chunked.status, 413, 'streamed size');
   });
 
-  test('one runtime flooding gets 429 with Retry-After while another runtime is unaffected', async () => {
+  test('one runtime flooding gets 429 with Retry-After, each held a moment, while another runtime is unaffected', async () => {
     const flood = await startListener(ca, serving, { rateLimit: { perSecond: 5, burst: 5 } });
     const agent1 = new Agent({ keepAlive: true, maxSockets: 8 });
     const agent2 = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -220,22 +220,48 @@ describe('the drift listener over mutual TLS', () => {
           agent,
           body: encodeWatchEvent(event('x')),
         });
+      const floodStart = performance.now();
       const flooding = Promise.all(Array.from({ length: 200 }, () => send(rt1, agent1)));
       const quiet: Reply[] = [];
       for (let i = 0; i < 5; i++) quiet.push(await send(rt2, agent2));
       const flooded = await flooding;
+      const floodSeconds = (performance.now() - floodStart) / 1000;
       assert.deepEqual(
         quiet.map((r) => r.status),
         [202, 202, 202, 202, 202],
       );
       const throttled = flooded.filter((r) => r.status === 429);
-      assert.ok(throttled.length >= 150, `${throttled.length} of 200 throttled`);
+      // The bucket's bound (burst 5, then 5 a second) whatever the machine's speed; refusals are
+      // held 200 ms each, so the flood lasts seconds and most of it is still refused.
+      const accepted = flooded.length - throttled.length;
+      assert.ok(
+        accepted <= 5 + Math.ceil(5 * floodSeconds) + 1,
+        `${accepted} accepted in ${floodSeconds.toFixed(1)} s`,
+      );
+      assert.ok(throttled.length >= 100, `${throttled.length} of 200 throttled`);
       assert.ok(throttled.every((r) => Number(r.headers['retry-after']) >= 1));
       assert.equal(
         flooded.length - throttled.length,
         flood.received.filter((r) => r.runtimeId === 'rt-1').length,
       );
       assert.ok(flooded.every((r) => r.status === 202 || r.status === 429));
+      // A refusal is held for one token's refill time, so a connection cannot ask again at once.
+      const single = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        let refused: { status: number; ms: number } | undefined;
+        for (let i = 0; i < 20 && refused === undefined; i++) {
+          const t0 = performance.now();
+          const r = await send(rt1, single);
+          if (r.status === 429) refused = { status: r.status, ms: performance.now() - t0 };
+        }
+        assert.ok(refused, 'a 429 within 20 requests of a flooded runtime');
+        assert.ok(
+          refused.ms >= refusalHoldMs(5) - 1,
+          `the 429 came after ${refused.ms.toFixed(0)} ms, not held for ${refusalHoldMs(5)} ms`,
+        );
+      } finally {
+        single.destroy();
+      }
     } finally {
       agent1.destroy();
       agent2.destroy();
