@@ -33,6 +33,7 @@ import {
 } from '../../webhook/serving-cert/webhook-configurations.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
+  RESTART_RIGHTS_ROLE,
   WEBHOOK_CERT_LEASE,
   WEBHOOK_DEPLOYMENT,
   WEBHOOK_TLS_SECRET,
@@ -221,8 +222,8 @@ export class RuntimeInstaller {
   /**
    * Removes everything we installed: the webhook configurations first (a dangling webhook
    * must never block the runtime), then the webhook's objects and its serving certificate's,
-   * then every object carrying our label (the synced set and the pull Secret's copies in all
-   * namespaces). Namespaces stay.
+   * then every object carrying our label (the synced set, the pull Secret's copies in all
+   * namespaces, the restarter's rights per namespace). Namespaces stay.
    */
   async uninstall(plan: Pick<RuntimePlan, 'registration' | 'webhook' | 'manifests'>): Promise<void> {
     for (const o of plan.registration) await this.remove(o);
@@ -241,6 +242,9 @@ export class RuntimeInstaller {
     });
     await this.removeLabelled('v1', 'Secret');
     await this.removeLabelled('v1', 'ConfigMap');
+    // The restart rights per namespace, also where a narrowed list no longer names them.
+    for (const kind of ['RoleBinding', 'Role'])
+      await this.removeLabelled('rbac.authorization.k8s.io/v1', kind, `metadata.name=${RESTART_RIGHTS_ROLE}`);
     // At the version the runtime serves; a runtime serving none holds no bundle of ours.
     const api = await this.trustBundleApi();
     if (api.served)
@@ -248,18 +252,18 @@ export class RuntimeInstaller {
   }
 
   /**
-   * Deletes every object of a kind that carries our label, read a page at a time: each page stays
-   * well under the cap on an answer (a pull Secret's copies in thousands of namespaces do not),
-   * and a server that never stops paging is stopped.
+   * Deletes every object of a kind that carries our label (and matches `fieldSelector`, if given),
+   * read a page at a time: each page stays well under the cap on an answer (a pull Secret's copies
+   * in thousands of namespaces do not), and a server that never stops paging is stopped.
    */
-  private async removeLabelled(apiVersion: string, kind: string): Promise<void> {
+  private async removeLabelled(apiVersion: string, kind: string, fieldSelector?: string): Promise<void> {
     let next: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const list = await this.call(() =>
         kubeRequest<{ items?: KubernetesObject[]; metadata?: { continue?: string } }>(this.access, {
           method: 'GET',
           path: collectionPath(apiVersion, kind),
-          query: { labelSelector: MANAGED, limit: LIST_PAGE_SIZE, continue: next },
+          query: { labelSelector: MANAGED, fieldSelector, limit: LIST_PAGE_SIZE, continue: next },
           timeoutMs: this.timeoutMs,
         }),
       );

@@ -143,6 +143,13 @@ describe('calls to a runtime are bounded', () => {
         json(res, 200, { kind: 'SecretList', metadata: { continue: second ? '' : 'page-2' }, items });
       } else if (url.pathname === '/api/v1/configmaps') {
         json(res, 200, { kind: 'ConfigMapList', metadata: {}, items: [] });
+      } else if (url.pathname.startsWith('/apis/rbac.authorization.k8s.io/v1/role')) {
+        // The restarter's rights per namespace: found by name, also in a namespace no longer listed.
+        const items =
+          url.searchParams.get('fieldSelector') === 'metadata.name=rt-bootstrapper-trust-restarter'
+            ? [{ metadata: { name: 'rt-bootstrapper-trust-restarter', namespace: 'dropped' } }]
+            : [];
+        json(res, 200, { kind: 'List', metadata: {}, items });
       } else json(res, 404, { kind: 'Status', code: 404, details: {} });
     };
     const rt = installer({ maxAnswerBytes: 1 << 20, deadlineMs: 5_000 });
@@ -162,6 +169,13 @@ describe('calls to a runtime are bounded', () => {
         '/api/v1/namespaces/ns/secrets/a',
         '/api/v1/namespaces/ns/secrets/b',
         '/api/v1/namespaces/ns/secrets/c',
+      ],
+    );
+    assert.deepEqual(
+      deleted.filter((p) => p.startsWith('/apis/rbac.authorization.k8s.io/')),
+      [
+        '/apis/rbac.authorization.k8s.io/v1/namespaces/dropped/rolebindings/rt-bootstrapper-trust-restarter',
+        '/apis/rbac.authorization.k8s.io/v1/namespaces/dropped/roles/rt-bootstrapper-trust-restarter',
       ],
     );
   });
