@@ -20,6 +20,28 @@ describe('wave assignment', () => {
     assert.equal(counts[0]! + counts[1]! + counts[2]!, 10_000);
   });
 
+  test('shares are cumulative lines on one position: the first wave that holds it, after a selector wave too', () => {
+    const waves = [
+      { name: 'canary', selector: { matchLabels: { canary: 'true' } }, soakMs: 0 },
+      { name: 'one', percent: 1, soakMs: 0 },
+      { name: 'ten', percent: 10, soakMs: 0 },
+      { name: 'all', percent: 100, soakMs: 0 },
+    ];
+    // The documented lines: 1 %, then 10 % of the rest (0.01 + 0.99 × 0.10), then everything.
+    const lines = [0.01, 0.01 + 0.99 * 0.1, 1];
+    const fleet = ids(10_000);
+    const out = assignWaves(waves, fleet);
+    for (const { id } of fleet) {
+      const u = hashPosition(id);
+      assert.equal(out.get(id), 1 + lines.findIndex((line) => u < line), `${id} at ${u}`);
+    }
+  });
+
+  test('positions are the same in every release (a new controller must not reshuffle the waves)', () => {
+    assert.equal(hashPosition('rt-1'), 0.7074672863818705);
+    assert.equal(hashPosition('runtime-0'), 0.8217286232393235);
+  });
+
   test('membership depends on the runtime alone: a bigger fleet moves nobody', () => {
     const waves = [{ name: 'ten', percent: 10, soakMs: 0 }];
     const small = assignWaves(waves, ids(100));

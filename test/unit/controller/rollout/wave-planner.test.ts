@@ -51,8 +51,11 @@ const desiredOf = (r: ReturnType<typeof planRollout>) => Object.fromEntries(r.de
 describe('wave planner', () => {
   test('no state yet: the target in force is adopted as healthy everywhere, nothing rolls', () => {
     const r = planRollout({ policy: POLICY, runtimes: fleet('v1'), target: 'v1', state: undefined, now: 0 });
-    assert.equal(r.state.phase, 'Complete');
-    assert.equal(r.state.stable, 'v1');
+    assert.deepEqual(
+      r.state,
+      { ...DONE_V1, wave: POLICY.waves.length + 1 },
+      'as if a rollout of v1 had completed',
+    );
     assert.deepEqual(r.events, ['adopted']);
     assert.ok([...r.desired.values()].every((v) => v === 'v1'));
   });
@@ -377,6 +380,75 @@ describe('wave planner', () => {
     assert.deepEqual(late.state.failures, [{ id: 'rt-1', reason: 'not healthy at v2 within 300 s' }]);
   });
 
+  test('a runtime that failed on an older revision is pending, not failed, until the deadline', () => {
+    const broken = fleet('v1', { 'rt-1': { health: 'failed', reason: 'broken before' } });
+    const r = plan({ state: plan({}).state, now: 2_000, runtimes: broken });
+    assert.equal(r.state.phase, 'Progressing');
+    assert.deepEqual(r.state.failures, []);
+    const late = plan({ state: r.state, now: 1_000 + POLICY.healthDeadlineMs, runtimes: broken });
+    assert.deepEqual(late.state.failures, [
+      { id: 'rt-1', reason: 'not healthy at v2 within 300 s: broken before' },
+    ]);
+  });
+
+  test('a paused runtime keeps the stable revision even in a wave that started', () => {
+    const runtimes = fleet('v1', { 'rt-1': { current: 'v2' }, 'rt-2': { excluded: true } });
+    const policy = { ...POLICY, waves: [{ name: 'canary', selector: CANARY, soakMs: 0 }] };
+    const r = plan({ policy, state: plan({ policy }).state, now: 2_000, runtimes });
+    assert.equal(r.state.wave, 1, 'the last wave started');
+    assert.equal(r.desired.get('rt-3'), 'v2');
+    assert.equal(r.desired.get('rt-2'), 'v1');
+  });
+
+  test('the message counts the runtimes of every wave started so far', () => {
+    const policy: RolloutPolicy = {
+      ...POLICY,
+      waves: [
+        { name: 'canary', selector: CANARY, soakMs: 0 },
+        { name: 'pair', selector: { matchLabels: { pair: 'true' } }, soakMs: 0 },
+      ],
+    };
+    const runtimes = fleet('v1', {
+      'rt-1': { current: 'v2' },
+      'rt-2': { labels: { pair: 'true' } },
+      'rt-3': { labels: { pair: 'true' } },
+    });
+    const r = plan({ policy, state: plan({ policy }).state, now: 2_000, runtimes });
+    assert.equal(r.state.wave, 1);
+    assert.equal(r.message, 'progressing, wave 2/3 (pair): 1/3 healthy at v2');
+  });
+
+  test('while soaking, the wake-up is the soak’s end counted from when the wave was healthy, not from now', () => {
+    const healthy = fleet('v1', { 'rt-1': { current: 'v2' } });
+    const soaking = plan({ state: plan({}).state, now: 10_000, runtimes: healthy });
+    const later = plan({ state: soaking.state, now: 30_000, runtimes: healthy });
+    assert.equal(later.state.phase, 'Soaking');
+    assert.equal(later.wakeAt, 70_000);
+    const halted = plan({
+      state: soaking.state,
+      now: 30_000,
+      runtimes: fleet('v1', { 'rt-1': { current: 'v2', health: 'failed' } }),
+    });
+    assert.ok(!('wakeAt' in halted), 'no wake-up at all, not an undefined one');
+  });
+
+  test('failures are capped while a wave waits and when it passes', () => {
+    const many = Array.from({ length: FAILURES_KEPT + 5 }, (_, i) => ({
+      id: `rt-${String(i).padStart(3, '0')}`,
+      current: 'v2',
+      health: 'failed' as const,
+    }));
+    const waiting = [...many, { id: 'rt-pending', health: 'pending' as const }];
+    const policy: RolloutPolicy = { ...POLICY, waves: [], failureThreshold: 1_000 };
+    const started = plan({ policy, runtimes: waiting }).state;
+    const r = plan({ policy, state: started, now: 2_000, runtimes: waiting });
+    assert.equal(r.state.phase, 'Progressing');
+    assert.equal(r.state.failures.length, FAILURES_KEPT);
+    const done = plan({ policy, state: started, now: 2_000, runtimes: many });
+    assert.equal(done.state.phase, 'Complete');
+    assert.equal(done.state.failures.length, FAILURES_KEPT);
+  });
+
   test('a resumed wave starts with no failures, and a token seen once never resumes again, not even across a new target', () => {
     const refused = fleet('v1', { 'rt-1': { current: 'v2', health: 'failed', reason: 'refused' } });
     const pending = fleet('v1', { 'rt-1': { current: 'v1', health: 'pending' } });
@@ -394,6 +466,12 @@ describe('wave planner', () => {
       resumeToken: 'a',
     });
     assert.equal(next.state.resumeToken, 'a');
+    // Also while the annotation is gone: the token seen is remembered, not the annotation.
+    const unset = plan({ state: resumed.state, target: 'v3', now: 5_000, runtimes: pending });
+    assert.equal(unset.state.resumeToken, 'a');
+    const haltedUnset = plan({ state: halted, now: 4_000, runtimes: pending });
+    assert.equal(haltedUnset.state.phase, 'Halted', 'no annotation resumes nothing');
+    assert.equal(haltedUnset.state.resumeToken, undefined);
     const refusedV3 = fleet('v1', { 'rt-1': { current: 'v3', health: 'failed', reason: 'refused' } });
     const haltedV3 = plan({
       state: next.state,
