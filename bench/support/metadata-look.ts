@@ -63,7 +63,7 @@ interface Metadata {
   };
 }
 
-/** The requests `mode` needs for `record` (the count the harness prints). */
+/** The record's objects by kind and namespace: one LIST each in `list` mode. */
 export function lookGroups(record: readonly ManagedRef[]): Map<string, ManagedRef[]> {
   const groups = new Map<string, ManagedRef[]>();
   for (const ref of record) {
