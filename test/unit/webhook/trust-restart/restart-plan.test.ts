@@ -190,6 +190,45 @@ describe('planRestarts', () => {
     assert.equal(plan.stalePods, 11);
   });
 
+  test('outside the restart rights: counted stale, never planned, their ReplicaSets never read', () => {
+    const mine = (namespace: string) => namespace === 'team';
+    const pods = [
+      pod('web-1', { owner: rsA }),
+      pod('theirs-2', { namespace: 'other', owner: owner('ReplicaSet', 'x') }),
+      pod('theirs-1', { namespace: 'other', owner: owner('StatefulSet', 'db') }),
+      pod('theirs-bare', { namespace: 'other' }),
+      pod('theirs-current', { namespace: 'other', hash: NEW }),
+      pod('theirs-quiet', { namespace: 'other', optedOut: true }),
+    ];
+    const plan = planRestarts(bundle, pods, known, new Set(), mine);
+    assert.deepEqual(
+      plan.targets.map((t) => t.key),
+      ['Deployment/team/web'],
+    );
+    assert.deepEqual(
+      plan.withoutRights.map((p) => p.name),
+      ['theirs-1', 'theirs-2', 'theirs-bare'],
+    );
+    assert.deepEqual(plan.bare, []);
+    assert.deepEqual(plan.unresolved, []);
+    assert.deepEqual(
+      plan.optedOut.map((p) => p.name),
+      ['theirs-quiet'],
+    );
+    assert.deepEqual([...plan.staleByNamespace].sort(), [
+      ['other', 3],
+      ['team', 1],
+    ]);
+    assert.equal(plan.stalePods, 4);
+    assert.deepEqual(planRestarts(bundle, pods, known).withoutRights, [], 'everywhere by default');
+    const rsOther = owner('ReplicaSet', 'other-rs');
+    const stale = [pod('1', { owner: rsOther }), pod('2', { namespace: 'other', owner: rsOther })];
+    assert.deepEqual(replicaSetsToResolve(stale, bundle, known, mine), [
+      { namespace: 'team', owner: rsOther },
+    ]);
+    assert.equal(replicaSetsToResolve(stale, bundle, known).length, 2, 'everywhere by default');
+  });
+
   test('what restarts a Pod: its workload’s key, its own eviction’s, or nothing yet', () => {
     assert.equal(restartKeyOf(pod('web-1', { owner: rsA }), known), 'Deployment/team/web');
     assert.equal(
