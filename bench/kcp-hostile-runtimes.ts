@@ -31,7 +31,8 @@
 // controller's peak VmRSS against the rendered memory limit, and CPU by process group. Prints
 // figures; asserts nothing.
 //
-//   npm run bench:kcp-hostile      (BENCH_HOSTILE_NORMAL=5 BENCH_HOSTILE_PHASE_S=75)
+//   npm run bench:kcp-hostile      (BENCH_HOSTILE_NORMAL=5 BENCH_HOSTILE_PHASE_S=75;
+//                                   BENCH_HOSTILE_KINDS=a,e: some kinds only; BENCH_PROFILE=<file>)
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -613,7 +614,15 @@ export async function runKcpHostile(say: (line: string) => void = defaultSay): P
       say,
     });
     say(`hostile phase: ${phaseSeconds} s`);
+    // BENCH_PROFILE=<file>: a CPU profile of the controller over the hostile phase (.cpuprofile;
+    // npx tsx bench/support/profile-top.ts <file>).
+    const profile = process.env.BENCH_PROFILE;
+    if (profile) await bench.controller.profileStart();
     phases.push(await runPhase({ ...common, name: 'hostile', hostile: hostiles }));
+    if (profile) {
+      await writeFile(profile, await bench.controller.profileStop());
+      say(`CPU profile of the hostile phase: ${profile}`);
+    }
     const figures: KcpHostileFigures = {
       normal,
       limitKib,
