@@ -73,7 +73,7 @@ export interface PodCreateFigures {
   readonly withEcho: LatencySummary;
   /** The mutated Pod created on the cluster without a webhook. */
   readonly mutatedWithout: LatencySummary;
-  /** The seed Pod with generateName on the cluster with the webhook (answers reused). */
+  /** The seed Pod with generateName on the cluster with the webhook. */
   readonly replicas: LatencySummary;
   readonly addedMedianReplicas: number;
   /** The API server's own mean time per webhook call (request, answer, patch applied), hooked and echo. */
@@ -218,7 +218,7 @@ export async function runPodCreateLatency(say: (line: string) => void = print): 
     say(
       `measurement: ${warmup} warm-up + ${pods} creates per series, interleaved: seed Pod on plain, on hooked, ` +
         `on echo, the mutated Pod on plain, and the seed Pod with generateName on hooked (as a ReplicaSet ` +
-        `creates them: alike at admission, so the webhook can reuse its answer)`,
+        `creates them: alike at admission but for the uid)`,
     );
     await interleaved(warmup, series);
     const before = await durationHistogram(webhook.url, tls.caPem);

@@ -68,7 +68,7 @@ export interface ThroughputFigures {
   readonly ratio: number;
   /** Requests per server CPU-second, webhook over baseline (does not depend on saturation). */
   readonly ratioPerCpu: number;
-  /** The webhook with distinct Pods (no answer reused). */
+  /** The webhook with distinct Pods (a name of its own in each request). */
   readonly distinct: readonly MaxRun[];
   readonly distinctRps: number;
   readonly distinctRatio: number;
@@ -144,7 +144,7 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
     const bodyFile = join(dir, 'admission-review.json');
     await writeFile(bodyFile, body);
     // Distinct Pods: the seed Pod created under a name of its own, a new one in every request (a
-    // counter in place of DISTINCT_MARKER): no answer can be reused.
+    // counter in place of DISTINCT_MARKER).
     const distinctFile = join(dir, 'admission-review-distinct.json');
     await writeFile(
       distinctFile,
@@ -237,7 +237,7 @@ export async function runWebhookThroughput(say: (line: string) => void = print):
         `${warmupSeconds} s warm-up + ${seconds} s per run, ${rounds} rounds alternating`,
     );
     say(
-      `  webhook: that request again and again (the ReplicaSet's Pods: answers reused); ` +
+      `  webhook: that request again and again (the ReplicaSet's Pods, alike but for the uid); ` +
         `distinct: the seed Pod under a name of its own, new in every request (every answer decided anew)`,
     );
     const bareRuns: MaxRun[] = [];

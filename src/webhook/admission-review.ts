@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { PatchOperation } from '../mutation/patch-builder.js';
 import type { Pod } from '../mutation/pod.js';
-import { isJsonObject } from '../api/json-object.js';
 
 /** The request did not carry a usable `admission.k8s.io/v1` AdmissionReview (HTTP 400). */
 export class AdmissionDecodeError extends Error {
@@ -62,72 +61,11 @@ export function decodeAdmissionReview(body: Buffer | string): AdmissionRequest {
   } catch (cause) {
     throw new AdmissionDecodeError(`body is not JSON: ${(cause as Error).message}`, { cause });
   }
-  return checkEnvelope(json) ?? decodeWithSchema(json);
+  return decodeEnvelope(json);
 }
 
-const OPERATIONS: ReadonlySet<unknown> = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
-
-const isOptionalString = (v: unknown, max: number): v is string | undefined =>
-  v === undefined || (typeof v === 'string' && v.length <= max);
-const isShortString = (v: unknown): v is string => typeof v === 'string' && v.length <= ENVELOPE_LIMITS.name;
-
-/**
- * The Pod of `object`/`oldObject` as it stands: unlike the schema, which would copy it, minus
- * any `__proto__` member (left to the schema, so both paths answer the same).
- */
-function podOf(v: unknown): Pod | undefined | false {
-  if (v === undefined || v === null) return undefined;
-  return isJsonObject(v) && !Object.hasOwn(v, '__proto__') ? v : false;
-}
-
-/**
- * The envelope check on the hot path: accepts exactly what {@link reviewSchema} accepts (a zod
- * parse costs several microseconds and copies the Pod), and returns undefined for anything
- * else, which {@link decodeWithSchema} then refuses with zod's reason.
- */
-function checkEnvelope(json: unknown): AdmissionRequest | undefined {
-  if (!isJsonObject(json) || json.apiVersion !== 'admission.k8s.io/v1' || json.kind !== 'AdmissionReview')
-    return undefined;
-  const r = json.request;
-  if (!isJsonObject(r) || typeof r.uid !== 'string' || r.uid.length < 1 || r.uid.length > ENVELOPE_LIMITS.uid)
-    return undefined;
-  const gvr = r.resource;
-  if (
-    !isJsonObject(gvr) ||
-    !isShortString(gvr.group) ||
-    !isShortString(gvr.version) ||
-    !isShortString(gvr.resource)
-  )
-    return undefined;
-  const { subResource, name, namespace, operation, dryRun } = r;
-  if (
-    !isOptionalString(subResource, ENVELOPE_LIMITS.name) ||
-    !isOptionalString(name, ENVELOPE_LIMITS.name) ||
-    !isOptionalString(namespace, ENVELOPE_LIMITS.namespace)
-  )
-    return undefined;
-  if (!OPERATIONS.has(operation) || (dryRun !== undefined && typeof dryRun !== 'boolean')) return undefined;
-  const object = podOf(r.object);
-  const oldObject = podOf(r.oldObject);
-  if (object === false || oldObject === false) return undefined;
-  return {
-    uid: r.uid,
-    resource: { group: gvr.group, version: gvr.version, resource: gvr.resource },
-    subResource: subResource ?? '',
-    name: name ?? '',
-    namespace: namespace ?? '',
-    operation: operation as AdmissionRequest['operation'],
-    object,
-    oldObject,
-    dryRun: dryRun ?? false,
-  };
-}
-
-/**
- * The reference decoder (zod): the reason of a refusal, or the request when the fast check was
- * unsure. Exported for the test that holds both paths to the same answers.
- */
-export function decodeWithSchema(json: unknown): AdmissionRequest {
+/** Validates the envelope of parsed JSON: the request, or AdmissionDecodeError with zod's reason. */
+function decodeEnvelope(json: unknown): AdmissionRequest {
   const parsed = reviewSchema.safeParse(json);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
@@ -181,30 +119,10 @@ export function encodeAdmissionResponse(answer: AdmissionAnswer): string {
   return `${out}}}`;
 }
 
-/**
- * The encoded response as a function of its uid: an answer encoded once and reused. The bytes
- * are those of {@link encodeAdmissionResponse}, assembled as a Buffer so that the socket write
- * neither flattens nor re-encodes a string.
- */
-export function admissionResponseTemplate(answer: Omit<AdmissionAnswer, 'uid'>): (uid: string) => Buffer {
-  const headText = `${REVIEW_HEAD}{"uid":`;
-  const head = Buffer.from(headText);
-  const tail = Buffer.from(encodeAdmissionResponse({ ...answer, uid: '' }).slice(headText.length + 2));
-  return (uid) => {
-    const quoted = JSON.stringify(uid);
-    const quotedBytes = Buffer.byteLength(quoted);
-    const out = Buffer.allocUnsafe(head.length + quotedBytes + tail.length);
-    head.copy(out, 0);
-    out.write(quoted, head.length);
-    tail.copy(out, head.length + quotedBytes);
-    return out;
-  };
-}
-
 // The envelope around every response.
 const REVIEW_HEAD = '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":';
 
-// The envelope check proved it is an object; its fields are the API server's, read defensively.
+// The schema proved it is an object; its fields are the API server's, read defensively.
 function asPod(value: Record<string, unknown> | null | undefined): Pod | undefined {
   return value ?? undefined;
 }

@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import { statusCodeOf } from '../kube/kube-errors.js';
 import type { Reflector } from '../kube/reflector.js';
 import type { LogRateLimit } from '../telemetry/log-rate-limit.js';
-import type { Eventually } from './admission-handler.js';
 import type { MissingNamespaces } from './missing-namespaces.js';
 
 /** The Namespace read of the lookup (client-node's `CoreV1Api` has it with this shape). */
@@ -24,7 +23,7 @@ export function namespaceAnnotationLookup(
   missing: MissingNamespaces,
   logger: Logger,
   limit: LogRateLimit,
-): (name: string) => Eventually<Readonly<Record<string, string>> | undefined> {
+): (name: string) => Promise<Readonly<Record<string, string>> | undefined> {
   const reading = new Map<string, Promise<Readonly<Record<string, string>> | undefined>>();
   const read = async (name: string): Promise<Readonly<Record<string, string>> | undefined> => {
     try {
@@ -36,7 +35,7 @@ export function namespaceAnnotationLookup(
       return undefined;
     }
   };
-  return (name) => {
+  return async (name) => {
     const cached = namespaces.store.get(name);
     if (cached) return cached.metadata?.annotations ?? NO_ANNOTATIONS;
     if (missing.has(name)) return undefined;

@@ -7,7 +7,7 @@ import type { LogRateLimit } from '../telemetry/log-rate-limit.js';
 // The field manager of every rt-bootstrapper write; the drift webhook recognises its own repairs by it.
 import { OWN_FIELD_MANAGER as FIELD_MANAGER } from '../watcher/drift-detection.js';
 import { decidePullSecretCopy, DEFAULT_EXCLUDED_NAMESPACES } from './pull-secret-desired.js';
-import type { Eventually, PullSecretEnsurer } from './admission-handler.js';
+import type { PullSecretEnsurer } from './admission-handler.js';
 import type { MissingNamespaces } from './missing-namespaces.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 
@@ -182,10 +182,10 @@ export class PullSecretCopier implements PullSecretEnsurer {
   /**
    * Admission path: makes sure the Secret exists in `namespace` before the Pod referencing it is
    * stored. False when the source does not exist (no reference should be added), the namespace
-   * is known not to exist, or the copy cannot be created; answered at once when the caches tell,
-   * a promise only when it must create. Concurrent calls for one namespace share one create.
+   * is known not to exist, or the copy cannot be created. Concurrent calls for one namespace
+   * share one create.
    */
-  ensure(namespace: string, options: { dryRun: boolean }): Eventually<boolean> {
+  async ensure(namespace: string, options: { dryRun: boolean }): Promise<boolean> {
     const source = this.source();
     if (!source) return false;
     if (namespace === this.o.source.namespace) return true;

@@ -60,8 +60,6 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
   readonly logger: Logger;
   readonly registry?: Registry;
   readonly excludedNamespaces?: readonly string[];
-  /** Answers kept for Pods identical but for their uid (default 512; 0 turns reuse off). */
-  readonly reuseAnswers?: number;
   /**
    * The drift channel: report tampering with our objects to the KCP listener over mutual TLS,
    * and attest the objects' resourceVersions to it now and then (../watcher/attestor.ts).
@@ -260,7 +258,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     config: () => holder.get(),
     namespaceAnnotations: namespaceAnnotationLookup(namespaces, core, missingNamespaces, logger, logLimit),
     pullSecret: {
-      ensure: (namespace, opts) => copiers.current?.copier.ensure(namespace, opts) ?? false,
+      ensure: async (namespace, opts) => (await copiers.current?.copier.ensure(namespace, opts)) ?? false,
     },
     trustBundleHash: () => bundle.current()?.hash,
     trustBundleMount: () => trustBundleMount(prober?.current()),
@@ -295,7 +293,6 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     ...(o.metricsPort === undefined ? { registry } : {}),
     ready,
     logger,
-    ...(o.reuseAnswers !== undefined ? { memoEntries: o.reuseAnswers } : {}),
   });
   serverRef.current = server;
   const port = await server.listen();

@@ -1,21 +1,14 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
-import { DeferredCounter, DeferredHistogram } from '../telemetry/deferred-metrics.js';
-import type { GateRefusalReason } from './request-gate.js';
-import type { TrustBundleSkipReason } from '../api/trust-bundle-capability.js';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** How one admission request ended, the `result` label. */
 export type AdmissionResult = 'mutated' | 'unchanged' | 'bad_request' | 'error';
 
-/**
- * The webhook's Prometheus metrics. Labels are closed sets: never names, namespaces or secrets.
- * The ones counted on every admission request are deferred (tallied in plain numbers, handed to
- * prom-client when scraped).
- */
+/** The webhook's Prometheus metrics. Labels are closed sets: never names, namespaces or secrets. */
 export interface WebhookMetrics {
-  readonly requests: DeferredCounter<AdmissionResult>;
-  readonly duration: DeferredHistogram<AdmissionResult>;
+  readonly requests: Counter<'result'>;
+  readonly duration: Histogram<'result'>;
   /** By feature name. */
-  readonly mutations: DeferredCounter<string>;
+  readonly mutations: Counter<'feature'>;
   readonly configReloads: Counter<'result'>;
   readonly configGeneration: Gauge;
   /** 1 while the latest configuration text read was refused (the last good one, if any, stays in force). */
@@ -25,35 +18,33 @@ export interface WebhookMetrics {
   readonly pullSecretCopies: Counter<'result'>;
   readonly pullSecretMissing: Counter;
   readonly certReloads: Counter<'result'>;
-  /** Requests looked up among the answers kept for identical requests, by outcome. */
-  readonly memo: DeferredCounter<'hit' | 'stale'>;
   /** Requests the server's memory bounds turned away, by reason (./request-gate.ts). */
-  readonly refused: DeferredCounter<GateRefusalReason>;
+  readonly refused: Counter<'reason'>;
   /** Pods that asked for the trust bundle where the runtime cannot take the mount, by reason. */
-  readonly trustBundleSkipped: DeferredCounter<TrustBundleSkipReason>;
+  readonly trustBundleSkipped: Counter<'reason'>;
 }
 
 /** Registers the webhook metrics on `registry`. */
 export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   const registers = [registry];
   return {
-    requests: new DeferredCounter({
+    requests: new Counter({
       name: 'rtb_webhook_requests_total',
       help: 'Admission requests by result.',
-      labelName: 'result',
+      labelNames: ['result'],
       registers,
     }),
-    duration: new DeferredHistogram({
+    duration: new Histogram({
       name: 'rtb_webhook_request_duration_seconds',
       help: 'Time to answer an admission request, by result.',
-      labelName: 'result',
+      labelNames: ['result'],
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     }),
-    mutations: new DeferredCounter({
+    mutations: new Counter({
       name: 'rtb_webhook_mutations_total',
       help: 'Pods changed, by feature.',
-      labelName: 'feature',
+      labelNames: ['feature'],
       registers,
     }),
     configReloads: new Counter({
@@ -94,22 +85,16 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
       labelNames: ['result'],
       registers,
     }),
-    memo: new DeferredCounter({
-      name: 'rtb_webhook_answer_reuse_total',
-      help: 'Requests identical (uid aside) to an earlier one: answer reused (hit) or decided anew because the configuration, namespace or pull Secret changed (stale).',
-      labelName: 'outcome',
-      registers,
-    }),
-    refused: new DeferredCounter({
+    refused: new Counter({
       name: 'rtb_webhook_requests_refused_total',
       help: 'Requests turned away to keep memory bounded: body too large (413), too complex to decode (413), too many waiting or no room in time (503), client gone while waiting.',
-      labelName: 'reason',
+      labelNames: ['reason'],
       registers,
     }),
-    trustBundleSkipped: new DeferredCounter({
+    trustBundleSkipped: new Counter({
       name: 'rtb_webhook_trust_bundle_skipped_total',
       help: 'Pods that asked for the trust bundle and got no mount because the runtime cannot take it: it serves no ClusterTrustBundle API (api_not_served), or its API server drops the projected source (projection_dropped).',
-      labelName: 'reason',
+      labelNames: ['reason'],
       registers,
     }),
   };

@@ -39,8 +39,6 @@ export interface WebhookServerOptions {
   readonly logger: Logger;
   /** What request bodies may take (defaults in ./serving-limits.ts). */
   readonly limits?: Partial<GateLimits>;
-  /** Answers kept for identical requests (default 512; 0 turns the memo off). */
-  readonly memoEntries?: number;
   /** The drift webhook's handler, served at {@link VALIDATE_PATH} when set. */
   readonly validate?: (body: Buffer) => { status: number; body: string };
 }
@@ -88,7 +86,7 @@ export class WebhookServer {
       bodyTimeoutMs: BODY_TIMEOUT_MS,
       ...options.limits,
     });
-    this.endpoint = new AdmissionEndpoint(options.context, options.memoEntries ?? 512);
+    this.endpoint = new AdmissionEndpoint(options.context);
     this.server = createServer(
       {
         ...options.tls,
@@ -242,8 +240,8 @@ export class WebhookServer {
     const count = (result: AdmissionResult): void => {
       if (!admission) return;
       const { metrics } = this.options.context;
-      metrics.requests.inc(result);
-      metrics.duration.observe(result, Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.requests.inc({ result });
+      metrics.duration.observe({ result }, Number(process.hrtime.bigint() - started) / 1e9);
     };
     let admitted: AdmittedBody;
     try {
@@ -279,7 +277,7 @@ export class WebhookServer {
       this.reply(res, 400, 'unreadable body');
       return;
     }
-    metrics.refused.inc(error.reason);
+    metrics.refused.inc({ reason: error.reason });
     if (error.status === 0) return;
     if (error.status === 413) count('bad_request');
     // No Retry-After on a 503: client-go would retry until the API server's timeout. The body was

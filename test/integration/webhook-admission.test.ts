@@ -96,12 +96,7 @@ describe('the webhook through a real kube-apiserver', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(stored.spec!.volumes)), expected.spec!.volumes);
   });
 
-  test('the Pods of one template (generateName, as a ReplicaSet makes them) reuse one answer', async () => {
-    const reused = async (): Promise<number> =>
-      (await webhook.app.registry.getSingleMetric('rtb_webhook_answer_reuse_total')?.get())?.values.find(
-        (v) => v.labels.outcome === 'hit',
-      )?.value ?? 0;
-    const before = await reused();
+  test('the Pods of one template (generateName, as a ReplicaSet makes them), created at once, are each mutated', async () => {
     const template = seedPodBefore();
     const { name: _omitted, ...metadata } = template.metadata ?? {};
     const body = { ...template, metadata: { ...metadata, generateName: 'replica-' } } as V1Pod;
@@ -119,7 +114,6 @@ describe('the webhook through a real kube-apiserver', () => {
         { name: 'registry-credentials' },
       ]);
     }
-    assert.ok((await reused()) - before >= 1, `answers reused: ${(await reused()) - before} of 6`);
   });
 
   test('a namespace annotation opts all its Pods in; a Pod annotation "false" opts one out', async () => {

@@ -22,10 +22,10 @@ export interface UnitWebhook {
  * by annotation elsewhere), no namespace annotations and the pull Secret always there.
  */
 export async function startUnitWebhook(
-  options: Partial<Pick<WebhookServerOptions, 'limits' | 'memoEntries'>> & {
+  options: Partial<Pick<WebhookServerOptions, 'limits'>> & {
     failOpen?: boolean;
-    /** Ensures the pull Secret (default: there at once); a promise holds the request being decided. */
-    ensurePullSecret?: () => boolean | Promise<boolean>;
+    /** Ensures the pull Secret (default: there at once); a promise not yet settled holds the request being decided. */
+    ensurePullSecret?: () => Promise<boolean>;
   } = {},
 ): Promise<UnitWebhook> {
   const ca = await createCertificateAuthority({ commonName: 'unit-webhook-ca' });
@@ -45,11 +45,10 @@ export async function startUnitWebhook(
     ready: () => true,
     logger,
     ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.memoEntries !== undefined ? { memoEntries: options.memoEntries } : {}),
     context: {
       config: () => config,
-      namespaceAnnotations: () => ({}),
-      pullSecret: { ensure: options.ensurePullSecret ?? (() => true) },
+      namespaceAnnotations: () => Promise.resolve({}),
+      pullSecret: { ensure: options.ensurePullSecret ?? (() => Promise.resolve(true)) },
       metrics: createWebhookMetrics(registry),
       logger,
       logLimit: new LogRateLimit(logger),

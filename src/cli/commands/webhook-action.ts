@@ -9,9 +9,12 @@ import { restartNamespacesOf } from './restart-namespaces.js';
 
 /** Runs `rtb webhook` until SIGTERM or SIGINT, then drains and stops. */
 export async function runWebhook(flags: WebhookFlags): Promise<void> {
-  const reuseAnswers = positiveInt('reuse-answers', flags.reuseAnswers);
   const delayMs = parseDuration(flags.shutdownDelay);
   const logger = createLogger({ name: 'webhook', level: flags.logLevel });
+  if (flags.reuseAnswers !== undefined)
+    logger.warn(
+      '--reuse-answers is accepted for manifests of earlier releases and ignored: answers are no longer reused',
+    );
   // Read like client-node's KubeConfig (loadFromFile / loadFromDefault), without loading it.
   const kc = await loadClusterAccess(flags.kubeconfig);
   const [namespace, name] = flags.configMap.split('/');
@@ -34,7 +37,6 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
       : {}),
     ...(flags.failClosed ? { failOpen: false } : {}),
     ...(flags.landscape ? { landscape: flags.landscape } : {}),
-    reuseAnswers,
     ...(flags.driftUrl
       ? {
           drift: {

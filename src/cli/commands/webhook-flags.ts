@@ -22,7 +22,8 @@ export interface WebhookFlags {
   driftCert: string;
   driftKey: string;
   driftCa: string;
-  reuseAnswers: string;
+  /** Accepted from manifests of earlier releases, and ignored. */
+  reuseAnswers?: string;
   shutdownDelay: string;
   /** false with `--no-trust-restart`. */
   trustRestart: boolean;

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import {
   RUNTIME_NAMESPACE,
   WEBHOOK_CERT_LEASE,
@@ -79,11 +79,7 @@ export function registerWebhookCommand(program: Command): void {
     .option('--drift-cert <file>', 'drift client certificate', '/etc/rt-bootstrapper/watcher/tls.crt')
     .option('--drift-key <file>', 'drift client key', '/etc/rt-bootstrapper/watcher/tls.key')
     .option('--drift-ca <file>', 'CA bundle of the KCP listener', '/etc/rt-bootstrapper/watcher/ca.crt')
-    .option(
-      '--reuse-answers <count>',
-      "answers kept for Pods that arrive identical but for the request's uid, such as a ReplicaSet's (0: off)",
-      '512',
-    )
+    .addOption(new Option('--reuse-answers <count>', 'ignored (earlier releases reused answers)').hideHelp())
     .option(
       '--shutdown-delay <duration>',
       'on SIGTERM, keep serving this long (readiness failing, connections closed after each answer) so the Pod leaves the Service first',

@@ -25,10 +25,23 @@ test('an unknown command fails with a message', () => {
   assert.match(r.stderr, /unknown command/);
 });
 
-test('rtb webhook refuses a negative --reuse-answers before starting', () => {
-  const r = rtb('webhook', '--reuse-answers', '-1', '--config-file', '/nonexistent');
+test('rtb webhook still accepts --reuse-answers from earlier manifests, and no longer lists it', () => {
+  const r = rtb(
+    'webhook',
+    '--reuse-answers',
+    '512',
+    '--config-file',
+    '/nonexistent',
+    '--kubeconfig',
+    '/nonexistent',
+  );
   assert.notEqual(r.status, 0);
-  assert.match(r.stderr, /--reuse-answers must be a non-negative integer, got "-1"/);
+  assert.doesNotMatch(r.stderr, /unknown option/);
+  assert.match(
+    r.stdout + r.stderr,
+    /reuse-answers is accepted for manifests of earlier releases and ignored/,
+  );
+  assert.doesNotMatch(rtb('webhook', '--help').stdout, /reuse-answers/);
 });
 
 test('rtb render controller --manifests-config-map renders the watch and its read access (annotate mode only)', () => {

@@ -24,8 +24,8 @@ function context(config: WebhookConfig | undefined): {
   const { logger, lines, raw } = captureLogs();
   const ctx: AdmissionContext = {
     config: () => config,
-    namespaceAnnotations: () => ALL,
-    pullSecret: { ensure: () => false },
+    namespaceAnnotations: () => Promise.resolve(ALL),
+    pullSecret: { ensure: () => Promise.resolve(false) },
     metrics: createWebhookMetrics(new Registry()),
     logger,
     logLimit: new LogRateLimit(logger),

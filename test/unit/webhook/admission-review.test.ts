@@ -4,9 +4,7 @@ import fc from 'fast-check';
 import {
   AdmissionDecodeError,
   ENVELOPE_LIMITS,
-  admissionResponseTemplate,
   decodeAdmissionReview,
-  decodeWithSchema,
   encodeAdmissionResponse,
 } from '../../../src/webhook/admission-review.js';
 
@@ -82,13 +80,20 @@ const review = fc
   });
 
 describe('AdmissionReview decoding', () => {
-  test('the fast envelope check answers exactly as the zod schema', () => {
+  test('any JSON decodes to the request or a reason naming the field, never another error', () => {
     fc.assert(
       fc.property(fc.oneof(review, fc.jsonValue()), (json) => {
-        const text = JSON.stringify(json);
-        const fast = outcome(() => decodeAdmissionReview(text));
-        const reference = outcome(() => decodeWithSchema(JSON.parse(text)));
-        assert.deepEqual(fast, reference);
+        const result = outcome(() => decodeAdmissionReview(JSON.stringify(json)));
+        if ('reason' in result)
+          assert.match(
+            result.reason,
+            /^(body is not JSON|not an admission\.k8s\.io\/v1 AdmissionReview: \S+: )/,
+          );
+        else
+          assert.equal(
+            (result.ok as { uid: unknown }).uid,
+            (json as { request: { uid: unknown } }).request.uid,
+          );
       }),
       { numRuns: 3000, seed: 7 },
     );
@@ -195,16 +200,6 @@ describe('AdmissionReview encoding', () => {
         encodeAdmissionResponse(answer),
         JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }),
       );
-    }
-  });
-
-  test('a response template gives the bytes encodeAdmissionResponse gives, for any uid', () => {
-    const answers = [{}, { patch, warnings: ['w "q"'] }, { denied: 'no' }];
-    const uids = ['705ab4f5-6393-11e8-b7cc-42010a800002', '', 'a"b\\c', 'ü\u2028✓'];
-    for (const answer of answers) {
-      const respond = admissionResponseTemplate(answer);
-      for (const uid of uids)
-        assert.deepEqual(respond(uid), Buffer.from(encodeAdmissionResponse({ ...answer, uid })), uid);
     }
   });
 

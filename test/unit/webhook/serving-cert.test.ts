@@ -178,7 +178,6 @@ describe('rtb webhook TLS flags', () => {
     driftCert: '',
     driftKey: '',
     driftCa: '',
-    reuseAnswers: '512',
     shutdownDelay: '5s',
     webhookService: WEBHOOK_SERVICE,
     tlsExtraSan: [],

@@ -43,8 +43,8 @@ describe("the webhook answers on upstream's path too", () => {
       logger,
       context: {
         config: () => config,
-        namespaceAnnotations: () => ({}),
-        pullSecret: { ensure: () => true },
+        namespaceAnnotations: () => Promise.resolve({}),
+        pullSecret: { ensure: () => Promise.resolve(true) },
         metrics: createWebhookMetrics(new Registry()),
         logger,
         logLimit: new LogRateLimit(logger),
