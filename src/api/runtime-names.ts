@@ -23,6 +23,10 @@ export const MUTATING_WEBHOOK_NAME = 'mpod-v1.kb.io';
  * core/v1 Pod defaulter), so a registration left by an upstream install keeps working against us.
  */
 export const MUTATE_PATH_UPSTREAM = '/mutate--v1-pod';
+/** The webhook's own mutation path (served like {@link MUTATE_PATH_UPSTREAM}). */
+export const MUTATE_PATH = '/mutate';
+/** The path of the drift (validating) webhook. */
+export const VALIDATE_PATH = '/validate';
 /** The ValidatingWebhookConfiguration of the drift channel (ours; upstream has none). */
 export const VALIDATING_WEBHOOK_CONFIGURATION = 'rt-bootstrapper-validating-webhook-configuration';
 /** The one webhook inside {@link VALIDATING_WEBHOOK_CONFIGURATION}: reports tampering with our objects. */
@@ -55,6 +59,11 @@ export const WEBHOOK_PDB = 'rt-bootstrapper-controller-manager';
 export const WEBHOOK_TLS_SECRET = 'rt-bootstrapper-webhook-tls';
 /** The Lease electing the one replica that writes {@link WEBHOOK_TLS_SECRET} and the caBundle. */
 export const WEBHOOK_CERT_LEASE = 'rt-bootstrapper-webhook-cert';
+/**
+ * The field manager of every write of ours (server-side apply, creates, the copier's copies): drift
+ * detection takes writes under it for repairs, not drift.
+ */
+export const FIELD_MANAGER = 'rt-bootstrapper';
 /**
  * Field manager of the webhook's caBundle writes: upstream's own, so the field an upstream
  * install owned passes to us without a conflict.

@@ -1,9 +1,4 @@
-/**
- * The controller Pod's `terminationGracePeriodSeconds`: SIGTERM stops the mode (direct mode lets
- * reconciles in flight finish for DEFAULT_STOP_DRAIN_MS, then abandons their calls to runtimes),
- * releases the Lease and stops the watches well within it.
- */
-export const CONTROLLER_GRACE_SECONDS = 30;
+import { CONTROLLER_GRACE_SECONDS } from '../api/kcp-objects.js';
 
 /**
  * After SIGTERM, a process still stopping this long ends itself (status 1) before the kubelet's

@@ -1,10 +1,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { FIELD_MANAGER } from '../api/runtime-names.js';
 import type { ClusterAccess } from './cluster-access.js';
 import { kubeRequest } from './kube-request.js';
 import { describeObject, objectPath } from './resource-path.js';
 
-/** Our field manager for server-side apply. */
-export const FIELD_MANAGER = 'rt-bootstrapper';
 
 /** An object could not be applied; names the object. */
 export class ApplyError extends Error {

@@ -14,10 +14,10 @@ import { createRolloutMetrics } from '../controller/rollout/rollout-metrics.js';
 import { PrometheusReconcileMetrics } from '../kube/reconcile-metrics.js';
 import { PrometheusWorkQueueMetrics } from '../kube/workqueue-metrics.js';
 import { silentLogger } from '../telemetry/logger.js';
-import { createAttestationMetrics } from '../watcher/attestation-metrics.js';
-import { createForwarderMetrics } from '../watcher/forwarder-metrics.js';
-import { createListenerMetrics } from '../watcher/listener-metrics.js';
-import { createRestartMetrics } from '../webhook/trust-restart/restart-metrics.js';
+import { createAttestationMetrics } from '../drift/attestation-metrics.js';
+import { createForwarderMetrics } from '../drift/forwarder-metrics.js';
+import { createListenerMetrics } from '../drift/listener-metrics.js';
+import { createRestartMetrics } from '../trust-restart/restart-metrics.js';
 import { createWebhookMetrics } from '../webhook/webhook-metrics.js';
 
 /** The processes whose metrics the monitoring reads. */

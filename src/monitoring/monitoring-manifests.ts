@@ -6,7 +6,7 @@
 import type { KubernetesObject, V1ConfigMap, V1Service } from '@kubernetes/client-node';
 import { CONTROLLER_METRICS_PORT, CONTROLLER_NAME } from '../render/controller-manifests.js';
 import { APP_NAME, APP_NAME_LABEL } from '../api/runtime-names.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
 import { renderMetricsScrape, type ServiceMonitor } from '../render/metrics-scrape.js';
 import { kcpAlerts, runtimeAlerts, type AlertGroup, type AlertRule } from './alert-rules.js';
 import { renderDashboard, type DashboardSpec } from './dashboard-model.js';

@@ -17,15 +17,16 @@ import {
 } from './hardening.js';
 import { RUNTIME_GROUP, RUNTIME_NAMESPACE, RUNTIME_PLURAL } from '../api/runtime.js';
 import { CONFIG_MAP_NAME } from '../api/webhook-features.js';
-import { DEFAULT_STATE_CONFIG_MAP } from '../controller/annotate/signal-state-store.js';
-import { CONTROLLER_GRACE_SECONDS } from '../controller/controller-grace.js';
-import { revisionSecretNames } from '../controller/rollout/revision-store.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
+import {
+  CONTROLLER_GRACE_SECONDS,
+  CONTROLLER_LEASE_NAME,
+  DEFAULT_STATE_CONFIG_MAP,
+  revisionSecretNames,
+} from '../api/kcp-objects.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
 
 /** Name of the controller's ServiceAccount, RBAC objects and Deployment. */
 export const CONTROLLER_NAME = 'rt-bootstrapper-controller';
-/** Default name of the leader-election Lease. */
-export const CONTROLLER_LEASE_NAME = 'rt-bootstrapper-controller';
 /** The controller's plain-HTTP port for /healthz, /readyz and /metrics. */
 export const CONTROLLER_METRICS_PORT = 8080;
 /** The controller container's memory limit (the memory alert warns near it). */

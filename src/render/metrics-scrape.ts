@@ -4,7 +4,7 @@
  */
 import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
 import { APP_NAME_LABEL } from '../api/runtime-names.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
 
 /** A ServiceMonitor (monitoring.coreos.com/v1). */
 export type ServiceMonitor = KubernetesObject & { readonly spec: Readonly<Record<string, unknown>> };

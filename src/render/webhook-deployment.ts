@@ -12,8 +12,8 @@ import {
   WEBHOOK_SERVICE_ACCOUNT,
 } from '../api/runtime-names.js';
 import { CONFIG_MAP_KEY } from '../api/webhook-features.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
-import { SHUTDOWN_DELAY_SECONDS, TERMINATION_GRACE_SECONDS } from '../webhook/serving-limits.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
+import { SHUTDOWN_DELAY_SECONDS, TERMINATION_GRACE_SECONDS } from '../api/serving-limits.js';
 import {
   httpProbe,
   restrictedContainerSecurityContext,

@@ -1,6 +1,6 @@
 import { APP_NAME, APP_NAME_LABEL, VERSION_LABEL } from '../api/runtime-names.js';
-import type { ServingIssuer } from '../pki/serving-secret-plan.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
+import type { ServingIssuer } from '../serving-cert/serving-secret-plan.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
 
 /** Settings of the rendered runtime manifests. */
 export interface WebhookManifestOptions {

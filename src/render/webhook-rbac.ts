@@ -17,8 +17,8 @@ import {
   WEBHOOK_TLS_SECRET,
 } from '../api/runtime-names.js';
 import { RESTARTER_LEASE } from '../api/trust-stamp.js';
-import type { ServingIssuer } from '../pki/serving-secret-plan.js';
-import { UPSTREAM_LEFTOVERS, type UpstreamLeftover } from '../webhook/upstream-leftovers.js';
+import type { ServingIssuer } from '../serving-cert/serving-secret-plan.js';
+import { UPSTREAM_LEFTOVERS, type UpstreamLeftover } from '../api/upstream-leftovers.js';
 import { WEBHOOK_WRITE_POLICY } from './webhook-write-policy.js';
 
 const read = (): string[] => ['get', 'list', 'watch'];
@@ -171,7 +171,7 @@ export function webhookNamespaceRules(
     // The trust-bundle projection probe: a Pod created with dryRun=All only, never stored
     // (dry-run asks for the create right; ../webhook/trust-capability/probe-pod.ts).
     { apiGroups: [''], resources: ['pods'], verbs: ['create'] },
-    // The restarter's status annotation (../webhook/trust-restart/restart-status.ts).
+    // The restarter's status annotation (../trust-restart/restart-status.ts).
     ...(perNamespace
       ? [
           {
@@ -193,7 +193,7 @@ const getByName = (group: string, resource: string, names: readonly string[]): V
 });
 
 /**
- * With the drift channel, the attestation (../watcher/attestor.ts) reads every object the KCP
+ * With the drift channel, the attestation (../drift/attestor.ts) reads every object the KCP
  * manages on the runtime. The other rules already let the webhook read the namespaces, the set
  * (trust bundle, pull Secret, ConfigMap), the Deployment, the serving Secret and both webhook
  * configurations; these add `get`, by name, of our ClusterRole and its binding, and of the write

@@ -7,15 +7,15 @@ import {
   APP_NAME,
   APP_NAME_LABEL,
   MUTATE_PATH_UPSTREAM,
+  VALIDATE_PATH,
   MUTATING_WEBHOOK_CONFIGURATION,
   MUTATING_WEBHOOK_NAME,
   VALIDATING_WEBHOOK_CONFIGURATION,
   VALIDATING_WEBHOOK_NAME,
   WEBHOOK_SERVICE,
 } from '../api/runtime-names.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../webhook/managed-labels.js';
-import { ADMISSION_TIMEOUT_SECONDS } from '../webhook/serving-limits.js';
-import { VALIDATE_PATH } from '../webhook/webhook-server.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
+import { ADMISSION_TIMEOUT_SECONDS } from '../api/serving-limits.js';
 import { objectLabels, type WebhookManifestOptions } from './webhook-options.js';
 
 /** The Service (at `path`) or, in `url` mode, the URL; with `caBundle` only when a CA is given. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { BodyTooLargeError } from '../watcher/limited-body.js';
+import { BodyTooLargeError } from '../drift/limited-body.js';
 import { BudgetRefusedError, type Budget, type BudgetLease } from './budget.js';
 
 /** How a charged read ended without a body. */

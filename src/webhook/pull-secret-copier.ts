@@ -5,7 +5,7 @@ import type { Reflector } from '../kube/reflector.js';
 import { WorkQueue } from '../kube/work-queue.js';
 import type { LogRateLimit } from '../telemetry/log-rate-limit.js';
 // The field manager of every rt-bootstrapper write; the drift webhook recognises its own repairs by it.
-import { OWN_FIELD_MANAGER as FIELD_MANAGER } from '../watcher/drift-detection.js';
+import { FIELD_MANAGER } from '../api/runtime-names.js';
 import { decidePullSecretCopy, DEFAULT_EXCLUDED_NAMESPACES } from './pull-secret-desired.js';
 import type { PullSecretEnsurer } from './admission-handler.js';
 import type { MissingNamespaces } from './missing-namespaces.js';

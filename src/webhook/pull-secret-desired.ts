@@ -1,5 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { COPIED_FROM_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './managed-labels.js';
+import { COPIED_FROM_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
 
 /** What the copier decided for one namespace. */
 export type CopyDecision =

@@ -1,5 +1,5 @@
 import type { V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
-import { COPIED_FROM_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './managed-labels.js';
+import { COPIED_FROM_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
 
 /** The label selector that finds every Secret rt-bootstrapper wrote (copies among them). */
 export const MANAGED_SECRETS_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { BodyTooLargeError, declaredLength } from '../watcher/limited-body.js';
+import { BodyTooLargeError, declaredLength } from '../drift/limited-body.js';
 import { Budget, BudgetRefusedError, type BudgetLease } from './budget.js';
 import { ChargedReadError, readChargedBody, type ChargedBody, type ReadTurn } from './charged-body.js';
 import { decodeCost } from './decode-cost.js';

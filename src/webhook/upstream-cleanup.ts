@@ -15,7 +15,7 @@ import {
   type FoundObject,
   type UpstreamAnnotation,
   type UpstreamLeftover,
-} from './upstream-leftovers.js';
+} from '../api/upstream-leftovers.js';
 
 /** The logger calls the cleanup makes; pino's `Logger` fits. */
 export interface CleanupLogger {

@@ -18,19 +18,19 @@ import { followPullSecret, pullSecretRefOf } from './pull-secret-follower.js';
 import { RenamedCopySweeper, renamedCopyCalls } from './renamed-copy-sweeper.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer, type DrainOptions } from './webhook-server.js';
-import { DRIFT_FLUSH_SECONDS } from './serving-limits.js';
+import { DRIFT_FLUSH_SECONDS } from '../api/serving-limits.js';
 import { StopStack } from './stop-stack.js';
 import { errorLine } from '../telemetry/error-line.js';
 import { leafNotAfter } from '../pki/certificate-expiry.js';
 import { startUpstreamCleanup } from './upstream-cleanup.js';
-import type { ServingCertSettings } from './serving-cert/serving-cert-settings.js';
-import type { ServingCertKeeper } from './serving-cert/serving-cert-keeper.js';
-import { DriftForwarder } from '../watcher/drift-forwarder.js';
-import { RuntimeAttestor } from '../watcher/attestor.js';
-import { followTrustBundle } from './trust-restart/trust-bundle-follower.js';
-import { startRestarterFromSettings, type TrustRestartSettings } from './trust-restart/restarter-settings.js';
-import type { TrustRestarter } from './trust-restart/trust-restarter.js';
-import { handleDriftValidation } from '../watcher/validation-handler.js';
+import type { ServingCertSettings } from '../serving-cert/serving-cert-settings.js';
+import type { ServingCertKeeper } from '../serving-cert/serving-cert-keeper.js';
+import { DriftForwarder } from '../drift/drift-forwarder.js';
+import { RuntimeAttestor } from '../drift/attestor.js';
+import { followTrustBundle } from '../trust-restart/trust-bundle-follower.js';
+import { startRestarterFromSettings, type TrustRestartSettings } from '../trust-restart/restarter-settings.js';
+import type { TrustRestarter } from '../trust-restart/trust-restarter.js';
+import { handleDriftValidation } from '../drift/validation-handler.js';
 import { RUNTIME_NAMESPACE } from '../api/runtime-names.js';
 import { API_NOT_SERVED, trustBundleMount } from '../api/trust-bundle-capability.js';
 import { startCapabilityProber, type CapabilityProbeSettings } from './trust-capability/capability-prober.js';
@@ -62,7 +62,7 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
   readonly excludedNamespaces?: readonly string[];
   /**
    * The drift channel: report tampering with our objects to the KCP listener over mutual TLS,
-   * and attest the objects' resourceVersions to it now and then (../watcher/attestor.ts).
+   * and attest the objects' resourceVersions to it now and then (../drift/attestor.ts).
    */
   readonly drift?: {
     readonly url: string;
@@ -167,7 +167,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     }
   } else {
     // Loaded only here: it brings the certificate-issuing code, which file mode never needs.
-    const { startKeeperFromSettings } = await import('./serving-cert/serving-cert-settings.js');
+    const { startKeeperFromSettings } = await import('../serving-cert/serving-cert-settings.js');
     const started = await startKeeperFromSettings(o.kubeConfig, o.servingCert ?? {}, logger, reloaded);
     keeper = started;
     stoppers.push(() => started.stop());

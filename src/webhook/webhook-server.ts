@@ -1,3 +1,4 @@
+import { MUTATE_PATH, MUTATE_PATH_UPSTREAM, VALIDATE_PATH } from '../api/runtime-names.js';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,7 +24,7 @@ import {
   READ_BUDGET_BYTES,
   REQUEST_TIMEOUT_MS,
   WRITE_TIMEOUT_MS,
-} from './serving-limits.js';
+} from '../api/serving-limits.js';
 import type { AdmissionResult } from './webhook-metrics.js';
 
 /** Settings of the HTTPS server. */
@@ -50,15 +51,6 @@ export interface DrainOptions {
   /** Then give requests in flight this long before closing every connection. */
   readonly timeoutMs?: number;
 }
-
-/** The path of the drift (validating) webhook. */
-export const VALIDATE_PATH = '/validate';
-
-/** The mutation path the MutatingWebhookConfiguration points at. */
-export const MUTATE_PATH = '/mutate';
-
-/** Upstream's mutation path (controller-runtime's `/mutate--v1-pod`), served like MUTATE_PATH. */
-export const UPSTREAM_MUTATE_PATH = '/mutate--v1-pod';
 
 type Headers = Readonly<Record<string, string>>;
 
@@ -182,7 +174,7 @@ export class WebhookServer {
       if (req.method !== 'POST') this.reply(res, 405, 'only POST is allowed', { allow: 'POST' });
       else void this.serve(req, res, handle, admission);
     };
-    if (path === MUTATE_PATH || path === UPSTREAM_MUTATE_PATH) {
+    if (path === MUTATE_PATH || path === MUTATE_PATH_UPSTREAM) {
       post((body) => this.endpoint.answer(body), true);
       return;
     }

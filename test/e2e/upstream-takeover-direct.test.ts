@@ -17,7 +17,7 @@ import type { SourceWatcher } from '../../src/controller/sources/source-watcher.
 import { eventually } from '../../src/envtest/eventually.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { parseCertificates } from '../../src/pki/pem-certificates.js';
-import { KCP_SERVING_POLICY } from '../../src/pki/serving-policy.js';
+import { KCP_SERVING_POLICY } from '../../src/serving-cert/serving-policy.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { packageVersion } from '../../src/version.js';
 import {

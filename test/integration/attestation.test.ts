@@ -20,8 +20,8 @@ import { eventually } from '../../src/envtest/eventually.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { ATTESTATION_PATH, parseAttestationAnswer, type Attestation } from '../../src/api/attestation.js';
-import { kubeVersionReader, readVersions } from '../../src/watcher/managed-versions.js';
-import { postJson } from '../../src/watcher/post-json.js';
+import { kubeVersionReader, readVersions } from '../../src/drift/managed-versions.js';
+import { postJson } from '../../src/drift/post-json.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import {

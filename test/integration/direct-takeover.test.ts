@@ -33,7 +33,7 @@ import {
   KCP_SERVING_POLICY,
   WEBHOOK_SERVING_POLICY,
   type ServingPolicy,
-} from '../../src/pki/serving-policy.js';
+} from '../../src/serving-cert/serving-policy.js';
 import { renderKimManifests } from '../../src/render/kim-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';

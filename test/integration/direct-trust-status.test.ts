@@ -20,7 +20,7 @@ import type { DirectMode } from '../../src/controller/direct/direct-mode-options
 import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
-import { trustStatusValue, type RestartCounts } from '../../src/webhook/trust-restart/restart-status.js';
+import { trustStatusValue, type RestartCounts } from '../../src/trust-restart/restart-status.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { useControlPlane } from '../support/control-plane.js';
 import {

@@ -32,7 +32,7 @@ import { reportDeploymentRollout } from '../../src/local/simulated-kubelet.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { parseCertificates } from '../../src/pki/pem-certificates.js';
-import { KCP_SERVING_POLICY } from '../../src/pki/serving-policy.js';
+import { KCP_SERVING_POLICY } from '../../src/serving-cert/serving-policy.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp } from '../../src/webhook/webhook-app.js';
 import { useControlPlane } from '../support/control-plane.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, WEBHOOK_TLS_SECRET } from '../../src/api/runtime-names.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
-import type { ServingPolicy } from '../../src/pki/serving-policy.js';
+import type { ServingPolicy } from '../../src/serving-cert/serving-policy.js';
 import { renderKimManifests } from '../../src/render/kim-manifests.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';

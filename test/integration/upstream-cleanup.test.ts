@@ -25,7 +25,7 @@ import {
   startUpstreamCleanup,
   type CleanupLogger,
 } from '../../src/webhook/upstream-cleanup.js';
-import { UPSTREAM_LEFTOVERS } from '../../src/webhook/upstream-leftovers.js';
+import { UPSTREAM_LEFTOVERS } from '../../src/api/upstream-leftovers.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { asWebhookServiceAccount, clientAs } from '../support/kcp.js';

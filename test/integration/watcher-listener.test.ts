@@ -12,9 +12,9 @@ import { Registry } from 'prom-client';
 import type { CertificateAuthority } from '../../src/pki/certificate-authority.js';
 import type { IssuedCertificate } from '../../src/pki/issue-certificate.js';
 import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
-import { DriftForwarder } from '../../src/watcher/drift-forwarder.js';
-import { EventListener, refusalHoldMs, type EventListenerOptions } from '../../src/watcher/event-listener.js';
-import { WATCH_EVENT_PATH, encodeWatchEvent, type WatchEvent } from '../../src/watcher/watch-event.js';
+import { DriftForwarder } from '../../src/drift/drift-forwarder.js';
+import { EventListener, refusalHoldMs, type EventListenerOptions } from '../../src/drift/event-listener.js';
+import { WATCH_EVENT_PATH, encodeWatchEvent, type WatchEvent } from '../../src/drift/watch-event.js';
 import {
   call,
   loopbackServingCert,
@@ -23,7 +23,7 @@ import {
   runtimeClientCert,
   waitFor,
   writeClientFiles,
-} from '../unit/watcher/tls-fixtures.js';
+} from '../unit/drift/tls-fixtures.js';
 import type { Reply } from '../support/https-call.js';
 import { captureLogs } from '../support/log-capture.js';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../../src/envtest/eventually.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
-import { MAX_REQUESTS_IN_FLIGHT } from '../../src/webhook/serving-limits.js';
+import { MAX_REQUESTS_IN_FLIGHT } from '../../src/api/serving-limits.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { HOSTILE_SHAPES, startHostileCrowd, type HostileCrowd } from '../support/hostile-clients.js';

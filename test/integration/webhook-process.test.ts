@@ -15,7 +15,7 @@ import {
   type CertificateAuthority,
 } from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
-import { TERMINATION_GRACE_SECONDS } from '../../src/webhook/serving-limits.js';
+import { TERMINATION_GRACE_SECONDS } from '../../src/api/serving-limits.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { podReview, seedConfigText, seedPodBefore } from '../support/fixtures.js';

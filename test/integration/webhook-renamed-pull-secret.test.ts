@@ -6,7 +6,7 @@ import {
   COPIED_FROM_ANNOTATION,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
-} from '../../src/webhook/managed-labels.js';
+} from '../../src/api/managed-labels.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';

@@ -14,7 +14,7 @@ import { eventually } from '../../src/envtest/eventually.js';
 import { podReview, seedConfigText, seedPodBefore } from '../support/fixtures.js';
 import { heldCall, httpsCall, type Reply } from '../support/https-call.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
-import { BODY_LIMIT_BYTES } from '../../src/webhook/serving-limits.js';
+import { BODY_LIMIT_BYTES } from '../../src/api/serving-limits.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 const SECRET_MARKER = 'c3VwZXItc2VjcmV0LXB1bGwtdG9rZW4=';

@@ -18,7 +18,7 @@ import {
 } from '../../src/api/runtime-names.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import { issuedBy, parseCertificates } from '../../src/pki/pem-certificates.js';
-import type { ServingPolicy } from '../../src/pki/serving-policy.js';
+import type { ServingPolicy } from '../../src/serving-cert/serving-policy.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp } from '../../src/webhook/webhook-app.js';
 import { useControlPlane } from '../support/control-plane.js';

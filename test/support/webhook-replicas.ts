@@ -21,8 +21,8 @@ import {
 } from '../../src/api/runtime-names.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { reportDeploymentRollout } from '../../src/local/simulated-kubelet.js';
-import type { ServingPolicy } from '../../src/pki/serving-policy.js';
-import type { ServingCertIssuer } from '../../src/webhook/serving-cert/serving-cert-keeper.js';
+import type { ServingPolicy } from '../../src/serving-cert/serving-policy.js';
+import type { ServingCertIssuer } from '../../src/serving-cert/serving-cert-keeper.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp } from '../../src/webhook/webhook-app.js';
 import { eventually } from '../../src/envtest/eventually.js';

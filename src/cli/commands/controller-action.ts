@@ -4,7 +4,7 @@ import { modeStarter } from '../../controller/mode-registry.js';
 import { directModeStarter, type DirectModeSettings } from '../../controller/direct/direct-mode-starter.js';
 import { DEFAULT_DIRECT_CONCURRENCY } from '../../controller/direct/direct-mode-options.js';
 import { DEFAULT_ANNOTATE_CONCURRENCY } from './controller-flags.js';
-import { KCP_SERVING_POLICY } from '../../pki/serving-policy.js';
+import { KCP_SERVING_POLICY } from '../../serving-cert/serving-policy.js';
 import { packageVersion, releaseImage } from '../../version.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { FlagError, parseDuration, positiveInt } from '../flag-values.js';

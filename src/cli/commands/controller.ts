@@ -1,3 +1,4 @@
+import { CONTROLLER_LEASE_NAME, DEFAULT_STATE_CONFIG_MAP } from '../../api/kcp-objects.js';
 import { Option, type Command } from 'commander';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME } from '../../api/webhook-features.js';
 import { RUNTIME_NAMESPACE } from '../../api/runtime.js';
@@ -8,12 +9,6 @@ import {
 } from '../../controller/direct/direct-mode-options.js';
 import { DEFAULT_ANNOTATE_CONCURRENCY, type ControllerFlags } from './controller-flags.js';
 
-// Copies of DEFAULT_STATE_CONFIG_MAP (controller/annotate/signal-state-store.ts) and
-// CONTROLLER_LEASE_NAME (render/controller-manifests.ts): importing those modules here would load
-// the controller and client-node for every command. test/unit/cli/lazy-commands.test.ts keeps
-// them equal.
-const DEFAULT_STATE_CONFIG_MAP = 'rt-bootstrapper-controller-state';
-const CONTROLLER_LEASE_NAME = 'rt-bootstrapper-controller';
 
 /**
  * `rtb controller`: the KCP controller (sources → mode), with leader election. Only the flags are

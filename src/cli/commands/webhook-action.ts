@@ -1,7 +1,7 @@
 import { loadClusterAccess } from '../../kube/cluster-access.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { startWebhookApp, type WebhookAppOptions } from '../../webhook/webhook-app.js';
-import { DRAIN_TIMEOUT_SECONDS, TERMINATION_GRACE_SECONDS } from '../../webhook/serving-limits.js';
+import { DRAIN_TIMEOUT_SECONDS, TERMINATION_GRACE_SECONDS } from '../../api/serving-limits.js';
 import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
 import type { WebhookFlags } from './webhook-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';

@@ -6,7 +6,7 @@ import {
   WEBHOOK_TLS_SECRET,
 } from '../../api/runtime-names.js';
 import { RESTARTER_LEASE } from '../../api/trust-stamp.js';
-import { SHUTDOWN_DELAY_SECONDS } from '../../webhook/serving-limits.js';
+import { SHUTDOWN_DELAY_SECONDS } from '../../api/serving-limits.js';
 import type { WebhookFlags } from './webhook-flags.js';
 
 /**

@@ -4,7 +4,7 @@
  * idempotent, so a retry after an unclear failure is harmless.
  */
 import { RUNTIME_GROUP, RUNTIME_PLURAL, RUNTIME_VERSION } from '../../api/runtime.js';
-import { FIELD_MANAGER } from '../../kube/apply.js';
+import { FIELD_MANAGER } from '../../api/runtime-names.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';

@@ -5,7 +5,7 @@
  * with a conflict instead of overwriting a newer state.
  */
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { FIELD_MANAGER } from '../../kube/apply.js';
+import { FIELD_MANAGER } from '../../api/runtime-names.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, requestOptions } from './request-options.js';
 import { SOURCE_KINDS, type SourceKind } from '../sources/source-watcher.js';
@@ -13,8 +13,6 @@ import type { SignalState } from './signal-decision.js';
 
 /** The ConfigMap key holding the annotate mode's state. */
 export const SIGNAL_STATE_KEY = 'annotate-mode.json';
-/** Default name of the state ConfigMap. */
-export const DEFAULT_STATE_CONFIG_MAP = 'rt-bootstrapper-controller-state';
 
 /** Reading or writing the state failed. */
 export class SignalStateError extends Error {

@@ -10,7 +10,7 @@ import { leaseLostIn, UNFENCED, type LeaseFence } from '../../kube/lease-fence.j
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { HandlerResult } from '../../kube/work-queue-options.js';
 import { RUNTIME_NAMESPACE, webhookServiceDnsNames } from '../../api/runtime-names.js';
-import { KCP_SERVING_POLICY, type ServingPolicy } from '../../pki/serving-policy.js';
+import { KCP_SERVING_POLICY, type ServingPolicy } from '../../serving-cert/serving-policy.js';
 import type { DirectMetrics } from './direct-metrics.js';
 import type { RuntimeClientPool } from './runtime-clients.js';
 import { planSources, type WebhookRelease, type WebhookTestRouting } from './runtime-manifests.js';

@@ -2,7 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CaStore } from '../../pki/ca-store.js';
-import type { ServingPolicy } from '../../pki/serving-policy.js';
+import type { ServingPolicy } from '../../serving-cert/serving-policy.js';
 import type { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import type { DriftEndpointOptions } from './drift-endpoint.js';
 import type { WebhookRelease, WebhookTestRouting } from './runtime-manifests.js';

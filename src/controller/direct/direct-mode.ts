@@ -6,7 +6,7 @@ import { WorkQueue } from '../../kube/work-queue.js';
 import { PrometheusWorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import { PrometheusReconcileMetrics } from '../../kube/reconcile-metrics.js';
 import { CaStore } from '../../pki/ca-store.js';
-import { validateServingPolicy } from '../../pki/serving-policy.js';
+import { validateServingPolicy } from '../../serving-cert/serving-policy.js';
 import { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import { CaUpkeep } from './ca-upkeep.js';
 import { DirectCaches } from './direct-caches.js';

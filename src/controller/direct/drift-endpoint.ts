@@ -8,8 +8,8 @@ import type { CaStore } from '../../pki/ca-store.js';
 import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
 import { leafNotAfter } from '../../pki/certificate-expiry.js';
-import type { AttestationHandler } from '../../watcher/attestation-receiver.js';
-import { EventListener } from '../../watcher/event-listener.js';
+import type { AttestationHandler } from '../../drift/attestation-receiver.js';
+import { EventListener } from '../../drift/event-listener.js';
 import { domainOf } from './runtime-domain.js';
 
 /** Where the KCP listens for drift events, and the names its serving certificate carries. */

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Counter, Registry } from 'prom-client';
 import type { Attestation } from '../../api/attestation.js';
 import { counterOn } from '../../kube/prom-metrics.js';
-import type { AttestationReply } from '../../watcher/attestation-receiver.js';
+import type { AttestationReply } from '../../drift/attestation-receiver.js';
 import { AttestationBook } from './attestation-book.js';
 
 /** What the periodic resync needs. */

@@ -21,16 +21,16 @@ import {
   trustBundleApis,
   type TrustBundleApis,
 } from '../../kube/trust-bundle-discovery.js';
-import type { ServingSecretContent } from '../../pki/serving-secret-state.js';
-import { foreignServersAmong, FOREIGN_SERVER_SELECTOR } from '../../webhook/serving-cert/foreign-servers.js';
-import { putServingSecret } from '../../webhook/serving-cert/serving-secret-put.js';
+import type { ServingSecretContent } from '../../serving-cert/serving-secret-state.js';
+import { foreignServersAmong, FOREIGN_SERVER_SELECTOR } from '../../serving-cert/foreign-servers.js';
+import { putServingSecret } from '../../serving-cert/serving-secret-put.js';
 import {
   applyCaBundle,
   lackingBundle,
   MUTATING,
   VALIDATING,
   type WebhookConfiguration,
-} from '../../webhook/serving-cert/webhook-configurations.js';
+} from '../../serving-cert/webhook-configurations.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
   RESTART_RIGHTS_ROLE,
@@ -38,8 +38,8 @@ import {
   WEBHOOK_DEPLOYMENT,
   WEBHOOK_TLS_SECRET,
 } from '../../api/runtime-names.js';
-import { FIELD_MANAGER } from '../../kube/apply.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
+import { FIELD_MANAGER } from '../../api/runtime-names.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../api/managed-labels.js';
 import type { WrittenObject } from './foreign-writers.js';
 import type { RuntimePlan } from './runtime-manifests.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';

@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { RUNTIME_NAMESPACE, VERSION_LABEL, WATCHER_TLS_SECRET } from '../../api/runtime-names.js';
 import { renderWebhookManifests, type WebhookManifests } from '../../render/webhook-manifests.js';
 import { networkPolicyList } from '../../render/webhook-network-policies.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../api/managed-labels.js';
 import type { SyncSet } from './sync-set.js';
 
 /** The webhook release to install. */

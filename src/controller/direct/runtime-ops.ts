@@ -13,7 +13,7 @@ import {
   runtimeBootstrappersPath,
 } from '../../api/runtime-bootstrapper.js';
 import { CA_BUNDLE_FIELD_MANAGER, WATCHER_TLS_SECRET, WEBHOOK_TLS_SECRET } from '../../api/runtime-names.js';
-import { FIELD_MANAGER } from '../../kube/apply.js';
+import { FIELD_MANAGER } from '../../api/runtime-names.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { kubeRequest } from '../../kube/kube-request.js';
 import type { LeaseFence } from '../../kube/lease-fence.js';
@@ -23,9 +23,9 @@ import { x509 } from '../../pki/crypto-provider.js';
 import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
 import { leafNotAfter } from '../../pki/certificate-expiry.js';
-import { executeSecretWrite } from '../../pki/serving-secret-write.js';
-import { readServingSecret } from '../../webhook/serving-cert/serving-secret-codec.js';
-import { MUTATING, VALIDATING } from '../../webhook/serving-cert/webhook-configurations.js';
+import { executeSecretWrite } from '../../serving-cert/serving-secret-write.js';
+import { readServingSecret } from '../../serving-cert/serving-secret-codec.js';
+import { MUTATING, VALIDATING } from '../../serving-cert/webhook-configurations.js';
 import { foreignWritesAfterOurs } from './foreign-writers.js';
 import type { RuntimeClientPool } from './runtime-clients.js';
 import { domainOf, hostOf } from './runtime-domain.js';

@@ -6,7 +6,7 @@
  * leaves a runtime whose admission calls succeed.
  */
 import { statusCodeOf } from '../../kube/kube-errors.js';
-import { ServingIssuerError, type ServingStep } from '../../pki/serving-secret-plan.js';
+import { ServingIssuerError, type ServingStep } from '../../serving-cert/serving-secret-plan.js';
 import {
   MAX_SERVING_WAIT_MS,
   needsServerLook,

@@ -6,15 +6,15 @@
  * the caBundle.
  */
 import type { V1Secret } from '@kubernetes/client-node';
-import type { ServingPolicy } from '../../pki/serving-policy.js';
+import type { ServingPolicy } from '../../serving-cert/serving-policy.js';
 import {
   caBundleHoldsOthers,
   planServingSecret,
   type ServingPlanInput,
   type ServingStep,
-} from '../../pki/serving-secret-plan.js';
-import { readServingSecret } from '../../webhook/serving-cert/serving-secret-codec.js';
-import { caBundlesOf, type WebhookConfiguration } from '../../webhook/serving-cert/webhook-configurations.js';
+} from '../../serving-cert/serving-secret-plan.js';
+import { readServingSecret } from '../../serving-cert/serving-secret-codec.js';
+import { caBundlesOf, type WebhookConfiguration } from '../../serving-cert/webhook-configurations.js';
 
 /** The serving Secret and our webhook configurations as read from a runtime (undefined: absent). */
 export interface ServingView {

@@ -7,7 +7,7 @@ import type { AttestedObject } from '../../api/attestation.js';
 import type { Condition, ConditionType, RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { WebhookStatusReport } from '../../api/webhook-status.js';
 import type { TrustBundleApi } from '../../kube/trust-bundle-api.js';
-import type { SecretWrite } from '../../pki/serving-secret-plan.js';
+import type { SecretWrite } from '../../serving-cert/serving-secret-plan.js';
 import type { BootstrapperIdentity } from './bootstrapper-index.js';
 import type { ForeignWrite } from './foreign-writers.js';
 import type { DeploymentReadiness } from './runtime-installer.js';

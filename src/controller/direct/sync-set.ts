@@ -3,7 +3,7 @@ import type { ClusterTrustBundle } from '../../api/cluster-trust-bundle.js';
 import { ConfigError, parseWebhookConfig, type WebhookConfig } from '../../api/webhook-config.js';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../../api/webhook-features.js';
 import { SET_VERSION_ANNOTATION } from '../../api/runtime-bootstrapper.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../webhook/managed-labels.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../api/managed-labels.js';
 import { TRUST_BUNDLE_KIND, trustBundleApiVersion } from '../../kube/trust-bundle-api.js';
 
 /** The KCP's sources as the source watcher sees them (structurally its `SourceSnapshot`). */

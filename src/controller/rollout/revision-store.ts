@@ -1,3 +1,4 @@
+import { REVISIONS_KEPT, revisionSecretNames } from '../../api/kcp-objects.js';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
@@ -9,8 +10,6 @@ import type { Revision } from './revision.js';
 export const REVISION_LABEL = 'rt-bootstrapper.kyma-project.io/revision';
 /** Annotation with the revision's ID (the name is a digest of it). */
 export const REVISION_ID_ANNOTATION = 'rt-bootstrapper.kyma-project.io/revision-id';
-/** Revisions kept by default (besides the ones a rollout still names). */
-export const REVISIONS_KEPT = 5;
 const KEY = 'revision.json';
 
 /** A revision could not be stored or read. */
@@ -21,13 +20,6 @@ export class RevisionStoreError extends Error {
 /** Annotation with when the revision was stored (the oldest slot is reused first). */
 export const REVISION_SAVED_ANNOTATION = 'rt-bootstrapper.kyma-project.io/saved-at';
 
-/**
- * The Secret names of the slots: a fixed few, so the controller's Role names them (it may update
- * these and no other Secret of the namespace).
- */
-export function revisionSecretNames(keep = REVISIONS_KEPT): string[] {
-  return Array.from({ length: keep }, (_, i) => `rt-bootstrapper-revision-${i}`);
-}
 
 /** What a stored revision holds: only the content a set is built from, and the release. */
 interface StoredRevision {

@@ -35,7 +35,7 @@ import { parseCertificates } from '../../../src/pki/pem-certificates.js';
 import {
   FOREIGN_SERVER_SELECTOR,
   foreignServersAmong,
-} from '../../../src/webhook/serving-cert/foreign-servers.js';
+} from '../../../src/serving-cert/foreign-servers.js';
 import { apiServerMetric } from '../../support/apiserver-metrics.js';
 import { kimInstall, type KimSources } from '../../support/kim-installer.js';
 import {

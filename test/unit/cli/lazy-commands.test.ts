@@ -5,8 +5,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { registerControllerCommand } from '../../../src/cli/commands/controller.js';
-import { DEFAULT_STATE_CONFIG_MAP } from '../../../src/controller/annotate/signal-state-store.js';
-import { CONTROLLER_LEASE_NAME } from '../../../src/render/controller-manifests.js';
+import { CONTROLLER_LEASE_NAME, DEFAULT_STATE_CONFIG_MAP } from '../../../src/api/kcp-objects.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 

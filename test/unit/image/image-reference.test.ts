@@ -6,6 +6,7 @@ import {
   ImageReferenceError,
   looksLikeRegistryHost,
   parseImageReference,
+  repositoryPathProblem,
   UnsupportedDigestError,
   type ImageReference,
 } from '../../../src/image/image-reference.js';
@@ -284,5 +285,74 @@ describe('registry detection', () => {
     assert.equal(canonicalRegistry('index.docker.io'), 'docker.io');
     assert.equal(canonicalRegistry('docker.io'), 'docker.io');
     assert.equal(canonicalRegistry('registry-1.docker.io'), 'registry-1.docker.io');
+  });
+});
+
+describe('digests: exactly the encoding of their algorithm', () => {
+  const hex = (n: number) => '0123456789abcdef'.repeat(8).slice(0, n);
+  for (const [algorithm, length] of [
+    ['sha256', 64],
+    ['sha384', 96],
+    ['sha512', 128],
+  ] as const) {
+    test(`${algorithm}: ${length} lowercase hex digits, not one more or less`, () => {
+      const digest = `${algorithm}:${hex(length)}`;
+      assert.equal(parseImageReference(`reg.io/a@${digest}`).digest, digest);
+      for (const wrong of [
+        hex(length - 1),
+        `${hex(length)}a`,
+        `a${hex(length)}`,
+        hex(length).toUpperCase(),
+      ]) {
+        assert.throws(
+          () => parseImageReference(`reg.io/a@${algorithm}:${wrong}`),
+          /wrong length or not lowercase/,
+        );
+      }
+    });
+  }
+
+  test('a digest is checked whole: nothing before its algorithm, nothing after its hex', () => {
+    const invalid = (digest: string) => {
+      const input = `reg.io/a@${digest}`;
+      assert.throws(
+        () => parseImageReference(input),
+        (error: unknown) => {
+          assert.ok(error instanceof ImageReferenceError);
+          assert.ok(!(error instanceof UnsupportedDigestError), 'malformed, not an unknown algorithm');
+          assert.equal(
+            error.message,
+            `invalid image reference ${JSON.stringify(input)}: invalid digest "${digest}"`,
+          );
+          return true;
+        },
+      );
+    };
+    invalid(`_sha256:${'a'.repeat(64)}`);
+    invalid(`x@sha256:${'a'.repeat(64)}`);
+    invalid(`sha256:${'a'.repeat(64)}-x`);
+  });
+
+  test('an unknown algorithm is named as such', () => {
+    const error = (() => {
+      try {
+        parseImageReference(`reg.io/a@blake3:${'a'.repeat(64)}`);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    assert.ok(error instanceof UnsupportedDigestError);
+    assert.equal(error.name, 'UnsupportedDigestError');
+  });
+});
+
+describe('repositoryPathProblem', () => {
+  test('says what is wrong with a path', () => {
+    assert.equal(repositoryPathProblem('a/b'), undefined);
+    assert.equal(repositoryPathProblem(''), 'repository path is empty');
+    assert.equal(repositoryPathProblem('a//b'), 'repository path has an empty component');
+    assert.equal(repositoryPathProblem('a/Bc'), 'repository must be lowercase, got "Bc"');
+    assert.equal(repositoryPathProblem('a/b-'), 'invalid repository path component "b-"');
   });
 });

@@ -148,6 +148,20 @@ describe('createRegistryRewriter', () => {
     }
   });
 
+  test('an image is at a target when it is under its path prefix, not merely beside it', () => {
+    const chain = { 'a.io': 'b.io/p', 'b.io': 'c.io' };
+    assert.equal(rewriteImage('a.io/x', chain), 'b.io/p/x');
+    assert.equal(rewriteImage('b.io/p/x', chain), undefined, 'under the prefix');
+    assert.equal(rewriteImage('b.io/p', chain), undefined, 'the prefix itself');
+    assert.equal(rewriteImage('b.io/q/x', chain), 'c.io/q/x', 'another path on the target host');
+    assert.equal(rewriteImage('b.io/px/y', chain), 'c.io/px/y', 'a path that only starts like the prefix');
+  });
+
+  test('the target of an override that cannot take effect does not shield images either', () => {
+    assert.equal(rewriteImage('q.io/x', { 'no-dot': 'q.io', 'q.io': 'r.io' }), 'r.io/x');
+    assert.equal(rewriteImage('q.io/x', { '-q.io': 'q.io', 'q.io': 'r.io' }), 'r.io/x');
+  });
+
   test('an image already under an index.docker.io target is at that target', () => {
     assert.equal(rewriteImage('docker.io/mirror/x', { 'quay.io': 'index.docker.io/mirror' }), undefined);
   });
@@ -163,6 +177,20 @@ describe('createRegistryRewriter', () => {
     const host = `${'h'.repeat(120)}.example.com`;
     const repository = 'a'.repeat(253);
     assert.equal(rewriteImage(`replace.me/${repository}`, { 'replace.me': host }), `${host}/${repository}`);
+    assert.equal(
+      rewriteImage(`replace.me/${repository}`, { 'replace.me': `${host}/p` }),
+      `${host}/p/${repository}`,
+      'exactly 255: still fine',
+    );
+    assert.throws(
+      () => rewriteImage(`replace.me/${repository}`, { 'replace.me': `${host}/pq` }),
+      (error: unknown) => {
+        assert.ok(error instanceof ImageReferenceError);
+        assert.match(error.message, /rewriting to ".*\/pq\/a+" gives an invalid reference/);
+        return true;
+      },
+      '256',
+    );
     assert.throws(
       () => rewriteImage(`replace.me/${repository}`, { 'replace.me': `${host}/p/q` }),
       ImageReferenceError,
@@ -195,6 +223,18 @@ describe('overrideFindings', () => {
       ],
     );
     assert.deepEqual(overrideFindings({}), []);
+    assert.deepEqual(overrideFindings({ 'docker.io': 'b.io' }), [], 'docker.io alone is fine');
+    assert.deepEqual(overrideFindings({ 'index.docker.io': 'b.io' }), [], 'so is its legacy name alone');
+    assert.deepEqual(overrideFindings({ 'reg.io/path': 'b.io', 'a.io': 'ghcr.io/Upper' }), [
+      {
+        key: 'reg.io/path',
+        message: 'key: not a registry host (host or host:port, no path); this override is never used',
+      },
+      {
+        key: 'a.io',
+        message: 'target path: repository must be lowercase, got "Upper"; this override is never used',
+      },
+    ]);
   });
 });
 
@@ -206,6 +246,12 @@ describe('parseRegistryTarget / overrideSourceProblem', () => {
       host: 'mirror.example.com',
       pathPrefix: 'a/b',
     });
+  });
+
+  test('refuses a target that cannot take effect', () => {
+    for (const bad of ['nodot', 'ghcr.io/Upper', 'ghcr.io/', '']) {
+      assert.throws(() => parseRegistryTarget(bad), ImageReferenceError, bad);
+    }
   });
 
   test('accepts hosts runtimes read as registries, refuses others', () => {

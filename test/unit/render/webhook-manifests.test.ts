@@ -24,7 +24,7 @@ import {
   WEBHOOK_TLS_SECRET,
 } from '../../../src/api/runtime-names.js';
 import { renderWebhookManifests, webhookManifestList } from '../../../src/render/webhook-manifests.js';
-import { UPSTREAM_LEFTOVERS } from '../../../src/webhook/upstream-leftovers.js';
+import { UPSTREAM_LEFTOVERS } from '../../../src/api/upstream-leftovers.js';
 import { RESTARTER_LEASE } from '../../../src/api/trust-stamp.js';
 import { trustRestartRules } from '../../../src/render/webhook-rbac.js';
 import { WEBHOOK_WRITE_POLICY } from '../../../src/render/webhook-write-policy.js';
@@ -35,7 +35,7 @@ import {
   READ_BUDGET_BYTES,
   SHUTDOWN_DELAY_SECONDS,
   TERMINATION_GRACE_SECONDS,
-} from '../../../src/webhook/serving-limits.js';
+} from '../../../src/api/serving-limits.js';
 
 const m = renderWebhookManifests({ image: 'example.com/rtb:1.2.3', caBundlePem: 'PEM', version: '1.2.3' });
 const hook = m.mutatingWebhookConfiguration.webhooks![0]!;

@@ -11,7 +11,7 @@ import {
   sameExcept,
   webhookUserName,
 } from '../../../src/render/webhook-write-policy.js';
-import { MANAGED_BY_LABEL } from '../../../src/webhook/managed-labels.js';
+import { MANAGED_BY_LABEL } from '../../../src/api/managed-labels.js';
 import { syncSources } from '../../support/fixtures.js';
 
 describe('the write policy of the webhook ServiceAccount (rendering)', () => {

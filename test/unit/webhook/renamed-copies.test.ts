@@ -8,7 +8,7 @@ import {
   COPIED_FROM_ANNOTATION,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
-} from '../../../src/webhook/managed-labels.js';
+} from '../../../src/api/managed-labels.js';
 import {
   isOurCopy,
   planRenamedCopyRemoval,

@@ -11,7 +11,7 @@ import {
   UPSTREAM_LEFTOVERS,
   type FoundObject,
   type UpstreamLeftover,
-} from '../../../src/webhook/upstream-leftovers.js';
+} from '../../../src/api/upstream-leftovers.js';
 
 type Obj = Record<string, unknown> & {
   kind: string;

@@ -9,7 +9,8 @@ import { createLogger } from '../../../src/telemetry/logger.js';
 import { createWebhookMetrics } from '../../../src/webhook/webhook-metrics.js';
 import { podReview } from '../../support/fixtures.js';
 import { httpsCall, type Reply } from '../../support/https-call.js';
-import { MUTATE_PATH, UPSTREAM_MUTATE_PATH, WebhookServer } from '../../../src/webhook/webhook-server.js';
+import { MUTATE_PATH, MUTATE_PATH_UPSTREAM } from '../../../src/api/runtime-names.js';
+import { WebhookServer } from '../../../src/webhook/webhook-server.js';
 
 let server: WebhookServer;
 let caPem: string;
@@ -57,13 +58,13 @@ describe("the webhook answers on upstream's path too", () => {
     await server.close({ timeoutMs: 1000 });
   });
 
-  test("UPSTREAM_MUTATE_PATH is controller-runtime's path for Pods", () => {
-    assert.equal(UPSTREAM_MUTATE_PATH, '/mutate--v1-pod');
+  test("MUTATE_PATH_UPSTREAM is controller-runtime's path for Pods", () => {
+    assert.equal(MUTATE_PATH_UPSTREAM, '/mutate--v1-pod');
   });
 
   test('the same answer on both paths', async () => {
     const ours = await post(MUTATE_PATH, review);
-    const upstream = await post(UPSTREAM_MUTATE_PATH, review);
+    const upstream = await post(MUTATE_PATH_UPSTREAM, review);
     assert.equal(ours.status, 200);
     assert.equal(upstream.status, 200);
     assert.deepEqual(JSON.parse(upstream.body), JSON.parse(ours.body));
@@ -74,7 +75,7 @@ describe("the webhook answers on upstream's path too", () => {
   });
 
   test('a query string is ignored on the upstream path as on ours; a longer path is not it', async () => {
-    assert.equal((await post(`${UPSTREAM_MUTATE_PATH}?timeout=10s`, review)).status, 200);
+    assert.equal((await post(`${MUTATE_PATH_UPSTREAM}?timeout=10s`, review)).status, 200);
     assert.equal((await post('/mutate--v1-podx', review)).status, 404);
   });
 });

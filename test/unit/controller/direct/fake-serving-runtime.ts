@@ -11,20 +11,20 @@ import type { ServingSettings } from '../../../../src/controller/direct/serving-
 import { KubeApiError } from '../../../../src/kube/kube-errors.js';
 import type { CertificateAuthority } from '../../../../src/pki/certificate-authority.js';
 import { issuedBy, parseCertificates } from '../../../../src/pki/pem-certificates.js';
-import { KCP_SERVING_POLICY, type ServingPolicy } from '../../../../src/pki/serving-policy.js';
-import type { SecretWrite } from '../../../../src/pki/serving-secret-plan.js';
-import { executeSecretWrite } from '../../../../src/pki/serving-secret-write.js';
+import { KCP_SERVING_POLICY, type ServingPolicy } from '../../../../src/serving-cert/serving-policy.js';
+import type { SecretWrite } from '../../../../src/serving-cert/serving-secret-plan.js';
+import { executeSecretWrite } from '../../../../src/serving-cert/serving-secret-write.js';
 import {
   readServingSecret,
   servingSecretBody,
-} from '../../../../src/webhook/serving-cert/serving-secret-codec.js';
+} from '../../../../src/serving-cert/serving-secret-codec.js';
 import {
   caBundlesOf,
   lackingBundle,
   MUTATING,
   VALIDATING,
   type WebhookConfiguration,
-} from '../../../../src/webhook/serving-cert/webhook-configurations.js';
+} from '../../../../src/serving-cert/webhook-configurations.js';
 import { webhookServiceDnsNames, WEBHOOK_TLS_SECRET } from '../../../../src/api/runtime-names.js';
 
 export const DNS = webhookServiceDnsNames('kyma-system');

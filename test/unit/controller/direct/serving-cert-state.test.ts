@@ -27,13 +27,13 @@ import {
   type CertificateAuthority,
 } from '../../../../src/pki/certificate-authority.js';
 import { parseCertificates, issuedBy } from '../../../../src/pki/pem-certificates.js';
-import { KCP_SERVING_POLICY, WEBHOOK_SERVING_POLICY } from '../../../../src/pki/serving-policy.js';
+import { KCP_SERVING_POLICY, WEBHOOK_SERVING_POLICY } from '../../../../src/serving-cert/serving-policy.js';
 import {
   planServingSecret,
   ServingIssuerError,
   type SecretWrite,
-} from '../../../../src/pki/serving-secret-plan.js';
-import { readServingSecret } from '../../../../src/webhook/serving-cert/serving-secret-codec.js';
+} from '../../../../src/serving-cert/serving-secret-plan.js';
+import { readServingSecret } from '../../../../src/serving-cert/serving-secret-codec.js';
 import { DNS, FakeServingRuntime, START } from './fake-serving-runtime.js';
 
 const DAY = 24 * 3600_000;

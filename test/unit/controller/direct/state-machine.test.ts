@@ -14,7 +14,7 @@ import {
   createCertificateAuthority,
   type CertificateAuthority,
 } from '../../../../src/pki/certificate-authority.js';
-import type { SecretWrite } from '../../../../src/pki/serving-secret-plan.js';
+import type { SecretWrite } from '../../../../src/serving-cert/serving-secret-plan.js';
 import { seedConfigText } from '../../../support/fixtures.js';
 import { FakeServingRuntime, START } from './fake-serving-runtime.js';
 import { servedTrustBundleApi, type TrustBundleApi } from '../../../../src/kube/trust-bundle-api.js';
