@@ -46,7 +46,7 @@ import { RUNTIME_NAMESPACE, WEBHOOK_TLS_SECRET } from '../src/api/runtime-names.
 import type { LocalCluster } from '../src/envtest/control-plane.js';
 import { kubeRequest } from '../src/kube/kube-request.js';
 import { CONTROLLER_MEMORY_LIMIT } from '../src/render/controller-manifests.js';
-import { encodeWatchEvent, WATCH_EVENT_PATH } from '../src/watcher/watch-event.js';
+import { encodeWatchEvent, WATCH_EVENT_PATH } from '../src/drift/watch-event.js';
 import { startHostileRuntime, type HostileRuntime } from '../test/support/hostile-runtime.js';
 import { putKubeconfigSecret } from '../test/support/kcp.js';
 import { describeCpu, GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';

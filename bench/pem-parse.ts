@@ -15,7 +15,7 @@ import { certificateFromPem } from '../src/pki/certificate-from-pem.js';
 import { x509 } from '../src/pki/crypto-provider.js';
 import { parseCertificates } from '../src/pki/pem-certificates.js';
 import { findPemBlocks, PEM_FIELD_MAX_BYTES, scanPemStrict } from '../src/pki/pem-scan.js';
-import { parseCas } from '../src/watcher/trusted-cas.js';
+import { parseCas } from '../src/drift/trusted-cas.js';
 import { envNumber, isMain, say as print } from './support/env.js';
 
 /** One reader on one input. */

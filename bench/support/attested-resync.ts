@@ -9,7 +9,7 @@
 //   runtime, the webhook replica leading the trust restarter, attests after 0.8–1.0 × the
 //   interval the KCP answers).
 import { attestIntervalSeconds } from '../../src/controller/direct/periodic-resync.js';
-import { ANSWER_JITTER_FLOOR } from '../../src/watcher/attestation-outcome.js';
+import { ANSWER_JITTER_FLOOR } from '../../src/drift/attestation-outcome.js';
 import type { ManagedRef } from '../../src/api/attestation.js';
 import type { GroupCpu } from './cpu-groups.js';
 import { attestationOf, FleetAttester, readRefs, type WatcherSecretVersions } from './fleet-attestations.js';

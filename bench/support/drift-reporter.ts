@@ -1,5 +1,5 @@
-import { postJson } from '../../src/watcher/post-json.js';
-import { encodeWatchEvent, WATCH_EVENT_PATH } from '../../src/watcher/watch-event.js';
+import { postJson } from '../../src/drift/post-json.js';
+import { encodeWatchEvent, WATCH_EVENT_PATH } from '../../src/drift/watch-event.js';
 import { RuntimeAgents, type RuntimeIdentities } from './runtime-identities.js';
 
 /**

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
-import { postJson } from '../../src/watcher/post-json.js';
+import { postJson } from '../../src/drift/post-json.js';
 
 /** What the parent asks for. */
 export interface DriftSpamConfig {

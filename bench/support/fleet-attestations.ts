@@ -18,8 +18,8 @@ import {
 import { RUNTIME_NAMESPACE, WATCHER_TLS_SECRET } from '../../src/api/runtime-names.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { KubeApiError } from '../../src/kube/kube-errors.js';
-import { kubeVersionReader } from '../../src/watcher/managed-versions.js';
-import { postJson } from '../../src/watcher/post-json.js';
+import { kubeVersionReader } from '../../src/drift/managed-versions.js';
+import { postJson } from '../../src/drift/post-json.js';
 import { forEachLimited } from './limited.js';
 import { ObjectWatch } from './object-watch.js';
 import { RuntimeAgents, type RuntimeIdentities } from './runtime-identities.js';

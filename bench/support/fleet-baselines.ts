@@ -10,7 +10,7 @@ import { objectPath } from '../../src/kube/resource-path.js';
 import { trustBundleApis } from '../../src/kube/trust-bundle-discovery.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
-import { MUTATING, VALIDATING } from '../../src/webhook/serving-cert/webhook-configurations.js';
+import { MUTATING, VALIDATING } from '../../src/serving-cert/webhook-configurations.js';
 import { CTB_NAME } from '../../test/support/kcp.js';
 import { applyKeepAlive, baselineObjects } from './baseline-writes.js';
 import type { Fleet } from './fleet-landscape.js';

@@ -14,8 +14,8 @@ import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { KubeApiError } from '../../src/kube/kube-errors.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { collectionPath, objectPath } from '../../src/kube/resource-path.js';
-import { attestableVersion } from '../../src/watcher/managed-versions.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../src/webhook/managed-labels.js';
+import { attestableVersion } from '../../src/drift/managed-versions.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../src/api/managed-labels.js';
 import { forEachLimited } from './limited.js';
 
 export type LookMode = 'get' | 'list';

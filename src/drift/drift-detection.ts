@@ -13,7 +13,6 @@ export interface DriftRequest {
   readonly options?: unknown;
 }
 
-
 /**
  * The fields that make up an object's content, per kind we manage. Everything else (labels,
  * annotations, managedFields, resourceVersion, …) changes without changing what Pods see.

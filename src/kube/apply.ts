@@ -4,7 +4,6 @@ import type { ClusterAccess } from './cluster-access.js';
 import { kubeRequest } from './kube-request.js';
 import { describeObject, objectPath } from './resource-path.js';
 
-
 /** An object could not be applied; names the object. */
 export class ApplyError extends Error {
   constructor(

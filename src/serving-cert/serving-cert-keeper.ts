@@ -19,11 +19,7 @@ import { LeaderElector } from '../kube/leader-election.js';
 import { type LeaderElectionTiming } from '../kube/leader-election-timing.js';
 import { KubeListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
-import {
-  validateServingPolicy,
-  WEBHOOK_SERVING_POLICY,
-  type ServingPolicy,
-} from './serving-policy.js';
+import { validateServingPolicy, WEBHOOK_SERVING_POLICY, type ServingPolicy } from './serving-policy.js';
 import type { ServingIssuer } from './serving-secret-plan.js';
 import { CertificateWriter } from './certificate-writer.js';
 import { FOREIGN_SERVER_SELECTOR } from './foreign-servers.js';

@@ -1,19 +1,19 @@
 /**
  * Follows the ClusterTrustBundle the configuration names: one watch on that one object (a field
- * selector), rebuilt when the name changes (../latest-follower.ts), at the API version the
- * runtime serves (../../kube/trust-bundle-list-watch.ts: found by discovery, found again after an
+ * selector), rebuilt when the name changes (../kube/latest-follower.ts), at the API version the
+ * runtime serves (../kube/trust-bundle-list-watch.ts: found by discovery, found again after an
  * upgrade; where none is served the bundle is unknown). The admission path reads the hash in force
  * from here (the Pods' stamp) and the restarter is told of every content change.
  */
 import type { Logger } from 'pino';
+import type { WebhookConfig } from '../api/webhook-config.js';
 import { trustBundleChangedAt, trustBundleHash, type TrustBundleObject } from '../api/trust-stamp.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { Reflector } from '../kube/reflector.js';
 import type { TrustBundleApi } from '../kube/trust-bundle-api.js';
 import type { TrustBundleApis } from '../kube/trust-bundle-discovery.js';
 import { TrustBundleListWatch } from '../kube/trust-bundle-list-watch.js';
-import type { ConfigHolder } from '../webhook/config-holder.js';
-import { LatestFollower } from '../webhook/latest-follower.js';
+import { LatestFollower } from '../kube/latest-follower.js';
 
 /** The bundle in force as the webhook knows it. */
 export interface KnownBundle {
@@ -40,7 +40,11 @@ export interface TrustBundleFollower {
 /** Starts following the bundle named by the configuration in force. */
 export function followTrustBundle(o: {
   readonly kubeConfig: ClusterAccess;
-  readonly holder: ConfigHolder;
+  /** The webhook's configuration in force, and its changes (the webhook's ConfigHolder). */
+  readonly holder: {
+    get(): WebhookConfig | undefined;
+    onChange(listener: (config: WebhookConfig) => void): void;
+  };
   readonly logger: Logger;
   readonly now?: () => number;
   /** Where the runtime's API version is remembered (default: the process's). */

@@ -5,7 +5,7 @@ import { KubeListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
 import type { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import type { ConfigHolder } from './config-holder.js';
-import { LatestFollower } from './latest-follower.js';
+import { LatestFollower } from '../kube/latest-follower.js';
 import type { MissingNamespaces } from './missing-namespaces.js';
 import { PullSecretCopier, type SecretRef, type SecretWrites } from './pull-secret-copier.js';
 import type { WebhookMetrics } from './webhook-metrics.js';

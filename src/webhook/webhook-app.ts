@@ -28,7 +28,10 @@ import type { ServingCertKeeper } from '../serving-cert/serving-cert-keeper.js';
 import { DriftForwarder } from '../drift/drift-forwarder.js';
 import { RuntimeAttestor } from '../drift/attestor.js';
 import { followTrustBundle } from '../trust-restart/trust-bundle-follower.js';
-import { startRestarterFromSettings, type TrustRestartSettings } from '../trust-restart/restarter-settings.js';
+import {
+  startRestarterFromSettings,
+  type TrustRestartSettings,
+} from '../trust-restart/restarter-settings.js';
 import type { TrustRestarter } from '../trust-restart/trust-restarter.js';
 import { handleDriftValidation } from '../drift/validation-handler.js';
 import { RUNTIME_NAMESPACE } from '../api/runtime-names.js';

@@ -2,11 +2,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../../src/envtest/eventually.js';
-import {
-  COPIED_FROM_ANNOTATION,
-  MANAGED_BY_LABEL,
-  MANAGED_BY_VALUE,
-} from '../../src/api/managed-labels.js';
+import { COPIED_FROM_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../src/api/managed-labels.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';

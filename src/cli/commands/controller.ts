@@ -9,7 +9,6 @@ import {
 } from '../../controller/direct/direct-mode-options.js';
 import { DEFAULT_ANNOTATE_CONCURRENCY, type ControllerFlags } from './controller-flags.js';
 
-
 /**
  * `rtb controller`: the KCP controller (sources → mode), with leader election. Only the flags are
  * registered here; the controller (./controller-action.ts) is imported when the command runs.

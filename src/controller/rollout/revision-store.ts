@@ -20,7 +20,6 @@ export class RevisionStoreError extends Error {
 /** Annotation with when the revision was stored (the oldest slot is reused first). */
 export const REVISION_SAVED_ANNOTATION = 'rt-bootstrapper.kyma-project.io/saved-at';
 
-
 /** What a stored revision holds: only the content a set is built from, and the release. */
 interface StoredRevision {
   readonly id: string;

@@ -32,10 +32,7 @@ import { ensureCrds } from '../../../src/kube/crd.js';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
 import { parseCertificates } from '../../../src/pki/pem-certificates.js';
-import {
-  FOREIGN_SERVER_SELECTOR,
-  foreignServersAmong,
-} from '../../../src/serving-cert/foreign-servers.js';
+import { FOREIGN_SERVER_SELECTOR, foreignServersAmong } from '../../../src/serving-cert/foreign-servers.js';
 import { apiServerMetric } from '../../support/apiserver-metrics.js';
 import { kimInstall, type KimSources } from '../../support/kim-installer.js';
 import {

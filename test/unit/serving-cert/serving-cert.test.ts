@@ -15,14 +15,8 @@ import { createCertificateAuthority } from '../../../src/pki/certificate-authori
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
 import { parseCertificates } from '../../../src/pki/pem-certificates.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
-import {
-  ServedCertificate,
-  trustedByEveryEntry,
-} from '../../../src/serving-cert/served-certificate.js';
-import {
-  readServingSecret,
-  servingSecretBody,
-} from '../../../src/serving-cert/serving-secret-codec.js';
+import { ServedCertificate, trustedByEveryEntry } from '../../../src/serving-cert/served-certificate.js';
+import { readServingSecret, servingSecretBody } from '../../../src/serving-cert/serving-secret-codec.js';
 import { defaultServingSecret } from '../../../src/serving-cert/serving-cert-settings.js';
 import { caBundlesOf } from '../../../src/serving-cert/webhook-configurations.js';
 

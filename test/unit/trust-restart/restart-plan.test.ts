@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CTB_HASH_ANNOTATION, RESTART_OPT_OUT_ANNOTATION } from '../../../src/api/trust-stamp.js';
-import {
-  podFactsOf,
-  slimPod,
-  type OwnerRef,
-  type PodFacts,
-} from '../../../src/trust-restart/pod-facts.js';
+import { podFactsOf, slimPod, type OwnerRef, type PodFacts } from '../../../src/trust-restart/pod-facts.js';
 import {
   planRestarts,
   podVerdict,

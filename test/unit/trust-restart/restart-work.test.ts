@@ -9,11 +9,7 @@ import { silentLogger } from '../../../src/telemetry/logger.js';
 import type { OwnerRef, PodFacts } from '../../../src/trust-restart/pod-facts.js';
 import type { EvictionResult, RestartCalls } from '../../../src/trust-restart/restart-calls.js';
 import { createRestartMetrics } from '../../../src/trust-restart/restart-metrics.js';
-import type {
-  RestartPlan,
-  RestartScope,
-  WorkloadRef,
-} from '../../../src/trust-restart/restart-plan.js';
+import type { RestartPlan, RestartScope, WorkloadRef } from '../../../src/trust-restart/restart-plan.js';
 import { RestartWork, type PassBundle } from '../../../src/trust-restart/restart-work.js';
 import type { WorkloadObject } from '../../../src/trust-restart/workload-decision.js';
 

@@ -14,10 +14,7 @@ import { issuedBy, parseCertificates } from '../../../../src/pki/pem-certificate
 import { KCP_SERVING_POLICY, type ServingPolicy } from '../../../../src/serving-cert/serving-policy.js';
 import type { SecretWrite } from '../../../../src/serving-cert/serving-secret-plan.js';
 import { executeSecretWrite } from '../../../../src/serving-cert/serving-secret-write.js';
-import {
-  readServingSecret,
-  servingSecretBody,
-} from '../../../../src/serving-cert/serving-secret-codec.js';
+import { readServingSecret, servingSecretBody } from '../../../../src/serving-cert/serving-secret-codec.js';
 import {
   caBundlesOf,
   lackingBundle,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { LatestFollower } from '../../../src/webhook/latest-follower.js';
+import { LatestFollower } from '../../../src/kube/latest-follower.js';
 
 interface Deferred {
   readonly promise: Promise<void>;
