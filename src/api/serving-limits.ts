@@ -28,7 +28,7 @@ export const READ_BUDGET_BYTES = 16 * MiB;
 export const MAX_REQUESTS_IN_FLIGHT = 64;
 
 /**
- * What the decoded requests in flight may take together, by the estimate of ./decode-cost.ts
+ * What the decoded requests in flight may take together, by the estimate of ../webhook/decode-cost.ts
  * (an upper bound of what `JSON.parse` allocates for the body). A body whose estimate alone
  * exceeds it is refused (413): its shape is not a Pod's.
  */

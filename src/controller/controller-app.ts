@@ -28,8 +28,7 @@ import { createSourceWatcher } from './sources/source-set.js';
 import { attachSourceExpiryMetrics } from './expiry/source-expiry.js';
 import type { SourceWatcher } from './sources/source-watcher.js';
 
-// The mode contract and the registry live in mode.ts and mode-registry.ts; re-exported so
-// importers keep this path.
+// The mode contract lives in mode.ts, the registry of modes in mode-registry.ts.
 
 /** Settings of {@link startControllerApp}. */
 export interface ControllerAppOptions {

@@ -5,7 +5,10 @@
 import { startAnnotateMode } from './annotate/annotate-mode.js';
 import type { ModeStarter } from './mode.js';
 
-/** The modes of this build. Direct mode registers itself here once it exists. */
+/**
+ * The modes this build runs from the common settings alone. Direct mode is not listed: the
+ * controller command builds it from its own flags (src/cli/commands/controller-action.ts).
+ */
 export const modes: Readonly<Record<string, ModeStarter | undefined>> = {
   annotate: startAnnotateMode,
 };

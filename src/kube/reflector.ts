@@ -17,8 +17,7 @@ import type { ReflectorLogger, ReflectorOptions, ResourceEventHandlers } from '.
 import { RelistRequests } from './relist-requests.js';
 import { Store, type KubeObject, type ReadonlyStore, type StoreChange } from './store.js';
 
-// The options and handler types live in reflector-options.ts; re-exported so importers keep
-// this path.
+// The options and handler types live in reflector-options.ts.
 
 /** `waitForSync` after `stop()`, or before the first list completed when stopped. */
 export class ReflectorStoppedError extends Error {

@@ -117,7 +117,7 @@ export function renderWebhookDeployment(
         spec: {
           serviceAccountName: WEBHOOK_SERVICE_ACCOUNT,
           ...(o.priorityClassName === undefined ? {} : { priorityClassName: o.priorityClassName }),
-          // The drain's delay, its timeout and the drift flush fit in it (./serving-limits.ts).
+          // The drain's delay, its timeout and the drift flush fit in it (../api/serving-limits.ts).
           terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
           securityContext: restrictedPodSecurityContext(),
           topologySpreadConstraints: spreadOverNodes(WEBHOOK_SELECTOR),

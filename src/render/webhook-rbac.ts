@@ -48,7 +48,7 @@ function cleanupRules(leftovers: readonly UpstreamLeftover[]): V1PolicyRule[] {
  * and watch by name work through a `metadata.name` field selector): namespaces read-only; the
  * pull Secret and its copies in every namespace (create cannot be limited by name, the name is in
  * the body); events; the caBundle of our two webhook configurations (patch also removes the
- * annotation an upstream overlay left, ../webhook/upstream-leftovers.ts); removing upstream's leftovers outside `namespace`;
+ * annotation an upstream overlay left, ../api/upstream-leftovers.ts); removing upstream's leftovers outside `namespace`;
  * and the trust-bundle restarter's ({@link trustRestartRules}; with `perNamespace`, its restart
  * rights are in a Role per namespace instead, {@link restartRightsRules}).
  */

@@ -2,7 +2,7 @@
  * Pacing (pure): at most `concurrency` restarts hold a slot at once; a slot is let go when its
  * restart completed or its deadline passed (then it is reported and the next goes on); nothing
  * starts before the delay after the bundle change has passed. No I/O, no clock of its own: the
- * work queue (../../kube/work-queue.ts) runs what these decisions name, when they say.
+ * work queue (../kube/work-queue.ts) runs what these decisions name, when they say.
  */
 import type { RestartTarget } from './restart-plan.js';
 

@@ -2,7 +2,7 @@
  * How the KCP learns how many Pods still run an old bundle (direct mode): the active restarter
  * writes {@link TRUST_STATUS_ANNOTATION} on the webhook Deployment, an object the KCP controller
  * already reads (its readiness check) with the access it already has; the value is read by
- * `readTrustStatus` (../../api/trust-stamp.ts). An annotation changes no `generation`, so it never rolls the webhook,
+ * `readTrustStatus` (../api/trust-stamp.ts). An annotation changes no `generation`, so it never rolls the webhook,
  * and the Deployment is no drift-watched kind. Writes are throttled: at once for a new bundle or
  * when the count reaches zero, otherwise at most every `minGapMs`.
  */

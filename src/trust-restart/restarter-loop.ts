@@ -1,6 +1,6 @@
 /**
  * The active restarter's loop, for one leadership term: the cache of the Pods carrying our mount,
- * and one keyed work queue (../../kube/work-queue.ts) that runs everything ./restart-work.ts
+ * and one keyed work queue (../kube/work-queue.ts) that runs everything ./restart-work.ts
  * names. Keys: `plan` (judge the Pods and admit restarts; queued on every change of the bundle or
  * of those Pods, a burst merged into one run), `scan` (label upstream-stamped Pods), and one key
  * per restart target (its first look, its start, looks while under way: queued when its Pods

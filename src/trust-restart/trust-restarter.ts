@@ -1,6 +1,6 @@
 /**
  * The trust-bundle restarter (docs/trust-restart.md): one active per runtime, elected by a Lease
- * among the webhook's replicas (../../kube/leader-election.ts). While active it watches the Pods
+ * among the webhook's replicas (../kube/leader-election.ts). While active it watches the Pods
  * that carry our mount (label selector: its cache never holds other Pods, and standbys hold
  * none) and works through one keyed work queue (./restarter-loop.ts): a plan on every change of
  * the bundle or of those Pods, a look at a restart under way when its Pods change, and a scan that

@@ -39,7 +39,7 @@ export function pullSecretRefOf(holder: ConfigHolder): SecretRef {
 /**
  * Runs the pull-Secret copier for the Secret the configuration names, and rebuilds it (with its
  * Secret cache) when the name changes: one copier at a time, for the latest name, however quickly
- * the configuration changes (./latest-follower.ts). Started at once for the configuration in force.
+ * the configuration changes (../kube/latest-follower.ts). Started at once for the configuration in force.
  */
 export function followPullSecret(o: PullSecretFollowerOptions): LatestFollower<SecretRef, RunningCopier> {
   const logger = o.logger.child({ part: 'pull-secret-copier' });

@@ -4,7 +4,7 @@ import { Budget, BudgetRefusedError, type BudgetLease } from './budget.js';
 import { ChargedReadError, readChargedBody, type ChargedBody, type ReadTurn } from './charged-body.js';
 import { decodeCost } from './decode-cost.js';
 
-/** The gate's limits (defaults in ./serving-limits.ts). */
+/** The gate's limits (defaults in ../api/serving-limits.ts). */
 export interface GateLimits {
   readonly bodyLimitBytes: number;
   readonly readBudgetBytes: number;

@@ -1,5 +1,5 @@
 /**
- * Removes what an upstream install left on the runtime (./upstream-leftovers.ts) once our webhook
+ * Removes what an upstream install left on the runtime (../api/upstream-leftovers.ts) once our webhook
  * serves: each listed object is read, checked to be upstream's, and deleted with its uid and
  * resourceVersion as preconditions (so an object replaced meanwhile is never deleted blindly).
  * Not found and "that resource type is not installed" count as done; anything else is logged

@@ -77,7 +77,7 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
   };
   /**
    * Remove upstream-only objects left by an upstream install once this webhook serves
-   * (./upstream-leftovers.ts, a fixed list; default true).
+   * (../api/upstream-leftovers.ts, a fixed list; default true).
    */
   readonly removeUpstreamLeftovers?: boolean;
   /** How long, and how many, namespaces the API server said do not exist are remembered. */

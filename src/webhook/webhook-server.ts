@@ -38,7 +38,7 @@ export interface WebhookServerOptions {
   /** Ready to serve: configuration loaded and caches synced. */
   readonly ready: () => boolean;
   readonly logger: Logger;
-  /** What request bodies may take (defaults in ./serving-limits.ts). */
+  /** What request bodies may take (defaults in ../api/serving-limits.ts). */
   readonly limits?: Partial<GateLimits>;
   /** The drift webhook's handler, served at {@link VALIDATE_PATH} when set. */
   readonly validate?: (body: Buffer) => { status: number; body: string };
