@@ -12,9 +12,9 @@ export const ADMISSION_TIMEOUT_SECONDS = 5;
 /**
  * Largest request body. What the API server sends is an AdmissionReview of a Pod, once for CREATE
  * and twice (object and oldObject) for UPDATE. A Pod is at most what etcd stores (1.5 MiB in
- * protobuf); its JSON is larger: 3.50 MB for the largest storable Pod of plain containers and
- * 5.48 MB for one whose containers carry probes, which defaulting inflates (measured against the
- * real API server). 8 MiB takes every CREATE and the UPDATE of any Pod up to about 4 MB.
+ * protobuf); its JSON is larger, most of all for containers with probes, which defaulting
+ * inflates (the largest storable Pods, found against the real API server, are in
+ * docs/webhook-hardening.md). 8 MiB takes every CREATE and the UPDATE of any Pod up to about 4 MB.
  */
 export const BODY_LIMIT_BYTES = 8 * MiB;
 

@@ -35,8 +35,8 @@ const HANDSHAKE_TIMEOUT_MS = 10_000;
 /**
  * How long a refused (429) request waits for its answer: one token's refill time of the
  * runtime's bucket (200 ms at the default 5 per second), at most 1 s. Answered at once, a refusal
- * is cheap but unbounded in number: one runtime's 8 keep-alive connections sending without pause
- * got 1,700–2,800 answers a second and took 0.12–0.25 of a core (bench/kcp-hostile-runtimes.ts).
+ * is cheap but unbounded in number: one runtime's keep-alive connections sending without pause
+ * took a noticeable share of a core (docs/figures.md, KCP hostile runtimes).
  * Held, each connection of a runtime over its rate costs about `perSecond` requests a second; a
  * held request costs a timer on a connection the client could keep open idle anyway.
  */

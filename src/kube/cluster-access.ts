@@ -3,10 +3,11 @@
  * kubeconfig loader for processes that need nothing else from `@kubernetes/client-node`.
  *
  * client-node's `KubeConfig` satisfies {@link ClusterAccess}. Importing client-node costs a
- * process about 65 MB of memory (every generated API and model is loaded, also by a deep import
- * of its config module), so the webhook loads its kubeconfig with {@link loadClusterAccess}:
- * the in-cluster service account, or a kubeconfig file whose user has a client certificate or a
- * bearer token, read the way client-node reads them. Anything else (exec plugins, auth
+ * process tens of MB of memory (every generated API and model is loaded, also by a deep import
+ * of its config module; docs/figures.md, the webhook's memory), so the webhook loads its
+ * kubeconfig with {@link loadClusterAccess}: the in-cluster service account, or a kubeconfig
+ * file whose user has a client certificate or a bearer token, read the way client-node reads
+ * them. Anything else (exec plugins, auth
  * providers, basic auth, proxies, several files in `$KUBECONFIG`, no kubeconfig at all, a file
  * this loader does not understand) is handed to client-node, imported only then, so every
  * kubeconfig that worked before works the same way.

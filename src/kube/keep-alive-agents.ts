@@ -170,8 +170,8 @@ export class KeepAliveAgents {
   }
 
   /**
-   * Lets go of the agents unused for `idleMs` with no connection open: their TLS context (about
-   * 25 KB of native memory for an ECDSA identity) is made again when needed. Returns how many.
+   * Lets go of the agents unused for `idleMs` with no connection open: their TLS context (native
+   * memory per client identity) is made again when needed. Returns how many.
    */
   retireIdle(idleMs: number): number {
     const cutoff = this.now() - idleMs;

@@ -31,34 +31,33 @@ export const WEBHOOK_OLD_SPACE_MB = 96;
 
 /**
  * Node options of the webhook container. A young generation of at most 4 MB per semi-space
- * keeps the process under 100 MB when Pods arrive by the thousand a second (peak 86 against
- * 110 MB with Node's default of 16 MB), at no measurable cost in throughput: what a request
- * allocates dies young either way (docs/figures.md). The old generation is capped so that V8
- * collects rather than grows under hostile load (without the cap VmRSS reached 224 MB and
- * stayed there).
+ * keeps the process under 100 MB when Pods arrive by the thousand a second, where Node's default
+ * of 16 MB does not, at no cost in throughput that shows: what a request allocates dies young
+ * either way (docs/figures.md, the webhook's memory). The old generation is capped so that V8
+ * collects rather than grows under hostile load (docs/webhook-hardening.md).
  */
 export const WEBHOOK_NODE_OPTIONS = `--max-semi-space-size=4 --max-old-space-size=${WEBHOOK_OLD_SPACE_MB}`;
 
 /**
  * glibc's allocator settings for the webhook. By default glibc serves an allocation from its heap
  * once a block of that size has been freed (a dynamic mmap threshold), and keeps freed heap
- * memory: after a burst of large request bodies the process kept 70 MB it no longer used. A fixed
- * threshold of 128 KiB maps every large buffer on its own and returns it when freed (peak 125
- * against 155 MB, 108 against 141 MB afterwards, 200 connections of 3.9 MB bodies, measured).
+ * memory: after a burst of large request bodies the process kept tens of MB it no longer used. A
+ * fixed threshold of 128 KiB maps every large buffer on its own and returns it when freed, which
+ * lowers both the peak and what stays afterwards (docs/webhook-hardening.md).
  */
 export const WEBHOOK_MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: '131072' };
 
 /**
- * Memory request: what the webhook holds serving ordinary load (VmRSS 73–77 MB measured, ready
- * and at 20 Pods/s, bench/webhook-hostile.ts), with a quarter more for the caches of a large
- * cluster.
+ * Memory request: what the webhook holds serving ordinary load (ready and at 20 Pods/s:
+ * docs/figures.md, the webhook under hostile clients), with a quarter more for the caches of a
+ * large cluster.
  */
 export const WEBHOOK_MEMORY_REQUEST = '96Mi';
 
 /**
  * Memory limit: above the most the process can take by its bounds (old generation
  * {@link WEBHOOK_OLD_SPACE_MB} MB + young 8 MB + 16 MiB of bodies being read + ~50 MB of
- * native memory: ~190 MB; peaks measured under the hostile mixes: 140–160 MB), plus the
+ * native memory: ~190 MB; the peaks under the hostile mixes are in docs/figures.md), plus the
  * kernel's socket buffers that the Pod's cgroup is charged for when hundreds of clients send at
  * once (tens of MB).
  */

@@ -1,8 +1,9 @@
 /**
  * Bounds on what one log line may carry. Log fields often come from requests (a namespace, a
  * Pod name, a decode error quoting the body), and a client controls their length: one request
- * with a 3 MB namespace once wrote four lines of 3–9 MB. Every string is cut to a few hundred
- * characters, and collections to their first members, before a line is written.
+ * with a namespace of megabytes would write lines of megabytes (docs/webhook-hardening.md).
+ * Every string is cut to a few hundred characters, and collections to their first members,
+ * before a line is written.
  */
 export interface TruncationLimits {
   /** Characters kept of a string (default 300). */

@@ -14,7 +14,7 @@ export class AdmissionDecodeError extends Error {
  * Longest accepted strings of the envelope: what the API server can send (a UID is a UUID; a
  * namespace a DNS label of at most 63 characters; names, groups and resources DNS subdomains of
  * at most 253). They reach logs, API paths and the answer: a request with a namespace of
- * megabytes would otherwise be copied into each of them (measured: 372 MB for one of 3 MB).
+ * megabytes would otherwise be copied into each of them (what that cost: docs/webhook-hardening.md).
  */
 export const ENVELOPE_LIMITS = { uid: 128, namespace: 63, name: 253 } as const;
 

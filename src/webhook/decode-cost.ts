@@ -1,10 +1,10 @@
 /**
  * An upper bound of the memory decoding a JSON body takes: the body, its text and what
- * `JSON.parse` builds from it. What a body costs depends on its shape far more than on its size:
- * 3.9 MB of nested empty arrays take 110 MB of heap, of distinct short keys 84 MB, of one string
- * 4 MB, while the largest Pod etcd stores (3.5 MB of JSON) takes 9 MB (Node 20, measured; see
- * docs/webhook-hardening.md). So the bytes that make objects, arrays and members are counted,
- * each at what V8 allocates for it at most, measured on adversarial shapes.
+ * `JSON.parse` builds from it. What a body costs depends on its shape far more than on its size
+ * (nested arrays or distinct short keys take many times what one string or a real Pod of the
+ * same size takes; the figures are in docs/webhook-hardening.md). So the bytes that make
+ * objects, arrays and members are counted, each at what V8 allocates for it at most on
+ * adversarial shapes.
  */
 
 /** Per body byte: the Buffer, the decoded text (two bytes a character at worst) and the strings parsed out of it. */
@@ -13,7 +13,7 @@ const PER_BYTE = 4;
 /** An object or an array (`{`, `[`): its header, elements or properties store, and hidden class. */
 const PER_CONTAINER = 64;
 
-/** A member (`:`): a property slot, and with distinct keys a hidden-class transition of its own (~200 bytes measured). */
+/** A member (`:`): a property slot, and with distinct keys a hidden-class transition of its own. */
 const PER_MEMBER = 200;
 
 /** An element or member separator (`,`): a slot (twice, as arrays grow by doubling), or a heap number. */
@@ -25,7 +25,7 @@ const PER_STRING = 16;
 /** Bodies up to this size are not scanned: they are charged at {@link SMALL_BODY_FACTOR} per byte. */
 export const UNSCANNED_BYTES = 16 * 1024;
 
-/** The worst measured shape (nested arrays) takes 29 bytes of heap per body byte; rounded up. */
+/** Above what the worst shape (nested arrays) takes per body byte, with room (docs/webhook-hardening.md). */
 export const SMALL_BODY_FACTOR = 40;
 
 const QUOTE = 0x22;

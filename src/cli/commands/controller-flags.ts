@@ -52,7 +52,7 @@ export interface ControllerFlags {
 }
 
 /**
- * Annotate mode's writes: one PATCH of a Runtime on the KCP each, a few ms, so ten at once signal
- * 5,000 Runtimes in about 25 s (docs/controller.md).
+ * Annotate mode's writes: one PATCH of a Runtime on the KCP each, so ten at once signal a fleet
+ * of thousands within tens of seconds (docs/figures.md, annotate mode).
  */
 export const DEFAULT_ANNOTATE_CONCURRENCY = 10;

@@ -20,8 +20,8 @@ export interface DirectSources {
 /**
  * Periodic resyncs per full one: with the default period of 10 min, every runtime is re-applied at
  * least every 2 hours even when its attestations say nothing changed (a runtime's own word is not
- * the only safeguard against tampering on it). A twelfth of the runtimes each period: at 5,000,
- * about 3 % of a core (docs/figures.md).
+ * the only safeguard against tampering on it). A twelfth of the runtimes each period keeps the
+ * resync's cost at 5,000 runtimes within its target (docs/figures.md, the periodic resync).
  */
 export const DEFAULT_FULL_RESYNC_EVERY = 12;
 

@@ -20,8 +20,8 @@ export class RuntimeKubeconfigError extends Error {
  */
 export const RUNTIME_IDLE_SOCKET_MS = 5_000;
 /**
- * How long a runtime's TLS context is kept unused: it costs about 25 KB of native memory (an
- * ECDSA identity; 125 MB for 5,000 runtimes) and a few ms of CPU to make again, so it is kept
+ * How long a runtime's TLS context is kept unused: it costs native memory per runtime (figures in
+ * docs/figures.md, fleet scale) and CPU to make again, so it is kept
  * through a burst of work (a fan-out, a drift repair and its confirmation, the next change soon
  * after) and let go in a quiet fleet. The parsed kubeconfig (a few KB) is kept longer.
  */
