@@ -4,7 +4,7 @@
  *
  * client-node's `KubeConfig` satisfies {@link ClusterAccess}. Importing client-node costs a
  * process tens of MB of memory (every generated API and model is loaded, also by a deep import
- * of its config module; docs/figures.md, the webhook's memory), so the webhook loads its
+ * of its config module; docs/figures.md, webhook throughput), so the webhook loads its
  * kubeconfig with {@link loadClusterAccess}: the in-cluster service account, or a kubeconfig
  * file whose user has a client certificate or a bearer token, read the way client-node reads
  * them. Anything else (exec plugins, auth

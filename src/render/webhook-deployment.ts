@@ -33,7 +33,7 @@ export const WEBHOOK_OLD_SPACE_MB = 96;
  * Node options of the webhook container. A young generation of at most 4 MB per semi-space
  * keeps the process under 100 MB when Pods arrive by the thousand a second, where Node's default
  * of 16 MB does not, at no cost in throughput that shows: what a request allocates dies young
- * either way (docs/figures.md, the webhook's memory). The old generation is capped so that V8
+ * either way (docs/figures.md, webhook throughput). The old generation is capped so that V8
  * collects rather than grows under hostile load (docs/webhook-hardening.md).
  */
 export const WEBHOOK_NODE_OPTIONS = `--max-semi-space-size=4 --max-old-space-size=${WEBHOOK_OLD_SPACE_MB}`;

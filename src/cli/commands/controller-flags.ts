@@ -53,6 +53,6 @@ export interface ControllerFlags {
 
 /**
  * Annotate mode's writes: one PATCH of a Runtime on the KCP each, so ten at once signal a fleet
- * of thousands within tens of seconds (docs/figures.md, annotate mode).
+ * of thousands within tens of seconds (docs/figures.md, annotate scale).
  */
 export const DEFAULT_ANNOTATE_CONCURRENCY = 10;
