@@ -6,18 +6,13 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 
-/** A CRD file is missing, unreadable or not a CustomResourceDefinition. */
-export class CrdLoadError extends Error {
-  override readonly name = 'CrdLoadError';
-}
-
 // From src/api/ and from dist/api/ alike, the package root is two levels up.
 const CRD_DIR = new URL('../../config/crd/', import.meta.url);
 
 /**
  * Reads and parses `config/crd/<file>` as the API server takes it (`enum`,
  * `x-kubernetes-preserve-unknown-fields`: the wire names, not client-node's model names), for a
- * raw apply (`applyObjects`, `ensureCrds`); throws {@link CrdLoadError} if it is not a CRD.
+ * raw apply (`applyObjects`, `ensureCrds`); throws if it is missing or not a CRD (a broken package).
  */
 export function loadCrd(file: string): KubernetesObject {
   const url = new URL(file, CRD_DIR);
@@ -25,11 +20,11 @@ export function loadCrd(file: string): KubernetesObject {
   try {
     doc = parse(readFileSync(url, 'utf8'));
   } catch (cause) {
-    throw new CrdLoadError(`cannot read CRD ${url.pathname}`, { cause });
+    throw new Error(`cannot read CRD ${url.pathname}`, { cause });
   }
   const crd = doc as KubernetesObject | null;
   if (crd?.kind !== 'CustomResourceDefinition' || crd.apiVersion !== 'apiextensions.k8s.io/v1') {
-    throw new CrdLoadError(`${url.pathname} is not an apiextensions.k8s.io/v1 CustomResourceDefinition`);
+    throw new Error(`${url.pathname} is not an apiextensions.k8s.io/v1 CustomResourceDefinition`);
   }
   return crd;
 }

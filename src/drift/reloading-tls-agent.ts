@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { Agent } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import type { Logger } from 'pino';
+import { PkiError } from '../pki/crypto-provider.js';
 
 /** Files of the forwarder's mutual TLS material (PEM), as mounted from a Secret. */
 export interface ClientTlsFiles {
@@ -24,11 +25,6 @@ export interface ReloadingTlsAgentOptions {
   readonly onReload: (result: 'success' | 'failure') => void;
 }
 
-/** No usable client certificate, key or CA could be read (the first load failed). */
-export class TlsMaterialError extends Error {
-  override readonly name = 'TlsMaterialError';
-}
-
 /**
  * A keep-alive HTTPS agent whose client certificate follows its files. Before handing out the
  * agent it re-reads the files (at most every `checkIntervalMs`, or at once after
@@ -44,7 +40,7 @@ export class ReloadingTlsAgent {
 
   constructor(private readonly opts: ReloadingTlsAgentOptions) {}
 
-  /** The agent to use now; throws TlsMaterialError while no material was ever usable. */
+  /** The agent to use now; throws PkiError while no material was ever usable. */
   async current(): Promise<Agent> {
     const now = performance.now();
     if (this.agent !== undefined && now - this.checkedAt < this.opts.checkIntervalMs) return this.agent;
@@ -59,7 +55,7 @@ export class ReloadingTlsAgent {
     } catch (cause) {
       // A Secret volume swaps its files through a symlink; a read may fall between the two.
       if (this.agent !== undefined) return this.agent;
-      throw new TlsMaterialError('cannot read the client certificate, key or CA', { cause });
+      throw new PkiError('cannot read the client certificate, key or CA', { cause });
     }
     const digest = createHash('sha256').update(cert).update(key).update(ca).digest('hex');
     if (this.agent !== undefined && digest === this.digest) return this.agent;
@@ -72,7 +68,7 @@ export class ReloadingTlsAgent {
         this.opts.logger.warn('new client certificate and key do not fit together yet; keeping the old pair');
         return this.agent;
       }
-      throw new TlsMaterialError('the client certificate, key and CA are not usable together', { cause });
+      throw new PkiError('the client certificate, key and CA are not usable together', { cause });
     }
     const replaced = this.agent;
     this.agent = new Agent({

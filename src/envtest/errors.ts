@@ -1,4 +1,7 @@
-/** The local control plane could not be built, started or stopped. */
+/**
+ * The local control plane or landscape could not be built, started or stopped, or did not reach
+ * the state waited for in time (./eventually.ts).
+ */
 export class ControlPlaneError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);

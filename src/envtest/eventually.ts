@@ -1,14 +1,8 @@
-/** A condition polled by {@link eventually} did not hold in time. */
-export class TimeoutError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'TimeoutError';
-  }
-}
+import { ControlPlaneError } from './errors.js';
 
 /**
  * Polls `fn` every `intervalMs` until it returns a value other than undefined; an error thrown by
- * `fn` counts as "not yet" and becomes the cause when the time is up.
+ * `fn` counts as "not yet" and becomes the cause of the {@link ControlPlaneError} when the time is up.
  */
 export async function eventually<T>(
   fn: () => Promise<T | undefined> | T | undefined,
@@ -27,5 +21,5 @@ export async function eventually<T>(
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
-  throw new TimeoutError(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
+  throw new ControlPlaneError(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
 }

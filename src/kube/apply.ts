@@ -1,20 +1,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../api/runtime-names.js';
 import type { ClusterAccess } from './cluster-access.js';
+import { KubeApiError } from './kube-errors.js';
 import { kubeRequest } from './kube-request.js';
 import { describeObject, objectPath } from './resource-path.js';
-
-/** An object could not be applied; names the object. */
-export class ApplyError extends Error {
-  constructor(
-    message: string,
-    readonly object: string,
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-    this.name = 'ApplyError';
-  }
-}
 
 /** Options of {@link applyObjects}. */
 export interface ApplyOptions {
@@ -30,6 +19,7 @@ export interface ApplyOptions {
  * raw PATCH each on the object's own path (./resource-path.ts: no discovery). Stops at the first
  * failure, so an order such as "backend before registration" holds. The stored objects the API
  * server answers with are parsed only for `resourceVersions` (resolved in order; '' otherwise).
+ * A failed call is a KubeApiError naming the object, with the call's status (`KubeApiError.wrap`).
  */
 export async function applyObjects(
   access: ClusterAccess,
@@ -38,10 +28,11 @@ export async function applyObjects(
 ): Promise<string[]> {
   const versions: string[] = [];
   for (const object of objects) {
+    const path = objectPath(object);
     try {
       const stored = await kubeRequest<KubernetesObject | undefined>(access, {
         method: 'PATCH',
-        path: objectPath(object),
+        path,
         query: { fieldManager: o.fieldManager ?? FIELD_MANAGER, force: true },
         body: object,
         // JSON is YAML: the API server takes the object as an apply configuration.
@@ -51,7 +42,7 @@ export async function applyObjects(
       });
       versions.push(stored?.metadata?.resourceVersion ?? '');
     } catch (cause) {
-      throw new ApplyError(`cannot apply ${describeObject(object)}`, describeObject(object), { cause });
+      throw KubeApiError.wrap(`cannot apply ${describeObject(object)}`, cause);
     }
   }
   return versions;

@@ -54,6 +54,20 @@ export class KubeApiError extends Error {
     const message = status.message ?? `Kubernetes API error${code === undefined ? '' : ` ${code}`}`;
     return new KubeApiError(message, { statusCode: code, status, cause });
   }
+
+  /**
+   * A failed call said in the caller's words (`cannot apply Secret a/b`), keeping the status of
+   * the call's own KubeApiError, so status checks see it without looking at the cause.
+   */
+  static wrap(message: string, cause: unknown): KubeApiError {
+    const call = cause instanceof KubeApiError ? cause : undefined;
+    return new KubeApiError(message, {
+      statusCode: call?.statusCode,
+      reason: call?.reason,
+      status: call?.status,
+      cause,
+    });
+  }
 }
 
 /** Whether `value` looks like a `Status` object (as opposed to a watched resource). */
@@ -109,7 +123,9 @@ export function isResourceVersionUnusable(err: unknown): boolean {
 export function noResponseError(err: unknown): KubeApiError | undefined {
   let e: unknown = err;
   for (let depth = 0; e instanceof Error && depth < 8; depth++) {
-    if (e instanceof KubeApiError) return e.statusCode === undefined && e.cause !== undefined ? e : undefined;
+    // A wrapped call (KubeApiError.wrap) says the caller's words; the call's own error says why.
+    if (e instanceof KubeApiError && !(e.cause instanceof KubeApiError))
+      return e.statusCode === undefined && e.cause !== undefined ? e : undefined;
     e = e.cause;
   }
   return undefined;

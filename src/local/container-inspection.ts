@@ -1,6 +1,6 @@
 import { CoreV1Api, type KubeConfig, type V1EphemeralContainer, type V1Pod } from '@kubernetes/client-node';
 import { eventually } from '../envtest/eventually.js';
-import { LandscapeError } from './landscape-error.js';
+import { ControlPlaneError } from '../envtest/errors.js';
 
 /** What {@link inspectContainer} saw inside a running container. */
 export interface ContainerView {
@@ -90,7 +90,7 @@ export async function inspectContainer(kc: KubeConfig, o: InspectOptions): Promi
   try {
     return JSON.parse(line) as ContainerView;
   } catch (error) {
-    throw new LandscapeError(
+    throw new ControlPlaneError(
       `the inspecting container of ${o.namespace}/${o.pod} printed no report: ${log.slice(0, 500)}`,
       {
         cause: error,

@@ -5,7 +5,7 @@ import { createCertificateAuthority } from '../pki/certificate-authority.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { TRUST_BUNDLE_KIND } from '../kube/trust-bundle-api.js';
 import { trustBundleApis } from '../kube/trust-bundle-discovery.js';
-import { LandscapeError } from './landscape-error.js';
+import { ControlPlaneError } from '../envtest/errors.js';
 
 /**
  * The three source objects of a landscape (pull Secret, ClusterTrustBundle, webhook ConfigMap)
@@ -66,6 +66,6 @@ export function placeholderDockerConfig(userPassword: string): string {
 /** The ClusterTrustBundle apiVersion the cluster serves; a cluster that serves none is refused. */
 export async function trustBundleApiVersionOf(kc: ClusterAccess): Promise<string> {
   const api = await trustBundleApis.get(kc);
-  if (!api.served) throw new LandscapeError(`the cluster serves no ClusterTrustBundle API: ${api.found}`);
+  if (!api.served) throw new ControlPlaneError(`the cluster serves no ClusterTrustBundle API: ${api.found}`);
   return api.apiVersion;
 }

@@ -5,7 +5,7 @@ import { resolveNodeBinaries } from '../envtest/node-binaries.js';
 import { nodeHostProblem } from '../envtest/node-host.js';
 import { resolveRtbImage } from '../envtest/rtb-image.js';
 import { applyObjects } from '../kube/apply.js';
-import { LandscapeError } from './landscape-error.js';
+import { ControlPlaneError } from '../envtest/errors.js';
 import { runtimeSetVersion, startKcpLandscape, waitReady, type KcpLandscape } from './kcp-landscape.js';
 import { landscapeSourceObjects, trustBundleApiVersionOf } from './landscape-sources.js';
 import { eventually } from '../envtest/eventually.js';
@@ -119,7 +119,7 @@ async function choosePlacement(placement: WebhookPlacement, say: (l: string) => 
     say('webhooks: Pods from the rtb image on a node per runtime (kubelet, containerd, runc)');
     return true;
   }
-  if (placement === 'node') throw new LandscapeError(`--webhooks node: ${problem}`);
+  if (placement === 'node') throw new ControlPlaneError(`--webhooks node: ${problem}`);
   say(`webhooks: in this process, as ${problem}`);
   return false;
 }

@@ -7,7 +7,7 @@ import type { RtbImage } from '../envtest/rtb-image.js';
 import { kubeRequest } from '../kube/kube-request.js';
 import { trustBundleApis } from '../kube/trust-bundle-discovery.js';
 import { inspectContainer } from './container-inspection.js';
-import { LandscapeError } from './landscape-error.js';
+import { ControlPlaneError } from '../envtest/errors.js';
 import { startLandscapeRegistries } from './landscape-registries.js';
 import { pulledMessage, waitPodRunning } from './seed-pod.js';
 import { configWithTarget, type WebhookHosting } from './webhook-hosting.js';
@@ -33,7 +33,7 @@ export async function startNodeHosting(o: {
   });
   try {
     for (const rt of o.runtimes) {
-      if (!rt.node) throw new LandscapeError(`runtime ${rt.name} has no node`);
+      if (!rt.node) throw new ControlPlaneError(`runtime ${rt.name} has no node`);
       await rt.node.addPlainHttpRegistry(registries.open.host);
       await rt.node.addPlainHttpRegistry(registries.secured.host);
     }
@@ -78,7 +78,7 @@ export async function startNodeHosting(o: {
       });
       const seen = view.files[file];
       if (!seen || 'error' in seen)
-        throw new LandscapeError(
+        throw new ControlPlaneError(
           `${file} is not readable inside ${name} on ${rt.name}: ${seen?.error ?? 'not read'}`,
         );
       const kc = rt.kubeConfig();

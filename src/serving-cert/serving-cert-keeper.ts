@@ -13,7 +13,7 @@ import type { SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import { WEBHOOK_CERT_LEASE } from '../api/runtime-names.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
-import { statusCodeOf } from '../kube/kube-errors.js';
+import { KubeApiError, statusCodeOf } from '../kube/kube-errors.js';
 import { kubeRequest } from '../kube/kube-request.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { type LeaderElectionTiming } from '../kube/leader-election-timing.js';
@@ -72,11 +72,6 @@ export interface ServingCertKeeper {
   isWriter(): boolean;
   /** Stops writing (releasing the Lease for another replica) and watching. */
   stop(): Promise<void>;
-}
-
-/** The serving Secret cannot be read at start: the webhook has nothing to serve. */
-export class ServingCertKeeperError extends Error {
-  override readonly name = 'ServingCertKeeperError';
 }
 
 /** Starts the keeper; rejects at once if the Secret cannot be read (no access, no permission). */
@@ -221,11 +216,12 @@ async function readSecretOnce(
   } catch (cause) {
     if (statusCodeOf(cause) === 404) return undefined;
     const why = cause instanceof Error ? cause.message : String(cause);
-    throw new ServingCertKeeperError(
+    // Nothing to serve: the webhook cannot start.
+    throw KubeApiError.wrap(
       `nothing to serve: no --tls-cert/--tls-key given, and the serving Secret ${namespace}/${name} ` +
         `cannot be read (${why}); give both files, or run with access to the cluster ` +
         '(in a Pod, --kubeconfig or $KUBECONFIG)',
-      { cause },
+      cause,
     );
   }
 }

@@ -115,15 +115,10 @@ export interface WebhookApp {
   stop(drain?: DrainOptions): Promise<void>;
 }
 
-/** `rtb webhook` could not start; the message says why, on one line. */
-export class WebhookStartError extends Error {
-  override readonly name = 'WebhookStartError';
-}
-
 /**
  * Starts the webhook: caches, config, pull-Secret copier, HTTPS server; resolves once serving.
  * A start that fails (no usable certificate, an unreadable config file, the port in use) stops
- * whatever it had started and rejects with {@link WebhookStartError}, so the process can exit.
+ * whatever it had started and rejects with the reason on one line, so the process can exit.
  */
 export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp> {
   const stoppers = new StopStack();
@@ -131,7 +126,7 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
     return await startParts(o, stoppers);
   } catch (error) {
     await stoppers.stopAll(o.logger);
-    throw new WebhookStartError(`cannot start the webhook: ${errorLine(error)}`, { cause: error });
+    throw new Error(`cannot start the webhook: ${errorLine(error)}`, { cause: error });
   }
 }
 

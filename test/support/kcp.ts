@@ -28,7 +28,8 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { markDeploymentAvailable as markAvailable } from '../../src/local/simulated-kubelet.js';
-import { TimeoutError, eventually } from '../../src/envtest/eventually.js';
+import { ControlPlaneError } from '../../src/envtest/errors.js';
+import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from './fixtures.js';
 import { trustBundleObject } from './trust-bundles.js';
 
@@ -308,8 +309,11 @@ export function allBootstrappersReady(
     timeoutMs,
     `all ${count} runtimes Ready${not === undefined ? '' : ` with a version other than ${not}`}`,
   ).catch((error: unknown) => {
-    throw new TimeoutError(`${error instanceof Error ? error.message : String(error)} (last seen: ${seen})`, {
-      cause: error,
-    });
+    throw new ControlPlaneError(
+      `${error instanceof Error ? error.message : String(error)} (last seen: ${seen})`,
+      {
+        cause: error,
+      },
+    );
   });
 }

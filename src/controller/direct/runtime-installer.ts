@@ -359,8 +359,7 @@ export class RuntimeInstaller {
       const silent = noResponseError(error);
       if (silent === undefined) {
         // An HTTP error is an answer; a request that could not even be made (bad PEMs) is not.
-        if (statusCodeOf(error) !== undefined || statusCodeOf(causeOf(error)) !== undefined)
-          this.answered = true;
+        if (statusCodeOf(error) !== undefined) this.answered = true;
         throw error;
       }
       throw new RuntimeUnreachableError(`the runtime's API server is unreachable: ${firstLine(silent)}`, {
@@ -391,8 +390,6 @@ async function unwrapUnreachable<T>(pending: Promise<T>): Promise<T> {
     throw error;
   }
 }
-
-const causeOf = (error: unknown): unknown => (error instanceof Error ? error.cause : undefined);
 
 function firstLine(error: Error): string {
   return error.message.split('\n')[0]?.slice(0, 300) ?? 'unknown error';

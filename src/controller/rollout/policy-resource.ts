@@ -47,8 +47,12 @@ export function policyOf(
     });
     return { policy };
   } catch (error) {
-    const problem = error instanceof Error ? error.message : String(error);
-    return { policy: { ...DEFAULT_ROLLOUT_POLICY, autoRollback: options.autoRollback }, problem };
+    // A refused spec falls back to the default policy, saying why; anything else is a bug.
+    if (!(error instanceof RolloutPolicyError)) throw error;
+    return {
+      policy: { ...DEFAULT_ROLLOUT_POLICY, autoRollback: options.autoRollback },
+      problem: error.message,
+    };
   }
 }
 

@@ -1,7 +1,7 @@
 import { REVISIONS_KEPT, revisionSecretNames } from '../../api/kcp-objects.js';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
-import { statusCodeOf } from '../../kube/kube-errors.js';
+import { KubeApiError, statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
 import type { SyncSources } from '../direct/sync-set.js';
 import type { Revision } from './revision.js';
@@ -11,11 +11,6 @@ export const REVISION_LABEL = 'rt-bootstrapper.kyma-project.io/revision';
 /** Annotation with the revision's ID (the name is a digest of it). */
 export const REVISION_ID_ANNOTATION = 'rt-bootstrapper.kyma-project.io/revision-id';
 const KEY = 'revision.json';
-
-/** A revision could not be stored or read. */
-export class RevisionStoreError extends Error {
-  override readonly name = 'RevisionStoreError';
-}
 
 /** Annotation with when the revision was stored (the oldest slot is reused first). */
 export const REVISION_SAVED_ANNOTATION = 'rt-bootstrapper.kyma-project.io/saved-at';
@@ -68,7 +63,8 @@ export class RevisionStore {
       .filter((s) => names.includes(s.metadata?.name ?? '') && !protect.includes(idOf(s) ?? ''))
       .sort((a, b) => savedAt(a).localeCompare(savedAt(b)))[0];
     const name = free ?? reusable?.metadata?.name;
-    if (name === undefined) throw new RevisionStoreError(`no free revision slot for ${revision.id}`);
+    // Cannot happen while `keep` exceeds the two protected revisions.
+    if (name === undefined) throw new Error(`no free revision slot for ${revision.id}`);
     const body = {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -98,8 +94,7 @@ export class RevisionStore {
       const code = statusCodeOf(error);
       const stored =
         (code === 409 || code === 422) && (await this.list()).some((s) => idOf(s) === revision.id);
-      if (!stored)
-        throw new RevisionStoreError(`cannot store revision ${revision.id} in ${name}`, { cause: error });
+      if (!stored) throw KubeApiError.wrap(`cannot store revision ${revision.id} in ${name}`, error);
     }
     const replaced = free === undefined && reusable ? idOf(reusable) : undefined;
     if (replaced !== undefined) this.cache.delete(replaced);
@@ -128,7 +123,7 @@ export class RevisionStore {
       });
       return list.items;
     } catch (error) {
-      throw new RevisionStoreError('cannot list the stored revisions', { cause: error });
+      throw KubeApiError.wrap('cannot list the stored revisions', error);
     }
   }
 

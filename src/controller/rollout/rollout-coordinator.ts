@@ -34,11 +34,6 @@ const PASS = 'pass';
 /** A timer may fire a millisecond before the moment by the wall clock: wake a little after it. */
 const WAKE_MARGIN_MS = 5;
 
-/** A pass that could not plan. */
-export class RolloutPassError extends Error {
-  override readonly name = 'RolloutPassError';
-}
-
 /** What the coordinator reads and whom it tells. */
 export interface RolloutCoordinatorOptions {
   readonly kcp: ClusterAccess;
@@ -202,7 +197,7 @@ export class RolloutCoordinator implements RolloutChooser {
   /** Plans and persists; returns when time alone would change the plan (epoch ms). */
   private async pass(): Promise<number | undefined> {
     // Not listed yet (the KCP slow, the rights missing): nothing is known, so nothing is decided.
-    if (!this.policies.synced()) throw new RolloutPassError('the RolloutPolicy is not listed yet');
+    if (!this.policies.synced()) throw new Error('the RolloutPolicy is not listed yet');
     const resource = this.policies.current();
     if (!resource) {
       this.known = true;

@@ -75,6 +75,16 @@ describe('rollout policy resource', () => {
     assert.match(repeated.problem ?? '', /repeated/);
   });
 
+  test('only a refused spec falls back to the default policy: a fault is not taken for one', () => {
+    // The default is one wave of everything; taking a fault for a refused spec would roll a new
+    // revision out to every runtime at once where the spec asked for waves.
+    const broken = {
+      metadata: { name: 'default' },
+      spec: { waves: null },
+    } as unknown as RolloutPolicyResource;
+    assert.throws(() => policyOf(broken, { autoRollback: true }), TypeError);
+  });
+
   test('the state survives its round trip through the status', () => {
     const state: RolloutState = {
       target: 'b/1.0.0',
