@@ -9,6 +9,7 @@ import {
   nextExpiryMs,
   parseShardView,
   sameMembers,
+  SHARD_VIEW_ANNOTATION,
   shardLeaseName,
   targetMembers,
   type MemberObservation,
@@ -31,6 +32,8 @@ function keyOf(owner: string, members: readonly string[]): string {
 
 describe('shard views', () => {
   test('the annotation round-trips; anything unreadable is a claim of nothing', () => {
+    // Replicas of two releases read each other's views: the name is part of the protocol.
+    assert.equal(SHARD_VIEW_ANNOTATION, 'rt-bootstrapper.kyma-project.io/shard-view');
     const v = view(3, 'b', 'a');
     assert.deepEqual(parseShardView(encodeShardView(v)), v);
     assert.equal(parseShardView(undefined), undefined);
@@ -52,6 +55,10 @@ describe('shard views', () => {
     ];
     const live = liveMembers(obs, 'me', 10_500, 3_000);
     assert.deepEqual([...live.keys()].sort(), ['a', 'c']);
+    assert.deepEqual(
+      [...liveMembers([seen('me', 10_000), seen('a', 10_000)], 'me', 10_500, 3_000).keys()],
+      ['a'],
+    );
     assert.deepEqual(live.get('a'), view(1, 'a', 'me'));
     // 'a' expires at 11 000, 'c' (no duration: the default 3 s) at 12 000.
     assert.equal(nextExpiryMs(obs, 'me', 10_500, 3_000), 11_000);
@@ -195,6 +202,12 @@ describe('shard views', () => {
     assert.equal(shardLeaseName('p-', '___'), `p-${tag('___')}`);
     const long = `${'a'.repeat(39)}_b`;
     assert.equal(shardLeaseName('p-', long), `p-${'a'.repeat(39)}-${tag(long)}`);
+    const dashes = `${'a'.repeat(38)}--b`;
+    assert.equal(
+      shardLeaseName('p-', dashes),
+      `p-${'a'.repeat(38)}-${tag(dashes)}`,
+      'cut inside a run of dashes',
+    );
   });
 
   test('a shard Lease is stale two lease durations after it expired or was released', () => {
