@@ -23,12 +23,9 @@ import { createControllerMetrics } from './controller-metrics.js';
 import { createEventRecorder } from '../kube/event-recorder.js';
 import { startLeaderTerm } from './leader-term.js';
 import type { ModeContext, ModeHandle, ModeOptions, ModeStarter } from './mode.js';
-import { modeStarter } from './mode-registry.js';
 import { createSourceWatcher } from './sources/source-set.js';
 import { attachSourceExpiryMetrics } from './expiry/source-expiry.js';
 import type { SourceWatcher } from './sources/source-watcher.js';
-
-// The mode contract lives in mode.ts, the registry of modes in mode-registry.ts.
 
 /** Settings of {@link startControllerApp}. */
 export interface ControllerAppOptions {
@@ -44,9 +41,10 @@ export interface ControllerAppOptions {
    * release, and a problem of KIM's manifests must not hold it); not watched when undefined.
    */
   readonly manifestsConfigMapName?: string;
+  /** The mode's name (logs, and which sources it watches). */
   readonly mode: string;
-  /** Runs this instead of `modes[mode]` (a mode built with settings of its own, e.g. direct). */
-  readonly starter?: ModeStarter;
+  /** Starts the mode (annotate's, or direct's built from its settings). */
+  readonly starter: ModeStarter;
   readonly modeOptions: ModeOptions;
   /** false runs the mode in this process unconditionally (one replica, tests). */
   readonly leaderElection:
@@ -87,7 +85,7 @@ export function defaultIdentity(): string {
 
 /** Starts the controller; resolves once the HTTP server listens (sources sync in the background). */
 export async function startControllerApp(o: ControllerAppOptions): Promise<ControllerApp> {
-  const starter = o.starter ?? modeStarter(o.mode);
+  const starter = o.starter;
   const logger = o.logger.child({ controller: o.mode });
   const identity = o.identity ?? defaultIdentity();
   const registry = o.registry ?? new Registry();

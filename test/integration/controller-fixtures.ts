@@ -3,6 +3,7 @@
  * CRD, kcp-system, the three sources, Runtimes) and a controller started in this process. The
  * stand-in for KIM that consumes the signal is in fake-kim.ts.
  */
+import { startAnnotateMode } from '../../src/controller/annotate/annotate-mode.js';
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -189,6 +190,7 @@ export async function startTestController(
     clusterTrustBundleName: CTB,
     configMapName: CONFIG_MAP,
     mode: 'annotate',
+    starter: startAnnotateMode,
     modeOptions: {
       signal: 'annotation',
       coalesceMs: 1_000,

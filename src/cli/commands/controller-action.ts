@@ -1,6 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { defaultIdentity, startControllerApp } from '../../controller/controller-app.js';
-import { modeStarter } from '../../controller/mode-registry.js';
+import { startAnnotateMode } from '../../controller/annotate/annotate-mode.js';
+import type { ModeStarter } from '../../controller/mode.js';
 import { directModeStarter, type DirectModeSettings } from '../../controller/direct/direct-mode-starter.js';
 import { DEFAULT_DIRECT_CONCURRENCY } from '../../controller/direct/direct-mode-options.js';
 import { DEFAULT_ANNOTATE_CONCURRENCY } from './controller-flags.js';
@@ -23,15 +24,19 @@ export async function runController(flags: ControllerFlags): Promise<void> {
     renewDeadlineMs: parseDuration(flags.renewDeadline),
     retryPeriodMs: parseDuration(flags.retryPeriod),
   };
-  // Direct mode is built from its own flags; any other mode must exist in the registry. Sharded,
-  // every replica runs it on its own Lease (no leader election).
-  const starter =
-    flags.mode === 'direct'
-      ? directModeStarter({
-          ...directSettings(flags),
-          ...(flags.sharding === true ? { shard: { identity, timing } } : {}),
-        })
-      : modeStarter(flags.mode);
+  let starter: ModeStarter;
+  switch (flags.mode) {
+    case 'annotate':
+      starter = startAnnotateMode;
+      break;
+    case 'direct':
+      // Built from its own flags. Sharded, every replica runs it on its own Lease (no leader election).
+      starter = directModeStarter({
+        ...directSettings(flags),
+        ...(flags.sharding === true ? { shard: { identity, timing } } : {}),
+      });
+      break;
+  }
   const logger = createLogger({ name: 'controller', level: flags.logLevel });
   const kc = new KubeConfig();
   if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);

@@ -2,7 +2,8 @@ import type { SignalKind } from '../../controller/annotate/signal-decision.js';
 
 /** The flags of `rtb controller`. */
 export interface ControllerFlags {
-  mode: string;
+  /** Commander's choices: annotate or direct. */
+  mode: 'annotate' | 'direct';
   kubeconfig?: string;
   namespace: string;
   pullSecret: string;

@@ -25,6 +25,12 @@ test('an unknown command fails with a message', () => {
   assert.match(r.stderr, /unknown command/);
 });
 
+test('rtb controller refuses a mode it does not have, naming the choices, before starting', () => {
+  const r = rtb('controller', '--mode', 'nope', '--pull-secret', 'p');
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /--mode <mode>' argument 'nope' is invalid\. Allowed choices are annotate, direct/);
+});
+
 test('rtb webhook still accepts --reuse-answers from earlier manifests, and no longer lists it', () => {
   const r = rtb(
     'webhook',

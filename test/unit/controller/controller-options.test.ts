@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
 import { runtimeCrd } from '../../../src/api/crds.js';
 import { RUNTIME_GROUP, RUNTIME_KIND, RUNTIME_PLURAL } from '../../../src/api/runtime.js';
 import { FlagError, parseDuration } from '../../../src/cli/flag-values.js';
-import { startControllerApp } from '../../../src/controller/controller-app.js';
-import { ModeUnavailableError, modes } from '../../../src/controller/mode-registry.js';
-import { silentLogger } from '../../../src/telemetry/logger.js';
 
 describe('rtb controller options', () => {
   test('durations in Go syntax', () => {
@@ -17,29 +13,6 @@ describe('rtb controller options', () => {
     assert.equal(parseDuration('1.5s'), 1500);
     for (const bad of ['', '2', 's', '2x', '2s ', '-1s', '1s2'])
       assert.throws(() => parseDuration(bad), FlagError, bad);
-  });
-
-  test('annotate is a mode; an unknown or absent mode fails clearly before anything starts', async () => {
-    assert.equal(typeof modes.annotate, 'function');
-    const opts = {
-      kubeConfig: new KubeConfig(),
-      namespace: 'kcp-system',
-      pullSecretName: 'p',
-      configMapName: 'c',
-      modeOptions: {
-        signal: 'annotation' as const,
-        coalesceMs: 1,
-        concurrency: 1,
-        resyncMs: 1,
-        stateConfigMapName: 's',
-      },
-      leaderElection: false as const,
-      logger: silentLogger(),
-    };
-    await assert.rejects(startControllerApp({ ...opts, mode: 'nope' }), ModeUnavailableError);
-    if (modes.direct === undefined) {
-      await assert.rejects(startControllerApp({ ...opts, mode: 'direct' }), /mode "direct" is not available/);
-    }
   });
 });
 
