@@ -57,21 +57,10 @@ describe('the webhook through a real kube-apiserver', () => {
       caBundlePem: webhook.ca.certPem,
       failurePolicy: 'Fail',
     });
-    await registerWebhook(cluster, manifests.mutatingWebhookConfiguration);
-    // The API server's webhook informer needs a moment; probe with a dry-run create.
-    await eventually(
-      async () => {
-        const probe = await core.createNamespacedPod({
-          namespace: 'default',
-          body: plainPod('probe', { [FIPS]: 'true' }),
-          dryRun: 'All',
-        });
-        return probe.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/defaulted'] === 'true'
-          ? true
-          : undefined;
-      },
-      20_000,
-      'the API server to call the webhook',
+    await registerWebhook(
+      cluster,
+      manifests.mutatingWebhookConfiguration,
+      plainPod('probe', { [FIPS]: 'true' }),
     );
   });
 

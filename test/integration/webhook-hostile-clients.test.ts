@@ -49,19 +49,7 @@ describe('hostile clients on the webhook port, through a real kube-apiserver', (
       caBundlePem: webhook.ca.certPem,
       failurePolicy: 'Ignore',
     });
-    await registerWebhook(cluster, manifests.mutatingWebhookConfiguration);
-    await eventually(
-      async () => {
-        const probe = await core.createNamespacedPod({
-          namespace: 'default',
-          body: pod('probe'),
-          dryRun: 'All',
-        });
-        return probe.metadata?.annotations?.[DEFAULTED] === 'true' ? true : undefined;
-      },
-      20_000,
-      'the API server to call the webhook',
-    );
+    await registerWebhook(cluster, manifests.mutatingWebhookConfiguration, pod('probe'));
   });
 
   after(async () => {

@@ -1,4 +1,9 @@
-import { AdmissionregistrationV1Api, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  CoreV1Api,
+  type V1MutatingWebhookConfiguration,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,11 +66,28 @@ export async function startTestWebhook(
   };
 }
 
-/** Registers `webhook` with the cluster's API server and waits until the API server calls it. */
+/**
+ * Registers the configuration with the cluster's API server. With `probe` (a Pod the webhook
+ * changes), waits until a dry-run create of it in `default` comes back defaulted: the API
+ * server's webhook informer takes a moment to see a new registration.
+ */
 export async function registerWebhook(
   cluster: LocalCluster,
   configuration: V1MutatingWebhookConfiguration,
+  probe?: V1Pod,
 ): Promise<void> {
   const api = cluster.kubeConfig().makeApiClient(AdmissionregistrationV1Api);
   await api.createMutatingWebhookConfiguration({ body: configuration });
+  if (!probe) return;
+  const core = cluster.kubeConfig().makeApiClient(CoreV1Api);
+  await eventually(
+    async () => {
+      const seen = await core.createNamespacedPod({ namespace: 'default', body: probe, dryRun: 'All' });
+      return seen.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/defaulted'] === 'true'
+        ? true
+        : undefined;
+    },
+    20_000,
+    'the API server to call the webhook',
+  );
 }
