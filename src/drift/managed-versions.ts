@@ -21,7 +21,7 @@ export function kubeVersionReader(access: ClusterAccess, timeoutMs: number): Ver
     const path = objectPath({
       apiVersion: ref.apiVersion,
       kind: ref.kind,
-      metadata: { name: ref.name, ...(ref.namespace === '' ? {} : { namespace: ref.namespace }) },
+      metadata: { name: ref.name, namespace: ref.namespace },
     });
     // The body is needed for its metadata only; a managed object is small (a plan holds ~20).
     const o = await kubeRequest<{ metadata?: { resourceVersion?: unknown } } | undefined>(access, {

@@ -38,7 +38,7 @@ export async function applyObjects(
         // JSON is YAML: the API server takes the object as an apply configuration.
         contentType: 'application/apply-patch+yaml',
         parseResponse: o.resourceVersions === true,
-        ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+        timeoutMs: o.timeoutMs,
       });
       versions.push(stored?.metadata?.resourceVersion ?? '');
     } catch (cause) {

@@ -94,8 +94,8 @@ export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
             apiVersion: e.regarding.apiVersion,
             kind: e.regarding.kind,
             name: e.regarding.name,
-            ...(e.regarding.namespace !== undefined ? { namespace: e.regarding.namespace } : {}),
-            ...(e.regarding.uid !== undefined ? { uid: e.regarding.uid } : {}),
+            namespace: e.regarding.namespace,
+            uid: e.regarding.uid,
           },
         },
       });

@@ -133,7 +133,7 @@ export class KeepAliveAgents {
       // The most recently used connection first: the others go idle and are closed.
       scheduling: 'lifo',
       secureContext,
-      ...(this.maxSockets !== undefined ? { maxSockets: this.maxSockets } : {}),
+      maxSockets: this.maxSockets,
       ...(held.servername !== undefined ? { servername: held.servername } : {}),
       ...(held.rejectUnauthorized !== undefined ? { rejectUnauthorized: held.rejectUnauthorized } : {}),
     });

@@ -132,7 +132,7 @@ export async function kubeRequest<T>(kc: ClusterAccess, r: KubeRequest): Promise
       reject(
         new KubeApiError(timedOut ? `${what} timed out` : `${what} failed: ${err.message}`, {
           cause: err,
-          ...(timedOut ? { reason: 'Timeout' } : {}),
+          reason: timedOut ? 'Timeout' : undefined,
         }),
       );
     });

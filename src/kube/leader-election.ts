@@ -256,7 +256,7 @@ export class LeaderElector {
               {
                 apiVersion: 'coordination.k8s.io/v1',
                 kind: 'Lease',
-                metadata: { name, namespace, ...(this.o.labels ? { labels: { ...this.o.labels } } : {}) },
+                metadata: { name, namespace, labels: this.o.labels ? { ...this.o.labels } : undefined },
                 spec,
               },
               left(),
