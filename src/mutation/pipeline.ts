@@ -25,6 +25,7 @@ import type { Pod } from './pod.js';
 import { assertMutableSize } from './pod-size.js';
 import { setFipsMode } from './set-fips-mode.js';
 import { setLandscape } from './set-landscape.js';
+import { stampRevision } from './stamp-revision.js';
 import { stampTrustBundle } from './stamp-trust-bundle.js';
 import { isJsonObject } from '../api/json-object.js';
 import { MOUNT, type TrustBundleMount, type TrustBundleSkipReason } from '../api/trust-bundle-capability.js';
@@ -63,6 +64,11 @@ export interface MutatePodInput {
    * and says why in a warning.
    */
   readonly trustBundleMount?: TrustBundleMount | undefined;
+  /**
+   * The set version of the configuration in force (DESIGN §11); a Pod changed under it carries
+   * it. Undefined where the configuration is no set of the KCP's (a file): then nothing is stamped.
+   */
+  readonly revision?: string | undefined;
 }
 
 /** What mutatePod decided and did. */
@@ -159,8 +165,9 @@ function podShapeProblem(pod: Pod): string | undefined {
  * Features run in FEATURES order: alter-img-registry, add-img-pull-secret, set-fips-mode,
  * add-cluster-trust-bundle, set-landscape. A Pod that changed gets both
  * `rt-bootstrapper.kyma-project.io/defaulted: "true"` (the seed's name) and
- * `rt-bootstrapper.kyma-project.io/modified: "true"` (upstream's); an unchanged Pod gets no patch
- * at all. Applying the result again yields no patch.
+ * `rt-bootstrapper.kyma-project.io/modified: "true"` (upstream's) and, under a set version, the
+ * revision stamp (./stamp-revision.ts); an unchanged Pod gets no patch at all. Applying the result
+ * again yields no patch.
  * Problems with single items (an unparseable image, a conflicting mount) become warnings; the rest
  * is still applied.
  *
@@ -254,6 +261,7 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
 
   if (!builder.changed) return { ...unchanged(warnings, selected), pullSecretSkipped, trustBundleSkipped };
   markChanged(builder);
+  if (input.revision !== undefined) stampRevision(builder, pod, input.revision);
   return {
     pod: builder.current,
     patch: builder.operations,

@@ -5,6 +5,9 @@ import { selectFeatures } from '../mutation/features.js';
 import type { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import { mutatePod, type MutatePodResult } from '../mutation/pipeline.js';
 import { assertMutableSize } from '../mutation/pod-size.js';
+import { ALL_CONTAINER_KINDS, containersOf } from '../mutation/manipulation.js';
+import { parseOriginals } from '../mutation/stamp-revision.js';
+import { ORIGINAL_IMAGES_ANNOTATION } from '../api/workload-health.js';
 import type { AdmissionAnswer, AdmissionRequest } from './admission-review.js';
 import type { AdmissionResult, WebhookMetrics } from './webhook-metrics.js';
 import type { TrustBundleMount } from '../api/trust-bundle-capability.js';
@@ -25,6 +28,13 @@ export interface AdmissionContext {
   trustBundleHash?(): string | undefined;
   /** Whether the runtime can take the trust-bundle mount (../api/trust-bundle-capability.ts); mounted when absent. */
   trustBundleMount?(): TrustBundleMount;
+  /** The set version of the configuration in force (DESIGN §11); undefined for a file. */
+  revision?(): string | undefined;
+  /**
+   * Whether the last preflight found `image` missing at its registry, or refused with the set's
+   * credentials: a Pod rewritten to it gets a warning.
+   */
+  knownMissing?(image: string): boolean;
   readonly metrics: WebhookMetrics;
   readonly logger: Logger;
   /** Per-request warnings are rate-limited per kind (a flood of bad requests writes a summary). */
@@ -145,9 +155,34 @@ async function decide(
     namespace: { name: namespaceName, annotations: namespaceAnnotations },
     config,
     pullSecretAvailable,
+    revision: ctx.revision?.(),
   });
   report(result, config, ctx, log);
-  const warnings = result.warnings.length > 0 ? [...result.warnings] : undefined;
+  const missing = ctx.knownMissing ? missingImages(result, (image) => ctx.knownMissing?.(image) ?? false) : [];
+  const all = [...result.warnings, ...missing];
+  const warnings = all.length > 0 ? all : undefined;
   if (result.patch.length === 0) return { answer: { uid: req.uid, warnings }, result: 'unchanged' };
   return { answer: { uid: req.uid, patch: result.patch, warnings }, result: 'mutated' };
+}
+
+/** Warnings for images the mutation rewrote to a location the preflight found not to hold them. */
+function missingImages(result: MutatePodResult, knownMissing: (image: string) => boolean): string[] {
+  if (result.patch.length === 0) return [];
+  const out: string[] = [];
+  for (const [name, original] of Object.entries(
+    parseOriginals(result.pod.metadata?.annotations?.[ORIGINAL_IMAGES_ANNOTATION]),
+  )) {
+    const image = containerImage(result.pod, name);
+    if (image !== undefined && image !== original && knownMissing(image))
+      out.push(
+        `container ${name}: image ${original} is rewritten to ${image}, which the registry did not serve when checked`,
+      );
+  }
+  return out;
+}
+
+function containerImage(pod: MutatePodResult['pod'], name: string): string | undefined {
+  for (const kind of ALL_CONTAINER_KINDS)
+    for (const c of containersOf(pod, kind)) if (c.name === name) return c.image;
+  return undefined;
 }

@@ -32,6 +32,7 @@ const REFUSED_REMEMBERED = 16;
 export class ConfigHolder {
   private current: WebhookConfig | undefined;
   private currentDigest = '';
+  private currentRevision: string | undefined;
   private generation = 0;
   private readonly listeners: ((config: WebhookConfig) => void)[] = [];
   /** Refusals by text digest since the last accepted text, oldest first. */
@@ -54,15 +55,28 @@ export class ConfigHolder {
     return this.currentDigest;
   }
 
+  /**
+   * The set version of the ConfigMap whose text is in force (its `set-version` annotation): the
+   * revision Pods changed under it carry. Undefined for a file, or a ConfigMap without one.
+   */
+  get revision(): string | undefined {
+    return this.currentRevision;
+  }
+
   /** Called after every accepted change. */
   onChange(listener: (config: WebhookConfig) => void): void {
     this.listeners.push(listener);
   }
 
-  /** Offers the JSON text from `source` (a file path or ConfigMap key, for logs). */
-  offer(text: string, source: string): ConfigOffer {
+  /**
+   * Offers the JSON text from `source` (a file path or ConfigMap key, for logs), of set `revision`
+   * where the source has one. The same text under a new set (only the Secret or bundle changed)
+   * takes the new revision.
+   */
+  offer(text: string, source: string, revision?: string): ConfigOffer {
     const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
     if (digest === this.currentDigest) {
+      this.currentRevision = revision;
       this.metrics?.configRefused.set(0);
       return { accepted: true, changed: false, digest, warnings: [] };
     }
@@ -96,6 +110,7 @@ export class ConfigHolder {
     }
     this.current = config;
     this.currentDigest = digest;
+    this.currentRevision = revision;
     // A text refused before this one counts again if it comes back: it is a new attempt.
     this.refused.clear();
     this.generation++;

@@ -1,5 +1,6 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { SET_VERSION_ANNOTATION } from '../api/runtime-bootstrapper.js';
 import type { Reflector } from '../kube/reflector.js';
 import type { ConfigHolder, ConfigOffer } from './config-holder.js';
 
@@ -27,7 +28,7 @@ export function connectConfigMapSource(input: {
       );
       return;
     }
-    const offer = holder.offer(text, `${where}#${key}`);
+    const offer = holder.offer(text, `${where}#${key}`, cm.metadata?.annotations?.[SET_VERSION_ANNOTATION]);
     onOffer?.(cm, offer);
   };
   reflector.addEventHandler({

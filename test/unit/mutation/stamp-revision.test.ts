@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { FEATURE_ALTER_IMG_REGISTRY, FEATURE_SET_FIPS_MODE } from '../../../src/api/webhook-features.js';
+import {
+  ORIGINAL_IMAGES_ANNOTATION,
+  REVISION_ANNOTATION,
+  REVISION_LABEL,
+} from '../../../src/api/workload-health.js';
+import { mutatePod, type MutatePodInput, type MutatePodResult } from '../../../src/mutation/pipeline.js';
+import type { Pod } from '../../../src/mutation/pod.js';
+import { isLabelValue, parseOriginals } from '../../../src/mutation/stamp-revision.js';
+import { applyOps, deepFreeze, makeConfig } from './support.js';
+
+const REVISION = '3f9a0c1d2e4b5a69';
+const ann = (p: Pod): Record<string, string> => p.metadata?.annotations ?? {};
+const lab = (p: Pod): Record<string, string> => p.metadata?.labels ?? {};
+
+function run(input: Partial<MutatePodInput> & Pick<MutatePodInput, 'pod'>): MutatePodResult {
+  const pod = deepFreeze(structuredClone(input.pod));
+  const result = mutatePod({
+    operation: 'CREATE',
+    namespace: { name: 'team', annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true' } },
+    config: makeConfig(),
+    pullSecretAvailable: true,
+    ...input,
+    pod,
+  });
+  assert.deepEqual(applyOps(pod, result.patch), result.pod, 'patch(input) equals the returned Pod');
+  return result;
+}
+
+const pod = (o: { init?: string; app?: string; sidecar?: string; meta?: Pod['metadata'] } = {}): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: o.meta ?? { name: 'p', namespace: 'team' },
+  spec: {
+    ...(o.init !== undefined ? { initContainers: [{ name: 'setup', image: o.init }] } : {}),
+    containers: [
+      { name: 'app', image: o.app ?? 'replace.me/app:1' },
+      { name: 'sidecar', image: o.sidecar ?? 'quay.io/side:2' },
+    ],
+  },
+});
+
+describe('the revision stamp on a Pod we change', () => {
+  test('a rewritten Pod carries the revision as label and annotation, and the images it asked for', () => {
+    const result = run({ pod: pod({ init: 'replace.me/setup:1' }), revision: REVISION });
+    assert.equal(lab(result.pod)[REVISION_LABEL], REVISION);
+    assert.equal(ann(result.pod)[REVISION_ANNOTATION], REVISION);
+    // Only containers whose image changed: the sidecar's registry has no override.
+    assert.deepEqual(parseOriginals(ann(result.pod)[ORIGINAL_IMAGES_ANNOTATION]), {
+      setup: 'replace.me/setup:1',
+      app: 'replace.me/app:1',
+    });
+    assert.equal(result.pod.spec?.containers[0]?.image, 'ghcr.io/app:1');
+  });
+
+  test('a Pod changed without an image rewrite carries the revision and no original images', () => {
+    const result = run({
+      pod: pod({ app: 'quay.io/app:1' }),
+      namespace: { name: 'team', annotations: { [FEATURE_SET_FIPS_MODE]: 'true' } },
+      revision: REVISION,
+    });
+    assert.ok(result.patch.length > 0);
+    assert.equal(ann(result.pod)[REVISION_ANNOTATION], REVISION);
+    assert.equal(ann(result.pod)[ORIGINAL_IMAGES_ANNOTATION], undefined);
+  });
+
+  test('an unchanged Pod gets no stamp, and no revision known means no stamp', () => {
+    const untouched = run({ pod: pod({ app: 'quay.io/app:1' }), revision: REVISION });
+    assert.deepEqual(untouched.patch, []);
+    const noRevision = run({ pod: pod() });
+    assert.ok(noRevision.patch.length > 0);
+    assert.equal(lab(noRevision.pod)[REVISION_LABEL], undefined);
+    assert.equal(ann(noRevision.pod)[REVISION_ANNOTATION], undefined);
+    assert.equal(ann(noRevision.pod)[ORIGINAL_IMAGES_ANNOTATION], undefined);
+  });
+
+  test('two Pods of one template under one revision come out byte-identical; mutating again changes nothing', () => {
+    const a = run({ pod: pod(), revision: REVISION });
+    const b = run({ pod: pod(), revision: REVISION });
+    assert.equal(JSON.stringify(a.pod), JSON.stringify(b.pod));
+    assert.deepEqual(run({ pod: a.pod, revision: REVISION }).patch, []);
+  });
+
+  test('existing labels and annotations are kept beside the stamp', () => {
+    const result = run({
+      pod: pod({ meta: { name: 'p', labels: { app: 'x' }, annotations: { note: 'keep' } } }),
+      revision: REVISION,
+    });
+    assert.deepEqual(result.pod.metadata?.labels, { app: 'x', [REVISION_LABEL]: REVISION });
+    assert.equal(ann(result.pod).note, 'keep');
+  });
+
+  test('a revision that cannot be a label value is stamped as annotation only', () => {
+    const odd = 'a'.repeat(64);
+    const result = run({ pod: pod(), revision: odd });
+    assert.equal(lab(result.pod)[REVISION_LABEL], undefined);
+    assert.equal(ann(result.pod)[REVISION_ANNOTATION], odd);
+  });
+
+  test('an UPDATE that rewrites one image keeps the originals of the others and takes the new revision', () => {
+    const created = run({ pod: pod(), revision: 'r1' }).pod;
+    const changed: Pod = structuredClone(created);
+    const sidecar = changed.spec?.containers[1];
+    assert.ok(sidecar);
+    sidecar.image = 'replace.me/side:3';
+    const result = run({ pod: changed, oldPod: created, operation: 'UPDATE', revision: 'r2' });
+    assert.equal(result.pod.spec?.containers[1]?.image, 'ghcr.io/side:3');
+    assert.deepEqual(parseOriginals(ann(result.pod)[ORIGINAL_IMAGES_ANNOTATION]), {
+      app: 'replace.me/app:1',
+      sidecar: 'replace.me/side:3',
+    });
+    assert.equal(ann(result.pod)[REVISION_ANNOTATION], 'r2');
+    assert.equal(lab(result.pod)[REVISION_LABEL], 'r2');
+  });
+});
+
+describe('revision helpers', () => {
+  test('label values', () => {
+    for (const ok of ['a', 'abc', 'a-b_c.d', '0123456789abcdef', 'a'.repeat(63)]) assert.ok(isLabelValue(ok), ok);
+    for (const bad of ['', '-a', 'a-', 'a/b', 'a b', 'a'.repeat(64)]) assert.ok(!isLabelValue(bad), bad);
+  });
+
+  test('original images read back only as an object of strings', () => {
+    assert.deepEqual(parseOriginals(undefined), {});
+    assert.deepEqual(parseOriginals('not json'), {});
+    assert.deepEqual(parseOriginals('["a"]'), {});
+    assert.deepEqual(parseOriginals('{"a":"x","b":1}'), { a: 'x' });
+  });
+});
