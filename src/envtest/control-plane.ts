@@ -236,7 +236,7 @@ export class ControlPlane {
               kubernetes: this.kubernetes,
               clusterTrustBundleProjection: this.options.clusterTrustBundleProjection,
               extraArgs: this.options.apiserverArgs,
-              ...(network ? { node: { serviceCidr: network.serviceCidr } } : {}),
+              node: network ? { serviceCidr: network.serviceCidr } : undefined,
             },
             readyTls,
           );

@@ -63,7 +63,7 @@ export class LocalRegistry {
           log: { level: 'warn', accesslog: { disabled: true } },
           storage: { filesystem: { rootdirectory: join(o.dir, 'storage') }, delete: { enabled: true } },
           http: { addr: `127.0.0.1:${port}`, headers: { 'X-Content-Type-Options': ['nosniff'] } },
-          ...(auth ? { auth } : {}),
+          auth,
         }),
       );
       const proc = new ManagedProcess(

@@ -194,9 +194,9 @@ export class CaStore {
       metadata: {
         name: this.ref.name,
         namespace: this.ref.namespace,
-        ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+        resourceVersion,
         labels: { 'app.kubernetes.io/managed-by': 'rt-bootstrapper' },
-        ...(previousPem ? { annotations: { [PREVIOUS_CA_UNTIL]: new Date(until).toISOString() } } : {}),
+        annotations: previousPem ? { [PREVIOUS_CA_UNTIL]: new Date(until).toISOString() } : undefined,
       },
       type: 'Opaque',
       data: {

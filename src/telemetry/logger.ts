@@ -55,7 +55,7 @@ function boundedError(error: unknown): unknown {
   const { stack, ...rest } = serialized as Record<string, unknown>;
   return {
     ...(truncateValue(rest) as Record<string, unknown>),
-    ...(typeof stack === 'string' ? { stack: truncateString(stack, 4096) } : {}),
+    stack: typeof stack === 'string' ? truncateString(stack, 4096) : undefined,
   };
 }
 
