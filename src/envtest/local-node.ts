@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { CertificateAuthority } from '../pki/certificate-authority.js';
 import { issueCertificate } from '../pki/issue-certificate.js';
-import { forwardApiServer, type ApiForwarder } from './api-forwarder.js';
+import { forwardTcp, type TcpForwarder } from './tcp-forwarder.js';
 import { ControlPlaneError } from './errors.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { ManagedProcess } from './managed-process.js';
@@ -54,9 +54,12 @@ export class LocalNode {
     readonly paths: NodePaths,
     private readonly record: NodeRecord,
     private readonly processes: ManagedProcess[],
-    private readonly forwarder: ApiForwarder,
+    private readonly forwarder: TcpForwarder,
     private readonly slot: NodeSlot,
   ) {}
+
+  /** Forwarders {@link exposeToPods} started, closed with the node. */
+  private readonly exposed: TcpForwarder[] = [];
 
   /** Starts the node and waits until its Node object is Ready. */
   static async start(o: LocalNodeOptions): Promise<LocalNode> {
@@ -80,10 +83,10 @@ export class LocalNode {
     const tracked: NodeRecord = { ...record, createdCgroupDirs: createCgroupRoot(cgroupRoot) };
     trackNode(tracked);
     const processes: ManagedProcess[] = [];
-    let forwarder: ApiForwarder | undefined;
+    let forwarder: TcpForwarder | undefined;
     try {
       createBridge(network);
-      forwarder = await forwardApiServer(network.apiServiceIp, 443, o.apiPort);
+      forwarder = await forwardTcp(network.apiServiceIp, 443, o.apiPort);
       await writeNodeFiles(o, paths, network, { ...network, cgroupRoot });
 
       const containerd = new ManagedProcess(
@@ -153,8 +156,19 @@ export class LocalNode {
     );
   }
 
+  /**
+   * Makes a port on this machine's loopback (a local registry) reachable from Pods, at the same
+   * port on the node's IP (the bridge's address); returns that `host:port`. Pods cannot reach
+   * loopback, and the registries listen nowhere else.
+   */
+  async exposeToPods(port: number): Promise<string> {
+    this.exposed.push(await forwardTcp(this.network.nodeIp, port, port));
+    return `${this.network.nodeIp}:${port}`;
+  }
+
   /** Stops the control loops and the kubelet, then kills containerd and every container. */
   async stop(): Promise<void> {
+    await Promise.all(this.exposed.splice(0).map((f) => f.close()));
     await stopAll(this.processes, this.record, this.forwarder, this.slot);
   }
 }
@@ -288,7 +302,7 @@ function startScheduler(o: LocalNodeOptions): ManagedProcess {
 async function stopAll(
   processes: readonly ManagedProcess[],
   record: NodeRecord,
-  forwarder: ApiForwarder | undefined,
+  forwarder: TcpForwarder | undefined,
   slot: NodeSlot,
 ): Promise<void> {
   // The control loops and the kubelet first (nothing restarts a container), then the rest by cgroup.

@@ -1,19 +1,16 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
-/** A TCP forwarder: what kube-proxy would do for the one Service that Pods here need. */
-export interface ApiForwarder {
+/** A TCP forwarder: what kube-proxy (or the host's routing) would do for what Pods here need. */
+export interface TcpForwarder {
   close(): Promise<void>;
 }
 
 /**
- * Forwards `listenHost:listenPort` (the ClusterIP of `default/kubernetes`, on the node's bridge)
- * to the API server on loopback, byte for byte: TLS stays end to end.
+ * Forwards `listenHost:listenPort` (an address on the node's bridge, which Pods reach) to
+ * `targetPort` on loopback, byte for byte: TLS stays end to end. The node forwards the
+ * `kubernetes` Service's ClusterIP to the API server this way, and the local registries to Pods.
  */
-export function forwardApiServer(
-  listenHost: string,
-  listenPort: number,
-  targetPort: number,
-): Promise<ApiForwarder> {
+export function forwardTcp(listenHost: string, listenPort: number, targetPort: number): Promise<TcpForwarder> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = connect(targetPort, '127.0.0.1');
