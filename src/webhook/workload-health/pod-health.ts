@@ -1,0 +1,221 @@
+/**
+ * What a Pod we changed says about its revision (DESIGN §11), pure: whether all its containers
+ * started, and which of its failures the change can have caused. Only failures we can tell apart
+ * from the application's own are counted: a pull of an image we rewrote, our pull Secret missing
+ * where the Pod references it, a container that cannot be created or started because of our
+ * mount. An image we did not rewrite, a crash loop of a container that started, anything else:
+ * not ours.
+ */
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import {
+  ORIGINAL_IMAGES_ANNOTATION,
+  REVISION_ANNOTATION,
+  REVISION_LABEL,
+  type WorkloadFailureKind,
+} from '../../api/workload-health.js';
+import { DEFAULT_CTB_MOUNT_PATH, DEFAULT_CTB_VOLUME_NAME } from '../../api/trust-bundle-config.js';
+import { parseImageReference } from '../../image/image-reference.js';
+import { redactMessage } from './redact-message.js';
+
+/** One failure of one container that the change can have caused. */
+export interface WorkloadFailure {
+  readonly kind: WorkloadFailureKind;
+  readonly container: string;
+  /** The image the Pod runs (after our rewrite). */
+  readonly image?: string;
+  /** Registry host of `image`, when it parses. */
+  readonly registry?: string;
+  /** The kubelet's reason, or `PullSecretMissing`. */
+  readonly reason: string;
+  /** The kubelet's message, redacted and cut short. */
+  readonly message?: string;
+}
+
+/** What the classifier needs from the configuration in force. */
+export interface PodHealthSettings {
+  /** Name of our pull Secret (the config's `imagePullSecret.name`). */
+  readonly pullSecretName: string;
+  /** Our trust-bundle volume and mount path (defaults when the config has no block). */
+  readonly trustBundle?: { readonly volumeName: string; readonly volumeMountPath: string };
+}
+
+/**
+ * What a Pod says whatever the state of our pull Secret: what the follower keeps of a Pod (a few
+ * fields; the Pod itself is dropped). {@link failuresOf} adds the Secret's part.
+ */
+export interface PodFacts {
+  readonly revision: string;
+  /** Every container (init containers included) started or ran at least once. */
+  readonly started: boolean;
+  /** Failures of kinds `image-pull` and `mount`. */
+  readonly failures: readonly WorkloadFailure[];
+  /**
+   * Containers waiting on a pull error while the Pod lists our pull Secret: `pull-secret-missing`
+   * failures if the Secret does not exist in the Pod's namespace. Absent when there are none.
+   */
+  readonly pullWaits?: readonly WorkloadFailure[];
+}
+
+/** A Pod's health under its revision. */
+export interface PodHealth {
+  readonly revision: string;
+  readonly started: boolean;
+  readonly failures: readonly WorkloadFailure[];
+}
+
+/** Reason of a `pull-secret-missing` failure (ours: the kubelet says only that the pull failed). */
+export const PULL_SECRET_MISSING_REASON = 'PullSecretMissing';
+
+const IMAGE_PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName']);
+// A missing Secret makes pulls fail; an invalid name is not about credentials.
+const SECRET_PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff']);
+const MOUNT_REASONS = new Set(['CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+// Terminated reasons of a container the runtime never got running.
+const NEVER_RAN_REASONS = new Set(['StartError', 'ContainerCannotRun']);
+const NO_FAILURES: readonly WorkloadFailure[] = Object.freeze([]);
+
+// The report's limits (../../api/workload-health.ts).
+const MAX_CONTAINER = 253;
+const MAX_IMAGE = 1024;
+const MAX_REGISTRY = 512;
+const MAX_REASON = 128;
+
+/** The revision a Pod was changed under (label, else annotation); undefined when not ours. */
+export function revisionOf(pod: V1Pod): string | undefined {
+  const m = pod.metadata;
+  const value = m?.labels?.[REVISION_LABEL] ?? m?.annotations?.[REVISION_ANNOTATION];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Names of the containers whose image we rewrote (a malformed annotation names none). */
+export function rewrittenContainers(pod: V1Pod): ReadonlySet<string> {
+  const text = pod.metadata?.annotations?.[ORIGINAL_IMAGES_ANNOTATION];
+  if (text === undefined) return new Set();
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return new Set();
+    return new Set(Object.keys(parsed));
+  } catch {
+    return new Set();
+  }
+}
+
+/** Whether a container is running, or ran, or the kubelet says it started. */
+export function containerStarted(status: V1ContainerStatus | undefined): boolean {
+  if (status === undefined) return false;
+  if (status.started === true || status.state?.running !== undefined) return true;
+  if (status.lastState?.running !== undefined) return true;
+  return ran(status.state?.terminated) || ran(status.lastState?.terminated);
+}
+
+function ran(t: { reason?: string; startedAt?: unknown } | undefined): boolean {
+  if (t === undefined || (t.reason !== undefined && NEVER_RAN_REASONS.has(t.reason))) return false;
+  // The runtime reports the zero time for a container it never started.
+  const at = t.startedAt === undefined ? Number.NaN : new Date(t.startedAt as string | Date).getTime();
+  return Number.isFinite(at) && at > 0;
+}
+
+/** The facts of a Pod under `settings`; undefined for a Pod without our revision (pure). */
+export function podFactsOf(pod: V1Pod, settings: PodHealthSettings): PodFacts | undefined {
+  const revision = revisionOf(pod);
+  if (revision === undefined) return undefined;
+  const spec = pod.spec;
+  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  const byName = new Map(statuses.map((s) => [s.name, s]));
+  const names = spec
+    ? [...(spec.initContainers ?? []), ...spec.containers].map((c) => c.name)
+    : statuses.map((s) => s.name);
+  const started = names.length > 0 && names.every((n) => containerStarted(byName.get(n)));
+  const images = new Map<string, string>();
+  for (const c of [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])])
+    if (c.image !== undefined) images.set(c.name, c.image);
+  const rewritten = rewrittenContainers(pod);
+  const trust = settings.trustBundle ?? {
+    volumeName: DEFAULT_CTB_VOLUME_NAME,
+    volumeMountPath: DEFAULT_CTB_MOUNT_PATH,
+  };
+  const usesSecret = (spec?.imagePullSecrets ?? []).some((r) => r.name === settings.pullSecretName);
+  const failures: WorkloadFailure[] = [];
+  const pullWaits: WorkloadFailure[] = [];
+  for (const s of statuses) {
+    const reason = s.state?.waiting?.reason;
+    if (reason === undefined) continue;
+    const message = s.state?.waiting?.message ?? '';
+    const image = images.get(s.name) ?? (s.image === '' ? undefined : s.image);
+    const failure = (kind: WorkloadFailureKind): WorkloadFailure =>
+      describe(kind, s.name, image, reason, message);
+    if (IMAGE_PULL_REASONS.has(reason) && rewritten.has(s.name)) failures.push(failure('image-pull'));
+    if (SECRET_PULL_REASONS.has(reason) && usesSecret) pullWaits.push(failure('pull-secret-missing'));
+    if (MOUNT_REASONS.has(reason) && namesOurMount(message, trust)) failures.push(failure('mount'));
+  }
+  return {
+    revision,
+    started,
+    failures: failures.length > 0 ? failures : NO_FAILURES,
+    ...(pullWaits.length > 0 ? { pullWaits } : {}),
+  };
+}
+
+function namesOurMount(message: string, trust: { volumeName: string; volumeMountPath: string }): boolean {
+  return (
+    (trust.volumeName !== '' && message.includes(trust.volumeName)) ||
+    (trust.volumeMountPath !== '' && message.includes(trust.volumeMountPath))
+  );
+}
+
+function describe(
+  kind: WorkloadFailureKind,
+  container: string,
+  image: string | undefined,
+  reason: string,
+  message: string,
+): WorkloadFailure {
+  const registry = image === undefined ? undefined : registryOf(image);
+  const text = redactMessage(message);
+  return {
+    kind,
+    container: container.slice(0, MAX_CONTAINER),
+    ...(image !== undefined ? { image: image.slice(0, MAX_IMAGE) } : {}),
+    ...(registry !== undefined ? { registry: registry.slice(0, MAX_REGISTRY) } : {}),
+    reason: (kind === 'pull-secret-missing' ? PULL_SECRET_MISSING_REASON : reason).slice(0, MAX_REASON),
+    ...(text !== '' ? { message: text } : {}),
+  };
+}
+
+function registryOf(image: string): string | undefined {
+  try {
+    return parseImageReference(image).registry;
+  } catch {
+    return undefined; // InvalidImageName: the image is reported, its registry is not known
+  }
+}
+
+/**
+ * The failures of a Pod with `facts` when our pull Secret does or does not exist in its
+ * namespace (pure). A missing Secret is the likelier cause of a pull failure than the image: a
+ * container waiting on a pull is then counted once, as `pull-secret-missing`.
+ */
+export function failuresOf(facts: PodFacts, pullSecretExists: boolean): readonly WorkloadFailure[] {
+  const waits = facts.pullWaits;
+  if (pullSecretExists || waits === undefined) return facts.failures;
+  const waiting = new Set(waits.map((w) => w.container));
+  const rest = facts.failures.filter((f) => !(f.kind === 'image-pull' && waiting.has(f.container)));
+  return [...waits, ...rest];
+}
+
+/**
+ * A Pod's health under its revision, given our pull Secret's name and whether it exists in the
+ * Pod's namespace; undefined for a Pod without our revision (pure).
+ */
+export function classifyPod(
+  pod: V1Pod,
+  settings: PodHealthSettings & { readonly pullSecretExists: boolean },
+): PodHealth | undefined {
+  const facts = podFactsOf(pod, settings);
+  if (facts === undefined) return undefined;
+  return {
+    revision: facts.revision,
+    started: facts.started,
+    failures: failuresOf(facts, settings.pullSecretExists),
+  };
+}
