@@ -2,7 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CaStore } from '../../pki/ca-store.js';
-import type { ServingPolicy } from '../../serving-cert/serving-policy.js';
+import { KCP_SERVING_POLICY, type ServingPolicy } from '../../serving-cert/serving-policy.js';
 import type { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import type { DriftEndpointOptions } from './drift-endpoint.js';
 import type { WebhookRelease, WebhookTestRouting } from './runtime-manifests.js';
@@ -16,7 +16,6 @@ export interface DirectSources {
   onChange(listener: (snapshot: SyncSources) => void): () => void;
 }
 
-/** Settings of direct mode. */
 /**
  * Periodic resyncs per full one: with the default period of 10 min, every runtime is re-applied at
  * least every 2 hours even when its attestations say nothing changed (a runtime's own word is not
@@ -25,86 +24,117 @@ export interface DirectSources {
  */
 export const DEFAULT_FULL_RESYNC_EVERY = 12;
 
-export interface DirectModeOptions {
-  readonly kubeConfig: KubeConfig;
-  readonly namespace: string;
-  readonly sources: DirectSources;
-  readonly logger: Logger;
-  readonly registry: Registry;
+/** Default of {@link DirectModeSettings.resyncMs}. */
+export const DEFAULT_DIRECT_RESYNC_MS = 10 * 60_000;
+
+/** Default of {@link DirectModeSettings.coalesceMs}. */
+export const DEFAULT_DIRECT_COALESCE_MS = 500;
+
+/** Default of {@link DirectModeSettings.caSecretName}. */
+export const DEFAULT_CA_SECRET_NAME = 'rt-bootstrapper-ca';
+
+/**
+ * Direct mode's settings with every default applied ({@link resolveDirectModeSettings}): the one
+ * object the mode reads. A key is `undefined` only where that means off, or where the default
+ * belongs to the part that reads the value (named on the key).
+ */
+export interface DirectModeSettings {
   readonly release: WebhookRelease;
   /** Runtimes reconciled at once (default {@link DEFAULT_DIRECT_CONCURRENCY}). */
-  readonly concurrency?: number;
-  /** Re-apply everything this often to catch drift (default 10 min; 0 disables). */
-  readonly resyncMs?: number;
+  readonly concurrency: number;
+  /** Re-apply everything this often to catch drift (default {@link DEFAULT_DIRECT_RESYNC_MS}; 0 disables). */
+  readonly resyncMs: number;
   /**
    * Each runtime is re-applied at least once every this many periodic resyncs (a share of them
    * each period); otherwise one whose latest attestation matches is skipped (docs/attestation.md;
    * default {@link DEFAULT_FULL_RESYNC_EVERY}; 1: every runtime every period).
    */
-  readonly fullResyncEvery?: number;
-  /** Source changes within this window become one fan-out (default 500 ms). */
-  readonly coalesceMs?: number;
-  /** Label selector of KIM's kubeconfig Secrets (default `kyma-project.io/runtime-id`). */
-  readonly kubeconfigSelector?: string;
+  readonly fullResyncEvery: number;
+  /** Source changes within this window become one fan-out (default {@link DEFAULT_DIRECT_COALESCE_MS}). */
+  readonly coalesceMs: number;
+  /** Label selector of KIM's kubeconfig Secrets; undefined: `kyma-project.io/runtime-id` (./direct-caches.ts). */
+  readonly kubeconfigSelector: string | undefined;
   /** Create a RuntimeBootstrapper per Runtime CR matching this selector ('' = all); undefined = off. */
-  readonly autoCreateSelector?: string;
-  readonly caSecretName?: string;
+  readonly autoCreateSelector: string | undefined;
+  /** The CA's Secret, unless a CA store is given (default {@link DEFAULT_CA_SECRET_NAME}). */
+  readonly caSecretName: string;
   /**
    * Timing of each runtime's webhook serving certificate (docs/serving-certificate.md; default
    * KCP_SERVING_POLICY: 90 days, renewed at half its life).
    */
-  readonly servingPolicy?: ServingPolicy;
+  readonly servingPolicy: ServingPolicy;
   /** Where tests route admission (no kubelet runs the webhook's Pods there); never set in production. */
-  readonly webhookRouting?: WebhookTestRouting;
-  /** A CA store shared with the drift listener (loaded); otherwise one is made from caSecretName. */
-  readonly caStore?: CaStore;
-  /** Serve the drift listener in this process (needs `drift`). */
-  readonly driftListener?: DriftEndpointOptions;
-  /** Rotate the CA this long before it expires, keeping the old one trusted for the grace period. */
-  readonly caRotation?: {
-    readonly renewBeforeMs: number;
-    readonly graceMs: number;
-    readonly checkEveryMs?: number;
-  };
-  /** The drift channel: runtimes get a client certificate and report tampering to this URL. */
-  readonly drift?: {
-    readonly listenerUrl: string;
-    readonly clientValidityMs?: number;
-    readonly renewBeforeMs?: number;
-  };
-  /** A call to a runtime fails after this long without a byte sent or received (default 10 s). */
-  readonly runtimeTimeoutMs?: number;
+  readonly webhookRouting: WebhookTestRouting | undefined;
+  /** Serve the drift listener in this process (needs `drift`); undefined = elsewhere or nowhere. */
+  readonly driftListener: DriftEndpointOptions | undefined;
+  /** Rotate the CA this long before it expires, keeping the old one trusted for the grace period; undefined = never. */
+  readonly caRotation:
+    | {
+        readonly renewBeforeMs: number;
+        readonly graceMs: number;
+        readonly checkEveryMs?: number;
+      }
+    | undefined;
+  /** The drift channel: runtimes get a client certificate and report tampering to this URL; undefined = off. */
+  readonly drift:
+    | {
+        readonly listenerUrl: string;
+        readonly clientValidityMs?: number;
+        readonly renewBeforeMs?: number;
+      }
+    | undefined;
+  /** A call to a runtime fails after this long without a byte sent or received; undefined: the reconciler's 10 s. */
+  readonly runtimeTimeoutMs: number | undefined;
   /**
-   * A call to a runtime fails unless its whole answer came within this long (default
-   * DEFAULT_RUNTIME_DEADLINE_MS, ./runtime-clients.ts): a server that drips ends a pass in time.
+   * A call to a runtime fails unless its whole answer came within this long; undefined:
+   * DEFAULT_RUNTIME_DEADLINE_MS (./runtime-clients.ts). A server that drips ends a pass in time.
    */
-  readonly runtimeDeadlineMs?: number | undefined;
+  readonly runtimeDeadlineMs: number | undefined;
   /**
    * On stop, how long reconciles in flight may go on before their calls to runtimes are abandoned
    * (default {@link DEFAULT_STOP_DRAIN_MS}).
    */
-  readonly stopDrainMs?: number;
-  /** How often a runtime's trust-bundle rotation under way is looked at (default 30 s; tests). */
-  readonly trustPollMs?: number;
+  readonly stopDrainMs: number;
+  /** How often a runtime's trust-bundle rotation under way is looked at; undefined: the state machine's 30 s (tests set it). */
+  readonly trustPollMs: number | undefined;
   /**
    * Progressive rollout (docs/rollout.md): the RolloutPolicy to follow, if it exists; off when
    * undefined (every runtime gets every change at once).
    */
-  readonly rollout?: {
-    readonly policyName: string;
-    /** false: a halt only halts (`--no-auto-rollback`). */
-    readonly autoRollback: boolean;
-  };
-  /** How long after a drift repair the forced full reconcile follows (default 1 s). */
-  readonly driftConfirmDelayMs?: number;
+  readonly rollout:
+    | {
+        readonly policyName: string;
+        /** false: a halt only halts (`--no-auto-rollback`). */
+        readonly autoRollback: boolean;
+      }
+    | undefined;
+  /** How long after a drift repair the forced full reconcile follows (default {@link DRIFT_CONFIRM_DELAY_MS}). */
+  readonly driftConfirmDelayMs: number;
   /** Work only this replica's share of the runtimes (sharded-work.ts); off (all runtimes) when undefined. */
-  readonly shard?: DirectShardSettings;
+  readonly shard: DirectShardSettings | undefined;
   /**
    * Also export metrics with a runtime ID label (`rtb_runtime_state`, and each runtime's drift
    * client certificate): one series per runtime (docs/monitoring.md; default off).
    */
-  readonly perRuntimeMetrics?: boolean;
+  readonly perRuntimeMetrics: boolean;
 }
+
+/** What a caller chooses: the release, and any setting that differs from its default. */
+export type DirectModeChoices = Pick<DirectModeSettings, 'release'> & Partial<DirectModeSettings>;
+
+/** What direct mode runs against and reports to: the KCP, its namespace, the sources, logs and metrics. */
+export interface DirectModeEnv {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  readonly sources: DirectSources;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  /** A CA store shared with the drift listener (loaded); otherwise one is made from `caSecretName`. */
+  readonly caStore?: CaStore;
+}
+
+/** Options of startDirectMode: where it runs, and its settings (defaults applied there, once). */
+export type DirectModeOptions = DirectModeEnv & DirectModeChoices;
 
 /**
  * Runtimes reconciled at once by default. A fan-out is bound by latency, not by CPU, once runtimes
@@ -124,7 +154,7 @@ export const DEFAULT_DIRECT_CONCURRENCY = 200;
  */
 export const DEFAULT_STOP_DRAIN_MS = 5_000;
 
-/** Default of {@link DirectModeOptions.driftConfirmDelayMs}. */
+/** Default of {@link DirectModeSettings.driftConfirmDelayMs}. */
 export const DRIFT_CONFIRM_DELAY_MS = 1_000;
 
 /** A running direct mode. */
@@ -148,4 +178,34 @@ export interface DirectMode {
   readonly reconciler: BootstrapperReconciler;
   /** Stops; a sharded replica releases its Lease unless `releaseShard` is false (a crash, in tests). */
   stop(options?: { readonly releaseShard?: boolean }): Promise<void>;
+}
+
+/**
+ * Applies every default: the only place direct mode's defaults are filled in. Settings already
+ * resolved come back unchanged, so a caller may resolve early and pass the result down.
+ */
+export function resolveDirectModeSettings(c: DirectModeChoices): DirectModeSettings {
+  return {
+    release: c.release,
+    concurrency: c.concurrency ?? DEFAULT_DIRECT_CONCURRENCY,
+    resyncMs: c.resyncMs ?? DEFAULT_DIRECT_RESYNC_MS,
+    fullResyncEvery: c.fullResyncEvery ?? DEFAULT_FULL_RESYNC_EVERY,
+    coalesceMs: c.coalesceMs ?? DEFAULT_DIRECT_COALESCE_MS,
+    kubeconfigSelector: c.kubeconfigSelector,
+    autoCreateSelector: c.autoCreateSelector,
+    caSecretName: c.caSecretName ?? DEFAULT_CA_SECRET_NAME,
+    servingPolicy: c.servingPolicy ?? KCP_SERVING_POLICY,
+    webhookRouting: c.webhookRouting,
+    driftListener: c.driftListener,
+    caRotation: c.caRotation,
+    drift: c.drift,
+    runtimeTimeoutMs: c.runtimeTimeoutMs,
+    runtimeDeadlineMs: c.runtimeDeadlineMs,
+    stopDrainMs: c.stopDrainMs ?? DEFAULT_STOP_DRAIN_MS,
+    trustPollMs: c.trustPollMs,
+    rollout: c.rollout,
+    driftConfirmDelayMs: c.driftConfirmDelayMs ?? DRIFT_CONFIRM_DELAY_MS,
+    shard: c.shard,
+    perRuntimeMetrics: c.perRuntimeMetrics ?? false,
+  };
 }

@@ -12,14 +12,7 @@ import { CaUpkeep } from './ca-upkeep.js';
 import { DirectCaches } from './direct-caches.js';
 import { createDirectMetrics, refreshStateGauges } from './direct-metrics.js';
 import { RuntimeClientPool } from './runtime-clients.js';
-import {
-  DEFAULT_DIRECT_CONCURRENCY,
-  DEFAULT_FULL_RESYNC_EVERY,
-  DEFAULT_STOP_DRAIN_MS,
-  DRIFT_CONFIRM_DELAY_MS,
-  type DirectMode,
-  type DirectModeOptions,
-} from './direct-mode-options.js';
+import { resolveDirectModeSettings, type DirectMode, type DirectModeOptions } from './direct-mode-options.js';
 import { DriftRepairs } from './drift-repairs.js';
 import { RolloutCoordinator } from '../rollout/rollout-coordinator.js';
 import { createRolloutMetrics } from '../rollout/rollout-metrics.js';
@@ -30,6 +23,7 @@ import { PeriodicResync } from './periodic-resync.js';
 import { ShardedWork } from './sharded-work.js';
 import { SourceFanout } from './source-fanout.js';
 import { attachFleetExpiryMetrics, type FleetRuntime } from '../expiry/fleet-expiry.js';
+import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 
 /**
  * Connections to the KCP at once: its watches (a handful, each holding one) and the status writes
@@ -38,26 +32,60 @@ import { attachFleetExpiryMetrics, type FleetRuntime } from '../expiry/fleet-exp
 const KCP_MAX_SOCKETS = 32;
 
 /**
+ * A callback handed to a part built before the part that answers it: where two parts need each
+ * other, the earlier one gets `call` and the later one is connected once it exists. Until then
+ * `call` answers with the fallback; nothing calls it that early (the parts start after wiring).
+ */
+class Hook<A extends unknown[], R> {
+  private target: (...args: A) => R;
+
+  constructor(fallback: (...args: A) => R) {
+    this.target = fallback;
+  }
+
+  readonly call = (...args: A): R => this.target(...args);
+
+  connect(target: (...args: A) => R): void {
+    this.target = target;
+  }
+}
+
+/**
  * Direct mode: every RuntimeBootstrapper's runtime gets the webhook and the current source set
  * written directly. Fan-out is a keyed queue with bounded concurrency and per-runtime backoff,
  * so one slow or failing runtime never holds the others back. This function wires the parts:
  * the caches (direct-caches.ts), the source set (source-fanout.ts), the reconciler, sharding
  * across replicas (sharded-work.ts), drift repairs (drift-repairs.ts), the CA (ca-upkeep.ts)
- * and the Runtime mirror (runtime-mirror.ts).
+ * and the Runtime mirror (runtime-mirror.ts). It reads top to bottom: the settings, then each
+ * part after the parts it uses (the cycles closed by {@link Hook}s), then the start in order.
  */
 export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode> {
-  const log = o.logger.child({ mode: 'direct' });
-  if (o.servingPolicy) validateServingPolicy(o.servingPolicy);
-  const metrics = createDirectMetrics(o.registry);
+  const s = resolveDirectModeSettings(o);
+  validateServingPolicy(s.servingPolicy);
   const ns = o.namespace;
+  const log = o.logger.child({ mode: 'direct' });
+  const metrics = createDirectMetrics(o.registry);
+
+  // The cycles between parts, connected below once both sides exist.
+  const admits = new Hook<[key: string], boolean>(() => true);
+  const cacheChanged = new Hook<[old: RuntimeBootstrapper | undefined, rb: RuntimeBootstrapper], void>(
+    () => undefined,
+  );
+  const cacheRemoved = new Hook<[], void>(() => undefined);
+  const forcePass = new Hook<[key: string], void>(() => undefined);
+  const reconciled = new Hook<[key: string, ok: boolean], void>(() => undefined);
+
   // Keep-alive to the KCP: status writes, finalizers and watches reuse connections, at most
   // KCP_MAX_SOCKETS of them (a fan-out's status writes queue for one rather than open hundreds).
   const kcp = new KeepAliveAccess(o.kubeConfig, { maxSockets: KCP_MAX_SOCKETS });
+  const cas =
+    o.caStore ?? new CaStore(o.kubeConfig.makeApiClient(CoreV1Api), { namespace: ns, name: s.caSecretName });
   const queue = new WorkQueue({
     name: 'runtimebootstrapper',
     metrics: new PrometheusWorkQueueMetrics(o.registry),
     reconcileMetrics: new PrometheusReconcileMetrics(o.registry),
-    admit: (key: string): boolean => shard?.admits(key) ?? true,
+    // Sharded, only this replica's runtimes (connected to the shard below).
+    admit: admits.call,
   });
   const enqueue = (key: string): void => {
     queue.add(key);
@@ -65,36 +93,31 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   const caches = new DirectCaches({
     kcp,
     namespace: ns,
-    ...(o.kubeconfigSelector !== undefined ? { kubeconfigSelector: o.kubeconfigSelector } : {}),
+    kubeconfigSelector: s.kubeconfigSelector,
     logger: log,
-    on: {
-      reconcile: enqueue,
-      changed: (old, rb) => {
-        // A drift report another replica received for a runtime we work.
-        if (old) drift.updated(old, rb);
-        // A status moved: the rollout may advance (or halt).
-        rollout?.poke();
-      },
-      // One runtime fewer: its wave may be complete now.
-      removed: () => {
-        rollout?.poke();
-      },
-    },
+    on: { reconcile: enqueue, changed: cacheChanged.call, removed: cacheRemoved.call },
   });
   const enqueueAll = (): void => {
     for (const key of caches.keys()) queue.add(key);
   };
-  const cas =
-    o.caStore ??
-    new CaStore(o.kubeConfig.makeApiClient(CoreV1Api), {
-      namespace: ns,
-      name: o.caSecretName ?? 'rt-bootstrapper-ca',
-    });
-  if (!o.caStore) await cas.load();
-
+  const rollout = s.rollout
+    ? new RolloutCoordinator({
+        kcp,
+        policyName: s.rollout.policyName,
+        bootstrappers: caches.bootstrappers,
+        sources: () => o.sources.snapshot(),
+        release: s.release,
+        revisions: new RevisionStore(kcp, ns),
+        autoRollback: s.rollout.autoRollback,
+        metrics: createRolloutMetrics(o.registry),
+        logger: log.child({ part: 'rollout' }),
+        queueMetrics: new PrometheusWorkQueueMetrics(o.registry),
+        enqueue,
+      })
+    : undefined;
   const sources = new SourceFanout({
     sources: o.sources,
-    coalesceMs: o.coalesceMs ?? 500,
+    coalesceMs: s.coalesceMs,
     logger: log,
     fanOut: () => {
       rollout?.poke();
@@ -102,36 +125,31 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       if (rollout?.planning() !== true) enqueueAll();
     },
   });
-  sources.start();
   // Every call to a runtime bounded: the cap on an answer, the deadline of a call, and the stop.
-  const pool = new RuntimeClientPool({ limits: { deadlineMs: o.runtimeDeadlineMs } });
-  pool.start();
-  const rollout = o.rollout
-    ? new RolloutCoordinator({
+  const pool = new RuntimeClientPool({ limits: { deadlineMs: s.runtimeDeadlineMs } });
+  // Across replicas (sharding on): only this replica's share of the runtimes is worked here.
+  const shard = s.shard
+    ? new ShardedWork({
+        kubeConfig: o.kubeConfig,
         kcp,
-        policyName: o.rollout.policyName,
+        namespace: ns,
+        logger: log,
+        registry: o.registry,
+        queue,
+        settings: s.shard,
         bootstrappers: caches.bootstrappers,
-        sources: () => o.sources.snapshot(),
-        release: o.release,
-        revisions: new RevisionStore(kcp, ns),
-        autoRollback: o.rollout.autoRollback,
-        metrics: createRolloutMetrics(o.registry),
-        logger: log.child({ part: 'rollout' }),
-        queueMetrics: new PrometheusWorkQueueMetrics(o.registry),
-        enqueue,
       })
     : undefined;
-  const resyncMs = o.resyncMs ?? 10 * 60_000;
+  if (shard) admits.connect((key) => shard.admits(key));
+  const sharded = <T>(key: string, work: (fence: LeaseFence) => Promise<T>): Promise<T | undefined> =>
+    shard ? shard.run(key, work) : work(UNFENCED);
   const periodic = new PeriodicResync({
-    periodMs: resyncMs,
-    fullEvery: o.fullResyncEvery ?? DEFAULT_FULL_RESYNC_EVERY,
+    periodMs: s.resyncMs,
+    fullEvery: s.fullResyncEvery,
     keys: () => caches.keys(),
     keyOfRuntime: (runtimeId) => caches.keyOfRuntime(runtimeId),
     works: (key) => shard?.admits(key) ?? true,
-    force: (key) => {
-      reconciler.force(key);
-      queue.add(key);
-    },
+    force: forcePass.call,
     registry: o.registry,
     logger: log,
   });
@@ -143,66 +161,69 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     kubeconfigSecrets: caches.kubeconfigs,
     pool,
     cas,
-    ...(o.drift ? { drift: o.drift } : {}),
-    ...(o.servingPolicy ? { servingPolicy: o.servingPolicy } : {}),
-    ...(o.webhookRouting ? { webhook: o.webhookRouting } : {}),
-    release: o.release,
+    drift: s.drift,
+    servingPolicy: s.servingPolicy,
+    webhook: s.webhookRouting,
+    release: s.release,
     currentSet: () => sources.current(),
     metrics,
     logger: log,
-    ...(rollout ? { rollout } : {}),
-    ...(o.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: o.runtimeTimeoutMs } : {}),
-    ...(o.trustPollMs !== undefined ? { trustPollMs: o.trustPollMs } : {}),
-    onReconciled: (key, ok) => {
-      drift.reconciled(key, ok);
-    },
+    rollout,
+    runtimeTimeoutMs: s.runtimeTimeoutMs,
+    trustPollMs: s.trustPollMs,
+    onReconciled: reconciled.call,
   });
-  // Across replicas (sharding on): only this replica's share of the runtimes is worked here.
-  const shard: ShardedWork | undefined = o.shard
-    ? new ShardedWork({
-        kubeConfig: o.kubeConfig,
-        kcp,
-        namespace: ns,
-        logger: log,
-        registry: o.registry,
-        queue,
-        settings: o.shard,
-        bootstrappers: caches.bootstrappers,
-      })
-    : undefined;
-  const sharded = <T>(key: string, work: (fence: LeaseFence) => Promise<T>): Promise<T | undefined> =>
-    shard ? shard.run(key, work) : work(UNFENCED);
-  const concurrency = o.concurrency ?? DEFAULT_DIRECT_CONCURRENCY;
+  const force = (key: string): void => {
+    reconciler.force(key);
+    queue.add(key);
+  };
+  forcePass.connect(force);
+  const forceAll = (): void => {
+    for (const key of caches.keys()) reconciler.force(key);
+    enqueueAll();
+  };
   const drift = new DriftRepairs({
     reconciler,
     queue,
     keyOfRuntime: (runtimeId) => caches.keyOfRuntime(runtimeId),
     run: sharded,
-    ...(shard ? { shard } : {}),
+    shard,
     registry: o.registry,
-    concurrency,
-    confirmDelayMs: o.driftConfirmDelayMs ?? DRIFT_CONFIRM_DELAY_MS,
+    concurrency: s.concurrency,
+    confirmDelayMs: s.driftConfirmDelayMs,
   });
+  reconciled.connect((key, ok) => {
+    drift.reconciled(key, ok);
+  });
+  cacheChanged.connect((old, rb) => {
+    // A drift report another replica received for a runtime we work.
+    if (old) drift.updated(old, rb);
+    // A status moved: the rollout may advance (or halt).
+    rollout?.poke();
+  });
+  // One runtime fewer: its wave may be complete now.
+  cacheRemoved.connect(() => {
+    rollout?.poke();
+  });
+  // Fewer reconciles at once while the event loop runs late (CPU-bound): drift repairs (their own
+  // queue, not gated), probes and lease renewals keep getting through during a fan-out.
+  const gate = new LoopLagGate({ max: s.concurrency });
 
+  // Started in dependency order: the CA and the caches before the first reconcile.
+  if (!o.caStore) await cas.load();
+  sources.start();
+  pool.start();
   await caches.start();
   sources.refresh();
   // The rollout's first pass before any reconcile: no runtime gets a revision its wave has not reached.
   await rollout?.start();
-  // Fewer reconciles at once while the event loop runs late (CPU-bound): drift repairs (their own
-  // queue, not gated), probes and lease renewals keep getting through during a fan-out.
-  const gate = new LoopLagGate({ max: concurrency });
   gate.start();
   await shard?.start();
   const running = queue.start((key) => sharded(key, (fence) => reconciler.reconcile(key, fence)), {
-    concurrency,
+    concurrency: s.concurrency,
     gate,
   });
   enqueueAll();
-
-  const forceAll = (): void => {
-    for (const key of caches.keys()) reconciler.force(key);
-    enqueueAll();
-  };
   periodic.start();
   const gauges = setInterval(() => {
     refreshStateGauges(
@@ -213,11 +234,12 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     metrics.admittedReconciles.set(gate.limit);
   }, 2_000);
   gauges.unref();
-
   drift.start();
-  const endpoint: DriftEndpoint | undefined = o.driftListener
+
+  // The parts that serve runtimes or follow the CA: built once the fan-out runs.
+  const endpoint: DriftEndpoint | undefined = s.driftListener
     ? await startDriftEndpoint({
-        options: o.driftListener,
+        options: s.driftListener,
         cas,
         bootstrappers: caches.bootstrappers,
         keyOfRuntime: (runtimeId) => caches.keyOfRuntime(runtimeId),
@@ -233,7 +255,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   const caUpkeep = new CaUpkeep({
     cas,
     kcp,
-    ...(o.caRotation ? { rotation: o.caRotation } : {}),
+    rotation: s.caRotation,
     logger: log,
     onChanged: async () => {
       log.info('CA changed; re-issuing certificates on every runtime');
@@ -260,21 +282,21 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         }
       },
     },
-    { perRuntime: o.perRuntimeMetrics === true },
+    { perRuntime: s.perRuntimeMetrics },
   );
   const mirror: RuntimeMirror | undefined =
-    o.autoCreateSelector !== undefined
+    s.autoCreateSelector !== undefined
       ? await startRuntimeMirror({
           kcp,
           namespace: ns,
-          selector: o.autoCreateSelector,
+          selector: s.autoCreateSelector,
           bootstrappers: caches.bootstrappers,
           logger: log,
-          ...(shard ? { shard } : {}),
+          shard,
         })
       : undefined;
   log.info(
-    { runtimes: caches.bootstrappers.list().length, release: o.release.version },
+    { runtimes: caches.bootstrappers.list().length, release: s.release.version },
     'direct mode started',
   );
 
@@ -298,7 +320,6 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     pool.stop();
     kcp.close();
   };
-  const stopDrainMs = o.stopDrainMs ?? DEFAULT_STOP_DRAIN_MS;
 
   return {
     reconciler,
@@ -310,17 +331,16 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     resync(runtimeId) {
       const key = caches.keyOfRuntime(runtimeId);
       if (key === undefined) return false;
-      reconciler.force(key);
-      queue.add(key);
+      force(key);
       return true;
     },
     async stop(options = {}) {
       // Reconciles and repairs in flight get a while to finish; then their calls to runtimes are
       // abandoned, so no runtime (silent, dripping) holds the stop past the Pod's grace period.
       const abandon = setTimeout(() => {
-        log.warn({ afterMs: stopDrainMs }, 'stopping: abandoning the calls to runtimes still in flight');
+        log.warn({ afterMs: s.stopDrainMs }, 'stopping: abandoning the calls to runtimes still in flight');
         pool.abortCalls();
-      }, stopDrainMs);
+      }, s.stopDrainMs);
       try {
         await stopParts(options);
       } finally {
