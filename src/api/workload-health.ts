@@ -168,8 +168,14 @@ export const WORKLOADS_KEY = 'workloads';
 export const PREFLIGHT_KEY = 'preflight';
 
 /**
- * Field manager of the workload and preflight keys: only the replica that leads writes them, and
- * under the report's own manager the other replicas' applies (which do not hold these keys) would
- * remove them.
+ * Field manager of the workload key: only the replica that leads writes it, and under the
+ * report's own manager the other replicas' applies (which do not hold this key) would remove it.
+ * The preflight key has its own ({@link PREFLIGHT_FIELD_MANAGER}).
  */
 export const WORKLOAD_FIELD_MANAGER = 'rt-bootstrapper-webhook-workloads';
+/**
+ * Field manager of the preflight key alone: the workload report and the preflight are written by
+ * different parts of the webhook, and an apply under one manager that leaves out the other's key
+ * would remove it.
+ */
+export const PREFLIGHT_FIELD_MANAGER = 'rt-bootstrapper-webhook-preflight';
