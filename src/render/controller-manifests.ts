@@ -103,7 +103,7 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
   const selector = { 'app.kubernetes.io/name': CONTROLLER_NAME };
   const meta = (namespaced = true): { name: string; namespace?: string; labels: Record<string, string> } => ({
     name: CONTROLLER_NAME,
-    ...(namespaced ? { namespace } : {}),
+    namespace: namespaced ? namespace : undefined,
     labels: { ...labels },
   });
   const subject = { kind: 'ServiceAccount', name: CONTROLLER_NAME, namespace };

@@ -33,7 +33,7 @@ export const spreadOverNodes = (
 
 /** An HTTP(S) GET probe on a named port. */
 export const httpProbe = (path: string, port: string, scheme?: 'HTTPS'): V1Probe => ({
-  httpGet: { path, port, ...(scheme ? { scheme } : {}) },
+  httpGet: { path, port, scheme },
   periodSeconds: 10,
   timeoutSeconds: 2,
 });

@@ -163,10 +163,10 @@ export function renderKimManifests(o: KimManifestOptions): KimManifests {
     renderWebhookManifests({
       image: o.image,
       version: o.version,
-      ...(o.landscape === undefined ? {} : { landscape: o.landscape }),
-      ...(o.replicas === undefined ? {} : { replicas: o.replicas }),
-      ...(o.logLevel === undefined ? {} : { logLevel: o.logLevel }),
-      ...(o.priorityClassName === undefined ? {} : { priorityClassName: o.priorityClassName }),
+      landscape: o.landscape,
+      replicas: o.replicas,
+      logLevel: o.logLevel,
+      priorityClassName: o.priorityClassName,
       restartNamespaces: o.restartNamespaces,
     }),
   );

@@ -115,7 +115,7 @@ export function renderWebhookDeployment(
         metadata: { labels: podLabels },
         spec: {
           serviceAccountName: WEBHOOK_SERVICE_ACCOUNT,
-          ...(o.priorityClassName === undefined ? {} : { priorityClassName: o.priorityClassName }),
+          priorityClassName: o.priorityClassName,
           // The drain's delay, its timeout and the drift flush fit in it (../api/serving-limits.ts).
           terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
           securityContext: restrictedPodSecurityContext(),
@@ -171,16 +171,12 @@ export function renderWebhookDeployment(
                 limits: { memory: WEBHOOK_MEMORY_LIMIT },
               },
               securityContext: restrictedContainerSecurityContext(),
-              ...(drift
-                ? {
-                    volumeMounts: [
-                      { name: 'watcher', mountPath: '/etc/rt-bootstrapper/watcher', readOnly: true },
-                    ],
-                  }
-                : {}),
+              volumeMounts: drift
+                ? [{ name: 'watcher', mountPath: '/etc/rt-bootstrapper/watcher', readOnly: true }]
+                : undefined,
             },
           ],
-          ...(drift ? { volumes: [{ name: 'watcher', secret: { secretName: WATCHER_TLS_SECRET } }] } : {}),
+          volumes: drift ? [{ name: 'watcher', secret: { secretName: WATCHER_TLS_SECRET } }] : undefined,
         },
       },
     },

@@ -97,7 +97,7 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
     namespaced = true,
   ): { name: string; namespace?: string; labels: Record<string, string> } => ({
     name,
-    ...(namespaced ? { namespace } : {}),
+    namespace: namespaced ? namespace : undefined,
     labels: objectLabels(o),
   });
   const subject = { kind: 'ServiceAccount', name: WEBHOOK_SERVICE_ACCOUNT, namespace };
@@ -178,20 +178,19 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
     },
     networkPolicies,
     mutatingWebhookConfiguration: renderMutatingWebhookConfiguration(o, namespace),
-    ...(o.driftListenerUrl
-      ? { validatingWebhookConfiguration: renderDriftWebhookConfiguration(o, namespace) }
-      : {}),
-    ...(o.serviceMonitor === true
-      ? {
-          metricsScrape: renderMetricsScrape({
+    validatingWebhookConfiguration: o.driftListenerUrl
+      ? renderDriftWebhookConfiguration(o, namespace)
+      : undefined,
+    metricsScrape:
+      o.serviceMonitor === true
+        ? renderMetricsScrape({
             name: WEBHOOK_METRICS_SERVICE,
             namespace,
             podSelector: WEBHOOK_SELECTOR,
             portName: WEBHOOK_METRICS_PORT_NAME,
             port: WEBHOOK_METRICS_PORT,
-          }),
-        }
-      : {}),
+          })
+        : undefined,
   };
 }
 

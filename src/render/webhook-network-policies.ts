@@ -94,14 +94,12 @@ export function renderWebhookNetworkPolicies(
       // Upstream's label, kept so an apply over its object changes nothing there.
       { purpose: 'apiserver' },
     ),
-    ...(drift
-      ? {
-          driftEgress: policy(NETWORK_POLICY_DRIFT_EGRESS, {
-            policyTypes: ['Egress'],
-            egress: [{ ports: [tcp(portOf(drift))] }, { ports: [{ port: 53, protocol: 'UDP' }, tcp(53)] }],
-          }),
-        }
-      : {}),
+    driftEgress: drift
+      ? policy(NETWORK_POLICY_DRIFT_EGRESS, {
+          policyTypes: ['Egress'],
+          egress: [{ ports: [tcp(portOf(drift))] }, { ports: [{ port: 53, protocol: 'UDP' }, tcp(53)] }],
+        })
+      : undefined,
   };
 }
 
