@@ -176,7 +176,7 @@ function startWriter(
     namespace: o.secret.namespace,
     name: o.lease?.name ?? WEBHOOK_CERT_LEASE,
     identity,
-    ...(o.lease?.timing ? { timing: o.lease.timing } : {}),
+    timing: o.lease?.timing,
     logger: log,
   });
   const writer = new CertificateWriter({

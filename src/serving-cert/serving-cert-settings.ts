@@ -58,13 +58,11 @@ export async function startKeeperFromSettings(
       ...extra.filter((n) => isIP(n) === 0),
     ],
     ipAddresses: extra.filter((n) => isIP(n) !== 0),
-    ...(s.issuer ? { issuer: s.issuer } : {}),
-    ...(s.policy ? { policy: s.policy } : {}),
-    lease: {
-      ...(s.leaseName ? { name: s.leaseName } : {}),
-      ...(s.leaseTiming ? { timing: s.leaseTiming } : {}),
-    },
-    ...(s.identity ? { identity: s.identity } : {}),
+    issuer: s.issuer,
+    policy: s.policy,
+    // An empty name or identity reads as none: the keeper's default.
+    lease: { name: s.leaseName || undefined, timing: s.leaseTiming },
+    identity: s.identity || undefined,
     logger,
     onReload,
   });

@@ -165,7 +165,7 @@ export function planServingSecret(input: ServingPlanInput): ServingStep {
       reason: why.join('; '),
       write: {
         caCerts: caCerts.map((c) => c.pem),
-        ...(createCa ? { createCa: { lifetimeMs: policy.caLifetimeMs } } : {}),
+        createCa: createCa ? { lifetimeMs: policy.caLifetimeMs } : undefined,
         caKey: removeKey ? 'remove' : 'keep',
         annotations: annotations(trustedSince, f.servingSince),
       },

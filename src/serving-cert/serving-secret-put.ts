@@ -22,7 +22,7 @@ export async function putServingSecret(
     method: current ? 'PUT' : 'POST',
     path: current ? `${collection}/${encodeURIComponent(ref.name)}` : collection,
     body: servingSecretBody(ref, current, next),
-    ...(options.fieldManager !== undefined ? { query: { fieldManager: options.fieldManager } } : {}),
+    query: { fieldManager: options.fieldManager },
     timeoutMs: options.timeoutMs ?? 15_000,
   });
 }

@@ -68,10 +68,10 @@ export async function executeSecretWrite(
     if (value !== undefined) annotations[key] = value;
   }
   return {
-    ...(tlsCrt !== undefined ? { tlsCrt } : {}),
-    ...(tlsKey !== undefined ? { tlsKey } : {}),
+    tlsCrt,
+    tlsKey,
     caCrt: caCerts.join(''),
-    ...(caKey !== undefined ? { caKey } : {}),
+    caKey,
     annotations,
   };
 }
