@@ -56,7 +56,7 @@ export async function startKcpLandscape(o: {
       namespace: 'kcp-system',
       trustBundleApiVersion: await trustBundleApiVersionOf(kc),
       pullSecretName: 'registry-credentials',
-      ...(o.dockerConfigJson === undefined ? {} : { dockerConfigJson: o.dockerConfigJson }),
+      dockerConfigJson: o.dockerConfigJson,
     }),
   );
   for (const rt of o.runtimes) {
@@ -78,7 +78,7 @@ export async function startKcpLandscape(o: {
     kubeConfig: kc,
     namespace: 'kcp-system',
     pullSecretName: 'registry-credentials',
-    ...(config.clusterTrustBundle?.name ? { clusterTrustBundleName: config.clusterTrustBundle.name } : {}),
+    clusterTrustBundleName: config.clusterTrustBundle?.name || undefined,
     configMapName: 'rt-bootstrapper-config',
     logger: o.logger,
   });

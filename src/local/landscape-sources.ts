@@ -52,7 +52,7 @@ export async function landscapeSourceObjects(o: {
       apiVersion: o.trustBundleApiVersion,
       kind: TRUST_BUNDLE_KIND,
       metadata: { name: config.clusterTrustBundle.name },
-      spec: { ...(signerName ? { signerName } : {}), trustBundle: bundleCa.certPem },
+      spec: { signerName, trustBundle: bundleCa.certPem },
     } as KubernetesObject);
   }
   return objects;

@@ -52,7 +52,7 @@ export async function restartWorkload(
       kind: workload.kind,
       name: workload.name,
       namespace: workload.namespace,
-      ...(uid !== undefined ? { uid } : {}),
+      uid,
     },
     type: 'Normal',
     reason: 'TrustBundleChanged',

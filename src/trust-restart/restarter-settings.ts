@@ -62,28 +62,27 @@ export function startRestarterFromSettings(
       : deploymentStatusReporter({
           access: parts.access,
           namespace,
-          ...(s.statusDeployment !== undefined ? { deployment: s.statusDeployment } : {}),
+          deployment: s.statusDeployment,
           logger: parts.logger,
-          ...(s.statusMinGapMs !== undefined ? { minGapMs: s.statusMinGapMs } : {}),
+          minGapMs: s.statusMinGapMs,
         });
   const restarter = startTrustRestarter({
     ...parts,
     namespace,
-    ...(s.pacing ? { pacing: s.pacing } : {}),
-    ...(s.leaseName ? { leaseName: s.leaseName } : {}),
-    ...(s.leaseTiming ? { leaseTiming: s.leaseTiming } : {}),
-    ...(s.identity ? { identity: s.identity } : {}),
-    ...(s.pollMs !== undefined ? { pollMs: s.pollMs } : {}),
-    ...(s.idleMs !== undefined ? { idleMs: s.idleMs } : {}),
-    ...(s.retryBaseMs !== undefined ? { retryBaseMs: s.retryBaseMs } : {}),
+    pacing: s.pacing,
+    // An empty lease name or identity reads as none: the restarter's default.
+    leaseName: s.leaseName || undefined,
+    leaseTiming: s.leaseTiming,
+    identity: s.identity || undefined,
+    pollMs: s.pollMs,
+    idleMs: s.idleMs,
+    retryBaseMs: s.retryBaseMs,
     mayRestart: restartScopeOf(s.restartNamespaces),
-    ...(status
-      ? {
-          onStatus: (bundle, counts) => {
-            status.report(bundle.hash, counts);
-          },
+    onStatus: status
+      ? (bundle, counts) => {
+          status.report(bundle.hash, counts);
         }
-      : {}),
+      : undefined,
   });
   return {
     ...restarter,

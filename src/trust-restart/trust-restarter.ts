@@ -93,7 +93,7 @@ export function startTrustRestarter(o: TrustRestarterOptions): TrustRestarter {
     namespace: o.namespace,
     name: o.leaseName ?? RESTARTER_LEASE,
     identity,
-    ...(o.leaseTiming ? { timing: o.leaseTiming } : {}),
+    timing: o.leaseTiming,
     logger: log,
     onStatus: (leading) => {
       metrics.active.set(leading ? 1 : 0);

@@ -66,7 +66,7 @@ export async function labelUpstreamPods(s: UpstreamScan, signal: AbortSignal): P
         {
           limit: s.pageSize ?? SCAN_PAGE_SIZE,
           labelSelector: UNLABELLED,
-          ...(cont ? { continue: cont } : {}),
+          continue: cont,
         },
         signal,
       );
