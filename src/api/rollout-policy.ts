@@ -31,12 +31,21 @@ export interface RolloutPolicySpec {
   /** Go duration. */
   healthDeadline?: string;
   autoRollback?: boolean;
+  /** How the Pods changed under a revision count (docs/rollout.md, workload health). */
+  workloads?: {
+    /** Pods per runtime that may fail for a reason the change can cause (default 0). */
+    toleratedFailures?: number;
+    /** Go duration Pods must have run under the revision before a runtime counts healthy (default 5m). */
+    observeFor?: string;
+    /** Check a target with new overrides or pull Secret on wave 0's runtimes first (default true). */
+    preflight?: boolean;
+  };
 }
 
 /** `status` of a RolloutPolicy: the rollout's persisted state (docs/rollout.md). */
 export interface RolloutPolicyStatus {
   observedGeneration?: number;
-  phase?: 'Progressing' | 'Soaking' | 'Halted' | 'Complete';
+  phase?: 'Preflight' | 'Progressing' | 'Soaking' | 'Halted' | 'Complete';
   target?: string;
   stable?: string;
   wave?: number;

@@ -1,4 +1,5 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { PreflightReport, RevisionHealth } from './workload-health.js';
 
 /** API group of our CRD. */
 export const RTB_GROUP = 'rt-bootstrapper.kyma-project.io';
@@ -54,7 +55,14 @@ export type ConditionType =
    * False (reason `Shared`) while other RuntimeBootstrappers name the same kubeconfig Secret (a
    * warning: they would manage one cluster twice); True once no other does.
    */
-  | 'KubeconfigExclusive';
+  | 'KubeconfigExclusive'
+  /**
+   * Whether Pods changed under the set applied fail for a reason the change can cause (DESIGN §11),
+   * as the runtime's webhook reports: True (reason `ChangeCausedFailures`, the samples' images and
+   * reasons in the message) when any did; False (`NoFailures`, or `NoPods` when no Pod was changed
+   * under it); absent while the webhook reports no workloads.
+   */
+  | 'Degraded';
 
 /** A status condition (metav1.Condition). */
 export interface Condition {
@@ -90,6 +98,15 @@ export interface TrustRestartSummary {
   reportedAt?: string;
 }
 
+/**
+ * What the runtime's webhook reports of the Pods it changed under the set applied (DESIGN §11):
+ * its per-revision figures, for `revision`, the set version applied.
+ */
+export type WorkloadsSummary = RevisionHealth & {
+  /** The set version the figures are for (`appliedVersion` when they were read). */
+  revision: string;
+};
+
 /** `status` of a RuntimeBootstrapper. */
 export interface RuntimeBootstrapperStatus {
   state?: BootstrapperState;
@@ -113,6 +130,18 @@ export interface RuntimeBootstrapperStatus {
    * `TrustBundleAPI`) or the set has no bundle.
    */
   clusterTrustBundleAPI?: string;
+  /**
+   * The webhook's figures for the Pods changed under the set applied (zeros: none was); absent
+   * while the webhook reports no workloads. Condition `Degraded` says whether any failed.
+   */
+  workloads?: WorkloadsSummary;
+  /** The last preflight the runtime's webhook reports (a candidate set checked before its rollout). */
+  preflight?: PreflightReport;
+  /**
+   * The candidate set version whose preflight Secret the controller left on the runtime (removed,
+   * and this cleared, once the rollout no longer asks for it).
+   */
+  preflightCandidate?: string;
   conditions?: Condition[];
 }
 

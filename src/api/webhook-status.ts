@@ -6,6 +6,14 @@
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { ProjectionFinding, TrustBundleCapability } from './trust-bundle-capability.js';
+import {
+  PREFLIGHT_KEY,
+  readPreflight,
+  readWorkloads,
+  WORKLOADS_KEY,
+  type PreflightReport,
+  type WorkloadHealthReport,
+} from './workload-health.js';
 
 /** Name of the report ConfigMap, in the webhook's namespace. */
 export const WEBHOOK_STATUS_CONFIG_MAP = 'rt-bootstrapper-webhook-status';
@@ -20,6 +28,13 @@ export interface WebhookStatusReport {
   readonly refusal?: string;
   /** What the webhook found out about the trust-bundle mount on its runtime (absent: not yet). */
   readonly trustBundle?: TrustBundleCapability;
+  /**
+   * Per set version, the Pods the webhook changed under it and the failures the change can cause
+   * (./workload-health.ts); absent when the webhook reports none (or wrote something malformed).
+   */
+  readonly workloads?: WorkloadHealthReport;
+  /** What the last preflight of a candidate set found; absent when none ran. */
+  readonly preflight?: PreflightReport;
 }
 
 // Keys of the trust-bundle finding in the ConfigMap.
@@ -28,7 +43,7 @@ const PROJECTION_KEY = 'trustBundleProjection';
 const DETAIL_KEY = 'trustBundleDetail';
 const PROJECTIONS: readonly string[] = ['kept', 'dropped', 'unknown'] satisfies ProjectionFinding[];
 
-/** The report as ConfigMap data. */
+/** The report as ConfigMap data (the keys every replica writes). */
 export function reportData(report: WebhookStatusReport): Record<string, string> {
   const data: Record<string, string> = {};
   if (report.loadedVersion !== undefined) data.loadedVersion = report.loadedVersion;
@@ -40,6 +55,8 @@ export function reportData(report: WebhookStatusReport): Record<string, string> 
     data[PROJECTION_KEY] = t.projection;
     if (t.detail !== undefined) data[DETAIL_KEY] = t.detail;
   }
+  // `workloads` and `preflight` are not here: the leader writes them under their own field
+  // manager (./workload-health.ts WORKLOAD_FIELD_MANAGER), and this data is every replica's apply.
   return data;
 }
 
@@ -53,10 +70,14 @@ export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
     api !== undefined && projection !== undefined && PROJECTIONS.includes(projection)
       ? { api, projection: projection as ProjectionFinding, ...(detail !== undefined ? { detail } : {}) }
       : undefined;
+  const workloads = readWorkloads(d[WORKLOADS_KEY]);
+  const preflight = readPreflight(d[PREFLIGHT_KEY]);
   return {
     ...(d.loadedVersion !== undefined ? { loadedVersion: d.loadedVersion } : {}),
     ...(d.refusedVersion !== undefined ? { refusedVersion: d.refusedVersion } : {}),
     ...(d.refusal !== undefined ? { refusal: d.refusal } : {}),
     ...(trustBundle !== undefined ? { trustBundle } : {}),
+    ...(workloads !== undefined ? { workloads } : {}),
+    ...(preflight !== undefined ? { preflight } : {}),
   };
 }

@@ -6,6 +6,7 @@ import { parseGoDuration } from '../../api/go-duration.js';
 import type { RolloutPolicyResource, RolloutPolicyStatus } from '../../api/rollout-policy.js';
 import {
   DEFAULT_ROLLOUT_POLICY,
+  DEFAULT_WORKLOAD_GATE,
   RolloutPolicyError,
   validatePolicy,
   type RolloutPolicy,
@@ -44,6 +45,15 @@ export function policyOf(
       failureThreshold: s.failureThreshold ?? 0,
       healthDeadlineMs: msOf(s.healthDeadline, DEFAULT_ROLLOUT_POLICY.healthDeadlineMs, 'healthDeadline'),
       autoRollback: options.autoRollback && s.autoRollback !== false,
+      workloads: {
+        toleratedFailures: s.workloads?.toleratedFailures ?? DEFAULT_WORKLOAD_GATE.toleratedFailures,
+        observeForMs: msOf(
+          s.workloads?.observeFor,
+          DEFAULT_WORKLOAD_GATE.observeForMs,
+          'workloads.observeFor',
+        ),
+        preflight: s.workloads?.preflight ?? DEFAULT_WORKLOAD_GATE.preflight,
+      },
     });
     return { policy };
   } catch (error) {

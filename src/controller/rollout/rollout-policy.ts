@@ -14,6 +14,32 @@ export interface RolloutWave {
   readonly soakMs: number;
 }
 
+/** How the Pods changed under a revision count in its rollout (DESIGN §11). */
+export interface WorkloadGate {
+  /**
+   * Pods per runtime that may fail under the target for a reason the change can cause (the
+   * webhook's `failedPods`) while its wave is under way; one more and the runtime failed.
+   */
+  readonly toleratedFailures: number;
+  /**
+   * How long Pods must have run under the target on a runtime (from its first one) before it counts
+   * healthy; a runtime where no Pod was created under it counts healthy when its wave's soak ends.
+   */
+  readonly observeForMs: number;
+  /**
+   * Check a target whose overrides or pull Secret differ from the stable revision's on the first
+   * wave's runtimes before any of them gets it (phase Preflight).
+   */
+  readonly preflight: boolean;
+}
+
+/** The workload gate of a policy that does not say: no failure tolerated, five minutes, preflight on. */
+export const DEFAULT_WORKLOAD_GATE: WorkloadGate = {
+  toleratedFailures: 0,
+  observeForMs: 5 * 60_000,
+  preflight: true,
+};
+
 /** How a new revision (source set and webhook release) reaches the fleet. */
 export interface RolloutPolicy {
   /** Ordered waves; runtimes none of them takes form a last wave of their own. */
@@ -24,6 +50,7 @@ export interface RolloutPolicy {
   readonly healthDeadlineMs: number;
   /** On a halt, put the runtimes that got the new revision back on the last healthy one. */
   readonly autoRollback: boolean;
+  readonly workloads: WorkloadGate;
 }
 
 /** A rollout policy's problem (the status of the policy says it; the default is used meanwhile). */
@@ -40,6 +67,8 @@ export const DEFAULT_ROLLOUT_POLICY: RolloutPolicy = {
   failureThreshold: Number.POSITIVE_INFINITY,
   healthDeadlineMs: 10 * 60_000,
   autoRollback: true,
+  // No policy, no gate: failures are reported, never counted, and nothing waits.
+  workloads: { toleratedFailures: Number.POSITIVE_INFINITY, observeForMs: 0, preflight: false },
 };
 
 /** Checks a policy's numbers (pure); throws {@link RolloutPolicyError} naming the first bad field. */
@@ -60,5 +89,7 @@ export function validatePolicy(policy: RolloutPolicy): RolloutPolicy {
   });
   if (!(policy.failureThreshold >= 0)) bad('failureThreshold: not negative');
   if (!(policy.healthDeadlineMs > 0)) bad('healthDeadline: positive');
+  if (!(policy.workloads.toleratedFailures >= 0)) bad('workloads.toleratedFailures: not negative');
+  if (!(policy.workloads.observeForMs >= 0)) bad('workloads.observeFor: not negative');
   return policy;
 }

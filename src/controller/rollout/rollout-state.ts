@@ -1,5 +1,8 @@
-/** Where a rollout stands. */
-export type RolloutPhase = 'Progressing' | 'Soaking' | 'Halted' | 'Complete';
+/**
+ * Where a rollout stands. `Preflight`: the first wave's runtimes check the target's images before
+ * anyone gets it (wave 0, not started yet; `waveStartedAt` is when the preflight started).
+ */
+export type RolloutPhase = 'Preflight' | 'Progressing' | 'Soaking' | 'Halted' | 'Complete';
 
 /** A runtime that failed its wave, and why (shown in the policy's status and `rtb status`). */
 export interface RolloutFailure {
@@ -18,7 +21,10 @@ export interface RolloutState {
   readonly stable: string;
   /** Index of the wave in progress (`waves.length` is the implicit last wave; beyond it: complete). */
   readonly wave: number;
-  /** When the wave in progress started (epoch ms): the health deadline counts from here. */
+  /**
+   * When the wave in progress started (epoch ms): the health deadline counts from here (in phase
+   * Preflight, the preflight's deadline).
+   */
   readonly waveStartedAt: number;
   /** Since when every runtime of the started waves was healthy (epoch ms): the soak. */
   readonly healthySince?: number;

@@ -1,6 +1,7 @@
-import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import type { RuntimeBootstrapper, RuntimeBootstrapperStatus } from '../../api/runtime-bootstrapper.js';
+import { preflightFailed } from '../../api/workload-health.js';
 import { currentRevisionOf } from './revision.js';
-import type { RuntimeView } from './wave-planner.js';
+import type { PreflightView, RuntimeView, WorkloadView } from './wave-planner.js';
 
 /**
  * How a RuntimeBootstrapper looks to the planner (pure): its revision, and its health there.
@@ -15,6 +16,7 @@ export function runtimeView(rb: RuntimeBootstrapper): RuntimeView {
     ...(rb.metadata.labels ? { labels: rb.metadata.labels } : {}),
     ...(current !== undefined ? { current } : {}),
     ...(rb.spec.paused === true || rb.metadata.deletionTimestamp !== undefined ? { excluded: true } : {}),
+    ...workloadsOf(s),
   };
   if (s.appliedVersion !== undefined && s.refusedVersion === s.appliedVersion) {
     return {
@@ -29,11 +31,53 @@ export function runtimeView(rb: RuntimeBootstrapper): RuntimeView {
   return { ...base, health: 'pending', reason: pendingReason(rb) };
 }
 
+/** What the webhook reports of the Pods under the set applied, and of its last preflight. */
+function workloadsOf(s: RuntimeBootstrapperStatus): { workloads?: WorkloadView; preflight?: PreflightView } {
+  const out: { workloads?: WorkloadView; preflight?: PreflightView } = {};
+  const w = s.workloads;
+  // Figures of another set than the one applied say nothing about it.
+  if (w !== undefined && w.revision === s.appliedVersion) {
+    const first = w.firstPodAt === undefined ? Number.NaN : Date.parse(w.firstPodAt);
+    out.workloads = {
+      pods: w.pods,
+      failedPods: w.failedPods,
+      ...(Number.isNaN(first) ? {} : { firstPodAt: first }),
+      ...(w.samples.length > 0 ? { detail: failureSamples(w.samples) } : {}),
+    };
+  }
+  const p = s.preflight;
+  if (p !== undefined) {
+    const failed = preflightFailed(p);
+    out.preflight = {
+      set: p.version,
+      done: p.phase === 'done',
+      failed,
+      ...(failed ? { detail: preflightDetail(p) } : {}),
+    };
+  }
+  return out;
+}
+
+/** The samples of failing Pods in one line: image (or Pod) and reason. */
+export function failureSamples(samples: readonly { image?: string; pod: string; reason: string }[]): string {
+  return samples.map((x) => `${x.image ?? x.pod}: ${x.reason}`).join('; ');
+}
+
+/** A failed preflight in one line: counts, then each sample's image, where it would go, and why. */
+export function preflightDetail(p: NonNullable<RuntimeBootstrapperStatus['preflight']>): string {
+  const counts = `${p.missing} missing, ${p.refused} refused of ${p.checked} checked`;
+  const samples = p.samples
+    .filter((x) => x.result !== 'unreachable')
+    .map((x) => `${x.result} ${x.image} at ${x.target}${x.detail ? ` (${x.detail})` : ''}`);
+  return samples.length > 0 ? `${counts}: ${samples.join('; ')}` : counts;
+}
+
 /** Conditions that tell about a runtime without keeping it from Ready. */
 const ADVISORY: ReadonlySet<string> = new Set([
   'ExclusivelyManaged',
   'TrustBundleAPI',
   'TrustBundleProjection',
+  'Degraded',
 ]);
 
 function pendingReason(rb: RuntimeBootstrapper): string {

@@ -17,6 +17,36 @@ export interface RuntimeView {
   readonly reason?: string;
   /** Paused or being deleted: in no wave, never counted, never blocking. */
   readonly excluded?: boolean;
+  /**
+   * What its webhook reports of the Pods changed under `current`'s set (DESIGN §11); undefined when
+   * the webhook reports no workloads (a release that does not follow Pods, or not read yet).
+   */
+  readonly workloads?: WorkloadView;
+  /** The last preflight its webhook reports; undefined when none. */
+  readonly preflight?: PreflightView;
+}
+
+/** The Pods changed under a runtime's revision, as the planner needs them. */
+export interface WorkloadView {
+  /** Pods under it that exist now. */
+  readonly pods: number;
+  /** Distinct Pods that ever failed under it for a reason the change can cause. */
+  readonly failedPods: number;
+  /** When the first Pod under it was seen (epoch ms); undefined when none was. */
+  readonly firstPodAt?: number;
+  /** The failures' samples in one line (image, reason). */
+  readonly detail?: string;
+}
+
+/** A runtime's preflight report, as the planner needs it. */
+export interface PreflightView {
+  /** The candidate set version checked. */
+  readonly set: string;
+  readonly done: boolean;
+  /** Missing or refused images (unreachable registries are not the candidate's fault). */
+  readonly failed: boolean;
+  /** What failed, in one line (image, where it would go, why). */
+  readonly detail?: string;
 }
 
 /** What the planner decides from. */
@@ -30,10 +60,16 @@ export interface PlanInput {
   readonly now: number;
   /** The policy's resume annotation, if set: a value not acted on yet resumes a halted rollout. */
   readonly resumeToken?: string;
+  /**
+   * Whether `target`'s overrides or pull Secret differ from the stable revision's (only read when
+   * a new target starts): then, with the policy's preflight on, phase Preflight comes first.
+   */
+  readonly preflightNeeded?: boolean;
 }
 
 /** What happened in this step (for events, logs and metrics). */
-export type RolloutEvent = 'started' | 'adopted' | 'advanced' | 'halted' | 'resumed' | 'completed';
+export type RolloutEvent =
+  'started' | 'adopted' | 'preflighted' | 'advanced' | 'halted' | 'resumed' | 'completed';
 
 /** The planner's answer. */
 export interface RolloutPlan {
@@ -44,6 +80,13 @@ export interface RolloutPlan {
   readonly waves: ReadonlyMap<string, number>;
   /** Runtimes on the target that must go back to the stable revision now. */
   readonly rollback: readonly string[];
+  /** Runtimes that must hold the target as a preflight candidate now (phase Preflight's wave 0). */
+  readonly preflight: ReadonlySet<string>;
+  /**
+   * Runtimes whose webhook's report is read often now: at the target in a wave under way, or
+   * checking the preflight (a failure must be seen within the soak).
+   */
+  readonly watch: ReadonlySet<string>;
   readonly events: readonly RolloutEvent[];
   /** One line: where the rollout stands and why. */
   readonly message: string;
@@ -77,6 +120,13 @@ export function planRollout(input: PlanInput): RolloutPlan {
       events.push('resumed');
     }
   }
+  let observeUntil: number | undefined;
+  if (state.phase === 'Preflight') {
+    const members = active.filter((r) => (waves.get(r.id) ?? lastWave) <= 0);
+    const next = preflightStep(state, policy, members, now);
+    state = next.state;
+    if (next.event) events.push(next.event);
+  }
   while (state.phase === 'Progressing' || state.phase === 'Soaking') {
     const members = active.filter((r) => (waves.get(r.id) ?? lastWave) <= state.wave);
     const failures = failuresOf(members, state, policy, now);
@@ -104,6 +154,17 @@ export function planRollout(input: PlanInput): RolloutPlan {
       state = { ...state, phase: 'Soaking', healthySince, failures: failures.slice(0, FAILURES_KEPT) };
       break;
     }
+    // Soaked: each runtime whose Pods run under the target must have run them observeFor long
+    // (one where no Pod was created under it counts healthy now, at the soak's end).
+    const observing = members
+      .filter((r) => !failed.has(r.id))
+      .map((r) => observedAt(r, policy))
+      .filter((t): t is number => t !== undefined && t > now);
+    if (observing.length > 0) {
+      observeUntil = Math.min(...observing);
+      state = { ...state, phase: 'Soaking', healthySince, failures: failures.slice(0, FAILURES_KEPT) };
+      break;
+    }
     const { healthySince: _done, ...rest } = state;
     state = { ...rest, wave: state.wave + 1, waveStartedAt: now, failures: failures.slice(0, FAILURES_KEPT) };
     events.push('advanced');
@@ -119,22 +180,105 @@ export function planRollout(input: PlanInput): RolloutPlan {
     desired.set(r.id, want);
     if (r.current === state.target && want !== state.target) rollback.push(r.id);
   }
-  const wakeAt = wakeAtOf(state, policy, now);
+  const wakeAt = observeUntil ?? wakeAtOf(state, policy, now);
+  const { preflight, watch } = watchedBy(state, active, waves, lastWave);
   return {
     state,
     desired,
     waves,
     rollback,
+    preflight,
+    watch,
     events,
-    message: describe(state, policy, active, waves),
+    message: describe(state, policy, active, waves, now),
     ...(wakeAt !== undefined ? { wakeAt } : {}),
   };
+}
+
+/** The set version of a revision ID (`<set>/<release>`; an ID without a release is all set). */
+export function setOf(revision: string): string {
+  const slash = revision.indexOf('/');
+  return slash < 0 ? revision : revision.slice(0, slash);
+}
+
+/**
+ * One pass of phase Preflight (pure): any runtime of wave 0 that reports missing or refused images
+ * for the target's set halts the rollout before anyone has the target; once every one that checks
+ * is done (or the deadline passed), wave 0 starts. A runtime whose webhook reports no workloads runs
+ * a release that cannot check: it is not waited for.
+ */
+function preflightStep(
+  state: RolloutState,
+  policy: RolloutPolicy,
+  members: readonly RuntimeView[],
+  now: number,
+): { state: RolloutState; event?: RolloutEvent } {
+  const set = setOf(state.target);
+  const checking = members.filter((r) => r.workloads !== undefined);
+  const ofTarget = (r: RuntimeView): PreflightView | undefined =>
+    r.preflight?.set === set ? r.preflight : undefined;
+  const failures = checking
+    .filter((r) => ofTarget(r)?.failed === true)
+    .map((r) => ({
+      id: r.id,
+      reason: `preflight of set ${set}: ${ofTarget(r)?.detail ?? 'images missing or refused at their new location'}`,
+    }))
+    .sort((a, b) => a.id.localeCompare(b.id));
+  const first = failures[0];
+  if (first) {
+    // Any one: a registry that lacks an image lacks it for every runtime that runs it.
+    return {
+      state: {
+        ...state,
+        phase: 'Halted',
+        haltReason: `preflight failed on ${failures.length} runtime(s) of wave ${waveName(policy, 0)} before any had the set; ${first.id}: ${first.reason}`,
+        failures: failures.slice(0, FAILURES_KEPT),
+      },
+      event: 'halted',
+    };
+  }
+  const done = checking.every((r) => ofTarget(r)?.done === true);
+  const late = now - state.waveStartedAt >= policy.healthDeadlineMs;
+  if (!done && !late) return { state };
+  return {
+    state: { ...state, phase: 'Progressing', wave: 0, waveStartedAt: now, failures: [] },
+    event: 'preflighted',
+  };
+}
+
+/** When a runtime's Pods under its revision will have run observeFor long; undefined: no Pod yet. */
+function observedAt(r: RuntimeView, policy: RolloutPolicy): number | undefined {
+  const first = r.workloads?.firstPodAt;
+  return first === undefined ? undefined : first + policy.workloads.observeForMs;
+}
+
+/** Whether a runtime's Pods under its revision failed more than the policy tolerates. */
+function workloadFailed(r: RuntimeView, policy: RolloutPolicy): boolean {
+  return (r.workloads?.failedPods ?? 0) > policy.workloads.toleratedFailures;
+}
+
+/** Who holds the preflight candidate now, and whose report is read often (see {@link RolloutPlan}). */
+function watchedBy(
+  state: RolloutState,
+  active: readonly RuntimeView[],
+  waves: ReadonlyMap<string, number>,
+  lastWave: number,
+): { preflight: ReadonlySet<string>; watch: ReadonlySet<string> } {
+  const preflight = new Set<string>();
+  const watch = new Set<string>();
+  if (state.phase === 'Preflight') {
+    for (const r of active) if ((waves.get(r.id) ?? lastWave) <= 0) preflight.add(r.id);
+    return { preflight, watch: preflight };
+  }
+  if (state.phase !== 'Progressing' && state.phase !== 'Soaking') return { preflight, watch };
+  for (const r of active) if ((waves.get(r.id) ?? lastWave) <= state.wave) watch.add(r.id);
+  return { preflight, watch };
 }
 
 /** The next moment the plan would change with nothing else changing (see {@link RolloutPlan.wakeAt}). */
 function wakeAtOf(state: RolloutState, policy: RolloutPolicy, now: number): number | undefined {
   if (state.phase === 'Soaking') return (state.healthySince ?? now) + (policy.waves[state.wave]?.soakMs ?? 0);
-  if (state.phase !== 'Progressing') return undefined;
+  if (state.phase !== 'Progressing' && state.phase !== 'Preflight') return undefined;
   // Past the deadline the laggards already count as failed; until then, the deadline may halt.
   const deadline = state.waveStartedAt + policy.healthDeadlineMs;
   return deadline > now ? deadline : undefined;
@@ -160,12 +304,13 @@ function begin(input: PlanInput, events: RolloutEvent[]): RolloutState {
   events.push('started');
   // Resuming by a new change keeps the stable revision: a halted or unfinished target never was
   // healthy everywhere.
+  const preflight = input.preflightNeeded === true && input.policy.workloads.preflight;
   return {
     target,
     stable: state.phase === 'Complete' ? state.target : state.stable,
     wave: 0,
     waveStartedAt: now,
-    phase: 'Progressing',
+    phase: preflight ? 'Preflight' : 'Progressing',
     failures: [],
     ...(state.resumeToken !== undefined ? { resumeToken: state.resumeToken } : {}),
   };
@@ -184,6 +329,14 @@ function failuresOf(
   const late = now - state.waveStartedAt >= policy.healthDeadlineMs;
   const out: RolloutFailure[] = [];
   for (const r of members) {
+    if (r.current === state.target && workloadFailed(r, policy)) {
+      const w = r.workloads;
+      out.push({
+        id: r.id,
+        reason: `${w?.failedPods ?? 0} Pod(s) failed under set ${setOf(state.target)} for a reason the change can cause (tolerated ${policy.workloads.toleratedFailures})${w?.detail ? `: ${w.detail}` : ''}`,
+      });
+      continue;
+    }
     if (healthyAt(r, state.target)) continue;
     if (r.current === state.target && r.health === 'failed') {
       out.push({ id: r.id, reason: r.reason ?? 'failed' });
@@ -202,6 +355,8 @@ function desiredOf(r: RuntimeView, wave: number, state: RolloutState, policy: Ro
     // Only halting: what already has the target keeps it, nobody else gets it.
     return !policy.autoRollback && r.current === state.target ? state.target : state.stable;
   }
+  // Checking the target's images: nobody has it yet.
+  if (state.phase === 'Preflight') return state.stable;
   return r.excluded !== true && wave <= state.wave ? state.target : state.stable;
 }
 
@@ -214,12 +369,42 @@ function describe(
   policy: RolloutPolicy,
   active: readonly RuntimeView[],
   waves: ReadonlyMap<string, number>,
+  now: number,
 ): string {
   const total = policy.waves.length + 1;
-  if (state.phase === 'Complete') return `complete: ${state.target} on every wave`;
   if (state.phase === 'Halted') return `halted: ${state.haltReason ?? ''}`;
-  const members = active.filter((r) => (waves.get(r.id) ?? policy.waves.length) <= state.wave);
-  const healthy = members.filter((r) => healthyAt(r, state.target)).length;
-  const where = `wave ${state.wave + 1}/${total} (${waveName(policy, state.wave)}): ${healthy}/${members.length} healthy at ${state.target}`;
-  return state.phase === 'Soaking' ? `soaking, ${where}` : `progressing, ${where}`;
+  if (state.phase === 'Preflight') {
+    const set = setOf(state.target);
+    const members = active.filter((r) => (waves.get(r.id) ?? policy.waves.length) <= 0);
+    const checking = members.filter((r) => r.workloads !== undefined);
+    const done = checking.filter((r) => r.preflight?.set === set && r.preflight.done).length;
+    const cannot = members.filter((r) => r.workloads === undefined).map((r) => r.id);
+    return (
+      `preflight of set ${set} on wave ${waveName(policy, 0)}: ${done}/${checking.length} checked` +
+      (cannot.length > 0 ? `; not checking (webhook reports no workloads): ${list(cannot)}` : '')
+    );
+  }
+  const started = active.filter((r) => (waves.get(r.id) ?? policy.waves.length) <= state.wave);
+  // Said so: a runtime counted healthy without a Pod under the target showed nothing about it.
+  const noPods = started
+    .filter(
+      (r) => healthyAt(r, state.target) && r.workloads !== undefined && r.workloads.firstPodAt === undefined,
+    )
+    .map((r) => r.id);
+  const unseen =
+    noPods.length > 0 ? `; no Pod under the revision (healthy once its wave soaked): ${list(noPods)}` : '';
+  if (state.phase === 'Complete') return `complete: ${state.target} on every wave${unseen}`;
+  const healthy = started.filter((r) => healthyAt(r, state.target)).length;
+  const where = `wave ${state.wave + 1}/${total} (${waveName(policy, state.wave)}): ${healthy}/${started.length} healthy at ${state.target}`;
+  const observing = started
+    .filter((r) => healthyAt(r, state.target) && (observedAt(r, policy) ?? 0) > now)
+    .map((r) => r.id);
+  const watching = observing.length > 0 ? `; Pods under observation: ${list(observing)}` : '';
+  return `${state.phase === 'Soaking' ? 'soaking' : 'progressing'}, ${where}${watching}${unseen}`;
+}
+
+/** A few IDs, and how many more. */
+function list(ids: readonly string[]): string {
+  const shown = ids.slice(0, 10).join(', ');
+  return ids.length > 10 ? `${shown} and ${ids.length - 10} more` : shown;
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   DEFAULT_ROLLOUT_POLICY,
+  DEFAULT_WORKLOAD_GATE,
   type RolloutPolicy,
 } from '../../../../src/controller/rollout/rollout-policy.js';
 import { FAILURES_KEPT, type RolloutState } from '../../../../src/controller/rollout/rollout-state.js';
@@ -18,6 +19,7 @@ const POLICY: RolloutPolicy = {
   failureThreshold: 0,
   healthDeadlineMs: 300_000,
   autoRollback: true,
+  workloads: DEFAULT_WORKLOAD_GATE,
 };
 const IDS = ['rt-1', 'rt-2', 'rt-3', 'rt-4', 'rt-5'];
 const canary = (id: string): boolean => id === 'rt-1';
