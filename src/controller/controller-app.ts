@@ -83,11 +83,41 @@ export function defaultIdentity(): string {
   return `${process.env.POD_NAME ?? hostname()}_${randomUUID()}`;
 }
 
-/** Starts the controller; resolves once the HTTP server listens (sources sync in the background). */
+/** {@link ControllerAppOptions} with every default applied: what the app reads. */
+interface ControllerAppSettings {
+  readonly identity: string;
+  readonly host: string;
+  readonly port: number;
+  readonly modeStopTimeoutMs: number;
+  /** The Lease, or undefined: the mode runs here unconditionally. */
+  readonly election:
+    { readonly leaseName: string; readonly timing?: Partial<LeaderElectionTiming> } | undefined;
+  /** KIM's manifests ConfigMap when watched (annotate mode only). */
+  readonly manifestsConfigMapName: string | undefined;
+}
+
+/** Applies the app's defaults: the only place they are filled in. */
+function resolveControllerAppSettings(o: ControllerAppOptions): ControllerAppSettings {
+  return {
+    identity: o.identity ?? defaultIdentity(),
+    host: o.host ?? '0.0.0.0',
+    port: o.port ?? 8080,
+    modeStopTimeoutMs: o.modeStopTimeoutMs ?? 60_000,
+    election: o.leaderElection === false ? undefined : o.leaderElection,
+    manifestsConfigMapName: o.mode === 'annotate' ? o.manifestsConfigMapName : undefined,
+  };
+}
+
+/**
+ * Starts the controller; resolves once the HTTP server listens (sources sync in the background).
+ * Reads top to bottom: the settings, the parts each after what it uses, the mode's term, the
+ * probes' server, then the start.
+ */
 export async function startControllerApp(o: ControllerAppOptions): Promise<ControllerApp> {
-  const starter = o.starter;
+  const s = resolveControllerAppSettings(o);
   const logger = o.logger.child({ controller: o.mode });
-  const identity = o.identity ?? defaultIdentity();
+  if (o.manifestsConfigMapName !== undefined && o.mode !== 'annotate')
+    logger.warn({ mode: o.mode }, 'the manifests ConfigMap is ignored: only annotate mode watches it');
   const registry = o.registry ?? new Registry();
   if (!o.registry) collectDefaultMetrics({ register: registry });
   const metrics = createControllerMetrics(registry);
@@ -95,48 +125,43 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
     kubeConfig: o.kubeConfig,
     namespace: o.namespace,
     reportingController: 'rt-bootstrapper.kyma-project.io/controller',
-    reportingInstance: identity.slice(0, 128),
+    reportingInstance: s.identity.slice(0, 128),
     logger,
   });
-  if (o.manifestsConfigMapName !== undefined && o.mode !== 'annotate')
-    logger.warn({ mode: o.mode }, 'the manifests ConfigMap is ignored: only annotate mode watches it');
   const sources = createSourceWatcher({
     kubeConfig: o.kubeConfig,
     namespace: o.namespace,
     pullSecretName: o.pullSecretName,
-    ...(o.clusterTrustBundleName !== undefined ? { clusterTrustBundleName: o.clusterTrustBundleName } : {}),
+    clusterTrustBundleName: o.clusterTrustBundleName,
     configMapName: o.configMapName,
-    ...(o.configMapKey !== undefined ? { configMapKey: o.configMapKey } : {}),
-    ...(o.manifestsConfigMapName !== undefined && o.mode === 'annotate'
-      ? { manifestsConfigMapName: o.manifestsConfigMapName }
-      : {}),
+    configMapKey: o.configMapKey,
+    manifestsConfigMapName: s.manifestsConfigMapName,
     logger: logger.child({ part: 'sources' }),
     metrics,
     events,
   });
   const detachSourceExpiry = attachSourceExpiryMetrics(registry, () => sources.snapshot());
+  const election = s.election;
+  const elector = election
+    ? new LeaderElector({
+        kubeConfig: o.kubeConfig,
+        namespace: o.namespace,
+        name: election.leaseName,
+        identity: s.identity,
+        timing: election.timing,
+        logger,
+        onStatus: (leading) => {
+          metrics.leaderStatus.set({ name: election.leaseName }, leading ? 1 : 0);
+        },
+      })
+    : undefined;
+  if (election) metrics.leaderStatus.set({ name: election.leaseName }, 0);
 
+  // The mode's term: started on winning the Lease (or at once without election), stopped on losing it.
   let unhealthy: string | undefined;
   let stopping = false;
   let mode: { handle: Promise<ModeHandle | undefined>; abort: AbortController } | undefined;
-  const elector =
-    o.leaderElection === false
-      ? undefined
-      : new LeaderElector({
-          kubeConfig: o.kubeConfig,
-          namespace: o.namespace,
-          name: o.leaderElection.leaseName,
-          identity,
-          ...(o.leaderElection.timing ? { timing: o.leaderElection.timing } : {}),
-          logger,
-          onStatus: (leading) => {
-            if (o.leaderElection !== false)
-              metrics.leaderStatus.set({ name: o.leaderElection.leaseName }, leading ? 1 : 0);
-          },
-        });
-  if (o.leaderElection !== false) metrics.leaderStatus.set({ name: o.leaderElection.leaseName }, 0);
   const isLeader = (): boolean => !stopping && (elector ? elector.isLeader() : true);
-
   const startMode = (): void => {
     const abort = new AbortController();
     const ctx: ModeContext = {
@@ -149,10 +174,10 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
       events,
       isLeader,
       options: o.modeOptions,
-      identity,
+      identity: s.identity,
       signal: abort.signal,
     };
-    const handle = startLeaderTerm(sources, starter, ctx).catch((err: unknown) => {
+    const handle = startLeaderTerm(sources, o.starter, ctx).catch((err: unknown) => {
       if (!abort.signal.aborted) {
         logger.error({ err }, 'the mode failed to start');
         unhealthy = 'the mode failed to start';
@@ -166,7 +191,7 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
     mode = undefined;
     if (!current) return;
     current.abort.abort();
-    const limit = o.modeStopTimeoutMs ?? 60_000;
+    const limit = s.modeStopTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => {
@@ -185,27 +210,6 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
       logger.error({ limitMs: limit }, 'the mode did not stop in time; failing /healthz');
     }
   };
-
-  const syncedPromise = sources.start();
-  // Observed here so a failed sync is never an unhandled rejection; callers see it via synced().
-  syncedPromise.then(
-    () => {
-      if (stopping) return;
-      if (elector) {
-        elector.start({
-          onStartedLeading: () => {
-            startMode();
-          },
-          onStoppedLeading: stopMode,
-        });
-      } else {
-        startMode();
-      }
-    },
-    (err: unknown) => {
-      if (!stopping) logger.error({ err }, 'the sources could not be watched');
-    },
-  );
 
   // Probes and scrapes only: a client slow to send its request, or idle, is not held for long.
   const serverTimeouts = { headersTimeout: 10_000, requestTimeout: 15_000, keepAliveTimeout: 65_000 };
@@ -231,18 +235,43 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
       reply(404, 'not found\n');
     }
   });
+  // Started: the sources, then (once synced) the election or the mode; then the probes listen.
+  const syncedPromise = sources.start();
+  // Observed here so a failed sync is never an unhandled rejection; callers see it via synced().
+  syncedPromise.then(
+    () => {
+      if (stopping) return;
+      if (elector) {
+        elector.start({
+          onStartedLeading: () => {
+            startMode();
+          },
+          onStoppedLeading: stopMode,
+        });
+      } else {
+        startMode();
+      }
+    },
+    (err: unknown) => {
+      if (!stopping) logger.error({ err }, 'the sources could not be watched');
+    },
+  );
+
   const port = await new Promise<number>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(o.port ?? 8080, o.host ?? '0.0.0.0', () => {
+    server.listen(s.port, s.host, () => {
       const addr = server.address();
-      resolve(typeof addr === 'object' && addr !== null ? addr.port : (o.port ?? 8080));
+      resolve(typeof addr === 'object' && addr !== null ? addr.port : s.port);
     });
   });
-  logger.info({ port, identity, mode: o.mode, leaderElection: elector !== undefined }, 'controller serving');
+  logger.info(
+    { port, identity: s.identity, mode: o.mode, leaderElection: elector !== undefined },
+    'controller serving',
+  );
 
   return {
     port,
-    identity,
+    identity: s.identity,
     registry,
     sources,
     isLeader: () => mode !== undefined && isLeader(),
