@@ -130,7 +130,46 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
   }
 }
 
+/** {@link WebhookAppOptions} with every default applied: what the webhook reads besides the config's source. */
+interface WebhookAppSettings {
+  /** How the trust-bundle capability is probed (its namespace filled in); undefined: never, the bundle is always mounted. */
+  readonly capabilityProbe: CapabilityProbeSettings | undefined;
+  readonly removeUpstreamLeftovers: boolean;
+  /** The drift channel: the listener and this runtime's client certificate files; undefined: off. */
+  readonly drift:
+    | {
+        readonly url: string;
+        readonly tls: { readonly certFile: string; readonly keyFile: string; readonly caFile: string };
+        readonly attestationInitialDelayMs: number | undefined;
+      }
+    | undefined;
+}
+
+/** Applies the webhook's defaults: the only place they are filled in. */
+function resolveWebhookAppSettings(o: WebhookAppOptions): WebhookAppSettings {
+  return {
+    capabilityProbe:
+      o.trustCapability === false
+        ? undefined
+        : { namespace: process.env.POD_NAMESPACE || RUNTIME_NAMESPACE, ...o.trustCapability },
+    removeUpstreamLeftovers: o.removeUpstreamLeftovers ?? true,
+    drift: o.drift
+      ? {
+          url: o.drift.url,
+          tls: { certFile: o.drift.certFile, keyFile: o.drift.keyFile, caFile: o.drift.caFile },
+          attestationInitialDelayMs: o.drift.attestationInitialDelayMs,
+        }
+      : undefined,
+  };
+}
+
+/**
+ * The parts, each built after what it uses and started in order (see startWebhookApp): the
+ * serving certificate, the caches and the config, the capability probe, the pull-Secret copier
+ * and the trust bundle, then the server; last the parts that act only once this webhook serves.
+ */
 async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<WebhookApp> {
+  const s = resolveWebhookAppSettings(o);
   const logger = o.logger;
   const registry = o.registry ?? new Registry();
   if (!o.registry) collectDefaultMetrics({ register: registry });
@@ -139,6 +178,8 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   const holder = new ConfigHolder(logger.child({ part: 'config' }), metrics, o.landscape);
   const reflectorLogger = logger.child({ part: 'reflector' });
 
+  // The certificate's source is built before the server that serves it (its first certificate),
+  // and reaches the server once it exists: a swap before then only counts.
   const serverRef: { current?: WebhookServer } = {};
   const served = (tls: SecureContextOptions): void => {
     const notAfter = leafNotAfter(tls.cert);
@@ -186,17 +227,13 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
 
   // Whether the runtime can take the trust-bundle mount: probed before serving, so that no Pod
   // gets an empty volume over its CA certificates while the answer is still to come.
-  const prober =
-    o.trustCapability === false
-      ? undefined
-      : startCapabilityProber({
-          access: o.kubeConfig,
-          settings: {
-            namespace: process.env.POD_NAMESPACE || RUNTIME_NAMESPACE,
-            ...o.trustCapability,
-          },
-          logger: logger.child({ part: 'trust-capability' }),
-        });
+  const prober = s.capabilityProbe
+    ? startCapabilityProber({
+        access: o.kubeConfig,
+        settings: s.capabilityProbe,
+        logger: logger.child({ part: 'trust-capability' }),
+      })
+    : undefined;
   if (prober) {
     stoppers.push(() => {
       prober.stop();
@@ -220,7 +257,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     reflectorLogger,
     missingNamespaces,
     logLimit,
-    ...(o.excludedNamespaces ? { excludedNamespaces: o.excludedNamespaces } : {}),
+    excludedNamespaces: o.excludedNamespaces,
   });
   stoppers.push(() => {
     logLimit.flush();
@@ -273,22 +310,23 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     (copiers.current?.secrets.hasSynced() ?? false) &&
     (keeper?.ready() ?? true) &&
     (prober === undefined || prober.current() !== undefined);
-  const forwarder = o.drift
+  const forwarder = s.drift
     ? new DriftForwarder({
-        url: o.drift.url,
-        tls: { certFile: o.drift.certFile, keyFile: o.drift.keyFile, caFile: o.drift.caFile },
+        url: s.drift.url,
+        tls: s.drift.tls,
         logger: logger.child({ part: 'drift-forwarder' }),
         registry,
       })
     : undefined;
   if (forwarder) stoppers.push(() => forwarder.stop());
   const server = new WebhookServer({
-    ...(forwarder ? { validate: (body: Buffer) => handleDriftValidation(body, forwarder) } : {}),
+    validate: forwarder ? (body: Buffer) => handleDriftValidation(body, forwarder) : undefined,
     tls,
-    ...(o.host !== undefined ? { host: o.host } : {}),
-    ...(o.port !== undefined ? { port: o.port } : {}),
+    host: o.host,
+    port: o.port,
     context,
-    ...(o.metricsPort === undefined ? { registry } : {}),
+    // /metrics on the webhook's port unless it has one of its own.
+    registry: o.metricsPort === undefined ? registry : undefined,
     ready,
     logger,
   });
@@ -298,12 +336,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   const metricsServer =
     o.metricsPort === undefined
       ? undefined
-      : new MetricsServer({
-          registry,
-          port: o.metricsPort,
-          ...(o.host !== undefined ? { host: o.host } : {}),
-          logger,
-        });
+      : new MetricsServer({ registry, port: o.metricsPort, host: o.host, logger });
   if (metricsServer) {
     const started = metricsServer;
     stoppers.push(() => started.close());
@@ -318,10 +351,9 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   }
   logger.info({ port }, 'webhook serving');
   // Only once we serve: until then upstream's webhook may still be the one answering.
-  const cleanup =
-    o.removeUpstreamLeftovers === false
-      ? undefined
-      : startUpstreamCleanup(o.kubeConfig, logger.child({ part: 'upstream-cleanup' }));
+  const cleanup = s.removeUpstreamLeftovers
+    ? startUpstreamCleanup(o.kubeConfig, logger.child({ part: 'upstream-cleanup' }))
+    : undefined;
   if (cleanup)
     stoppers.push(() => {
       cleanup.stop();
@@ -332,17 +364,15 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   if (restarter) stoppers.push(() => restarter.stop());
   // Like the cleanup, only once we serve: a webhook that cannot start has nothing to attest. One
   // attestor per runtime is enough for the KCP: the replica that leads the trust restarter.
-  const attestor = o.drift
+  const attestor = s.drift
     ? new RuntimeAttestor({
-        url: o.drift.url,
-        tls: { certFile: o.drift.certFile, keyFile: o.drift.keyFile, caFile: o.drift.caFile },
+        url: s.drift.url,
+        tls: s.drift.tls,
         access: o.kubeConfig,
         logger: logger.child({ part: 'attestor' }),
         registry,
-        ...(restarter ? { isActive: () => restarter.isActive() } : {}),
-        ...(o.drift.attestationInitialDelayMs !== undefined
-          ? { initialDelayMaxMs: o.drift.attestationInitialDelayMs }
-          : {}),
+        isActive: restarter ? () => restarter.isActive() : undefined,
+        initialDelayMaxMs: s.drift.attestationInitialDelayMs,
       })
     : undefined;
   if (attestor) {
@@ -352,7 +382,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
 
   return {
     port,
-    ...(metricsPort !== undefined ? { metricsPort } : {}),
+    metricsPort,
     config: holder,
     registry,
     ready,

@@ -6,6 +6,10 @@ import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
 import type { WebhookFlags } from './webhook-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
+import type { TrustRestartSettings } from '../../trust-restart/restarter-settings.js';
+
+/** `rtb webhook`'s settings: every flag parsed and checked; the app's options but its cluster and logger. */
+export type WebhookSettings = Omit<WebhookAppOptions, 'kubeConfig' | 'logger'>;
 
 /** Runs `rtb webhook` until SIGTERM or SIGINT, then drains and stops. */
 export async function runWebhook(flags: WebhookFlags): Promise<void> {
@@ -15,46 +19,48 @@ export async function runWebhook(flags: WebhookFlags): Promise<void> {
     logger.warn(
       '--reuse-answers is accepted for manifests of earlier releases and ignored: answers are no longer reused',
     );
+  // Every flag before anything connects: a wrong one is refused at once.
+  const settings = webhookSettings(flags);
   // Read like client-node's KubeConfig (loadFromFile / loadFromDefault), without loading it.
-  const kc = await loadClusterAccess(flags.kubeconfig);
-  const [namespace, name] = flags.configMap.split('/');
-  if (!namespace || !name) throw new Error(`--config-map must be namespace/name, got ${flags.configMap}`);
-  const [statusNamespace, statusName] = (flags.statusConfigMap ?? '').split('/');
-  if (flags.statusConfigMap !== undefined && (!statusNamespace || !statusName))
-    throw new Error(`--status-config-map must be namespace/name, got ${flags.statusConfigMap}`);
-  const app = await startWebhookApp({
-    kubeConfig: kc,
-    ...(statusNamespace && statusName
-      ? { statusConfigMap: { namespace: statusNamespace, name: statusName } }
-      : {}),
-    ...webhookTlsOptions(flags),
-    ...(flags.configFile ? { configFile: flags.configFile } : {}),
-    configMap: { namespace, name, key: flags.configKey },
-    host: flags.host,
-    port: Number.parseInt(flags.port, 10),
-    ...(flags.metricsPort !== undefined
-      ? { metricsPort: positiveInt('metrics-port', flags.metricsPort) }
-      : {}),
-    ...(flags.failClosed ? { failOpen: false } : {}),
-    ...(flags.landscape ? { landscape: flags.landscape } : {}),
-    ...(flags.driftUrl
-      ? {
-          drift: {
-            url: flags.driftUrl,
-            certFile: flags.driftCert,
-            keyFile: flags.driftKey,
-            caFile: flags.driftCa,
-          },
-        }
-      : {}),
-    ...trustRestartOptions(flags),
-    logger,
-  });
+  const kubeConfig = await loadClusterAccess(flags.kubeconfig);
+  const app = await startWebhookApp({ ...settings, kubeConfig, logger });
   const drain = { delayMs, timeoutMs: DRAIN_TIMEOUT_SECONDS * 1000 };
   // Past the grace period the kubelet kills the process anyway; ending a stuck stop a little
   // earlier leaves the reason in the log.
   const hardStopMs = Math.max(TERMINATION_GRACE_SECONDS * 1000, delayMs + drain.timeoutMs + 5_000) - 2_000;
   await runUntilSignal({ stop: () => app.stop(drain) }, logger, 'draining and stopping', hardStopMs);
+}
+
+/** The webhook's settings from its flags, resolved once (throws on a wrong one). */
+export function webhookSettings(flags: WebhookFlags): WebhookSettings {
+  const serving = webhookTlsOptions(flags);
+  return {
+    configFile: flags.configFile || undefined,
+    configMap: { ...namespacedName('--config-map', flags.configMap), key: flags.configKey },
+    statusConfigMap:
+      flags.statusConfigMap === undefined
+        ? undefined
+        : namespacedName('--status-config-map', flags.statusConfigMap),
+    tls: serving.tls,
+    servingCert: serving.servingCert,
+    host: flags.host,
+    port: Number.parseInt(flags.port, 10),
+    metricsPort: flags.metricsPort === undefined ? undefined : positiveInt('metrics-port', flags.metricsPort),
+    // --fail-closed overrides the config's failOpen; otherwise the config decides.
+    failOpen: flags.failClosed ? false : undefined,
+    landscape: flags.landscape || undefined,
+    drift: flags.driftUrl
+      ? { url: flags.driftUrl, certFile: flags.driftCert, keyFile: flags.driftKey, caFile: flags.driftCa }
+      : undefined,
+    trustRestart: trustRestartSettings(flags),
+  };
+}
+
+/** `namespace/name` of a ConfigMap flag. */
+function namespacedName(flag: string, value: string): { namespace: string; name: string } {
+  const [namespace, name] = value.split('/');
+  if (!namespace || !name) throw new Error(`${flag} must be namespace/name, got ${value}`);
+  return { namespace, name };
 }
 
 /**
@@ -80,6 +86,7 @@ export function webhookTlsOptions(flags: WebhookFlags): Pick<WebhookAppOptions, 
   if (issuer !== 'own' && issuer !== 'external')
     throw new Error(`--serving-cert-issuer must be own or external, got ${issuer}`);
   return {
+    // Spread, not `secret: undefined`: these settings are compared whole (unit tests, deepStrictEqual).
     servingCert: {
       ...(secret ? { secret } : {}),
       ...(issuer === 'external' ? { issuer } : {}),
@@ -91,19 +98,17 @@ export function webhookTlsOptions(flags: WebhookFlags): Pick<WebhookAppOptions, 
 }
 
 /** The restarter's settings from the flags (none with `--no-trust-restart`). */
-export function trustRestartOptions(flags: WebhookFlags): Pick<WebhookAppOptions, 'trustRestart'> {
-  if (!flags.trustRestart) return {};
+export function trustRestartSettings(flags: WebhookFlags): TrustRestartSettings | undefined {
+  if (!flags.trustRestart) return undefined;
   const concurrency = positiveInt('restart-concurrency', flags.restartConcurrency);
   if (concurrency < 1) throw new FlagError('--restart-concurrency must be at least 1');
   return {
-    trustRestart: {
-      pacing: {
-        concurrency,
-        delayMs: parseDuration(flags.restartDelay),
-        deadlineMs: parseDuration(flags.restartDeadline),
-      },
-      leaseName: flags.restartLease,
-      restartNamespaces: restartNamespacesOf(flags.restartNamespaces),
+    pacing: {
+      concurrency,
+      delayMs: parseDuration(flags.restartDelay),
+      deadlineMs: parseDuration(flags.restartDeadline),
     },
+    leaseName: flags.restartLease,
+    restartNamespaces: restartNamespacesOf(flags.restartNamespaces),
   };
 }
