@@ -77,7 +77,8 @@ export function controllerSettings(flags: ControllerFlags): ControllerSettings {
     mode: flags.mode,
     starter,
     modeOptions,
-    leaderElection: flags.leaderElect && shard === undefined ? { leaseName: flags.leaderElectionId, timing } : false,
+    leaderElection:
+      flags.leaderElect && shard === undefined ? { leaseName: flags.leaderElectionId, timing } : false,
     identity,
     host: flags.metricsHost,
     port: positiveInt('metrics-port', flags.metricsPort),
@@ -143,7 +144,8 @@ function driftListenerOf(flags: ControllerFlags): DirectModeStarterSettings['dri
   const at = flags.driftListen.lastIndexOf(':');
   const host = flags.driftListen.slice(0, at) || '0.0.0.0';
   const port = positiveInt('drift-listen port', flags.driftListen.slice(at + 1));
-  if (!flags.driftUrl) throw new FlagError('--drift-listen needs --drift-url (how runtimes reach the listener)');
+  if (!flags.driftUrl)
+    throw new FlagError('--drift-listen needs --drift-url (how runtimes reach the listener)');
   const urlHost = new URL(flags.driftUrl).hostname;
   const isIp = /^[\d.]+$|:/.test(urlHost);
   return {
