@@ -17,6 +17,7 @@ import {
   WEBHOOK_TLS_SECRET,
 } from '../api/runtime-names.js';
 import { RESTARTER_LEASE } from '../api/trust-stamp.js';
+import { PREFLIGHT_SECRET } from '../api/workload-health.js';
 import type { ServingIssuer } from '../serving-cert/serving-secret-plan.js';
 import { UPSTREAM_LEFTOVERS, type UpstreamLeftover } from '../api/upstream-leftovers.js';
 import { WEBHOOK_WRITE_POLICY } from './webhook-write-policy.js';
@@ -124,7 +125,8 @@ export function restartRightsRules(): V1PolicyRule[] {
  * The webhook's rules in its own namespace: its ConfigMap (read), its serving-certificate Secret
  * (read and write, created through the cluster rule, and the Lease electing its one writer; only
  * read when the KCP writes it, so a replica of an earlier install still running its own writer
- * cannot write beside the KCP), the Pods of an install the writer takes over (listed, watched), the
+ * cannot write beside the KCP), in direct mode the status report and the preflight's candidate
+ * Secret (read), the Pods of an install the writer takes over (listed, watched), the
  * trust-bundle restarter's Lease, and removing upstream's leftovers in that namespace. With
  * per-namespace restart rights, also the restarter's status on the webhook's own Deployment
  * (cluster-wide rights include it otherwise).
@@ -156,6 +158,8 @@ export function webhookNamespaceRules(
             resourceNames: [WEBHOOK_STATUS_CONFIG_MAP],
             verbs: [...read(), 'patch'],
           },
+          // The candidate set the KCP hands canary runtimes for the preflight (read only, by name).
+          { apiGroups: [''], resources: ['secrets'], resourceNames: [PREFLIGHT_SECRET], verbs: read() },
         ]),
     // The Lease electing the certificate writer (own issuer only) and the restarter's.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },

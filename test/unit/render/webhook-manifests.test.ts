@@ -345,7 +345,7 @@ describe('rendered webhook manifests', () => {
       '--serving-cert-issuer=external',
       '--status-config-map=kyma-system/rt-bootstrapper-webhook-status',
     ]);
-    assert.deepEqual(direct.role.rules!.slice(0, 4), [
+    assert.deepEqual(direct.role.rules!.slice(0, 5), [
       m.role.rules![0],
       {
         apiGroups: [''],
@@ -361,12 +361,19 @@ describe('rendered webhook manifests', () => {
         resourceNames: ['rt-bootstrapper-webhook-status'],
         verbs: ['get', 'list', 'watch', 'patch'],
       },
+      // The preflight's candidate set (DESIGN §11), read by name.
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: ['rt-bootstrapper-preflight'],
+        verbs: ['get', 'list', 'watch'],
+      },
     ]);
     assert.ok(
       !direct.role.rules!.some((r) => r.resourceNames?.includes(WEBHOOK_CERT_LEASE)),
       'no certificate Lease: no election of a writer',
     );
-    assert.deepEqual(direct.role.rules!.slice(4, 6), [
+    assert.deepEqual(direct.role.rules!.slice(5, 7), [
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       {
         apiGroups: ['coordination.k8s.io'],
@@ -376,7 +383,7 @@ describe('rendered webhook manifests', () => {
       },
     ]);
     assert.deepEqual(
-      direct.role.rules!.slice(6),
+      direct.role.rules!.slice(7),
       m.role.rules!.slice(5),
       'the rest as when the webhook writes itself, but the Pods of a takeover',
     );
