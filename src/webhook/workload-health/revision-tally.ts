@@ -77,6 +77,11 @@ export class RevisionTally {
     return this.pods.size;
   }
 
+  /** The uids of the Pods followed. */
+  uids(): string[] {
+    return [...this.pods.keys()];
+  }
+
   /** Revisions held (at most the bound, plus those with existing Pods). */
   get revisionCount(): number {
     return this.revisions.size;
