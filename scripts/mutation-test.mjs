@@ -9,7 +9,8 @@
 //   npm run test:mutation -- --scores          only print the table of the last reports
 //
 // Property tests run 100 cases per property here (RTB_PROPERTY_RUNS; 1,000 in `npm test`): every
-// surviving mutant runs its test files again.
+// surviving mutant runs its test files again. The PKI plan's year simulation runs once over 90 days
+// (RTB_SIMULATED_DAYS, RTB_SIMULATION_RUNS; three runs over 365 days in `npm test`).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,7 +47,13 @@ if (!scoresOnly) {
       {
         cwd: root,
         stdio: 'inherit',
-        env: { RTB_PROPERTY_RUNS: '100', ...process.env, RTB_MUTATION_MODULE: m.id },
+        env: {
+          RTB_PROPERTY_RUNS: '100',
+          RTB_SIMULATED_DAYS: '90',
+          RTB_SIMULATION_RUNS: '1',
+          ...process.env,
+          RTB_MUTATION_MODULE: m.id,
+        },
       },
     );
     const seconds = ((Date.now() - moduleStarted) / 1000).toFixed(0);
