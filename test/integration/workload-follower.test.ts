@@ -1,0 +1,347 @@
+// test-matrix: kubernetes
+/**
+ * The webhook's workload follower on a real API server: Pods stamped as the admission stamps
+ * them, their status set through the status subresource as a kubelet would (no Pod runs here;
+ * the real node comes with the e2e suite), two followers in this process as the webhook's
+ * ServiceAccount under exactly the rendered RBAC, one leading at a time.
+ */
+import {
+  CoreV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1ContainerStatus,
+} from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
+import { WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
+import {
+  ORIGINAL_IMAGES_ANNOTATION,
+  REVISION_ANNOTATION,
+  REVISION_LABEL,
+  WORKLOADS_KEY,
+  WORKLOAD_FIELD_MANAGER,
+  readWorkloads,
+  type RevisionHealth,
+} from '../../src/api/workload-health.js';
+import type { LocalCluster } from '../../src/envtest/control-plane.js';
+import { eventually } from '../../src/envtest/eventually.js';
+import { applyObjects } from '../../src/kube/apply.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+import { WebhookStatusReporter } from '../../src/webhook/status-reporter.js';
+import {
+  startWorkloadFollower,
+  type WorkloadFollower,
+} from '../../src/webhook/workload-health/workload-follower.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { asWebhookServiceAccount } from '../support/kcp.js';
+
+const plane = useControlPlane({ clusters: ['runtime'] });
+const SECRET = 'registry-credentials';
+const WITH_SECRET = 'wf-with-secret';
+const WITHOUT_SECRET = 'wf-without-secret';
+let cluster: LocalCluster;
+let admin: KubeConfig;
+let core: CoreV1Api;
+let sa: KubeConfig;
+
+interface Replica {
+  readonly follower: WorkloadFollower;
+  readonly registry: Registry;
+  active: boolean;
+}
+const replicas: Replica[] = [];
+
+function replica(active: boolean): Replica {
+  const registry = new Registry();
+  const r: Replica = {
+    registry,
+    active,
+    follower: startWorkloadFollower({
+      access: sa,
+      isActive: () => r.active,
+      settings: () => ({ pullSecretName: SECRET }),
+      namespace: RUNTIME_NAMESPACE,
+      registry,
+      logger: silentLogger(),
+      pollMs: 100,
+      writeGapMs: 200,
+      retryBaseMs: 200,
+    }),
+  };
+  replicas.push(r);
+  return r;
+}
+
+async function metric(r: Replica, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const values = (await r.registry.getSingleMetric(name)?.get())?.values ?? [];
+  return values
+    .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
+type Status = Partial<V1ContainerStatus>;
+
+/** A Pod as the admission leaves it: the revision label and annotation, the original images. */
+async function stampedPod(
+  namespace: string,
+  name: string,
+  o: { revision?: string; rewritten?: boolean; pullSecret?: boolean } = {},
+): Promise<void> {
+  const revision = o.revision ?? 'v1';
+  await core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: {
+        name,
+        labels: { [REVISION_LABEL]: revision },
+        annotations: {
+          [REVISION_ANNOTATION]: revision,
+          ...(o.rewritten === false
+            ? {}
+            : { [ORIGINAL_IMAGES_ANNOTATION]: JSON.stringify({ app: 'docker.io/app:1' }) }),
+        },
+      },
+      spec: {
+        containers: [{ name: 'app', image: 'mirror.example.com/app:1' }],
+        ...(o.pullSecret === true ? { imagePullSecrets: [{ name: SECRET }] } : {}),
+      },
+    },
+  });
+}
+
+/** What a kubelet would write: the container's status. */
+async function kubelet(namespace: string, name: string, status: Status): Promise<void> {
+  await kubeRequest(admin, {
+    method: 'PATCH',
+    path: `/api/v1/namespaces/${namespace}/pods/${name}/status`,
+    body: {
+      status: {
+        phase: 'Pending',
+        containerStatuses: [
+          {
+            name: 'app',
+            image: 'mirror.example.com/app:1',
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            ...status,
+          },
+        ],
+      },
+    },
+    parseResponse: false,
+  });
+}
+
+const waiting = (reason: string, message: string): Status => ({ state: { waiting: { reason, message } } });
+const running: Status = {
+  started: true,
+  state: { running: { startedAt: new Date('2026-11-27T10:00:00Z') } },
+};
+const crashLoop: Status = {
+  restartCount: 3,
+  state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } },
+  lastState: {
+    terminated: {
+      exitCode: 1,
+      reason: 'Error',
+      startedAt: new Date('2026-11-27T10:00:00Z'),
+      finishedAt: new Date('2026-11-27T10:00:01Z'),
+    },
+  },
+};
+
+async function configMap(): Promise<{ data: Record<string, string>; managers: string[] } | undefined> {
+  try {
+    const cm = await core.readNamespacedConfigMap({
+      namespace: RUNTIME_NAMESPACE,
+      name: WEBHOOK_STATUS_CONFIG_MAP,
+    });
+    return { data: cm.data ?? {}, managers: (cm.metadata?.managedFields ?? []).map((f) => f.manager ?? '') };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Waits until the ConfigMap's report for `revision` satisfies `ok`; returns it. */
+async function reported(
+  revision: string,
+  ok: (h: RevisionHealth) => boolean,
+  what: string,
+): Promise<RevisionHealth> {
+  return eventually(
+    async () => {
+      const h = readWorkloads((await configMap())?.data[WORKLOADS_KEY])?.[revision];
+      return h !== undefined && ok(h) ? h : undefined;
+    },
+    30_000,
+    what,
+    100,
+  );
+}
+
+describe('the workload follower', () => {
+  before(async () => {
+    cluster = plane().cluster('runtime');
+    admin = cluster.kubeConfig();
+    core = admin.makeApiClient(CoreV1Api);
+    const objects = webhookManifestList(
+      renderWebhookManifests({
+        image: 'example.com/rtb:test',
+        url: 'https://127.0.0.1:1/mutate',
+        // Direct mode: the KCP issues the serving certificate and reads the status ConfigMap.
+        servingCertIssuer: 'external',
+      }),
+    ).filter(
+      (o) => !String((o as KubernetesObject).kind).endsWith('WebhookConfiguration'),
+    ) as KubernetesObject[];
+    await applyObjects(admin, objects);
+    for (const name of [WITH_SECRET, WITHOUT_SECRET])
+      await core.createNamespace({ body: { metadata: { name } } });
+    await core.createNamespacedSecret({
+      namespace: WITH_SECRET,
+      body: { metadata: { name: SECRET }, type: 'Opaque', data: { a: 'Yg==' } },
+    });
+    sa = await asWebhookServiceAccount(cluster);
+  });
+
+  after(async () => {
+    await Promise.all(replicas.map((r) => r.follower.stop()));
+  });
+
+  test('counts what the change caused, not what it did not; only the leader writes', async () => {
+    const a = replica(true);
+    const b = replica(false);
+    const ns = WITH_SECRET;
+    await stampedPod(ns, 'rewritten-pull');
+    await stampedPod(ns, 'unrewritten-pull', { rewritten: false });
+    await stampedPod(ns, 'crash-loop');
+    await stampedPod(ns, 'healthy');
+    await stampedPod(ns, 'secret-present', { rewritten: false, pullSecret: true });
+    await stampedPod(WITHOUT_SECRET, 'secret-missing', { rewritten: false, pullSecret: true });
+    await kubelet(
+      ns,
+      'rewritten-pull',
+      waiting('ImagePullBackOff', 'Back-off pulling image "mirror.example.com/app:1"'),
+    );
+    await kubelet(ns, 'unrewritten-pull', waiting('ErrImagePull', 'not found'));
+    await kubelet(ns, 'crash-loop', crashLoop);
+    await kubelet(ns, 'healthy', running);
+    await kubelet(ns, 'secret-present', waiting('ErrImagePull', 'unauthorized'));
+    await kubelet(
+      WITHOUT_SECRET,
+      'secret-missing',
+      waiting('ErrImagePull', 'Get "https://bob:s3cr3t@mirror.example.com/v2/": unauthorized'),
+    );
+
+    const h = await reported(
+      'v1',
+      (r) => r.pods === 6 && r.started === 2 && r.failing === 2,
+      'the report of v1',
+    );
+    assert.equal(h.failedPods, 2);
+    assert.deepEqual(h.samples.map((s) => `${s.kind} ${s.pod}`).sort(), [
+      `image-pull ${WITH_SECRET}/rewritten-pull`,
+      `pull-secret-missing ${WITHOUT_SECRET}/secret-missing`,
+    ]);
+    const pull = h.samples.find((s) => s.kind === 'image-pull');
+    assert.equal(pull?.registry, 'mirror.example.com');
+    assert.equal(pull.reason, 'ImagePullBackOff');
+    assert.equal(pull.image, 'mirror.example.com/app:1');
+    const missing = h.samples.find((s) => s.kind === 'pull-secret-missing');
+    assert.ok(missing?.message?.includes('https://***@mirror.example.com'), missing?.message);
+    assert.ok(!JSON.stringify(h).includes('s3cr3t'));
+
+    assert.equal(await metric(a, 'rtb_webhook_workload_followed_pods'), 6);
+    assert.equal(await metric(a, 'rtb_webhook_workload_failures_total', { kind: 'image-pull' }), 1);
+    assert.equal(await metric(a, 'rtb_webhook_workload_failures_total', { kind: 'pull-secret-missing' }), 1);
+    assert.ok((await metric(a, 'rtb_webhook_workload_report_writes_total', { result: 'ok' })) >= 1);
+    assert.equal(await metric(b, 'rtb_webhook_workload_report_writes_total'), 0, 'the standby never writes');
+    assert.equal(await metric(b, 'rtb_webhook_workload_followed_pods'), 0);
+    assert.deepEqual(b.follower.report(), {});
+    assert.deepEqual(a.follower.report().v1, h);
+  });
+
+  test('a deleted failing Pod stays counted; our Secret appearing clears its failure', async () => {
+    await core.deleteNamespacedPod({ namespace: WITH_SECRET, name: 'rewritten-pull', gracePeriodSeconds: 0 });
+    await reported('v1', (r) => r.pods === 5 && r.failing === 1 && r.failedPods === 2, 'the deletion');
+    await core.createNamespacedSecret({
+      namespace: WITHOUT_SECRET,
+      body: { metadata: { name: SECRET }, type: 'Opaque', data: { a: 'Yg==' } },
+    });
+    const h = await reported('v1', (r) => r.failing === 0, 'the Secret to clear the failure');
+    assert.equal(h.failedPods, 2, 'it failed once');
+    assert.equal(h.samples.length, 2, 'samples stay');
+  });
+
+  test("the other replicas' status writes leave the report; a new leader takes it over", async () => {
+    const [a, b] = replicas;
+    assert.ok(a && b);
+    // Another replica writing the rest of the ConfigMap under the status reporter's manager.
+    const reporter = new WebhookStatusReporter(
+      sa,
+      { namespace: RUNTIME_NAMESPACE, name: WEBHOOK_STATUS_CONFIG_MAP },
+      silentLogger(),
+    );
+    reporter.offered({ 'rt-bootstrapper.kyma-project.io/set-version': 'v1' }, { accepted: true });
+    await eventually(
+      async () => ((await configMap())?.data.loadedVersion === 'v1' ? true : undefined),
+      15_000,
+      'the status write',
+    );
+    reporter.stop();
+    const cm = await configMap();
+    assert.ok(cm?.data[WORKLOADS_KEY] !== undefined, 'the report is still there');
+    assert.ok(cm.managers.includes(WORKLOAD_FIELD_MANAGER));
+    // And an apply of the status under its manager again with fewer keys removes only its own.
+    await applyObjects(
+      sa,
+      [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: WEBHOOK_STATUS_CONFIG_MAP, namespace: RUNTIME_NAMESPACE },
+          data: {},
+        } as KubernetesObject,
+      ],
+      { fieldManager: 'rt-bootstrapper-webhook' },
+    );
+    assert.ok((await configMap())?.data[WORKLOADS_KEY] !== undefined);
+
+    // Leadership moves: b takes over the report, with the deleted Pod's failure.
+    const writesBefore = await metric(a, 'rtb_webhook_workload_report_writes_total');
+    a.active = false;
+    b.active = true;
+    await eventually(
+      async () => ((await metric(b, 'rtb_webhook_workload_followed_pods')) === 5 ? true : undefined),
+      30_000,
+      'b to follow',
+    );
+    await stampedPod(WITH_SECRET, 'new-failure');
+    await kubelet(WITH_SECRET, 'new-failure', waiting('ErrImagePull', 'manifest unknown'));
+    const h = await reported('v1', (r) => r.pods === 6 && r.failing === 1, 'b to report the new failure');
+    assert.equal(h.failedPods, 3, 'the two of the previous leader and the new one');
+    assert.equal(
+      await metric(a, 'rtb_webhook_workload_report_writes_total'),
+      writesBefore,
+      'a no longer writes',
+    );
+    assert.equal(await metric(a, 'rtb_webhook_workload_followed_pods'), 0);
+    assert.ok((await metric(b, 'rtb_webhook_workload_report_writes_total', { result: 'ok' })) >= 1);
+  });
+
+  test('revisions are reported apart, and a follower stops cleanly', async () => {
+    const [, b] = replicas;
+    assert.ok(b);
+    await stampedPod(WITH_SECRET, 'v2-pod', { revision: 'v2' });
+    await kubelet(WITH_SECRET, 'v2-pod', running);
+    const v2 = await reported('v2', (r) => r.pods === 1 && r.started === 1, 'the second revision');
+    assert.equal(v2.failedPods, 0);
+    await b.follower.stop();
+    assert.equal(await metric(b, 'rtb_webhook_workload_followed_pods'), 0);
+  });
+});
