@@ -235,6 +235,7 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
       reply(404, 'not found\n');
     }
   });
+
   // Started: the sources, then (once synced) the election or the mode; then the probes listen.
   const syncedPromise = sources.start();
   // Observed here so a failed sync is never an unhandled rejection; callers see it via synced().
