@@ -10,7 +10,10 @@ import {
   directModeStarter,
   type DirectModeStarterSettings,
 } from '../../controller/direct/direct-mode-starter.js';
-import { DEFAULT_DIRECT_CONCURRENCY } from '../../controller/direct/direct-mode-options.js';
+import {
+  DEFAULT_DIRECT_CONCURRENCY,
+  DEFAULT_DIRECT_RESYNC_MS,
+} from '../../controller/direct/direct-mode-options.js';
 import type { DirectShardSettings } from '../../controller/direct/sharded-work.js';
 import type { LeaderElectionTiming } from '../../kube/leader-election-timing.js';
 import { DEFAULT_ANNOTATE_CONCURRENCY } from './controller-flags.js';
@@ -22,6 +25,9 @@ import type { ControllerFlags } from './controller-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
 import { CONTROLLER_HARD_STOP_MS } from '../../controller/controller-grace.js';
+
+/** Annotate mode re-evaluates the sources this often without events (`--resync`'s default there). */
+const DEFAULT_ANNOTATE_RESYNC_MS = 5 * 60_000;
 
 /** `rtb controller`'s settings: every flag parsed, checked and defaulted; the app's options but its cluster and logger. */
 export type ControllerSettings = Omit<ControllerAppOptions, 'kubeConfig' | 'logger'>;
@@ -53,7 +59,7 @@ export function controllerSettings(flags: ControllerFlags): ControllerSettings {
     signal: flags.signal,
     coalesceMs: parseDuration(flags.coalesce),
     concurrency: concurrencyOf(flags),
-    resyncMs: parseDuration(flags.resync ?? (flags.mode === 'direct' ? '10m' : '5m')),
+    resyncMs: resyncMsOf(flags),
     stateConfigMapName: flags.stateConfigMap,
   };
   // Sharded, every replica runs direct mode on its own Lease (no leader election).
@@ -94,6 +100,12 @@ function concurrencyOf(flags: ControllerFlags): number {
   );
   if (concurrency < 1) throw new FlagError('--concurrency must be at least 1');
   return concurrency;
+}
+
+/** `--resync`, or the mode's default. */
+function resyncMsOf(flags: ControllerFlags): number {
+  if (flags.resync !== undefined) return parseDuration(flags.resync);
+  return flags.mode === 'direct' ? DEFAULT_DIRECT_RESYNC_MS : DEFAULT_ANNOTATE_RESYNC_MS;
 }
 
 /** Direct mode's settings from the flags (its share of the runtimes when sharded). */
