@@ -21,7 +21,11 @@ export const MODULES = [
     id: 'pki-plan',
     name: 'PKI plan',
     mutate: ['src/**/serving-secret-plan.ts', 'src/**/serving-secret-state.ts'],
-    tests: ['test/unit/**/serving-secret-plan.test.ts', 'test/unit/**/serving-secret-year.test.ts'],
+    tests: [
+      'test/unit/**/serving-secret-state.test.ts',
+      'test/unit/**/serving-secret-plan.test.ts',
+      'test/unit/**/serving-secret-year.test.ts',
+    ],
   },
   {
     id: 'restart-plan',
