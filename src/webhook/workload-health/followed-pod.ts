@@ -1,7 +1,8 @@
 /**
  * What the follower's Pod cache holds of a Pod: its key, its uid and the facts the classifier
- * drew from it (./pod-health.ts), never the Pod itself, so following every Pod we changed costs a
- * few hundred bytes a Pod. Built by the reflector's transform as each Pod arrives.
+ * drew from it (./pod-health.ts), never the Pod itself (its spec, status and managed fields are
+ * most of its size), so following every Pod we changed stays cheap. Built by the reflector's
+ * transform as each Pod arrives.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { failuresOf, podFactsOf, type PodFacts, type PodHealthSettings } from './pod-health.js';
