@@ -16,6 +16,7 @@ import type { DriftSettings, planWebhook, WebhookRelease } from './runtime-manif
 import type { ServingSettings, ServingView } from './serving-certificate.js';
 import type { StatusBuilder } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
+import type { WrittenRecord } from './set-writes.js';
 
 /** The I/O a state may do; the reconciler implements it over the KCP and the runtime. */
 export interface BootstrapperOps {
@@ -29,6 +30,11 @@ export interface BootstrapperOps {
   drift(): Promise<DriftSettings | undefined>;
   /** Writes the objects in order; a ClusterTrustBundle at the version the runtime serves. */
   apply(objects: readonly KubernetesObject[]): Promise<void>;
+  /**
+   * What this process's passes wrote of the set to the runtime (./set-writes.ts); absent or
+   * undefined when nothing is known, and a pass then writes the whole set.
+   */
+  written?(): WrittenRecord | undefined;
   /** The ClusterTrustBundle API the runtime serves (remembered per runtime client). */
   trustBundleApi(): Promise<TrustBundleApi>;
   deploymentReadiness(): Promise<DeploymentReadiness>;

@@ -4,6 +4,7 @@ import type { DeploymentReadiness } from './runtime-installer.js';
 import { describeForeignWrites, type ForeignWrite } from './foreign-writers.js';
 import { servingCertificateState } from './serving-cert-state.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';
+import { setWrites } from './set-writes.js';
 import { setBundleOf, TRUST_POLL_MS, trustLookDue, trustSummary } from './trust-restart-status.js';
 import {
   recordTrustBundleApi,
@@ -166,7 +167,9 @@ export const sFnCheckOwnership: StateFn = async (ctx) => {
 
 /**
  * Applies the versioned set: trust bundle (at the version the runtime serves, or not at all where
- * it serves none: then looked at again after a while), then pull Secret, then ConfigMap.
+ * it serves none: then looked at again after a while), then pull Secret, then ConfigMap. Only what
+ * changed since this process's last write there (./set-writes.ts), the ConfigMap always (the
+ * commit); forced passes, installs and upgrades write it all.
  */
 export const sFnSyncConfiguration: StateFn = async (ctx) => {
   if (!ctx.set.ok) return sFnCheckSources;
@@ -174,7 +177,13 @@ export const sFnSyncConfiguration: StateFn = async (ctx) => {
   if (current && !ctx.forceResync && !trustBundleApiMissing(ctx.status)) return sFnInstallWebhook;
   try {
     const api = setHasTrustBundle(ctx.set.set) ? await ctx.ops.trustBundleApi() : undefined;
-    await ctx.ops.apply(sourcesFor(planSources(ctx.set.set), api));
+    await ctx.ops.apply(
+      setWrites(sourcesFor(planSources(ctx.set.set), api), {
+        written: ctx.ops.written?.(),
+        held: ctx.rb.status?.appliedVersion,
+        full: ctx.forceResync || !installedAtRelease(ctx),
+      }),
+    );
     // A write that met an upgrade found the version anew: the status says what it was written at.
     recordTrustBundleApi(ctx.status, api?.served ? await ctx.ops.trustBundleApi() : api);
     if (api?.served === false)

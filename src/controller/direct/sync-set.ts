@@ -5,6 +5,20 @@ import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../../api
 import { SET_VERSION_ANNOTATION } from '../../api/runtime-bootstrapper.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../api/managed-labels.js';
 import { TRUST_BUNDLE_KIND, trustBundleApiVersion } from '../../kube/trust-bundle-api.js';
+import {
+  clusterTrustBundleContentVersion,
+  configMapContentVersion,
+  secretContentVersion,
+} from '../sources/content-hash.js';
+
+/**
+ * The version of one object's own content (its source's content version, ../sources/content-hash.ts),
+ * on the trust bundle, the pull Secret and the ConfigMap: an object whose content did not change
+ * keeps it, so a change of one source leaves the others' annotations, and their resourceVersions,
+ * as they were. Only the ConfigMap carries the set's version too ({@link SET_VERSION_ANNOTATION}):
+ * it is the set's commit point (docs/controller.md).
+ */
+export const CONTENT_VERSION_ANNOTATION = 'rt-bootstrapper.kyma-project.io/content-version';
 
 /** The KCP's sources as the source watcher sees them (structurally its `SourceSnapshot`). */
 export interface SyncSources {
@@ -26,7 +40,10 @@ export interface SyncSources {
 export interface SyncSet {
   readonly version: string;
   readonly config: WebhookConfig;
-  /** Trust bundle first, then pull Secret, then ConfigMap: the config never refers to what is not there yet. */
+  /**
+   * Trust bundle first, then pull Secret, then ConfigMap: the config never refers to what is not
+   * there yet. Each carries {@link CONTENT_VERSION_ANNOTATION}; the ConfigMap also the set's version.
+   */
   readonly objects: readonly KubernetesObject[];
 }
 
@@ -37,13 +54,20 @@ export const SET_TRUST_BUNDLE_API_VERSION = trustBundleApiVersion('v1');
 export type SyncSetResult =
   { readonly ok: true; readonly set: SyncSet } | { readonly ok: false; readonly reason: string };
 
-const stamp = (version: string): { labels: Record<string, string>; annotations: Record<string, string> } => ({
+const stamp = (
+  contentVersion: string,
+  setVersion?: string,
+): { labels: Record<string, string>; annotations: Record<string, string> } => ({
   labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-  annotations: { [SET_VERSION_ANNOTATION]: version },
+  annotations: {
+    [CONTENT_VERSION_ANNOTATION]: contentVersion,
+    ...(setVersion === undefined ? {} : { [SET_VERSION_ANNOTATION]: setVersion }),
+  },
 });
 
 /**
- * Turns the KCP sources into the runtime objects of one versioned set (pure), or refuses an
+ * Turns the KCP sources into the runtime objects of one versioned set (pure; the pull Secret's
+ * content version is a memory-hard digest, computed once per content by ../sources/content-hash.ts), or refuses an
  * inconsistent set: any source the watcher reports missing or invalid, a missing or invalid
  * config, or a config naming a trust bundle the KCP does not hold.
  */
@@ -80,7 +104,7 @@ export function buildSyncSet(sources: SyncSources): SyncSetResult {
     objects.push({
       apiVersion: SET_TRUST_BUNDLE_API_VERSION,
       kind: TRUST_BUNDLE_KIND,
-      metadata: { name: wantedBundle, ...stamp(sources.version) },
+      metadata: { name: wantedBundle, ...stamp(clusterTrustBundleContentVersion(bundle)) },
       spec: { ...bundle.spec },
     } as KubernetesObject);
   }
@@ -92,17 +116,22 @@ export function buildSyncSet(sources: SyncSources): SyncSetResult {
       metadata: {
         name: config.imagePullSecret.name,
         namespace: config.imagePullSecret.namespace,
-        ...stamp(sources.version),
+        ...stamp(secretContentVersion(secret)),
       },
       ...(secret.type ? { type: secret.type } : {}),
       data: { ...(secret.data ?? {}) },
     } as KubernetesObject);
   }
+  const data = { [CONFIG_MAP_KEY]: text };
   objects.push({
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: CONFIG_MAP_NAME, namespace: CONFIG_MAP_NAMESPACE, ...stamp(sources.version) },
-    data: { [CONFIG_MAP_KEY]: text },
+    metadata: {
+      name: CONFIG_MAP_NAME,
+      namespace: CONFIG_MAP_NAMESPACE,
+      ...stamp(configMapContentVersion({ data }), sources.version),
+    },
+    data,
   } as KubernetesObject);
   return { ok: true, set: { version: sources.version, config, objects } };
 }

@@ -10,6 +10,7 @@ import { RuntimeUnreachableError } from '../../../../src/controller/direct/runti
 import { StatusBuilder, statusChanged } from '../../../../src/controller/direct/status-builder.js';
 import type { ForeignWrite } from '../../../../src/controller/direct/foreign-writers.js';
 import { buildSyncSet, type SyncSetResult } from '../../../../src/controller/direct/sync-set.js';
+import { isSetObject, SetLedger } from '../../../../src/controller/direct/set-writes.js';
 import {
   createCertificateAuthority,
   type CertificateAuthority,
@@ -278,6 +279,41 @@ describe('the per-runtime state machine', () => {
     const later = new RecordingOps(first.runtime);
     await run(rb({}, {}, next.status), later, { set: set2, servingCurrentUntil: first.runtime.now });
     assert.deepEqual(later.calls, ['connect', 'readServing']);
+  });
+
+  test('with a record of what was written: a new pull Secret costs the Secret and the ConfigMap (the commit), nothing else', async () => {
+    const ledger = new SetLedger();
+    const recording = (ops: RecordingOps): RecordingOps => {
+      const apply = ops.apply;
+      ops.apply = async (objects) => {
+        await apply(objects);
+        for (const o of objects) if (isSetObject(o)) ledger.wrote('kcp-system/rt', o);
+      };
+      Object.assign(ops, { written: () => ledger.get('kcp-system/rt') });
+      return ops;
+    };
+    const first = recording(new RecordingOps());
+    const ready = await run(rb(), first);
+    assert.ok(first.calls.includes('apply:Namespace,ClusterTrustBundle,Secret,ConfigMap'), 'an install: all');
+    const ops = recording(new RecordingOps(first.runtime));
+    const next = await run(rb({}, {}, ready.status), ops, {
+      set: set2,
+      servingCurrentUntil: ready.servingCheckedUntil,
+    });
+    assert.deepEqual(ops.calls, ['connect', 'apply:Secret,ConfigMap']);
+    assert.equal(next.status.appliedVersion, 'v-2');
+    assert.equal(next.status.state, 'Ready');
+    // A forced pass writes it all again (the same content: no change on the runtime).
+    const forced = recording(new RecordingOps(first.runtime));
+    await run(rb({}, {}, next.status), forced, { set: set2, force: true });
+    assert.ok(forced.calls.includes('apply:Namespace,ClusterTrustBundle,Secret,ConfigMap'));
+    // The status not yet at what this process committed (its echo late, another writer): all.
+    const unsure = recording(new RecordingOps(first.runtime));
+    await run(rb({}, {}, ready.status), unsure, {
+      set: setOf('v-3', { x: 'eg==' }),
+      servingCurrentUntil: ready.servingCheckedUntil,
+    });
+    assert.deepEqual(unsure.calls, ['connect', 'apply:Namespace,ClusterTrustBundle,Secret,ConfigMap']);
   });
 
   test('a forced pass looks at everything: ownership, certificate, rollout', async () => {

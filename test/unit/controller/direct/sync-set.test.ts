@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { WEBHOOK_CERT_LEASE } from '../../../../src/api/runtime-names.js';
-import { buildSyncSet } from '../../../../src/controller/direct/sync-set.js';
+import { buildSyncSet, CONTENT_VERSION_ANNOTATION } from '../../../../src/controller/direct/sync-set.js';
 import {
   planRuntime,
   planSources,
@@ -10,7 +10,7 @@ import {
 import { syncSources } from '../../../support/fixtures.js';
 
 describe('buildSyncSet', () => {
-  test('a consistent set: trust bundle, then pull Secret, then ConfigMap, each stamped with the version', () => {
+  test('a consistent set: trust bundle, then pull Secret, then ConfigMap, each with its content version, the ConfigMap with the set version', () => {
     const r = buildSyncSet(syncSources());
     assert.ok(r.ok);
     assert.deepEqual(
@@ -19,7 +19,12 @@ describe('buildSyncSet', () => {
     );
     for (const o of r.set.objects) {
       const meta = o.metadata!;
-      assert.equal(meta.annotations!['rt-bootstrapper.kyma-project.io/set-version'], 'v-1');
+      assert.match(meta.annotations![CONTENT_VERSION_ANNOTATION] ?? '', /^[0-9a-f]{16}$/);
+      assert.equal(
+        meta.annotations!['rt-bootstrapper.kyma-project.io/set-version'],
+        o.kind === 'ConfigMap' ? 'v-1' : undefined,
+        `${o.kind}: only the ConfigMap names the set`,
+      );
       assert.equal(meta.labels!['app.kubernetes.io/managed-by'], 'rt-bootstrapper');
     }
     const secret = r.set.objects[1] as {

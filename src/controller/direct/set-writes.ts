@@ -1,0 +1,103 @@
+/**
+ * Which objects of the versioned set a pass writes to a runtime (pure), and the in-process record
+ * of what the passes wrote there that the decision is made from. A change of one source costs a
+ * runtime the changed object, plus the ConfigMap: it carries the set's version and is the set's
+ * commit point (docs/controller.md, "what a pass writes").
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { SET_VERSION_ANNOTATION } from '../../api/runtime-bootstrapper.js';
+import { CONTENT_VERSION_ANNOTATION } from './sync-set.js';
+
+/** What the passes of this process wrote to one runtime of the set, as far as it knows. */
+export interface WrittenRecord {
+  /** {@link setObjectKey} → {@link writtenVersionOf} at the object's last successful write. */
+  readonly versions: ReadonlyMap<string, string>;
+  /** The set version the last ConfigMap written carried: the set committed on the runtime. */
+  readonly committed: string | undefined;
+}
+
+/** What {@link setWrites} weighs besides the planned objects. */
+export interface SetWritesInput {
+  /** What this process wrote to the runtime; undefined: nothing (a restart, a new replica). */
+  readonly written: WrittenRecord | undefined;
+  /** The set the RuntimeBootstrapper's status says the runtime holds (`status.appliedVersion`). */
+  readonly held: string | undefined;
+  /** A forced pass (periodic full resync, drift repair, a resync asked for, install, upgrade). */
+  readonly full: boolean;
+}
+
+/** The identity of a set object on a runtime: kind, namespace and name (not the apiVersion it is written at). */
+export function setObjectKey(o: KubernetesObject): string {
+  return `${o.kind ?? ''}/${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+}
+
+/**
+ * What an object written to a runtime holds, as far as the set decides it: its content version
+ * and, on the ConfigMap, the set version (so every new set rewrites the ConfigMap: the commit).
+ * A Namespace holds nothing of ours but its name.
+ */
+export function writtenVersionOf(o: KubernetesObject): string {
+  const a = o.metadata?.annotations ?? {};
+  const content = a[CONTENT_VERSION_ANNOTATION] ?? (o.kind === 'Namespace' ? 'namespace' : '');
+  const set = a[SET_VERSION_ANNOTATION];
+  return set === undefined ? content : `${content}/${set}`;
+}
+
+/**
+ * The objects of `planned` (in apply order, which is kept) that a pass writes: every one on a full
+ * pass, or when the record cannot be trusted: nothing written by this process, or the set it last
+ * committed is not the one the status says the runtime holds (another replica wrote there since,
+ * or this process's own last commit is not in the status yet); otherwise those whose content (or,
+ * for the ConfigMap, set) differs from what this process last wrote.
+ */
+export function setWrites(
+  planned: readonly KubernetesObject[],
+  input: SetWritesInput,
+): readonly KubernetesObject[] {
+  const { written, held, full } = input;
+  if (full || written === undefined || written.committed === undefined || written.committed !== held)
+    return planned;
+  return planned.filter((o) => written.versions.get(setObjectKey(o)) !== writtenVersionOf(o));
+}
+
+/**
+ * Per runtime, what the passes of this process wrote of the set (in memory only; a restart starts
+ * empty, and the first pass then writes the whole set). Fed with every set object a write stored,
+ * whichever pass wrote it (reconcile or drift repair).
+ */
+export class SetLedger {
+  private readonly entries = new Map<string, { versions: Map<string, string>; committed?: string }>();
+
+  /** Notes that `object` of the set was written to the runtime of `key` (the API server stored it). */
+  wrote(key: string, object: KubernetesObject): void {
+    let entry = this.entries.get(key);
+    if (entry === undefined) {
+      entry = { versions: new Map() };
+      this.entries.set(key, entry);
+    }
+    entry.versions.set(setObjectKey(object), writtenVersionOf(object));
+    const set = object.metadata?.annotations?.[SET_VERSION_ANNOTATION];
+    if (object.kind === 'ConfigMap' && set !== undefined) entry.committed = set;
+  }
+
+  /** What was written to the runtime of `key`; undefined when nothing is known. */
+  get(key: string): WrittenRecord | undefined {
+    const entry = this.entries.get(key);
+    return entry === undefined ? undefined : { versions: entry.versions, committed: entry.committed };
+  }
+
+  /** Forgets the runtime of `key` (its objects were removed, or it may have changed unseen). */
+  forget(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Runtimes with a record (a gauge, and tests). */
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/** Whether `o` is an object of the set the ledger records (not one of the webhook's). */
+export function isSetObject(o: KubernetesObject): boolean {
+  return o.kind === 'Namespace' || o.metadata?.annotations?.[CONTENT_VERSION_ANNOTATION] !== undefined;
+}
