@@ -21,7 +21,13 @@ import { runStateMachine, sFnInitialize } from './state-machine.js';
 import { StatusBuilder, statusChanged } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
 import type { RolloutChooser } from './rollout-chooser.js';
-import { observeTrustProjection, observeWebhookReport } from './webhook-report.js';
+import {
+  observeTrustProjection,
+  observeWebhookReport,
+  observeWorkloads,
+  WORKLOAD_WATCH_MS,
+} from './webhook-report.js';
+import type { PreflightCandidate } from './preflight-candidate.js';
 import { setHasTrustBundle, sourcesFor } from './trust-bundle-api-status.js';
 import type { AttestationBook } from './attestation-book.js';
 import type { BootstrapperIdentity } from './bootstrapper-index.js';
@@ -76,6 +82,8 @@ export class BootstrapperReconciler {
   private readonly servingCurrent = new Map<string, number>();
   /** Per key: notAfter (epoch ms) of the drift client certificate the last good pass left on the runtime. */
   private readonly driftCertificates = new Map<string, number>();
+  /** Per key: when this process last read the runtime's workloads (epoch ms), to bound the reads. */
+  private readonly workloadLooks = new Map<string, number>();
   private readonly serving: ServingSettings;
   private readonly opsDeps: RuntimeOpsDeps;
   private readonly opsFor: (rb: RuntimeBootstrapper, fence: LeaseFence) => RuntimeOps;
@@ -163,6 +171,7 @@ export class BootstrapperReconciler {
     if (!rb) {
       this.servingCurrent.delete(key);
       this.driftCertificates.delete(key);
+      this.workloadLooks.delete(key);
       this.d.attestations?.forget(key);
       return undefined;
     }
@@ -226,6 +235,26 @@ export class BootstrapperReconciler {
       if (projection.pollAfterMs !== undefined)
         pollAfterMs = Math.min(pollAfterMs ?? Infinity, projection.pollAfterMs);
     }
+    // Workload health and the preflight, with or without a policy (DESIGN §11): read on the
+    // passes made anyway, bounded, and often while the rollout watches this runtime.
+    if (!outcome.error && status.build().state === 'Ready') {
+      const nowMs = Date.now();
+      const look = await observeWorkloads(status, readReport, {
+        watch: choice?.watch === true,
+        nowMs,
+        ...(this.workloadLooks.has(key) ? { lastLookMs: this.workloadLooks.get(key) } : {}),
+      });
+      if (look.looked) this.workloadLooks.set(key, nowMs);
+      pollAfterMs = Math.min(pollAfterMs ?? Infinity, look.pollAfterMs);
+      const retry = await this.placePreflight(
+        ops,
+        status,
+        rb.status?.preflightCandidate,
+        choice?.preflight,
+        log,
+      );
+      if (retry !== undefined) pollAfterMs = Math.min(pollAfterMs, retry);
+    }
     // A call that broke a bound (too slow, too much) where a state caught the failure and went on,
     // or in a look at the report: the pass failed all the same, and RuntimeReachable says why.
     const refusal = ops.refusal();
@@ -255,6 +284,29 @@ export class BootstrapperReconciler {
     log.debug({ state: next.state, appliedVersion: next.appliedVersion }, 'reconciled');
     const requeueAfter = Math.min(outcome.requeueAfterMs ?? Infinity, pollAfterMs ?? Infinity);
     return Number.isFinite(requeueAfter) ? { requeueAfter } : undefined;
+  }
+
+  /**
+   * Puts the candidate the rollout asks this runtime's webhook to check on the runtime, or takes
+   * an earlier one away; only on a change (the status remembers the candidate left there). A failed
+   * write asks for another pass soon.
+   */
+  private async placePreflight(
+    ops: RuntimeOps,
+    status: StatusBuilder,
+    have: string | undefined,
+    want: PreflightCandidate | undefined,
+    log: Logger,
+  ): Promise<number | undefined> {
+    if (want?.version === have) return undefined;
+    try {
+      await ops.writePreflight(want);
+      status.preflightCandidate(want?.version);
+      return undefined;
+    } catch (error) {
+      log.warn({ err: error, candidate: want?.version ?? null }, 'could not place the preflight candidate');
+      return WORKLOAD_WATCH_MS;
+    }
   }
 
   /**

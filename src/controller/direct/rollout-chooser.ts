@@ -1,4 +1,5 @@
 import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import type { PreflightCandidate } from './preflight-candidate.js';
 import type { WebhookRelease } from './runtime-manifests.js';
 import type { SyncSetResult } from './sync-set.js';
 
@@ -7,6 +8,13 @@ export interface RolloutChoice {
   readonly set: SyncSetResult;
   readonly release: WebhookRelease;
   readonly wave: string;
+  /**
+   * Its webhook's report must be read often now (its wave is under way at the target, or it checks
+   * a preflight): a failure of the Pods must be seen within the soak.
+   */
+  readonly watch?: boolean;
+  /** The candidate its webhook must check now (phase Preflight); none: no preflight Secret there. */
+  readonly preflight?: PreflightCandidate;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { KubernetesObject, V1ConfigMap, V1PodList, V1Secret } from '@kubernetes/client-node';
 import { readTrustStatus, type TrustRestartStatus } from '../../api/trust-stamp.js';
 import { readReport, WEBHOOK_STATUS_CONFIG_MAP, type WebhookStatusReport } from '../../api/webhook-status.js';
+import { PREFLIGHT_SECRET } from '../../api/workload-health.js';
 import { applyObjects } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { noResponseError, statusCodeOf } from '../../kube/kube-errors.js';
@@ -301,6 +302,22 @@ export class RuntimeInstaller {
     return readReport(
       await this.read<V1ConfigMap>(`/api/v1/namespaces/${namespace}/configmaps/${WEBHOOK_STATUS_CONFIG_MAP}`),
     );
+  }
+
+  /**
+   * Puts the preflight Secret (the candidate a rollout asks the webhook to check) on the runtime,
+   * or removes it (`secret` undefined) from `namespace`.
+   */
+  async writePreflight(namespace: string, secret: V1Secret | undefined): Promise<void> {
+    if (secret === undefined) {
+      await this.remove({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: PREFLIGHT_SECRET, namespace },
+      });
+      return;
+    }
+    await this.apply([{ ...secret, metadata: { ...secret.metadata, namespace } }]);
   }
 
   /** GET; undefined when the object does not exist. */

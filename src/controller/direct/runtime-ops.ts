@@ -29,6 +29,7 @@ import { MUTATING, VALIDATING } from '../../serving-cert/webhook-configurations.
 import { foreignWritesAfterOurs } from './foreign-writers.js';
 import type { RuntimeClientPool } from './runtime-clients.js';
 import { domainOf, hostOf } from './runtime-domain.js';
+import { preflightSecret, type PreflightCandidate } from './preflight-candidate.js';
 import { RuntimeInstaller } from './runtime-installer.js';
 import type { RuntimeUnreachableError } from './runtime-unreachable.js';
 import type { DriftSettings } from './runtime-manifests.js';
@@ -63,6 +64,8 @@ export interface RuntimeOps extends BootstrapperOps {
   driftNotAfter(): number | undefined;
   /** The call that broke a bound of calls to the runtime in this pass (the later ones failed at once). */
   refusal(): RuntimeUnreachableError | undefined;
+  /** Puts the preflight Secret of `candidate` on the runtime, or removes it (undefined). */
+  writePreflight(candidate: PreflightCandidate | undefined): Promise<void>;
 }
 
 /** The ops of one reconcile of `rb`; runtime writes are sent only while `fence` holds. */
@@ -173,6 +176,8 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
     },
     writeCaBundle: (view, bundlePem) => need().writeCaBundle(view, bundlePem),
     readWebhookReport: () => need().readWebhookReport(namespace),
+    writePreflight: (candidate) =>
+      need().writePreflight(namespace, candidate ? preflightSecret(candidate, namespace) : undefined),
     observed: () => observed,
     driftNotAfter: () => leafNotAfter(drift?.clientTls?.certPem),
     refusal: () => installer?.refusal,

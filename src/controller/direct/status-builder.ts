@@ -6,7 +6,9 @@ import type {
   RuntimeBootstrapper,
   RuntimeBootstrapperStatus,
   TrustRestartSummary,
+  WorkloadsSummary,
 } from '../../api/runtime-bootstrapper.js';
+import type { PreflightReport } from '../../api/workload-health.js';
 
 /**
  * Builds the next status from the current one (pure): a condition's lastTransitionTime moves
@@ -84,6 +86,27 @@ export class StatusBuilder {
     return this;
   }
 
+  /** Records the webhook's figures for the set applied (none: the field is cleared). */
+  workloads(summary: WorkloadsSummary | undefined): this {
+    if (summary === undefined) delete this.next.workloads;
+    else this.next.workloads = summary;
+    return this;
+  }
+
+  /** Records the webhook's last preflight (none: the field is cleared). */
+  preflight(report: PreflightReport | undefined): this {
+    if (report === undefined) delete this.next.preflight;
+    else this.next.preflight = report;
+    return this;
+  }
+
+  /** Records the candidate whose preflight Secret is on the runtime (none: the field is cleared). */
+  preflightCandidate(version: string | undefined): this {
+    if (version === undefined) delete this.next.preflightCandidate;
+    else this.next.preflightCandidate = version;
+    return this;
+  }
+
   /** Removes a condition that no longer applies. */
   dropCondition(type: ConditionType): this {
     const list = this.next.conditions ?? [];
@@ -125,6 +148,7 @@ const ORDER: readonly ConditionType[] = [
   'WebhookReady',
   'TrustBundleAPI',
   'TrustBundleProjection',
+  'Degraded',
 ];
 const order = (t: ConditionType): number => ORDER.indexOf(t);
 

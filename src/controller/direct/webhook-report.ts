@@ -104,3 +104,91 @@ export async function observeTrustProjection(
   }
   return projectionPollDue(input, status) ? { pollAfterMs: PROJECTION_REPORT_POLL_MS } : {};
 }
+
+/**
+ * How often a runtime's report is read while its wave is under way at the target or it checks a
+ * preflight: a Pod failing under the target must be seen within the soak.
+ */
+export const WORKLOAD_WATCH_MS = 10_000;
+/**
+ * At rest (with or without a policy): the least time between two reads of a runtime's workloads on
+ * the passes made anyway; a runtime no pass visits is looked at after {@link WORKLOAD_SLOW_LOOK_MS}.
+ */
+export const WORKLOAD_REST_MS = 60_000;
+/** The slow look at rest: a Degraded runtime shows in `rtb status` within this without any change. */
+export const WORKLOAD_SLOW_LOOK_MS = 10 * 60_000;
+/** The most of the samples' text kept in condition Degraded's message. */
+const DEGRADED_MESSAGE_MAX_CHARS = 2048;
+
+/** When a look at the workloads is due, and how soon the next one is. */
+export interface WorkloadLook {
+  /** The rollout reads this runtime often now (see {@link WORKLOAD_WATCH_MS}). */
+  readonly watch: boolean;
+  readonly nowMs: number;
+  /** When this process last read the runtime's report for its workloads (epoch ms); none yet: due. */
+  readonly lastLookMs?: number;
+}
+
+/** Whether a look is due now (pure). */
+export function workloadLookDue(look: WorkloadLook): boolean {
+  if (look.lastLookMs === undefined) return true;
+  return look.nowMs - look.lastLookMs >= (look.watch ? WORKLOAD_WATCH_MS : WORKLOAD_REST_MS);
+}
+
+/**
+ * Puts what the webhook reports of the Pods under the set applied into the status (pure): the
+ * `workloads` figures, condition `Degraded`, and the last `preflight`. A report without workloads
+ * (a webhook that does not follow Pods) clears both; one without an entry for the set applied says
+ * no Pod was changed under it.
+ */
+export function recordWorkloads(status: StatusBuilder, report: WebhookStatusReport): void {
+  status.preflight(report.preflight);
+  const applied = status.build().appliedVersion;
+  if (report.workloads === undefined || applied === undefined) {
+    status.workloads(undefined).dropCondition('Degraded');
+    return;
+  }
+  const h = report.workloads[applied] ?? { pods: 0, started: 0, failing: 0, failedPods: 0, samples: [] };
+  status.workloads({ ...h, revision: applied });
+  if (h.failedPods > 0) {
+    const samples = h.samples.map((x) => `${x.image ?? x.pod}: ${x.reason}`).join('; ');
+    status.condition(
+      'Degraded',
+      'True',
+      'ChangeCausedFailures',
+      `${h.failedPods} Pod(s) failed under set ${applied} for a reason the change can cause (${h.failing} failing now)${samples ? `: ${samples}` : ''}`.slice(
+        0,
+        DEGRADED_MESSAGE_MAX_CHARS,
+      ),
+    );
+  } else if (h.firstPodAt === undefined && h.pods === 0) {
+    status.condition('Degraded', 'False', 'NoPods', `no Pod was changed under set ${applied} yet`);
+  } else {
+    status.condition(
+      'Degraded',
+      'False',
+      'NoFailures',
+      `${h.pods} Pod(s) under set ${applied}, ${h.started} started; none failed for a reason the change can cause`,
+    );
+  }
+}
+
+/**
+ * Reads the webhook's report for its workloads and preflight when a look is due (one read serves
+ * every look of the pass); says whether it read, and when to look again: soon while the rollout
+ * watches the runtime, else the slow look. A failed read leaves the status as it was.
+ */
+export async function observeWorkloads(
+  status: StatusBuilder,
+  read: () => Promise<WebhookStatusReport>,
+  look: WorkloadLook,
+): Promise<{ looked: boolean; pollAfterMs: number }> {
+  const pollAfterMs = look.watch ? WORKLOAD_WATCH_MS : WORKLOAD_SLOW_LOOK_MS;
+  if (!workloadLookDue(look)) return { looked: false, pollAfterMs };
+  try {
+    recordWorkloads(status, await read());
+  } catch {
+    return { looked: false, pollAfterMs };
+  }
+  return { looked: true, pollAfterMs };
+}

@@ -29,6 +29,35 @@ export interface FleetStatus {
   } | null;
   /** Runtimes in Error or whose webhook refused the set applied, with why. */
   readonly failing: readonly { runtime: string; state: string; reason: string }[];
+  /**
+   * Runtimes whose Pods failed under the set applied for a reason the change can cause (condition
+   * Degraded True), with the webhook's samples.
+   */
+  readonly degraded: readonly DegradedRuntime[];
+  /** Runtimes whose last preflight found images missing, refused or unreachable at their new location. */
+  readonly preflight: readonly PreflightFinding[];
+}
+
+/** A Degraded runtime, as `rtb status` shows it. */
+export interface DegradedRuntime {
+  readonly runtime: string;
+  /** The set version the Pods failed under. */
+  readonly revision: string;
+  readonly failedPods: number;
+  readonly failing: number;
+  readonly samples: readonly { image?: string; pod: string; reason: string; message?: string }[];
+}
+
+/** A preflight that found images its candidate cannot serve. */
+export interface PreflightFinding {
+  readonly runtime: string;
+  readonly version: string;
+  readonly phase: string;
+  readonly checked: number;
+  readonly missing: number;
+  readonly refused: number;
+  readonly unreachable: number;
+  readonly samples: readonly { image: string; target: string; result: string; detail?: string }[];
 }
 
 const count = (into: Record<string, number>, key: string | undefined): void => {
@@ -47,6 +76,8 @@ export function fleetStatus(
   const byTrustBundleAPI: Record<string, number> = {};
   const noTrustBundleMount: { runtime: string; reason: string; message: string }[] = [];
   const failing: { runtime: string; state: string; reason: string }[] = [];
+  const degraded: DegradedRuntime[] = [];
+  const preflight: PreflightFinding[] = [];
   for (const rb of [...rbs].sort((a, b) => a.spec.runtimeID.localeCompare(b.spec.runtimeID))) {
     const s = rb.status;
     count(byState, s?.state ?? 'Pending');
@@ -61,6 +92,33 @@ export function fleetStatus(
         runtime: rb.spec.runtimeID,
         reason: against.reason,
         message: against.message,
+      });
+    const w = s?.workloads;
+    const isDegraded = s?.conditions?.some((c) => c.type === 'Degraded' && c.status === 'True') === true;
+    if (isDegraded && w !== undefined)
+      degraded.push({
+        runtime: rb.spec.runtimeID,
+        revision: w.revision,
+        failedPods: w.failedPods,
+        failing: w.failing,
+        samples: w.samples.map((x) => ({
+          pod: x.pod,
+          reason: x.reason,
+          ...(x.image !== undefined ? { image: x.image } : {}),
+          ...(x.message !== undefined ? { message: x.message } : {}),
+        })),
+      });
+    const p = s?.preflight;
+    if (p !== undefined && p.missing + p.refused + p.unreachable > 0)
+      preflight.push({
+        runtime: rb.spec.runtimeID,
+        version: p.version,
+        phase: p.phase,
+        checked: p.checked,
+        missing: p.missing,
+        refused: p.refused,
+        unreachable: p.unreachable,
+        samples: p.samples,
       });
     const view = runtimeView(rb);
     if (view.health === 'failed' || s?.state === 'Error') {
@@ -89,6 +147,8 @@ export function fleetStatus(
         }
       : null,
     failing,
+    degraded,
+    preflight,
   };
 }
 
@@ -124,6 +184,26 @@ export function formatFleetStatus(f: FleetStatus): string {
   if (f.failing.length > 0) {
     lines.push('Failing:');
     for (const x of f.failing) lines.push(`  ${x.runtime}  ${x.state}  ${x.reason}`);
+  }
+  if (f.degraded.length > 0) {
+    lines.push('Degraded (Pods failing for a reason the change can cause):');
+    for (const x of f.degraded) {
+      lines.push(
+        `  ${x.runtime}  set ${x.revision}: ${x.failedPods} Pod(s) failed, ${x.failing} failing now`,
+      );
+      for (const e of x.samples)
+        lines.push(`    ${e.image ?? '-'}  ${e.reason}  ${e.pod}${e.message ? `  ${e.message}` : ''}`);
+    }
+  }
+  if (f.preflight.length > 0) {
+    lines.push('Preflight findings:');
+    for (const x of f.preflight) {
+      lines.push(
+        `  ${x.runtime}  set ${x.version} (${x.phase}): ${x.missing} missing, ${x.refused} refused, ${x.unreachable} unreachable of ${x.checked} checked`,
+      );
+      for (const e of x.samples)
+        lines.push(`    ${e.result}  ${e.image} -> ${e.target}${e.detail ? `  ${e.detail}` : ''}`);
+    }
   }
   return `${lines.join('\n')}\n`;
 }

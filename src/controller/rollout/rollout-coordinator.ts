@@ -11,12 +11,18 @@ import type { HandlerResult } from '../../kube/work-queue-options.js';
 import type { RolloutChoice, RolloutChooser } from '../direct/rollout-chooser.js';
 import type { WebhookRelease } from '../direct/runtime-manifests.js';
 import { buildSyncSet, type SyncSetResult, type SyncSources } from '../direct/sync-set.js';
+import {
+  needsPreflight,
+  preflightCandidateOf,
+  type PreflightCandidate,
+} from '../direct/preflight-candidate.js';
 import { PolicyFollower } from './policy-follower.js';
 import { policyOf, stateOf, statusOf } from './policy-resource.js';
 import { revisionId, type Revision } from './revision.js';
 import type { RevisionStore } from './revision-store.js';
 import { clearPhase, recordPlan, type RolloutMetrics } from './rollout-metrics.js';
 import type { RolloutPolicy } from './rollout-policy.js';
+import type { RolloutState } from './rollout-state.js';
 import { runtimeView } from './runtime-view.js';
 import { planRollout, type RolloutPlan } from './wave-planner.js';
 
@@ -155,9 +161,12 @@ export class RolloutCoordinator implements RolloutChooser {
         wave: 'unplaced',
       };
     }
-    const { revision, wave: waveName } = placementOf(d, rb);
+    const p = placementOf(d, rb);
+    const { revision, wave: waveName } = p;
     const content = d.revisions.get(revision);
-    this.given.set(`${rb.metadata.namespace}/${rb.metadata.name}`, `${revision} ${waveName}`);
+    this.given.set(`${rb.metadata.namespace}/${rb.metadata.name}`, placed(p));
+    const candidate = p.preflight ? this.candidateOf(d.revisions.get(d.plan.state.target)) : undefined;
+    const extra = { ...(p.watch ? { watch: true } : {}), ...(candidate ? { preflight: candidate } : {}) };
     if (!content) {
       return {
         set: {
@@ -166,9 +175,30 @@ export class RolloutCoordinator implements RolloutChooser {
         },
         release: this.o.release,
         wave: waveName,
+        ...extra,
       };
     }
-    return { set: this.setOf(content), release: content.release, wave: waveName };
+    return { set: this.setOf(content), release: content.release, wave: waveName, ...extra };
+  }
+
+  /** The preflight candidate of a revision (none when it is not kept or not consistent). */
+  private candidateOf(revision: Revision | undefined): PreflightCandidate | undefined {
+    if (!revision) return undefined;
+    const set = this.setOf(revision);
+    return set.ok ? preflightCandidateOf(set.set) : undefined;
+  }
+
+  /**
+   * Whether a new target can move running images or pull them with other credentials, compared
+   * with the stable revision it would start from (a new rollout only; see ./wave-planner.ts).
+   */
+  private async preflightNeeded(target: Revision, previous: RolloutState): Promise<boolean> {
+    const t = this.setOf(target);
+    if (!t.ok) return false;
+    const stableId = previous.phase === 'Complete' ? previous.target : previous.stable;
+    const stable = await this.o.revisions.load(stableId);
+    const s = stable ? this.setOf(stable) : undefined;
+    return needsPreflight(t.set, s?.ok ? s.set : undefined);
   }
 
   private setOf(revision: Revision): SyncSetResult {
@@ -222,7 +252,10 @@ export class RolloutCoordinator implements RolloutChooser {
     if (target) await this.o.revisions.save(target, protect);
     const rbs = this.o.bootstrappers.list();
     const views = rbs.map(runtimeView);
+    const starting = target !== undefined && previous !== undefined && previous.target !== target.id;
+    const preflightNeeded = starting ? await this.preflightNeeded(target, previous) : false;
     const plan = planRollout({
+      preflightNeeded,
       policy,
       runtimes: views,
       // Inconsistent sources: the rollout in progress goes on with the target it has.
@@ -277,16 +310,34 @@ export class RolloutCoordinator implements RolloutChooser {
     for (const rb of this.o.bootstrappers.list()) {
       const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
       const p = d ? placementOf(d, rb) : undefined;
-      if (this.given.get(key) !== (p ? `${p.revision} ${p.wave}` : undefined)) this.o.enqueue(key);
+      if (this.given.get(key) !== (p ? placed(p) : undefined)) this.o.enqueue(key);
     }
   }
 }
 
-/** The revision and wave (its name) of a runtime under the plan in force. */
-function placementOf(d: Decided, rb: RuntimeBootstrapper): { revision: string; wave: string } {
+/** Where the plan in force puts a runtime: its revision, its wave's name, and how it is watched. */
+interface Placement {
+  readonly revision: string;
+  readonly wave: string;
+  readonly watch: boolean;
+  readonly preflight: boolean;
+}
+
+/** The placement of a runtime under the plan in force. */
+function placementOf(d: Decided, rb: RuntimeBootstrapper): Placement {
   const id = rb.spec.runtimeID;
   // A runtime the last pass did not know: the stable revision until a pass places it.
   const revision = d.plan.desired.get(id) ?? d.plan.state.stable;
   const wave = d.plan.waves.get(id);
-  return { revision, wave: wave === undefined ? 'unplaced' : (d.policy.waves[wave]?.name ?? 'rest') };
+  return {
+    revision,
+    wave: wave === undefined ? 'unplaced' : (d.policy.waves[wave]?.name ?? 'rest'),
+    watch: d.plan.watch.has(id),
+    preflight: d.plan.preflight.has(id),
+  };
+}
+
+/** A placement as text: a runtime whose text changed is reconciled. */
+function placed(p: Placement): string {
+  return `${p.revision} ${p.wave}${p.watch ? ' watched' : ''}${p.preflight ? ' preflight' : ''}`;
 }

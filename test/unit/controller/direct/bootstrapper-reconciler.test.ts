@@ -16,6 +16,7 @@ import {
 import { createDirectMetrics, type DirectMetrics } from '../../../../src/controller/direct/direct-metrics.js';
 import { RuntimeClientPool } from '../../../../src/controller/direct/runtime-clients.js';
 import type { RuntimeOps } from '../../../../src/controller/direct/runtime-ops.js';
+import { WORKLOAD_SLOW_LOOK_MS } from '../../../../src/controller/direct/webhook-report.js';
 import { RuntimeUnreachableError } from '../../../../src/controller/direct/runtime-unreachable.js';
 import type { Outcome, StateContext } from '../../../../src/controller/direct/state-context.js';
 import type { SyncSetResult } from '../../../../src/controller/direct/sync-set.js';
@@ -78,6 +79,7 @@ class FakeOps implements RuntimeOps {
   observed = (): ReturnType<RuntimeOps['observed']> => [];
   driftNotAfter = (): number | undefined => this.driftAfter;
   refusal = (): RuntimeUnreachableError | undefined => this.refused;
+  writePreflight = (): Promise<void> => refuse('write a preflight Secret');
 }
 
 /** What one pass of the fake state machine does: reads the context it was given, may change it and the status. */
@@ -254,7 +256,8 @@ describe('BootstrapperReconciler', () => {
       ready,
     ];
     assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: 5_000 });
-    assert.equal(await h.reconciler.reconcile(KEY), undefined);
+    // Ready with nothing else due: the slow look at the runtime's workloads.
+    assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: WORKLOAD_SLOW_LOOK_MS });
   });
 
   test('a serving certificate found current is handed to the next pass, and forgotten when a pass did not find it', async () => {
