@@ -130,10 +130,16 @@ export async function startFakeRegistry(o: FakeRegistryOptions = {}): Promise<Fa
         .writeHead(401, { 'www-authenticate': value, 'content-type': 'application/json' })
         .end(req.method === 'HEAD' ? undefined : ERROR('UNAUTHORIZED', 'authentication required'));
     };
-    if (auth.kind === 'basic' && !basicOk(auth)) { challenge(); return; }
+    if (auth.kind === 'basic' && !basicOk(auth)) {
+      challenge();
+      return;
+    }
     if (auth.kind === 'bearer') {
       const token = header.startsWith('Bearer ') ? header.slice(7) : undefined;
-      if (token === undefined || tokens.get(token) !== scope) { challenge(); return; }
+      if (token === undefined || tokens.get(token) !== scope) {
+        challenge();
+        return;
+      }
     }
     if (o.noHead === true && req.method === 'HEAD') {
       res.writeHead(405).end();
@@ -184,7 +190,11 @@ export async function startFakeRegistry(o: FakeRegistryOptions = {}): Promise<Fa
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
     },
   };
 }

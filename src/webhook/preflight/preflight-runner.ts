@@ -76,7 +76,8 @@ export interface Preflight {
   stop(): Promise<void>;
   /**
    * Whether the last finished preflight found this rewritten image (a target) missing at its
-   * registry or refused to the candidate's credentials: for admission warnings.
+   * registry or refused to the candidate's credentials: for admission warnings. A report taken
+   * over from an earlier leader knows only its samples.
    */
   knownMissing(image: string): boolean;
   /** The last report of a candidate version, as written (undefined before its check began). */

@@ -71,7 +71,9 @@ describe('checkImages', () => {
   test("the caller's signal ends it the same way", async () => {
     const f = fakeProber(50);
     const controller = new AbortController();
-    setTimeout(() => { controller.abort(); }, 75);
+    setTimeout(() => {
+      controller.abort();
+    }, 75);
     const result = await checkImages(planned(10), f.prober, { concurrency: 1, signal: controller.signal });
     assert.equal(result.checked.length, 1);
     assert.equal(result.notChecked, 9);
