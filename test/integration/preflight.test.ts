@@ -25,6 +25,7 @@ import { LocalRegistry } from '../../src/envtest/local-registry.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { startPreflight, type Preflight } from '../../src/webhook/preflight/preflight-runner.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { startFakeRegistry, type FakeRegistry } from '../support/fake-registry.js';
 import { pushTinyImage } from '../support/registry-push.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 
@@ -35,6 +36,9 @@ const SOURCE = 'src.example.com';
 
 let dir: string;
 let registry: LocalRegistry;
+/** A registry that never answers for the repositories under `hang/`. */
+let silent: FakeRegistry;
+const BUDGET_MS = 4_000;
 let kc: KubeConfig;
 let core: CoreV1Api;
 let preflight: Preflight | undefined;
@@ -114,6 +118,10 @@ describe('the preflight on a real API server and the local registry', () => {
       }),
     ]);
 
+    silent = await startFakeRegistry({
+      answers: Object.fromEntries(['app', 'web', 'db'].map((r) => [`hang/team/${r}`, 'hang' as const])),
+    });
+
     kc = plane().cluster('runtime').kubeConfig();
     core = kc.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: NS } } });
@@ -151,14 +159,16 @@ describe('the preflight on a real API server and the local registry', () => {
       access: kc,
       isActive: () => active,
       logger: silentLogger(),
-      plainHttpRegistries: [registry.host],
+      plainHttpRegistries: [registry.host, silent.host],
       activeCheckMs: 100,
-      requestTimeoutMs: 5_000,
+      requestTimeoutMs: 30_000,
+      budgetMs: BUDGET_MS,
     });
   });
 
   after(async () => {
     await preflight?.stop();
+    await silent.close();
     await registry.stop();
     await rm(dir, { recursive: true, force: true });
   });
@@ -236,5 +246,49 @@ describe('the preflight on a real API server and the local registry', () => {
     } finally {
       await second.stop();
     }
+  });
+  /** Waits until the ConfigMap shows `version` running. */
+  const running = (version: string): Promise<true> =>
+    eventually(
+      async () => {
+        const report = readPreflight((await statusData())[PREFLIGHT_KEY]);
+        return report?.version === version && report.phase === 'running' ? true : undefined;
+      },
+      10_000,
+      `the preflight of ${version} running`,
+      50,
+    );
+
+  test('a registry that never answers: the time budget ends the check, its images skipped', async () => {
+    const started = Date.now();
+    await offer('v4', `${silent.host}/hang`, PASSWORD);
+    const report = await finished('v4');
+    assert.deepEqual(
+      [report.checked, report.skipped, report.missing, report.refused, report.unreachable],
+      [0, 3, 0, 0, 0],
+    );
+    assert.ok(Date.now() - started >= BUDGET_MS, 'not before the budget');
+  });
+
+  test('a newer candidate aborts the check in flight', async () => {
+    await offer('v5', `${silent.host}/hang`, PASSWORD);
+    await running('v5');
+    await offer('v6', full, PASSWORD);
+    const report = await finished('v6');
+    assert.equal(report.checked, 3);
+    assert.equal(preflight!.report('v5')?.phase, 'running', 'v5 never finished');
+  });
+
+  test('a replica that stops leading drops its check and starts none', async () => {
+    await offer('v7', `${silent.host}/hang`, PASSWORD);
+    await running('v7');
+    active = false;
+    await new Promise((r) => setTimeout(r, 300));
+    await offer('v8', full, PASSWORD);
+    await new Promise((r) => setTimeout(r, BUDGET_MS + 500));
+    const report = readPreflight((await statusData())[PREFLIGHT_KEY]);
+    assert.deepEqual([report?.version, report?.phase], ['v7', 'running'], 'neither finished nor followed');
+    active = true;
+    assert.equal((await finished('v8')).checked, 3);
   });
 });
