@@ -40,6 +40,8 @@ import {
 } from '../support/kcp.js';
 import { registerWebhook, startTestWebhook } from '../support/webhook.js';
 import { listTrustBundles, readTrustBundle } from '../support/trust-bundles.js';
+import { apiServerMetric } from '../support/apiserver-metrics.js';
+import { CONTENT_VERSION_ANNOTATION } from '../../src/controller/direct/sync-set.js';
 
 const RUNTIMES = ['rt-1', 'rt-2', 'rt-3'] as const;
 const plane = useControlPlane({ clusters: ['kcp', ...RUNTIMES] });
@@ -77,6 +79,16 @@ async function runtimeSecretAuth(id: string): Promise<string | undefined> {
 /** Waits until runtime `id`'s pull Secret carries `auth`. */
 async function waitSecretAuth(id: string, auth: string, timeoutMs: number, what: string): Promise<void> {
   await eventually(async () => ((await runtimeSecretAuth(id)) === auth ? true : undefined), timeoutMs, what);
+}
+
+const SET_RESOURCES = ['namespaces', 'clustertrustbundles', 'secrets', 'configmaps'] as const;
+
+/** Server-side applies runtime `id`'s API server answered, per resource of the set. */
+async function appliesOn(id: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const resource of SET_RESOURCES)
+    out[resource] = await apiServerMetric(rt(id), 'apiserver_request_total', { verb: 'APPLY', resource });
+  return out;
 }
 
 /** Replaces the KCP's webhook ConfigMap with `configText`. */
@@ -158,6 +170,11 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
 
   test('rotating the pull Secret reaches every runtime, stamped, trust bundle then Secret then ConfigMap', async () => {
     const previous = sources.snapshot().version;
+    const appliesBefore = new Map<string, Record<string, number>>();
+    for (const id of RUNTIMES) appliesBefore.set(id, await appliesOn(id));
+    const bundleBefore = new Map<string, string | undefined>();
+    for (const id of RUNTIMES)
+      bundleBefore.set(id, (await readTrustBundle(rt(id).kubeConfig(), CTB_NAME))?.metadata?.resourceVersion);
     await putPullSecret(kcp(), 'v2');
     const version = await eventually(() =>
       sources.snapshot().version !== previous ? sources.snapshot().version : undefined,
@@ -179,7 +196,22 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       });
       const ctb = await readTrustBundle(rt(id).kubeConfig(), CTB_NAME);
       assert.ok(ctb, `${id}: the ClusterTrustBundle`);
-      for (const o of [secret, cm, ctb]) assert.equal(o.metadata?.annotations?.[SET_VERSION], version);
+      // The ConfigMap names the set (its commit point); the Secret and the bundle carry their own
+      // content's version, and the bundle, unchanged, was not written again.
+      assert.equal(cm.metadata?.annotations?.[SET_VERSION], version);
+      for (const o of [secret, ctb]) {
+        assert.equal(o.metadata?.annotations?.[SET_VERSION], undefined);
+        assert.match(o.metadata?.annotations?.[CONTENT_VERSION_ANNOTATION] ?? '', /^[0-9a-f]{16}$/);
+      }
+      assert.equal(ctb.metadata?.resourceVersion, bundleBefore.get(id), `${id}: the bundle untouched`);
+      // One write of the changed object and the ConfigMap's commit, as the runtime's API server counts them.
+      const before = appliesBefore.get(id) ?? {};
+      const after = await appliesOn(id);
+      assert.deepEqual(
+        Object.fromEntries(SET_RESOURCES.map((r) => [r, (after[r] ?? 0) - (before[r] ?? 0)])),
+        { namespaces: 0, clustertrustbundles: 0, secrets: 1, configmaps: 1 },
+        `${id}: server-side applies of the rotation`,
+      );
       // resourceVersions grow with every write in a cluster: they show the order of the writes.
       const rv = (o: { metadata?: { resourceVersion?: string } }) => Number(o.metadata?.resourceVersion);
       assert.ok(

@@ -31,6 +31,7 @@ import type { RuntimeClientPool } from './runtime-clients.js';
 import { domainOf, hostOf } from './runtime-domain.js';
 import { preflightSecret, type PreflightCandidate } from './preflight-candidate.js';
 import { RuntimeInstaller } from './runtime-installer.js';
+import { isSetObject, SetLedger } from './set-writes.js';
 import type { RuntimeUnreachableError } from './runtime-unreachable.js';
 import type { DriftSettings } from './runtime-manifests.js';
 import type { ServingSettings } from './serving-certificate.js';
@@ -56,6 +57,24 @@ export interface RuntimeOpsDeps {
   readonly serving: ServingSettings;
   /** Told the number of runtime clients after one was made. */
   readonly clients: (n: number) => void;
+  /**
+   * What the passes wrote of the set per runtime (./set-writes.ts); when not given, one ledger per
+   * deps object, which the reconciler holds for its lifetime, so every pass of it shares one.
+   */
+  readonly ledger?: SetLedger;
+}
+
+/** The ledgers of deps that bring none: one per deps object, gone with it. */
+const ledgers = new WeakMap<RuntimeOpsDeps, SetLedger>();
+
+function ledgerOf(d: RuntimeOpsDeps): SetLedger {
+  if (d.ledger) return d.ledger;
+  let ledger = ledgers.get(d);
+  if (ledger === undefined) {
+    ledger = new SetLedger();
+    ledgers.set(d, ledger);
+  }
+  return ledger;
 }
 
 /** The ops of a reconcile, and what the pass learnt beside them. */
@@ -75,8 +94,14 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
   let serverHost = '';
   const namespace = d.namespace;
   const observed: AttestedObject[] = [];
+  const ledger = ledgerOf(d);
+  const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
   const note = (o: KubernetesObject, resourceVersion: string | undefined): void => {
     if (resourceVersion) observed.push(attestedOf(o, resourceVersion));
+  };
+  const applied = (o: KubernetesObject, resourceVersion: string): void => {
+    note(o, resourceVersion);
+    if (isSetObject(o)) ledger.wrote(key, o);
   };
   const need = (): RuntimeInstaller => {
     if (!installer) throw new Error('internal: runtime not connected');
@@ -138,13 +163,18 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
       };
       return drift;
     },
-    apply: (objects) => need().apply(objects, note),
+    apply: (objects) => need().apply(objects, applied),
+    written: () => ledger.get(key),
     // The version the status says the bundle was last written at stands in for discovery: a
     // rotation costs no discovery requests, and an upgrade that took that version away shows as
     // a 404, which discovers.
     trustBundleApi: () => need().trustBundleApi(rb.status?.clusterTrustBundleAPI),
     deploymentReadiness: () => need().deploymentReadiness(namespace),
-    uninstall: (plan) => need().uninstall(plan),
+    uninstall: async (plan) => {
+      // Whatever happens to the removal, what the runtime holds is no longer what was written.
+      ledger.forget(key);
+      await need().uninstall(plan);
+    },
     foreignWrites: async (objects) =>
       foreignWritesAfterOurs(await need().writersOf(objects), [FIELD_MANAGER, CA_BUNDLE_FIELD_MANAGER]),
     readServing: async () => {
