@@ -10,10 +10,10 @@
 // - one rotation of each source (pull Secret, ClusterTrustBundle, ConfigMap): from the KCP write
 //   until every CR's status has the new version, with the controller's CPU, requests per runtime,
 //   event-loop delay, errors, and drift reports sent to the listener meanwhile (repair p99);
-// - after each rotation, the same-run baseline: the four objects written to every runtime plus a
-//   status write per CR on the KCP, from this process over keep-alive connections with one TLS
-//   context per identity, at the controller's concurrency (controller ÷ baseline is the figure
-//   that carries over to other machines);
+// - after each rotation, the same-run floor: the minimal writes, the changed object written to
+//   every runtime plus a status write per CR on the KCP, from this process over keep-alive
+//   connections with one TLS context per identity, at the controller's concurrency (controller ÷
+//   floor is the figure that carries over to other machines);
 // - memory: VmRSS empty, Ready, after the rotations, and V8 heap after a full GC;
 // - the periodic resync: one forced pass over every runtime (the safeguard), its CPU averaged over
 //   10 minutes with the controller's idle CPU (bench/support/fleet-upkeep.ts); then as it runs by
@@ -35,7 +35,14 @@
 // of 1 %, 10 %, 100 % with zero soak, next to one wave of everything and no policy
 // (bench/support/fleet-waves.ts): time per wave and in all.
 //
+// BENCH_RTT_MS=150: every runtime's API server behind a delaying TCP proxy (bench/support/delay-proxy.ts)
+// of that round trip, the KCP local; the floors go through the same proxies.
+//
+// BENCH_FLEET_PHASES=rotations: onboarding and the four rotations only (no resync, attestations,
+// memory series or restart).
+//
 //   npm run bench:fleet        BENCH_FLEET=500,2000,5000 BENCH_POOL=16 BENCH_DRIFT_REPORTS=100 BENCH_FLEET_ROTATIONS=20
+//                              BENCH_RTT_MS=0 BENCH_FLEET_PHASES=all
 import { createCertificateAuthority } from '../src/pki/certificate-authority.js';
 import { applyObjects } from '../src/kube/apply.js';
 import { trustBundleApis } from '../src/kube/trust-bundle-discovery.js';
@@ -253,6 +260,7 @@ export async function runFleetScale(
     dir: scratch.dir,
     say,
     ...(concurrencyEnv ? { concurrency: Number(concurrencyEnv) } : {}),
+    rttMs: envNumber('BENCH_RTT_MS', 0),
   });
   let tracker = new StatusTracker(fleet.kcpAccess);
   const idle = await startIdleLoop(scripts.idleLoopChild, scratch.dir);
@@ -395,12 +403,12 @@ export async function runFleetScale(
       say(
         `rotation of the ${source}${drift ? ' with drift reports' : ''}: every status in ${(r.statusMs / 1000).toFixed(1)} s, ` +
           `controller CPU ${r.controllerCpuPerRuntimeMs.toFixed(1)} ms per runtime, ` +
-          `${(r.traffic.runtime / n).toFixed(1)} requests per runtime, errors ${r.errors}`,
+          `${(r.traffic.runtime / n).toFixed(2)} requests (${(r.traffic.runtimeWrites / n).toFixed(2)} writes) per runtime, errors ${r.errors}`,
       );
       await sleep(6_000);
       // Without the benchmark's own watch: it would parse the baseline's status writes on its CPU.
       await tracker.stop();
-      const b = await rotationFloor(floors, clients, `r${round}`);
+      const b = await rotationFloor(floors, clients, `r${round}`, source);
       tracker = new StatusTracker(fleet.kcpAccess);
       await tracker.start();
       say(`baseline: ${(b.ms / 1000).toFixed(1)} s, ${b.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime`);
@@ -410,6 +418,30 @@ export async function runFleetScale(
     const rssAfter = memoryKib(ctl.pid).rss;
     await ctl.gc();
     const gcAfter = await ctl.state();
+    const memory = {
+      rssEmpty,
+      rssReady,
+      rssAfter,
+      gcEmpty: gcOf(gcEmpty),
+      gcReady: gcOf(gcReady),
+      gcAfter: gcOf(gcAfter),
+    };
+    const base = {
+      runtimes: n,
+      pool: poolSize,
+      concurrency,
+      rttMs: fleet.rttMs,
+      startSeconds: fleet.startSeconds,
+      onboarding: { ...onboarding, floor: onboardingFloorFigures },
+      rotations,
+      memory,
+      apiserverRss: memoryKib(fleet.poolPids[0] ?? 0).rss,
+    };
+    // BENCH_FLEET_PHASES=rotations: onboarding and the rotations only (a shorter run).
+    if (process.env.BENCH_FLEET_PHASES === 'rotations') {
+      for (const line of fleetSummary(base)) say(line);
+      return base;
+    }
 
     // The periodic resync's cost, then memory over more rotations (BENCH_FLEET_ROTATIONS in all).
     const upkeep: FleetModeContext = { ...mode, tracker };
@@ -497,27 +529,7 @@ export async function runFleetScale(
       idleLoopP99Ms: idleDuringRestart,
       floor: restartFloorFigures,
     };
-    const figures: FleetFigures = {
-      runtimes: n,
-      pool: poolSize,
-      concurrency,
-      startSeconds: fleet.startSeconds,
-      onboarding: { ...onboarding, floor: onboardingFloorFigures },
-      rotations,
-      memory: {
-        rssEmpty,
-        rssReady,
-        rssAfter,
-        gcEmpty: gcOf(gcEmpty),
-        gcReady: gcOf(gcReady),
-        gcAfter: gcOf(gcAfter),
-      },
-      resync,
-      attested,
-      memorySeries,
-      restart,
-      apiserverRss: memoryKib(fleet.poolPids[0] ?? 0).rss,
-    };
+    const figures: FleetFigures = { ...base, resync, attested, memorySeries, restart };
     for (const line of fleetSummary(figures)) say(line);
     return figures;
   } finally {

@@ -23,6 +23,7 @@ import type { GroupCpuWindow } from './cpu-groups.js';
 import type { StatusTracker } from './status-tracker.js';
 import { domainOf, RB_PATH, startControllerChild, type ControllerProcess } from './kcp-bench.js';
 import { forEachLimited } from './limited.js';
+import { startDelayProxy, type DelayProxy } from './delay-proxy.js';
 import type { ChildScripts } from './processes.js';
 
 /** Options of {@link startFleet}. */
@@ -35,6 +36,11 @@ export interface FleetOptions {
   readonly say: (line: string) => void;
   /** The controller's fan-out concurrency (undefined: its default). */
   readonly concurrency?: number;
+  /**
+   * A round trip (ms) between the controller and every runtime's API server: the kubeconfigs
+   * name a delaying proxy (./delay-proxy.ts) in front of each pool server; 0 or undefined: none.
+   */
+  readonly rttMs?: number;
 }
 
 /** A running fleet. */
@@ -49,6 +55,10 @@ export interface Fleet {
   /** The kubeconfig text of each runtime. */
   readonly kubeconfigs: ReadonlyMap<string, string>;
   readonly controllerConfig: ControllerChildConfig;
+  /** The round trip the runtimes' proxies add (0: none). */
+  readonly rttMs: number;
+  /** The delaying proxies in front of the pool servers (none without a round trip). */
+  readonly proxies: readonly DelayProxy[];
   /** PIDs of the pool's API servers, the KCP's, and etcd. */
   readonly poolPids: readonly number[];
   readonly kcpPid: number;
@@ -89,6 +99,8 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
     clusters: ['kcp', ...names.slice(0, batch - 1)],
   });
   const kcpAccess = new KeepAliveAccess(plane.cluster('kcp').kubeConfig());
+  const proxies: DelayProxy[] = [];
+  const closeProxies = (): Promise<unknown> => Promise.all(proxies.map((p) => p.close()));
   try {
     for (let i = batch - 1; i < names.length; i += batch)
       await Promise.all(names.slice(i, i + batch).map((n) => plane.addCluster(n)));
@@ -96,6 +108,10 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
     o.say(`started etcd and ${names.length + 1} kube-apiservers in ${startSeconds.toFixed(1)} s`);
     const kcp = plane.cluster('kcp');
     const pool = names.map((n) => plane.cluster(n));
+    const rttMs = o.rttMs ?? 0;
+    for (const c of rttMs > 0 ? pool : [])
+      proxies.push(await startDelayProxy(Number(new URL(c.server).port), rttMs));
+    if (rttMs > 0) o.say(`runtimes behind ${proxies.length} delaying proxies: ${rttMs} ms round trip`);
     await ensureCrds(kcp.kubeConfig(), [runtimeBootstrapperCrd()]);
     await putSources(kcp);
     const kubeconfigs = new Map<string, string>();
@@ -103,6 +119,9 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
     await forEachLimited(ids, 16, async (id, i) => {
       const server = pool[i % pool.length];
       if (!server) throw new Error('empty pool');
+      const proxy = proxies[i % pool.length];
+      const url = new URL(server.server);
+      if (proxy) url.port = String(proxy.port);
       const identity = await issueCertificate(server.ca, {
         commonName: `rtb-${id}`,
         organizations: ['system:masters'],
@@ -110,7 +129,7 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
       });
       const text = renderKubeconfig({
         name: id,
-        server: server.server,
+        server: proxy ? url.origin : server.server,
         caPem: server.caPem,
         clientCertPem: identity.certPem,
         clientKeyPem: identity.keyPem,
@@ -152,6 +171,8 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
       poolPids: pool.map(pid),
       kcpPid: pid(kcp),
       etcdPid,
+      rttMs,
+      proxies,
       startSeconds,
       markAvailable: async () => {
         await Promise.all(
@@ -172,11 +193,13 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
         startControllerChild({ ...controllerConfig, ...more }, o.scripts, o.dir, name),
       async stop() {
         kcpAccess.close();
+        await closeProxies();
         await plane.stop();
       },
     };
   } catch (error) {
     kcpAccess.close();
+    await closeProxies();
     await plane.stop();
     throw error;
   }
