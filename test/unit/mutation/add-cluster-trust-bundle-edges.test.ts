@@ -64,6 +64,19 @@ describe('addClusterTrustBundle: a volume of our name must be exactly ours', () 
         },
       },
     ],
+    [
+      'a default mode as an empty object',
+      JSON.parse(JSON.stringify({ ...ours, projected: { ...ours.projected, defaultMode: {} } })) as Volume,
+    ],
+    [
+      'sources as an object with a length',
+      JSON.parse(
+        JSON.stringify({
+          name: NAME,
+          projected: { defaultMode: 420, sources: { 0: ours.projected?.sources?.[0], length: 1 } },
+        }),
+      ) as Volume,
+    ],
   ];
   for (const [what, volume] of almost) {
     test(`${what}: not ours, nothing added`, () => {
@@ -142,6 +155,14 @@ describe('addClusterTrustBundle: mounts', () => {
     );
     assert.deepEqual(beside.result, { changed: true, warnings: [] }, 'an empty path is not the root');
   });
+});
+
+test('a Pod without a spec is left alone', () => {
+  const { result, patch } = edit({ metadata: { name: 'p' } }, (b) =>
+    addClusterTrustBundle(b, seedTrustBundle),
+  );
+  assert.deepEqual(result, { changed: false, warnings: [] });
+  assert.deepEqual(patch, []);
 });
 
 describe('addClusterTrustBundle: the container lists visited', () => {
