@@ -125,7 +125,7 @@ async function measure(
       const started = performance.now();
       const plan = planPreflight({ pods, namespaces: [], config });
       const probe = new RegistryProbe({
-        plainHttp: [registry.host],
+        servers: { [registry.host]: `http://${registry.host}` },
         ...(credentials ? { dockerConfigJson: registry.dockerConfigJson() } : {}),
       });
       const result = await checkImages(plan.images, probe, { concurrency });

@@ -34,6 +34,8 @@ import {
 } from '../trust-restart/restarter-settings.js';
 import type { TrustRestarter } from '../trust-restart/trust-restarter.js';
 import { handleDriftValidation } from '../drift/validation-handler.js';
+import { startPreflight, type Preflight } from './preflight/preflight-runner.js';
+import { startWorkloadFollower, workloadSettingsOf } from './workload-health/workload-follower.js';
 import { RUNTIME_NAMESPACE } from '../api/runtime-names.js';
 import { API_NOT_SERVED, trustBundleMount } from '../api/trust-bundle-capability.js';
 import { startCapabilityProber, type CapabilityProbeSettings } from './trust-capability/capability-prober.js';
@@ -94,6 +96,14 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
    * default `POD_NAMESPACE` or kyma-system); false: never, the bundle is always mounted.
    */
   readonly trustCapability?: Partial<CapabilityProbeSettings> | false;
+  /**
+   * Where the preflight reaches registries that are not at `https://<registry>` (registry →
+   * base URL, as containerd's hosts.toml `server`): local plain-HTTP registries, or an address
+   * Pods reach a registry at. The preflight and the workload follower run where the status
+   * report is written ({@link ConfigSourceSettings.statusConfigMap}) on the replica that leads
+   * the trust restarter.
+   */
+  readonly registryServers?: Readonly<Record<string, string>>;
 }
 
 /** A running webhook process: server, caches, config, copier. */
@@ -289,8 +299,12 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   });
   stoppers.push(() => bundle.close());
 
+  // Started once this webhook serves and leads (below); admission asks it from the start.
+  let preflight: Preflight | undefined;
   const context: AdmissionContext = {
     config: () => holder.get(),
+    revision: () => holder.revision,
+    knownMissing: (image) => preflight?.knownMissing(image) ?? false,
     namespaceAnnotations: namespaceAnnotationLookup(namespaces, core, missingNamespaces, logger, logLimit),
     pullSecret: {
       ensure: async (namespace, opts) => (await copiers.current?.copier.ensure(namespace, opts)) ?? false,
@@ -378,6 +392,34 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   if (attestor) {
     attestor.start();
     stoppers.push(() => attestor.stop());
+  }
+  // What the Pods changed under each revision do, and whether a candidate's images resolve
+  // (DESIGN §11): beside the status report, on the replica that leads the restarter.
+  const statusConfigMap = o.statusConfigMap;
+  if (statusConfigMap && restarter) {
+    const isActive = (): boolean => restarter.isActive();
+    const follower = startWorkloadFollower({
+      access: o.kubeConfig,
+      isActive,
+      settings: () => workloadSettingsOf(holder.get()),
+      namespace: statusConfigMap.namespace,
+      configMapName: statusConfigMap.name,
+      registry,
+      logger: logger.child({ part: 'workloads' }),
+      reflectorLogger,
+    });
+    stoppers.push(() => follower.stop());
+    const started = startPreflight({
+      access: o.kubeConfig,
+      isActive,
+      logger: logger.child({ part: 'preflight' }),
+      namespace: statusConfigMap.namespace,
+      statusConfigMap: statusConfigMap.name,
+      registryServers: o.registryServers,
+      excludedNamespaces: o.excludedNamespaces,
+    });
+    preflight = started;
+    stoppers.push(() => started.stop());
   }
 
   return {

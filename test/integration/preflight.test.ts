@@ -159,7 +159,7 @@ describe('the preflight on a real API server and the local registry', () => {
       access: kc,
       isActive: () => active,
       logger: silentLogger(),
-      plainHttpRegistries: [registry.host, silent.host],
+      registryServers: { [registry.host]: `http://${registry.host}`, [silent.host]: `http://${silent.host}` },
       activeCheckMs: 100,
       requestTimeoutMs: 30_000,
       budgetMs: BUDGET_MS,
@@ -235,7 +235,7 @@ describe('the preflight on a real API server and the local registry', () => {
       access: kc,
       isActive: () => true,
       logger: silentLogger(),
-      plainHttpRegistries: [registry.host],
+      registryServers: { [registry.host]: `http://${registry.host}` },
       activeCheckMs: 100,
     });
     try {

@@ -17,7 +17,7 @@ const probes: RegistryProbe[] = [];
 
 function probe(dockerConfigJson?: string): RegistryProbe {
   const p = new RegistryProbe({
-    plainHttp: [open.host, secured.host],
+    servers: { [open.host]: `http://${open.host}`, [secured.host]: `http://${secured.host}` },
     dockerConfigJson,
     requestTimeoutMs: 5_000,
   });
@@ -85,7 +85,7 @@ describe('RegistryProbe against the local docker-registry', () => {
     const gone = await LocalRegistry.start({ dir: join(dir, 'gone') });
     const host = gone.host;
     await gone.stop();
-    const p = new RegistryProbe({ plainHttp: [host], requestTimeoutMs: 2_000 });
+    const p = new RegistryProbe({ servers: { [host]: `http://${host}` }, requestTimeoutMs: 2_000 });
     probes.push(p);
     assert.equal((await p.probe(`${host}/team/app:1.0`)).result, 'unreachable');
   });

@@ -53,7 +53,28 @@ export function webhookSettings(flags: WebhookFlags): WebhookSettings {
       ? { url: flags.driftUrl, certFile: flags.driftCert, keyFile: flags.driftKey, caFile: flags.driftCa }
       : undefined,
     trustRestart: trustRestartSettings(flags),
+    registryServers: registryServers(flags.registryServer ?? []),
   };
+}
+
+/** `--registry-server registry=url` values as a map (throws on a malformed one). */
+export function registryServers(values: readonly string[]): Record<string, string> {
+  const servers: Record<string, string> = {};
+  for (const value of values) {
+    const at = value.indexOf('=');
+    const registry = value.slice(0, at);
+    const url = value.slice(at + 1);
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (at <= 0 || parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+      throw new Error(`--registry-server must be registry=http(s)://host[:port], got ${value}`);
+    servers[registry] = url;
+  }
+  return servers;
 }
 
 /** `namespace/name` of a ConfigMap flag. */

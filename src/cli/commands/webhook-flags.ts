@@ -33,4 +33,6 @@ export interface WebhookFlags {
   restartLease: string;
   /** Comma-separated; absent: restart rights everywhere. */
   restartNamespaces?: string;
+  /** `registry=url`, repeatable. */
+  registryServer?: string[];
 }

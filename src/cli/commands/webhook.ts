@@ -113,6 +113,12 @@ export function registerWebhookCommand(program: Command): void {
       '--restart-namespaces <list>',
       'comma-separated namespaces the restarter holds restart rights in (rtb render webhook --restart-namespaces); stale Pods elsewhere are counted, never restarted (default: everywhere)',
     )
+    .option(
+      '--registry-server <registry=url>',
+      'where the preflight reaches a registry not at https://<registry> (as containerd hosts.toml server), e.g. 127.0.0.1:5000=http://10.0.0.1:5000 (repeatable)',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
     .action(async (flags: WebhookFlags) => {
       const { runWebhook } = await import('./webhook-action.js');
       await runWebhook(flags);

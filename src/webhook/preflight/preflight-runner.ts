@@ -52,8 +52,8 @@ export interface PreflightOptions {
   readonly ca?: string | undefined;
   /** A PEM file read at each check (the landscape's trust bundle), added to {@link ca}. */
   readonly caFile?: string | undefined;
-  /** Registries (`host[:port]`) spoken to over plain HTTP: local test registries only. */
-  readonly plainHttpRegistries?: readonly string[] | undefined;
+  /** Where registries are served when not at `https://<registry>` (../preflight/registry-probe.ts). */
+  readonly registryServers?: Readonly<Record<string, string>> | undefined;
   /** Distinct images checked at most (default 200). */
   readonly maxImages?: number | undefined;
   /** Probes in flight at once (default 8). */
@@ -249,7 +249,7 @@ export function startPreflight(o: PreflightOptions): Preflight {
   const newProbe = async (candidate: Candidate): Promise<RegistryProbe> => {
     const options = {
       ca: await extraCa(),
-      plainHttp: o.plainHttpRegistries,
+      servers: o.registryServers,
       requestTimeoutMs: o.requestTimeoutMs,
       maxSockets: o.concurrency ?? DEFAULT_PREFLIGHT_CONCURRENCY,
     };

@@ -40,10 +40,12 @@ export interface RegistryProbeOptions {
   /** PEM certificates trusted beside Node's root store (the landscape's trust bundle). */
   readonly ca?: string | undefined;
   /**
-   * Registries (`host[:port]`, as in image references) spoken to over plain HTTP: local test
-   * registries only. Every other registry is HTTPS.
+   * Where a registry (`host[:port]`, as in image references) is served when not at
+   * `https://<registry>`, as containerd's hosts.toml `server` says it: a base URL, e.g.
+   * `http://127.0.0.1:5000` for a local plain-HTTP registry, or another address where Pods
+   * reach it. Plain HTTP is spoken only to the servers listed here.
    */
-  readonly plainHttp?: readonly string[] | undefined;
+  readonly servers?: Readonly<Record<string, string>> | undefined;
   /** Bound of each request (default 10 s). */
   readonly requestTimeoutMs?: number | undefined;
   /** Connections per registry host (default 8). */
@@ -103,7 +105,9 @@ function errorCodes(body: string): string[] {
  */
 export class RegistryProbe {
   private readonly logins: ReadonlyMap<string, RegistryLogin>;
-  private readonly plainHttp: ReadonlySet<string>;
+  private readonly servers: ReadonlyMap<string, URL>;
+  /** Hosts of the plain-HTTP servers listed: a token realm there may be plain HTTP too. */
+  private readonly plainHttpHosts: ReadonlySet<string>;
   private readonly agents: { readonly http: http.Agent; readonly https: https.Agent };
   private readonly timeoutMs: number;
   private readonly headers: Readonly<Record<string, string>>;
@@ -113,7 +117,10 @@ export class RegistryProbe {
   /** @throws DockerConfigError when `dockerConfigJson` is not a pull Secret's JSON. */
   constructor(o: RegistryProbeOptions = {}) {
     this.logins = o.dockerConfigJson === undefined ? new Map() : readDockerConfig(o.dockerConfigJson);
-    this.plainHttp = new Set(o.plainHttp ?? []);
+    this.servers = new Map(Object.entries(o.servers ?? {}).map(([registry, base]) => [registry, new URL(base)]));
+    this.plainHttpHosts = new Set(
+      [...this.servers.values()].filter((u) => u.protocol === 'http:').map((u) => u.host),
+    );
     const maxSockets = o.maxSockets ?? 8;
     this.agents = {
       http: new http.Agent({ keepAlive: true, maxSockets }),
@@ -141,10 +148,9 @@ export class RegistryProbe {
       return { result: 'missing', detail: 'not a valid image reference' };
     }
     const registry = ref.registry;
-    const scheme = this.plainHttp.has(registry) ? 'http' : 'https';
-    const url = new URL(
-      `${scheme}://${registryApiHost(registry)}/v2/${ref.repository}/manifests/${ref.digest ?? ref.tag ?? 'latest'}`,
-    );
+    const server = this.servers.get(registry);
+    const base = server ? `${server.protocol}//${server.host}` : `https://${registryApiHost(registry)}`;
+    const url = new URL(`${base}/v2/${ref.repository}/manifests/${ref.digest ?? ref.tag ?? 'latest'}`);
     const scope = `repository:${ref.repository}:pull`;
     const login = this.logins.get(registry);
     try {
@@ -233,7 +239,7 @@ export class RegistryProbe {
     } catch {
       return { outcome: { result: 'unreachable', detail: 'the token realm is not a URL' } };
     }
-    if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && this.plainHttp.has(realm.host)))
+    if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && this.plainHttpHosts.has(realm.host)))
       return { outcome: { result: 'unreachable', detail: cut(`token realm ${realm.host} is not HTTPS`) } };
     if (challenge.service !== undefined) realm.searchParams.set('service', challenge.service);
     realm.searchParams.set('scope', scope);

@@ -44,7 +44,7 @@ async function registry(o: FakeRegistryOptions): Promise<FakeRegistry> {
 
 function probeFor(r: FakeRegistry, o: RegistryProbeOptions = {}): RegistryProbe {
   const p = new RegistryProbe({
-    ...(r.caPem === undefined ? { plainHttp: [r.host] } : { ca: r.caPem }),
+    ...(r.caPem === undefined ? { servers: { [r.host]: `http://${r.host}` } } : { ca: r.caPem }),
     requestTimeoutMs: 2_000,
     ...o,
   });
@@ -203,9 +203,19 @@ describe('RegistryProbe against a registry double on loopback', () => {
       assert.match(outcome.detail ?? '', /cannot reach 127\.0\.0\.1:\d+: [A-Z_]+/);
     });
 
+    test('a registry served at another address (where Pods reach it) is asked there, with its own credentials', async () => {
+      const r = await registry({ auth: { kind: 'basic', username: USER, password: PASSWORD } });
+      const p = probeFor(r, {
+        servers: { 'mirror.example:5000': `http://${r.host}` },
+        dockerConfigJson: dockerConfig('mirror.example:5000'),
+      });
+      assert.deepEqual(await p.probe('mirror.example:5000/app/a:1'), { result: 'ok' });
+      assert.equal((await p.probe('mirror.example:5000/app/a:9')).result, 'missing');
+    });
+
     test('a plain-HTTP registry not listed as such is spoken to over HTTPS (and fails)', async () => {
       const r = await registry({});
-      const outcome = await probeFor(r, { plainHttp: [] }).probe(`${r.host}/app/a:1`);
+      const outcome = await probeFor(r, { servers: {} }).probe(`${r.host}/app/a:1`);
       assert.equal(outcome.result, 'unreachable');
     });
   });
