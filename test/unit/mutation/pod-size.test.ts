@@ -25,6 +25,16 @@ test('the container lists together count against the limit; malformed ones count
   assert.throws(() => {
     assertMutableSize(over);
   }, PodTooLargeError);
+  // Logs print the error as `name: message`.
+  assert.throws(
+    () => {
+      assertMutableSize(over);
+    },
+    {
+      name: 'PodTooLargeError',
+      message: `the Pod has ${MAX_CONTAINERS + 1} containers, more than the ${MAX_CONTAINERS} the webhook mutates`,
+    },
+  );
   for (const odd of [{}, { spec: null }, { spec: 'x' }, { spec: { containers: { length: 1e9 } } }])
     assert.doesNotThrow(() => {
       assertMutableSize(odd);
