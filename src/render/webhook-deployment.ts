@@ -137,6 +137,7 @@ export function renderWebhookDeployment(
                 ...(o.restartNamespaces === undefined
                   ? []
                   : [`--restart-namespaces=${o.restartNamespaces.join(',')}`]),
+                ...Object.entries(o.registryServers ?? {}).map(([r, url]) => `--registry-server=${r}=${url}`),
                 // Direct mode: the KCP writes the serving certificate and reads the status report.
                 ...(o.servingCertIssuer === 'external'
                   ? [

@@ -42,6 +42,11 @@ export interface WebhookManifestOptions {
    * and evict Pods, and `rtb webhook --restart-namespaces`; undefined: cluster-wide (the default).
    */
   readonly restartNamespaces?: readonly string[];
+  /**
+   * `rtb webhook --registry-server` per entry: where the preflight reaches a registry that is not
+   * at `https://<registry>` (local registries; an address Pods reach a registry at).
+   */
+  readonly registryServers?: Readonly<Record<string, string>>;
 }
 
 /** Labels of every object we render (not the Pods': a release bump alone must not roll them). */

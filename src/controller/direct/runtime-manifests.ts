@@ -17,6 +17,8 @@ export interface WebhookRelease {
    * each instead of the cluster-wide rights; undefined: cluster-wide (the default).
    */
   readonly restartNamespaces?: readonly string[];
+  /** Where the webhooks' preflight reaches registries not at `https://<registry>` (local landscapes). */
+  readonly registryServers?: Readonly<Record<string, string>>;
 }
 
 /** A certificate, its key and the CAs to trust. */
@@ -93,6 +95,7 @@ export function planWebhook(
     version: release.version,
     ...(release.priorityClassName === undefined ? {} : { priorityClassName: release.priorityClassName }),
     restartNamespaces: release.restartNamespaces,
+    registryServers: release.registryServers,
   });
   const watcherSecret: KubernetesObject[] = drift
     ? [
