@@ -29,3 +29,21 @@ export function positiveInt(name: string, text: string): number {
     throw new FlagError(`--${name} must be a non-negative integer, got "${text}"`);
   return n;
 }
+
+/** `registry=url` values of a repeatable flag as a map (where registries are served). */
+export function registryServersOf(values: readonly string[], flag: string): Record<string, string> {
+  const servers: Record<string, string> = {};
+  for (const value of values) {
+    const at = value.indexOf('=');
+    let url: URL | undefined;
+    try {
+      url = new URL(value.slice(at + 1));
+    } catch {
+      url = undefined;
+    }
+    if (at <= 0 || url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+      throw new FlagError(`${flag} must be registry=http(s)://host[:port], got ${value}`);
+    servers[value.slice(0, at)] = value.slice(at + 1);
+  }
+  return servers;
+}

@@ -20,7 +20,7 @@ import { DEFAULT_ANNOTATE_CONCURRENCY } from './controller-flags.js';
 import { KCP_SERVING_POLICY } from '../../serving-cert/serving-policy.js';
 import { packageVersion, releaseImage } from '../../version.js';
 import { createLogger } from '../../telemetry/logger.js';
-import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
+import { FlagError, parseDuration, positiveInt, registryServersOf } from '../flag-values.js';
 import type { ControllerFlags } from './controller-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
@@ -122,6 +122,7 @@ export function directSettings(
       version,
       priorityClassName: flags.webhookPriorityClassName,
       restartNamespaces: restartNamespacesOf(flags.webhookRestartNamespaces, '--webhook-restart-namespaces'),
+      registryServers: registryServersOf(flags.webhookRegistryServer ?? [], '--webhook-registry-server'),
     },
     autoCreateSelector: autoCreateSelectorOf(flags.autoCreate),
     drift: flags.driftUrl

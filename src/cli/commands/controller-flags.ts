@@ -33,6 +33,8 @@ export interface ControllerFlags {
   webhookPriorityClassName?: string;
   /** Comma-separated: the webhook's restart rights per namespace. */
   webhookRestartNamespaces?: string;
+  /** `registry=url`, repeatable. */
+  webhookRegistryServer?: string[];
   webhookVersion?: string;
   autoCreate?: string | boolean;
   driftListen?: string;

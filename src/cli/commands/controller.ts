@@ -80,6 +80,12 @@ export function registerControllerCommand(program: Command): void {
       "direct mode: the webhook Pods' PriorityClass on runtimes (it must exist there)",
     )
     .option(
+      '--webhook-registry-server <registry=url>',
+      "direct mode: the webhooks' --registry-server (where their preflight reaches a registry not at https://<registry>; repeatable)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option(
       '--webhook-restart-namespaces <list>',
       "direct mode: comma-separated namespaces (each must exist on every runtime): the trust-bundle restarter's rights as a Role per namespace instead of cluster-wide",
     )

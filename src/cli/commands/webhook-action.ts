@@ -5,6 +5,7 @@ import { DRAIN_TIMEOUT_SECONDS, TERMINATION_GRACE_SECONDS } from '../../api/serv
 import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
 import type { WebhookFlags } from './webhook-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';
+import { registryServersOf } from '../flag-values.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
 import type { TrustRestartSettings } from '../../trust-restart/restarter-settings.js';
 
@@ -53,29 +54,10 @@ export function webhookSettings(flags: WebhookFlags): WebhookSettings {
       ? { url: flags.driftUrl, certFile: flags.driftCert, keyFile: flags.driftKey, caFile: flags.driftCa }
       : undefined,
     trustRestart: trustRestartSettings(flags),
-    registryServers: registryServers(flags.registryServer ?? []),
+    registryServers: registryServersOf(flags.registryServer ?? [], '--registry-server'),
   };
 }
 
-/** `--registry-server registry=url` values as a map (throws on a malformed one). */
-export function registryServers(values: readonly string[]): Record<string, string> {
-  const servers: Record<string, string> = {};
-  for (const value of values) {
-    const at = value.indexOf('=');
-    const registry = value.slice(0, at);
-    const url = value.slice(at + 1);
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(url);
-    } catch {
-      parsed = undefined;
-    }
-    if (at <= 0 || parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
-      throw new Error(`--registry-server must be registry=http(s)://host[:port], got ${value}`);
-    servers[registry] = url;
-  }
-  return servers;
-}
 
 /** `namespace/name` of a ConfigMap flag. */
 function namespacedName(flag: string, value: string): { namespace: string; name: string } {
