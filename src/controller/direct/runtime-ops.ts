@@ -95,7 +95,9 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
   const namespace = d.namespace;
   const observed: AttestedObject[] = [];
   const ledger = ledgerOf(d);
-  const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
+  // Per CR and API server: a kubeconfig that names another server (a runtime rebuilt under the
+  // same ID) starts from nothing known, so it gets the whole set.
+  let key = `${rb.metadata.namespace}/${rb.metadata.name}`;
   const note = (o: KubernetesObject, resourceVersion: string | undefined): void => {
     if (resourceVersion) observed.push(attestedOf(o, resourceVersion));
   };
@@ -124,7 +126,9 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
       if (!data) throw new Error(`kubeconfig Secret ${ref.namespace}/${ref.name} (key ${ref.key}) not found`);
       // No request here: the first call of the pass tells whether the runtime answers.
       const access = d.pool.get(rb.spec.runtimeID, data);
-      serverHost = hostOf(access.getCurrentCluster()?.server);
+      const server = access.getCurrentCluster()?.server;
+      serverHost = hostOf(server);
+      key = `${rb.metadata.namespace}/${rb.metadata.name} ${server ?? ''}`;
       d.clients(d.pool.size);
       installer = new RuntimeInstaller(access, d.runtimeTimeoutMs, fence);
     },
