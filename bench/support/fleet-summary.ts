@@ -150,6 +150,7 @@ export function fleetSummary(f: FleetFigures): string[] {
     `    controller CPU ${o.controllerCpuPerRuntimeMs.toFixed(1)} ms per runtime; ${per(o.traffic.runtime, n)} requests and ${per(o.traffic.runtimeTls, n)} TLS connections per runtime, ` +
       `${per(o.traffic.kcp, n)} KCP requests per runtime; ${per(o.reconciles, n)} reconciles per runtime; errors ${o.errors}; ` +
       `event loop p99 ${o.eventLoopP99Ms.toFixed(0)} ms (an idle process: ${o.idleLoopP99Ms.toFixed(0)} ms), max ${o.eventLoopMaxMs.toFixed(0)} ms`,
+    `    requests per runtime: ${describePaths(o.traffic.byPath, n)}`,
     `    CPU: ${describeCpu(o.cpu)}`,
     `    floor: ${floorLine(o.floor, o.readySeconds * 1000, o.controllerCpuPerRuntimeMs)}`,
   ];
