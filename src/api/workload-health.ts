@@ -73,10 +73,12 @@ const revisionShape = z.object({
 /** What the webhook knows about the Pods it changed under one revision. */
 export type RevisionHealth = z.infer<typeof revisionShape>;
 
-const workloadsShape = z.record(text(64), revisionShape).refine(
-  (r) => Object.keys(r).length <= MAX_REPORTED_REVISIONS,
-  `at most ${MAX_REPORTED_REVISIONS} revisions`,
-);
+const workloadsShape = z
+  .record(text(64), revisionShape)
+  .refine(
+    (r) => Object.keys(r).length <= MAX_REPORTED_REVISIONS,
+    `at most ${MAX_REPORTED_REVISIONS} revisions`,
+  );
 
 /** Per revision (set version), the Pods changed under it. */
 export type WorkloadHealthReport = Readonly<Record<string, RevisionHealth>>;

@@ -10,7 +10,11 @@ export interface TcpForwarder {
  * `targetPort` on loopback, byte for byte: TLS stays end to end. The node forwards the
  * `kubernetes` Service's ClusterIP to the API server this way, and the local registries to Pods.
  */
-export function forwardTcp(listenHost: string, listenPort: number, targetPort: number): Promise<TcpForwarder> {
+export function forwardTcp(
+  listenHost: string,
+  listenPort: number,
+  targetPort: number,
+): Promise<TcpForwarder> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = connect(targetPort, '127.0.0.1');

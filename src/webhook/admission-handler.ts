@@ -158,7 +158,9 @@ async function decide(
     revision: ctx.revision?.(),
   });
   report(result, config, ctx, log);
-  const missing = ctx.knownMissing ? missingImages(result, (image) => ctx.knownMissing?.(image) ?? false) : [];
+  const missing = ctx.knownMissing
+    ? missingImages(result, (image) => ctx.knownMissing?.(image) ?? false)
+    : [];
   const all = [...result.warnings, ...missing];
   const warnings = all.length > 0 ? all : undefined;
   if (result.patch.length === 0) return { answer: { uid: req.uid, warnings }, result: 'unchanged' };

@@ -30,12 +30,7 @@ import {
   readyPodLog,
   type HttpPodOptions,
 } from './support/pods.js';
-import {
-  e2eConfig,
-  useWebhookOnNode,
-  webhookAvailable,
-  webhookPods,
-} from './support/webhook-on-node.js';
+import { e2eConfig, useWebhookOnNode, webhookAvailable, webhookPods } from './support/webhook-on-node.js';
 
 const webhook = useWebhookOnNode('kim');
 const landscape = (): NodeLandscape => webhook().landscape;

@@ -58,7 +58,6 @@ export function webhookSettings(flags: WebhookFlags): WebhookSettings {
   };
 }
 
-
 /** `namespace/name` of a ConfigMap flag. */
 function namespacedName(flag: string, value: string): { namespace: string; name: string } {
   const [namespace, name] = value.split('/');

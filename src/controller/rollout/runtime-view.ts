@@ -32,9 +32,14 @@ export function runtimeView(rb: RuntimeBootstrapper): RuntimeView {
 }
 
 /** What the webhook reports of the Pods under the set applied, and of its last preflight. */
-function workloadsOf(s: RuntimeBootstrapperStatus): { workloads?: WorkloadView; preflight?: PreflightView } {
-  const out: { workloads?: WorkloadView; preflight?: PreflightView } = {};
+function workloadsOf(s: RuntimeBootstrapperStatus): {
+  workloads?: WorkloadView;
+  followsPods?: boolean;
+  preflight?: PreflightView;
+} {
+  const out: { workloads?: WorkloadView; followsPods?: boolean; preflight?: PreflightView } = {};
   const w = s.workloads;
+  if (w !== undefined || s.preflight !== undefined) out.followsPods = true;
   // Figures of another set than the one applied say nothing about it.
   if (w !== undefined && w.revision === s.appliedVersion) {
     const first = w.firstPodAt === undefined ? Number.NaN : Date.parse(w.firstPodAt);

@@ -22,6 +22,12 @@ export interface RuntimeView {
    * the webhook reports no workloads (a release that does not follow Pods, or not read yet).
    */
   readonly workloads?: WorkloadView;
+  /**
+   * Whether its webhook follows Pods (it reports workloads, of whatever set) and so checks a
+   * preflight. Not {@link workloads}: a rollback or a new set leaves the figures read before of
+   * another set until the next read, and a canary must not skip a preflight for that.
+   */
+  readonly followsPods?: boolean;
   /** The last preflight its webhook reports; undefined when none. */
   readonly preflight?: PreflightView;
 }
@@ -214,7 +220,7 @@ function preflightStep(
   now: number,
 ): { state: RolloutState; event?: RolloutEvent } {
   const set = setOf(state.target);
-  const checking = members.filter((r) => r.workloads !== undefined);
+  const checking = members.filter((r) => r.followsPods === true);
   const ofTarget = (r: RuntimeView): PreflightView | undefined =>
     r.preflight?.set === set ? r.preflight : undefined;
   const failures = checking

@@ -117,7 +117,9 @@ export class RegistryProbe {
   /** @throws DockerConfigError when `dockerConfigJson` is not a pull Secret's JSON. */
   constructor(o: RegistryProbeOptions = {}) {
     this.logins = o.dockerConfigJson === undefined ? new Map() : readDockerConfig(o.dockerConfigJson);
-    this.servers = new Map(Object.entries(o.servers ?? {}).map(([registry, base]) => [registry, new URL(base)]));
+    this.servers = new Map(
+      Object.entries(o.servers ?? {}).map(([registry, base]) => [registry, new URL(base)]),
+    );
     this.plainHttpHosts = new Set(
       [...this.servers.values()].filter((u) => u.protocol === 'http:').map((u) => u.host),
     );

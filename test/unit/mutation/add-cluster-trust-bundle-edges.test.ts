@@ -59,7 +59,13 @@ describe('addClusterTrustBundle: a volume of our name must be exactly ours', () 
         projected: {
           defaultMode: 420,
           sources: [
-            { clusterTrustBundle: { name: seedTrustBundle.name, signerName: seedTrustBundle.certWritePath } },
+            {
+              clusterTrustBundle: {
+                name: seedTrustBundle.name,
+                path: seedTrustBundle.certWritePath,
+                signerName: 'example.com/other',
+              },
+            },
           ],
         },
       },
@@ -181,7 +187,7 @@ describe('addClusterTrustBundle: the container lists visited', () => {
       }),
     );
     assert.equal(out.spec?.containers[0]?.volumeMounts, undefined);
-    assert.deepEqual(out.spec.initContainers?.[0]?.volumeMounts, [mount]);
+    assert.deepEqual(out.spec?.initContainers?.[0]?.volumeMounts, [mount]);
     assert.deepEqual(out.spec.ephemeralContainers?.[0]?.volumeMounts, [mount]);
     assert.deepEqual(
       patch.map((o) => o.path),

@@ -118,7 +118,8 @@ describe('the revision stamp on a Pod we change', () => {
 
 describe('revision helpers', () => {
   test('label values', () => {
-    for (const ok of ['a', 'abc', 'a-b_c.d', '0123456789abcdef', 'a'.repeat(63)]) assert.ok(isLabelValue(ok), ok);
+    for (const ok of ['a', 'abc', 'a-b_c.d', '0123456789abcdef', 'a'.repeat(63)])
+      assert.ok(isLabelValue(ok), ok);
     for (const bad of ['', '-a', 'a-', 'a/b', 'a b', 'a'.repeat(64)]) assert.ok(!isLabelValue(bad), bad);
   });
 

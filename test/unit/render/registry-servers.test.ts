@@ -19,7 +19,10 @@ test('registry servers become one --registry-server each; none by default', () =
   );
   assert.deepEqual(
     args.filter((a) => a.startsWith('--registry-server')),
-    ['--registry-server=127.0.0.1:5000=http://10.213.0.1:5000', '--registry-server=m.example=https://10.0.0.9'],
+    [
+      '--registry-server=127.0.0.1:5000=http://10.213.0.1:5000',
+      '--registry-server=m.example=https://10.0.0.9',
+    ],
   );
 });
 

@@ -224,7 +224,7 @@ describe('workload gate: observing Pods', () => {
 });
 
 describe('preflight phase', () => {
-  const checking = { workloads: { pods: 0, failedPods: 0 } };
+  const checking = { followsPods: true, workloads: { pods: 0, failedPods: 0 } };
 
   test('a new target whose overrides or pull Secret changed starts with Preflight: nobody gets it', () => {
     const r = planRollout({
@@ -288,6 +288,22 @@ describe('preflight phase', () => {
     assert.deepEqual(r.rollback, []);
     assert.deepEqual(desired(r), { 'rt-1': 'v1', 'rt-2': 'v1', 'rt-3': 'v1' });
     assert.equal(r.preflight.size, 0, 'the candidate is taken away');
+  });
+
+  test('a canary whose figures are of another set (read before a rollback) still checks: its refusal halts', () => {
+    const r = plan({
+      state: PREFLIGHT,
+      runtimes: fleet('v1', {
+        'rt-1': {
+          followsPods: true,
+          preflight: { set: 'v2', done: true, failed: true, detail: '0 missing, 1 refused of 1 checked' },
+        },
+      }),
+    });
+    assert.equal(r.state.phase, 'Halted');
+    assert.match(r.state.haltReason ?? '', /1 refused/);
+    const waiting = plan({ state: PREFLIGHT, runtimes: fleet('v1', { 'rt-1': { followsPods: true } }) });
+    assert.equal(waiting.state.phase, 'Preflight', 'its report is waited for');
   });
 
   test('a report of another set (an earlier candidate) is not this preflight', () => {
@@ -445,7 +461,10 @@ describe('policy fields and the runtime view', () => {
       detail: 'mirror/app:1: ImagePullBackOff',
     });
     assert.equal(v.health, 'healthy', 'the gate is the planner’s, by the policy');
-    assert.equal(runtimeView(rb({ ...base, workloads: { ...w, revision: 's1' } })).workloads, undefined);
+    const stale = runtimeView(rb({ ...base, workloads: { ...w, revision: 's1' } }));
+    assert.equal(stale.workloads, undefined);
+    assert.equal(stale.followsPods, true, 'figures of another set still say the webhook follows Pods');
+    assert.equal(runtimeView(rb(base)).followsPods, undefined);
     assert.deepEqual(
       runtimeView(rb({ ...base, workloads: { ...w, firstPodAt: 'x', samples: [], revision: 's2' } }))
         .workloads,
