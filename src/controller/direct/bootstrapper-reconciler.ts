@@ -15,6 +15,7 @@ import type { DirectMetrics } from './direct-metrics.js';
 import type { RuntimeClientPool } from './runtime-clients.js';
 import { planSources, type WebhookRelease, type WebhookTestRouting } from './runtime-manifests.js';
 import { bootstrapperPath, runtimeOps, type RuntimeOps, type RuntimeOpsDeps } from './runtime-ops.js';
+import { SetLedger } from './set-writes.js';
 import type { ServingSettings } from './serving-certificate.js';
 import { firstLine, type BootstrapperOps, type Outcome, type StateContext } from './state-context.js';
 import { runStateMachine, sFnInitialize } from './state-machine.js';
@@ -86,6 +87,8 @@ export class BootstrapperReconciler {
   private readonly workloadLooks = new Map<string, number>();
   private readonly serving: ServingSettings;
   private readonly opsDeps: RuntimeOpsDeps;
+  /** What this process's passes wrote of the set per runtime: a rotation writes only what changed. */
+  private readonly ledger = new SetLedger();
   private readonly opsFor: (rb: RuntimeBootstrapper, fence: LeaseFence) => RuntimeOps;
   private readonly runPass: (ctx: StateContext) => Promise<Outcome>;
   private readonly writeStatus: (
@@ -112,6 +115,7 @@ export class BootstrapperReconciler {
       ...(d.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: d.runtimeTimeoutMs } : {}),
       namespace,
       serving: this.serving,
+      ledger: this.ledger,
       clients: (n) => {
         d.metrics.runtimeClients.set(n);
       },
@@ -173,6 +177,7 @@ export class BootstrapperReconciler {
       this.driftCertificates.delete(key);
       this.workloadLooks.delete(key);
       this.d.attestations?.forget(key);
+      this.ledger.forgetBootstrapper(key);
       return undefined;
     }
     const log = this.d.logger.child({ runtimeBootstrapper: key, runtime: rb.spec.runtimeID });
@@ -207,6 +212,8 @@ export class BootstrapperReconciler {
       if (forceResync) this.forced.add(key);
       this.d.attestations?.forget(key);
       this.driftCertificates.delete(key);
+      // Another replica may write there now: what this one wrote is no longer known to be there.
+      this.ledger.forgetBootstrapper(key);
       this.fenced(key, 'reconcile', outcome.error);
       return undefined;
     }

@@ -31,7 +31,7 @@ import type { RuntimeClientPool } from './runtime-clients.js';
 import { domainOf, hostOf } from './runtime-domain.js';
 import { preflightSecret, type PreflightCandidate } from './preflight-candidate.js';
 import { RuntimeInstaller } from './runtime-installer.js';
-import { isSetObject, SetLedger } from './set-writes.js';
+import { isSetObject, type SetLedger } from './set-writes.js';
 import type { RuntimeUnreachableError } from './runtime-unreachable.js';
 import type { DriftSettings } from './runtime-manifests.js';
 import type { ServingSettings } from './serving-certificate.js';
@@ -57,24 +57,8 @@ export interface RuntimeOpsDeps {
   readonly serving: ServingSettings;
   /** Told the number of runtime clients after one was made. */
   readonly clients: (n: number) => void;
-  /**
-   * What the passes wrote of the set per runtime (./set-writes.ts); when not given, one ledger per
-   * deps object, which the reconciler holds for its lifetime, so every pass of it shares one.
-   */
-  readonly ledger?: SetLedger;
-}
-
-/** The ledgers of deps that bring none: one per deps object, gone with it. */
-const ledgers = new WeakMap<RuntimeOpsDeps, SetLedger>();
-
-function ledgerOf(d: RuntimeOpsDeps): SetLedger {
-  if (d.ledger) return d.ledger;
-  let ledger = ledgers.get(d);
-  if (ledger === undefined) {
-    ledger = new SetLedger();
-    ledgers.set(d, ledger);
-  }
-  return ledger;
+  /** What the passes wrote of the set per runtime (./set-writes.ts): the reconciler's, shared by its passes. */
+  readonly ledger: SetLedger;
 }
 
 /** The ops of a reconcile, and what the pass learnt beside them. */
@@ -94,7 +78,7 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
   let serverHost = '';
   const namespace = d.namespace;
   const observed: AttestedObject[] = [];
-  const ledger = ledgerOf(d);
+  const ledger = d.ledger;
   // Per CR and API server: a kubeconfig that names another server (a runtime rebuilt under the
   // same ID) starts from nothing known, so it gets the whole set.
   let key = `${rb.metadata.namespace}/${rb.metadata.name}`;

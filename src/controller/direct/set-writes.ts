@@ -91,6 +91,15 @@ export class SetLedger {
     this.entries.delete(key);
   }
 
+  /**
+   * Forgets every record of the RuntimeBootstrapper `crKey` (`namespace/name`), whichever API server
+   * it named (records are kept per CR and server): its CR is gone, or another replica works it now.
+   */
+  forgetBootstrapper(crKey: string): void {
+    for (const key of this.entries.keys())
+      if (key === crKey || key.startsWith(`${crKey} `)) this.entries.delete(key);
+  }
+
   /** Runtimes with a record (a gauge, and tests). */
   get size(): number {
     return this.entries.size;
