@@ -26,6 +26,7 @@ import {
   observeTrustProjection,
   observeWebhookReport,
   observeWorkloads,
+  WORKLOAD_SLOW_LOOK_MS,
   WORKLOAD_WATCH_MS,
 } from './webhook-report.js';
 import type { PreflightCandidate } from './preflight-candidate.js';
@@ -243,16 +244,22 @@ export class BootstrapperReconciler {
         pollAfterMs = Math.min(pollAfterMs ?? Infinity, projection.pollAfterMs);
     }
     // Workload health and the preflight, with or without a policy (DESIGN §11): read on the
-    // passes made anyway, bounded, and often while the rollout watches this runtime.
+    // passes made anyway, bounded, and often while the rollout watches this runtime. A pass that
+    // just wrote a new set sends no read of its own for it: no Pod can be under that set yet.
+    const freshSet = ctx.wrote && choice?.watch !== true && report === undefined;
     if (!outcome.error && status.build().state === 'Ready') {
-      const nowMs = Date.now();
-      const look = await observeWorkloads(status, readReport, {
-        watch: choice?.watch === true,
-        nowMs,
-        ...(this.workloadLooks.has(key) ? { lastLookMs: this.workloadLooks.get(key) } : {}),
-      });
-      if (look.looked) this.workloadLooks.set(key, nowMs);
-      pollAfterMs = Math.min(pollAfterMs ?? Infinity, look.pollAfterMs);
+      if (freshSet) {
+        pollAfterMs = Math.min(pollAfterMs ?? Infinity, WORKLOAD_SLOW_LOOK_MS);
+      } else {
+        const nowMs = Date.now();
+        const look = await observeWorkloads(status, readReport, {
+          watch: choice?.watch === true,
+          nowMs,
+          ...(this.workloadLooks.has(key) ? { lastLookMs: this.workloadLooks.get(key) } : {}),
+        });
+        if (look.looked) this.workloadLooks.set(key, nowMs);
+        pollAfterMs = Math.min(pollAfterMs ?? Infinity, look.pollAfterMs);
+      }
       const retry = await this.placePreflight(
         ops,
         status,

@@ -260,6 +260,26 @@ describe('BootstrapperReconciler', () => {
     assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: WORKLOAD_SLOW_LOOK_MS });
   });
 
+  test('a pass that wrote a new set reads no report for its workloads; the next pass at rest does', async () => {
+    const h = harness();
+    let reads = 0;
+    h.ops.readWebhookReport = () => {
+      reads++;
+      return Promise.resolve({});
+    };
+    h.passes = [
+      (ctx) => {
+        ctx.wrote = true;
+        return ready(ctx);
+      },
+      ready,
+    ];
+    assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: WORKLOAD_SLOW_LOOK_MS });
+    assert.equal(reads, 0, 'no Pod can be under a set just written');
+    await h.reconciler.reconcile(KEY);
+    assert.equal(reads, 1);
+  });
+
   test('a serving certificate found current is handed to the next pass, and forgotten when a pass did not find it', async () => {
     const h = harness();
     const until = Date.now() + 60_000;
