@@ -1,4 +1,5 @@
 /** Parsing of flag values shared by the commands; a malformed value is a {@link FlagError}. */
+import { HOST_IP_REFERENCE } from '../render/webhook-options.js';
 
 /** A flag value is malformed. */
 export class FlagError extends Error {
@@ -30,14 +31,18 @@ export function positiveInt(name: string, text: string): number {
   return n;
 }
 
-/** `registry=url` values of a repeatable flag as a map (where registries are served). */
+/**
+ * `registry=url` values of a repeatable flag as a map (where registries are served); a URL may name
+ * the node's IP as `$(HOST_IP)` (../render/webhook-options.ts).
+ */
 export function registryServersOf(values: readonly string[], flag: string): Record<string, string> {
   const servers: Record<string, string> = {};
   for (const value of values) {
     const at = value.indexOf('=');
     let url: URL | undefined;
     try {
-      url = new URL(value.slice(at + 1));
+      // The node's IP, as Kubernetes expands it in the webhook Pod's args, stands for an address.
+      url = new URL(value.slice(at + 1).replaceAll(HOST_IP_REFERENCE, '192.0.2.1'));
     } catch {
       url = undefined;
     }

@@ -43,6 +43,8 @@ export async function startKcpLandscape(o: {
   dockerConfigJson?: string | undefined;
   /** The webhook image direct mode installs (default: the release's). */
   releaseImage?: string | undefined;
+  /** Where the webhooks' preflight reaches the landscape's registries. */
+  registryServers?: Readonly<Record<string, string>> | undefined;
   /** Report the webhook Deployments available, as no kubelet runs them (clusters without a node). */
   simulateKubelet: boolean;
   logger: Logger;
@@ -92,6 +94,7 @@ export async function startKcpLandscape(o: {
     release: {
       image: o.releaseImage ?? releaseImage(),
       version: packageVersion(),
+      registryServers: o.registryServers,
     },
     coalesceMs: 100,
   });

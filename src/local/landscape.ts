@@ -79,6 +79,7 @@ export async function startLandscape(o: LandscapeOptions): Promise<Landscape> {
       configText: hosting.sources.configText,
       dockerConfigJson: hosting.sources.dockerConfigJson,
       releaseImage: hosting.releaseImage,
+      registryServers: hosting.registryServers,
       simulateKubelet: !hosting.onNode,
       logger: o.logger,
     });

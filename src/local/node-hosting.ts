@@ -11,8 +11,12 @@ import { ControlPlaneError } from '../envtest/errors.js';
 import { startLandscapeRegistries } from './landscape-registries.js';
 import { pulledMessage, waitPodRunning } from './seed-pod.js';
 import { configWithTarget, type WebhookHosting } from './webhook-hosting.js';
+import { HOST_IP_REFERENCE } from '../render/webhook-options.js';
 
 const FIPS_ENV = 'KYMA_FIPS_MODE_ENABLED';
+
+/** The port of a local registry's `127.0.0.1:<port>`. */
+const portOf = (host: string): number => Number(host.slice(host.lastIndexOf(':') + 1));
 
 /**
  * The webhooks as Pods on a node per runtime, as in production: the controller's Deployments run
@@ -36,6 +40,9 @@ export async function startNodeHosting(o: {
       if (!rt.node) throw new ControlPlaneError(`runtime ${rt.name} has no node`);
       await rt.node.addPlainHttpRegistry(registries.open.host);
       await rt.node.addPlainHttpRegistry(registries.secured.host);
+      // The webhooks' preflight runs in their Pods, which cannot reach loopback: each node
+      // forwards the registries' ports from its own IP.
+      for (const r of [registries.open, registries.secured]) await rt.node.exposeToPods(portOf(r.host));
     }
   } catch (error) {
     await registries.stop();
@@ -60,6 +67,9 @@ export async function startNodeHosting(o: {
       mirror: open.host,
     },
     releaseImage: registries.openImage,
+    registryServers: Object.fromEntries(
+      [open, secured].map((r) => [r.host, `http://${HOST_IP_REFERENCE}:${portOf(r.host)}`]),
+    ),
     serve: () => Promise.resolve(),
     async showRunning(rt: LocalCluster, pod: V1Pod, say: (l: string) => void) {
       const name = pod.metadata?.name ?? '';

@@ -21,6 +21,8 @@ export interface WebhookHosting {
   readonly rotated: HostedSources & { readonly mirror: string };
   /** The image direct mode installs (default: the release's). */
   readonly releaseImage: string | undefined;
+  /** Where the webhooks' preflight reaches the landscape's registries (`--registry-server`). */
+  readonly registryServers: Readonly<Record<string, string>> | undefined;
   /** Once the controller runs: serves the runtimes (nothing to do when the controller's Deployments run). */
   serve(runtimes: readonly LocalCluster[]): Promise<void>;
   /** After a seed Pod was created: shows it running, as seen from inside (only where Pods run). */
@@ -49,6 +51,7 @@ export function inProcessHosting(logger: Logger): WebhookHosting {
       mirror: ROTATED_MIRROR,
     },
     releaseImage: undefined,
+    registryServers: undefined,
     async serve(runtimes) {
       for (const rt of runtimes) webhooks.push(await installLocalWebhook(rt, { logger }));
     },

@@ -20,7 +20,7 @@ import {
   restrictedPodSecurityContext,
   spreadOverNodes,
 } from './hardening.js';
-import { objectLabels, type WebhookManifestOptions } from './webhook-options.js';
+import { HOST_IP_REFERENCE, objectLabels, type WebhookManifestOptions } from './webhook-options.js';
 
 /**
  * The webhook's old generation, in MB: room for what the server's bounds let requests hold (the
@@ -160,6 +160,10 @@ export function renderWebhookDeployment(
                 // Who holds the serving-certificate Lease, and where its Secret lives.
                 { name: 'POD_NAME', ...fieldRef('metadata.name') },
                 { name: 'POD_NAMESPACE', ...fieldRef('metadata.namespace') },
+                // Where a registry server's URL names the node (Kubernetes expands it in the args).
+                ...(Object.values(o.registryServers ?? {}).some((url) => url.includes(HOST_IP_REFERENCE))
+                  ? [{ name: 'HOST_IP', ...fieldRef('status.hostIP') }]
+                  : []),
               ],
               ports: [
                 { name: WEBHOOK_PORT_NAME, containerPort: WEBHOOK_PORT, protocol: 'TCP' },

@@ -44,10 +44,14 @@ export interface WebhookManifestOptions {
   readonly restartNamespaces?: readonly string[];
   /**
    * `rtb webhook --registry-server` per entry: where the preflight reaches a registry that is not
-   * at `https://<registry>` (local registries; an address Pods reach a registry at).
+   * at `https://<registry>` (local registries; an address Pods reach a registry at). A URL may name
+   * {@link HOST_IP_REFERENCE}: each Pod's node IP (a registry every node forwards to its Pods).
    */
   readonly registryServers?: Readonly<Record<string, string>>;
 }
+
+/** In a registry server's URL, the IP of the node the webhook Pod runs on (the downward API's). */
+export const HOST_IP_REFERENCE = '$(HOST_IP)';
 
 /** Labels of every object we render (not the Pods': a release bump alone must not roll them). */
 export function objectLabels(o: WebhookManifestOptions): Record<string, string> {

@@ -33,6 +33,7 @@ import { LocalRegistry } from '../../src/envtest/local-registry.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
+import { HOST_IP_REFERENCE } from '../../src/render/webhook-options.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { packageVersion } from '../../src/version.js';
 import {
@@ -76,10 +77,14 @@ const landscape = useNodeLandscape(
     mirrorDir = await mkdtemp(join(tmpdir(), 'rtb-e2e-mirror-'));
     mirror = await LocalRegistry.start({ dir: mirrorDir });
     await node.addPlainHttpRegistry(mirror.host);
-    // The webhook's Pods reach the registries on the node's IP (they cannot reach loopback).
+    // The webhook's Pods reach the registries on their node's IP (they cannot reach loopback),
+    // which Kubernetes puts into their args.
     const servers: Record<string, string> = {};
-    for (const r of [l.open, l.secured, mirror])
-      servers[r.host] = `http://${await node.exposeToPods(Number(r.host.split(':')[1]))}`;
+    for (const r of [l.open, l.secured, mirror]) {
+      const port = Number(r.host.split(':')[1]);
+      await node.exposeToPods(port);
+      servers[r.host] = `http://${HOST_IP_REFERENCE}:${port}`;
+    }
 
     const kcp = l.plane.cluster('kcp');
     await prepareKcp(kcp);

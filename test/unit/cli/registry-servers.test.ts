@@ -18,3 +18,12 @@ test('--registry-server values become the preflight’s map; a malformed one nam
       bad,
     );
 });
+
+test('a URL may name the node’s IP, as the webhook Pod’s args get it expanded', () => {
+  assert.deepEqual(
+    registryServersOf(['127.0.0.1:5000=http://$(HOST_IP):5000'], '--webhook-registry-server'),
+    {
+      '127.0.0.1:5000': 'http://$(HOST_IP):5000',
+    },
+  );
+});
