@@ -22,6 +22,7 @@ import type {
 } from './lister-watcher.js';
 import type { TrustBundleApi } from './trust-bundle-api.js';
 import { trustBundleApis, type TrustBundleApis } from './trust-bundle-discovery.js';
+import { abortableSleep } from './abortable-sleep.js';
 
 /** The resourceVersion of the empty list of a cluster that serves no version. */
 const UNSERVED_RESOURCE_VERSION = '0';
@@ -72,7 +73,7 @@ export class TrustBundleListWatch<T> implements ListerWatcher<T> {
     const current = api.served ? api.apiVersion : '';
     if (current !== this.listed) throw relistAt(current);
     if (!api.served) {
-      await sleep(Math.min(opts.timeoutSeconds * 1000, this.o.unservedRecheckMs ?? 60_000), signal);
+      await abortableSleep(Math.min(opts.timeoutSeconds * 1000, this.o.unservedRecheckMs ?? 60_000), signal);
       if (signal.aborted) return;
       // Asked again: a version turned on is listed at once.
       const again = await this.apis.refresh(this.access);
@@ -103,21 +104,5 @@ function relistAt(apiVersion: string): KubeApiError {
   return new KubeApiError(`the ClusterTrustBundle API changed (now ${at}); listing again`, {
     statusCode: 410,
     reason: 'Expired',
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
   });
 }

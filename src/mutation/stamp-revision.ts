@@ -19,29 +19,40 @@ export function isLabelValue(value: string): boolean {
 }
 
 /**
+ * The containers whose image differs between `before` (the Pod as requested) and `after` (as
+ * mutated): container name → the image asked for and the one it became. Mutations never add,
+ * remove or reorder containers, so lists are compared by position.
+ */
+export function rewrittenImages(
+  before: Pod,
+  after: Pod,
+): Map<string, { readonly from: string; readonly to: string }> {
+  const out = new Map<string, { from: string; to: string }>();
+  for (const kind of ALL_CONTAINER_KINDS) {
+    const was = containersOf(before, kind);
+    const now = containersOf(after, kind);
+    for (let i = 0; i < now.length; i++) {
+      const from = was[i]?.image;
+      const to = now[i]?.image;
+      const name = was[i]?.name;
+      if (typeof name === 'string' && typeof from === 'string' && typeof to === 'string' && from !== to)
+        out.set(name, { from, to });
+    }
+  }
+  return out;
+}
+
+/**
  * Container name → image as the Pod asked for it, for every container whose image the builder
  * changed, merged over what the Pod's annotation already says (an UPDATE keeps the originals of
  * containers it does not change).
  */
 function originalImages(builder: PodPatchBuilder, input: Pod): Record<string, string> | undefined {
-  const changed: Record<string, string> = {};
-  let any = false;
-  for (const kind of ALL_CONTAINER_KINDS) {
-    const before = containersOf(input, kind);
-    const after = containersOf(builder.current, kind);
-    for (let i = 0; i < after.length; i++) {
-      const was = before[i];
-      const now = after[i];
-      if (was === undefined || now === undefined || typeof was.name !== 'string') continue;
-      if (typeof was.image === 'string' && was.image !== now.image) {
-        changed[was.name] = was.image;
-        any = true;
-      }
-    }
-  }
-  if (!any) return undefined;
+  const changed = rewrittenImages(input, builder.current);
+  if (changed.size === 0) return undefined;
   const known = parseOriginals(asJsonObject(input.metadata?.annotations)?.[ORIGINAL_IMAGES_ANNOTATION]);
-  return { ...known, ...changed };
+  for (const [name, { from }] of changed) known[name] = from;
+  return known;
 }
 
 /** The original-images annotation's value read back; empty when absent or not such an object. */

@@ -5,9 +5,7 @@ import { selectFeatures } from '../mutation/features.js';
 import type { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import { mutatePod, type MutatePodResult } from '../mutation/pipeline.js';
 import { assertMutableSize } from '../mutation/pod-size.js';
-import { ALL_CONTAINER_KINDS, containersOf } from '../mutation/manipulation.js';
-import { parseOriginals } from '../mutation/stamp-revision.js';
-import { ORIGINAL_IMAGES_ANNOTATION } from '../api/workload-health.js';
+import { rewrittenImages } from '../mutation/stamp-revision.js';
 import type { AdmissionAnswer, AdmissionRequest } from './admission-review.js';
 import type { AdmissionResult, WebhookMetrics } from './webhook-metrics.js';
 import type { TrustBundleMount } from '../api/trust-bundle-capability.js';
@@ -159,7 +157,7 @@ async function decide(
   });
   report(result, config, ctx, log);
   const missing = ctx.knownMissing
-    ? missingImages(result, (image) => ctx.knownMissing?.(image) ?? false)
+    ? missingImages(pod, result, (image) => ctx.knownMissing?.(image) ?? false)
     : [];
   const all = [...result.warnings, ...missing];
   const warnings = all.length > 0 ? all : undefined;
@@ -167,24 +165,18 @@ async function decide(
   return { answer: { uid: req.uid, patch: result.patch, warnings }, result: 'mutated' };
 }
 
-/** Warnings for images the mutation rewrote to a location the preflight found not to hold them. */
-function missingImages(result: MutatePodResult, knownMissing: (image: string) => boolean): string[] {
+/** Warnings for images this request rewrote to a location the preflight found not to hold them. */
+function missingImages(
+  requested: MutatePodResult['pod'],
+  result: MutatePodResult,
+  knownMissing: (image: string) => boolean,
+): string[] {
   if (result.patch.length === 0) return [];
   const out: string[] = [];
-  for (const [name, original] of Object.entries(
-    parseOriginals(result.pod.metadata?.annotations?.[ORIGINAL_IMAGES_ANNOTATION]),
-  )) {
-    const image = containerImage(result.pod, name);
-    if (image !== undefined && image !== original && knownMissing(image))
+  for (const [name, { from, to }] of rewrittenImages(requested, result.pod))
+    if (knownMissing(to))
       out.push(
-        `container ${name}: image ${original} is rewritten to ${image}, which the registry did not serve when checked`,
+        `container ${name}: image ${from} is rewritten to ${to}, which the registry did not serve when checked`,
       );
-  }
   return out;
-}
-
-function containerImage(pod: MutatePodResult['pod'], name: string): string | undefined {
-  for (const kind of ALL_CONTAINER_KINDS)
-    for (const c of containersOf(pod, kind)) if (c.name === name) return c.image;
-  return undefined;
 }

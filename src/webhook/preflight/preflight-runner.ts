@@ -37,6 +37,7 @@ import {
 import { planPreflight, type PreflightPlan } from './preflight-plan.js';
 import { doneReport, runningReport } from './preflight-report.js';
 import { RegistryProbe } from './registry-probe.js';
+import { abortableSleep } from '../../kube/abortable-sleep.js';
 
 /** Options of {@link startPreflight}. */
 export interface PreflightOptions {
@@ -112,21 +113,6 @@ function candidateOf(secret: V1Secret | undefined): Candidate | undefined {
   };
 }
 
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-
 /**
  * Starts the preflight: it looks at leadership every `activeCheckMs`, follows the candidate
  * Secret while it leads, and checks each candidate version once (a later replica that finds a
@@ -183,7 +169,7 @@ export function startPreflight(o: PreflightOptions): Preflight {
           { err: error, version: report.version, retryInMs: wait },
           'cannot write the preflight report',
         );
-        await sleep(wait, signal);
+        await abortableSleep(wait, signal);
       }
     }
   };

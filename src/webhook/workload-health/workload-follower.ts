@@ -38,6 +38,7 @@ import type { PodHealthSettings } from './pod-health.js';
 import { ReportWriter } from './report-writer.js';
 import { RevisionTally } from './revision-tally.js';
 import { createWorkloadMetrics, type WorkloadMetrics } from './workload-metrics.js';
+import { abortableSleep } from '../../kube/abortable-sleep.js';
 
 /** Options of {@link startWorkloadFollower}. */
 export interface WorkloadFollowerOptions {
@@ -307,7 +308,7 @@ class Follower implements WorkloadFollower {
       } catch (err) {
         if (statusCodeOf(err) === 404) return {};
         this.log.warn({ err, retryInMs: delay }, 'cannot read the previous workload-health report; retrying');
-        await sleep(delay, signal);
+        await abortableSleep(delay, signal);
         delay = Math.min(delay * 2, 30_000);
       }
     }
@@ -319,16 +320,4 @@ async function stopWatches(w: Watches): Promise<void> {
   w.abort.abort();
   await Promise.all([w.pods.stop(), w.secrets.stop()]);
   await w.done;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,0 +1,19 @@
+/**
+ * Waits `ms`, or less when `signal` aborts first; never rejects (a stopping loop then finds its
+ * signal aborted and ends), unlike node:timers/promises, which rejects on abort.
+ */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
