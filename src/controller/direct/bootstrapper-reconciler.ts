@@ -15,7 +15,7 @@ import type { DirectMetrics } from './direct-metrics.js';
 import type { RuntimeClientPool } from './runtime-clients.js';
 import { planSources, type WebhookRelease, type WebhookTestRouting } from './runtime-manifests.js';
 import { bootstrapperPath, runtimeOps, type RuntimeOps, type RuntimeOpsDeps } from './runtime-ops.js';
-import { SetLedger } from './set-writes.js';
+import { SetLedger, setObjectKey } from './set-writes.js';
 import type { ServingSettings } from './serving-certificate.js';
 import { firstLine, type BootstrapperOps, type Outcome, type StateContext } from './state-context.js';
 import { runStateMachine, sFnInitialize } from './state-machine.js';
@@ -137,25 +137,34 @@ export class BootstrapperReconciler {
   }
 
   /**
-   * Drift repair's fast path: re-applies only the versioned set to the runtime, outside the full
-   * state machine, so a repair never waits behind a whole reconcile of the same runtime (writes
-   * are server-side applies of the same content, so running beside it is safe). The reported
-   * object is back after a handful of requests; the forced full reconcile queued with it covers
-   * everything else (the webhook's own objects). Writes only while `fence` holds; resolves false
-   * when the fence stopped it.
+   * Drift repair's fast path: re-applies objects of the versioned set to the runtime, outside the
+   * full state machine, so a repair never waits behind a whole reconcile of the same runtime
+   * (writes are server-side applies of the same content, so running beside it is safe). With
+   * `reported` (keys of {@link setObjectKey}) only the set's objects among them are written: the
+   * reported object is back after one request, where the round trip to the runtime is what costs;
+   * the forced full reconcile queued with it covers everything else (the webhook's own objects).
+   * Writes only while `fence` holds; resolves false when the fence stopped it or nothing reported
+   * is of the set.
    */
-  async repairSet(key: string, fence: LeaseFence = UNFENCED): Promise<boolean> {
+  async repairSet(
+    key: string,
+    fence: LeaseFence = UNFENCED,
+    reported?: ReadonlySet<string>,
+  ): Promise<boolean> {
     const rb = this.d.bootstrappers.get(key);
     if (!rb) return true;
     // The runtime's own revision: a repair never hands it a set its wave has not reached.
     const set = this.d.rollout?.choose(rb)?.set ?? this.d.currentSet().result;
     if (!set.ok || rb.spec.paused || rb.metadata.deletionTimestamp) return true;
     if (rb.status?.appliedVersion === undefined) return true; // not installed yet: the reconcile does it
+    const planned = planSources(set.set);
+    const objects = reported === undefined ? planned : planned.filter((o) => reported.has(setObjectKey(o)));
+    if (objects.length === 0) return false;
     const ops = this.opsFor(rb, fence);
     ops.connect();
     try {
-      const api = setHasTrustBundle(set.set) ? await ops.trustBundleApi() : undefined;
-      await ops.apply(sourcesFor(planSources(set.set), api));
+      const api = setHasTrustBundle({ objects }) ? await ops.trustBundleApi() : undefined;
+      await ops.apply(sourcesFor(objects, api));
       return true;
     } catch (error) {
       if (leaseLostIn(error) === undefined) throw error;

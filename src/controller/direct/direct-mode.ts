@@ -244,8 +244,8 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         bootstrappers: caches.bootstrappers,
         keyOfRuntime: (runtimeId) => caches.keyOfRuntime(runtimeId),
         kubeconfigs: caches.kubeconfigs,
-        resync: (runtimeId, receivedAt) => {
-          drift.report(runtimeId, receivedAt);
+        resync: (runtimeId, receivedAt, object) => {
+          drift.report(runtimeId, receivedAt, object);
         },
         attest: periodic.attest,
         registry: o.registry,

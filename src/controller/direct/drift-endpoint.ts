@@ -11,6 +11,7 @@ import { leafNotAfter } from '../../pki/certificate-expiry.js';
 import type { AttestationHandler } from '../../drift/attestation-receiver.js';
 import { EventListener } from '../../drift/event-listener.js';
 import { domainOf } from './runtime-domain.js';
+import { setObjectKey } from './set-writes.js';
 
 /** Where the KCP listens for drift events, and the names its serving certificate carries. */
 export interface DriftEndpointOptions {
@@ -38,7 +39,8 @@ const SERVING_RENEW_BEFORE_MS = 30 * 24 * 3600_000;
 /**
  * The KCP end of the drift channel: the mutual-TLS listener, fed with the runtimes direct mode
  * manages (CN = runtime ID, SAN pinned to the runtime's domain); a valid event queues that
- * runtime for an immediate re-sync (`resync`, with the time the report was received).
+ * runtime for an immediate re-sync (`resync`, with the time the report was received and the
+ * reported object's {@link setObjectKey}).
  */
 export async function startDriftEndpoint(o: {
   options: DriftEndpointOptions;
@@ -47,7 +49,7 @@ export async function startDriftEndpoint(o: {
   /** The key of a runtime's CR (an index: a report must not scan every CR). */
   keyOfRuntime: (runtimeId: string) => string | undefined;
   kubeconfigs: ReadonlyStore<V1Secret>;
-  resync: (runtimeId: string, receivedAt: number) => void;
+  resync: (runtimeId: string, receivedAt: number, object: string) => void;
   /** Attestations of the runtimes (docs/attestation.md). */
   attest: AttestationHandler;
   registry: Registry;
@@ -94,7 +96,11 @@ export async function startDriftEndpoint(o: {
       return rb ? { domain: domainOf(rb, serverHost(rb)) } : undefined;
     },
     onEvent: (runtimeId, event, receivedAt) => {
-      o.resync(runtimeId, receivedAt);
+      const object = setObjectKey({
+        kind: event.watchedGvk.kind,
+        metadata: { namespace: event.watched.Namespace, name: event.watched.Name },
+      });
+      o.resync(runtimeId, receivedAt, object);
       o.logger.info(
         { runtime: runtimeId, watched: event.watched, kind: event.watchedGvk.kind },
         'drift reported; re-syncing',

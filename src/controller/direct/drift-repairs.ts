@@ -1,7 +1,9 @@
 /**
  * Drift repairs in direct mode. A report (from this replica's listener, or relayed by another
  * replica through the KCP) for a runtime this replica works re-applies the set at once, on a
- * queue of its own so it never waits behind the runtime's full reconcile; a forced full reconcile
+ * queue of its own so it never waits behind the runtime's full reconcile: only the reported
+ * objects when the report names them (one write, not the whole set), the whole set when it came
+ * relayed or names a Namespace (whose removal takes what is in it along); a forced full reconcile
  * follows a moment after the runtime's last report (repair-confirmations.ts). A report for a
  * runtime another replica works is relayed to it (drift-relay.ts). Each repair is measured from
  * the time its report was received (repair-latency.ts), relayed or not.
@@ -42,6 +44,8 @@ export class DriftRepairs {
   private readonly confirmations: RepairConfirmations;
   private readonly latency: RepairLatency;
   private running: Promise<void> | undefined;
+  /** Per RuntimeBootstrapper key, the objects reported since its last repair began (`kind/namespace/name`); `all`: the set. */
+  private readonly reported = new Map<string, Set<string> | 'all'>();
 
   constructor(private readonly o: DriftRepairsOptions) {
     this.queue = new WorkQueue({ name: 'drift-repair', metrics: new PrometheusWorkQueueMetrics(o.registry) });
@@ -60,8 +64,11 @@ export class DriftRepairs {
   start(): void {
     this.running = this.queue.start(
       async (key) => {
+        const reported = this.reported.get(key);
+        this.reported.delete(key);
         await this.o.run(key, async (fence) => {
-          if (await this.o.reconciler.repairSet(key, fence)) this.latency.repaired(key, true);
+          const only = reported === 'all' ? undefined : reported;
+          if (await this.o.reconciler.repairSet(key, fence, only)) this.latency.repaired(key, true);
         });
       },
       { concurrency: this.o.concurrency },
@@ -69,10 +76,11 @@ export class DriftRepairs {
   }
 
   /**
-   * A drift report for `runtimeId`, received at `receivedAt` (epoch ms): repaired here if this
+   * A drift report for `runtimeId`, received at `receivedAt` (epoch ms), of `object` (its
+   * `kind/namespace/name`; undefined: unknown, the whole set is repaired): repaired here if this
    * replica works the runtime, relayed to the replica that does otherwise.
    */
-  report(runtimeId: string, receivedAt: number): void {
+  report(runtimeId: string, receivedAt: number, object?: string): void {
     const key = this.o.keyOfRuntime(runtimeId);
     if (key === undefined) return;
     const decision = this.o.shard?.decide(runtimeId).kind ?? 'work';
@@ -83,8 +91,20 @@ export class DriftRepairs {
       return;
     }
     this.latency.reported(key, receivedAt);
+    this.note(key, object);
     this.queue.add(key);
     this.confirmations.event(key);
+  }
+
+  private note(key: string, object: string | undefined): void {
+    const seen = this.reported.get(key);
+    if (seen === 'all') return;
+    if (object === undefined || object.startsWith('Namespace/')) {
+      this.reported.set(key, 'all');
+      return;
+    }
+    if (seen === undefined) this.reported.set(key, new Set([object]));
+    else seen.add(object);
   }
 
   /** An update of a RuntimeBootstrapper: a report another replica relayed is repaired if ours. */

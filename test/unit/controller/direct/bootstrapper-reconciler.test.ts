@@ -381,6 +381,27 @@ describe('BootstrapperReconciler', () => {
     );
   });
 
+  test('a repair of reported objects writes those of the set only, and nothing for objects not of the set', async () => {
+    const h = harness(bootstrapper({ appliedVersion: 'v1' }));
+    assert.equal(
+      await h.reconciler.repairSet(KEY, undefined, new Set(['Secret/kyma-system/registry-credentials'])),
+      true,
+    );
+    assert.deepEqual(
+      h.ops.applied.map((objects) => objects.map((o) => `${o.kind}/${o.metadata?.name}`)),
+      [['Secret/registry-credentials']],
+    );
+
+    const other = harness(bootstrapper({ appliedVersion: 'v1' }));
+    const notOfTheSet = new Set([
+      'Deployment/kyma-system/rt-bootstrapper',
+      'Secret/other/registry-credentials',
+    ]);
+    assert.equal(await other.reconciler.repairSet(KEY, undefined, notOfTheSet), false);
+    assert.deepEqual(other.ops.applied, []);
+    assert.equal(other.ops.connected, 0);
+  });
+
   test('a repair stopped by its fence says so; any other failure is thrown', async () => {
     const h = harness(bootstrapper({ appliedVersion: 'v1' }));
     h.ops.apply = () => Promise.reject(new LeaseLostError('apply'));

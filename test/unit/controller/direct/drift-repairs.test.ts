@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { UNFENCED } from '../../../../src/kube/lease-fence.js';
+import { DriftRepairs } from '../../../../src/controller/direct/drift-repairs.js';
+
+const SECRET = 'Secret/kyma-system/registry-credentials';
+const CONFIG = 'ConfigMap/kyma-system/rt-bootstrapper-config';
+
+/** Drift repairs over a reconciler that records what each repair was asked to write. */
+function repairs(): { drift: DriftRepairs; asked: (readonly string[] | 'set')[]; done: Promise<void> } {
+  const asked: (readonly string[] | 'set')[] = [];
+  let resolveDone: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  const drift = new DriftRepairs({
+    reconciler: {
+      repairSet: (_key, _fence, reported) => {
+        asked.push(reported === undefined ? 'set' : [...reported].sort());
+        resolveDone();
+        return Promise.resolve(true);
+      },
+      force: () => undefined,
+    },
+    queue: { add: () => undefined },
+    keyOfRuntime: (runtimeId) => (runtimeId === 'runtime-a' ? 'kcp-system/rb-a' : undefined),
+    run: (_key, work) => work(UNFENCED),
+    registry: new Registry(),
+    concurrency: 1,
+    confirmDelayMs: 60_000,
+  });
+  return { drift, asked, done };
+}
+
+describe('drift repairs', () => {
+  test('reports before a repair begins are written together, only the objects they name', async () => {
+    const { drift, asked, done } = repairs();
+    drift.report('runtime-a', Date.now(), SECRET);
+    drift.report('runtime-a', Date.now(), CONFIG);
+    drift.report('runtime-a', Date.now(), SECRET);
+    drift.start();
+    await done;
+    await drift.stop();
+    assert.deepEqual(asked, [[CONFIG, SECRET].sort()]);
+  });
+
+  test('a report that names no object, or a Namespace, repairs the whole set', async () => {
+    for (const object of [undefined, 'Namespace//kyma-system']) {
+      const { drift, asked, done } = repairs();
+      drift.report('runtime-a', Date.now(), SECRET);
+      drift.report('runtime-a', Date.now(), object);
+      drift.report('runtime-a', Date.now(), CONFIG);
+      drift.start();
+      await done;
+      await drift.stop();
+      assert.deepEqual(asked, ['set'], String(object));
+    }
+  });
+
+  test('a report of a runtime with no RuntimeBootstrapper repairs nothing', async () => {
+    const { drift, asked } = repairs();
+    drift.report('runtime-unknown', Date.now(), SECRET);
+    drift.start();
+    await drift.stop();
+    assert.deepEqual(asked, []);
+  });
+});
