@@ -6,7 +6,10 @@
  * renewals) waits as long. The gate keeps the number of admitted tasks where the loop's lag
  * stays near a target, additive increase and multiplicative decrease as TCP does: latency-bound
  * work keeps the full concurrency (the loop idles between answers), CPU-bound work gets just
- * enough to keep the CPU busy, and the loop answers within the target either way.
+ * enough to keep the CPU busy, and the loop answers within the target either way. A server that
+ * all the work shares (the KCP) answering 429 halves the limit too, at most once a second, so a
+ * burst of answers to the requests already in flight counts as one signal, as TCP counts one loss
+ * per window; a single runtime's 429s and errors are that runtime's backoff, not the fleet's.
  */
 
 /** Something a worker passes before taking work, and leaves after it. */
@@ -26,13 +29,19 @@ export interface LoopLagOptions {
   readonly targetLagMs?: number;
   /** How often the lag is sampled (default 20 ms). */
   readonly sampleMs?: number;
+  /** The least time between two decreases for {@link LoopLagGate.throttled} (default 1,000 ms). */
+  readonly throttleHoldMs?: number;
 }
 
 /**
  * The next admission limit after one sample of the loop's lag (pure): halved when the lag is over
  * the target, one more when it is under half the target, unchanged in between.
  */
-export function nextLimit(limit: number, lagMs: number, o: Required<LoopLagOptions>): number {
+export function nextLimit(
+  limit: number,
+  lagMs: number,
+  o: Pick<Required<LoopLagOptions>, 'max' | 'min' | 'targetLagMs'>,
+): number {
   if (lagMs > o.targetLagMs) return Math.max(o.min, Math.floor(limit / 2));
   if (lagMs < o.targetLagMs / 2) return Math.min(o.max, limit + 1);
   return limit;
@@ -45,10 +54,18 @@ export class LoopLagGate implements AdmissionGate {
   private inFlight = 0;
   private readonly waiters: (() => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private lastThrottle = Number.NEGATIVE_INFINITY;
 
   constructor(options: LoopLagOptions) {
     const min = Math.max(1, Math.min(options.min ?? 4, options.max));
-    this.o = { min, targetLagMs: 50, sampleMs: 20, ...options, max: Math.max(min, options.max) };
+    this.o = {
+      min,
+      targetLagMs: 50,
+      sampleMs: 20,
+      throttleHoldMs: 1_000,
+      ...options,
+      max: Math.max(min, options.max),
+    };
     this.limitNow = this.o.max;
   }
 
@@ -73,6 +90,16 @@ export class LoopLagGate implements AdmissionGate {
   sample(lagMs: number): void {
     this.limitNow = nextLimit(this.limitNow, lagMs, this.o);
     this.wake();
+  }
+
+  /**
+   * A shared server refused a request as too many (HTTP 429) at `now` (ms, `performance.now()`):
+   * the limit halves, unless it did so less than `throttleHoldMs` ago.
+   */
+  throttled(now: number = performance.now()): void {
+    if (now - this.lastThrottle < this.o.throttleHoldMs) return;
+    this.lastThrottle = now;
+    this.limitNow = Math.max(this.o.min, Math.floor(this.limitNow / 2));
   }
 
   /** How many tasks may run at once now. */

@@ -60,6 +60,8 @@ export interface ReconcilerDeps {
   readonly trustPollMs?: number;
   /** The rollout: which set and release each runtime gets (all the live ones when undefined). */
   readonly rollout?: RolloutChooser;
+  /** Told when the KCP answers a status write with 429 (the fan-out's admission halves). */
+  readonly kcpThrottled?: () => void;
   /** Told after every reconcile (drift repair latency). */
   readonly onReconciled?: (key: string, ok: boolean) => void;
   /** Where each pass records the resourceVersions it left (attestations are compared with them). */
@@ -296,7 +298,13 @@ export class BootstrapperReconciler {
     if (set.ok && next.appliedVersion === set.set.version && rb.status?.appliedVersion !== set.set.version) {
       this.d.metrics.propagationSeconds.observe((Date.now() - live.changedAt) / 1000);
     }
-    if (statusChanged(rb.status, next)) await this.writeStatus(rb, next);
+    if (statusChanged(rb.status, next)) {
+      await this.writeStatus(rb, next).catch((error: unknown) => {
+        // The KCP is every pass's: its 429 slows the whole fan-out, not only this runtime.
+        if (statusCodeOf(error) === 429) this.d.kcpThrottled?.();
+        throw error;
+      });
+    }
     this.d.onReconciled?.(key, outcome.error === undefined && next.state !== 'Error');
     if (outcome.error) {
       this.d.metrics.syncErrors.inc({ reason: reasonOf(next) });

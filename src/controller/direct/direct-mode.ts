@@ -153,6 +153,10 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     registry: o.registry,
     logger: log,
   });
+  // Fewer reconciles at once while the event loop runs late (CPU-bound) or the KCP answers 429:
+  // drift repairs (their own queue, not gated), probes and lease renewals keep getting through
+  // during a fan-out.
+  const gate = new LoopLagGate({ max: s.concurrency });
   const reconciler = new BootstrapperReconciler({
     kcp,
     attestations: periodic.book,
@@ -172,6 +176,9 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     runtimeTimeoutMs: s.runtimeTimeoutMs,
     trustPollMs: s.trustPollMs,
     onReconciled: reconciled.call,
+    kcpThrottled: () => {
+      gate.throttled();
+    },
   });
   const force = (key: string): void => {
     reconciler.force(key);
@@ -205,10 +212,6 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   cacheRemoved.connect(() => {
     rollout?.poke();
   });
-  // Fewer reconciles at once while the event loop runs late (CPU-bound): drift repairs (their own
-  // queue, not gated), probes and lease renewals keep getting through during a fan-out.
-  const gate = new LoopLagGate({ max: s.concurrency });
-
   // Started in dependency order: the CA and the caches before the first reconcile.
   if (!o.caStore) await cas.load();
   sources.start();

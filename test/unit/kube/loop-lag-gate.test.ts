@@ -37,6 +37,20 @@ describe('the event-loop lag gate', () => {
     assert.equal(gate.running, 2);
   });
 
+  test('a 429 of a shared server halves the limit once per hold, never below the least', () => {
+    const gate = new LoopLagGate({ max: 200, min: 4, throttleHoldMs: 1_000 });
+    gate.throttled(10_000);
+    assert.equal(gate.limit, 100);
+    gate.throttled(10_500); // the answers of requests already in flight: the same signal
+    assert.equal(gate.limit, 100);
+    gate.throttled(11_000);
+    assert.equal(gate.limit, 50);
+    for (let t = 12_000; t < 20_000; t += 1_000) gate.throttled(t);
+    assert.equal(gate.limit, 4);
+    gate.sample(0); // the loop on time again: grows one at a time
+    assert.equal(gate.limit, 5);
+  });
+
   test('a work queue behind the gate runs no more keys at once than it admits, and loses none', async () => {
     const gate = new LoopLagGate({ max: 8, min: 2 });
     gate.sample(1_000); // 8 -> 4

@@ -5,6 +5,7 @@ import { Registry } from 'prom-client';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
 import { readWebhookConfig } from '../../../../src/api/webhook-config.js';
 import type { ClusterAccess } from '../../../../src/kube/cluster-access.js';
+import { KubeApiError } from '../../../../src/kube/kube-errors.js';
 import { LeaseLostError, type LeaseFence } from '../../../../src/kube/lease-fence.js';
 import { Store } from '../../../../src/kube/store.js';
 import { servedTrustBundleApi } from '../../../../src/kube/trust-bundle-api.js';
@@ -400,6 +401,25 @@ describe('BootstrapperReconciler', () => {
     assert.equal(await other.reconciler.repairSet(KEY, undefined, notOfTheSet), false);
     assert.deepEqual(other.ops.applied, []);
     assert.equal(other.ops.connected, 0);
+  });
+
+  test('a status write the KCP refuses with 429 slows the fan-out; other refusals do not', async () => {
+    for (const [code, slowed] of [
+      [429, 1],
+      [500, 0],
+      [409, 0],
+    ] as const) {
+      let throttled = 0;
+      const h = harness(bootstrapper(), {
+        writeStatus: () => Promise.reject(new KubeApiError('status write', { statusCode: code })),
+        kcpThrottled: () => {
+          throttled++;
+        },
+      });
+      h.passes = [ready];
+      await assert.rejects(h.reconciler.reconcile(KEY), /status write/);
+      assert.equal(throttled, slowed, String(code));
+    }
   });
 
   test('a repair stopped by its fence says so; any other failure is thrown', async () => {
