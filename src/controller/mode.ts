@@ -27,6 +27,14 @@ export interface ModeOptions {
   readonly stateConfigMapName: string;
 }
 
+/**
+ * Annotate mode's default of {@link ModeOptions.concurrency} (direct mode's is in
+ * ./direct/direct-mode-options.ts). Here for the CLI, which shows it in `--help` without loading
+ * the mode. Its writes are one PATCH of a Runtime on the KCP each, so ten at once signal a fleet
+ * of thousands within tens of seconds (docs/figures.md, annotate scale).
+ */
+export const DEFAULT_ANNOTATE_CONCURRENCY = 10;
+
 /** What a mode gets from the app. */
 export interface ModeContext {
   readonly kubeConfig: KubeConfig;

@@ -14,8 +14,7 @@ import { CONTROLLER_MEMORY_LIMIT } from '../render/controller-manifests.js';
 import { WEBHOOK_MEMORY_LIMIT } from '../render/webhook-deployment.js';
 import { FLEET_DASHBOARD_UID } from './fleet-dashboard.js';
 import type { MonitoringOptions } from './monitoring-options.js';
-import type { PromQuery } from './promql-query.js';
-import type { QueryBuilder } from './query-builder.js';
+import type { PromQuery, QueryBuilder } from './promql-query.js';
 import { OUR_WEBHOOK, WEBHOOK_DASHBOARD_UID } from './webhook-dashboard.js';
 
 /** How urgent: `critical` pages, `warning` goes to a ticket. */

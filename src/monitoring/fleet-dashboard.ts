@@ -13,7 +13,7 @@ import {
   TRUST_BUNDLE_EXPIRY,
 } from '../controller/expiry/expiry-metric-specs.js';
 import type { DashboardSpec } from './dashboard-model.js';
-import type { QueryBuilder } from './query-builder.js';
+import type { QueryBuilder } from './promql-query.js';
 
 /** The fleet dashboard's uid (its URL is `/d/<uid>`). */
 export const FLEET_DASHBOARD_UID = 'rtb-fleet';

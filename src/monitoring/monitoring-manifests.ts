@@ -13,7 +13,7 @@ import { renderDashboard, type DashboardSpec } from './dashboard-model.js';
 import { fleetDashboard } from './fleet-dashboard.js';
 import { metricCatalog, type MetricCatalog } from './metric-catalog.js';
 import type { MonitoringOptions } from './monitoring-options.js';
-import { queryBuilder } from './query-builder.js';
+import { queryBuilder } from './promql-query.js';
 import { webhookDashboard } from './webhook-dashboard.js';
 
 /** The label Grafana's and Plutono's dashboard sidecars look for. */

@@ -5,6 +5,7 @@
  * (its scrape job) and records the families an expression reads.
  */
 import type { MetricCatalog, MetricFamily } from './metric-catalog.js';
+import type { MonitoringOptions } from './monitoring-options.js';
 import { APISERVER_FAMILIES, PROMETHEUS_FAMILIES } from './external-metrics.js';
 
 /** A dashboard query or alert expression refers to a family or label that is not served. */
@@ -92,4 +93,13 @@ export function promQuery(
   };
   const expr = build(refs);
   return { expr, metrics: [...metrics] };
+}
+
+/** Builds checked queries with the selectors of `options`' scrape jobs. */
+export type QueryBuilder = (build: (m: MetricRefs) => string) => PromQuery;
+
+/** A {@link QueryBuilder} over `catalog`, selecting each process's series by its job. */
+export function queryBuilder(catalog: MetricCatalog, o: MonitoringOptions): QueryBuilder {
+  const selectors = { controller: `job="${o.controllerJob}"`, webhook: `job="${o.webhookJob}"` };
+  return (build) => promQuery(catalog, selectors, build);
 }

@@ -5,7 +5,7 @@
  */
 import { MUTATING_WEBHOOK_NAME } from '../api/runtime-names.js';
 import type { DashboardSpec } from './dashboard-model.js';
-import type { QueryBuilder } from './query-builder.js';
+import type { QueryBuilder } from './promql-query.js';
 
 /** The webhook dashboard's uid. */
 export const WEBHOOK_DASHBOARD_UID = 'rtb-webhook';

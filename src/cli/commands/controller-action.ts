@@ -5,7 +5,7 @@ import {
   type ControllerAppOptions,
 } from '../../controller/controller-app.js';
 import { startAnnotateMode } from '../../controller/annotate/annotate-mode.js';
-import type { ModeOptions, ModeStarter } from '../../controller/mode.js';
+import { DEFAULT_ANNOTATE_CONCURRENCY, type ModeOptions, type ModeStarter } from '../../controller/mode.js';
 import {
   directModeStarter,
   type DirectModeStarterSettings,
@@ -16,15 +16,77 @@ import {
 } from '../../controller/direct/direct-mode-options.js';
 import type { DirectShardSettings } from '../../controller/direct/sharded-work.js';
 import type { LeaderElectionTiming } from '../../kube/leader-election-timing.js';
-import { DEFAULT_ANNOTATE_CONCURRENCY } from './controller-flags.js';
 import { KCP_SERVING_POLICY } from '../../serving-cert/serving-policy.js';
 import { packageVersion, releaseImage } from '../../version.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { FlagError, parseDuration, positiveInt, registryServersOf } from '../flag-values.js';
-import type { ControllerFlags } from './controller-flags.js';
+import type { SignalKind } from '../../controller/annotate/signal-decision.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
-import { CONTROLLER_HARD_STOP_MS } from '../../controller/controller-grace.js';
+import { CONTROLLER_GRACE_SECONDS } from '../../api/kcp-objects.js';
+
+/**
+ * The flags of `rtb controller`. Here with the code that reads them: ./controller.ts imports the type
+ * only, so registering the command loads nothing of this file (and imports nothing back).
+ */
+export interface ControllerFlags {
+  /** Commander's choices: annotate or direct. */
+  mode: 'annotate' | 'direct';
+  kubeconfig?: string;
+  namespace: string;
+  pullSecret: string;
+  clusterTrustBundle?: string;
+  configMap: string;
+  configKey: string;
+  manifestsConfigMap?: string;
+  runtimeSelector?: string;
+  signal: SignalKind;
+  coalesce: string;
+  /** Unset: the mode's default. */
+  concurrency?: string;
+  /** Unset: the mode's default (10m direct, 5m annotate). */
+  resync?: string;
+  stateConfigMap: string;
+  metricsPort: string;
+  metricsHost: string;
+  leaderElect: boolean;
+  /** Direct mode: every replica works its share (a Lease each) instead of leader election. */
+  sharding?: boolean;
+  leaderElectionId: string;
+  leaseDuration: string;
+  renewDeadline: string;
+  retryPeriod: string;
+  logLevel: string;
+  webhookImage?: string;
+  webhookPriorityClassName?: string;
+  /** Comma-separated: the webhook's restart rights per namespace. */
+  webhookRestartNamespaces?: string;
+  /** `registry=url`, repeatable. */
+  webhookRegistryServer?: string[];
+  webhookVersion?: string;
+  autoCreate?: string | boolean;
+  driftListen?: string;
+  driftUrl?: string;
+  driftDnsNames?: string;
+  caRenewBefore: string;
+  caGrace: string;
+  runtimeTimeout: string;
+  runtimeDeadline: string;
+  fullResyncEvery: string;
+  rolloutPolicy: string;
+  /** false with --no-auto-rollback. */
+  autoRollback: boolean;
+  certValidity: string;
+  certRenewBefore: string;
+  /** Direct mode: `--per-runtime-metrics`. */
+  perRuntimeMetrics?: boolean;
+}
+
+/**
+ * After SIGTERM, a controller still stopping this long ends itself (status 1) before the kubelet's
+ * SIGKILL, so the log says so: whatever a stop waits for, the process never outlives its grace.
+ */
+const CONTROLLER_HARD_STOP_MS = (CONTROLLER_GRACE_SECONDS - 2) * 1000;
 
 /** Annotate mode re-evaluates the sources this often without events (`--resync`'s default there). */
 const DEFAULT_ANNOTATE_RESYNC_MS = 5 * 60_000;

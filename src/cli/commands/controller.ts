@@ -7,7 +7,8 @@ import {
   DEFAULT_DIRECT_CONCURRENCY,
   DEFAULT_FULL_RESYNC_EVERY,
 } from '../../controller/direct/direct-mode-options.js';
-import { DEFAULT_ANNOTATE_CONCURRENCY, type ControllerFlags } from './controller-flags.js';
+import { DEFAULT_ANNOTATE_CONCURRENCY } from '../../controller/mode.js';
+import type { ControllerFlags } from './controller-action.js';
 
 /**
  * `rtb controller`: the KCP controller (sources → mode), with leader election. Only the flags are

@@ -8,12 +8,67 @@ import { restartNamespacesOf } from './restart-namespaces.js';
 import { rolloutPolicyCrd } from '../../api/rollout-policy-crd.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
 import { monitoringManifestList, renderMonitoring } from '../../monitoring/monitoring-manifests.js';
-import type {
-  RenderControllerFlags,
-  RenderKimFlags,
-  RenderMonitoringFlags,
-  RenderWebhookFlags,
-} from './render-flags.js';
+
+// The flags of each sub-command are here with the code that reads them: ./render.ts imports
+// the types only, so registering the commands loads nothing of this file.
+
+/** The flags of `rtb render webhook`. */
+export interface RenderWebhookFlags {
+  image?: string;
+  namespace: string;
+  replicas: string;
+  caBundle?: string;
+  url?: string;
+  failurePolicy: 'Ignore' | 'Fail';
+  version?: string;
+  landscape?: string;
+  priorityClassName?: string;
+  /** Comma-separated: restart rights per namespace. */
+  restartNamespaces?: string;
+  serviceMonitor?: boolean;
+}
+
+/** The flags of `rtb render kim`. */
+export interface RenderKimFlags {
+  image?: string;
+  version?: string;
+  landscape?: string;
+  namespace: string;
+  replicas: string;
+  raw?: boolean;
+  priorityClassName?: string;
+  /** Comma-separated: restart rights per namespace. */
+  restartNamespaces?: string;
+}
+
+/** The flags of `rtb render controller`. */
+export interface RenderControllerFlags {
+  image?: string;
+  namespace: string;
+  replicas: string;
+  pullSecret: string;
+  clusterTrustBundle?: string;
+  configMap: string;
+  manifestsConfigMap?: string;
+  runtimeSelector?: string;
+  signal: 'annotation' | 'label';
+  coalesce: string;
+  mode: 'annotate' | 'direct';
+  sharding?: boolean;
+  perRuntimeMetrics?: boolean;
+}
+
+/** The flags of `rtb render monitoring`. */
+export interface RenderMonitoringFlags {
+  part: 'kcp' | 'runtime' | 'all';
+  kcpNamespace: string;
+  runtimeNamespace: string;
+  controllerJob: string;
+  webhookJob: string;
+  runbookBaseUrl: string;
+  dashboardBaseUrl: string;
+  serviceMonitor?: boolean;
+}
 
 /** A positive whole number of replicas, or an error naming the flag. */
 function replicasOf(text: string): number {

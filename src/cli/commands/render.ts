@@ -4,7 +4,7 @@ import type {
   RenderKimFlags,
   RenderMonitoringFlags,
   RenderWebhookFlags,
-} from './render-flags.js';
+} from './render-action.js';
 import {
   CONTROLLER_METRICS_SERVICE,
   DEFAULT_DASHBOARD_BASE_URL,

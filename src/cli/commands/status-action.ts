@@ -4,7 +4,17 @@ import { fleetStatus, formatFleetStatus } from '../../controller/rollout/fleet-s
 import { loadClusterAccess, type ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
-import type { StatusFlags } from './status-flags.js';
+
+/**
+ * The flags of `rtb status`. Here with the code that reads them: ./status.ts imports the type
+ * only, so registering the command loads nothing of this file (and imports nothing back).
+ */
+export interface StatusFlags {
+  kubeconfig?: string;
+  namespace: string;
+  rolloutPolicy: string;
+  output: 'text' | 'json';
+}
 
 /** Reads the fleet from the KCP and renders it (text or JSON); `access` replaces the kubeconfig (tests). */
 export async function runStatus(flags: StatusFlags, access?: ClusterAccess): Promise<string> {

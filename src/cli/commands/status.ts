@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { DEFAULT_ROLLOUT_POLICY_NAME } from '../../api/rollout-policy.js';
-import type { StatusFlags } from './status-flags.js';
+import type { StatusFlags } from './status-action.js';
 
 /** `rtb status`: the fleet of direct mode, read from the KCP. */
 export function registerStatusCommand(program: Command): void {

@@ -3,11 +3,52 @@ import { createLogger } from '../../telemetry/logger.js';
 import { startWebhookApp, type WebhookAppOptions } from '../../webhook/webhook-app.js';
 import { DRAIN_TIMEOUT_SECONDS, TERMINATION_GRACE_SECONDS } from '../../api/serving-limits.js';
 import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
-import type { WebhookFlags } from './webhook-flags.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { registryServersOf } from '../flag-values.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
 import type { TrustRestartSettings } from '../../trust-restart/restarter-settings.js';
+
+/**
+ * The flags of `rtb webhook`. Here with the code that reads them: ./webhook.ts imports the type
+ * only, so registering the command loads nothing of this file (and imports nothing back).
+ */
+export interface WebhookFlags {
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsSecret?: string;
+  webhookService: string;
+  tlsExtraSan: string[];
+  certLease: string;
+  servingCertIssuer: string;
+  port: string;
+  metricsPort?: string;
+  host: string;
+  kubeconfig?: string;
+  configFile?: string;
+  configMap: string;
+  configKey: string;
+  statusConfigMap?: string;
+  failClosed?: boolean;
+  landscape?: string;
+  logLevel: string;
+  driftUrl?: string;
+  driftCert: string;
+  driftKey: string;
+  driftCa: string;
+  /** Accepted from manifests of earlier releases, and ignored. */
+  reuseAnswers?: string;
+  shutdownDelay: string;
+  /** false with `--no-trust-restart`. */
+  trustRestart: boolean;
+  restartConcurrency: string;
+  restartDelay: string;
+  restartDeadline: string;
+  restartLease: string;
+  /** Comma-separated; absent: restart rights everywhere. */
+  restartNamespaces?: string;
+  /** `registry=url`, repeatable. */
+  registryServer?: string[];
+}
 
 /** `rtb webhook`'s settings: every flag parsed and checked; the app's options but its cluster and logger. */
 export type WebhookSettings = Omit<WebhookAppOptions, 'kubeConfig' | 'logger'>;

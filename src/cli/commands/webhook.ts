@@ -7,7 +7,7 @@ import {
 } from '../../api/runtime-names.js';
 import { RESTARTER_LEASE } from '../../api/trust-stamp.js';
 import { SHUTDOWN_DELAY_SECONDS } from '../../api/serving-limits.js';
-import type { WebhookFlags } from './webhook-flags.js';
+import type { WebhookFlags } from './webhook-action.js';
 
 /**
  * `rtb webhook`: the mutating admission webhook of a runtime. Only the flags are registered here;

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { runController } from '../../../src/cli/commands/controller-action.js';
-import type { ControllerFlags } from '../../../src/cli/commands/controller-flags.js';
+import { runController, type ControllerFlags } from '../../../src/cli/commands/controller-action.js';
 import { FlagError } from '../../../src/cli/flag-values.js';
 
 const flags = (over: Partial<ControllerFlags>): ControllerFlags => ({

@@ -9,8 +9,7 @@ import {
   webhookServiceDnsNames,
 } from '../../../src/api/runtime-names.js';
 import { registerWebhookCommand } from '../../../src/cli/commands/webhook.js';
-import type { WebhookFlags } from '../../../src/cli/commands/webhook-flags.js';
-import { webhookTlsOptions } from '../../../src/cli/commands/webhook-action.js';
+import { webhookTlsOptions, type WebhookFlags } from '../../../src/cli/commands/webhook-action.js';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
 import { parseCertificates } from '../../../src/pki/pem-certificates.js';
