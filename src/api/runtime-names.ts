@@ -14,6 +14,11 @@ export const WEBHOOK_SERVICE_ACCOUNT = WEBHOOK_DEPLOYMENT;
 export const WEBHOOK_CONTAINER = 'manager';
 /** Service in front of the webhook (443 → 9443). */
 export const WEBHOOK_SERVICE = 'rt-bootstrapper-webhook-service';
+/**
+ * Service exposing the webhook's metrics (`rtb render webhook --service-monitor`); the job label of
+ * its series, which `rtb render monitoring`'s queries select.
+ */
+export const WEBHOOK_METRICS_SERVICE = 'rt-bootstrapper-webhook-metrics';
 /** The MutatingWebhookConfiguration. */
 export const MUTATING_WEBHOOK_CONFIGURATION = 'rt-bootstrapper-mutating-webhook-configuration';
 /** The one webhook inside it: upstream's entry name, so an apply over upstream's replaces it. */

@@ -4,7 +4,7 @@
  * version (a digest, see content-hash.ts) — never object contents.
  */
 import type { Counter, Gauge, Registry } from 'prom-client';
-import { counterOn, gaugeOn } from '../kube/prom-metrics.js';
+import { counterOn, gaugeOn } from '../telemetry/prom-metrics.js';
 
 /** Why a source is not used. */
 export type SourceProblemReason = 'missing' | 'invalid';

@@ -1,5 +1,5 @@
 import type { Counter, Gauge, Registry } from 'prom-client';
-import { counterOn, gaugeOn } from '../kube/prom-metrics.js';
+import { counterOn, gaugeOn } from '../telemetry/prom-metrics.js';
 
 /** How one attestation ended, the `result` label of {@link AttestationMetrics.attestations}. */
 export type AttestationResult = 'in_sync' | 'out_of_sync' | 'failed';

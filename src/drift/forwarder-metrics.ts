@@ -1,5 +1,5 @@
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { counterOn, gaugeOn, histogramOn } from '../kube/prom-metrics.js';
+import { counterOn, gaugeOn, histogramOn } from '../telemetry/prom-metrics.js';
 
 /** How one POST to the listener ended, the `result` label of the sends counter. */
 export type SendResult =

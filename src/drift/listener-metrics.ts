@@ -1,5 +1,5 @@
 import type { Counter, Histogram, Registry } from 'prom-client';
-import { counterOn, histogramOn } from '../kube/prom-metrics.js';
+import { counterOn, histogramOn } from '../telemetry/prom-metrics.js';
 
 /** The `kind` label of accepted events: the kinds we manage, anything else as `other`. */
 export type AcceptedKind = 'Secret' | 'ConfigMap' | 'ClusterTrustBundle' | 'other';

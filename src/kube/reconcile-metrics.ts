@@ -4,7 +4,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { ReconcileMetrics, ReconcileMetricsProvider, ReconcileResultKind } from './metrics-hooks.js';
-import { counterOn, gaugeOn, histogramOn } from './prom-metrics.js';
+import { counterOn, gaugeOn, histogramOn } from '../telemetry/prom-metrics.js';
 
 /** controller-runtime's buckets for `controller_runtime_reconcile_time_seconds`. */
 export const RECONCILE_TIME_BUCKETS: readonly number[] = [

@@ -5,7 +5,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { WorkQueueMetrics, WorkQueueMetricsProvider } from './metrics-hooks.js';
-import { counterOn, gaugeOn, histogramOn } from './prom-metrics.js';
+import { counterOn, gaugeOn, histogramOn } from '../telemetry/prom-metrics.js';
 
 /**
  * Buckets of the duration histograms: 10 ns to 1000 s by powers of ten, as

@@ -1,10 +1,9 @@
 import { RUNTIME_NAMESPACE } from '../api/runtime.js';
+import { WEBHOOK_METRICS_SERVICE } from '../api/runtime-names.js';
 import { CONFIG_MAP_NAMESPACE } from '../api/webhook-features.js';
 
 /** The job label of the controller's series, as the ServiceMonitor of `rtb render monitoring` names it. */
 export const CONTROLLER_METRICS_SERVICE = 'rt-bootstrapper-controller-metrics';
-/** The job label of the webhook's series, as the ServiceMonitor of `rtb render webhook --service-monitor` names it. */
-export const WEBHOOK_METRICS_SERVICE = 'rt-bootstrapper-webhook-metrics';
 /** Where the runbooks are published (docs/runbooks/<alert>.md of this repository). */
 export const DEFAULT_RUNBOOK_BASE_URL =
   'https://github.com/kyma-project/rt-bootstrapper/blob/main/docs/runbooks';

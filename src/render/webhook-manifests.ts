@@ -16,6 +16,7 @@ import {
   WEBHOOK_CLUSTER_ROLE,
   WEBHOOK_CLUSTER_ROLE_BINDING,
   WEBHOOK_METRICS_PORT,
+  WEBHOOK_METRICS_SERVICE,
   WEBHOOK_METRICS_PORT_NAME,
   WEBHOOK_PDB,
   WEBHOOK_PORT,
@@ -45,7 +46,6 @@ import {
 } from './webhook-registration.js';
 import { objectLabels, type WebhookManifestOptions } from './webhook-options.js';
 import { renderMetricsScrape, type MetricsScrape } from './metrics-scrape.js';
-import { WEBHOOK_METRICS_SERVICE } from '../monitoring/monitoring-options.js';
 import { renderWebhookWritePolicy, type WebhookWritePolicy } from './webhook-write-policy.js';
 
 /** The trust-bundle restarter's rights in one namespace. */

@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { MetricSpec } from '../kube/prom-metrics.js';
+import type { MetricSpec } from './prom-metrics.js';
 
 /**
  * A gauge whose samples are computed when it is scraped: `fill` sets them on a cleared gauge,

@@ -1,5 +1,5 @@
 import type { Counter, Gauge, Registry } from 'prom-client';
-import { counterOn, gaugeOn } from '../kube/prom-metrics.js';
+import { counterOn, gaugeOn } from '../telemetry/prom-metrics.js';
 
 /**
  * The restarter's metrics. Namespaces are a label of the stale-Pod gauge only (the question it

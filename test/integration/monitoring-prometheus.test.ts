@@ -16,7 +16,7 @@ import { rolloutPolicyCrd } from '../../src/api/rollout-policy-crd.js';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { MUTATING_WEBHOOK_NAME, WATCHER_TLS_SECRET } from '../../src/api/runtime-names.js';
 import { startControllerApp, type ControllerApp } from '../../src/controller/controller-app.js';
-import { directModeStarter } from '../../src/controller/direct/direct-mode-starter.js';
+import { directModeStarter } from '../../src/controller/direct/direct-mode.js';
 import { lastChange } from '../../src/controller/expiry/source-expiry.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { freePort } from '../../src/envtest/free-port.js';

@@ -6,10 +6,7 @@ import {
 } from '../../controller/controller-app.js';
 import { startAnnotateMode } from '../../controller/annotate/annotate-mode.js';
 import { DEFAULT_ANNOTATE_CONCURRENCY, type ModeOptions, type ModeStarter } from '../../controller/mode.js';
-import {
-  directModeStarter,
-  type DirectModeStarterSettings,
-} from '../../controller/direct/direct-mode-starter.js';
+import { directModeStarter, type DirectModeStarterSettings } from '../../controller/direct/direct-mode.js';
 import {
   DEFAULT_DIRECT_CONCURRENCY,
   DEFAULT_DIRECT_RESYNC_MS,

@@ -9,8 +9,8 @@ import {
   CONTROLLER_METRICS_SERVICE,
   DEFAULT_DASHBOARD_BASE_URL,
   DEFAULT_RUNBOOK_BASE_URL,
-  WEBHOOK_METRICS_SERVICE,
 } from '../../monitoring/monitoring-options.js';
+import { WEBHOOK_METRICS_SERVICE } from '../../api/runtime-names.js';
 
 /**
  * `rtb render …`: prints the manifests a runtime (webhook) or the KCP (controller) needs. The

@@ -1,5 +1,5 @@
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { counterOn, gaugeOn, histogramOn } from '../../kube/prom-metrics.js';
+import { counterOn, gaugeOn, histogramOn } from '../../telemetry/prom-metrics.js';
 import type { BootstrapperState } from '../../api/runtime-bootstrapper.js';
 
 /** Direct-mode metrics. No runtime label anywhere: 5,000 runtimes would explode the series. */

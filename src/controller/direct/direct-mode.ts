@@ -12,7 +12,12 @@ import { CaUpkeep } from './ca-upkeep.js';
 import { DirectCaches } from './direct-caches.js';
 import { createDirectMetrics, refreshStateGauges } from './direct-metrics.js';
 import { RuntimeClientPool } from './runtime-clients.js';
-import { resolveDirectModeSettings, type DirectMode, type DirectModeOptions } from './direct-mode-options.js';
+import {
+  resolveDirectModeSettings,
+  type DirectMode,
+  type DirectModeChoices,
+  type DirectModeOptions,
+} from './direct-mode-options.js';
 import { DriftRepairs } from './drift-repairs.js';
 import { RolloutCoordinator } from '../rollout/rollout-coordinator.js';
 import { createRolloutMetrics } from '../rollout/rollout-metrics.js';
@@ -24,6 +29,7 @@ import { ShardedWork } from './sharded-work.js';
 import { SourceFanout } from './source-fanout.js';
 import { attachFleetExpiryMetrics, type FleetRuntime } from '../expiry/fleet-expiry.js';
 import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import type { ModeContext, ModeHandle } from '../mode.js';
 
 /**
  * Connections to the KCP at once: its watches (a handful, each holding one) and the status writes
@@ -350,5 +356,34 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         clearTimeout(abandon);
       }
     },
+  };
+}
+
+/**
+ * Direct mode's own settings as the controller app runs it: the fan-out's concurrency, resync
+ * and coalescing window are the app's mode options (one value for either mode), so not here.
+ */
+export type DirectModeStarterSettings = Omit<DirectModeChoices, 'concurrency' | 'resyncMs' | 'coalesceMs'>;
+
+/**
+ * Adapts direct mode to the controller app's mode contract: runs only while this replica leads
+ * (the app starts and stops it), with the app's sources, registry, logger and mode options.
+ */
+export function directModeStarter(
+  settings: DirectModeStarterSettings,
+): (ctx: ModeContext) => Promise<ModeHandle> {
+  return async (ctx) => {
+    const mode = await startDirectMode({
+      kubeConfig: ctx.kubeConfig,
+      namespace: ctx.namespace,
+      sources: ctx.sources,
+      logger: ctx.logger,
+      registry: ctx.registry,
+      ...settings,
+      concurrency: ctx.options.concurrency,
+      resyncMs: ctx.options.resyncMs,
+      coalesceMs: ctx.options.coalesceMs,
+    });
+    return { stop: () => mode.stop() };
   };
 }

@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import type { Counter, Registry } from 'prom-client';
 import type { Attestation } from '../../api/attestation.js';
-import { counterOn } from '../../kube/prom-metrics.js';
+import { counterOn } from '../../telemetry/prom-metrics.js';
 import type { AttestationReply } from '../../drift/attestation-receiver.js';
 import { AttestationBook } from './attestation-book.js';
 

@@ -1,5 +1,5 @@
 import type { Histogram, Registry } from 'prom-client';
-import { histogramOn } from '../../kube/prom-metrics.js';
+import { histogramOn } from '../../telemetry/prom-metrics.js';
 
 /**
  * The drift repair latency (`rtb_drift_repair_seconds`): from the moment a drift report reached

@@ -19,7 +19,7 @@ import type { ReadonlyStore } from '../../kube/store.js';
 import type { WorkQueue } from '../../kube/work-queue.js';
 import type { LeaderElectionTiming } from '../../kube/leader-election-timing.js';
 import { UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
-import { counterOn, gaugeOn } from '../../kube/prom-metrics.js';
+import { counterOn, gaugeOn } from '../../telemetry/prom-metrics.js';
 import { ShardMembership } from '../../kube/shard-membership.js';
 import type { ShardDecision } from '../../kube/shard-view.js';
 import { DriftRelay } from './drift-relay.js';

@@ -3,7 +3,7 @@
  * metrics (DESIGN.md §12): the collectors register these, and the dashboards and alerts
  * (src/monitoring) read the names from here.
  */
-import type { MetricSpec } from '../../kube/prom-metrics.js';
+import type { MetricSpec } from '../../telemetry/prom-metrics.js';
 
 /** Drift client certificates expiring within this are counted as expiring soon. */
 export const EXPIRING_SOON_SECONDS = 14 * 24 * 3600;

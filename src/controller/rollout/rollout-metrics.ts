@@ -1,5 +1,5 @@
 import type { Counter, Gauge, Registry } from 'prom-client';
-import { counterOn, gaugeOn } from '../../kube/prom-metrics.js';
+import { counterOn, gaugeOn } from '../../telemetry/prom-metrics.js';
 import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { RolloutPhase } from './rollout-state.js';
 import type { RolloutPlan } from './wave-planner.js';

@@ -1,5 +1,5 @@
 import type { Counter, Gauge, Registry } from 'prom-client';
-import { counterOn, gaugeOn } from '../../kube/prom-metrics.js';
+import { counterOn, gaugeOn } from '../../telemetry/prom-metrics.js';
 
 /**
  * The workload follower's metrics. No revision or Pod labels (revisions come and go, Pods by the

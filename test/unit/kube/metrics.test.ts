@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Counter, Registry } from 'prom-client';
 import { ItemExponentialBackoff } from '../../../src/kube/backoff.js';
-import { MetricsRegistrationError } from '../../../src/kube/prom-metrics.js';
+import { MetricsRegistrationError } from '../../../src/telemetry/prom-metrics.js';
 import { PrometheusReconcileMetrics } from '../../../src/kube/reconcile-metrics.js';
 import { WorkQueue } from '../../../src/kube/work-queue.js';
 import {
