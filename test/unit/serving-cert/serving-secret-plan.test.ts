@@ -8,6 +8,7 @@ import {
   KCP_SERVING_POLICY,
   SERVING_SINCE_ANNOTATION,
   ServingPolicyError,
+  type ServingPolicy,
   validateServingPolicy,
   WEBHOOK_SERVING_POLICY,
 } from '../../../src/serving-cert/serving-policy.js';
@@ -15,7 +16,13 @@ import {
   caBundleHoldsOthers,
   planServingSecret,
   ServingIssuerError,
+  type ServingIssuer,
+  type ServingStep,
 } from '../../../src/serving-cert/serving-secret-plan.js';
+import {
+  formatTrustedSince,
+  type ServingSecretContent,
+} from '../../../src/serving-cert/serving-secret-state.js';
 import { DNS, START, ServingWorld, type Writer } from './serving-world.js';
 
 const DAY = 24 * 3600 * 1000;
@@ -433,5 +440,405 @@ describe('the serving-secret plan', () => {
     }, ServingPolicyError);
     validateServingPolicy(P);
     validateServingPolicy(KCP_SERVING_POLICY);
+  });
+});
+
+// The plan asked directly, one state at a time: the exact steps (reasons as operators read them,
+// pending flags, deadlines) at the edges of each rule.
+const NOW = START;
+const K = await createCertificateAuthority({
+  commonName: 'k',
+  now: new Date(NOW - DAY),
+  validityMs: 365 * DAY,
+});
+const O = await createCertificateAuthority({
+  commonName: 'o',
+  now: new Date(NOW - DAY),
+  validityMs: 365 * DAY,
+});
+const U = await createCertificateAuthority({ commonName: 'upstream', now: new Date(NOW - DAY) });
+const KCP = await createCertificateAuthority({ commonName: 'kcp', now: new Date(NOW - DAY) });
+const leafK = await issueCertificate(K, {
+  commonName: 'webhook',
+  dnsNames: DNS,
+  usage: 'server',
+  now: new Date(NOW - DAY),
+  validityMs: 90 * DAY,
+});
+const leafO = await issueCertificate(O, {
+  commonName: 'webhook',
+  dnsNames: DNS,
+  usage: 'server',
+  now: new Date(NOW - DAY),
+  validityMs: 90 * DAY,
+});
+const fpOf = (pem: string): string => {
+  const f = fp(pem);
+  assert.ok(f);
+  return f;
+};
+const notAfterOf = (pem: string): number => {
+  const c = parseCertificate(pem);
+  assert.ok(c);
+  return c.notAfter;
+};
+const iso = (ms: number): string => new Date(ms).toISOString();
+const trustedText = (since: Record<string, number>): string =>
+  formatTrustedSince(new Map(Object.entries(since)));
+const X = 'a'.repeat(64);
+/** The renewal deadline of leafK (issued a day ago for 90 days, its CA lives longer). */
+const RENEW_K = notAfterOf(leafK.certPem) - (90 * DAY) / 3;
+
+interface SecretSpec {
+  tls?: { certPem: string; keyPem: string };
+  caCrt: string;
+  caKey?: string;
+  trusted?: Record<string, number>;
+  servingSince?: number;
+}
+const secretOf = (s: SecretSpec): ServingSecretContent => ({
+  tlsCrt: s.tls?.certPem,
+  tlsKey: s.tls?.keyPem,
+  caCrt: s.caCrt,
+  caKey: s.caKey,
+  annotations: {
+    ...(s.trusted ? { [CA_TRUSTED_SINCE_ANNOTATION]: trustedText(s.trusted) } : {}),
+    ...(s.servingSince !== undefined ? { [SERVING_SINCE_ANNOTATION]: iso(s.servingSince) } : {}),
+  },
+});
+const planOf = (
+  s: SecretSpec,
+  bundles: string[],
+  more: { now?: number; issuer?: ServingIssuer; policy?: ServingPolicy; foreignServers?: boolean } = {},
+): ServingStep =>
+  planServingSecret({
+    secret: secretOf(s),
+    bundles,
+    issuer: more.issuer ?? { kind: 'own' },
+    dnsNames: DNS,
+    now: more.now ?? NOW,
+    policy: more.policy ?? P,
+    foreignServers: more.foreignServers ?? false,
+  });
+/** Our CA K signs the served certificate, K is in the caBundle since a day. */
+const atRest: SecretSpec = {
+  tls: leafK,
+  caCrt: K.certPem,
+  caKey: K.keyPem,
+  trusted: { [fpOf(K.certPem)]: NOW - DAY },
+  servingSince: NOW - DAY,
+};
+
+describe('the serving-secret plan, step by step', () => {
+  test('at rest: current, not pending, until the renewal', () => {
+    assert.deepEqual(planOf(atRest, [K.certPem]), {
+      kind: 'wait',
+      reason: 'the Secret and the caBundle are current',
+      until: RENEW_K,
+      pending: false,
+    });
+  });
+
+  test('a served certificate whose CA is in neither ca.crt nor the caBundle is issued again by the signing CA', () => {
+    assert.deepEqual(planOf({ ...atRest, tls: leafO }, [K.certPem]), {
+      kind: 'write-secret',
+      reason: 'the CA of the serving certificate is in neither ca.crt nor the caBundle',
+      write: {
+        caCerts: [K.certPem],
+        caKey: 'keep',
+        issue: { signer: fpOf(K.certPem), notAfter: NOW + P.servingLifetimeMs },
+        annotations: {
+          [CA_TRUSTED_SINCE_ANNOTATION]: trustedText({ [fpOf(K.certPem)]: NOW - DAY }),
+          [SERVING_SINCE_ANNOTATION]: iso(NOW),
+        },
+      },
+    });
+  });
+
+  test('the external issuer replaces a certificate it did not issue once its CA settled, not a millisecond before', () => {
+    const trustedAt = NOW - 1000;
+    const spec: SecretSpec = {
+      ...atRest,
+      caCrt: K.certPem + KCP.certPem,
+      trusted: { [fpOf(K.certPem)]: NOW - DAY, [fpOf(KCP.certPem)]: trustedAt },
+    };
+    const more = { issuer: { kind: 'external', caPem: KCP.certPem } as const, policy: KCP_SERVING_POLICY };
+    const bundles = [K.certPem + KCP.certPem];
+    const settled = trustedAt + KCP_SERVING_POLICY.settleMs;
+    assert.deepEqual(planOf(spec, bundles, { ...more, now: settled - 1 }), {
+      kind: 'wait',
+      reason:
+        "the serving certificate was not issued by the issuer's CA; waiting for the API server to load the signing CA",
+      until: settled,
+      pending: true,
+    });
+    const issue = planOf(spec, bundles, { ...more, now: settled });
+    assert.equal(issue.kind, 'write-secret');
+    assert.equal(issue.reason, "the serving certificate was not issued by the issuer's CA");
+    assert.equal(issue.write.issue?.signer, fpOf(KCP.certPem));
+    assert.equal(issue.write.caKey, 'keep');
+  });
+
+  test('the issuer’s CA is refused as a ServingIssuerError: not a CA, or expired from its notAfter on', () => {
+    const input = { secret: undefined, bundles: [], dnsNames: DNS, policy: P };
+    const notCa = (): ServingStep =>
+      planServingSecret({ ...input, now: NOW, issuer: { kind: 'external', caPem: leafK.certPem } });
+    assert.throws(notCa, ServingIssuerError);
+    assert.throws(notCa, {
+      name: 'ServingIssuerError',
+      message: "the issuer's CA certificate is not a CA certificate",
+    });
+    const end = notAfterOf(KCP.certPem);
+    const at = (now: number): ServingStep =>
+      planServingSecret({ ...input, now, issuer: { kind: 'external', caPem: KCP.certPem } });
+    assert.throws(() => at(end), {
+      name: 'ServingIssuerError',
+      message: "the issuer's CA certificate has expired",
+    });
+    assert.throws(() => at(end + 1), ServingIssuerError);
+    assert.equal(at(end - 1).kind, 'write-secret', 'valid until its last millisecond');
+  });
+
+  test('our CA signs until its rotation instant, then the next CA is added, its key and the served CA kept', async () => {
+    const short = await createCertificateAuthority({
+      commonName: 's',
+      now: new Date(NOW - DAY),
+      validityMs: 30 * DAY,
+    });
+    const rotateAt = notAfterOf(short.certPem) - (30 * DAY) / 3;
+    const tlsFrom = async (ca: typeof short) =>
+      issueCertificate(ca, {
+        commonName: 'w',
+        dnsNames: DNS,
+        usage: 'server',
+        now: new Date(rotateAt - DAY),
+        validityMs: 9 * DAY,
+      });
+    const spec: SecretSpec = {
+      tls: await tlsFrom(short),
+      caCrt: short.certPem,
+      caKey: short.keyPem,
+      trusted: { [fpOf(short.certPem)]: NOW },
+      servingSince: rotateAt - DAY,
+    };
+    assert.deepEqual(planOf(spec, [short.certPem], { now: rotateAt - 1 }), {
+      kind: 'wait',
+      reason: 'the Secret and the caBundle are current',
+      until: rotateAt,
+      pending: false,
+    });
+    const rotate = {
+      kind: 'write-secret',
+      reason: 'the signing CA is due for rotation: adding the next CA',
+      write: {
+        caCerts: [short.certPem],
+        createCa: { lifetimeMs: P.caLifetimeMs },
+        caKey: 'keep',
+        annotations: {
+          [CA_TRUSTED_SINCE_ANNOTATION]: trustedText({ [fpOf(short.certPem)]: NOW }),
+          [SERVING_SINCE_ANNOTATION]: iso(rotateAt - DAY),
+        },
+      },
+    };
+    assert.deepEqual(planOf(spec, [short.certPem], { now: rotateAt }), rotate);
+    // Served by another CA, both trusted long past the overlap: neither the keyed CA nor the served one leaves.
+    const both: SecretSpec = {
+      ...spec,
+      tls: await tlsFrom(O),
+      caCrt: short.certPem + O.certPem,
+      trusted: { [fpOf(short.certPem)]: NOW, [fpOf(O.certPem)]: NOW },
+      servingSince: NOW,
+    };
+    assert.deepEqual(planOf(both, [short.certPem + O.certPem], { now: rotateAt }), {
+      ...rotate,
+      write: {
+        ...rotate.write,
+        caCerts: [short.certPem, O.certPem],
+        annotations: {
+          [CA_TRUSTED_SINCE_ANNOTATION]: trustedText({ [fpOf(short.certPem)]: NOW, [fpOf(O.certPem)]: NOW }),
+          [SERVING_SINCE_ANNOTATION]: iso(NOW),
+        },
+      },
+    });
+  });
+
+  test('without a serving-since, no CA is retired: the time is recorded first', () => {
+    const spec: SecretSpec = {
+      ...atRest,
+      caCrt: K.certPem + O.certPem,
+      trusted: { [fpOf(K.certPem)]: NOW - DAY, [fpOf(O.certPem)]: NOW - DAY },
+      servingSince: undefined,
+    };
+    assert.deepEqual(planOf(spec, [K.certPem + O.certPem]), {
+      kind: 'write-secret',
+      reason: 'recording since when each CA is trusted and the certificate served',
+      write: {
+        caCerts: [K.certPem, O.certPem],
+        caKey: 'keep',
+        annotations: {
+          [CA_TRUSTED_SINCE_ANNOTATION]: trustedText({
+            [fpOf(K.certPem)]: NOW - DAY,
+            [fpOf(O.certPem)]: NOW - DAY,
+          }),
+          [SERVING_SINCE_ANNOTATION]: iso(NOW),
+        },
+      },
+    });
+  });
+
+  test('a trusted-since of another CA is no record of ours: recorded again, though as many entries', () => {
+    const spec: SecretSpec = { ...atRest, trusted: { [X]: NOW - DAY } };
+    assert.deepEqual(planOf(spec, [K.certPem]), {
+      kind: 'write-secret',
+      reason: 'recording since when each CA is trusted and the certificate served',
+      write: {
+        caCerts: [K.certPem],
+        caKey: 'keep',
+        annotations: {
+          [CA_TRUSTED_SINCE_ANNOTATION]: trustedText({ [fpOf(K.certPem)]: NOW }),
+          [SERVING_SINCE_ANNOTATION]: iso(NOW - DAY),
+        },
+      },
+    });
+  });
+
+  test('while nobody registers us, the trusted-since is kept as it is', () => {
+    assert.deepEqual(planOf(atRest, []), {
+      kind: 'wait',
+      reason: 'the Secret and the caBundle are current',
+      until: RENEW_K,
+      pending: false,
+    });
+  });
+
+  test('a CA not yet in every caBundle is not retired: the caBundle is written', () => {
+    const spec: SecretSpec = { ...atRest, caCrt: K.certPem + O.certPem };
+    assert.deepEqual(planOf(spec, [K.certPem]), {
+      kind: 'write-bundle',
+      reason: "the caBundle differs from ca.crt's unexpired CAs",
+      bundle: K.certPem + O.certPem,
+    });
+  });
+
+  test('Pods of another install: its CA is kept in the caBundle, and looked at again after the settle time', () => {
+    const foreign = { foreignServers: true };
+    assert.deepEqual(planOf({ ...atRest, trusted: {} }, [U.certPem], foreign), {
+      kind: 'write-bundle',
+      reason:
+        "the caBundle differs from ca.crt's unexpired CAs plus those Pods we did not start may serve with",
+      bundle: K.certPem + U.certPem,
+    });
+    assert.deepEqual(planOf(atRest, [K.certPem + U.certPem], foreign), {
+      kind: 'wait',
+      reason: 'keeping 1 certificate(s) in the caBundle while Pods we did not start may serve with them',
+      until: NOW + P.settleMs,
+      pending: true,
+    });
+  });
+
+  test('caBundleHoldsOthers: only a certificate that ca.crt does not hold counts', () => {
+    const input = (bundles: string[]) => ({
+      secret: secretOf(atRest),
+      bundles,
+      issuer: { kind: 'own' } as const,
+      dnsNames: DNS,
+      now: NOW,
+      policy: P,
+    });
+    assert.equal(caBundleHoldsOthers(input([K.certPem + U.certPem])), true);
+    assert.equal(caBundleHoldsOthers(input([U.certPem])), true);
+    assert.equal(caBundleHoldsOthers(input([K.certPem])), false);
+    assert.equal(caBundleHoldsOthers(input([])), false);
+  });
+
+  test('the CA of the served certificate is adopted from the caBundle, with that reason alone', () => {
+    const spec: SecretSpec = { tls: leafK, caCrt: '', trusted: {}, servingSince: NOW - DAY };
+    assert.deepEqual(planOf(spec, [K.certPem]), {
+      kind: 'write-secret',
+      reason: 'adding the CA of the issuer or of the served certificate',
+      write: {
+        caCerts: [K.certPem],
+        createCa: undefined,
+        caKey: 'keep',
+        annotations: { [SERVING_SINCE_ANNOTATION]: iso(NOW - DAY) },
+      },
+    });
+    assert.equal(
+      planOf({ ...spec, caKey: O.keyPem }, [K.certPem]).reason,
+      'adding the CA of the issuer or of the served certificate; removing a ca.key that belongs to no CA in ca.crt',
+    );
+  });
+
+  test('a CA past its overlap leaves ca.crt with its trusted-since, and only that reason is given', () => {
+    const spec: SecretSpec = {
+      ...atRest,
+      caCrt: K.certPem + O.certPem,
+      trusted: { [fpOf(K.certPem)]: NOW - DAY, [fpOf(O.certPem)]: NOW - DAY, [X]: NOW - DAY },
+    };
+    assert.deepEqual(planOf(spec, [K.certPem + O.certPem]), {
+      kind: 'write-secret',
+      reason: 'removing CAs past their overlap',
+      write: {
+        caCerts: [K.certPem],
+        createCa: undefined,
+        caKey: 'keep',
+        annotations: {
+          [CA_TRUSTED_SINCE_ANNOTATION]: trustedText({ [fpOf(K.certPem)]: NOW - DAY }),
+          [SERVING_SINCE_ANNOTATION]: iso(NOW - DAY),
+        },
+      },
+    });
+  });
+
+  test('a duplicate in ca.crt is dropped; the trusted-since keeps the CAs that stay and no others', () => {
+    const trusted = { [fpOf(K.certPem)]: NOW - DAY, [fpOf(O.certPem)]: NOW - 1000 };
+    const spec: SecretSpec = {
+      ...atRest,
+      caCrt: K.certPem + K.certPem + O.certPem,
+      trusted: { ...trusted, [X]: NOW - DAY },
+    };
+    assert.deepEqual(planOf(spec, [K.certPem + O.certPem]), {
+      kind: 'write-secret',
+      reason: 'dropping garbage, duplicate and expired entries of ca.crt',
+      write: {
+        caCerts: [K.certPem, O.certPem],
+        createCa: undefined,
+        caKey: 'keep',
+        annotations: {
+          [CA_TRUSTED_SINCE_ANNOTATION]: trustedText(trusted),
+          [SERVING_SINCE_ANNOTATION]: iso(NOW - DAY),
+        },
+      },
+    });
+  });
+
+  test('several reasons are joined with "; "', () => {
+    const step = planOf({ caCrt: '-----BEGIN CERTIFICATE-----\nZ2FyYmFnZQ==\n-----END CERTIFICATE-----\n' }, [
+      K.certPem,
+    ]);
+    assert.equal(
+      step.reason,
+      'no CA can sign: adding one; dropping garbage, duplicate and expired entries of ca.crt',
+    );
+  });
+
+  test('at rest the next deadline may be a CA’s expiry, before its retirement', async () => {
+    const brief = await createCertificateAuthority({
+      commonName: 'b',
+      now: new Date(NOW),
+      validityMs: 30 * 60_000,
+    });
+    const spec: SecretSpec = {
+      ...atRest,
+      caCrt: K.certPem + brief.certPem,
+      trusted: { [fpOf(K.certPem)]: NOW - DAY, [fpOf(brief.certPem)]: NOW - DAY },
+      servingSince: NOW,
+    };
+    assert.deepEqual(planOf(spec, [K.certPem + brief.certPem]), {
+      kind: 'wait',
+      reason: 'the Secret and the caBundle are current',
+      until: notAfterOf(brief.certPem),
+      pending: false,
+    });
   });
 });
