@@ -180,8 +180,8 @@ export class RuntimeInstaller {
     namespace: string,
     current: V1Secret | undefined,
     next: ServingSecretContent,
-  ): Promise<void> {
-    await this.write('serving Secret', () =>
+  ): Promise<V1Secret> {
+    return await this.write('serving Secret', () =>
       putServingSecret(this.access, { namespace, name: WEBHOOK_TLS_SECRET }, current, next, {
         fieldManager: FIELD_MANAGER,
         timeoutMs: this.timeoutMs,
@@ -189,11 +189,21 @@ export class RuntimeInstaller {
     );
   }
 
-  /** Sets the caBundle of every entry of the configurations in `view` (as read; 409 if they moved). */
-  async writeCaBundle(view: ServingView, bundlePem: string): Promise<void> {
+  /**
+   * Sets the caBundle of every entry of the configurations in `view` (as read; 409 if they moved);
+   * resolves with `view` as the writes' answers left it.
+   */
+  async writeCaBundle(view: ServingView, bundlePem: string): Promise<ServingView> {
     const configs = [[MUTATING, view.mutating] as const, [VALIDATING, view.validating] as const];
-    for (const [kind, config] of lackingBundle(configs, bundlePem))
-      await this.write('caBundle', () => applyCaBundle(this.access, kind, config, bundlePem, this.timeoutMs));
+    let answered = view;
+    for (const [kind, config] of lackingBundle(configs, bundlePem)) {
+      const written = await this.write('caBundle', () =>
+        applyCaBundle(this.access, kind, config, bundlePem, this.timeoutMs),
+      );
+      answered =
+        kind === MUTATING ? { ...answered, mutating: written } : { ...answered, validating: written };
+    }
+    return answered;
   }
 
   /** Whether the webhook Deployment is rolled out and available. */

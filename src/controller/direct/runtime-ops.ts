@@ -190,9 +190,20 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
         ipAddresses: d.serving.ipAddresses,
         externalCa: d.cas.current(),
       });
-      await need().writeServingSecret(namespace, current, next);
+      const written = await need().writeServingSecret(namespace, current, next);
+      note(written, written.metadata?.resourceVersion);
+      return written;
     },
-    writeCaBundle: (view, bundlePem) => need().writeCaBundle(view, bundlePem),
+    writeCaBundle: async (view, bundlePem) => {
+      const answered = await need().writeCaBundle(view, bundlePem);
+      for (const [before, after] of [
+        [view.mutating, answered.mutating],
+        [view.validating, answered.validating],
+      ] as const) {
+        if (after !== undefined && after !== before) note(after, after.metadata?.resourceVersion);
+      }
+      return answered;
+    },
     readWebhookReport: () => need().readWebhookReport(namespace),
     writePreflight: (candidate) =>
       need().writePreflight(namespace, candidate ? preflightSecret(candidate, namespace) : undefined),

@@ -1,7 +1,7 @@
 /**
  * The serving-certificate state of the per-runtime machine: read the Secret and our webhook
  * configurations, plan, write ONE step, and come back to plan again from what the runtime now
- * holds, until the plan says wait; then record when to look again (the settle time, the
+ * holds (as the write's answer says it, without a read; after a 409, read again), until the plan says wait; then record when to look again (the settle time, the
  * overlap's end) and go on. Each step is safe on its own, so a reconcile that stops anywhere
  * leaves a runtime whose admission calls succeed.
  */
@@ -48,8 +48,11 @@ export function servingCertificateState(next: StateFn, o: { readonly trustKnown?
     }
     let view: ServingView;
     let step: ServingStep;
+    const answered = ctx.servingAnswered;
+    ctx.servingAnswered = undefined;
     try {
-      view = await ctx.ops.readServing();
+      // Right after our own write its answer is what the runtime holds: no read to learn it again.
+      view = answered ?? (await ctx.ops.readServing());
       if (needsServerLook(view, ctx.serving))
         view = { ...view, foreignServers: await ctx.ops.readForeignServers() };
       step = nextServingStep(view, ctx.serving);
@@ -76,8 +79,10 @@ export function servingCertificateState(next: StateFn, o: { readonly trustKnown?
     }
     ctx.servingWrites += 1;
     try {
-      if (step.kind === 'write-bundle') await ctx.ops.writeCaBundle(view, step.bundle);
-      else await ctx.ops.writeServingSecret(view.secret, step.write);
+      ctx.servingAnswered =
+        step.kind === 'write-bundle'
+          ? await ctx.ops.writeCaBundle(view, step.bundle)
+          : { ...view, secret: await ctx.ops.writeServingSecret(view.secret, step.write) };
     } catch (error) {
       // Someone wrote since we read: plan again from what is there now.
       if (statusCodeOf(error) === 409) return state;

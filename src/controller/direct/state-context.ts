@@ -47,11 +47,15 @@ export interface BootstrapperOps {
   readForeignServers(): Promise<boolean>;
   /**
    * Carries out a Secret step of the protocol (issuing with the KCP's CA) and writes the Secret,
-   * created, or replaced only if it is still `current` (409 otherwise).
+   * created, or replaced only if it is still `current` (409 otherwise); resolves with the Secret
+   * as the runtime answered the write.
    */
-  writeServingSecret(current: V1Secret | undefined, write: SecretWrite): Promise<void>;
-  /** Sets every entry's caBundle of the configurations in `view` (as read) to `bundlePem`. */
-  writeCaBundle(view: ServingView, bundlePem: string): Promise<void>;
+  writeServingSecret(current: V1Secret | undefined, write: SecretWrite): Promise<V1Secret>;
+  /**
+   * Sets every entry's caBundle of the configurations in `view` (as read) to `bundlePem`; resolves
+   * with `view` as the runtime answered the writes.
+   */
+  writeCaBundle(view: ServingView, bundlePem: string): Promise<ServingView>;
   /** The webhook's status report on the runtime (what set it loaded or refused). */
   readWebhookReport(): Promise<WebhookStatusReport>;
   /**
@@ -89,6 +93,11 @@ export interface StateContext {
   readonly servingCurrentUntil?: number;
   /** Set by the serving state when it found nothing due: until when that holds (epoch ms). */
   servingCheckedUntil?: number;
+  /**
+   * What the serving state's last write left on the runtime, as the write's answer says: the next
+   * plan starts from it instead of reading again (taken once; a 409 clears it).
+   */
+  servingAnswered?: ServingView;
   /** Set once this pass read the webhook Deployment (the trust-restart count came with it). */
   trustRead?: boolean;
   /** How often a Ready runtime whose trust-bundle rotation is under way is looked at (default 30 s). */

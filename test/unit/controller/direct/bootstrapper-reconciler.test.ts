@@ -74,8 +74,9 @@ class FakeOps implements RuntimeOps {
   foreignWrites = (): ReturnType<RuntimeOps['foreignWrites']> => refuse('read foreign writes');
   readServing = (): ReturnType<RuntimeOps['readServing']> => refuse('read the serving Secret');
   readForeignServers = (): Promise<boolean> => refuse('read foreign servers');
-  writeServingSecret = (_current: V1Secret | undefined): Promise<void> => refuse('write the serving Secret');
-  writeCaBundle = (): Promise<void> => refuse('write a caBundle');
+  writeServingSecret = (_current: V1Secret | undefined): Promise<V1Secret> =>
+    refuse('write the serving Secret');
+  writeCaBundle = (): ReturnType<RuntimeOps['writeCaBundle']> => refuse('write a caBundle');
   readWebhookReport = (): ReturnType<RuntimeOps['readWebhookReport']> => refuse('read the report');
   observed = (): ReturnType<RuntimeOps['observed']> => [];
   driftNotAfter = (): number | undefined => this.driftAfter;

@@ -74,7 +74,8 @@ export class FakeServingRuntime {
     return { secret: clone(this.secret), mutating: clone(this.mutating), validating: clone(this.validating) };
   }
 
-  async writeSecret(current: V1Secret | undefined, write: SecretWrite): Promise<void> {
+  /** Writes the Secret; resolves with it as stored (the API server's answer). */
+  async writeSecret(current: V1Secret | undefined, write: SecretWrite): Promise<V1Secret> {
     const next = await executeSecretWrite(readServingSecret(current), write, {
       now: this.now,
       dnsNames: DNS,
@@ -85,12 +86,16 @@ export class FakeServingRuntime {
       throw conflict('the Secret');
     }
     const body = servingSecretBody(REF, current, next);
-    this.secret = { ...body, metadata: { ...body.metadata, resourceVersion: String(++this.rv) } };
+    const stored: V1Secret = { ...body, metadata: { ...body.metadata, resourceVersion: String(++this.rv) } };
+    this.secret = stored;
     this.writes.push('secret');
+    return clone(stored);
   }
 
-  writeBundle(view: ServingView, bundlePem: string): Promise<void> {
+  /** Writes the caBundles `view` lacks; resolves with `view` as the answers left it. */
+  writeBundle(view: ServingView, bundlePem: string): Promise<ServingView> {
     const configs = [[MUTATING, view.mutating] as const, [VALIDATING, view.validating] as const];
+    let answered = view;
     for (const [kind, seen] of lackingBundle(configs, bundlePem)) {
       const live = kind === MUTATING ? this.mutating : this.validating;
       if (this.conflicts > 0 || live?.metadata?.resourceVersion !== seen.metadata?.resourceVersion) {
@@ -103,12 +108,17 @@ export class FakeServingRuntime {
         metadata: { ...seen.metadata, resourceVersion: String(++this.rv) },
         webhooks: (seen.webhooks ?? []).map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle } })),
       };
-      if (kind === MUTATING) this.mutating = written;
-      else this.validating = written;
+      if (kind === MUTATING) {
+        this.mutating = written;
+        answered = { ...answered, mutating: clone(written) };
+      } else {
+        this.validating = written;
+        answered = { ...answered, validating: clone(written) };
+      }
       this.writes.push('bundle');
     }
     this.recordTrust();
-    return Promise.resolve();
+    return Promise.resolve(answered);
   }
 
   /** The registration apply: creates a configuration (without caBundle), keeps an existing one's caBundle. */

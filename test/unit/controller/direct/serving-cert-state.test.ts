@@ -97,11 +97,12 @@ async function kimInstalled(): Promise<FakeServingRuntime> {
  */
 function ops(rt: FakeServingRuntime, over: Partial<BootstrapperOps> = {}): BootstrapperOps {
   const none = (): Promise<never> => Promise.reject(new Error('not used here'));
-  const checked = async (write: () => Promise<void>): Promise<void> => {
+  const checked = async <T>(write: () => Promise<T>): Promise<T> => {
     const before = rt.callsSucceed();
-    await write();
+    const answer = await write();
     if (before)
       assert.ok(rt.callsSucceed(), `admission calls fail after the write ${rt.writes.at(-1) ?? ''}`);
+    return answer;
   };
   return {
     addFinalizer: none,
@@ -349,6 +350,25 @@ describe('the serving-certificate state', () => {
     assert.equal(condition(status)?.reason, 'Rotating');
   });
 
+  test('a step is planned from the answer of the write before it; after a 409, from a read', async () => {
+    const count = async (conflicts: number): Promise<{ reads: number; writes: string[] }> => {
+      const rt = await kimInstalled();
+      rt.conflicts = conflicts;
+      let reads = 0;
+      const counting = ops(rt, {
+        readServing: () => {
+          reads += 1;
+          return Promise.resolve(rt.view());
+        },
+      });
+      await pass(rt, { ops: counting });
+      return { reads, writes: rt.writes };
+    };
+    assert.deepEqual(await count(0), { reads: 1, writes: ['secret', 'bundle', 'secret'] });
+    // Each 409 costs one read: the answer of a write that failed says nothing.
+    assert.deepEqual(await count(2), { reads: 3, writes: ['secret', 'bundle', 'secret'] });
+  });
+
   test('a writer that keeps undoing ours: at most a bounded number of writes, then the next pass', async () => {
     const rt = await kimInstalled();
     rt.conflicts = 1000;
@@ -356,7 +376,7 @@ describe('the serving-certificate state', () => {
     const counting = ops(rt, {
       writeServingSecret: async (current, write) => {
         attempts += 1;
-        await rt.writeSecret(current, write);
+        return await rt.writeSecret(current, write);
       },
     });
     const { outcome, status } = await pass(rt, { ops: counting });
