@@ -256,8 +256,10 @@ export class BootstrapperReconciler {
     }
     // Workload health and the preflight, with or without a policy (DESIGN §11): read on the
     // passes made anyway, bounded, and often while the rollout watches this runtime. A pass that
-    // just wrote a new set sends no read of its own for it: no Pod can be under that set yet.
-    const freshSet = ctx.wrote && choice?.watch !== true && report === undefined;
+    // just wrote a new set (or the webhook's objects) sends no read of its own for it: no Pod can
+    // be under that set yet.
+    const wroteSet = status.build().appliedVersion !== rb.status?.appliedVersion;
+    const freshSet = (wroteSet || ctx.wrote) && choice?.watch !== true && report === undefined;
     if (!outcome.error && status.build().state === 'Ready') {
       if (freshSet) {
         pollAfterMs = Math.min(pollAfterMs ?? Infinity, WORKLOAD_SLOW_LOOK_MS);
