@@ -8,8 +8,13 @@ import {
 } from '../../../src/api/workload-health.js';
 import { mutatePod, type MutatePodInput, type MutatePodResult } from '../../../src/mutation/pipeline.js';
 import type { Pod } from '../../../src/mutation/pod.js';
-import { isLabelValue, parseOriginals } from '../../../src/mutation/stamp-revision.js';
-import { applyOps, deepFreeze, makeConfig } from './support.js';
+import {
+  isLabelValue,
+  parseOriginals,
+  rewrittenImages,
+  stampRevision,
+} from '../../../src/mutation/stamp-revision.js';
+import { applyOps, deepFreeze, edit, makeConfig } from './support.js';
 
 const REVISION = '3f9a0c1d2e4b5a69';
 const ann = (p: Pod): Record<string, string> => p.metadata?.annotations ?? {};
@@ -128,5 +133,121 @@ describe('revision helpers', () => {
     assert.deepEqual(parseOriginals('not json'), {});
     assert.deepEqual(parseOriginals('["a"]'), {});
     assert.deepEqual(parseOriginals('{"a":"x","b":1}'), { a: 'x' });
+  });
+
+  test('original images are read only from a string, never from a value whose text would parse', () => {
+    assert.deepEqual(parseOriginals(['{"a":"x"}']), {});
+    assert.deepEqual(parseOriginals(7), {});
+    assert.deepEqual(parseOriginals({ a: 'x' }), {});
+  });
+});
+
+// Pods as JSON may lack what the types require (a container's name, a list entry); the stamp
+// only reads them, so such Pods are built here as plain JSON.
+const asPod = (json: unknown): Pod => json as Pod;
+const withContainers = (containers: unknown[]): Pod => asPod({ spec: { containers } });
+
+describe('rewrittenImages', () => {
+  test('only named containers with an image before and after, whose image differs, are listed', () => {
+    const before = withContainers([
+      { name: 'app', image: 'replace.me/app:1' },
+      { name: 'same', image: 'quay.io/same:1' },
+      { image: 'replace.me/nameless:1' },
+      { name: 'had-none' },
+      { name: 'lost', image: 'replace.me/lost:1' },
+    ]);
+    const after = withContainers([
+      { name: 'app', image: 'ghcr.io/app:1' },
+      { name: 'same', image: 'quay.io/same:1' },
+      { image: 'ghcr.io/nameless:1' },
+      { name: 'had-none', image: 'ghcr.io/had-none:1' },
+      { name: 'lost' },
+    ]);
+    assert.deepEqual(
+      [...rewrittenImages(before, after)],
+      [['app', { from: 'replace.me/app:1', to: 'ghcr.io/app:1' }]],
+    );
+  });
+
+  test('a container with no counterpart in the Pod as requested, or no container at all, is skipped', () => {
+    const before = withContainers([
+      { name: 'app', image: 'replace.me/app:1' },
+      { name: 'b', image: 'b:1' },
+    ]);
+    const after = withContainers([null, { name: 'b', image: 'ghcr.io/b:1' }, { name: 'new', image: 'n:1' }]);
+    assert.deepEqual([...rewrittenImages(before, after)], [['b', { from: 'b:1', to: 'ghcr.io/b:1' }]]);
+  });
+});
+
+describe('stampRevision on a Pod as the builder left it', () => {
+  const ORIGINALS = JSON.stringify({ app: 'replace.me/app:1' });
+  const rewrite = (p: Pod, revision: string): ReturnType<typeof edit> =>
+    edit(p, (b) => {
+      b.set(['spec', 'containers', 0, 'image'], 'ghcr.io/app:1');
+      stampRevision(b, p, revision);
+    });
+
+  test('a Pod without metadata gets the label, the revision and the original images as a JSON object', () => {
+    const { pod: out } = rewrite(
+      { spec: { containers: [{ name: 'app', image: 'replace.me/app:1' }] } },
+      REVISION,
+    );
+    assert.deepEqual(out.metadata, {
+      labels: { [REVISION_LABEL]: REVISION },
+      annotations: {
+        [REVISION_ANNOTATION]: REVISION,
+        [ORIGINAL_IMAGES_ANNOTATION]: '{"app":"replace.me/app:1"}',
+      },
+    });
+  });
+
+  test('a Pod with metadata but no labels or annotations gets them', () => {
+    const { pod: out } = rewrite(
+      { metadata: { name: 'p' }, spec: { containers: [{ name: 'app', image: 'replace.me/app:1' }] } },
+      REVISION,
+    );
+    assert.deepEqual(out.metadata, {
+      name: 'p',
+      labels: { [REVISION_LABEL]: REVISION },
+      annotations: { [REVISION_ANNOTATION]: REVISION, [ORIGINAL_IMAGES_ANNOTATION]: ORIGINALS },
+    });
+  });
+
+  test('a revision that cannot be a label value, on a Pod without metadata: the annotation alone', () => {
+    const odd = 'a'.repeat(64);
+    const bare: Pod = { spec: { containers: [{ name: 'app', image: 'quay.io/app:1' }] } };
+    const { pod: out } = edit(bare, (b) => {
+      stampRevision(b, bare, odd);
+    });
+    assert.deepEqual(out.metadata, { annotations: { [REVISION_ANNOTATION]: odd } });
+  });
+
+  test('a stamp already in place is not written again: the patch holds the image alone', () => {
+    const stamped: Pod = {
+      metadata: {
+        name: 'p',
+        labels: { [REVISION_LABEL]: REVISION },
+        annotations: { [REVISION_ANNOTATION]: REVISION, [ORIGINAL_IMAGES_ANNOTATION]: ORIGINALS },
+      },
+      spec: { containers: [{ name: 'app', image: 'replace.me/app:1' }] },
+    };
+    assert.deepEqual(rewrite(stamped, REVISION).patch, [
+      { op: 'replace', path: '/spec/containers/0/image', value: 'ghcr.io/app:1' },
+    ]);
+  });
+
+  test('with no image rewritten, the original images the Pod carries stay as they are', () => {
+    const carried: Pod = {
+      metadata: { name: 'p', annotations: { [ORIGINAL_IMAGES_ANNOTATION]: ORIGINALS } },
+      spec: { containers: [{ name: 'app', image: 'ghcr.io/app:1' }] },
+    };
+    const { pod: out } = edit(carried, (b) => {
+      b.set(['metadata', 'labels', 'changed'], 'yes');
+      stampRevision(b, carried, 'r2');
+    });
+    assert.deepEqual(out.metadata?.annotations, {
+      [ORIGINAL_IMAGES_ANNOTATION]: ORIGINALS,
+      [REVISION_ANNOTATION]: 'r2',
+    });
   });
 });

@@ -67,6 +67,62 @@ describe('the trust-bundle stamp', () => {
       assert.equal(edit(pod, (b) => stampTrustBundle(b, seedTrustBundle, HASH)).result.changed, false);
   });
 
+  test('our volume, our bundle and our mount count among others, and the stamp never warns', () => {
+    const pod: Pod = {
+      metadata: { name: 'p' },
+      spec: {
+        containers: [
+          {
+            name: 'a',
+            volumeMounts: [{ name: 'data', mountPath: '/data' }, clusterTrustBundleMount(seedTrustBundle)],
+          },
+        ],
+        volumes: [
+          { name: 'data', emptyDir: {} },
+          {
+            name: seedTrustBundle.volumeName,
+            projected: {
+              sources: [
+                { configMap: { name: 'extra-ca' } },
+                { clusterTrustBundle: { name: seedTrustBundle.name, path: 'ca.pem' } },
+              ],
+            },
+          },
+        ],
+      },
+    };
+    const { pod: out, result } = edit(pod, (b) => stampTrustBundle(b, seedTrustBundle, HASH));
+    assert.deepEqual(result, { changed: true, warnings: [] });
+    assert.deepEqual(out.metadata?.labels, { [CTB_MOUNTED_LABEL]: 'true' });
+    assert.deepEqual(out.metadata.annotations, { [CTB_HASH_ANNOTATION]: HASH });
+  });
+
+  test('our bundle under another volume name, or our volume mounted by no container, is no mount of ours', () => {
+    const elsewhere: Pod = {
+      metadata: { name: 'p' },
+      spec: {
+        containers: [{ name: 'a', volumeMounts: [clusterTrustBundleMount(seedTrustBundle)] }],
+        volumes: [
+          clusterTrustBundleVolume({ ...seedTrustBundle, name: 'someone-elses' }),
+          clusterTrustBundleVolume({ ...seedTrustBundle, volumeName: 'elsewhere' }),
+        ],
+      },
+    };
+    const otherMounts: Pod = {
+      metadata: { name: 'p' },
+      spec: {
+        containers: [{ name: 'a', volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+        volumes: [{ name: 'data', emptyDir: {} }, clusterTrustBundleVolume(seedTrustBundle)],
+      },
+    };
+    const noSpec: Pod = { metadata: { name: 'p' } };
+    for (const pod of [elsewhere, otherMounts, noSpec])
+      assert.deepEqual(edit(pod, (b) => stampTrustBundle(b, seedTrustBundle, HASH)).result, {
+        changed: false,
+        warnings: [],
+      });
+  });
+
   test('through the pipeline: mounted and stamped at creation; opted out of the mount, no stamp', () => {
     const config = makeConfig({
       availableFeatures: [FEATURE_ALL],
