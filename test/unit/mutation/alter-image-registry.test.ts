@@ -119,6 +119,24 @@ const cases: readonly Case[] = [
     },
     images: { ephemeralContainers: ['replace.me/old', 'ghcr.io/fresh'] },
   },
+  {
+    name: 'with a previous Pod: an existing ephemeral container is left alone even when its image differs',
+    pod: {
+      spec: {
+        containers: [{ name: 'app', image: 'replace.me/app:2' }],
+        ephemeralContainers: [{ name: 'old', image: 'replace.me/old:2' }],
+      },
+    },
+    options: {
+      previous: {
+        spec: {
+          containers: [{ name: 'app', image: 'replace.me/app:1' }],
+          ephemeralContainers: [{ name: 'old', image: 'replace.me/old:1' }],
+        },
+      },
+    },
+    images: { containers: ['ghcr.io/app:2'], ephemeralContainers: ['replace.me/old:2'] },
+  },
 ];
 
 describe('alterImageRegistry', () => {

@@ -231,3 +231,211 @@ describe('cloneJson', () => {
     assert.notEqual(copy.a, source.a);
   });
 });
+
+describe('refusals name the paths exactly', () => {
+  const refusal = (doc: Doc, edit: (b: PatchBuilder<Doc>) => void, message: string): void => {
+    const input = deepFreeze(structuredClone(doc));
+    const b = new PatchBuilder<Doc>(input);
+    assert.throws(
+      () => {
+        edit(b);
+      },
+      { name: 'TypeError', message },
+    );
+    assert.deepEqual(b.operations, [], 'a refused edit records nothing');
+    assert.deepEqual(b.current, doc, 'a refused edit changes nothing');
+  };
+
+  test('the document root', () => {
+    refusal(
+      { a: 1 },
+      (b) => {
+        b.set([], 1);
+      },
+      'cannot set the document root',
+    );
+    refusal(
+      { a: 1 },
+      (b) => {
+        b.remove([]);
+      },
+      'cannot remove the document root',
+    );
+    refusal(
+      { a: 1 },
+      (b) => {
+        b.append([], 1);
+      },
+      'cannot append to (root): not an array',
+    );
+  });
+
+  test('set through a missing array names the array and the whole path', () => {
+    refusal(
+      { spec: {} },
+      (b) => {
+        b.set(['spec', 'missing', 0, 'x'], 1);
+      },
+      'cannot create array /spec/missing to set /spec/missing/0/x',
+    );
+  });
+
+  test('set through a value that is no container names the first such value', () => {
+    refusal(
+      { spec: { s: 'str' } },
+      (b) => {
+        b.set(['spec', 's', 'x'], 1);
+      },
+      'cannot set /spec/s/x: /spec/s is not an object',
+    );
+    refusal(
+      { s: 7 },
+      (b) => {
+        b.set(['s', 'x', 'y'], 1);
+      },
+      'cannot set /s/x/y: /s is not an object',
+    );
+  });
+
+  test('array indices: negative, past the end, or a name are refused', () => {
+    for (const token of [-1, 2, 'x'] as const) {
+      refusal(
+        { list: ['a'] },
+        (b) => {
+          b.set(['list', token], 'z');
+        },
+        `cannot set /list/${String(token)}: no such array index`,
+      );
+    }
+  });
+
+  test('append to an object', () => {
+    refusal(
+      { a: { b: 1 } },
+      (b) => {
+        b.append(['a'], 1);
+      },
+      'cannot append to /a: not an array',
+    );
+  });
+
+  test('remove under a missing or non-container parent, even when the last name exists higher up', () => {
+    refusal(
+      { x: 1 },
+      (b) => {
+        b.remove(['nope', 'x']);
+      },
+      'cannot remove /nope/x: not present',
+    );
+    refusal(
+      { a: 'str', x: 1 },
+      (b) => {
+        b.remove(['a', 'x']);
+      },
+      'cannot remove /a/x: not present',
+    );
+    refusal(
+      { list: [1] },
+      (b) => {
+        b.remove(['list', 1]);
+      },
+      'cannot remove /list/1: not present',
+    );
+    refusal(
+      { 'a/b': { '~': 1 } },
+      (b) => {
+        b.remove(['a/b', '~x']);
+      },
+      'cannot remove /a~1b/~0x: not present',
+    );
+  });
+});
+
+describe('"__proto__" members', () => {
+  const ordinary = (value: unknown): PropertyDescriptor => ({
+    value,
+    writable: true,
+    enumerable: true,
+    configurable: true,
+  });
+
+  test('set at the top level adds an own member and leaves the prototype alone', () => {
+    const b = new PatchBuilder<Doc>(deepFreeze({ a: 1 }));
+    b.set(['__proto__'], { x: 1 });
+    assert.equal(Object.getPrototypeOf(b.current), Object.prototype);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(b.current, '__proto__'), ordinary({ x: 1 }));
+    assert.equal((b.current as { x?: unknown }).x, undefined, 'nothing inherited from the value');
+    assert.deepEqual(b.operations, [{ op: 'add', path: '/__proto__', value: { x: 1 } }]);
+  });
+
+  test('a created "__proto__" member is an ordinary member: it can be replaced and removed', () => {
+    const b = new PatchBuilder<Doc>(deepFreeze({}));
+    b.set(['m', '__proto__'], 1);
+    const m = b.current['m'] as object;
+    assert.deepEqual(Object.getOwnPropertyDescriptor(m, '__proto__'), ordinary(1));
+    b.set(['m', '__proto__'], 2);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(b.current['m'], '__proto__'), ordinary(2));
+    b.remove(['m', '__proto__']);
+    assert.equal(Object.hasOwn(b.current['m'] as object, '__proto__'), false);
+    assert.deepEqual(b.current, { m: {} });
+    assert.deepEqual(
+      b.operations.map((o) => `${o.op} ${o.path}`),
+      ['add /m', 'replace /m/__proto__', 'remove /m/__proto__'],
+    );
+  });
+
+  test('cloneJson keeps a parsed "__proto__" member as an ordinary one', () => {
+    const copy = cloneJson(JSON.parse('{"__proto__":{"a":1}}') as object);
+    assert.equal(Object.getPrototypeOf(copy), Object.prototype);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(copy, '__proto__'), ordinary({ a: 1 }));
+  });
+});
+
+describe('cloneJson: own members only', () => {
+  test('inherited enumerable members are not copied', () => {
+    const source = Object.create({ inherited: 1 }) as Record<string, unknown>;
+    source['own'] = 2;
+    const copy = cloneJson(source);
+    assert.deepEqual(Object.keys(copy), ['own']);
+    assert.equal(Object.getPrototypeOf(copy), Object.prototype);
+    assert.equal(copy['inherited'], undefined);
+  });
+});
+
+describe('copy on write: each node is copied at most once', () => {
+  test('after the first edit, later edits of the same nodes happen in the copies', () => {
+    const input = deepFreeze({ spec: { a: { x: 1 }, b: 1 } });
+    const b = new PatchBuilder<Record<string, unknown>>(input);
+    b.set(['spec', 'a', 'x'], 2);
+    const root = b.current;
+    const spec = b.current['spec'] as Record<string, unknown>;
+    const a = spec['a'] as Record<string, unknown>;
+    b.set(['spec', 'a', 'y'], 3);
+    b.set(['spec', 'b'], 2);
+    b.remove(['spec', 'a', 'x']);
+    assert.equal(b.current, root);
+    assert.equal(b.current['spec'], spec);
+    assert.equal(spec['a'], a);
+    assert.deepEqual(a, { y: 3 });
+    assert.deepEqual(input, { spec: { a: { x: 1 }, b: 1 } });
+  });
+
+  test('values the builder inserted are its own: editing them copies nothing', () => {
+    const b = new PatchBuilder<Record<string, unknown>>(deepFreeze({ spec: {} }));
+    b.append(['spec', 'list'], { name: 'x', env: [{ n: 1 }] });
+    const list = (b.current['spec'] as Record<string, unknown>)['list'] as Record<string, unknown>[];
+    const element = list[0] as Record<string, unknown>;
+    const env = element['env'];
+    b.set(['spec', 'list', 0, 'name'], 'y');
+    b.append(['spec', 'list', 0, 'env'], { n: 2 });
+    b.append(['spec', 'list'], { name: 'z' });
+    assert.equal((b.current['spec'] as Record<string, unknown>)['list'], list);
+    assert.equal(list[0], element);
+    assert.equal(element['env'], env);
+    assert.deepEqual(list, [{ name: 'y', env: [{ n: 1 }, { n: 2 }] }, { name: 'z' }]);
+    assert.deepEqual(
+      b.operations.map((o) => `${o.op} ${o.path}`),
+      ['add /spec/list', 'replace /spec/list/0/name', 'add /spec/list/0/env/-', 'add /spec/list/-'],
+    );
+  });
+});

@@ -433,3 +433,136 @@ describe('mutatePod: a Pod without a spec object (never from the API server)', (
     assert.deepEqual(result.warnings, []);
   });
 });
+
+describe('mutatePod: scope, reports and the trust-bundle record', () => {
+  const annotatedPod = (...features: string[]): Pod => ({
+    ...plainPod,
+    metadata: { name: 'p', annotations: Object.fromEntries(features.map((f) => [f, 'true'])) },
+  });
+
+  test('an empty subresource is the Pod itself: a CREATE is mutated in full', () => {
+    const result = run({ pod: seedBefore, operation: 'CREATE', subResource: '', config: seedConfig });
+    assert.deepEqual(result.pod, seedAfter);
+    assert.deepEqual(result.applied, SEED_FEATURES);
+    assert.deepEqual(result.warnings, []);
+  });
+
+  test('a CREATE rewrites every image, whatever oldPod says', () => {
+    const pod: Pod = {
+      ...annotatedPod(FEATURE_ALTER_IMG_REGISTRY),
+      spec: {
+        containers: [{ name: 'app', image: 'replace.me/app:1' }],
+        ephemeralContainers: [{ name: 'dbg', image: 'replace.me/dbg:1' }],
+      },
+    };
+    const result = run({ pod, oldPod: pod, operation: 'CREATE', config: makeConfig() });
+    assert.deepEqual(
+      result.patch.slice(0, 2).map((op) => `${op.op} ${op.path}`),
+      ['replace /spec/containers/0/image', 'replace /spec/ephemeralContainers/0/image'],
+    );
+    assert.deepEqual(result.applied, [FEATURE_ALTER_IMG_REGISTRY]);
+  });
+
+  test('pullSecretSkipped is false wherever the pull Secret was not wanted', () => {
+    const results = {
+      'a subresource not mutated': run({
+        pod: seedBefore,
+        operation: 'UPDATE',
+        subResource: 'status',
+        config: seedConfig,
+        pullSecretAvailable: false,
+      }),
+      'no feature selected': run({
+        pod: plainPod,
+        operation: 'CREATE',
+        config: makeConfig(),
+        pullSecretAvailable: false,
+      }),
+      'a Pod without spec': run({
+        pod: { ...seedBefore, spec: null } as unknown as Pod,
+        operation: 'CREATE',
+        config: seedConfig,
+        pullSecretAvailable: false,
+      }),
+      'another feature changed the Pod': run({
+        pod: annotatedPod(FEATURE_SET_FIPS_MODE),
+        operation: 'CREATE',
+        config: makeConfig(),
+        pullSecretAvailable: false,
+      }),
+      'another feature changed nothing': run({
+        pod: {
+          ...annotatedPod(FEATURE_ALTER_IMG_REGISTRY),
+          spec: { containers: [{ name: 'a', image: 'nginx' }] },
+        },
+        operation: 'CREATE',
+        config: makeConfig(),
+        pullSecretAvailable: false,
+      }),
+    };
+    for (const [what, result] of Object.entries(results)) assert.equal(result.pullSecretSkipped, false, what);
+    assert.equal(results['another feature changed the Pod'].patch.length > 0, true);
+  });
+
+  test('overrides that cannot even be read: a warning, images left unchanged, the rest still applied', () => {
+    const overrides = Object.defineProperty({}, 'replace.me', {
+      enumerable: true,
+      get(): never {
+        throw new Error('boom');
+      },
+    }) as Record<string, string>;
+    const result = run({
+      pod: annotatedPod(FEATURE_ALTER_IMG_REGISTRY, FEATURE_SET_FIPS_MODE),
+      operation: 'CREATE',
+      config: { ...makeConfig(), overrides },
+    });
+    assert.deepEqual(result.warnings, ['overrides unusable, images left unchanged: boom']);
+    assert.equal(result.pod.spec?.containers[0]?.image, 'replace.me/app:1');
+    assert.deepEqual(result.applied, [FEATURE_SET_FIPS_MODE]);
+    assert.deepEqual(result.selected, [FEATURE_ALTER_IMG_REGISTRY, FEATURE_SET_FIPS_MODE]);
+  });
+
+  test('the trust bundle is applied when the mount or only the stamp changed, not when neither did', () => {
+    const imageOnly: Pod = {
+      ...seedAfter,
+      spec: {
+        ...seedAfter.spec!,
+        containers: seedAfter.spec!.containers.map((c) => ({ ...c, image: 'replace.me/app:1' })),
+      },
+    };
+    const image = run({ pod: imageOnly, operation: 'CREATE', config: seedConfig });
+    assert.deepEqual(image.applied, [FEATURE_ALTER_IMG_REGISTRY]);
+    assert.deepEqual(
+      image.patch.map((op) => op.path),
+      ['/spec/containers/0/image'],
+    );
+
+    const { 'rt-bootstrapper.kyma-project.io/ctb-mounted': _label, ...labels } = seedAfter.metadata!.labels!;
+    const unstamped: Pod = { ...seedAfter, metadata: { ...seedAfter.metadata, labels } };
+    const stamp = run({ pod: unstamped, operation: 'CREATE', config: seedConfig });
+    assert.deepEqual(stamp.applied, [FEATURE_ADD_CLUSTER_TRUST_BUNDLE]);
+    assert.deepEqual(stamp.pod, seedAfter);
+
+    const hashed = run({
+      pod: seedAfter,
+      operation: 'CREATE',
+      config: seedConfig,
+      trustBundleHash: 'a'.repeat(64),
+    });
+    assert.deepEqual(hashed.applied, [FEATURE_ADD_CLUSTER_TRUST_BUNDLE]);
+
+    const unmounted: Pod = {
+      ...seedAfter,
+      spec: {
+        ...seedAfter.spec!,
+        containers: seedAfter.spec!.containers.map(({ volumeMounts: _mounts, ...c }) => c),
+      },
+    };
+    const mount = run({ pod: unmounted, operation: 'CREATE', config: seedConfig });
+    assert.deepEqual(mount.applied, [FEATURE_ADD_CLUSTER_TRUST_BUNDLE]);
+    assert.deepEqual(
+      mount.patch.map((op) => `${op.op} ${op.path}`),
+      ['add /spec/containers/0/volumeMounts'],
+    );
+  });
+});
