@@ -19,8 +19,9 @@ const NO_FEATURES: ReadonlySet<Feature> = new Set();
 export const DEFAULT_NAMESPACE = 'default';
 
 // Own members only: a namespace or annotation called "constructor" must not find Object's.
-function lookup<V>(map: Readonly<Record<string, V>> | undefined, key: string): V | undefined {
-  return map !== undefined && Object.hasOwn(map, key) ? map[key] : undefined;
+function lookup<V>(map: Readonly<Record<string, V>> | null | undefined, key: string): V | undefined {
+  // JSON may carry `annotations: null`: a map that says nothing.
+  return map !== undefined && map !== null && Object.hasOwn(map, key) ? map[key] : undefined;
 }
 
 // Configs are replaced, never edited, so an expanded key list can be cached by its array.

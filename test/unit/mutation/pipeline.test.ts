@@ -8,6 +8,7 @@ import {
   ANNOTATION_MODIFIED,
   FEATURE_ADD_CLUSTER_TRUST_BUNDLE,
   FEATURE_ADD_IMG_PULL_SECRET,
+  FEATURE_ALL,
   FEATURE_ALTER_IMG_REGISTRY,
   FEATURE_SET_FIPS_MODE,
   FEATURE_SET_LANDSCAPE,
@@ -438,6 +439,24 @@ describe('mutatePod: scope, reports and the trust-bundle record', () => {
   const annotatedPod = (...features: string[]): Pod => ({
     ...plainPod,
     metadata: { name: 'p', annotations: Object.fromEntries(features.map((f) => [f, 'true'])) },
+  });
+
+  test('a Pod whose annotations are null (JSON allows it) is mutated as one without them', () => {
+    const config = makeConfig();
+    const spec = { containers: [{ name: 'app', image: 'replace.me/app:1' }] };
+    const withNull = { ...plainPod, metadata: { name: 'p', annotations: null }, spec } as unknown as Pod;
+    // The namespace asks for every feature; the Pod's own (absent) annotations say nothing.
+    const namespace = { name: 'team', annotations: { [FEATURE_ALL]: 'true' } };
+    const result = run({ pod: withNull, operation: 'CREATE', config, namespace });
+    const without = run({
+      pod: { ...plainPod, metadata: { name: 'p' }, spec },
+      operation: 'CREATE',
+      config,
+      namespace,
+    });
+    assert.deepEqual(result.applied, without.applied);
+    assert.ok(result.applied.length > 0, "the namespace's features apply");
+    assert.deepEqual(result.pod, without.pod);
   });
 
   test('an empty subresource is the Pod itself: a CREATE is mutated in full', () => {
