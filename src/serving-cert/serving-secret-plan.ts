@@ -115,7 +115,7 @@ export function planServingSecret(input: ServingPlanInput): ServingStep {
   const rotateAt = f.keyed
     ? f.keyed.notAfter - policy.caRotateFraction * (f.keyed.notAfter - lifeStart(f.keyed))
     : undefined;
-  const ownSigner = f.keyed && rotateAt !== undefined && now < rotateAt ? f.keyed : undefined;
+  const ownSigner = rotateAt !== undefined && now < rotateAt ? f.keyed : undefined;
   const signer = external ?? ownSigner;
   const createCa = !external && !ownSigner && (renew !== undefined || f.keyed !== undefined);
 
