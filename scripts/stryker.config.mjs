@@ -68,9 +68,9 @@ export default {
   incremental: true,
   incrementalFile: `${dir}/incremental.json`,
   concurrency: Number(process.env.RTB_MUTATION_CONCURRENCY ?? 2),
-  // Generous: on a busy machine a test file can take seconds just to start, and a mutant must not
-  // count as detected (timed out) only because the machine was slow.
-  timeoutMS: 30000,
+  // On top of 1.5 times the measured run: a test file can take seconds just to start on a busy
+  // machine, and a mutant must not count as detected (timed out) only because the machine was slow.
+  timeoutMS: 10000,
   reporters: ['progress-append-only', 'clear-text', 'html', 'json'],
   clearTextReporter: { allowEmojis: false, logTests: false },
   htmlReporter: { fileName: `${dir}/mutation.html` },
