@@ -198,6 +198,18 @@ describe('PatchBuilder.remove', () => {
       b.remove([]);
     }, TypeError);
   });
+
+  test('an array element is named by a number, an object member by a string, never the other way', () => {
+    const b = new PatchBuilder<Doc>(deepFreeze({ list: [1], obj: { '0': 1 } }));
+    assert.throws(() => {
+      b.remove(['list', '0']);
+    }, /cannot remove \/list\/0: not present/);
+    assert.throws(() => {
+      b.remove(['obj', 0]);
+    }, /cannot remove \/obj\/0: not present/);
+    assert.deepEqual(b.operations, []);
+    assert.deepEqual(b.current, { list: [1], obj: { '0': 1 } });
+  });
 });
 
 describe('copy on write', () => {
