@@ -50,11 +50,23 @@ const NAMESPACES = 50;
 const REVISIONS = ['set-3f9a1c07', 'set-8b42d5e1'] as const;
 const REGISTRY = 'europe-docker.pkg.dev/kyma-project/prod/external';
 
+/** What one CPU run measures. */
+interface CpuFigures {
+  /** CPU medians, milliseconds. */
+  readonly buildCpuMs: number;
+  readonly feedCpuMs: number;
+  /** Per call, microseconds. */
+  readonly reportCpuUs: number;
+  readonly reportTextCpuUs: number;
+  readonly reportBytes: number;
+  readonly revisionsReported: number;
+  readonly failing: number;
+}
+
 /** The run's figures. */
-export interface FollowerFigures {
+export interface FollowerFigures extends CpuFigures {
   readonly pods: number;
   readonly runs: number;
-  readonly failing: number;
   /** Heap used with the cache and tally empty (bytes). */
   readonly baseHeap: number;
   /** Heap held by the 10,000 V1Pods alone (what a cache of whole Pods would hold), bytes. */
@@ -65,14 +77,6 @@ export interface FollowerFigures {
   readonly cacheBytes: number;
   /** Of which the tally. */
   readonly tallyBytes: number;
-  /** CPU medians, milliseconds. */
-  readonly buildCpuMs: number;
-  readonly feedCpuMs: number;
-  /** Per call, microseconds. */
-  readonly reportCpuUs: number;
-  readonly reportTextCpuUs: number;
-  readonly reportBytes: number;
-  readonly revisionsReported: number;
 }
 
 /** Pod `i` of `n` as the API server sends it after our webhook changed it; every tenth failing. */
@@ -287,16 +291,6 @@ function warmUp(n: number, settings: PodHealthSettings): void {
   const held = emptyHeld(settings);
   feedAll(held, { raws: buildPods(Math.min(n, 2_000), settings) }, settings);
   writeWorkloads(held.tally.report());
-}
-
-interface CpuFigures {
-  readonly buildCpuMs: number;
-  readonly feedCpuMs: number;
-  readonly reportCpuUs: number;
-  readonly reportTextCpuUs: number;
-  readonly reportBytes: number;
-  readonly revisionsReported: number;
-  readonly failing: number;
 }
 
 /** One CPU run on fresh objects (its own frame, so none of them outlives it). */

@@ -179,6 +179,16 @@ function harness(
   return Object.assign(h, { reconciler });
 }
 
+/** Makes `ops` answer the webhook's report with nothing, counting the reads. */
+function countReportReads(ops: FakeOps): { count: number } {
+  const reads = { count: 0 };
+  ops.readWebhookReport = () => {
+    reads.count++;
+    return Promise.resolve({});
+  };
+  return reads;
+}
+
 async function counterValue(registry: Registry, name: string): Promise<number> {
   const metric = registry.getSingleMetric(name);
   const values = (await metric?.get())?.values ?? [];
@@ -265,25 +275,17 @@ describe('BootstrapperReconciler', () => {
   test('a pass that wrote a new set reads no report for its workloads; the next pass at rest does', async () => {
     // The set of a Ready runtime rotated: the pass applies v2 over v1 and writes nothing else.
     const h = harness(bootstrapper({ state: 'Ready', appliedVersion: 'v1' }));
-    let reads = 0;
-    h.ops.readWebhookReport = () => {
-      reads++;
-      return Promise.resolve({});
-    };
+    const reads = countReportReads(h.ops);
     h.passes = [ready, ready];
     assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: WORKLOAD_SLOW_LOOK_MS });
-    assert.equal(reads, 0, 'no Pod can be under a set just written');
+    assert.equal(reads.count, 0, 'no Pod can be under a set just written');
     await h.reconciler.reconcile(KEY);
-    assert.equal(reads, 1);
+    assert.equal(reads.count, 1);
   });
 
   test('a pass that (re)applied the webhook reads no report for its workloads either', async () => {
     const h = harness(bootstrapper({ state: 'Ready', appliedVersion: 'v2' }));
-    let reads = 0;
-    h.ops.readWebhookReport = () => {
-      reads++;
-      return Promise.resolve({});
-    };
+    const reads = countReportReads(h.ops);
     h.passes = [
       (ctx) => {
         ctx.wrote = true;
@@ -291,7 +293,7 @@ describe('BootstrapperReconciler', () => {
       },
     ];
     assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: WORKLOAD_SLOW_LOOK_MS });
-    assert.equal(reads, 0);
+    assert.equal(reads.count, 0);
   });
 
   test('a serving certificate found current is handed to the next pass, and forgotten when a pass did not find it', async () => {
