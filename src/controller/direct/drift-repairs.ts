@@ -44,7 +44,10 @@ export class DriftRepairs {
   private readonly confirmations: RepairConfirmations;
   private readonly latency: RepairLatency;
   private running: Promise<void> | undefined;
-  /** Per RuntimeBootstrapper key, the objects reported since its last repair began (`kind/namespace/name`); `all`: the set. */
+  /**
+   * Per RuntimeBootstrapper key, the objects reported since its last repair began
+   * (`kind/namespace/name`); `all`: the whole set.
+   */
   private readonly reported = new Map<string, Set<string> | 'all'>();
 
   constructor(private readonly o: DriftRepairsOptions) {

@@ -196,12 +196,9 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
     },
     writeCaBundle: async (view, bundlePem) => {
       const answered = await need().writeCaBundle(view, bundlePem);
-      for (const [before, after] of [
-        [view.mutating, answered.mutating],
-        [view.validating, answered.validating],
-      ] as const) {
-        if (after !== undefined && after !== before) note(after, after.metadata?.resourceVersion);
-      }
+      // A configuration not written is noted again at the version it was read at: the same record.
+      for (const c of [answered.mutating, answered.validating])
+        if (c !== undefined) note(c, c.metadata?.resourceVersion);
       return answered;
     },
     readWebhookReport: () => need().readWebhookReport(namespace),

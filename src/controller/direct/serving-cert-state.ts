@@ -1,8 +1,8 @@
 /**
  * The serving-certificate state of the per-runtime machine: read the Secret and our webhook
  * configurations, plan, write ONE step, and come back to plan again from what the runtime now
- * holds (as the write's answer says it, without a read; after a 409, read again), until the plan says wait; then record when to look again (the settle time, the
- * overlap's end) and go on. Each step is safe on its own, so a reconcile that stops anywhere
+ * holds (as the write's answer says it, without a read; after a 409, read again), until the plan
+ * says wait; then record when to look again (the settle time, the overlap's end) and go on. Each step is safe on its own, so a reconcile that stops anywhere
  * leaves a runtime whose admission calls succeed.
  */
 import { statusCodeOf } from '../../kube/kube-errors.js';
