@@ -8,7 +8,7 @@ import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/c
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
   MUTATING_WEBHOOK_NAME,
@@ -74,6 +74,39 @@ const webhookRequests = (): Promise<number> =>
     operation: 'CREATE',
     code: '200',
   });
+
+/** The API server's count of calls to our webhook entry that failed open (failurePolicy Ignore). */
+const failedOpen = (): Promise<number> =>
+  apiServerMetric(landscape().plane.cluster('runtime'), 'apiserver_admission_webhook_fail_open_count', {
+    name: MUTATING_WEBHOOK_NAME,
+  });
+
+/**
+ * Creates a Pod whose admission our webhook answered (200). A call that failed open leaves the Pod
+ * as unmutated as a call that chose to change nothing, so such a Pod is deleted and created again
+ * under a new name; each failed-open call is reported. Throws, naming the counts, when the webhook
+ * was neither answered nor failed open (it was not asked at all).
+ */
+async function createAnswered(
+  t: TestContext,
+  core: CoreV1Api,
+  namespace: string,
+  make: (name: string) => V1Pod,
+): Promise<V1Pod> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const [answered, failed] = [await webhookRequests(), await failedOpen()];
+    const created = await core.createNamespacedPod({ namespace, body: make(`plain-${attempt}`) });
+    const [answeredAfter, failedAfter] = [await webhookRequests(), await failedOpen()];
+    if (answeredAfter > answered) return created;
+    assert.ok(
+      failedAfter > failed,
+      `the webhook was called: answered ${answered} → ${answeredAfter}, failed open ${failed} → ${failedAfter}`,
+    );
+    t.diagnostic(`the call for ${created.metadata?.name ?? '?'} failed open; creating another Pod`);
+    await core.deleteNamespacedPod({ name: created.metadata?.name ?? '', namespace, gracePeriodSeconds: 0 });
+  }
+  throw new Error('three calls to the webhook failed open in a row');
+}
 
 async function createNamespace(name: string, annotations: Record<string, string> = {}): Promise<CoreV1Api> {
   const core = webhook().kc.makeApiClient(CoreV1Api);
@@ -145,11 +178,12 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
     await pulledEvent(core, 'default', pod.metadata?.name ?? '', l.seedImage);
   });
 
-  test('with features off the image stays on the open registry and nothing is mounted', async () => {
+  test('with features off the image stays on the open registry and nothing is mounted', async (t) => {
     const { landscape: l } = webhook();
     const core = await createNamespace('e2e-off');
-    const before = await webhookRequests();
-    const created = await core.createNamespacedPod({ namespace: 'e2e-off', body: reportingPod('plain') });
+    // Not a webhook that was never asked: it answered the create and changed nothing.
+    const created = await createAnswered(t, core, 'e2e-off', (name) => reportingPod(name));
+    const name = created.metadata?.name ?? '';
     assert.equal(isMutated(created), false);
     assert.equal(created.spec?.containers[0]?.image, l.openImage);
     assert.equal(created.spec.imagePullSecrets, undefined);
@@ -158,11 +192,9 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
     assert.ok(
       !(created.spec.volumes ?? []).some((v) => v.projected?.sources?.some((p) => p.clusterTrustBundle)),
     );
-    const log = await readyPodLog(core, 'e2e-off', 'plain');
+    const log = await readyPodLog(core, 'e2e-off', name);
     assert.match(log, /^fips=undefined$/m);
     assert.equal(lastPem(log), '(none)');
-    // Not a webhook that was never asked: it answered the create and changed nothing.
-    assert.ok((await webhookRequests()) > before, 'the webhook was called');
   });
 
   test('all features on at namespace level: the Pod runs with everything', async () => {
