@@ -2,6 +2,7 @@
 // least, done from the benchmark process with raw requests at the controller's concurrency. Each
 // figure of the controller is printed next to its floor (bench/fleet-scale.ts).
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parse } from 'yaml';
 import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, WEBHOOK_TLS_SECRET } from '../../src/api/runtime-names.js';
 import { planWebhook, type WebhookRelease } from '../../src/controller/direct/runtime-manifests.js';
@@ -34,12 +35,20 @@ async function timed(
   requestsPerRuntime: number,
   perRuntime: (id: string) => Promise<void>,
 ): Promise<BaselineFigures> {
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await forEachLimited(c.fleet.ids, c.concurrency, perRuntime);
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  return { ms, cpuPerRuntimeMs: (cpu.user + cpu.system) / 1000 / c.fleet.ids.length, requestsPerRuntime };
+  loop.disable();
+  return {
+    ms,
+    cpuPerRuntimeMs: (cpu.user + cpu.system) / 1000 / c.fleet.ids.length,
+    requestsPerRuntime,
+    loopP99Ms: loop.percentile(99) / 1e6,
+  };
 }
 
 /** A client of runtime `id` made from its kubeconfig, as a process that never talked to it would. */

@@ -10,7 +10,10 @@
  * all the work shares (the KCP) answering 429 halves the limit too, at most once a second, so a
  * burst of answers to the requests already in flight counts as one signal, as TCP counts one loss
  * per window; a single runtime's 429s and errors are that runtime's backoff, not the fleet's.
+ * Tasks admitted together start a few per turn of the loop (./loop-pacer.ts): each one's start
+ * opens a connection, and hundreds back to back would hold the loop as long as a lag would.
  */
+import { LoopPacer } from './loop-pacer.js';
 
 /** Something a worker passes before taking work, and leaves after it. */
 export interface AdmissionGate {
@@ -31,6 +34,8 @@ export interface LoopLagOptions {
   readonly sampleMs?: number;
   /** The least time between two decreases for {@link LoopLagGate.throttled} (default 1,000 ms). */
   readonly throttleHoldMs?: number;
+  /** How long the starts of admitted tasks may take in one turn of the loop (default 4 ms). */
+  readonly turnBudgetMs?: number;
 }
 
 /**
@@ -55,6 +60,7 @@ export class LoopLagGate implements AdmissionGate {
   private readonly waiters: (() => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private lastThrottle = Number.NEGATIVE_INFINITY;
+  private readonly pacer: LoopPacer;
 
   constructor(options: LoopLagOptions) {
     const min = Math.max(1, Math.min(options.min ?? 4, options.max));
@@ -63,10 +69,12 @@ export class LoopLagGate implements AdmissionGate {
       targetLagMs: 50,
       sampleMs: 20,
       throttleHoldMs: 1_000,
+      turnBudgetMs: 4,
       ...options,
       max: Math.max(min, options.max),
     };
     this.limitNow = this.o.max;
+    this.pacer = new LoopPacer({ turnBudgetMs: this.o.turnBudgetMs });
   }
 
   /** Starts sampling the loop's lag. */
@@ -112,12 +120,14 @@ export class LoopLagGate implements AdmissionGate {
     return this.inFlight;
   }
 
-  acquire(): Promise<void> {
-    if (this.inFlight < this.limitNow) {
-      this.inFlight++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiters.push(resolve));
+  /**
+   * Resolves once the task may run: a place under the limit, then a turn of the loop with time
+   * left for its start (../loop-pacer.ts), so tasks let in together start over several turns.
+   */
+  async acquire(): Promise<void> {
+    if (this.inFlight < this.limitNow) this.inFlight++;
+    else await new Promise<void>((resolve) => this.waiters.push(resolve));
+    await this.pacer.turn();
   }
 
   release(): void {

@@ -5,6 +5,9 @@ import { WorkQueue } from '../../../src/kube/work-queue.js';
 
 const o = { max: 200, min: 4, targetLagMs: 50, sampleMs: 20 };
 
+/** A few turns of the loop later: an admission goes through the pacer's turn. */
+const settled = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
+
 describe('the event-loop lag gate', () => {
   test('halves the limit over the target, adds one under half of it, down to min and up to max', () => {
     assert.equal(nextLimit(200, 51, o), 100);
@@ -21,20 +24,34 @@ describe('the event-loop lag gate', () => {
     await gate.acquire();
     let admitted = 0;
     const waiting = [gate.acquire(), gate.acquire()].map((p) => p.then(() => admitted++));
-    await Promise.resolve();
+    await settled();
     assert.equal(admitted, 0);
     gate.sample(1_000); // late: 3 -> 1
     assert.equal(gate.limit, 1);
     gate.release();
     gate.release();
-    await Promise.resolve();
+    await settled();
     assert.equal(admitted, 0, 'two left, one still running: the limit of 1 is reached');
     gate.release();
-    await Promise.resolve();
+    await settled();
     assert.equal(admitted, 1);
     gate.sample(0); // on time: 1 -> 2
     await Promise.all(waiting);
     assert.equal(gate.running, 2);
+  });
+
+  test('tasks admitted together start a turn apart once a start took the turn’s budget', async () => {
+    const gate = new LoopLagGate({ max: 10, turnBudgetMs: 0 });
+    const order: string[] = [];
+    await Promise.all(
+      ['a', 'b'].map(async (name) => {
+        await gate.acquire();
+        order.push(name);
+        setImmediate(() => order.push(`after ${name}`));
+      }),
+    );
+    assert.deepEqual(order.slice(0, 3), ['a', 'after a', 'b']);
+    assert.equal(gate.running, 2, 'both hold their place');
   });
 
   test('a 429 of a shared server halves the limit once per hold, never below the least', () => {

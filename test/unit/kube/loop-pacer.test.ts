@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { LoopPacer } from '../../../src/kube/loop-pacer.js';
+
+/** One turn of the event loop later (timers and I/O of the turn between). */
+const nextTurn = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
+
+void describe('LoopPacer', () => {
+  void test('starts go through in order, as many per turn as the budget holds, each start’s work counted', async () => {
+    let clock = 0;
+    const pacer = new LoopPacer({ turnBudgetMs: 4, now: () => clock });
+    const started: string[] = [];
+    const perTurn: string[][] = [];
+    // A timer per turn notes what started before it.
+    const timer = setInterval(() => perTurn.push(started.splice(0)), 0);
+    try {
+      await Promise.all(
+        ['a', 'b', 'c', 'd', 'e'].map(async (name) => {
+          await pacer.turn();
+          started.push(name);
+          // The start's own synchronous work, done before the next start is let through.
+          clock += 1.5;
+        }),
+      );
+      await nextTurn();
+    } finally {
+      clearInterval(timer);
+    }
+    const turns = perTurn.filter((t) => t.length > 0);
+    assert.deepEqual(
+      turns,
+      [
+        ['a', 'b', 'c'],
+        ['d', 'e'],
+      ],
+      '0, 1.5 and 3 ms are under the budget; 4.5 is not',
+    );
+  });
+
+  void test('nothing starts in the caller’s turn; one start per turn at least, however costly', async () => {
+    let clock = 0;
+    const pacer = new LoopPacer({ turnBudgetMs: 4, now: () => clock });
+    const order: string[] = [];
+    const start = async (name: string): Promise<void> => {
+      await pacer.turn();
+      order.push(name);
+      // Queued for the next turn: it runs before a start that was left for that turn.
+      setImmediate(() => order.push(`after ${name}`));
+      clock += 50;
+    };
+    const both = Promise.all([start('a'), start('b')]);
+    await Promise.resolve();
+    assert.deepEqual(order, [], 'not in the caller’s turn');
+    await both;
+    assert.deepEqual(order.slice(0, 3), ['a', 'after a', 'b'], 'b waited for the next turn');
+  });
+
+  void test('on the real clock, a timer due meanwhile runs before the start after a slow one', async () => {
+    const pacer = new LoopPacer({ turnBudgetMs: 2 });
+    const order: string[] = [];
+    const busy = async (name: string, first: boolean): Promise<void> => {
+      await pacer.turn();
+      order.push(name);
+      // Due before 'a' has finished: let through in one turn with 'a', 'b' would come first.
+      if (first) setTimeout(() => order.push('timer'), 1);
+      const until = performance.now() + 5;
+      while (performance.now() < until);
+    };
+    await Promise.all([busy('a', true), busy('b', false)]);
+    await nextTurn();
+    assert.deepEqual(order, ['a', 'timer', 'b']);
+  });
+
+  void test('with no budget, one start per turn', async () => {
+    const pacer = new LoopPacer({ turnBudgetMs: 0 });
+    const order: string[] = [];
+    await Promise.all(
+      ['a', 'b', 'c'].map(async (name) => {
+        await pacer.turn();
+        order.push(name);
+        setImmediate(() => order.push(`after ${name}`));
+      }),
+    );
+    assert.deepEqual(order.slice(0, 5), ['a', 'after a', 'b', 'after b', 'c']);
+  });
+
+  void test('a start asked for after the others went through gets a turn of its own', async () => {
+    let clock = 0;
+    const pacer = new LoopPacer({ turnBudgetMs: 4, now: () => clock });
+    await pacer.turn();
+    clock += 100;
+    await nextTurn();
+    await pacer.turn(); // would hang if the pacer thought a turn still queued
+  });
+});
