@@ -5,7 +5,12 @@
 // No webhook runs in the fleet: ./webhook-reports.ts writes, per pool server, the report a
 // webhook taking every set would write, and the controller reads it per runtime as it would on a
 // real runtime. A wave starts, and ends, when the policy's status (watched) says so.
-import { rolloutPolicyPath, type RolloutWaveSpec } from '../../src/api/rollout-policy.js';
+import {
+  newRolloutPolicy,
+  rolloutPolicyPath,
+  type RolloutPolicySpec,
+  type RolloutWaveSpec,
+} from '../../src/api/rollout-policy.js';
 import { rolloutPolicyCrd } from '../../src/api/rollout-policy-crd.js';
 import { assignWaves } from '../../src/controller/rollout/wave-assignment.js';
 import { freePort } from '../../src/envtest/free-port.js';
@@ -59,21 +64,14 @@ const putPolicy = (
   c: FleetModeContext,
   waves: readonly RolloutWaveSpec[],
   create: boolean,
-): Promise<unknown> =>
-  kubeRequest(c.fleet.kcpAccess, {
+): Promise<unknown> => {
+  const spec: RolloutPolicySpec = { waves: [...waves], failureThreshold: 0, healthDeadline: '10m' };
+  return kubeRequest(c.fleet.kcpAccess, {
     method: create ? 'POST' : 'PATCH',
     path: create ? rolloutPolicyPath() : rolloutPolicyPath('default'),
-    body: {
-      ...(create
-        ? {
-            apiVersion: 'rt-bootstrapper.kyma-project.io/v1alpha1',
-            kind: 'RolloutPolicy',
-            metadata: { name: 'default' },
-          }
-        : {}),
-      spec: { waves, failureThreshold: 0, healthDeadline: '10m' },
-    },
+    body: create ? newRolloutPolicy(spec) : { spec },
   });
+};
 
 /** One change (a pull Secret labelled `label`) rolled out under `waves` (undefined: no policy). */
 async function rollOut(

@@ -70,6 +70,14 @@ export interface RolloutPolicyResource {
   status?: RolloutPolicyStatus;
 }
 
+/** A RolloutPolicy with `spec`, named `name` (the one the controller reads unless told another). */
+export function newRolloutPolicy(
+  spec: RolloutPolicySpec,
+  name: string = DEFAULT_ROLLOUT_POLICY_NAME,
+): RolloutPolicyResource {
+  return { apiVersion: `${RTB_GROUP}/${RTB_VERSION}`, kind: 'RolloutPolicy', metadata: { name }, spec };
+}
+
 /** The API path of the RolloutPolicy `name` (or of all of them). */
 export function rolloutPolicyPath(name?: string): string {
   const base = `/apis/${RTB_GROUP}/${RTB_VERSION}/${ROLLOUT_POLICY_PLURAL}`;

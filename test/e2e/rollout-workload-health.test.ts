@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import {
+  newRolloutPolicy,
   rolloutPolicyPath,
   type RolloutPolicyResource,
   type RolloutPolicySpec,
@@ -94,12 +95,7 @@ const landscape = useNodeLandscape(
     await kubeRequest(kcp.kubeConfig(), {
       method: 'POST',
       path: rolloutPolicyPath(),
-      body: {
-        apiVersion: 'rt-bootstrapper.kyma-project.io/v1alpha1',
-        kind: 'RolloutPolicy',
-        metadata: { name: 'default' },
-        spec: POLICY,
-      },
+      body: newRolloutPolicy(POLICY),
     });
     for (const id of [CANARY, OTHER]) await putAdminKubeconfigSecret(kcp, l.plane.cluster(id), id);
     sources = await startKcpSources(kcp, silentLogger());

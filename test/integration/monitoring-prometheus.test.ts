@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
+import { newRolloutPolicy, rolloutPolicyPath } from '../../src/api/rollout-policy.js';
 import { rolloutPolicyCrd } from '../../src/api/rollout-policy-crd.js';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { MUTATING_WEBHOOK_NAME, WATCHER_TLS_SECRET } from '../../src/api/runtime-names.js';
@@ -198,13 +199,8 @@ async function makeEvents(): Promise<void> {
   // A rollout policy: the rollout's phase, wave and the runtimes by webhook release are exported.
   await kubeRequest(kcp().kubeConfig(), {
     method: 'POST',
-    path: '/apis/rt-bootstrapper.kyma-project.io/v1alpha1/rolloutpolicies',
-    body: {
-      apiVersion: 'rt-bootstrapper.kyma-project.io/v1alpha1',
-      kind: 'RolloutPolicy',
-      metadata: { name: 'default' },
-      spec: { waves: [{ name: 'all', percent: 100, soak: '0s' }], failureThreshold: 5 },
-    },
+    path: rolloutPolicyPath(),
+    body: newRolloutPolicy({ waves: [{ name: 'all', percent: 100, soak: '0s' }], failureThreshold: 5 }),
   });
   // A body over the limit is turned away before it is read.
   assert.equal(await post(hook.url, Buffer.alloc(9 * 1024 * 1024, 32), { ca: hook.ca.certPem }), 413);

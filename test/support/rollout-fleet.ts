@@ -4,6 +4,7 @@
  */
 import { Registry } from 'prom-client';
 import {
+  newRolloutPolicy,
   rolloutPolicyPath,
   type RolloutPolicyResource,
   type RolloutPolicySpec,
@@ -76,12 +77,7 @@ export class RolloutFleet {
     await kubeRequest(this.kcp().kubeConfig(), {
       method: 'POST',
       path: rolloutPolicyPath(),
-      body: {
-        apiVersion: 'rt-bootstrapper.kyma-project.io/v1alpha1',
-        kind: 'RolloutPolicy',
-        metadata: { name: 'default' },
-        spec,
-      },
+      body: newRolloutPolicy(spec),
     });
   }
 
