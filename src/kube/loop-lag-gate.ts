@@ -11,7 +11,9 @@
  * burst of answers to the requests already in flight counts as one signal, as TCP counts one loss
  * per window; a single runtime's 429s and errors are that runtime's backoff, not the fleet's.
  * Tasks admitted together start a few per turn of the loop (./loop-pacer.ts): each one's start
- * opens a connection, and hundreds back to back would hold the loop as long as a lag would.
+ * opens a connection, and hundreds back to back would hold the loop as long as a lag would. The
+ * pacing is here, not in an agent's `createConnection`: node's agent counts a socket only once it
+ * exists, so deferring its creation lets every request in parallel open one past `maxSockets`.
  */
 import { LoopPacer } from './loop-pacer.js';
 
