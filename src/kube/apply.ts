@@ -10,40 +10,40 @@ export interface ApplyOptions {
   readonly fieldManager?: string;
   /** Bound of each request (default kubeRequest's). */
   readonly timeoutMs?: number;
-  /** Parse the stored objects the API server answers with, for their resourceVersions. */
-  readonly resourceVersions?: boolean;
+  /** Parse the stored objects the API server answers with, and resolve with them. */
+  readonly answers?: boolean;
 }
 
 /**
  * Server-side applies objects in order under our field manager (force: we own these fields), one
  * raw PATCH each on the object's own path (./resource-path.ts: no discovery). Stops at the first
  * failure, so an order such as "backend before registration" holds. The stored objects the API
- * server answers with are parsed only for `resourceVersions` (resolved in order; '' otherwise).
+ * server answers with are parsed only with `answers` (resolved in order; undefined otherwise).
  * A failed call is a KubeApiError naming the object, with the call's status (`KubeApiError.wrap`).
  */
 export async function applyObjects(
   access: ClusterAccess,
   objects: readonly KubernetesObject[],
   o: ApplyOptions = {},
-): Promise<string[]> {
-  const versions: string[] = [];
+): Promise<(KubernetesObject | undefined)[]> {
+  const stored: (KubernetesObject | undefined)[] = [];
   for (const object of objects) {
     const path = objectPath(object);
     try {
-      const stored = await kubeRequest<KubernetesObject | undefined>(access, {
+      const answer = await kubeRequest<KubernetesObject | undefined>(access, {
         method: 'PATCH',
         path,
         query: { fieldManager: o.fieldManager ?? FIELD_MANAGER, force: true },
         body: object,
         // JSON is YAML: the API server takes the object as an apply configuration.
         contentType: 'application/apply-patch+yaml',
-        parseResponse: o.resourceVersions === true,
+        parseResponse: o.answers === true,
         timeoutMs: o.timeoutMs,
       });
-      versions.push(stored?.metadata?.resourceVersion ?? '');
+      stored.push(answer);
     } catch (cause) {
       throw KubeApiError.wrap(`cannot apply ${describeObject(object)}`, cause);
     }
   }
-  return versions;
+  return stored;
 }

@@ -94,20 +94,20 @@ export class RuntimeInstaller {
 
   /**
    * Server-side applies the objects, in order (fenced one by one); each applied object is handed
-   * to `applied`, as written, with the resourceVersion the API server stored
-   * (../../api/attestation.ts). A ClusterTrustBundle is written at the version the runtime serves
+   * to `applied`, as written, with the object as the API server stored it (its resourceVersion
+   * for ../../api/attestation.ts). A ClusterTrustBundle is written at the version the runtime serves
    * (TrustBundleApiNotServedError when none).
    */
   async apply(
     objects: readonly KubernetesObject[],
-    applied: (object: KubernetesObject, resourceVersion: string) => void = () => undefined,
+    applied: (object: KubernetesObject, stored: KubernetesObject | undefined) => void = () => undefined,
   ): Promise<void> {
     for (const o of objects) {
       const one = async (written: KubernetesObject): Promise<void> => {
-        const [rv = ''] = await this.write('apply', () =>
-          applyObjects(this.access, [written], { timeoutMs: this.timeoutMs, resourceVersions: true }),
+        const [stored] = await this.write('apply', () =>
+          applyObjects(this.access, [written], { timeoutMs: this.timeoutMs, answers: true }),
         );
-        applied(written, rv);
+        applied(written, stored);
       };
       if (o.kind === TRUST_BUNDLE_KIND) await this.atServed((api) => one(atTrustBundleApi(o, api)));
       else await one(o);

@@ -34,7 +34,7 @@ import { RuntimeInstaller } from './runtime-installer.js';
 import { isSetObject, type SetLedger } from './set-writes.js';
 import type { RuntimeUnreachableError } from './runtime-unreachable.js';
 import type { DriftSettings } from './runtime-manifests.js';
-import type { ServingSettings } from './serving-certificate.js';
+import { registrationAnswers, type ServingSettings } from './serving-certificate.js';
 import type { BootstrapperOps } from './state-context.js';
 import { certificateFromPem } from '../../pki/certificate-from-pem.js';
 
@@ -85,8 +85,8 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
   const note = (o: KubernetesObject, resourceVersion: string | undefined): void => {
     if (resourceVersion) observed.push(attestedOf(o, resourceVersion));
   };
-  const applied = (o: KubernetesObject, resourceVersion: string): void => {
-    note(o, resourceVersion);
+  const applied = (o: KubernetesObject, stored: KubernetesObject | undefined): void => {
+    note(o, stored?.metadata?.resourceVersion);
     if (isSetObject(o)) ledger.wrote(key, o);
   };
   const need = (): RuntimeInstaller => {
@@ -152,6 +152,14 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
       return drift;
     },
     apply: (objects) => need().apply(objects, applied),
+    register: async (objects) => {
+      const answers: KubernetesObject[] = [];
+      await need().apply(objects, (o, stored) => {
+        applied(o, stored);
+        if (stored !== undefined) answers.push(stored);
+      });
+      return registrationAnswers(answers);
+    },
     written: () => ledger.get(key),
     // The version the status says the bundle was last written at stands in for discovery: a
     // rotation costs no discovery requests, and an upgrade that took that version away shows as

@@ -61,6 +61,7 @@ export function servingCertificateState(next: StateFn, o: { readonly trustKnown?
       return failed(ctx, error, 'ServingCertificate', 'False', reason);
     }
     if (step.kind === 'wait') {
+      ctx.servingView = view;
       const w = waitOutcome(step, now, ctx.serving.policy);
       ctx.status.condition('ServingCertificate', 'True', w.reason, w.message);
       wakeAfter(ctx, w.requeueAfterMs);

@@ -5,7 +5,7 @@
  * direct mode (`--serving-cert-issuer=external`), so the KCP is the one writer of the Secret and
  * the caBundle.
  */
-import type { V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { ServingPolicy } from '../../serving-cert/serving-policy.js';
 import {
   caBundleHoldsOthers,
@@ -14,7 +14,13 @@ import {
   type ServingStep,
 } from '../../serving-cert/serving-secret-plan.js';
 import { readServingSecret } from '../../serving-cert/serving-secret-codec.js';
-import { caBundlesOf, type WebhookConfiguration } from '../../serving-cert/webhook-configurations.js';
+import {
+  caBundlesOf,
+  MUTATING,
+  VALIDATING,
+  type ConfigurationKind,
+  type WebhookConfiguration,
+} from '../../serving-cert/webhook-configurations.js';
 
 /** The serving Secret and our webhook configurations as read from a runtime (undefined: absent). */
 export interface ServingView {
@@ -23,6 +29,36 @@ export interface ServingView {
   readonly validating: WebhookConfiguration | undefined;
   /** Whether Pods we did not start may serve; looked at only when {@link needsServerLook} says so. */
   readonly foreignServers?: boolean;
+}
+
+/** Our webhook configurations as the runtime answered their applies (undefined: not applied). */
+export type RegistrationAnswers = Pick<ServingView, 'mutating' | 'validating'>;
+
+/** Our two webhook configurations among the answers of applied objects. */
+export function registrationAnswers(stored: readonly KubernetesObject[]): RegistrationAnswers {
+  const find = (k: ConfigurationKind): WebhookConfiguration | undefined =>
+    // The API server answers an apply with the stored object of the kind applied.
+    stored.find((o): o is WebhookConfiguration => o.kind === k.kind && o.metadata?.name === k.name);
+  return { mutating: find(MUTATING), validating: find(VALIDATING) };
+}
+
+/**
+ * What the runtime holds after the registration: the Secret as the serving state last knew it,
+ * each configuration applied as its apply answered, the others as the serving state knew them;
+ * undefined when the serving state knew nothing in this pass (the next serving look reads). A
+ * configuration changed meanwhile by someone else makes the next write a 409, which reads again.
+ * Whether other Pods serve is looked at again when it matters.
+ */
+export function afterRegistration(
+  known: ServingView | undefined,
+  answers: RegistrationAnswers,
+): ServingView | undefined {
+  if (known === undefined) return undefined;
+  return {
+    secret: known.secret,
+    mutating: answers.mutating ?? known.mutating,
+    validating: answers.validating ?? known.validating,
+  };
 }
 
 /** How the KCP keeps every runtime's serving certificate (the same for all runtimes). */

@@ -13,7 +13,7 @@ import type { ForeignWrite } from './foreign-writers.js';
 import type { DeploymentReadiness } from './runtime-installer.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';
 import type { DriftSettings, planWebhook, WebhookRelease } from './runtime-manifests.js';
-import type { ServingSettings, ServingView } from './serving-certificate.js';
+import type { RegistrationAnswers, ServingSettings, ServingView } from './serving-certificate.js';
 import type { StatusBuilder } from './status-builder.js';
 import type { SyncSetResult } from './sync-set.js';
 import type { WrittenRecord } from './set-writes.js';
@@ -30,6 +30,11 @@ export interface BootstrapperOps {
   drift(): Promise<DriftSettings | undefined>;
   /** Writes the objects in order; a ClusterTrustBundle at the version the runtime serves. */
   apply(objects: readonly KubernetesObject[]): Promise<void>;
+  /**
+   * Applies our webhook configurations; resolves with them as the runtime answered the applies
+   * (a configuration not among `objects`, or not answered, is absent).
+   */
+  register(objects: readonly KubernetesObject[]): Promise<RegistrationAnswers>;
   /**
    * What this process's passes wrote of the set to the runtime (./set-writes.ts); absent or
    * undefined when nothing is known, and a pass then writes the whole set.
@@ -98,6 +103,11 @@ export interface StateContext {
    * plan starts from it instead of reading again (taken once; a 409 clears it).
    */
   servingAnswered?: ServingView;
+  /**
+   * The serving objects as the serving state last knew them when it found nothing due (read, or
+   * answered by its writes): the registration's answers complete it for the next serving look.
+   */
+  servingView?: ServingView;
   /** Set once this pass read the webhook Deployment (the trust-restart count came with it). */
   trustRead?: boolean;
   /** How often a Ready runtime whose trust-bundle rotation is under way is looked at (default 30 s). */

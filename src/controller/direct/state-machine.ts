@@ -3,6 +3,7 @@ import { planSources, planWebhook, type DriftSettings } from './runtime-manifest
 import type { DeploymentReadiness } from './runtime-installer.js';
 import { describeForeignWrites, type ForeignWrite } from './foreign-writers.js';
 import { servingCertificateState } from './serving-cert-state.js';
+import { afterRegistration, type RegistrationAnswers } from './serving-certificate.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';
 import { setWrites } from './set-writes.js';
 import { setBundleOf, TRUST_POLL_MS, trustLookDue, trustSummary } from './trust-restart-status.js';
@@ -237,12 +238,15 @@ export const sFnWaitForWebhook: StateFn = async (ctx) => {
 export const sFnRegister: StateFn = async (ctx) => {
   if (!ctx.set.ok) return sFnCheckSources;
   if (registered(ctx) && !ctx.wrote && !ctx.forceResync) return sFnReady;
+  let answers: RegistrationAnswers;
   try {
-    await ctx.ops.apply((await planFor(ctx)).registration);
+    answers = await ctx.ops.register((await planFor(ctx)).registration);
   } catch (error) {
     return failed(ctx, error, 'WebhookReady', 'False', 'RegistrationFailed');
   }
-  // A configuration just created has no caBundle yet: the protocol writes it right away.
+  // A configuration just created has no caBundle yet: the protocol writes it right away, planned
+  // from what the applies answered (no read of what this pass just learned).
+  ctx.servingAnswered = afterRegistration(ctx.servingView, answers);
   return sFnTrustRegistration;
 };
 

@@ -67,6 +67,7 @@ class FakeOps implements RuntimeOps {
     this.applied.push([...objects]);
     return Promise.resolve();
   };
+  register = (): ReturnType<RuntimeOps['register']> => refuse('register the webhook');
   trustBundleApi = (): ReturnType<RuntimeOps['trustBundleApi']> =>
     Promise.resolve(servedTrustBundleApi('v1'));
   deploymentReadiness = (): ReturnType<RuntimeOps['deploymentReadiness']> => refuse('read readiness');

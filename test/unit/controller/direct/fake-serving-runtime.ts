@@ -6,7 +6,10 @@
  * served before its CA had settled.
  */
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
-import type { ServingView } from '../../../../src/controller/direct/serving-certificate.js';
+import type {
+  RegistrationAnswers,
+  ServingView,
+} from '../../../../src/controller/direct/serving-certificate.js';
 import type { ServingSettings } from '../../../../src/controller/direct/serving-certificate.js';
 import { KubeApiError } from '../../../../src/kube/kube-errors.js';
 import type { CertificateAuthority } from '../../../../src/pki/certificate-authority.js';
@@ -121,8 +124,11 @@ export class FakeServingRuntime {
     return Promise.resolve(answered);
   }
 
-  /** The registration apply: creates a configuration (without caBundle), keeps an existing one's caBundle. */
-  register(objects: readonly KubernetesObject[]): void {
+  /**
+   * The registration apply: creates a configuration (without caBundle), keeps an existing one's
+   * caBundle; answers with the configurations applied, as held now.
+   */
+  register(objects: readonly KubernetesObject[]): RegistrationAnswers {
     for (const o of objects) {
       const config = clone(o) as WebhookConfiguration;
       const live = o.kind === MUTATING.kind ? this.mutating : this.validating;
@@ -132,6 +138,11 @@ export class FakeServingRuntime {
       else this.validating = created;
     }
     this.recordTrust();
+    const applied = (k: typeof MUTATING): boolean => objects.some((o) => o.kind === k.kind);
+    return {
+      mutating: applied(MUTATING) ? clone(this.mutating) : undefined,
+      validating: applied(VALIDATING) ? clone(this.validating) : undefined,
+    };
   }
 
   /** Every caBundle entry of both configurations. */

@@ -4,8 +4,10 @@ import { before, describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
 import { MUTATING_WEBHOOK_CONFIGURATION, MUTATING_WEBHOOK_NAME } from '../../../../src/api/runtime-names.js';
 import {
+  afterRegistration,
   MAX_SERVING_WAIT_MS,
   nextServingStep,
+  registrationAnswers,
   waitOutcome,
   type ServingView,
   type ServingWait,
@@ -113,6 +115,7 @@ function ops(rt: FakeServingRuntime, over: Partial<BootstrapperOps> = {}): Boots
     answered: () => true,
     drift: none,
     apply: none,
+    register: none,
     trustBundleApi: none,
     deploymentReadiness: none,
     uninstall: none,
@@ -234,6 +237,47 @@ describe("the KCP's next step on a runtime", () => {
     assert.equal(condition(status)?.reason, 'IssuerUnusable');
     assert.match(condition(status)?.message ?? '', /expired/);
     assert.deepEqual(rt.writes, []);
+  });
+});
+
+describe('what the runtime holds after the registration', () => {
+  const config = (kind: string, name: string, rv: string) =>
+    ({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind,
+      metadata: { name, resourceVersion: rv },
+    }) as const;
+  const known: ServingView = {
+    secret: { metadata: { name: 's', resourceVersion: '1' } },
+    mutating: config('MutatingWebhookConfiguration', MUTATING_WEBHOOK_CONFIGURATION, '2'),
+    validating: config('ValidatingWebhookConfiguration', 'v', '3'),
+    foreignServers: false,
+  };
+
+  test('our configurations among the answers, by kind and name', () => {
+    const answers = registrationAnswers([
+      config('MutatingWebhookConfiguration', 'someone-else', '8'),
+      config('MutatingWebhookConfiguration', MUTATING_WEBHOOK_CONFIGURATION, '9'),
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: MUTATING_WEBHOOK_CONFIGURATION } },
+    ]);
+    assert.equal(answers.mutating?.metadata?.resourceVersion, '9');
+    assert.equal(answers.validating, undefined, 'not applied');
+  });
+
+  test('the applied configuration as answered, the rest and the Secret as known; no look at other Pods', () => {
+    const mutating = config('MutatingWebhookConfiguration', MUTATING_WEBHOOK_CONFIGURATION, '9');
+    assert.deepEqual(afterRegistration(known, { mutating, validating: undefined }), {
+      secret: known.secret,
+      mutating,
+      validating: known.validating,
+    });
+  });
+
+  test('nothing known in this pass: the next serving look reads', () => {
+    assert.equal(
+      afterRegistration(undefined, { mutating: known.mutating, validating: undefined }),
+      undefined,
+    );
   });
 });
 
