@@ -24,6 +24,13 @@ import { trackNode, untrackNode } from './process-registry.js';
 import { runCommand } from './run-command.js';
 import { waitNodeReady } from './wait-node-ready.js';
 
+/**
+ * Where every kubelet binds its device-plugin socket, whatever its `--root-dir` (kubelet's
+ * constant). Two nodes on one machine would remove each other's socket there, or fail to start
+ * with EADDRINUSE when they start together; each node mounts a folder of its own over it.
+ */
+export const KUBELET_DEVICE_PLUGINS = '/var/lib/kubelet/device-plugins';
+
 /** What a node needs from its cluster. */
 export interface LocalNodeOptions {
   /** The Node object's name. */
@@ -69,6 +76,10 @@ export class LocalNode {
     await mkdir(paths.cniConfDir, { recursive: true });
     await mkdir(paths.registryHostsDir, { recursive: true });
     await mkdir(paths.kubeletRoot, { recursive: true });
+    const devicePlugins = join(o.dir, 'device-plugins');
+    await mkdir(devicePlugins, { recursive: true });
+    // The mount point; the kubelet would make it there anyway.
+    await mkdir(KUBELET_DEVICE_PLUGINS, { recursive: true });
 
     const cgroupRoot = join(ownCgroupBase(), network.cgroupRoot);
     const record: NodeRecord = {
@@ -94,7 +105,20 @@ export class LocalNode {
         o.binaries.containerd,
         ['--config', paths.containerdConfig],
         join(o.dir, 'containerd.log'),
-        { launcher: [o.binaries.unshare, '--mount', '--propagation', 'slave', '--'] },
+        {
+          launcher: [
+            o.binaries.unshare,
+            '--mount',
+            '--propagation',
+            'slave',
+            '--',
+            'sh',
+            '-c',
+            // In the new namespace: this node's device-plugin folder over the machine's, then exec.
+            `mount --bind "$0" ${KUBELET_DEVICE_PLUGINS} && exec "$@"`,
+            devicePlugins,
+          ],
+        },
       );
       containerd.start();
       processes.push(containerd);

@@ -33,6 +33,23 @@ function assertNothingLeft(held: Held): void {
   assert.equal(cgroupExists(held.cgroupRoot), false, `cgroup ${held.cgroupRoot} is removed`);
 }
 
+describe('two nodes on one machine', () => {
+  test('started together, each kubelet binds its device-plugin socket in a folder of its own', async () => {
+    const nodeBinaries = await resolveNodeBinaries();
+    const plane = await ControlPlane.start({ clusters: ['one', 'two'], nodes: ['one', 'two'], nodeBinaries });
+    try {
+      for (const name of ['one', 'two']) {
+        const node = plane.cluster(name).node;
+        assert.ok(node);
+        // Mounted over the machine-wide folder in the node's mount namespace: the file is here.
+        assert.ok(existsSync(join(node.paths.dir, 'device-plugins', 'kubelet.sock')), `${name}'s socket`);
+      }
+    } finally {
+      await plane.stop();
+    }
+  });
+});
+
 describe('a node leaves nothing behind', () => {
   test('stop() kills containerd, the shims and every container, and removes cgroups and bridge', async () => {
     const nodeBinaries = await resolveNodeBinaries();
