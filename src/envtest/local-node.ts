@@ -29,7 +29,7 @@ import { waitNodeReady } from './wait-node-ready.js';
  * constant). Two nodes on one machine would remove each other's socket there, or fail to start
  * with EADDRINUSE when they start together; each node mounts a folder of its own over it.
  */
-export const KUBELET_DEVICE_PLUGINS = '/var/lib/kubelet/device-plugins';
+const KUBELET_DEVICE_PLUGINS = '/var/lib/kubelet/device-plugins';
 
 /** What a node needs from its cluster. */
 export interface LocalNodeOptions {

@@ -124,7 +124,7 @@ export class LoopLagGate implements AdmissionGate {
 
   /**
    * Resolves once the task may run: a place under the limit, then a turn of the loop with time
-   * left for its start (../loop-pacer.ts), so tasks let in together start over several turns.
+   * left for its start (./loop-pacer.ts), so tasks let in together start over several turns.
    */
   async acquire(): Promise<void> {
     if (this.inFlight < this.limitNow) this.inFlight++;
