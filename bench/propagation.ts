@@ -3,8 +3,8 @@
 // One KCP and N runtime clusters (kube-apiservers on one etcd), the controller in direct mode in
 // its own process (bench/support/controller-child.ts), every RuntimeBootstrapper Ready. Then the
 // KCP's pull Secret is rotated ROTATIONS times; each time, a watch on every runtime's
-// `kyma-system/registry-credentials` times the arrival of the new set version (annotation
-// `rt-bootstrapper.kyma-project.io/set-version`), from the moment the rotation is written.
+// `kyma-system/registry-credentials` times the arrival of the new Secret (its content version,
+// annotation `rt-bootstrapper.kyma-project.io/content-version`), from the moment the rotation is written.
 // Baselines in the same run: N sequential GETs of that Secret, and writing what the controller
 // writes for the set (the namespace, a trust bundle, a Secret and a ConfigMap, under other
 // names) to every runtime from this process, with the product's apply function and over
@@ -15,7 +15,7 @@
 import { CoreV1Api, type KubernetesObject, type V1Secret } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { freemem, totalmem } from 'node:os';
-import { SET_VERSION_ANNOTATION } from '../src/api/runtime-bootstrapper.js';
+import { CONTENT_VERSION_ANNOTATION } from '../src/api/set-version.js';
 import { applyObjects } from '../src/kube/apply.js';
 import { kubeRequest } from '../src/kube/kube-request.js';
 import { trustBundleApis } from '../src/kube/trust-bundle-discovery.js';
@@ -224,22 +224,20 @@ async function rotate(
       const hit = await w.waitFor(
         marks[i] ?? 0,
         (e) => {
-          const v = e.object.metadata?.annotations?.[SET_VERSION_ANNOTATION];
-          return v !== undefined && v !== before.version;
+          const v = e.object.metadata?.annotations?.[CONTENT_VERSION_ANNOTATION];
+          return v !== undefined && e.object.data?.['.dockerconfigjson'] === wanted;
         },
         120_000,
       );
       if (!hit) throw new Error(`${bench.runtimes[i]?.name ?? '?'} never got the rotation ${label}`);
-      if (hit.event.object.data?.['.dockerconfigjson'] !== wanted)
-        throw new Error(`${bench.runtimes[i]?.name ?? '?'} got a new version without the new data`);
       return hit.event;
     }),
   );
-  const versions = new Set(arrivals.map((e) => e.object.metadata?.annotations?.[SET_VERSION_ANNOTATION]));
+  const versions = new Set(arrivals.map((e) => e.object.metadata?.annotations?.[CONTENT_VERSION_ANNOTATION]));
   const after = await ctl.state();
-  if (versions.size !== 1 || !versions.has(after.version))
+  if (versions.size !== 1 || after.version === before.version)
     throw new Error(
-      `runtimes got versions ${[...versions].join(', ')}, the controller holds ${after.version}`,
+      `runtimes got Secrets of content versions ${[...versions].join(', ')}; the controller holds ${after.version}`,
     );
   // The rotation is over for the controller once every status says so.
   for (;;) {

@@ -8,6 +8,9 @@ import {
 } from '../api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../api/runtime-bootstrapper-crd.js';
 import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../api/runtime-names.js';
+import { CONTENT_VERSION_ANNOTATION, runtimeSetVersion } from '../api/set-version.js';
+import { parseWebhookConfig } from '../api/webhook-config.js';
+import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../api/webhook-features.js';
 import { startDirectMode } from '../controller/direct/direct-mode.js';
 import type { DirectMode } from '../controller/direct/direct-mode-options.js';
 import { createSourceWatcher } from '../controller/sources/source-set.js';
@@ -147,15 +150,37 @@ export async function waitReady(k: KcpLandscape, ids: readonly string[], timeout
   }
 }
 
-/** Reads the synced ConfigMap's set version on a runtime. */
-export async function runtimeSetVersion(rt: LocalCluster): Promise<string | undefined> {
-  const core = rt.kubeConfig().makeApiClient(CoreV1Api);
+/**
+ * The set a runtime holds, computed from its objects as its webhook computes it
+ * (../api/set-version.ts): the config ConfigMap, the pull Secret and the trust bundle the config
+ * names. Undefined while the ConfigMap is not there or names nothing readable.
+ */
+export async function heldSetVersion(rt: LocalCluster): Promise<string | undefined> {
+  const access = rt.kubeConfig();
+  const core = access.makeApiClient(CoreV1Api);
+  const annotations = (o: KubernetesObject | undefined): Record<string, string> | undefined =>
+    o?.metadata?.annotations;
   try {
-    const cm = await core.readNamespacedConfigMap({
-      name: 'rt-bootstrapper-config',
-      namespace: 'kyma-system',
+    const cm = await core.readNamespacedConfigMap({ name: CONFIG_MAP_NAME, namespace: CONFIG_MAP_NAMESPACE });
+    const text = cm.data?.[CONFIG_MAP_KEY];
+    if (text === undefined) return undefined;
+    const config = parseWebhookConfig(text);
+    const secret = await core
+      .readNamespacedSecret({ name: config.imagePullSecret.name, namespace: config.imagePullSecret.namespace })
+      .catch(() => undefined);
+    const bundleName = config.clusterTrustBundle?.name;
+    const bundle =
+      bundleName === undefined
+        ? undefined
+        : await kubeRequest<KubernetesObject>(access, {
+            method: 'GET',
+            path: `/apis/${await trustBundleApiVersionOf(access)}/clustertrustbundles/${encodeURIComponent(bundleName)}`,
+          }).catch(() => undefined);
+    return runtimeSetVersion({
+      configMap: annotations(cm),
+      pullSecret: annotations(secret)?.[CONTENT_VERSION_ANNOTATION],
+      trustBundle: annotations(bundle)?.[CONTENT_VERSION_ANNOTATION],
     });
-    return cm.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/set-version'];
   } catch {
     return undefined;
   }

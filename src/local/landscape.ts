@@ -6,7 +6,7 @@ import { nodeHostProblem } from '../envtest/node-host.js';
 import { resolveRtbImage } from '../envtest/rtb-image.js';
 import { applyObjects } from '../kube/apply.js';
 import { ControlPlaneError } from '../envtest/errors.js';
-import { runtimeSetVersion, startKcpLandscape, waitReady, type KcpLandscape } from './kcp-landscape.js';
+import { heldSetVersion, startKcpLandscape, waitReady, type KcpLandscape } from './kcp-landscape.js';
 import { landscapeSourceObjects, trustBundleApiVersionOf } from './landscape-sources.js';
 import { eventually } from '../envtest/eventually.js';
 import { startNodeHosting } from './node-hosting.js';
@@ -181,7 +181,7 @@ async function showRotation(
   );
   for (const rt of runtimes) {
     await eventually(
-      async () => ((await runtimeSetVersion(rt)) === version ? true : undefined),
+      async () => ((await heldSetVersion(rt)) === version ? true : undefined),
       ROTATION_LIMIT_MS,
       `set ${version} on ${rt.name}`,
       20,

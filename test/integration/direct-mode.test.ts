@@ -41,7 +41,7 @@ import {
 import { registerWebhook, startTestWebhook } from '../support/webhook.js';
 import { listTrustBundles, readTrustBundle } from '../support/trust-bundles.js';
 import { apiServerMetric } from '../support/apiserver-metrics.js';
-import { CONTENT_VERSION_ANNOTATION } from '../../src/controller/direct/sync-set.js';
+import { CONTENT_VERSION_ANNOTATION, runtimeSetVersion } from '../../src/api/set-version.js';
 
 const RUNTIMES = ['rt-1', 'rt-2', 'rt-3'] as const;
 const plane = useControlPlane({ clusters: ['kcp', ...RUNTIMES] });
@@ -165,16 +165,40 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
         namespace: 'kyma-system',
       });
       assert.ok(tls.data?.['tls.crt']);
+      // resourceVersions grow with every write in a cluster: they show the order of the writes,
+      // trust bundle, then pull Secret, then the config that names them.
+      const ctb = await readTrustBundle(rt(id).kubeConfig(), CTB_NAME);
+      assert.ok(ctb);
+      const secret = await coreOf(rt(id)).readNamespacedSecret({
+        name: 'registry-credentials',
+        namespace: 'kyma-system',
+      });
+      const cm = await coreOf(rt(id)).readNamespacedConfigMap({
+        name: 'rt-bootstrapper-config',
+        namespace: 'kyma-system',
+      });
+      const rv = (o: { metadata?: { resourceVersion?: string } }) => Number(o.metadata?.resourceVersion);
+      assert.ok(
+        rv(ctb) < rv(secret) && rv(secret) < rv(cm),
+        `order: ctb ${rv(ctb)} < secret ${rv(secret)} < configmap ${rv(cm)}`,
+      );
     }
   });
 
-  test('rotating the pull Secret reaches every runtime, stamped, trust bundle then Secret then ConfigMap', async () => {
+  test('rotating the pull Secret reaches every runtime as one write, and the runtime names the new set', async () => {
     const previous = sources.snapshot().version;
     const appliesBefore = new Map<string, Record<string, number>>();
     for (const id of RUNTIMES) appliesBefore.set(id, await appliesOn(id));
     const bundleBefore = new Map<string, string | undefined>();
-    for (const id of RUNTIMES)
+    const configBefore = new Map<string, string | undefined>();
+    for (const id of RUNTIMES) {
       bundleBefore.set(id, (await readTrustBundle(rt(id).kubeConfig(), CTB_NAME))?.metadata?.resourceVersion);
+      const cm = await coreOf(rt(id)).readNamespacedConfigMap({
+        name: 'rt-bootstrapper-config',
+        namespace: 'kyma-system',
+      });
+      configBefore.set(id, cm.metadata?.resourceVersion);
+    }
     await putPullSecret(kcp(), 'v2');
     const version = await eventually(() =>
       sources.snapshot().version !== previous ? sources.snapshot().version : undefined,
@@ -196,27 +220,30 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       });
       const ctb = await readTrustBundle(rt(id).kubeConfig(), CTB_NAME);
       assert.ok(ctb, `${id}: the ClusterTrustBundle`);
-      // The ConfigMap names the set (its commit point); the Secret and the bundle carry their own
-      // content's version, and the bundle, unchanged, was not written again.
-      assert.equal(cm.metadata?.annotations?.[SET_VERSION], version);
-      for (const o of [secret, ctb]) {
+      // Each object carries its own content's version, none the set's; from them the runtime
+      // computes the set it holds, and the bundle and the ConfigMap, unchanged, were not written again.
+      for (const o of [secret, ctb, cm]) {
         assert.equal(o.metadata?.annotations?.[SET_VERSION], undefined);
         assert.match(o.metadata?.annotations?.[CONTENT_VERSION_ANNOTATION] ?? '', /^[0-9a-f]{16}$/);
       }
+      assert.equal(
+        runtimeSetVersion({
+          configMap: cm.metadata?.annotations,
+          pullSecret: secret.metadata?.annotations?.[CONTENT_VERSION_ANNOTATION],
+          trustBundle: ctb.metadata?.annotations?.[CONTENT_VERSION_ANNOTATION],
+        }),
+        version,
+        `${id}: the set its objects name`,
+      );
       assert.equal(ctb.metadata?.resourceVersion, bundleBefore.get(id), `${id}: the bundle untouched`);
-      // One write of the changed object and the ConfigMap's commit, as the runtime's API server counts them.
+      assert.equal(cm.metadata?.resourceVersion, configBefore.get(id), `${id}: the ConfigMap untouched`);
+      // One write of the changed object, as the runtime's API server counts them.
       const before = appliesBefore.get(id) ?? {};
       const after = await appliesOn(id);
       assert.deepEqual(
         Object.fromEntries(SET_RESOURCES.map((r) => [r, (after[r] ?? 0) - (before[r] ?? 0)])),
-        { namespaces: 0, clustertrustbundles: 0, secrets: 1, configmaps: 1 },
+        { namespaces: 0, clustertrustbundles: 0, secrets: 1, configmaps: 0 },
         `${id}: server-side applies of the rotation`,
-      );
-      // resourceVersions grow with every write in a cluster: they show the order of the writes.
-      const rv = (o: { metadata?: { resourceVersion?: string } }) => Number(o.metadata?.resourceVersion);
-      assert.ok(
-        rv(ctb) < rv(secret) && rv(secret) < rv(cm),
-        `order: ctb ${rv(ctb)} < secret ${rv(secret)} < configmap ${rv(cm)}`,
       );
     }
   });

@@ -151,7 +151,10 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
       };
       return drift;
     },
-    apply: (objects) => need().apply(objects, applied),
+    apply: async (objects, set) => {
+      await need().apply(objects, applied);
+      if (set !== undefined) ledger.committed(key, set);
+    },
     register: async (objects) => {
       const answers: KubernetesObject[] = [];
       await need().apply(objects, (o, stored) => {

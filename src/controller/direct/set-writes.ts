@@ -1,18 +1,17 @@
 /**
  * Which objects of the versioned set a pass writes to a runtime (pure), and the in-process record
  * of what the passes wrote there that the decision is made from. A change of one source costs a
- * runtime the changed object, plus the ConfigMap: it carries the set's version and is the set's
- * commit point (docs/controller.md, "what a pass writes").
+ * runtime the changed object alone: the runtime computes the set's version from the content
+ * versions its objects carry (../../api/set-version.ts; docs/controller.md, "what a pass writes").
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { SET_VERSION_ANNOTATION } from '../../api/runtime-bootstrapper.js';
-import { CONTENT_VERSION_ANNOTATION } from './sync-set.js';
+import { CONTENT_VERSION_ANNOTATION, UNWRITTEN_BUNDLE_ANNOTATION } from '../../api/set-version.js';
 
 /** What the passes of this process wrote to one runtime of the set, as far as it knows. */
 export interface WrittenRecord {
   /** {@link setObjectKey} → {@link writtenVersionOf} at the object's last successful write. */
   readonly versions: ReadonlyMap<string, string>;
-  /** The set version the last ConfigMap written carried: the set committed on the runtime. */
+  /** The set version of the last pass whose writes of the set were all stored. */
   readonly committed: string | undefined;
 }
 
@@ -33,22 +32,22 @@ export function setObjectKey(o: KubernetesObject): string {
 
 /**
  * What an object written to a runtime holds, as far as the set decides it: its content version
- * and, on the ConfigMap, the set version (so every new set rewrites the ConfigMap: the commit).
- * A Namespace holds nothing of ours but its name.
+ * and, on the ConfigMap, the version of a bundle the set counts but does not write. A Namespace
+ * holds nothing of ours but its name.
  */
 export function writtenVersionOf(o: KubernetesObject): string {
   const a = o.metadata?.annotations ?? {};
   const content = a[CONTENT_VERSION_ANNOTATION] ?? (o.kind === 'Namespace' ? 'namespace' : '');
-  const set = a[SET_VERSION_ANNOTATION];
-  return set === undefined ? content : `${content}/${set}`;
+  const unwritten = a[UNWRITTEN_BUNDLE_ANNOTATION];
+  return unwritten === undefined ? content : `${content}/${unwritten}`;
 }
 
 /**
  * The objects of `planned` (in apply order, which is kept) that a pass writes: every one on a full
  * pass, or when the record cannot be trusted: nothing written by this process, or the set it last
  * committed is not the one the status says the runtime holds (another replica wrote there since,
- * or this process's own last commit is not in the status yet); otherwise those whose content (or,
- * for the ConfigMap, set) differs from what this process last wrote.
+ * or this process's own last commit is not in the status yet); otherwise those whose content
+ * differs from what this process last wrote.
  */
 export function setWrites(
   planned: readonly KubernetesObject[],
@@ -76,8 +75,13 @@ export class SetLedger {
       this.entries.set(key, entry);
     }
     entry.versions.set(setObjectKey(object), writtenVersionOf(object));
-    const set = object.metadata?.annotations?.[SET_VERSION_ANNOTATION];
-    if (object.kind === 'ConfigMap' && set !== undefined) entry.committed = set;
+  }
+
+  /** Notes that every write of set `version` a pass sent to the runtime of `key` was stored. */
+  committed(key: string, version: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) this.entries.set(key, { versions: new Map(), committed: version });
+    else entry.committed = version;
   }
 
   /** What was written to the runtime of `key`; undefined when nothing is known. */

@@ -28,8 +28,11 @@ export interface BootstrapperOps {
   answered(): boolean;
   /** The drift channel's settings with this runtime's client certificate; undefined when the channel is off. */
   drift(): Promise<DriftSettings | undefined>;
-  /** Writes the objects in order; a ClusterTrustBundle at the version the runtime serves. */
-  apply(objects: readonly KubernetesObject[]): Promise<void>;
+  /**
+   * Writes the objects in order; a ClusterTrustBundle at the version the runtime serves. With
+   * `set`, they are that set's writes, and once all are stored the runtime holds it (./set-writes.ts).
+   */
+  apply(objects: readonly KubernetesObject[], set?: string): Promise<void>;
   /**
    * Applies our webhook configurations; resolves with them as the runtime answered the applies
    * (a configuration not among `objects`, or not answered, is absent).

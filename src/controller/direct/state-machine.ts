@@ -169,8 +169,8 @@ export const sFnCheckOwnership: StateFn = async (ctx) => {
 /**
  * Applies the versioned set: trust bundle (at the version the runtime serves, or not at all where
  * it serves none: then looked at again after a while), then pull Secret, then ConfigMap. Only what
- * changed since this process's last write there (./set-writes.ts), the ConfigMap always (the
- * commit); forced passes, installs and upgrades write it all.
+ * changed since this process's last write there (./set-writes.ts); forced passes, installs and
+ * upgrades write it all.
  */
 export const sFnSyncConfiguration: StateFn = async (ctx) => {
   if (!ctx.set.ok) return sFnCheckSources;
@@ -184,6 +184,7 @@ export const sFnSyncConfiguration: StateFn = async (ctx) => {
         held: ctx.rb.status?.appliedVersion,
         full: ctx.forceResync || !installedAtRelease(ctx),
       }),
+      ctx.set.set.version,
     );
     // A write that met an upgrade found the version anew: the status says what it was written at.
     recordTrustBundleApi(ctx.status, api?.served ? await ctx.ops.trustBundleApi() : api);

@@ -2,7 +2,7 @@ import type { KubernetesObject, V1ConfigMap, V1Secret } from '@kubernetes/client
 import type { ClusterTrustBundle } from '../../api/cluster-trust-bundle.js';
 import { ConfigError, parseWebhookConfig, type WebhookConfig } from '../../api/webhook-config.js';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../../api/webhook-features.js';
-import { SET_VERSION_ANNOTATION } from '../../api/runtime-bootstrapper.js';
+import { CONTENT_VERSION_ANNOTATION, UNWRITTEN_BUNDLE_ANNOTATION } from '../../api/set-version.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../api/managed-labels.js';
 import { TRUST_BUNDLE_KIND, trustBundleApiVersion } from '../../kube/trust-bundle-api.js';
 import {
@@ -10,15 +10,6 @@ import {
   configMapContentVersion,
   secretContentVersion,
 } from '../sources/content-hash.js';
-
-/**
- * The version of one object's own content (its source's content version, ../sources/content-hash.ts),
- * on the trust bundle, the pull Secret and the ConfigMap: an object whose content did not change
- * keeps it, so a change of one source leaves the others' annotations, and their resourceVersions,
- * as they were. Only the ConfigMap carries the set's version too ({@link SET_VERSION_ANNOTATION}):
- * it is the set's commit point (docs/controller.md).
- */
-export const CONTENT_VERSION_ANNOTATION = 'rt-bootstrapper.kyma-project.io/content-version';
 
 /** The KCP's sources as the source watcher sees them (structurally its `SourceSnapshot`). */
 export interface SyncSources {
@@ -42,7 +33,9 @@ export interface SyncSet {
   readonly config: WebhookConfig;
   /**
    * Trust bundle first, then pull Secret, then ConfigMap: the config never refers to what is not
-   * there yet. Each carries {@link CONTENT_VERSION_ANNOTATION}; the ConfigMap also the set's version.
+   * there yet. Each carries the content version of its source ({@link CONTENT_VERSION_ANNOTATION}),
+   * from which a runtime computes the set's version (../../api/set-version.ts); the ConfigMap also
+   * {@link UNWRITTEN_BUNDLE_ANNOTATION} while its config names no bundle.
    */
   readonly objects: readonly KubernetesObject[];
 }
@@ -56,13 +49,10 @@ export type SyncSetResult =
 
 const stamp = (
   contentVersion: string,
-  setVersion?: string,
+  more: Record<string, string> = {},
 ): { labels: Record<string, string>; annotations: Record<string, string> } => ({
   labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-  annotations: {
-    [CONTENT_VERSION_ANNOTATION]: contentVersion,
-    ...(setVersion === undefined ? {} : { [SET_VERSION_ANNOTATION]: setVersion }),
-  },
+  annotations: { [CONTENT_VERSION_ANNOTATION]: contentVersion, ...more },
 });
 
 /**
@@ -122,16 +112,21 @@ export function buildSyncSet(sources: SyncSources): SyncSetResult {
       data: { ...(secret.data ?? {}) },
     } as KubernetesObject);
   }
-  const data = { [CONFIG_MAP_KEY]: text };
+  // The set version counts the KCP's bundle even when the config names none; the runtime then
+  // learns its version from the ConfigMap, as it holds no bundle to carry it.
+  const unwritten: Record<string, string> =
+    wantedBundle === undefined
+      ? { [UNWRITTEN_BUNDLE_ANNOTATION]: bundle ? clusterTrustBundleContentVersion(bundle) : '-' }
+      : {};
   objects.push({
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: {
       name: CONFIG_MAP_NAME,
       namespace: CONFIG_MAP_NAMESPACE,
-      ...stamp(configMapContentVersion({ data }), sources.version),
+      ...stamp(configMapContentVersion(cm), unwritten),
     },
-    data,
+    data: { [CONFIG_MAP_KEY]: text },
   } as KubernetesObject);
   return { ok: true, set: { version: sources.version, config, objects } };
 }

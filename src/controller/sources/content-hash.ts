@@ -11,10 +11,11 @@
 import { createHash, scryptSync } from 'node:crypto';
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { ClusterTrustBundle } from '../../api/cluster-trust-bundle.js';
+import { setVersionOf, versionDigest } from '../../api/set-version.js';
 import type { SourceKind, SourceVersions } from './source-watcher.js';
 
-/** Hex digits of a version: 64 bits, plenty to tell a handful of contents apart. */
-const VERSION_HEX_DIGITS = 16;
+/** Bytes of the Secret's version: as many hex digits as the others' (../../api/set-version.ts). */
+const SECRET_VERSION_BYTES = 8;
 /** scrypt cost of the Secret's version (16 MiB, tens of ms): paid once per content change. */
 const SECRET_SCRYPT = { N: 1 << 14, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
 const SECRET_SALT = 'rt-bootstrapper/source-version/secret/v1';
@@ -29,15 +30,6 @@ export function canonicalJson(value: unknown): string {
   });
 }
 
-function sha256Version(domain: string, text: string): string {
-  return createHash('sha256')
-    .update(domain)
-    .update('\0')
-    .update(text)
-    .digest('hex')
-    .slice(0, VERSION_HEX_DIGITS);
-}
-
 // scrypt is slow by design; remember the last few results by a plain digest of the input so
 // repeated computations of the same content (each reflector event) cost a hash, not a scrypt.
 // The digest stays in this process's memory and is never exposed.
@@ -50,7 +42,7 @@ export function secretContentVersion(secret: V1Secret): string {
   const key = createHash('sha256').update(text).digest('hex');
   const cached = secretVersions.get(key);
   if (cached !== undefined) return cached;
-  const version = scryptSync(text, SECRET_SALT, VERSION_HEX_DIGITS / 2, SECRET_SCRYPT).toString('hex');
+  const version = scryptSync(text, SECRET_SALT, SECRET_VERSION_BYTES, SECRET_SCRYPT).toString('hex');
   if (secretVersions.size >= SECRET_CACHE_SIZE) {
     const oldest = secretVersions.keys().next();
     if (oldest.done !== true) secretVersions.delete(oldest.value);
@@ -61,12 +53,12 @@ export function secretContentVersion(secret: V1Secret): string {
 
 /** The content version of a ConfigMap: `data` and `binaryData` (absent and empty are equal). */
 export function configMapContentVersion(cm: V1ConfigMap): string {
-  return sha256Version('configmap', canonicalJson({ data: cm.data ?? {}, binaryData: cm.binaryData ?? {} }));
+  return versionDigest('configmap', canonicalJson({ data: cm.data ?? {}, binaryData: cm.binaryData ?? {} }));
 }
 
 /** The content version of a ClusterTrustBundle: its `spec`. */
 export function clusterTrustBundleContentVersion(ctb: ClusterTrustBundle): string {
-  return sha256Version('clustertrustbundle', canonicalJson(ctb.spec));
+  return versionDigest('clustertrustbundle', canonicalJson(ctb.spec));
 }
 
 /**
@@ -88,7 +80,7 @@ export function sourceSetVersion(versions: SourceVersions, watched: readonly Sou
     versions.configMap,
   ];
   for (const kind of CONDITIONAL_SOURCE_KINDS) if (watched.includes(kind)) counted.push(versions[kind]);
-  return sha256Version('source-set', counted.map((v) => v ?? '-').join(','));
+  return setVersionOf(counted);
 }
 
 /** Whether two watched lists count the same sources in the set version. */

@@ -21,10 +21,11 @@ function planned(over: Partial<SyncSources> = {}): readonly KubernetesObject[] {
 
 const kinds = (objects: readonly KubernetesObject[]): string[] => objects.map((o) => o.kind ?? '');
 
-/** A ledger holding what a pass that wrote `objects` to runtime `k` left. */
-function ledgerAfter(objects: readonly KubernetesObject[], k = 'kcp-system/rt'): SetLedger {
+/** A ledger holding what a pass that wrote `objects` of set v-1 to runtime `k` left (`finished`: all of them stored). */
+function ledgerAfter(objects: readonly KubernetesObject[], finished = true, k = 'kcp-system/rt'): SetLedger {
   const ledger = new SetLedger();
   for (const o of objects) ledger.wrote(k, o);
+  if (finished) ledger.committed(k, 'v-1');
   return ledger;
 }
 
@@ -59,10 +60,10 @@ const configChanged: Partial<SyncSources> = {
 describe('which objects of the set a pass writes', () => {
   const written = ledgerAfter(v1).get('kcp-system/rt');
 
-  test('one source changed: that object, then the ConfigMap (the commit), nothing else', () => {
+  test('one source changed: that object, nothing else', () => {
     for (const [what, over, want] of [
-      ['the pull Secret', secretChanged, ['Secret', 'ConfigMap']],
-      ['the trust bundle', bundleChanged, ['ClusterTrustBundle', 'ConfigMap']],
+      ['the pull Secret', secretChanged, ['Secret']],
+      ['the trust bundle', bundleChanged, ['ClusterTrustBundle']],
       ['the config', configChanged, ['ConfigMap']],
     ] as const) {
       const writes = setWrites(planned(over), { written, held: 'v-1', full: false });
@@ -70,9 +71,14 @@ describe('which objects of the set a pass writes', () => {
     }
   });
 
-  test('two sources changed: both, in the set order, the ConfigMap last', () => {
+  test('two sources changed: both, in the set order', () => {
     const both = planned({ ...secretChanged, ...bundleChanged, version: 'v-3' });
     assert.deepEqual(kinds(setWrites(both, { written, held: 'v-1', full: false })), [
+      'ClusterTrustBundle',
+      'Secret',
+    ]);
+    const all = planned({ ...secretChanged, ...bundleChanged, ...configChanged, version: 'v-4' });
+    assert.deepEqual(kinds(setWrites(all, { written, held: 'v-1', full: false })), [
       'ClusterTrustBundle',
       'Secret',
       'ConfigMap',
@@ -91,23 +97,23 @@ describe('which objects of the set a pass writes', () => {
       ['another writer committed another set since', { written, held: 'v-other', full: false }],
       ['no set held yet (an install)', { written, held: undefined, full: false }],
       [
-        'nothing committed yet (a pass that failed before the ConfigMap)',
-        { written: ledgerAfter(v1.slice(0, 2)).get('kcp-system/rt'), held: 'v-1', full: false },
+        'nothing committed yet (a first pass that did not finish)',
+        { written: ledgerAfter(v1.slice(0, 2), false).get('kcp-system/rt'), held: 'v-1', full: false },
       ],
     ] as const)
       assert.deepEqual(kinds(setWrites(next, input)), ALL, what);
   });
 
-  test('a pass that failed halfway: the next writes what is still missing and the commit', () => {
-    const next = planned(bundleChanged);
+  test('a pass that failed halfway: the next writes what is still missing', () => {
+    const next = planned({ ...bundleChanged, ...secretChanged, version: 'v-2' });
     const ledger = ledgerAfter(v1);
-    // The bundle got through, the ConfigMap did not: the runtime still holds v-1.
+    // The bundle got through, the Secret did not: the status still says v-1.
     const bundle = next.find((o) => o.kind === 'ClusterTrustBundle');
     assert.ok(bundle);
     ledger.wrote('kcp-system/rt', bundle);
     assert.deepEqual(
       kinds(setWrites(next, { written: ledger.get('kcp-system/rt'), held: 'v-1', full: false })),
-      ['ConfigMap'],
+      ['Secret'],
     );
   });
 
@@ -116,10 +122,11 @@ describe('which objects of the set a pass writes', () => {
     const v2 = planned(secretChanged);
     for (const o of setWrites(v2, { written: ledger.get('kcp-system/rt'), held: 'v-1', full: false }))
       ledger.wrote('kcp-system/rt', o);
+    ledger.committed('kcp-system/rt', 'v-2');
     const back = planned({ version: 'v-3' });
     assert.deepEqual(
       kinds(setWrites(back, { written: ledger.get('kcp-system/rt'), held: 'v-2', full: false })),
-      ['Secret', 'ConfigMap'],
+      ['Secret'],
     );
   });
 
@@ -140,7 +147,7 @@ describe('which objects of the set a pass writes', () => {
 });
 
 describe('what the ledger keeps', () => {
-  test('per runtime, the last write of each set object; the ConfigMap names the set committed', () => {
+  test('per runtime, the last write of each set object, and the set of the last pass that finished', () => {
     const ledger = ledgerAfter(v1);
     const record = ledger.get('kcp-system/rt');
     assert.ok(record);

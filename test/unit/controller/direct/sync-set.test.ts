@@ -1,16 +1,29 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { WEBHOOK_CERT_LEASE } from '../../../../src/api/runtime-names.js';
-import { buildSyncSet, CONTENT_VERSION_ANNOTATION } from '../../../../src/controller/direct/sync-set.js';
+import {
+  CONTENT_VERSION_ANNOTATION,
+  runtimeSetVersion,
+  UNWRITTEN_BUNDLE_ANNOTATION,
+} from '../../../../src/api/set-version.js';
+import {
+  clusterTrustBundleContentVersion,
+  configMapContentVersion,
+  secretContentVersion,
+  sourceSetVersion,
+} from '../../../../src/controller/sources/content-hash.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { buildSyncSet } from '../../../../src/controller/direct/sync-set.js';
 import {
   planRuntime,
   planSources,
   removalOrder,
 } from '../../../../src/controller/direct/runtime-manifests.js';
-import { syncSources } from '../../../support/fixtures.js';
+import { seedConfigText, syncSources } from '../../../support/fixtures.js';
+import type { SyncSources } from '../../../../src/controller/direct/sync-set.js';
 
 describe('buildSyncSet', () => {
-  test('a consistent set: trust bundle, then pull Secret, then ConfigMap, each with its content version, the ConfigMap with the set version', () => {
+  test('a consistent set: trust bundle, then pull Secret, then ConfigMap, each with its content version and none with the set version', () => {
     const r = buildSyncSet(syncSources());
     assert.ok(r.ok);
     assert.deepEqual(
@@ -20,11 +33,10 @@ describe('buildSyncSet', () => {
     for (const o of r.set.objects) {
       const meta = o.metadata!;
       assert.match(meta.annotations![CONTENT_VERSION_ANNOTATION] ?? '', /^[0-9a-f]{16}$/);
-      assert.equal(
-        meta.annotations!['rt-bootstrapper.kyma-project.io/set-version'],
-        o.kind === 'ConfigMap' ? 'v-1' : undefined,
-        `${o.kind}: only the ConfigMap names the set`,
-      );
+      // The runtime computes the set's version from the content versions: no object is
+      // written again only because another one's source changed.
+      assert.equal(meta.annotations!['rt-bootstrapper.kyma-project.io/set-version'], undefined, o.kind);
+      assert.equal(meta.annotations![UNWRITTEN_BUNDLE_ANNOTATION], undefined, o.kind);
       assert.equal(meta.labels!['app.kubernetes.io/managed-by'], 'rt-bootstrapper');
     }
     const secret = r.set.objects[1] as {
@@ -79,6 +91,82 @@ describe('buildSyncSet', () => {
       assert.match(r.reason, reason);
     });
   }
+});
+
+/** Sources changed by `over`, with the version the source watcher gives them. */
+function versioned(over: Partial<SyncSources>): SyncSources {
+  const s = syncSources(over);
+  const version = sourceSetVersion({
+    pullSecret: s.pullSecret && secretContentVersion(s.pullSecret),
+    clusterTrustBundle: s.clusterTrustBundle && clusterTrustBundleContentVersion(s.clusterTrustBundle),
+    configMap: s.configMap && configMapContentVersion(s.configMap),
+  });
+  return { ...s, version };
+}
+
+/** The set version a webhook computes from `objects` as written to its runtime. */
+function heldBy(objects: readonly KubernetesObject[]): string | undefined {
+  const of = (kind: string): KubernetesObject | undefined => objects.find((o) => o.kind === kind);
+  return runtimeSetVersion({
+    configMap: of('ConfigMap')?.metadata?.annotations,
+    pullSecret: of('Secret')?.metadata?.annotations?.[CONTENT_VERSION_ANNOTATION],
+    trustBundle: of('ClusterTrustBundle')?.metadata?.annotations?.[CONTENT_VERSION_ANNOTATION],
+  });
+}
+
+describe('the set version a runtime computes from the objects is the KCP set version', () => {
+  const config = JSON.parse(seedConfigText()) as Record<string, unknown>;
+  const { clusterTrustBundle: _named, ...unnamed } = config;
+  const configMap = (text: string, extra: Record<string, string> = {}): SyncSources['configMap'] => ({
+    metadata: { name: 'rt-bootstrapper-config', namespace: 'kcp-system' },
+    data: { 'rt-bootstrapper-config.json': text, ...extra },
+  });
+  for (const [what, over] of [
+    ['the config names the bundle', {}],
+    ['the config names no bundle, the KCP holds one', { configMap: configMap(JSON.stringify(unnamed)) }],
+    [
+      'the config names no bundle, the KCP holds none',
+      { configMap: configMap(JSON.stringify(unnamed)), clusterTrustBundle: undefined },
+    ],
+    ['the KCP ConfigMap has another key', { configMap: configMap(seedConfigText(), { notes: 'x' }) }],
+  ] as const) {
+    test(what, () => {
+      const sources = versioned(over);
+      const r = buildSyncSet(sources);
+      assert.ok(r.ok, r.ok ? '' : r.reason);
+      assert.equal(r.set.version, sources.version);
+      assert.equal(heldBy(r.set.objects), sources.version);
+    });
+  }
+
+  test('a runtime missing an object of the set holds no set of the KCP', () => {
+    const r = buildSyncSet(versioned({}));
+    assert.ok(r.ok);
+    assert.notEqual(heldBy(r.set.objects.filter((o) => o.kind !== 'Secret')), r.set.version);
+    assert.equal(heldBy(r.set.objects.filter((o) => o.kind !== 'ConfigMap')), undefined);
+  });
+
+  test('the KCP bundle a config does not name is on the ConfigMap; a change of it changes only the ConfigMap', () => {
+    const cm = configMap(JSON.stringify(unnamed));
+    const a = buildSyncSet(versioned({ configMap: cm }));
+    const b = buildSyncSet(
+      versioned({
+        configMap: cm,
+        clusterTrustBundle: { metadata: { name: 'x' }, spec: { signerName: 's/x', trustBundle: 'PEM 2' } },
+      }),
+    );
+    assert.ok(a.ok && b.ok);
+    assert.deepEqual(
+      a.set.objects.map((o) => o.kind),
+      ['Secret', 'ConfigMap'],
+    );
+    const ann = (o: KubernetesObject | undefined): string | undefined =>
+      o?.metadata?.annotations?.[UNWRITTEN_BUNDLE_ANNOTATION];
+    assert.notEqual(ann(a.set.objects[1]), ann(b.set.objects[1]));
+    assert.deepEqual(a.set.objects[0], b.set.objects[0]);
+    assert.notEqual(a.set.version, b.set.version);
+    assert.equal(heldBy(b.set.objects), b.set.version);
+  });
 });
 
 describe('runtime plan', () => {
