@@ -1,7 +1,8 @@
 /**
- * Where the webhook's config comes from: a file (`--config`), or the ConfigMap on its runtime
- * (watched, each content offered to the holder, the outcome reported when a status ConfigMap is
- * named, for the KCP to read).
+ * Where the webhook's config comes from: a file (`--config`, no revision), or the ConfigMap on its
+ * runtime (watched, each content offered to the holder under the set version of the runtime's
+ * objects, ./set-revision.ts; the outcome reported when a status ConfigMap is named, for the KCP
+ * to read).
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -12,6 +13,7 @@ import { Reflector } from '../kube/reflector.js';
 import type { ConfigHolder } from './config-holder.js';
 import { connectConfigMapSource } from './configmap-config-source.js';
 import { FileConfigSource } from './file-config-source.js';
+import { SetRevision } from './set-revision.js';
 import { WebhookStatusReporter } from './status-reporter.js';
 import type { StopStack } from './stop-stack.js';
 
@@ -34,15 +36,22 @@ export interface ConfigFollowingParts {
   readonly stoppers: StopStack;
 }
 
-/**
- * Starts following the config; a file is read before this resolves, a ConfigMap as it is listed.
- * Resolves with the status reporter when a status ConfigMap is named (it reports more than the
- * config: ./status-reporter.ts).
- */
+/** What following the config started, for the parts built after it. */
+export interface FollowedConfig {
+  /** The status reporter, when a status ConfigMap is named (it reports more than the config: ./status-reporter.ts). */
+  readonly reporter?: WebhookStatusReporter;
+  /**
+   * The revision of the ConfigMap's text (not with a file): to be connected to the parts of the
+   * set, whose watches are built after the holder, and told of their changes.
+   */
+  readonly revision?: SetRevision;
+}
+
+/** Starts following the config; a file is read before this resolves, a ConfigMap as it is listed. */
 export async function followConfig(
   o: ConfigSourceSettings,
   parts: ConfigFollowingParts,
-): Promise<WebhookStatusReporter | undefined> {
+): Promise<FollowedConfig> {
   if (o.configFile) {
     const fileSource = new FileConfigSource(
       o.configFile,
@@ -53,7 +62,7 @@ export async function followConfig(
       fileSource.stop();
     });
     await fileSource.start();
-    return undefined;
+    return {};
   }
   const cm = o.configMap ?? { namespace: CONFIG_MAP_NAMESPACE, name: CONFIG_MAP_NAME, key: CONFIG_MAP_KEY };
   const configReflector = new Reflector<V1ConfigMap>({
@@ -72,20 +81,16 @@ export async function followConfig(
     parts.stoppers.push(() => {
       reporter.stop();
     });
-  connectConfigMapSource({
-    reflector: configReflector,
-    key: cm.key,
-    holder: parts.holder,
-    logger: parts.logger,
-    ...(reporter
-      ? {
-          onOffer: (c, offer) => {
-            reporter.offered(c.metadata?.annotations, offer);
-          },
+  const revision = new SetRevision(
+    parts.holder,
+    reporter
+      ? (version, offer) => {
+          reporter.offered(version, offer);
         }
-      : {}),
-  });
+      : undefined,
+  );
+  connectConfigMapSource({ reflector: configReflector, key: cm.key, revision, logger: parts.logger });
   configReflector.start();
   parts.stoppers.push(() => configReflector.stop());
-  return reporter;
+  return { ...(reporter ? { reporter } : {}), revision };
 }

@@ -56,8 +56,9 @@ export class ConfigHolder {
   }
 
   /**
-   * The set version of the ConfigMap whose text is in force (its `set-version` annotation): the
-   * revision Pods changed under it carry. Undefined for a file, or a ConfigMap without one.
+   * The set version the text in force was last offered under (the runtime's objects make it up:
+   * ./set-revision.ts): the revision Pods changed under it carry. Undefined for a file, a
+   * ConfigMap not written by the KCP, or while a part of the set is not read yet.
    */
   get revision(): string | undefined {
     return this.currentRevision;

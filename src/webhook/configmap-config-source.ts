@@ -1,23 +1,21 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { SET_VERSION_ANNOTATION } from '../api/runtime-bootstrapper.js';
 import type { Reflector } from '../kube/reflector.js';
-import type { ConfigHolder, ConfigOffer } from './config-holder.js';
+import type { SetRevision } from './set-revision.js';
 
 /**
- * Feeds the webhook ConfigMap's key into the holder whenever the ConfigMap changes (the
- * reflector watches just that one object through a name field selector). A deleted ConfigMap
- * or a missing key keeps the last good configuration.
+ * Feeds the webhook ConfigMap's key, with its annotations, into the holder whenever the
+ * ConfigMap changes (the reflector watches just that one object through a name field selector),
+ * through the set revision that computes the revision it is taken under (./set-revision.ts). A
+ * deleted ConfigMap or a missing key keeps the last good configuration.
  */
 export function connectConfigMapSource(input: {
   readonly reflector: Reflector<V1ConfigMap>;
   readonly key: string;
-  readonly holder: ConfigHolder;
+  readonly revision: SetRevision;
   readonly logger: Logger;
-  /** Told what became of each ConfigMap offered (the status report). */
-  readonly onOffer?: (cm: V1ConfigMap, offer: ConfigOffer) => void;
 }): void {
-  const { reflector, key, holder, logger, onOffer } = input;
+  const { reflector, key, revision, logger } = input;
   const offer = (cm: V1ConfigMap): void => {
     const where = `configmap ${cm.metadata?.namespace ?? ''}/${cm.metadata?.name ?? ''}`;
     const text = cm.data?.[key];
@@ -28,8 +26,7 @@ export function connectConfigMapSource(input: {
       );
       return;
     }
-    const offer = holder.offer(text, `${where}#${key}`, cm.metadata?.annotations?.[SET_VERSION_ANNOTATION]);
-    onOffer?.(cm, offer);
+    revision.configMap({ text, source: `${where}#${key}`, annotations: cm.metadata?.annotations });
   };
   reflector.addEventHandler({
     onAdd: offer,

@@ -1,5 +1,6 @@
 import type { V1Namespace, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { CONTENT_VERSION_ANNOTATION } from '../api/set-version.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { KubeListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
@@ -8,6 +9,7 @@ import type { ConfigHolder } from './config-holder.js';
 import { LatestFollower } from '../kube/latest-follower.js';
 import type { MissingNamespaces } from './missing-namespaces.js';
 import { PullSecretCopier, type SecretRef, type SecretWrites } from './pull-secret-copier.js';
+import { UNKNOWN_PART, type SetPart } from './set-revision.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 
 /** One pull-Secret copier and the cache of Secrets of its name. */
@@ -28,6 +30,8 @@ export interface PullSecretFollowerOptions {
   readonly missingNamespaces: MissingNamespaces;
   readonly logLimit: LogRateLimit;
   readonly excludedNamespaces?: readonly string[];
+  /** Told when the source Secret may have changed: listed, added, updated or deleted (the set version counts it). */
+  readonly onSourceChange?: () => void;
 }
 
 /** The pull Secret the configuration in force names (upstream's defaults without one). */
@@ -63,6 +67,22 @@ export function followPullSecret(o: PullSecretFollowerOptions): LatestFollower<S
         logLimit: o.logLimit,
         ...(o.excludedNamespaces ? { excludedNamespaces: o.excludedNamespaces } : {}),
       });
+      if (o.onSourceChange) {
+        const told = o.onSourceChange;
+        // The cache holds the copies too: only the source counts.
+        const source = (s: V1Secret): void => {
+          if (s.metadata?.namespace === ref.namespace) told();
+        };
+        secrets.addEventHandler({
+          onAdd: source,
+          onUpdate: (_old, s) => {
+            source(s);
+          },
+          onDelete: source,
+        });
+        // A Secret missing is known only once listed, and changes nothing else.
+        secrets.waitForSync().then(told, () => undefined);
+      }
       secrets.start();
       copier.start();
       return { copier, secrets };
@@ -81,4 +101,21 @@ export function followPullSecret(o: PullSecretFollowerOptions): LatestFollower<S
   });
   follower.follow(pullSecretRefOf(o.holder));
   return follower;
+}
+
+/**
+ * The content version of the pull Secret the configuration in force names (../api/set-version.ts),
+ * known once the cache of that name has listed; unknown while the follower switches names.
+ */
+export function pullSecretPart(
+  follower: LatestFollower<SecretRef, RunningCopier>,
+  holder: ConfigHolder,
+): SetPart {
+  const ref = pullSecretRefOf(holder);
+  const key = follower.currentKey;
+  const running = follower.current;
+  if (!running || key?.name !== ref.name || key.namespace !== ref.namespace || !running.secrets.hasSynced())
+    return UNKNOWN_PART;
+  const secret = running.secrets.store.get(`${ref.namespace}/${ref.name}`);
+  return { known: true, version: secret?.metadata?.annotations?.[CONTENT_VERSION_ANNOTATION] };
 }

@@ -1,7 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { isDeepStrictEqual } from 'node:util';
-import { SET_VERSION_ANNOTATION } from '../api/runtime-bootstrapper.js';
 import { reportData, type WebhookStatusReport } from '../api/webhook-status.js';
 import type { ConfigError } from '../api/webhook-config.js';
 import type { TrustBundleCapability } from '../api/trust-bundle-capability.js';
@@ -33,13 +32,15 @@ export class WebhookStatusReporter {
     private readonly logger: Logger,
   ) {}
 
-  /** The ConfigMap offered to the config holder, and whether its text was taken or refused. */
+  /**
+   * The set version a ConfigMap's text was offered under (./set-revision.ts), and whether it was
+   * taken or refused. Undefined: no set of the KCP's (or one not read whole yet), nothing to report.
+   */
   offered(
-    annotations: Readonly<Record<string, string>> | undefined,
+    version: string | undefined,
     offer: { accepted: true } | { accepted: false; error: ConfigError },
   ): void {
-    const version = annotations?.[SET_VERSION_ANNOTATION];
-    if (version === undefined) return; // not a set of the KCP's: nothing to report
+    if (version === undefined) return;
     this.report = nextReport(this.report, version, offer);
     this.flush();
   }

@@ -14,7 +14,8 @@ import { followConfig, type ConfigSourceSettings } from './config-following.js';
 import { coreCalls } from './core-calls.js';
 import { MissingNamespaces, type MissingNamespacesOptions } from './missing-namespaces.js';
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
-import { followPullSecret, pullSecretRefOf } from './pull-secret-follower.js';
+import { followPullSecret, pullSecretPart, pullSecretRefOf } from './pull-secret-follower.js';
+import { UNKNOWN_PART } from './set-revision.js';
 import { RenamedCopySweeper, renamedCopyCalls } from './renamed-copy-sweeper.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer, type DrainOptions } from './webhook-server.js';
@@ -233,7 +234,16 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   namespaces.start();
   stoppers.push(() => namespaces.stop());
 
-  const statusReporter = await followConfig(o, { holder, logger, reflectorLogger, stoppers });
+  const { reporter: statusReporter, revision } = await followConfig(o, {
+    holder,
+    logger,
+    reflectorLogger,
+    stoppers,
+  });
+  // The pull Secret and the bundle count in the set version: a change of either moves it.
+  const recompute = (): void => {
+    revision?.recompute();
+  };
 
   // Whether the runtime can take the trust-bundle mount: probed before serving, so that no Pod
   // gets an empty volume over its CA certificates while the answer is still to come.
@@ -268,6 +278,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     missingNamespaces,
     logLimit,
     excludedNamespaces: o.excludedNamespaces,
+    onSourceChange: recompute,
   });
   stoppers.push(() => {
     logLimit.flush();
@@ -296,8 +307,15 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
       const known = prober?.current()?.api;
       if (known !== undefined && known !== (api.served ? api.apiVersion : API_NOT_SERVED)) prober?.refresh();
     },
+    onSettled: recompute,
   });
+  bundle.onChange(recompute);
   stoppers.push(() => bundle.close());
+  // Both sides exist now: the revision reads the watches built after it (./set-revision.ts).
+  revision?.connect(() => ({
+    pullSecret: pullSecretPart(copiers, holder),
+    trustBundle: bundle.settled() ? { known: true, version: bundle.current()?.contentVersion } : UNKNOWN_PART,
+  }));
 
   // Started once this webhook serves and leads (below); admission asks it from the start.
   let preflight: Preflight | undefined;

@@ -287,7 +287,7 @@ describe('the workload follower', () => {
       { namespace: RUNTIME_NAMESPACE, name: WEBHOOK_STATUS_CONFIG_MAP },
       silentLogger(),
     );
-    reporter.offered({ 'rt-bootstrapper.kyma-project.io/set-version': 'v1' }, { accepted: true });
+    reporter.offered('v1', { accepted: true });
     await eventually(
       async () => ((await configMap())?.data.loadedVersion === 'v1' ? true : undefined),
       15_000,
