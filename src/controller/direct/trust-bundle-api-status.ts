@@ -5,6 +5,7 @@
  * names what discovery found; its webhook mounts nothing.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { CONTENT_VERSION_ANNOTATION, UNWRITTEN_BUNDLE_ANNOTATION } from '../../api/set-version.js';
 import { TRUST_BUNDLE_KIND, type TrustBundleApi } from '../../kube/trust-bundle-api.js';
 import type { StatusBuilder } from './status-builder.js';
 import type { SyncSet } from './sync-set.js';
@@ -17,12 +18,31 @@ export function setHasTrustBundle(set: Pick<SyncSet, 'objects'>): boolean {
   return set.objects.some((o) => o.kind === TRUST_BUNDLE_KIND);
 }
 
-/** The objects to write to a runtime serving `api`: without the bundle where none is served. */
+/**
+ * The objects to write to a runtime serving `api`: without the bundle where none is served. The
+ * set version still counts the bundle, so the ConfigMap then carries its content version
+ * (../../api/set-version.ts), and the runtime computes the set's version as where it is written.
+ */
 export function sourcesFor(
   objects: readonly KubernetesObject[],
   api: TrustBundleApi | undefined,
 ): readonly KubernetesObject[] {
-  return api === undefined || api.served ? objects : objects.filter((o) => o.kind !== TRUST_BUNDLE_KIND);
+  if (api === undefined || api.served) return objects;
+  const bundle = objects.find((o) => o.kind === TRUST_BUNDLE_KIND);
+  const version = bundle?.metadata?.annotations?.[CONTENT_VERSION_ANNOTATION] ?? '-';
+  return objects
+    .filter((o) => o.kind !== TRUST_BUNDLE_KIND)
+    .map((o) =>
+      o.kind === 'ConfigMap'
+        ? {
+            ...o,
+            metadata: {
+              ...o.metadata,
+              annotations: { ...o.metadata?.annotations, [UNWRITTEN_BUNDLE_ANNOTATION]: version },
+            },
+          }
+        : o,
+    );
 }
 
 /**

@@ -14,6 +14,8 @@ import {
 } from '../../../../src/controller/sources/content-hash.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { buildSyncSet } from '../../../../src/controller/direct/sync-set.js';
+import { sourcesFor } from '../../../../src/controller/direct/trust-bundle-api-status.js';
+import { servedTrustBundleApi } from '../../../../src/kube/trust-bundle-api.js';
 import {
   planRuntime,
   planSources,
@@ -138,6 +140,19 @@ describe('the set version a runtime computes from the objects is the KCP set ver
       assert.equal(heldBy(r.set.objects), sources.version);
     });
   }
+
+  test('a runtime that serves no ClusterTrustBundle API: no bundle written, the same set version', () => {
+    const r = buildSyncSet(versioned({}));
+    assert.ok(r.ok);
+    const written = sourcesFor(r.set.objects, { served: false, found: 'none' });
+    assert.deepEqual(
+      written.map((o) => o.kind),
+      ['Secret', 'ConfigMap'],
+    );
+    assert.equal(heldBy(written), r.set.version);
+    // Where it is served, the set as planned.
+    assert.equal(sourcesFor(r.set.objects, servedTrustBundleApi('v1')), r.set.objects);
+  });
 
   test('a runtime missing an object of the set holds no set of the KCP', () => {
     const r = buildSyncSet(versioned({}));
