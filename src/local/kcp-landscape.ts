@@ -166,7 +166,10 @@ export async function heldSetVersion(rt: LocalCluster): Promise<string | undefin
     if (text === undefined) return undefined;
     const config = parseWebhookConfig(text);
     const secret = await core
-      .readNamespacedSecret({ name: config.imagePullSecret.name, namespace: config.imagePullSecret.namespace })
+      .readNamespacedSecret({
+        name: config.imagePullSecret.name,
+        namespace: config.imagePullSecret.namespace,
+      })
       .catch(() => undefined);
     const bundleName = config.clusterTrustBundle?.name;
     const bundle =
