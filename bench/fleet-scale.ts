@@ -85,6 +85,7 @@ import { RuntimeIdentities } from './support/runtime-identities.js';
 import type { ControllerChildState } from './support/controller-child.js';
 import { rotateWithReplicas, type ReplicaRotation } from './support/fleet-replicas.js';
 import { rolloutInWaves, type WavesRun } from './support/fleet-waves.js';
+import { startWebhookReports, type WebhookReports } from './support/webhook-reports.js';
 
 /** Requests and TLS connections of the controller between two `/state` answers. */
 function traffic(fleet: Fleet, s0: ControllerChildState, s1: ControllerChildState): Traffic {
@@ -268,7 +269,11 @@ export async function runFleetScale(
   const clients = new Map<string, KeepAliveClient>();
   let reporter: DriftReporter | undefined;
   let kcpClient: KeepAliveClient | undefined;
+  let reports: WebhookReports | undefined;
   try {
+    // What the runtimes' webhooks would report (no webhook runs here): the controller reads it as
+    // on a real fleet, and stops looking once it has.
+    reports = await startWebhookReports(fleet.pool);
     ctl = await fleet.startController('controller');
     await sleep(1_000);
     const rssEmpty = memoryKib(ctl.pid).rss;
@@ -533,6 +538,7 @@ export async function runFleetScale(
     for (const line of fleetSummary(figures)) say(line);
     return figures;
   } finally {
+    await reports?.stop();
     reporter?.close();
     kcpClient?.close();
     for (const c of clients.values()) c.close();

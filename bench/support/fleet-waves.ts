@@ -2,8 +2,8 @@
 // time per wave and in all, next to the same kind of change in one wave of everything (a policy
 // of one wave) and without a policy (every runtime at once, as before rollouts), in one run on
 // one fleet (bench/fleet-scale.ts with BENCH_FLEET_WAVES=1). Each change is a new pull Secret.
-// No webhook runs in the fleet: ./webhook-reports.ts writes, per pool server, the report a
-// webhook taking every set would write, and the controller reads it per runtime as it would on a
+// No webhook runs in the fleet: ./webhook-reports.ts (started by bench/fleet-scale.ts) writes, per
+// pool server, the report a webhook taking every set would write, and the controller reads it per runtime as it would on a
 // real runtime. A wave starts, and ends, when the policy's status (watched) says so.
 import {
   newRolloutPolicy,
@@ -22,7 +22,6 @@ import { counterDelta, countsDelta } from './metric-deltas.js';
 import { PolicyTracker } from './policy-tracker.js';
 import { FANOUT_QUEUE, untilQueueIdle } from './queue-progress.js';
 import { sleep } from './processes.js';
-import { startWebhookReports } from './webhook-reports.js';
 
 const ROLLOUT_QUEUE = { name: 'rollout' };
 /** The waves: 1 %, then 10 % of the rest, then all of the rest; no soak. */
@@ -177,7 +176,6 @@ export function wavesSummary(n: number, runs: readonly WavesRun[]): string[] {
  */
 export async function rolloutInWaves(c: FleetModeContext): Promise<readonly WavesRun[]> {
   await ensureCrds(c.fleet.kcp.kubeConfig(), [rolloutPolicyCrd()]);
-  const reports = await startWebhookReports(c.fleet.pool);
   const policy = new PolicyTracker(c.fleet.kcpAccess);
   await policy.start();
   const drift = c.fleet.controllerConfig.drift;
@@ -209,6 +207,5 @@ export async function rolloutInWaves(c: FleetModeContext): Promise<readonly Wave
   } finally {
     await ctl.proc.stop();
     await policy.stop();
-    await reports.stop();
   }
 }

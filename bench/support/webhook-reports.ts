@@ -2,7 +2,8 @@
 // the product's own reporter (src/webhook/status-reporter.ts) fed with the set version the
 // server's objects name (src/api/set-version.ts: the config ConfigMap, the pull Secret and the
 // trust bundle, each followed by a watch), so the status ConfigMap says that set is loaded, as a
-// webhook that takes every set would. The controller reads it to tell a runtime healthy at a revision.
+// webhook that takes every set would, with the trust-bundle finding its probe would make. The
+// controller reads it to tell a runtime healthy at a revision and whether the projection is kept.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { CONTENT_VERSION_ANNOTATION, runtimeSetVersion } from '../../src/api/set-version.js';
 import { CONFIG_MAP_NAME } from '../../src/api/webhook-features.js';
@@ -62,6 +63,8 @@ export async function startWebhookReports(servers: readonly LocalCluster[]): Pro
         { accepted: true },
       );
     }
+    // A webhook's probe finds the bundle API served and the projection kept on these servers.
+    reporter.trustBundle({ api: 'certificates.k8s.io/v1', projection: 'kept' });
     reporters.push(reporter);
   }
   for (const r of reflectors) r.start();
