@@ -13,7 +13,7 @@ export const RTB_PLURAL = 'runtimebootstrappers';
 export const RTB_FINALIZER = 'rt-bootstrapper.kyma-project.io/cleanup';
 /** Annotation an operator sets (value "true") to release the finalizer of an unreachable runtime. */
 export const FORCE_RELEASE_ANNOTATION = 'rt-bootstrapper.kyma-project.io/force-release';
-/** Annotation stamped on every synced object on a runtime: the source-set version it belongs to. */
+/** The set version a preflight candidate Secret is for (the set's own objects carry content versions: ./set-version.ts). */
 export const SET_VERSION_ANNOTATION = 'rt-bootstrapper.kyma-project.io/set-version';
 /** Label on RuntimeBootstrappers created for a Runtime CR (auto-create mode). */
 export const RUNTIME_ID_LABEL = 'kyma-project.io/runtime-id';

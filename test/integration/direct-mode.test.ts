@@ -83,6 +83,21 @@ async function waitSecretAuth(id: string, auth: string, timeoutMs: number, what:
 
 const SET_RESOURCES = ['namespaces', 'clustertrustbundles', 'secrets', 'configmaps'] as const;
 
+/** The set's objects on runtime `id`: trust bundle, pull Secret, config ConfigMap. */
+async function setObjectsOn(id: string) {
+  const ctb = await readTrustBundle(rt(id).kubeConfig(), CTB_NAME);
+  assert.ok(ctb, `${id}: the ClusterTrustBundle`);
+  const secret = await coreOf(rt(id)).readNamespacedSecret({
+    name: 'registry-credentials',
+    namespace: 'kyma-system',
+  });
+  const cm = await coreOf(rt(id)).readNamespacedConfigMap({
+    name: 'rt-bootstrapper-config',
+    namespace: 'kyma-system',
+  });
+  return { ctb, secret, cm };
+}
+
 /** Server-side applies runtime `id`'s API server answered, per resource of the set. */
 async function appliesOn(id: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
@@ -167,16 +182,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       assert.ok(tls.data?.['tls.crt']);
       // resourceVersions grow with every write in a cluster: they show the order of the writes,
       // trust bundle, then pull Secret, then the config that names them.
-      const ctb = await readTrustBundle(rt(id).kubeConfig(), CTB_NAME);
-      assert.ok(ctb);
-      const secret = await coreOf(rt(id)).readNamespacedSecret({
-        name: 'registry-credentials',
-        namespace: 'kyma-system',
-      });
-      const cm = await coreOf(rt(id)).readNamespacedConfigMap({
-        name: 'rt-bootstrapper-config',
-        namespace: 'kyma-system',
-      });
+      const { ctb, secret, cm } = await setObjectsOn(id);
       const rv = (o: { metadata?: { resourceVersion?: string } }) => Number(o.metadata?.resourceVersion);
       assert.ok(
         rv(ctb) < rv(secret) && rv(secret) < rv(cm),
@@ -192,11 +198,8 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
     const bundleBefore = new Map<string, string | undefined>();
     const configBefore = new Map<string, string | undefined>();
     for (const id of RUNTIMES) {
-      bundleBefore.set(id, (await readTrustBundle(rt(id).kubeConfig(), CTB_NAME))?.metadata?.resourceVersion);
-      const cm = await coreOf(rt(id)).readNamespacedConfigMap({
-        name: 'rt-bootstrapper-config',
-        namespace: 'kyma-system',
-      });
+      const { ctb, cm } = await setObjectsOn(id);
+      bundleBefore.set(id, ctb.metadata?.resourceVersion);
       configBefore.set(id, cm.metadata?.resourceVersion);
     }
     await putPullSecret(kcp(), 'v2');
@@ -210,16 +213,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
         20_000,
         `${id} status`,
       );
-      const secret = await coreOf(rt(id)).readNamespacedSecret({
-        name: 'registry-credentials',
-        namespace: 'kyma-system',
-      });
-      const cm = await coreOf(rt(id)).readNamespacedConfigMap({
-        name: 'rt-bootstrapper-config',
-        namespace: 'kyma-system',
-      });
-      const ctb = await readTrustBundle(rt(id).kubeConfig(), CTB_NAME);
-      assert.ok(ctb, `${id}: the ClusterTrustBundle`);
+      const { ctb, secret, cm } = await setObjectsOn(id);
       // Each object carries its own content's version, none the set's; from them the runtime
       // computes the set it holds, and the bundle and the ConfigMap, unchanged, were not written again.
       for (const o of [secret, ctb, cm]) {
