@@ -39,12 +39,12 @@ export interface ConfigFollowingParts {
 /** What following the config started, for the parts built after it. */
 export interface FollowedConfig {
   /** The status reporter, when a status ConfigMap is named (it reports more than the config: ./status-reporter.ts). */
-  readonly reporter?: WebhookStatusReporter;
+  readonly reporter: WebhookStatusReporter | undefined;
   /**
    * The revision of the ConfigMap's text (not with a file): to be connected to the parts of the
    * set, whose watches are built after the holder, and told of their changes.
    */
-  readonly revision?: SetRevision;
+  readonly revision: SetRevision | undefined;
 }
 
 /** Starts following the config; a file is read before this resolves, a ConfigMap as it is listed. */
@@ -62,7 +62,7 @@ export async function followConfig(
       fileSource.stop();
     });
     await fileSource.start();
-    return {};
+    return { reporter: undefined, revision: undefined };
   }
   const cm = o.configMap ?? { namespace: CONFIG_MAP_NAMESPACE, name: CONFIG_MAP_NAME, key: CONFIG_MAP_KEY };
   const configReflector = new Reflector<V1ConfigMap>({
@@ -92,5 +92,5 @@ export async function followConfig(
   connectConfigMapSource({ reflector: configReflector, key: cm.key, revision, logger: parts.logger });
   configReflector.start();
   parts.stoppers.push(() => configReflector.stop());
-  return { ...(reporter ? { reporter } : {}), revision };
+  return { reporter, revision };
 }
