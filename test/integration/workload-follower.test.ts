@@ -313,9 +313,15 @@ describe('the workload follower', () => {
     assert.ok((await configMap())?.data[WORKLOADS_KEY] !== undefined);
 
     // Leadership moves: b takes over the report, with the deleted Pod's failure.
-    const writesBefore = await metric(a, 'rtb_webhook_workload_report_writes_total');
     a.active = false;
     b.active = true;
+    // A write a had in flight when it stepped down may still land; none after it stepped down.
+    await eventually(
+      async () => ((await metric(a, 'rtb_webhook_workload_followed_pods')) === 0 ? true : undefined),
+      30_000,
+      'a to step down',
+    );
+    const writesBefore = await metric(a, 'rtb_webhook_workload_report_writes_total');
     await eventually(
       async () => ((await metric(b, 'rtb_webhook_workload_followed_pods')) === 5 ? true : undefined),
       30_000,
