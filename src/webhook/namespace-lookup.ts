@@ -32,7 +32,9 @@ export function namespaceAnnotationLookup(
     } catch (error) {
       if (statusCodeOf(error) === 404) missing.remember(name);
       else limit.warn(logger, { namespace: name, err: error }, 'cannot read namespace');
-      return undefined;
+      // The watch may have delivered the namespace while the read waited.
+      const cached = namespaces.store.get(name);
+      return cached ? (cached.metadata?.annotations ?? NO_ANNOTATIONS) : undefined;
     }
   };
   return async (name) => {

@@ -30,7 +30,13 @@ import {
   readyPodLog,
   type HttpPodOptions,
 } from './support/pods.js';
-import { e2eConfig, useWebhookOnNode, webhookAvailable, webhookPods } from './support/webhook-on-node.js';
+import {
+  e2eConfig,
+  useWebhookOnNode,
+  webhookAvailable,
+  webhookLogs,
+  webhookPods,
+} from './support/webhook-on-node.js';
 
 const webhook = useWebhookOnNode('kim');
 const landscape = (): NodeLandscape => webhook().landscape;
@@ -105,6 +111,7 @@ async function createAnswered(
     t.diagnostic(`the call for ${created.metadata?.name ?? '?'} failed open; creating another Pod`);
     await core.deleteNamespacedPod({ name: created.metadata?.name ?? '', namespace, gracePeriodSeconds: 0 });
   }
+  for (const log of await webhookLogs(webhook().kc)) t.diagnostic(log);
   throw new Error('three calls to the webhook failed open in a row');
 }
 

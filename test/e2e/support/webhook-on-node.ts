@@ -72,15 +72,16 @@ export async function configureRuntime(kc: KubeConfig, sources: KimSources): Pro
   await kimConfigure(kc, sources);
 }
 
+const readWebhookDeployment = (kc: KubeConfig): Promise<V1Deployment> =>
+  kc
+    .makeApiClient(AppsV1Api)
+    .readNamespacedDeployment({ name: WEBHOOK_DEPLOYMENT, namespace: RUNTIME_NAMESPACE });
+
 /** Waits until the webhook Deployment is Available with every replica Ready (the real deployment controller's report). */
 export function webhookAvailable(kc: KubeConfig): Promise<V1Deployment> {
-  const apps = kc.makeApiClient(AppsV1Api);
   return eventually(
     async () => {
-      const d = await apps.readNamespacedDeployment({
-        name: WEBHOOK_DEPLOYMENT,
-        namespace: RUNTIME_NAMESPACE,
-      });
+      const d = await readWebhookDeployment(kc);
       const available = d.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
       const wanted = d.spec?.replicas ?? 1;
       return available && d.status?.readyReplicas === wanted && d.status.updatedReplicas === wanted
@@ -101,6 +102,24 @@ export async function webhookPods(kc: KubeConfig, deployment: V1Deployment): Pro
     .makeApiClient(CoreV1Api)
     .listNamespacedPod({ namespace: RUNTIME_NAMESPACE, labelSelector: selector });
   return pods.items.filter((p) => !p.metadata?.deletionTimestamp);
+}
+
+/**
+ * The last `tailLines` lines of each webhook Pod's log, one string per Pod headed by its name: what a
+ * test prints when the webhook did not answer as it expected.
+ */
+export async function webhookLogs(kc: KubeConfig, tailLines = 60): Promise<string[]> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const pods = await webhookPods(kc, await readWebhookDeployment(kc));
+  return Promise.all(
+    pods.map(async (pod) => {
+      const name = pod.metadata?.name ?? '';
+      const log = await core
+        .readNamespacedPodLog({ name, namespace: RUNTIME_NAMESPACE, tailLines })
+        .catch((error: unknown) => `(no log: ${String(error)})`);
+      return `${name} (${pod.status?.podIP ?? 'no IP'}):\n${log}`;
+    }),
+  );
 }
 
 /**

@@ -81,20 +81,27 @@ describe('namespace lookup with the negative cache', () => {
     lookup: ReturnType<typeof namespaceAnnotationLookup>;
     reads: string[];
     clock: ReturnType<typeof fakeClock>;
-    answer: { current: 'missing' | 'found' | 'fail' };
+    answer: { current: 'missing' | 'found' | 'fail' | 'watched-meanwhile' };
   } {
     const reads: string[] = [];
-    const answer = { current: 'missing' as 'missing' | 'found' | 'fail' };
+    const answer = { current: 'missing' as 'missing' | 'found' | 'fail' | 'watched-meanwhile' };
     const clock = fakeClock();
     const { logger } = captureLogs();
+    const store = new Store<V1Namespace>();
+    for (const ns of namespaces) store.upsert(ns);
     const lookup = namespaceAnnotationLookup(
-      fakeReflector(namespaces),
+      { store },
       {
         readNamespace: async ({ name }) => {
           reads.push(name);
           await Promise.resolve();
           if (answer.current === 'missing') throw notFound();
           if (answer.current === 'fail') throw new KubeApiError('boom', { statusCode: 500 });
+          if (answer.current === 'watched-meanwhile') {
+            // The watch delivers the namespace while the read waits, then the read times out.
+            store.upsert({ metadata: { name, annotations: { from: 'watch' } } });
+            throw new KubeApiError(`GET /api/v1/namespaces/${name} timed out`);
+          }
           return { metadata: { name, annotations: { a: 'b' } } };
         },
       },
@@ -129,6 +136,14 @@ describe('namespace lookup with the negative cache', () => {
     assert.equal(await s.lookup('flaky'), undefined);
     assert.equal(await s.lookup('flaky'), undefined);
     assert.deepEqual(s.reads, ['flaky', 'flaky']);
+  });
+
+  test('a read that fails answers from the cache when the watch delivered the namespace meanwhile', async () => {
+    const s = setup();
+    s.answer.current = 'watched-meanwhile';
+    assert.deepEqual(await s.lookup('fresh'), { from: 'watch' });
+    assert.deepEqual(await s.lookup('fresh'), { from: 'watch' }, 'now from the cache');
+    assert.deepEqual(s.reads, ['fresh']);
   });
 
   test('names that cannot be namespaces cost no GET at all; cached namespaces never ask', async () => {
