@@ -73,6 +73,8 @@ const MANAGED = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 const LIST_PAGE_SIZE = 100;
 /** Pages of one list at most (a million objects): a server that answers a continue token forever ends. */
 const MAX_LIST_PAGES = 10_000;
+/** An object's metadata alone (`managedFields` included), not its spec. */
+const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 /**
  * All reads and writes on one runtime, as raw requests on the objects' own paths (no API
@@ -291,15 +293,21 @@ export class RuntimeInstaller {
     throw new Error(`more than ${MAX_LIST_PAGES} pages of ${kind} objects labelled ${MANAGED}`);
   }
 
-  /** Who wrote each object when (its `managedFields`); objects that do not exist are left out. */
+  /**
+   * Who wrote each object when (its `managedFields`); objects that do not exist are left out. The
+   * reads go out together (one round trip to a far runtime, not one per object) and ask for the
+   * metadata alone.
+   */
   async writersOf(objects: readonly KubernetesObject[]): Promise<WrittenObject[]> {
-    const out: WrittenObject[] = [];
-    for (const o of objects) {
-      const current = await this.read<KubernetesObject>(objectPath(o));
-      if (current)
-        out.push({ description: describeObject(o), managedFields: current.metadata?.managedFields ?? [] });
-    }
-    return out;
+    const read = await Promise.all(
+      objects.map((o) => this.read<KubernetesObject>(objectPath(o), METADATA_ONLY)),
+    );
+    return objects.flatMap((o, i) => {
+      const current = read[i];
+      return current
+        ? [{ description: describeObject(o), managedFields: current.metadata?.managedFields ?? [] }]
+        : [];
+    });
   }
 
   /** Whether a MutatingWebhookConfiguration of ours is still registered (for tests and status). */
@@ -331,10 +339,10 @@ export class RuntimeInstaller {
   }
 
   /** GET; undefined when the object does not exist. */
-  private async read<T>(path: string): Promise<T | undefined> {
+  private async read<T>(path: string, accept?: string): Promise<T | undefined> {
     try {
       return await this.call(() =>
-        kubeRequest<T>(this.access, { method: 'GET', path, timeoutMs: this.timeoutMs }),
+        kubeRequest<T>(this.access, { method: 'GET', path, timeoutMs: this.timeoutMs, accept }),
       );
     } catch (error) {
       if (statusCodeOf(error) === 404) return undefined;
