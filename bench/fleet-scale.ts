@@ -174,7 +174,7 @@ async function rotate(
   const m0 = await ctl.metrics();
   await ctl.resetEventLoop();
   await idle.reset();
-  // BENCH_PROFILE=<dir>: a CPU profile of the controller over each rotation, written there.
+  // BENCH_PROFILE=<dir>: a CPU profile of the controller over onboarding and each rotation, written there.
   const profileDir = process.env.BENCH_PROFILE;
   if (profileDir) await ctl.profileStart();
   const cpu = cpuWindow(fleet, [ctl.pid]);
@@ -290,6 +290,8 @@ export async function runFleetScale(
     await ctl.resetEventLoop();
     await idle.loop.reset();
     const m0 = await ctl.metrics();
+    const profileDir = process.env.BENCH_PROFILE;
+    if (profileDir) await ctl.profileStart();
     const cpu = cpuWindow(fleet, [ctl.pid]);
     const t0 = performance.now();
     await fleet.createBootstrappers();
@@ -305,6 +307,8 @@ export async function runFleetScale(
       clearInterval(kubelet);
     }
     const onboardCpu = cpu.close();
+    if (profileDir)
+      await writeFile(join(profileDir, `fleet-${n}-onboarding.cpuprofile`), await ctl.profileStop());
     await sleep(1_000);
     const s1 = await ctl.state();
     const m1 = await ctl.metrics();
