@@ -1,19 +1,17 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { ClusterAccess } from '../../../src/kube/cluster-access.js';
 import { KubeApiError } from '../../../src/kube/kube-errors.js';
 import { kubeRequest } from '../../../src/kube/kube-request.js';
+import { startLoopbackServer, type LoopbackServer } from '../../support/loopback-server.js';
 
-let server: http.Server;
+let api: LoopbackServer;
 let connections = 0;
-const agent = new http.Agent({ keepAlive: true });
 let access: ClusterAccess;
 
 describe('kubeRequest', () => {
   before(async () => {
-    server = http.createServer((req, res) => {
+    api = await startLoopbackServer((req, res) => {
       if (req.url?.startsWith('/hang')) return; // never answers
       if (req.url?.startsWith('/missing')) {
         res.writeHead(404, { 'content-type': 'application/json' });
@@ -23,26 +21,10 @@ describe('kubeRequest', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ kind: 'Secret', metadata: { name: 'x' } }));
     });
-    server.on('connection', () => connections++);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    access = {
-      getCurrentCluster: () => ({ server: url }),
-      applyToHTTPSOptions: (opts) => {
-        opts.agent = agent;
-        return Promise.resolve();
-      },
-    };
+    api.server.on('connection', () => connections++);
+    access = api.access;
   });
-  after(async () => {
-    agent.destroy();
-    server.closeAllConnections();
-    await new Promise<void>((r) =>
-      server.close(() => {
-        r();
-      }),
-    );
-  });
+  after(() => api.close());
 
   test('an answer is parsed; with parseResponse false it is read to its end and dropped', async () => {
     const before = connections;

@@ -1,43 +1,22 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import type { ClusterAccess } from '../../../src/kube/cluster-access.js';
 import { coreCalls } from '../../../src/webhook/core-calls.js';
+import { startLoopbackServer, type LoopbackServer } from '../../support/loopback-server.js';
 
 describe("the webhook's core calls", () => {
-  let server: http.Server;
-  let access: ClusterAccess;
-  const agent = new http.Agent({ keepAlive: true });
+  let api: LoopbackServer;
   before(async () => {
     // An API server that takes every request and never answers.
-    server = http.createServer(() => undefined);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    access = {
-      getCurrentCluster: () => ({ server: url }),
-      applyToHTTPSOptions: (opts) => {
-        opts.agent = agent;
-        return Promise.resolve();
-      },
-    };
+    api = await startLoopbackServer(() => undefined);
   });
-  after(async () => {
-    agent.destroy();
-    server.closeAllConnections();
-    await new Promise<void>((r) =>
-      server.close(() => {
-        r();
-      }),
-    );
-  });
+  after(() => api.close());
 
   // The test's timeout is the check: well above the admission bound, well below a call's usual 30 s.
   test(
     'a call on the admission path without an answer fails well inside the API server timeout',
     { timeout: 10_000 },
     async () => {
-      const calls = coreCalls(access);
+      const calls = coreCalls(api.access);
       await Promise.all([
         assert.rejects(calls.readNamespace({ name: 'team' }), /timed out|timeout/i),
         assert.rejects(
