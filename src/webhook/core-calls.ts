@@ -9,8 +9,8 @@ import type { SecretWrites } from './pull-secret-copier.js';
  * The four core/v1 calls the webhook makes, as raw requests (`kubeRequest`) instead of
  * client-node's generated `CoreV1Api`, which would load every generated API and model into the
  * process. Same paths, query parameters and bodies as the generated client; failures are
- * `KubeApiError`s carrying the HTTP status (`statusCodeOf`). The namespace read and the Secret
- * create run on the admission path: a call without an answer for `timeoutMs` fails.
+ * `KubeApiError`s carrying the HTTP status (`statusCodeOf`). A call without an answer for
+ * `timeoutMs` fails: the namespace read and the Secret create run on the admission path.
  */
 export function coreCalls(
   access: ClusterAccess,

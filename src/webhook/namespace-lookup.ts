@@ -25,6 +25,10 @@ export function namespaceAnnotationLookup(
   limit: LogRateLimit,
 ): (name: string) => Promise<Readonly<Record<string, string>> | undefined> {
   const reading = new Map<string, Promise<Readonly<Record<string, string>> | undefined>>();
+  const cachedAnnotations = (name: string): Readonly<Record<string, string>> | undefined => {
+    const cached = namespaces.store.get(name);
+    return cached ? (cached.metadata?.annotations ?? NO_ANNOTATIONS) : undefined;
+  };
   const read = async (name: string): Promise<Readonly<Record<string, string>> | undefined> => {
     try {
       const ns = await core.readNamespace({ name });
@@ -33,13 +37,12 @@ export function namespaceAnnotationLookup(
       if (statusCodeOf(error) === 404) missing.remember(name);
       else limit.warn(logger, { namespace: name, err: error }, 'cannot read namespace');
       // The watch may have delivered the namespace while the read waited.
-      const cached = namespaces.store.get(name);
-      return cached ? (cached.metadata?.annotations ?? NO_ANNOTATIONS) : undefined;
+      return cachedAnnotations(name);
     }
   };
   return async (name) => {
-    const cached = namespaces.store.get(name);
-    if (cached) return cached.metadata?.annotations ?? NO_ANNOTATIONS;
+    const cached = cachedAnnotations(name);
+    if (cached) return cached;
     if (missing.has(name)) return undefined;
     let pending = reading.get(name);
     if (!pending) {
