@@ -88,14 +88,17 @@ export function kindOfSource(source: string): string {
 /**
  * The rotation's floor: the minimal writes of a change of one source, the changed object written
  * to every runtime (a copy under another name, the same content) and one status write per CR,
- * over keep-alive connections with one TLS context per identity, new connections each round. The
- * controller's ConfigMap commit (docs/controller.md) is above it, so controller ÷ floor includes it.
+ * over keep-alive connections with one TLS context per identity, new connections each round.
+ * With `cold`, each runtime's TLS context is made again from its parsed kubeconfig inside the round,
+ * as the controller must after it let the context go (`RUNTIME_TLS_IDLE_MS` unused); the new client
+ * replaces the old one in `clients`.
  */
 export async function rotationFloor(
   c: FloorContext,
-  clients: ReadonlyMap<string, KeepAliveClient>,
+  clients: Map<string, KeepAliveClient>,
   label: string,
   source: string,
+  cold: boolean,
 ): Promise<BaselineFigures> {
   const kind = kindOfSource(source);
   const objects = (await floorSources(c, label)).filter((o) => o.kind === kind);
@@ -103,8 +106,12 @@ export async function rotationFloor(
   c.kcpClient.disconnect();
   // The apply and the status write.
   return timed(c, objects.length + 1, async (id) => {
-    const client = clients.get(id);
+    let client = clients.get(id);
     if (!client) throw new Error(`no client for ${id}`);
+    if (cold) {
+      client = await client.remade();
+      clients.set(id, client);
+    }
     await applyKeepAlive(client, objects);
     await statusPatch(c, id);
   });

@@ -11,6 +11,7 @@ export class KeepAliveClient {
   private agent: https.Agent;
 
   private constructor(
+    private readonly kc: ClusterAccess,
     private readonly server: string,
     private readonly secureContext: tls.SecureContext,
     private readonly maxSockets: number,
@@ -25,7 +26,16 @@ export class KeepAliveClient {
     await kc.applyToHTTPSOptions(o);
     (o.agent as https.Agent | undefined)?.destroy();
     const secureContext = tls.createSecureContext({ ca: o.ca, cert: o.cert, key: o.key });
-    return new KeepAliveClient(server.replace(/\/+$/, ''), secureContext, maxSockets);
+    return new KeepAliveClient(kc, server.replace(/\/+$/, ''), secureContext, maxSockets);
+  }
+
+  /**
+   * A client of the same cluster with its TLS context made again from the (parsed) kubeconfig, and
+   * no session to resume; this one is closed.
+   */
+  async remade(): Promise<KeepAliveClient> {
+    this.close();
+    return KeepAliveClient.create(this.kc, this.maxSockets);
   }
 
   private newAgent(): https.Agent {
