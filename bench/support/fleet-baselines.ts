@@ -88,9 +88,10 @@ export function kindOfSource(source: string): string {
 /**
  * The rotation's floor: the minimal writes of a change of one source, the changed object written
  * to every runtime (a copy under another name, the same content) and one status write per CR,
- * over keep-alive connections with one TLS context per identity, new connections each round.
- * With `cold`, each runtime's TLS context is made again from its parsed kubeconfig inside the round,
- * as the controller must after it let the context go (`RUNTIME_TLS_IDLE_MS` unused); the new client
+ * over keep-alive connections with one TLS context per identity, new connections each round
+ * (resuming the last round's TLS session, as the controller's do). With `cold`, each runtime's TLS
+ * context is made again from its parsed kubeconfig inside the round, as the controller must after
+ * it let the context go (`RUNTIME_TLS_IDLE_MS` unused); the new client keeps the session and
  * replaces the old one in `clients`.
  */
 export async function rotationFloor(

@@ -1,5 +1,6 @@
 import https from 'node:https';
 import tls from 'node:tls';
+import { ResumingAgent, type SessionHolder } from './resuming-agent.js';
 
 /** Default of {@link KeepAliveAgentsOptions.idleSocketMs}. */
 export const IDLE_SOCKET_MS = 30_000;
@@ -14,12 +15,6 @@ export interface TlsIdentity {
   readonly servername?: string | undefined;
   readonly rejectUnauthorized?: boolean | undefined;
 }
-
-/**
- * The agents this file hands out: a class of their own, so that {@link KeepAliveAgents.replace}
- * leaves one alone (a keep-alive access wrapping another uses the inner one's connections).
- */
-class SharedAgent extends https.Agent {}
 
 /** Options of {@link KeepAliveAgents}. */
 export interface KeepAliveAgentsOptions {
@@ -73,9 +68,10 @@ function identityOf(o: TlsIdentity): TlsIdentity {
 const anyIn = (...pools: NodeJS.ReadOnlyDict<readonly unknown[]>[]): boolean =>
   pools.some((pool) => Object.values(pool).some((list) => (list?.length ?? 0) > 0));
 
-interface Entry {
+interface Entry extends SessionHolder {
   readonly identity: TlsIdentity;
-  readonly agent: https.Agent;
+  /** Undefined once let go for being idle ({@link KeepAliveAgents.retireIdle}): made again when needed. */
+  agent: https.Agent | undefined;
   /** Epoch ms of the last request. */
   lastUsed: number;
 }
@@ -86,7 +82,9 @@ interface Entry {
  * connection, and the agent's options carry no PEMs (node builds each request's pool name from
  * them). An identity is found by comparing its material with the held ones (the same buffers in
  * the usual case, else their bytes), so a rotated client certificate gets an agent of its own.
- * Bounded: the least recently used identity beyond the limit is retired.
+ * Bounded: the least recently used identity beyond the limit is retired. An identity idle long
+ * enough loses its agent and TLS context ({@link KeepAliveAgents.retireIdle}) but keeps its
+ * latest TLS session (about 1.5 KB), so its next connection resumes it.
  */
 export class KeepAliveAgents {
   /** Most recently used last. */
@@ -116,10 +114,23 @@ export class KeepAliveAgents {
         this.entries.splice(i, 1);
         this.entries.push(found);
       }
+      found.agent ??= this.newAgent(found.identity, found);
       return found.agent;
     }
     if (this.entries.length >= this.maxAgents) this.retire(this.entries.shift()?.agent);
-    const held = identityOf(identity);
+    const entry: Entry = {
+      identity: identityOf(identity),
+      agent: undefined,
+      session: undefined,
+      lastUsed: this.now(),
+    };
+    entry.agent = this.newAgent(entry.identity, entry);
+    this.entries.push(entry);
+    return entry.agent;
+  }
+
+  /** An agent with one TLS context made now from `held`, keeping its sessions in `holder`. */
+  private newAgent(held: TlsIdentity, holder: SessionHolder): https.Agent {
     const secureContext = tls.createSecureContext({
       ca: held.ca,
       cert: held.cert,
@@ -127,23 +138,25 @@ export class KeepAliveAgents {
       pfx: held.pfx,
       passphrase: held.passphrase,
     });
-    const agent = new SharedAgent({
-      keepAlive: true,
-      timeout: this.idleSocketMs,
-      // The most recently used connection first: the others go idle and are closed.
-      scheduling: 'lifo',
-      secureContext,
-      maxSockets: this.maxSockets,
-      ...(held.servername !== undefined ? { servername: held.servername } : {}),
-      ...(held.rejectUnauthorized !== undefined ? { rejectUnauthorized: held.rejectUnauthorized } : {}),
-    });
-    this.entries.push({ identity: held, agent, lastUsed: this.now() });
-    return agent;
+    return new ResumingAgent(
+      {
+        keepAlive: true,
+        timeout: this.idleSocketMs,
+        // The most recently used connection first: the others go idle and are closed.
+        scheduling: 'lifo',
+        secureContext,
+        maxSockets: this.maxSockets,
+        ...(held.servername !== undefined ? { servername: held.servername } : {}),
+        ...(held.rejectUnauthorized !== undefined ? { rejectUnauthorized: held.rejectUnauthorized } : {}),
+      },
+      holder,
+    );
   }
 
   /**
    * The keep-alive agent with the TLS options of `agent` (client-node builds a throw-away agent
-   * per request), or `agent` unchanged when it is not a plain https agent (proxies, plain http).
+   * per request), or `agent` unchanged when it is not a plain https agent (proxies, plain http,
+   * the agents handed out here: a keep-alive access wrapping another uses the inner one's).
    */
   replace<T>(agent: T): T | https.Agent {
     const given: unknown = agent;
@@ -154,15 +167,16 @@ export class KeepAliveAgents {
     return shared;
   }
 
-  /** How many agents are held. */
+  /** How many agents are held (identities let go for being idle not counted). */
   get size(): number {
-    return this.entries.length;
+    return this.entries.filter((e) => e.agent !== undefined).length;
   }
 
   /** Open connections (busy and idle) over all held agents. */
   get sockets(): number {
     let n = 0;
     for (const { agent } of this.entries) {
+      if (agent === undefined) continue;
       for (const list of Object.values(agent.sockets)) n += list?.length ?? 0;
       for (const list of Object.values(agent.freeSockets)) n += list?.length ?? 0;
     }
@@ -171,18 +185,21 @@ export class KeepAliveAgents {
 
   /**
    * Lets go of the agents unused for `idleMs` with no connection open: their TLS context (native
-   * memory per client identity) is made again when needed. Returns how many.
+   * memory per client identity) is made again when needed, and the identity's session is kept
+   * for it. Returns how many.
    */
   retireIdle(idleMs: number): number {
     const cutoff = this.now() - idleMs;
-    const idle = this.entries.filter(
-      (e) => e.lastUsed < cutoff && !anyIn(e.agent.sockets, e.agent.freeSockets, e.agent.requests),
-    );
-    for (const e of idle) {
-      this.entries.splice(this.entries.indexOf(e), 1);
-      e.agent.destroy();
+    let retired = 0;
+    for (const e of this.entries) {
+      const { agent } = e;
+      if (agent === undefined || e.lastUsed >= cutoff) continue;
+      if (anyIn(agent.sockets, agent.freeSockets, agent.requests)) continue;
+      agent.destroy();
+      e.agent = undefined;
+      retired++;
     }
-    return idle.length;
+    return retired;
   }
 
   /**

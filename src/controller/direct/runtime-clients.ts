@@ -23,7 +23,8 @@ export const RUNTIME_IDLE_SOCKET_MS = 5_000;
  * How long a runtime's TLS context is kept unused: it costs native memory per runtime (figures in
  * docs/figures.md, fleet scale) and CPU to make again, so it is kept
  * through a burst of work (a fan-out, a drift repair and its confirmation, the next change soon
- * after) and let go in a quiet fleet. The parsed kubeconfig (a few KB) is kept longer.
+ * after) and let go in a quiet fleet. The parsed kubeconfig and the latest TLS session (a few KB)
+ * are kept as long as the client, so a context made again resumes its session.
  */
 export const RUNTIME_TLS_IDLE_MS = 60_000;
 

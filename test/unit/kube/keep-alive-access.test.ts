@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import tls from 'node:tls';
 import { after, before, describe, mock, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -15,7 +15,8 @@ import { issueCertificate } from '../../../src/pki/issue-certificate.js';
 
 /**
  * A unit test of the connection handling only: a loopback TLS server that asks for a client
- * certificate, counts the TLS connections it accepts and answers /version with the client's CN.
+ * certificate, counts the TLS connections it accepts and answers /version with the client's CN
+ * and whether the TLS session was resumed.
  * (What the API server does with the requests is covered by the direct-mode integration tests,
  * which run through the same client.)
  */
@@ -24,6 +25,22 @@ let url = '';
 let caPem = '';
 let clientCa: Awaited<ReturnType<typeof createCertificateAuthority>>;
 let connections = 0;
+let serverOptions: https.ServerOptions = {};
+
+/** The stand-in's answer: the client's CN and whether its TLS session was resumed. */
+const answer: http.RequestListener = (req, res) => {
+  const socket = req.socket as tls.TLSSocket;
+  // Without a client certificate the peer certificate is an empty object.
+  const peer: Partial<tls.PeerCertificate> = socket.getPeerCertificate();
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(
+    JSON.stringify({
+      gitVersion: 'v1.34.4',
+      cn: typeof peer.subject?.CN === 'string' ? peer.subject.CN : '',
+      resumed: socket.isSessionReused(),
+    }),
+  );
+};
 
 type User = { token: string } | { clientCert: string; clientKey: string };
 
@@ -54,7 +71,7 @@ function lite(user: { clientCert: string; clientKey: string }): KubeconfigLite {
   );
 }
 
-const version = (access: ClusterAccess): Promise<{ gitVersion: string; cn: string }> =>
+const version = (access: ClusterAccess): Promise<{ gitVersion: string; cn: string; resumed: boolean }> =>
   kubeRequest(access, { method: 'GET', path: '/version' });
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -69,26 +86,14 @@ void describe('KeepAliveAccess', () => {
       ipAddresses: ['127.0.0.1'],
       usage: 'server',
     });
-    server = https.createServer(
-      {
-        cert: serving.certPem,
-        key: serving.keyPem,
-        ca: clientCa.certPem,
-        requestCert: true,
-        rejectUnauthorized: false,
-      },
-      (req, res) => {
-        // Without a client certificate the peer certificate is an empty object.
-        const peer: Partial<tls.PeerCertificate> = (req.socket as tls.TLSSocket).getPeerCertificate();
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            gitVersion: 'v1.34.4',
-            cn: typeof peer.subject?.CN === 'string' ? peer.subject.CN : '',
-          }),
-        );
-      },
-    );
+    serverOptions = {
+      cert: serving.certPem,
+      key: serving.keyPem,
+      ca: clientCa.certPem,
+      requestCert: true,
+      rejectUnauthorized: false,
+    };
+    server = https.createServer(serverOptions, answer);
     server.on('secureConnection', () => connections++);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -201,11 +206,73 @@ void describe('KeepAliveAccess', () => {
       for (let i = 0; i < 100 && access.sockets > 0; i++) await sleep(10);
       assert.equal(access.retireIdle(60_000), 0, 'used within the idle time');
       assert.equal(access.retireIdle(0), 1);
-      assert.equal((await version(access)).cn, 'one');
+      const again = await version(access);
+      assert.equal(again.cn, 'one');
+      assert.equal(again.resumed, true, "the identity's session outlives its TLS context");
       assert.equal(parsed.mock.callCount(), 2, 'a new TLS context after it was let go');
     } finally {
       parsed.mock.restore();
       access.close();
+    }
+  });
+
+  void test("an identity's session is offered to the server it came from only", async () => {
+    const one = await issueCertificate(clientCa, { commonName: 'one', usage: 'client' });
+    const access = new KeepAliveAccess(lite({ clientCert: one.certPem, clientKey: one.keyPem }));
+    const opts: https.RequestOptions = {};
+    await access.applyToHTTPSOptions(opts);
+    const agent = opts.agent as https.Agent;
+    // A second server of the same trust on another port.
+    const second = https.createServer(serverOptions, answer);
+    await new Promise<void>((r) => second.listen(0, '127.0.0.1', r));
+    const secondPort = (second.address() as AddressInfo).port;
+    const offered = (): (Buffer | undefined)[] =>
+      connect.mock.calls.map((c) => (c.arguments[0] as { session?: Buffer }).session);
+    const connect = mock.method(tls, 'connect');
+    const resumed = (port: number): Promise<boolean> =>
+      new Promise((resolve, reject) => {
+        const req = https.request({ host: '127.0.0.1', port, path: '/version', agent }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            resolve((JSON.parse(Buffer.concat(chunks).toString()) as { resumed: boolean }).resumed);
+          });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const closed = async (): Promise<void> => {
+      server.closeIdleConnections();
+      second.closeIdleConnections();
+      await eventually(() => (access.sockets === 0 ? true : undefined), 5_000, 'the connections closed');
+    };
+    try {
+      assert.equal(await resumed(Number(new URL(url).port)), false);
+      await closed();
+      assert.equal(await resumed(secondPort), false, 'another server');
+      assert.equal(offered()[1], undefined, 'offered no session of the first server');
+      await closed();
+      assert.equal(await resumed(secondPort), true, 'its own session');
+      assert.ok(offered()[2]);
+      await closed();
+      second.once('connection', (socket: Socket) => socket.destroy());
+      await assert.rejects(resumed(secondPort));
+      assert.ok(offered()[3]);
+      assert.equal(
+        await resumed(secondPort),
+        false,
+        'a connection that failed: its session not offered again',
+      );
+      assert.equal(offered()[4], undefined);
+    } finally {
+      connect.mock.restore();
+      access.close();
+      second.closeAllConnections();
+      await new Promise<void>((r) => {
+        second.close(() => {
+          r();
+        });
+      });
     }
   });
 
