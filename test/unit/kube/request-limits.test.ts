@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { ClusterAccess } from '../../../src/kube/cluster-access.js';
 import { KeepAliveAccess } from '../../../src/kube/keep-alive-access.js';
@@ -13,13 +12,13 @@ import {
   requestBoundIn,
   type RequestLimits,
 } from '../../../src/kube/request-limits.js';
+import { startLoopbackServer, type LoopbackServer } from '../../support/loopback-server.js';
 
 /**
  * A hostile API server: answers of 50 MB (streamed as fast as the client reads), answers dripped
  * a byte at a time, watch events that never end. Counts what it managed to send on each path.
  */
-let server: http.Server;
-let base = '';
+let loopback: LoopbackServer;
 const sent = new Map<string, number>();
 const closed = new Set<string>();
 const timers = new Set<NodeJS.Timeout>();
@@ -44,26 +43,14 @@ function stream(res: http.ServerResponse, path: string, prefix: string, code = 2
   more();
 }
 
-function access(limits: RequestLimits | undefined): ClusterAccess {
-  const agent = new http.Agent({ keepAlive: true });
-  return new KeepAliveAccess(
-    {
-      getCurrentCluster: () => ({ server: base }),
-      applyToHTTPSOptions: (opts) => {
-        opts.agent = agent;
-        return Promise.resolve();
-      },
-    },
-    {},
-    limits,
-  );
-}
+const access = (limits: RequestLimits | undefined): ClusterAccess =>
+  new KeepAliveAccess(loopback.access, {}, limits);
 
 const LIMITS: RequestLimits = { maxAnswerBytes: 2 << 20, deadlineMs: 600 };
 
 describe('request limits on a cluster not trusted', () => {
   before(async () => {
-    server = http.createServer((req, res) => {
+    loopback = await startLoopbackServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       res.on('close', () => closed.add(path));
       if (path === '/big' || path === '/list') {
@@ -92,17 +79,10 @@ describe('request limits on a cluster not trusted', () => {
         res.end(JSON.stringify({ kind: 'Secret', metadata: { name: 'x' } }));
       }
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(async () => {
     for (const t of timers) clearInterval(t);
-    server.closeAllConnections();
-    await new Promise<void>((r) =>
-      server.close(() => {
-        r();
-      }),
-    );
+    await loopback.close();
   });
 
   test('a 50 MB answer fails at the cap, names it and the path, and the connection is dropped', async () => {

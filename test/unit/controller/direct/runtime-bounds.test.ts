@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import {
   DEFAULT_RUNTIME_DEADLINE_MS,
@@ -13,29 +12,16 @@ import { KeepAliveAccess } from '../../../../src/kube/keep-alive-access.js';
 import { kubeRequest } from '../../../../src/kube/kube-request.js';
 import { RequestAbortedError, type RequestLimits } from '../../../../src/kube/request-limits.js';
 import { renderKubeconfig } from '../../../../src/envtest/kubeconfig.js';
+import { startLoopbackServer, type LoopbackServer } from '../../../support/loopback-server.js';
 
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void;
 let route: Route = (_req, res) => res.end();
-let server: http.Server;
-let base = '';
+let loopback: LoopbackServer;
 const requests: string[] = [];
 const timers = new Set<NodeJS.Timeout>();
 
-function installer(limits: RequestLimits): RuntimeInstaller {
-  const agent = new http.Agent({ keepAlive: true });
-  const access = new KeepAliveAccess(
-    {
-      getCurrentCluster: () => ({ server: base }),
-      applyToHTTPSOptions: (opts) => {
-        opts.agent = agent;
-        return Promise.resolve();
-      },
-    },
-    {},
-    limits,
-  );
-  return new RuntimeInstaller(access, 5_000);
-}
+const installer = (limits: RequestLimits): RuntimeInstaller =>
+  new RuntimeInstaller(new KeepAliveAccess(loopback.access, {}, limits), 5_000);
 
 const json = (res: http.ServerResponse, code: number, body: unknown): void => {
   res.writeHead(code, { 'content-type': 'application/json' });
@@ -44,22 +30,15 @@ const json = (res: http.ServerResponse, code: number, body: unknown): void => {
 
 describe('calls to a runtime are bounded', () => {
   before(async () => {
-    server = http.createServer((req, res) => {
+    loopback = await startLoopbackServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
       requests.push(`${req.method ?? ''} ${url.pathname}${url.search}`);
       route(req, res, url);
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(async () => {
     for (const t of timers) clearInterval(t);
-    server.closeAllConnections();
-    await new Promise<void>((r) =>
-      server.close(() => {
-        r();
-      }),
-    );
+    await loopback.close();
   });
 
   test("the pool's clients carry the cap, the deadline and the stop", async () => {
