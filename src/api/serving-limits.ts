@@ -35,12 +35,14 @@ export const MAX_REQUESTS_IN_FLIGHT = 64;
 export const DECODE_BUDGET_BYTES = 32 * MiB;
 
 /**
- * An API call on the admission path (the namespace read of a namespace not cached yet, the pull
- * Secret's copy into a new namespace) gives up after this long without an answer, so the webhook
- * still answers inside the API server's timeout. Concurrent requests share one such call, so a
- * call left hanging would fail open every Pod of its namespace until it ended.
+ * The webhook's calls to its API server give up after this long without an answer. Two of them
+ * run on the admission path (the namespace read of a namespace not cached yet, the pull Secret's
+ * copy into a new namespace), and the webhook must still answer inside the API server's timeout:
+ * concurrent requests share one such call, so a call left hanging would fail open every Pod of its
+ * namespace until it ended. The copier's later replace and delete of a small Secret are bounded
+ * the same: 2 s without a byte is ample for them.
  */
-export const ADMISSION_API_CALL_TIMEOUT_MS = 2_000;
+export const WEBHOOK_API_CALL_TIMEOUT_MS = 2_000;
 
 /** Requests waiting for room at once; more are answered 503 at once. */
 export const MAX_WAITING_REQUESTS = 1024;

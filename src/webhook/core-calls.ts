@@ -1,5 +1,5 @@
 import type { V1Namespace, V1Secret } from '@kubernetes/client-node';
-import { ADMISSION_API_CALL_TIMEOUT_MS } from '../api/serving-limits.js';
+import { WEBHOOK_API_CALL_TIMEOUT_MS } from '../api/serving-limits.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { kubeRequest } from '../kube/kube-request.js';
 import type { NamespaceReads } from './namespace-lookup.js';
@@ -14,7 +14,7 @@ import type { SecretWrites } from './pull-secret-copier.js';
  */
 export function coreCalls(
   access: ClusterAccess,
-  timeoutMs = ADMISSION_API_CALL_TIMEOUT_MS,
+  timeoutMs = WEBHOOK_API_CALL_TIMEOUT_MS,
 ): NamespaceReads & SecretWrites {
   const secrets = (namespace: string): string =>
     `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
