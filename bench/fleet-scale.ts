@@ -35,8 +35,9 @@
 // of 1 %, 10 %, 100 % with zero soak, next to one wave of everything and no policy
 // (bench/support/fleet-waves.ts): time per wave and in all.
 //
-// BENCH_RTT_MS=150: every runtime's API server behind a delaying TCP proxy (bench/support/delay-proxy.ts)
-// of that round trip, the KCP local; the floors go through the same proxies.
+// BENCH_RTT_MS=150: every runtime's API server behind a delaying TCP proxy of that round trip
+// (bench/support/delay-proxy.ts, in a process of its own), the KCP local; the floors go through
+// the same proxies.
 //
 // BENCH_FLEET_PHASES=rotations: onboarding and the four rotations only (no resync, attestations,
 // memory series or restart).
@@ -49,7 +50,6 @@ import { applyObjects } from '../src/kube/apply.js';
 import { trustBundleApis } from '../src/kube/trust-bundle-discovery.js';
 import { liteFromDocument } from '../src/kube/cluster-access.js';
 import { writeFile } from 'node:fs/promises';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CTB_NAME, CTB_SIGNER, KCP_PULL_SECRET, dockerConfig } from '../test/support/kcp.js';
@@ -180,10 +180,8 @@ async function rotate(
   const profileDir = process.env.BENCH_PROFILE;
   if (profileDir) await ctl.profileStart();
   const cpu = cpuWindow(fleet, [ctl.pid]);
-  // This process's own loop: the delaying proxies run on it, and a late turn releases their
-  // held chunks together.
-  const ownLoop = monitorEventLoopDelay({ resolution: 10 });
-  ownLoop.enable();
+  // The proxies' loop: a late turn there releases the chunks they hold together.
+  await fleet.proxies?.loop.reset();
   const t0 = performance.now();
   await writeSource(fleet, source, label);
   // With `reporter`: drift reports at about 20 a second while the rotation runs.
@@ -205,7 +203,7 @@ async function rotate(
   rotation.done = true;
   const statusMs = last - t0;
   const window = cpu.close();
-  ownLoop.disable();
+  const proxyLoop = await fleet.proxies?.loop.state();
   if (profileDir) {
     const file = join(profileDir, `fleet-${n}-${label}.cpuprofile`);
     await writeFile(file, await ctl.profileStop());
@@ -227,7 +225,7 @@ async function rotate(
     eventLoopP99Ms: s1.eventLoopP99Ms,
     eventLoopMaxMs: s1.eventLoopMaxMs,
     idleLoopP99Ms: (await idle.state()).p99Ms,
-    benchLoopP99Ms: ownLoop.percentile(99) / 1e6,
+    proxyLoopP99Ms: proxyLoop?.p99Ms,
     openFds: s1.openFds,
     errors:
       counterDelta(m0, m1, 'rtb_runtime_sync_errors_total') +

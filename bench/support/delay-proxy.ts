@@ -5,8 +5,9 @@
 // rttMs / 2 in each direction, so a request and its answer cost one round trip; the upstream
 // connection is opened one round trip after the accept, which stands for TCP's own handshake (the
 // local accept itself is instant). Order is kept per direction (one queue, one timer each);
-// bandwidth is not limited and nothing is dropped. It runs in the benchmark's process: its CPU is
-// the benchmark's, not the controller's.
+// bandwidth is not limited and nothing is dropped. The fleet benchmark runs its proxies in a
+// process of their own (./delay-proxy-child.ts): their CPU is neither the controller's nor the
+// floors'.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 /** A running proxy. */

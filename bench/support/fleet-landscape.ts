@@ -23,7 +23,7 @@ import type { GroupCpuWindow } from './cpu-groups.js';
 import type { StatusTracker } from './status-tracker.js';
 import { domainOf, RB_PATH, startControllerChild, type ControllerProcess } from './kcp-bench.js';
 import { forEachLimited } from './limited.js';
-import { startDelayProxy, type DelayProxy } from './delay-proxy.js';
+import { startDelayProxies, type DelayProxies } from './delay-proxies.js';
 import type { ChildScripts } from './processes.js';
 
 /** Options of {@link startFleet}. */
@@ -38,7 +38,8 @@ export interface FleetOptions {
   readonly concurrency?: number;
   /**
    * A round trip (ms) between the controller and every runtime's API server: the kubeconfigs
-   * name a delaying proxy (./delay-proxy.ts) in front of each pool server; 0 or undefined: none.
+   * name a delaying proxy (./delay-proxy.ts, in a process of their own) in front of each pool
+   * server; 0 or undefined: none.
    */
   readonly rttMs?: number;
 }
@@ -58,7 +59,7 @@ export interface Fleet {
   /** The round trip the runtimes' proxies add (0: none). */
   readonly rttMs: number;
   /** The delaying proxies in front of the pool servers (none without a round trip). */
-  readonly proxies: readonly DelayProxy[];
+  readonly proxies: DelayProxies | undefined;
   /** PIDs of the pool's API servers, the KCP's, and etcd. */
   readonly poolPids: readonly number[];
   readonly kcpPid: number;
@@ -99,8 +100,10 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
     clusters: ['kcp', ...names.slice(0, batch - 1)],
   });
   const kcpAccess = new KeepAliveAccess(plane.cluster('kcp').kubeConfig());
-  const proxies: DelayProxy[] = [];
-  const closeProxies = (): Promise<unknown> => Promise.all(proxies.map((p) => p.close()));
+  let proxies: DelayProxies | undefined;
+  const closeProxies = async (): Promise<void> => {
+    await proxies?.stop();
+  };
   try {
     for (let i = batch - 1; i < names.length; i += batch)
       await Promise.all(names.slice(i, i + batch).map((n) => plane.addCluster(n)));
@@ -109,9 +112,13 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
     const kcp = plane.cluster('kcp');
     const pool = names.map((n) => plane.cluster(n));
     const rttMs = o.rttMs ?? 0;
-    for (const c of rttMs > 0 ? pool : [])
-      proxies.push(await startDelayProxy(Number(new URL(c.server).port), rttMs));
-    if (rttMs > 0) o.say(`runtimes behind ${proxies.length} delaying proxies: ${rttMs} ms round trip`);
+    if (rttMs > 0) {
+      const targets = pool.map((c) => Number(new URL(c.server).port));
+      proxies = await startDelayProxies(o.scripts.delayProxyChild, o.dir, targets, rttMs);
+      o.say(
+        `runtimes behind ${targets.length} delaying proxies (a process of their own): ${rttMs} ms round trip`,
+      );
+    }
     await ensureCrds(kcp.kubeConfig(), [runtimeBootstrapperCrd()]);
     await putSources(kcp);
     const kubeconfigs = new Map<string, string>();
@@ -119,9 +126,9 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
     await forEachLimited(ids, 16, async (id, i) => {
       const server = pool[i % pool.length];
       if (!server) throw new Error('empty pool');
-      const proxy = proxies[i % pool.length];
+      const proxyPort = proxies?.ports[i % pool.length];
       const url = new URL(server.server);
-      if (proxy) url.port = String(proxy.port);
+      if (proxyPort !== undefined) url.port = String(proxyPort);
       const identity = await issueCertificate(server.ca, {
         commonName: `rtb-${id}`,
         organizations: ['system:masters'],
@@ -129,7 +136,7 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
       });
       const text = renderKubeconfig({
         name: id,
-        server: proxy ? url.origin : server.server,
+        server: url.origin,
         caPem: server.caPem,
         clientCertPem: identity.certPem,
         clientKeyPem: identity.keyPem,

@@ -21,13 +21,15 @@ export async function startIdleLoop(
   const proc = startNode('idle-loop', script, [String(port)], dir);
   const base = `http://127.0.0.1:${port}`;
   await waitReady(proc, `${base}/state`, undefined, 30_000);
+  return { loop: loopAt(base), stop: () => proc.stop() };
+}
+
+/** The event loop a child measures of itself, served at `base` (`/reset`, `/state`). */
+export function loopAt(base: string): IdleLoop {
   return {
-    loop: {
-      reset: async () => {
-        await fetch(`${base}/reset`);
-      },
-      state: async () => (await (await fetch(`${base}/state`)).json()) as IdleLoopState,
+    reset: async () => {
+      await fetch(`${base}/reset`);
     },
-    stop: () => proc.stop(),
+    state: async () => (await (await fetch(`${base}/state`)).json()) as IdleLoopState,
   };
 }

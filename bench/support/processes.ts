@@ -30,6 +30,8 @@ export interface ChildScripts {
   readonly idleLoopChild: string;
   /** A hostile drift client: reports and attestations without pause (`support/drift-spam-child.ts`). */
   readonly driftSpamChild: string;
+  /** Delaying proxies in a process of their own (`support/delay-proxy-child.ts`). */
+  readonly delayProxyChild: string;
 }
 
 let built: ChildScripts | undefined;
@@ -72,6 +74,7 @@ export function buildChildren(say: (line: string) => void): ChildScripts {
     driftWebhookChild: join(BUILD_DIR, 'bench', 'support', 'drift-webhook-child.js'),
     idleLoopChild: join(BUILD_DIR, 'bench', 'support', 'idle-loop-child.js'),
     driftSpamChild: join(BUILD_DIR, 'bench', 'support', 'drift-spam-child.js'),
+    delayProxyChild: join(BUILD_DIR, 'bench', 'support', 'delay-proxy-child.js'),
   };
   return built;
 }
