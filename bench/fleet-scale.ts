@@ -224,6 +224,7 @@ async function rotate(
     traffic: traffic(fleet, s0, s1),
     eventLoopP99Ms: s1.eventLoopP99Ms,
     eventLoopMaxMs: s1.eventLoopMaxMs,
+    gc: { count: s1.gcCount, totalMs: s1.gcPauseTotalMs, maxMs: s1.gcPauseMaxMs },
     idleLoopP99Ms: (await idle.state()).p99Ms,
     proxyLoopP99Ms: proxyLoop?.p99Ms,
     openFds: s1.openFds,
@@ -236,6 +237,7 @@ async function rotate(
       accepted: answers.filter((a) => a >= 200 && a < 300).length,
       repaired: repair.count,
       p99UpperS: quantileUpperBound(repair, 0.99),
+      overOneSecond: repair.count - (repair.buckets.find((b) => b.le === 1)?.count ?? 0),
       meanS: repair.count > 0 ? repair.sumSeconds / repair.count : Number.NaN,
     },
   };

@@ -13,7 +13,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
@@ -75,6 +75,10 @@ export interface ControllerChildState {
   /** Event-loop delay since the last `/reset-event-loop` (ms): p99 and maximum. */
   readonly eventLoopP99Ms: number;
   readonly eventLoopMaxMs: number;
+  /** Garbage collections since the same reset: how many, their pauses' sum and the longest (ms). */
+  readonly gcCount: number;
+  readonly gcPauseTotalMs: number;
+  readonly gcPauseMaxMs: number;
   /** Open file descriptors (sockets, mostly). */
   readonly openFds: number;
 }
@@ -134,6 +138,15 @@ profiler.connect();
 // Event-loop delay at 10 ms resolution, as perf_hooks measures it (the issue's p99 figure).
 const eventLoop = monitorEventLoopDelay({ resolution: 10 });
 eventLoop.enable();
+// The collector's pauses over the same window: how much of the loop's delay they are.
+const collections = { count: 0, totalMs: 0, maxMs: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    collections.count += 1;
+    collections.totalMs += entry.duration;
+    collections.maxMs = Math.max(collections.maxMs, entry.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
 
 function openFds(): number {
   try {
@@ -246,6 +259,7 @@ async function main(): Promise<void> {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
       } else if (req.url === '/reset-event-loop') {
         eventLoop.reset();
+        Object.assign(collections, { count: 0, totalMs: 0, maxMs: 0 });
         res.writeHead(200).end();
       } else if (req.url === '/state') {
         const state: ControllerChildState = {
@@ -256,6 +270,9 @@ async function main(): Promise<void> {
           requestPaths: Object.fromEntries(requestPaths),
           eventLoopP99Ms: eventLoop.percentile(99) / 1e6,
           eventLoopMaxMs: eventLoop.max / 1e6,
+          gcCount: collections.count,
+          gcPauseTotalMs: collections.totalMs,
+          gcPauseMaxMs: collections.maxMs,
           openFds: openFds(),
         };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(state));

@@ -42,6 +42,8 @@ export interface RotationFigures {
   readonly traffic: Traffic;
   readonly eventLoopP99Ms: number;
   readonly eventLoopMaxMs: number;
+  /** The controller's garbage collections in the rotation: how many, their pauses' sum and the longest (ms). */
+  readonly gc: { readonly count: number; readonly totalMs: number; readonly maxMs: number };
   /** The same window's p99 in a process that does nothing: the machine's share. */
   readonly idleLoopP99Ms: number;
   /** The delaying proxies' process in the same window (undefined: no proxies). */
@@ -55,6 +57,8 @@ export interface RotationFigures {
     readonly repaired: number;
     /** The controller's repair histogram (event received → set re-applied): bucket bound of p99. */
     readonly p99UpperS: number;
+    /** Repairs that took longer than 1 s. */
+    readonly overOneSecond: number;
     readonly meanS: number;
   };
   /** The same writes from the benchmark over keep-alive connections at the same concurrency. */
@@ -180,12 +184,12 @@ export function fleetSummary(f: FleetFigures): string[] {
       `    per runtime: ${per(r.traffic.runtime, n)} requests, ${per(r.traffic.runtimeTls, n)} new TLS connections; KCP ${per(r.traffic.kcp, n)} requests, ${r.traffic.kcpTls} new TLS connections in all`,
       `    requests per runtime: ${describePaths(r.traffic.byPath, n)}`,
       `    event loop p99 ${r.eventLoopP99Ms.toFixed(0)} ms (target 100: ${verdict(r.eventLoopP99Ms <= 100)}; the floor's process: ${r.baseline.loopP99Ms.toFixed(0)} ms; an idle process: ${r.idleLoopP99Ms.toFixed(0)} ms${r.proxyLoopP99Ms === undefined ? '' : `; the delaying proxies' process: ${r.proxyLoopP99Ms.toFixed(0)} ms`}), max ${r.eventLoopMaxMs.toFixed(0)} ms; ` +
-        `open fds after ${r.openFds}`,
+        `${r.gc.count} collections, their pauses ${r.gc.totalMs.toFixed(0)} ms in all, the longest ${r.gc.maxMs.toFixed(0)} ms; open fds after ${r.openFds}`,
       // Only the rotation with drift reports has repairs to judge.
       ...(r.drift.sent > 0
         ? [
             `    drift reports during it: ${r.drift.sent} sent, ${r.drift.accepted} accepted, ${r.drift.repaired} repairs; ` +
-              `p99 ≤ ${r.drift.p99UpperS} s (histogram bucket; target 1 s: ${verdict(r.drift.p99UpperS <= 1)}), mean ${(r.drift.meanS * 1000).toFixed(0)} ms`,
+              `p99 ≤ ${r.drift.p99UpperS} s (histogram bucket; target 1 s: ${verdict(r.drift.p99UpperS <= 1)}), ${r.drift.overOneSecond} over 1 s, mean ${(r.drift.meanS * 1000).toFixed(0)} ms`,
           ]
         : []),
       `    CPU: ${describeCpu(r.cpu)}`,
