@@ -216,6 +216,7 @@ async function rotate(
   if (versions.size !== 1 || !versions.has(s1.version))
     throw new Error(`CRs report versions ${[...versions].join(', ')}; the controller holds ${s1.version}`);
   const repair = histogramDelta(m0, m1, 'rtb_drift_repair_seconds');
+  const idleLoop = await idle.state();
   return {
     source: reporter ? `${source}, with drift reports meanwhile` : source,
     statusMs,
@@ -225,7 +226,8 @@ async function rotate(
     eventLoopP99Ms: s1.eventLoopP99Ms,
     eventLoopMaxMs: s1.eventLoopMaxMs,
     gc: { count: s1.gcCount, totalMs: s1.gcPauseTotalMs, maxMs: s1.gcPauseMaxMs },
-    idleLoopP99Ms: (await idle.state()).p99Ms,
+    idleLoopP99Ms: idleLoop.p99Ms,
+    idleLoopMaxMs: idleLoop.maxMs,
     proxyLoopP99Ms: proxyLoop?.p99Ms,
     openFds: s1.openFds,
     errors:

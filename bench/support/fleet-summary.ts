@@ -46,6 +46,8 @@ export interface RotationFigures {
   readonly gc: { readonly count: number; readonly totalMs: number; readonly maxMs: number };
   /** The same window's p99 in a process that does nothing: the machine's share. */
   readonly idleLoopP99Ms: number;
+  /** And its longest delay: how long the machine alone held a thread off a core. */
+  readonly idleLoopMaxMs: number;
   /** The delaying proxies' process in the same window (undefined: no proxies). */
   readonly proxyLoopP99Ms: number | undefined;
   readonly openFds: number;
@@ -183,7 +185,7 @@ export function fleetSummary(f: FleetFigures): string[] {
         `baseline ${r.baseline.cpuPerRuntimeMs.toFixed(1)} ms; errors and retries ${r.errors} (target 0: ${verdict(r.errors === 0)}); ${per(r.reconciles, n)} reconciles per runtime`,
       `    per runtime: ${per(r.traffic.runtime, n)} requests, ${per(r.traffic.runtimeTls, n)} new TLS connections; KCP ${per(r.traffic.kcp, n)} requests, ${r.traffic.kcpTls} new TLS connections in all`,
       `    requests per runtime: ${describePaths(r.traffic.byPath, n)}`,
-      `    event loop p99 ${r.eventLoopP99Ms.toFixed(0)} ms (target 100: ${verdict(r.eventLoopP99Ms <= 100)}; the floor's process: ${r.baseline.loopP99Ms.toFixed(0)} ms; an idle process: ${r.idleLoopP99Ms.toFixed(0)} ms${r.proxyLoopP99Ms === undefined ? '' : `; the delaying proxies' process: ${r.proxyLoopP99Ms.toFixed(0)} ms`}), max ${r.eventLoopMaxMs.toFixed(0)} ms; ` +
+      `    event loop p99 ${r.eventLoopP99Ms.toFixed(0)} ms (target 100: ${verdict(r.eventLoopP99Ms <= 100)}; the floor's process: ${r.baseline.loopP99Ms.toFixed(0)} ms; an idle process: ${r.idleLoopP99Ms.toFixed(0)} ms, max ${r.idleLoopMaxMs.toFixed(0)} ms${r.proxyLoopP99Ms === undefined ? '' : `; the delaying proxies' process: ${r.proxyLoopP99Ms.toFixed(0)} ms`}), max ${r.eventLoopMaxMs.toFixed(0)} ms; ` +
         `${r.gc.count} collections, their pauses ${r.gc.totalMs.toFixed(0)} ms in all, the longest ${r.gc.maxMs.toFixed(0)} ms; open fds after ${r.openFds}`,
       // Only the rotation with drift reports has repairs to judge.
       ...(r.drift.sent > 0
