@@ -3,13 +3,13 @@
 // alone does to any event loop.
 import { freePort } from '../../src/envtest/free-port.js';
 import { waitReady } from '../../src/envtest/wait-ready.js';
-import type { IdleLoopState } from './idle-loop-child.js';
+import type { LoopState } from './loop-state-server.js';
 import { startNode } from './processes.js';
 
 /** The idle process's event loop: the machine's share of any event-loop delay. */
 export interface IdleLoop {
   reset(): Promise<void>;
-  state(): Promise<IdleLoopState>;
+  state(): Promise<LoopState>;
 }
 
 /** Starts the idle child (`script`: ChildScripts.idleLoopChild), its log in `dir`. */
@@ -30,6 +30,6 @@ export function loopAt(base: string): IdleLoop {
     reset: async () => {
       await fetch(`${base}/reset`);
     },
-    state: async () => (await (await fetch(`${base}/state`)).json()) as IdleLoopState,
+    state: async () => (await (await fetch(`${base}/state`)).json()) as LoopState,
   };
 }
