@@ -14,10 +14,6 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 export interface DelayProxy {
   /** The port it listens on (127.0.0.1). */
   readonly port: number;
-  /** Connections accepted so far. */
-  readonly accepted: () => number;
-  /** Connections open now. */
-  readonly open: () => number;
   close(): Promise<void>;
 }
 
@@ -79,9 +75,7 @@ class DelayedPipe {
 export async function startDelayProxy(targetPort: number, rttMs: number): Promise<DelayProxy> {
   const half = rttMs / 2;
   const sockets = new Set<Socket>();
-  let accepted = 0;
   const server: Server = createServer({ noDelay: true }, (client) => {
-    accepted++;
     sockets.add(client);
     let upstream: Socket | undefined;
     const toUpstream = new DelayedPipe(() => upstream, half);
@@ -133,8 +127,6 @@ export async function startDelayProxy(targetPort: number, rttMs: number): Promis
   if (address === null || typeof address === 'string') throw new Error('the delay proxy has no port');
   return {
     port: address.port,
-    accepted: () => accepted,
-    open: () => sockets.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

@@ -100,7 +100,9 @@ export async function startControllerChild(
   const configFile = join(dir, `${name}-config.json`);
   await writeFile(configFile, JSON.stringify(config));
   // --expose-gc only enables the benchmark's /gc (to tell live memory from garbage).
-  const proc = startNode(name, scripts.controllerChild, [configFile], dir, ['--expose-gc']);
+  // BENCH_CONTROLLER_NODE_OPTIONS: more node options for the controller (e.g. the collector's sizes).
+  const more = (process.env.BENCH_CONTROLLER_NODE_OPTIONS ?? '').split(' ').filter((o) => o !== '');
+  const proc = startNode(name, scripts.controllerChild, [configFile], dir, ['--expose-gc', ...more]);
   try {
     await waitReady(proc, `http://127.0.0.1:${config.port}/readyz`, undefined, 300_000);
   } catch (error) {
