@@ -377,6 +377,7 @@ export async function runFleetScale(
       kcpClient,
       concurrency: Math.max(concurrency, 1),
       dir: scratch.dir,
+      cpuWindow: () => cpuWindow(fleet, ctl ? [ctl.pid] : []),
     };
     // Without the benchmark's own watch: it would parse the floor's status writes on its CPU.
     await tracker.stop();

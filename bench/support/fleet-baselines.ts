@@ -14,6 +14,7 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { MUTATING, VALIDATING } from '../../src/serving-cert/webhook-configurations.js';
 import { CTB_NAME } from '../../test/support/kcp.js';
 import { applyKeepAlive, baselineObjects } from './baseline-writes.js';
+import type { GroupCpuWindow } from './cpu-groups.js';
 import type { Fleet } from './fleet-landscape.js';
 import type { BaselineFigures } from './fleet-summary.js';
 import { domainOf, RB_PATH } from './kcp-bench.js';
@@ -27,6 +28,8 @@ export interface FloorContext {
   readonly concurrency: number;
   /** Where kubeconfigs' relative paths resolve (none of the fleet's have any). */
   readonly dir: string;
+  /** The machine's CPU by process group over a floor, as the controller's windows measure it. */
+  readonly cpuWindow: () => GroupCpuWindow;
 }
 
 /** Times `perRuntime` over every runtime of the fleet at the controller's concurrency. */
@@ -37,6 +40,7 @@ async function timed(
 ): Promise<BaselineFigures> {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
+  const window = c.cpuWindow();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await forEachLimited(c.fleet.ids, c.concurrency, perRuntime);
@@ -48,6 +52,7 @@ async function timed(
     cpuPerRuntimeMs: (cpu.user + cpu.system) / 1000 / c.fleet.ids.length,
     requestsPerRuntime,
     loopP99Ms: loop.percentile(99) / 1e6,
+    cpu: window.close(),
   };
 }
 

@@ -30,6 +30,8 @@ export interface BaselineFigures {
    * requests at this concurrency costs its loop (with delaying proxies, their work is in it too).
    */
   readonly loopP99Ms: number;
+  /** The machine's CPU by process group meanwhile (the floor's requests are the benchmark's). */
+  readonly cpu: GroupCpu;
 }
 
 /** One rotation of one source. */
@@ -230,7 +232,8 @@ function floorLine(
     `the same-run floor from the benchmark ${s(b.ms)} (${what} ÷ floor ${(controllerMs / b.ms).toFixed(2)}), ` +
     `${b.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime` +
     (controllerCpuMs === undefined ? '' : ` (controller ${controllerCpuMs.toFixed(1)} ms)`) +
-    `, ${b.requestsPerRuntime} requests per runtime, its event loop p99 ${b.loopP99Ms.toFixed(0)} ms`
+    `, ${b.requestsPerRuntime} requests per runtime, its event loop p99 ${b.loopP99Ms.toFixed(0)} ms; ` +
+    `CPU: ${describeCpu(b.cpu)}`
   );
 }
 

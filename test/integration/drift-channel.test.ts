@@ -257,6 +257,39 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
     );
   });
 
+  test("the full pass after a repair keeps the runtime's drift client certificate", async () => {
+    const core = coreOf(rt('rt-a'));
+    const certificate = async (): Promise<string | undefined> =>
+      (await core.readNamespacedSecret({ name: 'rt-bootstrapper-watcher-tls', namespace: 'kyma-system' }))
+        .data?.['tls.crt'];
+    const before = await certificate();
+    assert.ok(before, 'a drift client certificate on rt-a');
+    // No webhook watches NetworkPolicies: only the full pass that follows a repair restores one.
+    const policy =
+      '/apis/networking.k8s.io/v1/namespaces/kyma-system/networkpolicies/' +
+      'rt-bootstrapper-kyma-project.io--ingress-allow-webhook-traffic';
+    await kubeRequest(rt('rt-a').kubeConfig(), { method: 'DELETE', path: policy });
+    const cm = await core.readNamespacedConfigMap({
+      name: 'rt-bootstrapper-config',
+      namespace: 'kyma-system',
+    });
+    await core.replaceNamespacedConfigMap({
+      name: 'rt-bootstrapper-config',
+      namespace: 'kyma-system',
+      body: { ...cm, data: { 'rt-bootstrapper-config.json': '{}' } },
+    });
+    await eventually(
+      () =>
+        kubeRequest(rt('rt-a').kubeConfig(), { method: 'GET', path: policy }).then(
+          () => true,
+          () => undefined,
+        ),
+      20_000,
+      'the NetworkPolicy restored by the full pass',
+    );
+    assert.equal(await certificate(), before, 'the same client certificate after the full pass');
+  });
+
   test('the listener refuses certificates of another CA at the TLS layer and a foreign SAN with 403', async () => {
     const post = (cert: { certPem: string; keyPem: string }) =>
       postEvent(cert, {

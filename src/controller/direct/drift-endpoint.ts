@@ -113,7 +113,7 @@ export async function startDriftEndpoint(o: {
   const port = await listener.listen();
   const refresh = async (): Promise<void> => {
     listener.setTrustedCas(o.cas.trusted());
-    if (await needsRenewal(serving.certPem, o.cas.current(), new Date(), SERVING_RENEW_BEFORE_MS)) {
+    if (needsRenewal(serving.certPem, o.cas.current().certPem, new Date(), SERVING_RENEW_BEFORE_MS)) {
       serving = await issueServing();
       listener.setServingCertificate(serving);
     }

@@ -19,7 +19,6 @@ import { kubeRequest } from '../../kube/kube-request.js';
 import type { LeaseFence } from '../../kube/lease-fence.js';
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { CertificateAuthority } from '../../pki/certificate-authority.js';
-import { x509 } from '../../pki/crypto-provider.js';
 import { issueCertificate } from '../../pki/issue-certificate.js';
 import { needsRenewal } from '../../pki/renewal.js';
 import { leafNotAfter } from '../../pki/certificate-expiry.js';
@@ -36,7 +35,6 @@ import type { RuntimeUnreachableError } from './runtime-unreachable.js';
 import type { DriftSettings } from './runtime-manifests.js';
 import { registrationAnswers, type ServingSettings } from './serving-certificate.js';
 import type { BootstrapperOps } from './state-context.js';
-import { certificateFromPem } from '../../pki/certificate-from-pem.js';
 
 /** What the ops of a reconcile read and write. */
 export interface RuntimeOpsDeps {
@@ -129,8 +127,10 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
       const reusable =
         current !== undefined &&
         current.caPem === bundle &&
-        !(await needsRenewal(current.certPem, ca, new Date(), renewBefore)) &&
-        identifies(current.certPem, rb.spec.runtimeID, domain);
+        !needsRenewal(current.certPem, ca.certPem, new Date(), renewBefore, {
+          commonName: rb.spec.runtimeID,
+          dnsName: domain,
+        });
       if (reusable) {
         drift = {
           listenerUrl: settings.listenerUrl,
@@ -250,13 +250,3 @@ async function setFinalizers(
   });
 }
 
-function identifies(certPem: string, runtimeId: string, domain: string): boolean {
-  try {
-    const cert = certificateFromPem(certPem);
-    const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
-    const dns = san?.names.items.filter((n) => n.type === 'dns').map((n) => n.value) ?? [];
-    return cert.subjectName.getField('CN')[0] === runtimeId && dns.includes(domain);
-  } catch {
-    return false;
-  }
-}
