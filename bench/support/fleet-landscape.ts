@@ -111,6 +111,8 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
     o.say(`started etcd and ${names.length + 1} kube-apiservers in ${startSeconds.toFixed(1)} s`);
     const kcp = plane.cluster('kcp');
     const pool = names.map((n) => plane.cluster(n));
+    // The kubelet's stand-in on each pool server, over one kept connection each.
+    const kubelets = pool.map((c) => new KeepAliveAccess(c.kubeConfig()));
     const rttMs = o.rttMs ?? 0;
     if (rttMs > 0) {
       const targets = pool.map((c) => Number(new URL(c.server).port));
@@ -183,8 +185,8 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
       startSeconds,
       markAvailable: async () => {
         await Promise.all(
-          pool.map((c) =>
-            markDeploymentAvailable(c.kubeConfig(), RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT).catch(() => false),
+          kubelets.map((access) =>
+            markDeploymentAvailable(access, RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT).catch(() => false),
           ),
         );
       },
@@ -200,6 +202,7 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
         startControllerChild({ ...controllerConfig, ...more }, o.scripts, o.dir, name),
       async stop() {
         kcpAccess.close();
+        for (const access of kubelets) access.close();
         await closeProxies();
         await plane.stop();
       },

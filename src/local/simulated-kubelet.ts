@@ -1,61 +1,73 @@
-import { AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { V1Deployment, V1DeploymentStatus } from '@kubernetes/client-node';
+import { isDeepStrictEqual } from 'node:util';
+import type { ClusterAccess } from '../kube/cluster-access.js';
 import { statusCodeOf } from '../kube/kube-errors.js';
+import { kubeRequest } from '../kube/kube-request.js';
+
+/** The status the deployment controller and kubelets would report for `d` (pure). */
+function rolloutStatus(d: V1Deployment, available: boolean): V1DeploymentStatus {
+  const replicas = d.spec?.replicas ?? 1;
+  const ready = available ? replicas : 0;
+  return {
+    observedGeneration: d.metadata?.generation ?? 1,
+    replicas,
+    updatedReplicas: replicas,
+    readyReplicas: ready,
+    availableReplicas: ready,
+    conditions: [
+      {
+        type: 'Available',
+        status: available ? 'True' : 'False',
+        reason: available ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
+        message: 'simulated kubelet',
+      },
+      // The deployment controller reports this too, and KIM's readiness check requires both.
+      {
+        type: 'Progressing',
+        status: 'True',
+        reason: available ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated',
+        message: 'simulated kubelet',
+      },
+    ],
+  };
+}
 
 /**
  * Reports a Deployment's rollout as the deployment controller and kubelets would: Progressing at
  * once, and every replica ready and Available when `available`. Local clusters run no kubelet and
  * no controller-manager, so nothing else ever does; resolves false when the Deployment does not
- * exist (yet).
+ * exist (yet). A status that already says so is not written again, as those controllers do not.
  */
 export async function reportDeploymentRollout(
-  kc: KubeConfig,
+  kc: ClusterAccess,
   namespace: string,
   name: string,
   available: boolean,
 ): Promise<boolean> {
-  const apps = kc.makeApiClient(AppsV1Api);
-  let d;
+  const path = `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/deployments/${encodeURIComponent(name)}`;
+  let d: V1Deployment;
   try {
-    d = await apps.readNamespacedDeployment({ name, namespace });
+    d = await kubeRequest<V1Deployment>(kc, { method: 'GET', path });
   } catch (error) {
     if (statusCodeOf(error) === 404) return false;
     throw error;
   }
-  const replicas = d.spec?.replicas ?? 1;
-  const ready = available ? replicas : 0;
-  await apps.replaceNamespacedDeploymentStatus({
-    name,
-    namespace,
-    body: {
-      ...d,
-      status: {
-        observedGeneration: d.metadata?.generation ?? 1,
-        replicas,
-        updatedReplicas: replicas,
-        readyReplicas: ready,
-        availableReplicas: ready,
-        conditions: [
-          {
-            type: 'Available',
-            status: available ? 'True' : 'False',
-            reason: available ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
-            message: 'simulated kubelet',
-          },
-          // The deployment controller reports this too, and KIM's readiness check requires both.
-          {
-            type: 'Progressing',
-            status: 'True',
-            reason: available ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated',
-            message: 'simulated kubelet',
-          },
-        ],
-      },
-    },
+  const status = rolloutStatus(d, available);
+  if (isDeepStrictEqual(d.status, status)) return true;
+  await kubeRequest(kc, {
+    method: 'PUT',
+    path: `${path}/status`,
+    body: { ...d, status },
+    parseResponse: false,
   });
   return true;
 }
 
 /** Reports a Deployment as rolled out and available ({@link reportDeploymentRollout}). */
-export function markDeploymentAvailable(kc: KubeConfig, namespace: string, name: string): Promise<boolean> {
+export function markDeploymentAvailable(
+  kc: ClusterAccess,
+  namespace: string,
+  name: string,
+): Promise<boolean> {
   return reportDeploymentRollout(kc, namespace, name, true);
 }
