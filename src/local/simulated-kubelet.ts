@@ -1,5 +1,4 @@
 import type { V1Deployment, V1DeploymentStatus } from '@kubernetes/client-node';
-import { isDeepStrictEqual } from 'node:util';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { statusCodeOf } from '../kube/kube-errors.js';
 import { kubeRequest } from '../kube/kube-request.js';
@@ -33,6 +32,26 @@ function rolloutStatus(d: V1Deployment, available: boolean): V1DeploymentStatus 
 }
 
 /**
+ * Whether `current` holds every field of `desired` (the API server adds condition times, null here).
+ */
+function alreadySays(current: V1DeploymentStatus | undefined, desired: V1DeploymentStatus): boolean {
+  const { conditions, ...counts } = desired;
+  if (current === undefined) return false;
+  // Counts of 0 are left out of what the API server answers.
+  if (!Object.entries(counts).every(([k, v]) => (current[k as keyof V1DeploymentStatus] ?? 0) === v))
+    return false;
+  const held = current.conditions ?? [];
+  return (
+    held.length === (conditions ?? []).length &&
+    (conditions ?? []).every((c) =>
+      held.some(
+        (h) => h.type === c.type && h.status === c.status && h.reason === c.reason && h.message === c.message,
+      ),
+    )
+  );
+}
+
+/**
  * Reports a Deployment's rollout as the deployment controller and kubelets would: Progressing at
  * once, and every replica ready and Available when `available`. Local clusters run no kubelet and
  * no controller-manager, so nothing else ever does; resolves false when the Deployment does not
@@ -53,7 +72,7 @@ export async function reportDeploymentRollout(
     throw error;
   }
   const status = rolloutStatus(d, available);
-  if (isDeepStrictEqual(d.status, status)) return true;
+  if (alreadySays(d.status, status)) return true;
   await kubeRequest(kc, {
     method: 'PUT',
     path: `${path}/status`,
