@@ -249,4 +249,3 @@ async function setFinalizers(
     timeoutMs: 15_000,
   });
 }
-
