@@ -1,12 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
-import { issueCertificate } from '../../../src/pki/issue-certificate.js';
+import type { CertificateAuthority } from '../../../src/pki/certificate-authority.js';
+import { issueCertificate, type IssuedCertificate } from '../../../src/pki/issue-certificate.js';
 import { needsRenewal } from '../../../src/pki/renewal.js';
 
 const DAY = 24 * 3600_000;
 const WEEK = 7 * DAY;
 const identity = { commonName: 'rt-1', dnsName: 'rt-1.example.com' };
+
+/** A client certificate from `ca` naming `identity` (CN and DNS SAN). */
+const runtimeLeaf = (ca: CertificateAuthority, validityMs?: number): Promise<IssuedCertificate> =>
+  issueCertificate(ca, {
+    commonName: identity.commonName,
+    dnsNames: [identity.dnsName],
+    usage: 'client',
+    ...(validityMs === undefined ? {} : { validityMs }),
+  });
 
 describe('needsRenewal', () => {
   test('a current certificate of the CA naming the identity is kept', async () => {
@@ -25,11 +35,7 @@ describe('needsRenewal', () => {
 
   test('absent, garbage, or a CA that does not parse: issue', async () => {
     const ca = await createCertificateAuthority({ commonName: 'ca' });
-    const leaf = await issueCertificate(ca, {
-      commonName: 'rt-1',
-      dnsNames: ['rt-1.example.com'],
-      usage: 'client',
-    });
+    const leaf = await runtimeLeaf(ca);
     assert.equal(needsRenewal(undefined, ca.certPem, new Date(), WEEK), true);
     assert.equal(needsRenewal('', ca.certPem, new Date(), WEEK), true);
     assert.equal(
@@ -46,12 +52,7 @@ describe('needsRenewal', () => {
 
   test('inside the renew-before window or expired: issue', async () => {
     const ca = await createCertificateAuthority({ commonName: 'ca' });
-    const leaf = await issueCertificate(ca, {
-      commonName: 'rt-1',
-      dnsNames: ['rt-1.example.com'],
-      usage: 'client',
-      validityMs: 10 * DAY,
-    });
+    const leaf = await runtimeLeaf(ca, 10 * DAY);
     const now = Date.now();
     assert.equal(needsRenewal(leaf.certPem, ca.certPem, new Date(now + 2 * DAY), WEEK, identity), false);
     assert.equal(needsRenewal(leaf.certPem, ca.certPem, new Date(now + 4 * DAY), WEEK, identity), true);
@@ -61,11 +62,7 @@ describe('needsRenewal', () => {
   test('another CA of the same name did not sign it: issue', async () => {
     const ca = await createCertificateAuthority({ commonName: 'ca' });
     const impostor = await createCertificateAuthority({ commonName: 'ca' });
-    const leaf = await issueCertificate(impostor, {
-      commonName: 'rt-1',
-      dnsNames: ['rt-1.example.com'],
-      usage: 'client',
-    });
+    const leaf = await runtimeLeaf(impostor);
     assert.equal(needsRenewal(leaf.certPem, ca.certPem, new Date(), WEEK, identity), true);
     const other = await createCertificateAuthority({ commonName: 'another ca' });
     assert.equal(needsRenewal(leaf.certPem, other.certPem, new Date(), WEEK, identity), true);
@@ -74,11 +71,7 @@ describe('needsRenewal', () => {
 
   test("the CA's certificate with a signature that does not verify: issue", async () => {
     const ca = await createCertificateAuthority({ commonName: 'ca' });
-    const leaf = await issueCertificate(ca, {
-      commonName: 'rt-1',
-      dnsNames: ['rt-1.example.com'],
-      usage: 'client',
-    });
+    const leaf = await runtimeLeaf(ca);
     // The last byte is the signature's: every name and key identifier still matches the CA.
     const der = Buffer.from(leaf.certPem.replace(/-----[^-]+-----/g, '').replace(/\s/g, ''), 'base64');
     der[der.length - 1] = (der[der.length - 1] ?? 0) ^ 0x01;
