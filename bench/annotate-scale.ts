@@ -30,7 +30,7 @@ import { ensureCrds } from '../src/kube/crd.js';
 import { runtimeObject } from '../test/support/runtime-object.js';
 import { CTB_NAME, KCP_PULL_SECRET, dockerConfig, putSources } from '../test/support/kcp.js';
 import { GroupCpuWindow, metricValue } from './support/cpu-groups.js';
-import { envNumber, isMain, say as defaultSay } from './support/env.js';
+import { envIntegers, envNumber, isMain, say as defaultSay } from './support/env.js';
 import { FleetTracker } from './support/fleet-tracker.js';
 import { KeepAliveClient } from './support/keep-alive-client.js';
 import { forEachLimited } from './support/limited.js';
@@ -209,9 +209,5 @@ export async function runAnnotateScale(say: (line: string) => void = defaultSay,
 }
 
 if (isMain(import.meta.url)) {
-  for (const n of (process.env.BENCH_ANNOTATE ?? '500').split(',').map((s) => Number(s.trim()))) {
-    if (!Number.isInteger(n) || n < 1)
-      throw new Error(`BENCH_ANNOTATE must list positive integers, got ${n}`);
-    await runAnnotateScale(defaultSay, n);
-  }
+  for (const n of envIntegers('BENCH_ANNOTATE', [500])) await runAnnotateScale(defaultSay, n);
 }

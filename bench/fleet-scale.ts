@@ -35,15 +35,15 @@
 // of 1 %, 10 %, 100 % with zero soak, next to one wave of everything and no policy
 // (bench/support/fleet-waves.ts): time per wave and in all.
 //
-// BENCH_RTT_MS=150: every runtime's API server behind a delaying TCP proxy of that round trip
-// (bench/support/delay-proxy.ts, in a process of its own), the KCP local; the floors go through
-// the same proxies.
+// BENCH_RTT_MS (default 0,150: loopback, then 150 ms): every runtime's API server behind a delaying
+// TCP proxy of that round trip (bench/support/delay-proxy.ts, in a process of its own), the KCP
+// local; the floors go through the same proxies. One run per N and round trip.
 //
 // BENCH_FLEET_PHASES=rotations: onboarding and the four rotations only (no resync, attestations,
 // memory series or restart).
 //
 //   npm run bench:fleet        BENCH_FLEET=500,2000,5000 BENCH_POOL=16 BENCH_DRIFT_REPORTS=100 BENCH_FLEET_ROTATIONS=20
-//                              BENCH_RTT_MS=0 BENCH_FLEET_PHASES=all
+//                              BENCH_RTT_MS=0,150 BENCH_FLEET_PHASES=all
 import { RUNTIME_TLS_IDLE_MS } from '../src/controller/direct/runtime-clients.js';
 import { createCertificateAuthority } from '../src/pki/certificate-authority.js';
 import { applyObjects } from '../src/kube/apply.js';
@@ -65,7 +65,7 @@ import { attestedResyncCost } from './support/attested-resync.js';
 import { coresAt, metadataLookCost } from './support/metadata-look-cost.js';
 import { DriftReporter } from './support/drift-reporter.js';
 import { WatcherSecretVersions } from './support/fleet-attestations.js';
-import { envNumber, isMain, say as defaultSay } from './support/env.js';
+import { envIntegers, envNumber, isMain, say as defaultSay } from './support/env.js';
 import {
   fleetSummary,
   type FleetFigures,
@@ -252,10 +252,11 @@ const gcOf = (s: ControllerChildState): MemoryAfterGc => ({
   external: s.externalKib,
 });
 
-/** Runs the benchmark for one N. */
+/** Runs the benchmark for one N at one round trip to the runtimes (0: loopback). */
 export async function runFleetScale(
   say: (line: string) => void = defaultSay,
   n = 500,
+  rttMs = 0,
 ): Promise<FleetFigures | readonly ReplicaRotation[] | readonly WavesRun[]> {
   const replicaCounts = replicasToCompare();
   const waves = process.env.BENCH_FLEET_WAVES === '1';
@@ -271,7 +272,7 @@ export async function runFleetScale(
     dir: scratch.dir,
     say,
     ...(concurrencyEnv ? { concurrency: Number(concurrencyEnv) } : {}),
-    rttMs: envNumber('BENCH_RTT_MS', 0),
+    rttMs,
   });
   let tracker = new StatusTracker(fleet.kcpAccess);
   const idle = await startIdleLoop(scripts.idleLoopChild, scratch.dir);
@@ -575,18 +576,12 @@ export async function runFleetScale(
 }
 
 /** BENCH_FLEET_REPLICAS: the replica counts to compare (undefined: the full single-replica run). */
-function replicasToCompare(): number[] | undefined {
-  const text = process.env.BENCH_FLEET_REPLICAS;
-  if (text === undefined || text.trim() === '') return undefined;
-  const counts = text.split(',').map((s) => Number(s.trim()));
-  if (counts.some((k) => !Number.isInteger(k) || k < 1))
-    throw new Error(`BENCH_FLEET_REPLICAS must list positive integers, got ${text}`);
-  return counts;
+function replicasToCompare(): readonly number[] | undefined {
+  const counts = envIntegers('BENCH_FLEET_REPLICAS', []);
+  return counts.length > 0 ? counts : undefined;
 }
 
 if (isMain(import.meta.url)) {
-  for (const n of (process.env.BENCH_FLEET ?? '500').split(',').map((s) => Number(s.trim()))) {
-    if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_FLEET must list positive integers, got ${n}`);
-    await runFleetScale(defaultSay, n);
-  }
+  for (const n of envIntegers('BENCH_FLEET', [500]))
+    for (const rttMs of envIntegers('BENCH_RTT_MS', [0, 150], 0)) await runFleetScale(defaultSay, n, rttMs);
 }

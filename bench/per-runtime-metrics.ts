@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { Registry } from 'prom-client';
 import type { BootstrapperState } from '../src/api/runtime-bootstrapper.js';
 import { attachFleetExpiryMetrics, type FleetRuntime } from '../src/controller/expiry/fleet-expiry.js';
-import { envNumber, isMain, say } from './support/env.js';
+import { envIntegers, envNumber, isMain, say } from './support/env.js';
 
 /** One row of the report. */
 export interface CardinalityFigures {
@@ -80,7 +80,7 @@ export async function measure(n: number, perRuntime: boolean, scrapes: number): 
 }
 
 async function main(): Promise<void> {
-  const counts = (process.env.BENCH_RUNTIMES ?? '500,5000').split(',').map((v) => Number(v.trim()));
+  const counts = envIntegers('BENCH_RUNTIMES', [500, 5000]);
   const scrapes = envNumber('BENCH_SCRAPES', 20);
   say(
     '| runtimes | per-runtime metrics | series | of which per runtime | exposition | scrape render (median) |',

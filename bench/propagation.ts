@@ -21,7 +21,7 @@ import { kubeRequest } from '../src/kube/kube-request.js';
 import { trustBundleApis } from '../src/kube/trust-bundle-discovery.js';
 import { CTB_NAME, KCP_PULL_SECRET, dockerConfig } from '../test/support/kcp.js';
 import { describeCpu, GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';
-import { envNumber, isMain, say as defaultSay } from './support/env.js';
+import { envIntegers, envNumber, isMain, say as defaultSay } from './support/env.js';
 import { startKcpBench, type KcpBench } from './support/kcp-bench.js';
 import { KeepAliveClient } from './support/keep-alive-client.js';
 import { forEachLimited } from './support/limited.js';
@@ -446,10 +446,5 @@ export function propagationSummary(f: PropagationFigures): string[] {
 }
 
 if (isMain(import.meta.url)) {
-  const list = (process.env.BENCH_RUNTIMES ?? '10').split(',').map((s) => Number(s.trim()));
-  for (const n of list) {
-    if (!Number.isInteger(n) || n < 1)
-      throw new Error(`BENCH_RUNTIMES must list positive integers, got ${n}`);
-    await runPropagation(defaultSay, n);
-  }
+  for (const n of envIntegers('BENCH_RUNTIMES', [10])) await runPropagation(defaultSay, n);
 }

@@ -6,7 +6,7 @@ import { cpus } from 'node:os';
 import { driftSummary, runDriftRepair, type DriftFigures } from './drift-repair.js';
 import { podCreateSummary, runPodCreateLatency, type PodCreateFigures } from './pod-create-latency.js';
 import { propagationSummary, runPropagation, type PropagationFigures } from './propagation.js';
-import { say } from './support/env.js';
+import { envIntegers, say } from './support/env.js';
 import { throughputSummary, runWebhookThroughput, type ThroughputFigures } from './webhook-throughput.js';
 import { hostileSummary, runWebhookHostile, type HostileFigures } from './webhook-hostile.js';
 import { runTrustRestart, trustRestartSummary, type TrustRestartFigures } from './trust-restart.js';
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   }
 
   // BENCH_RUNTIMES lists the numbers of runtimes (default 10; e.g. 10,20).
-  for (const n of (process.env.BENCH_RUNTIMES ?? '10').split(',').map((v) => Number(v.trim()))) {
+  for (const n of envIntegers('BENCH_RUNTIMES', [10])) {
     say('');
     try {
       propagation.push(await runPropagation(say, n));

@@ -9,6 +9,19 @@ export function envNumber(name: string, fallback: number): number {
   return value;
 }
 
+/**
+ * A comma-separated list of integers of at least `min` from the environment, or the default: the
+ * sizes or settings a benchmark runs one after the other.
+ */
+export function envIntegers(name: string, fallback: readonly number[], min = 1): readonly number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const values = raw.split(',').map((s) => Number(s.trim()));
+  if (values.some((v) => !Number.isInteger(v) || v < min))
+    throw new Error(`${name} must list integers of at least ${min}, got ${raw}`);
+  return values;
+}
+
 /** Whether the module at `url` is the script node was started with. */
 export function isMain(url: string): boolean {
   const script = process.argv[1];
