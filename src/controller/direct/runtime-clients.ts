@@ -49,10 +49,11 @@ export interface RuntimeCallLimits {
 }
 
 /**
- * Connections to one runtime at once: a reconcile's parallel reads share two (a third would cost
- * a TLS handshake more than it saves in latency), and a drift repair beside a reconcile has one.
+ * Connections to one runtime at once: a reconcile's parallel reads and applies share two (a third
+ * would cost a TLS handshake more than it saves in latency), and a drift repair beside a
+ * reconcile has one.
  */
-const RUNTIME_MAX_SOCKETS = 2;
+export const RUNTIME_MAX_SOCKETS = 2;
 
 interface Entry {
   /** The Secret's value as stored (base64): compared by identity while the Secret is unchanged. */

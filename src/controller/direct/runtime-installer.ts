@@ -41,6 +41,7 @@ import {
 } from '../../api/runtime-names.js';
 import { FIELD_MANAGER } from '../../api/runtime-names.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../api/managed-labels.js';
+import { applyInStages } from './apply-stages.js';
 import type { WrittenObject } from './foreign-writers.js';
 import type { RuntimePlan } from './runtime-manifests.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';
@@ -87,33 +88,38 @@ export class RuntimeInstaller {
   /** Whether the runtime's API server answered a request (with any status) through this installer. */
   answered = false;
 
+  /**
+   * `parallel`: applies sent to the runtime at once where the plan lets them go together
+   * (./apply-stages.ts); the connections its client keeps.
+   */
   constructor(
     private readonly access: ClusterAccess,
     private readonly timeoutMs = 10_000,
     private readonly fence: LeaseFence = UNFENCED,
+    private readonly parallel = 1,
     private readonly apis: TrustBundleApis = trustBundleApis,
   ) {}
 
   /**
-   * Server-side applies the objects, in order (fenced one by one); each applied object is handed
-   * to `applied`, as written, with the object as the API server stored it (its resourceVersion
-   * for ../../api/attestation.ts). A ClusterTrustBundle is written at the version the runtime serves
+   * Server-side applies the objects in order, those the order leaves free together
+   * (./apply-stages.ts), each fenced; each applied object is handed to `applied`, as written,
+   * with the object as the API server stored it (its resourceVersion for
+   * ../../api/attestation.ts). A ClusterTrustBundle is written at the version the runtime serves
    * (TrustBundleApiNotServedError when none).
    */
   async apply(
     objects: readonly KubernetesObject[],
     applied: (object: KubernetesObject, stored: KubernetesObject | undefined) => void = () => undefined,
   ): Promise<void> {
-    for (const o of objects) {
-      const one = async (written: KubernetesObject): Promise<void> => {
-        const [stored] = await this.write('apply', () =>
-          applyObjects(this.access, [written], { timeoutMs: this.timeoutMs, answers: true }),
-        );
-        applied(written, stored);
-      };
-      if (o.kind === TRUST_BUNDLE_KIND) await this.atServed((api) => one(atTrustBundleApi(o, api)));
-      else await one(o);
-    }
+    const one = async (written: KubernetesObject): Promise<void> => {
+      const [stored] = await this.write('apply', () =>
+        applyObjects(this.access, [written], { timeoutMs: this.timeoutMs, answers: true }),
+      );
+      applied(written, stored);
+    };
+    await applyInStages(objects, this.parallel, (o) =>
+      o.kind === TRUST_BUNDLE_KIND ? this.atServed((api) => one(atTrustBundleApi(o, api))) : one(o),
+    );
   }
 
   /**

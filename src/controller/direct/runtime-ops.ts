@@ -26,7 +26,7 @@ import { executeSecretWrite } from '../../serving-cert/serving-secret-write.js';
 import { readServingSecret } from '../../serving-cert/serving-secret-codec.js';
 import { MUTATING, VALIDATING } from '../../serving-cert/webhook-configurations.js';
 import { foreignWritesAfterOurs } from './foreign-writers.js';
-import type { RuntimeClientPool } from './runtime-clients.js';
+import { RUNTIME_MAX_SOCKETS, type RuntimeClientPool } from './runtime-clients.js';
 import { domainOf, hostOf } from './runtime-domain.js';
 import { preflightSecret, type PreflightCandidate } from './preflight-candidate.js';
 import { RuntimeInstaller } from './runtime-installer.js';
@@ -112,7 +112,7 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
       serverHost = hostOf(server);
       key = `${rb.metadata.namespace}/${rb.metadata.name} ${server ?? ''}`;
       d.clients(d.pool.size);
-      installer = new RuntimeInstaller(access, d.runtimeTimeoutMs, fence);
+      installer = new RuntimeInstaller(access, d.runtimeTimeoutMs, fence, RUNTIME_MAX_SOCKETS);
     },
     answered: () => installer?.answered ?? false,
     drift: async () => {
