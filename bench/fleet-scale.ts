@@ -60,7 +60,7 @@ import {
   rotationFloor,
   type FloorContext,
 } from './support/fleet-baselines.js';
-import { GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';
+import { describeCpu, GroupCpuWindow, metricValue, type GroupCpu } from './support/cpu-groups.js';
 import { attestedResyncCost } from './support/attested-resync.js';
 import { coresAt, metadataLookCost } from './support/metadata-look-cost.js';
 import { DriftReporter } from './support/drift-reporter.js';
@@ -440,7 +440,7 @@ export async function runFleetScale(
       await tracker.start();
       say(
         `baseline: ${(b.ms / 1000).toFixed(1)} s, ${b.cpuPerRuntimeMs.toFixed(1)} ms CPU per runtime, ` +
-          `TLS contexts ${cold ? 'made again (cold)' : 'kept (warm)'}`,
+          `TLS contexts ${cold ? 'made again (cold)' : 'kept (warm)'}; CPU: ${describeCpu(b.cpu)}`,
       );
       rotations.push({ ...r, baseline: b });
       await sleep(6_000);

@@ -197,6 +197,7 @@ export function fleetSummary(f: FleetFigures): string[] {
           ]
         : []),
       `    CPU: ${describeCpu(r.cpu)}`,
+      `    the floor's CPU: ${describeCpu(r.baseline.cpu)}`,
     );
   }
   const m = f.memory;
