@@ -45,6 +45,15 @@ export class KeepAliveAccess implements ClusterAccess {
     delete opts.passphrase;
   }
 
+  /** The same connections under other limits (calls that must not wait for what `pace` paces). */
+  withLimits(limits: RequestLimits | undefined): ClusterAccess {
+    return {
+      getCurrentCluster: () => this.getCurrentCluster(),
+      applyToHTTPSOptions: (opts) => this.applyToHTTPSOptions(opts),
+      requestLimits: limits,
+    };
+  }
+
   /** Open connections (busy and idle). */
   get sockets(): number {
     return this.agents.sockets;

@@ -70,7 +70,7 @@ export async function kubeRequest<T>(kc: ClusterAccess, r: KubeRequest): Promise
   }
   const mod = url.protocol === 'http:' ? http : https;
   const skipBody = r.parseResponse === false;
-  const { code, text } = await new Promise<{ code: number; text: string }>((resolve, reject) => {
+  const answer = new Promise<{ code: number; text: string }>((resolve, reject) => {
     let settled = false;
     let deadline: NodeJS.Timeout | undefined;
     const onAbort = (): void => {
@@ -138,6 +138,7 @@ export async function kubeRequest<T>(kc: ClusterAccess, r: KubeRequest): Promise
     });
     req.end(payload);
   });
+  const { code, text } = await paced(answer, limits?.pace);
   let parsed: unknown;
   try {
     parsed = text === '' ? undefined : JSON.parse(text);
@@ -147,4 +148,14 @@ export async function kubeRequest<T>(kc: ClusterAccess, r: KubeRequest): Promise
   if (code >= 200 && code < 300) return parsed as T;
   if (isKubeStatus(parsed)) throw KubeApiError.fromStatus(parsed, code);
   throw new KubeApiError(`${r.method} ${url.pathname}: HTTP ${code}`, { statusCode: code });
+}
+
+/** `answer`'s outcome once `pace` lets its caller go on. */
+async function paced<T>(answer: Promise<T>, pace: (() => Promise<void>) | undefined): Promise<T> {
+  if (pace === undefined) return answer;
+  try {
+    return await answer;
+  } finally {
+    await pace();
+  }
 }

@@ -14,6 +14,9 @@
  * opens a connection, and hundreds back to back would hold the loop as long as a lag would. The
  * pacing is here, not in an agent's `createConnection`: node's agent counts a socket only once it
  * exists, so deferring its creation lets every request in parallel open one past `maxSockets`.
+ * When the pacer also paces what the admitted tasks do after each answer (direct mode's calls to
+ * runtimes), the turns stay short however much waits, so the lag sampled is the loop's or the
+ * oldest wait of such a next step in the pacer, whichever is longer.
  */
 import { LoopPacer } from './loop-pacer.js';
 
@@ -38,6 +41,8 @@ export interface LoopLagOptions {
   readonly throttleHoldMs?: number;
   /** How long the starts of admitted tasks may take in one turn of the loop (default 4 ms). */
   readonly turnBudgetMs?: number;
+  /** The pacer of the starts, when other work shares its turns (default: one of its own). */
+  readonly pacer?: Pick<LoopPacer, 'turn' | 'waitingMs'>;
 }
 
 /**
@@ -56,27 +61,28 @@ export function nextLimit(
 
 /** An {@link AdmissionGate} that follows the event loop's lag (see the module comment). */
 export class LoopLagGate implements AdmissionGate {
-  private readonly o: Required<LoopLagOptions>;
+  private readonly o: Required<Omit<LoopLagOptions, 'pacer'>>;
   private limitNow: number;
   private inFlight = 0;
   private readonly waiters: (() => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private lastThrottle = Number.NEGATIVE_INFINITY;
-  private readonly pacer: LoopPacer;
+  private readonly pacer: Pick<LoopPacer, 'turn' | 'waitingMs'>;
 
   constructor(options: LoopLagOptions) {
-    const min = Math.max(1, Math.min(options.min ?? 4, options.max));
+    const { pacer, ...rest } = options;
+    const min = Math.max(1, Math.min(rest.min ?? 4, rest.max));
     this.o = {
       min,
       targetLagMs: 50,
       sampleMs: 20,
       throttleHoldMs: 1_000,
       turnBudgetMs: 4,
-      ...options,
-      max: Math.max(min, options.max),
+      ...rest,
+      max: Math.max(min, rest.max),
     };
     this.limitNow = this.o.max;
-    this.pacer = new LoopPacer({ turnBudgetMs: this.o.turnBudgetMs });
+    this.pacer = pacer ?? new LoopPacer({ turnBudgetMs: this.o.turnBudgetMs });
   }
 
   /** Starts sampling the loop's lag. */
@@ -85,7 +91,8 @@ export class LoopLagGate implements AdmissionGate {
     let expected = performance.now() + this.o.sampleMs;
     this.timer = setInterval(() => {
       const now = performance.now();
-      this.sample(Math.max(0, now - expected));
+      // Work waiting in the pacer (answers whose callers wait for a turn) is late too.
+      this.sample(Math.max(0, now - expected, this.pacer.waitingMs()));
       expected = now + this.o.sampleMs;
     }, this.o.sampleMs);
     this.timer.unref();

@@ -19,6 +19,12 @@ export interface RequestLimits {
   readonly deadlineMs: number;
   /** When aborted (the process stops), calls in flight end and new ones fail at once. */
   readonly signal?: AbortSignal;
+  /**
+   * Awaited with each answer (or failure) before its caller goes on: hundreds of calls in flight
+   * answered in one turn of the event loop would otherwise run their callers' next steps back to
+   * back (./loop-pacer.ts).
+   */
+  readonly pace?: () => Promise<void>;
 }
 
 /**

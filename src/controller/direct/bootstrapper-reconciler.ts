@@ -69,7 +69,7 @@ export interface ReconcilerDeps {
   /** Who else claims a CR's runtime ID and kubeconfig Secret. */
   readonly identityOf?: (rb: RuntimeBootstrapper) => BootstrapperIdentity;
   /** The runtime I/O of one pass (default: ./runtime-ops.ts over {@link ReconcilerDeps.pool}; unit tests: a fake). */
-  readonly opsFor?: (rb: RuntimeBootstrapper, fence: LeaseFence) => RuntimeOps;
+  readonly opsFor?: (rb: RuntimeBootstrapper, fence: LeaseFence, urgent?: boolean) => RuntimeOps;
   /** One pass of the per-runtime state machine (default: ./state-machine.ts from Initialize; unit tests: a fake). */
   readonly runPass?: (ctx: StateContext) => Promise<Outcome>;
   /** Writes a CR's status to the KCP (default: a merge patch of its status subresource; unit tests: a fake). */
@@ -92,7 +92,7 @@ export class BootstrapperReconciler {
   private readonly opsDeps: RuntimeOpsDeps;
   /** What this process's passes wrote of the set per runtime: a rotation writes only what changed. */
   private readonly ledger = new SetLedger();
-  private readonly opsFor: (rb: RuntimeBootstrapper, fence: LeaseFence) => RuntimeOps;
+  private readonly opsFor: (rb: RuntimeBootstrapper, fence: LeaseFence, urgent?: boolean) => RuntimeOps;
   private readonly runPass: (ctx: StateContext) => Promise<Outcome>;
   private readonly writeStatus: (
     rb: RuntimeBootstrapper,
@@ -123,7 +123,7 @@ export class BootstrapperReconciler {
         d.metrics.runtimeClients.set(n);
       },
     };
-    this.opsFor = d.opsFor ?? ((rb, fence) => runtimeOps(rb, this.opsDeps, fence));
+    this.opsFor = d.opsFor ?? ((rb, fence, urgent) => runtimeOps(rb, this.opsDeps, fence, urgent));
     this.runPass = d.runPass ?? ((ctx) => runStateMachine(sFnInitialize, ctx));
     this.writeStatus = d.writeStatus ?? ((rb, status) => this.patchStatus(rb, status));
   }
@@ -162,7 +162,8 @@ export class BootstrapperReconciler {
     const planned = planSources(set.set);
     const objects = reported === undefined ? planned : planned.filter((o) => reported.has(setObjectKey(o)));
     if (objects.length === 0) return false;
-    const ops = this.opsFor(rb, fence);
+    // Urgent: its answers are not paced behind a fan-out's.
+    const ops = this.opsFor(rb, fence, true);
     ops.connect();
     try {
       const api = setHasTrustBundle({ objects }) ? await ops.trustBundleApi() : undefined;

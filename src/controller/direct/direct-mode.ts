@@ -2,6 +2,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 import { UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import { LoopLagGate } from '../../kube/loop-lag-gate.js';
+import { LoopPacer } from '../../kube/loop-pacer.js';
 import { WorkQueue } from '../../kube/work-queue.js';
 import { PrometheusWorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import { PrometheusReconcileMetrics } from '../../kube/reconcile-metrics.js';
@@ -131,8 +132,13 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       if (rollout?.planning() !== true) enqueueAll();
     },
   });
+  // The turns of the event loop, shared by the reconciles' starts and the runtimes' answers.
+  const pacer = new LoopPacer();
   // Every call to a runtime bounded: the cap on an answer, the deadline of a call, and the stop.
-  const pool = new RuntimeClientPool({ limits: { deadlineMs: s.runtimeDeadlineMs } });
+  const pool = new RuntimeClientPool({
+    limits: { deadlineMs: s.runtimeDeadlineMs },
+    pace: () => pacer.resume(),
+  });
   // Across replicas (sharding on): only this replica's share of the runtimes is worked here.
   const shard = s.shard
     ? new ShardedWork({
@@ -162,7 +168,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
   // Fewer reconciles at once while the event loop runs late (CPU-bound) or the KCP answers 429:
   // drift repairs (their own queue, not gated), probes and lease renewals keep getting through
   // during a fan-out.
-  const gate = new LoopLagGate({ max: s.concurrency });
+  const gate = new LoopLagGate({ max: s.concurrency, pacer });
   const reconciler = new BootstrapperReconciler({
     kcp,
     attestations: periodic.book,

@@ -59,6 +59,8 @@ interface Entry {
   /** The Secret's value as stored (base64): compared by identity while the Secret is unchanged. */
   readonly data: string;
   readonly access: KeepAliveAccess;
+  /** The same connections, unpaced. */
+  readonly urgent: ClusterAccess;
   lastUsed: number;
 }
 
@@ -70,6 +72,11 @@ export interface RuntimeClientPoolOptions {
   /** A client's TLS contexts unused this long are let go (default {@link RUNTIME_TLS_IDLE_MS}). */
   readonly tlsIdleMs?: number;
   readonly limits?: RuntimeCallLimits;
+  /**
+   * Awaited with each answer before its caller goes on ({@link RequestLimits.pace}), except on
+   * the urgent clients ({@link RuntimeClientPool.get}).
+   */
+  readonly pace?: () => Promise<void>;
 }
 
 /**
@@ -86,8 +93,9 @@ export class RuntimeClientPool {
   private readonly entries = new Map<string, Entry>();
   private sweeper: NodeJS.Timeout | undefined;
   private readonly stopping = new AbortController();
-  /** Every client's: the cap on an answer, the deadline of a call, and the stop. */
+  /** Every client's: the cap on an answer, the deadline of a call, and the stop (and the pace). */
   readonly limits: RequestLimits;
+  private readonly urgentLimits: RequestLimits;
 
   private readonly idleMs: number;
   private readonly now: () => number;
@@ -105,17 +113,20 @@ export class RuntimeClientPool {
       deadlineMs: limits.deadlineMs ?? DEFAULT_RUNTIME_DEADLINE_MS,
       signal: this.stopping.signal,
     };
+    this.urgentLimits = this.limits;
+    if (o.pace) this.limits = { ...this.limits, pace: o.pace };
   }
 
   /**
    * The client for `runtimeId` from its kubeconfig Secret's value (base64, as in the Secret's
-   * `data`), reused while the value is unchanged.
+   * `data`), reused while the value is unchanged; `urgent`: its calls are not paced (a drift
+   * repair does not wait behind a fan-out's answers).
    */
-  get(runtimeId: string, data: string): ClusterAccess {
+  get(runtimeId: string, data: string, urgent = false): ClusterAccess {
     const existing = this.entries.get(runtimeId);
     if (existing?.data === data) {
       existing.lastUsed = this.now();
-      return existing.access;
+      return urgent ? existing.urgent : existing.access;
     }
     const access = new KeepAliveAccess(
       parseKubeconfig(runtimeId, Buffer.from(data, 'base64').toString('utf8')),
@@ -127,8 +138,9 @@ export class RuntimeClientPool {
       this.limits,
     );
     existing?.access.close();
-    this.entries.set(runtimeId, { data, access, lastUsed: this.now() });
-    return access;
+    const entry = { data, access, urgent: access.withLimits(this.urgentLimits), lastUsed: this.now() };
+    this.entries.set(runtimeId, entry);
+    return urgent ? entry.urgent : access;
   }
 
   /** Forgets a runtime's client (it was deleted). */

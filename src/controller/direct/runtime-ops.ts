@@ -70,7 +70,12 @@ export interface RuntimeOps extends BootstrapperOps {
 }
 
 /** The ops of one reconcile of `rb`; runtime writes are sent only while `fence` holds. */
-export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: LeaseFence): RuntimeOps {
+export function runtimeOps(
+  rb: RuntimeBootstrapper,
+  d: RuntimeOpsDeps,
+  fence: LeaseFence,
+  urgent = false,
+): RuntimeOps {
   let installer: RuntimeInstaller | undefined;
   let drift: DriftSettings | undefined;
   let serverHost = '';
@@ -107,7 +112,7 @@ export function runtimeOps(rb: RuntimeBootstrapper, d: RuntimeOpsDeps, fence: Le
       const data = secret?.data?.[ref.key];
       if (!data) throw new Error(`kubeconfig Secret ${ref.namespace}/${ref.name} (key ${ref.key}) not found`);
       // No request here: the first call of the pass tells whether the runtime answers.
-      const access = d.pool.get(rb.spec.runtimeID, data);
+      const access = d.pool.get(rb.spec.runtimeID, data, urgent);
       const server = access.getCurrentCluster()?.server;
       serverHost = hostOf(server);
       key = `${rb.metadata.namespace}/${rb.metadata.name} ${server ?? ''}`;

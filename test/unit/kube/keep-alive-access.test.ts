@@ -157,6 +157,20 @@ void describe('KeepAliveAccess', () => {
     inner.close();
   });
 
+  void test('a view under other limits uses the same connection and keeps its own limits', async () => {
+    const limits = { maxAnswerBytes: 1 << 20, deadlineMs: 5_000 };
+    const access = new KeepAliveAccess(clientNode({ token: 'secret' }), {}, { ...limits, deadlineMs: 1_000 });
+    const view = access.withLimits(limits);
+    const before = connections;
+    await version(access);
+    await version(view);
+    await version(access);
+    assert.equal(connections - before, 1);
+    assert.equal(view.requestLimits, limits);
+    assert.equal(access.requestLimits?.deadlineMs, 1_000);
+    access.close();
+  });
+
   void test('the request options carry no PEMs: the agent holds the identity', async () => {
     const one = await issueCertificate(clientCa, { commonName: 'one', usage: 'client' });
     const access = new KeepAliveAccess(lite({ clientCert: one.certPem, clientKey: one.keyPem }));

@@ -5,6 +5,14 @@ import { WorkQueue } from '../../../src/kube/work-queue.js';
 
 const o = { max: 200, min: 4, targetLagMs: 50, sampleMs: 20 };
 
+/** Resolves once `cond` holds (polled; fails after 5 s). */
+async function until(cond: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 5_000; !cond();) {
+    assert.ok(Date.now() < deadline, 'not within 5 s');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 /** A few turns of the loop later: an admission goes through the pacer's turn. */
 const settled = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
 
@@ -52,6 +60,21 @@ describe('the event-loop lag gate', () => {
     );
     assert.deepEqual(order.slice(0, 3), ['a', 'after a', 'b']);
     assert.equal(gate.running, 2, 'both hold their place');
+  });
+
+  test('work waiting in a shared pacer counts as lag: the limit halves while the loop itself is on time', async () => {
+    let waiting = 0;
+    const pacer = { turn: () => Promise.resolve(), waitingMs: () => waiting };
+    const gate = new LoopLagGate({ max: 64, min: 4, sampleMs: 5, pacer });
+    gate.start();
+    try {
+      waiting = 500;
+      await until(() => gate.limit === 4);
+      waiting = 0;
+      await until(() => gate.limit > 4); // grows again once nothing waits
+    } finally {
+      gate.stop();
+    }
   });
 
   test('a 429 of a shared server halves the limit once per hold, never below the least', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, mock, test } from 'node:test';
 import { LoopPacer } from '../../../src/kube/loop-pacer.js';
 
 /** One turn of the event loop later (timers and I/O of the turn between). */
@@ -82,6 +82,53 @@ void describe('LoopPacer', () => {
       }),
     );
     assert.deepEqual(order.slice(0, 5), ['a', 'after a', 'b', 'after b', 'c']);
+  });
+
+  void test('a backlog waits in the pacer: a turn queues callbacks for about what it lets through', async () => {
+    let clock = 0;
+    const pacer = new LoopPacer({ turnBudgetMs: 4, now: () => clock });
+    const queued = mock.method(globalThis, 'setImmediate');
+    try {
+      await Promise.all(
+        Array.from({ length: 1_000 }, async () => {
+          await pacer.turn();
+          clock += 2; // two starts per turn
+        }),
+      );
+    } finally {
+      queued.mock.restore();
+    }
+    // A callback per waiting caller and turn would be about 250,000.
+    assert.ok(queued.mock.callCount() < 20 * 1_000, `${queued.mock.callCount()} callbacks queued`);
+  });
+
+  void test('how long the oldest next step has waited; starts waiting are not counted', async () => {
+    let clock = 0;
+    const pacer = new LoopPacer({ turnBudgetMs: 4, now: () => clock });
+    const start = pacer.turn();
+    assert.equal(pacer.waitingMs(), 0);
+    const first = pacer.resume();
+    clock += 3;
+    const second = pacer.resume();
+    clock += 2;
+    assert.equal(pacer.waitingMs(), 5);
+    await first;
+    clock += 10; // over the budget: the second waits for the next turn
+    assert.equal(pacer.waitingMs(), 12);
+    await second;
+    assert.equal(pacer.waitingMs(), 0);
+    await start;
+  });
+
+  void test('next steps of work under way go before starts, whenever they asked', async () => {
+    const pacer = new LoopPacer({ turnBudgetMs: 0 });
+    const order: string[] = [];
+    await Promise.all([
+      pacer.turn().then(() => order.push('start 1')),
+      pacer.turn().then(() => order.push('start 2')),
+      pacer.resume().then(() => order.push('next step')),
+    ]);
+    assert.deepEqual(order, ['next step', 'start 1', 'start 2']);
   });
 
   void test('a start asked for after the others went through gets a turn of its own', async () => {

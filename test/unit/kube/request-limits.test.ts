@@ -143,6 +143,36 @@ describe('request limits on a cluster not trusted', () => {
     await assert.rejects(kubeRequest(limited, { method: 'GET', path: '/ok' }), RequestAbortedError);
   });
 
+  test('a paced access holds each answer, and each failure, until its pace lets the caller go on', async () => {
+    const gates: (() => void)[] = [];
+    const limited = access({
+      ...LIMITS,
+      pace: () =>
+        new Promise<void>((resolve) => {
+          gates.push(resolve);
+        }),
+    });
+    let done = false;
+    const ok = kubeRequest<{ kind: string }>(limited, { method: 'GET', path: '/ok' }).finally(() => {
+      done = true;
+    });
+    await waitFor(() => gates.length === 1);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(done, false, 'the answer waits for its turn');
+    gates.shift()?.();
+    assert.equal((await ok).kind, 'Secret');
+    let failed = false;
+    const big = kubeRequest(limited, { method: 'GET', path: '/big' }).catch((e: unknown) => {
+      failed = true;
+      return e;
+    });
+    await waitFor(() => gates.length === 1);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(failed, false, 'a failure waits for its turn too');
+    gates.shift()?.();
+    assert.ok((await big) instanceof AnswerTooLargeError);
+  });
+
   test('without limits nothing changes: the whole answer is read', async () => {
     const got = await kubeRequest<{ items: unknown[] }>(access(undefined), { method: 'GET', path: '/big' });
     assert.ok(got.items.length > 100);

@@ -398,6 +398,19 @@ describe('BootstrapperReconciler', () => {
     );
   });
 
+  test("a repair's calls are urgent (not paced behind a fan-out's answers); a reconcile's are not", async () => {
+    const urgent: (boolean | undefined)[] = [];
+    const h = harness(bootstrapper({ appliedVersion: 'v1' }), {
+      opsFor: (_rb, _fence, u) => {
+        urgent.push(u);
+        return h.ops;
+      },
+    });
+    await h.reconciler.repairSet(KEY);
+    await h.reconciler.reconcile(KEY);
+    assert.deepEqual(urgent, [true, undefined]);
+  });
+
   test('a repair of reported objects writes those of the set only, and nothing for objects not of the set', async () => {
     const h = harness(bootstrapper({ appliedVersion: 'v1' }));
     assert.equal(

@@ -67,6 +67,33 @@ describe('calls to a runtime are bounded', () => {
     pool.stop();
   });
 
+  test("a paced pool's clients pace their answers; its urgent clients, the same runtime's, do not", () => {
+    const pace = (): Promise<void> => Promise.resolve();
+    const pool = new RuntimeClientPool({ limits: { deadlineMs: 1_234 }, pace });
+    const data = Buffer.from(
+      renderKubeconfig({
+        name: 'x',
+        server: 'https://a:6443',
+        caPem: 'CA',
+        clientCertPem: 'C',
+        clientKeyPem: 'K',
+      }),
+    ).toString('base64');
+    const paced = pool.get('rt-1', data);
+    const urgent = pool.get('rt-1', data, true);
+    assert.equal(paced.requestLimits?.pace, pace);
+    assert.equal(urgent.requestLimits?.pace, undefined);
+    assert.equal(urgent.requestLimits?.deadlineMs, 1_234, 'bounded all the same');
+    assert.equal(urgent.getCurrentCluster()?.server, paced.getCurrentCluster()?.server);
+    assert.equal(
+      pool.get('rt-1', data, true),
+      urgent,
+      'one client: the same view while the kubeconfig holds',
+    );
+    assert.equal(pool.size, 1);
+    pool.stop();
+  });
+
   test('a dripping runtime: the first call fails at the deadline, the later ones at once, without a request', async () => {
     route = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
