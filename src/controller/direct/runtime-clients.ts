@@ -108,13 +108,12 @@ export class RuntimeClientPool {
     const limits = o.limits ?? {};
     // One listener per call in flight: hundreds at once are expected, not a leak.
     setMaxListeners(0, this.stopping.signal);
-    this.limits = {
+    this.urgentLimits = {
       maxAnswerBytes: limits.maxAnswerBytes ?? RUNTIME_ANSWER_MAX_BYTES,
       deadlineMs: limits.deadlineMs ?? DEFAULT_RUNTIME_DEADLINE_MS,
       signal: this.stopping.signal,
     };
-    this.urgentLimits = this.limits;
-    if (o.pace) this.limits = { ...this.limits, pace: o.pace };
+    this.limits = o.pace ? { ...this.urgentLimits, pace: o.pace } : this.urgentLimits;
   }
 
   /**

@@ -23,6 +23,17 @@ const timers = new Set<NodeJS.Timeout>();
 const installer = (limits: RequestLimits): RuntimeInstaller =>
   new RuntimeInstaller(new KeepAliveAccess(loopback.access, {}, limits), 5_000);
 
+/** A runtime's kubeconfig as its Secret holds it (base64); no request goes to its server. */
+const KUBECONFIG_DATA = Buffer.from(
+  renderKubeconfig({
+    name: 'x',
+    server: 'https://a:6443',
+    caPem: 'CA',
+    clientCertPem: 'C',
+    clientKeyPem: 'K',
+  }),
+).toString('base64');
+
 const json = (res: http.ServerResponse, code: number, body: unknown): void => {
   res.writeHead(code, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
@@ -43,16 +54,7 @@ describe('calls to a runtime are bounded', () => {
 
   test("the pool's clients carry the cap, the deadline and the stop", async () => {
     const pool = new RuntimeClientPool({ limits: { deadlineMs: 1_234 } });
-    const data = Buffer.from(
-      renderKubeconfig({
-        name: 'x',
-        server: 'https://a:6443',
-        caPem: 'CA',
-        clientCertPem: 'C',
-        clientKeyPem: 'K',
-      }),
-    ).toString('base64');
-    const limits = pool.get('rt-1', data).requestLimits;
+    const limits = pool.get('rt-1', KUBECONFIG_DATA).requestLimits;
     assert.equal(limits?.maxAnswerBytes, RUNTIME_ANSWER_MAX_BYTES);
     assert.equal(limits.deadlineMs, 1_234);
     assert.equal(new RuntimeClientPool().limits.deadlineMs, DEFAULT_RUNTIME_DEADLINE_MS);
@@ -60,7 +62,7 @@ describe('calls to a runtime are bounded', () => {
     assert.equal(limits.signal?.aborted, true);
     const before = requests.length;
     await assert.rejects(
-      kubeRequest(pool.get('rt-1', data), { method: 'GET', path: '/x' }),
+      kubeRequest(pool.get('rt-1', KUBECONFIG_DATA), { method: 'GET', path: '/x' }),
       RequestAbortedError,
     );
     assert.equal(requests.length, before, 'no request after the stop');
@@ -70,23 +72,14 @@ describe('calls to a runtime are bounded', () => {
   test("a paced pool's clients pace their answers; its urgent clients, the same runtime's, do not", () => {
     const pace = (): Promise<void> => Promise.resolve();
     const pool = new RuntimeClientPool({ limits: { deadlineMs: 1_234 }, pace });
-    const data = Buffer.from(
-      renderKubeconfig({
-        name: 'x',
-        server: 'https://a:6443',
-        caPem: 'CA',
-        clientCertPem: 'C',
-        clientKeyPem: 'K',
-      }),
-    ).toString('base64');
-    const paced = pool.get('rt-1', data);
-    const urgent = pool.get('rt-1', data, true);
+    const paced = pool.get('rt-1', KUBECONFIG_DATA);
+    const urgent = pool.get('rt-1', KUBECONFIG_DATA, true);
     assert.equal(paced.requestLimits?.pace, pace);
     assert.equal(urgent.requestLimits?.pace, undefined);
     assert.equal(urgent.requestLimits?.deadlineMs, 1_234, 'bounded all the same');
     assert.equal(urgent.getCurrentCluster()?.server, paced.getCurrentCluster()?.server);
     assert.equal(
-      pool.get('rt-1', data, true),
+      pool.get('rt-1', KUBECONFIG_DATA, true),
       urgent,
       'one client: the same view while the kubeconfig holds',
     );
