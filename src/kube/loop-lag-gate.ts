@@ -39,7 +39,7 @@ export interface LoopLagOptions {
   readonly sampleMs?: number;
   /** The least time between two decreases for {@link LoopLagGate.throttled} (default 1,000 ms). */
   readonly throttleHoldMs?: number;
-  /** How long the starts of admitted tasks may take in one turn of the loop (default 4 ms). */
+  /** How long the starts of admitted tasks may take in one turn of the loop (default 4 ms; the gate's own pacer only). */
   readonly turnBudgetMs?: number;
   /** The pacer of the starts, when other work shares its turns (default: one of its own). */
   readonly pacer?: Pick<LoopPacer, 'turn' | 'waitingMs'>;
