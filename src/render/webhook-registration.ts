@@ -6,6 +6,7 @@ import type {
 import {
   APP_NAME,
   APP_NAME_LABEL,
+  FIELD_MANAGER,
   MUTATE_PATH_UPSTREAM,
   VALIDATE_PATH,
   MUTATING_WEBHOOK_CONFIGURATION,
@@ -89,6 +90,11 @@ export function renderMutatingWebhookConfiguration(
   };
 }
 
+/** CEL: the write was not sent under our field manager (a request without options is sent). */
+const NOT_OUR_WRITE =
+  `!has(request.options) || !has(request.options.fieldManager) || ` +
+  `request.options.fieldManager != '${FIELD_MANAGER}'`;
+
 /**
  * The drift channel's ValidatingWebhookConfiguration (pure); in `url` mode, the mutating URL with
  * its last path segment replaced by the validate path's.
@@ -113,6 +119,10 @@ export function renderDriftWebhookConfiguration(
         timeoutSeconds: 2,
         matchPolicy: 'Equivalent',
         objectSelector: { matchLabels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
+        // The controller's own writes (a rotation, a repair) are no drift: the API server skips
+        // the call for them instead of sending each one to the webhook to be dropped there. A
+        // DELETE carries no field manager and is always sent.
+        matchConditions: [{ name: 'not-rt-bootstrapper-writes', expression: NOT_OUR_WRITE }],
         rules: [
           {
             operations: ['UPDATE', 'DELETE'],
