@@ -1,3 +1,4 @@
+// test-matrix: kubernetes
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
