@@ -8,7 +8,6 @@
 //   npx tsx bench/drift-registration-cost.ts      (BENCH_WRITES per round, default 2000)
 import type { V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../src/api/managed-labels.js';
 import { FIELD_MANAGER, RUNTIME_NAMESPACE, WEBHOOK_SERVICE } from '../src/api/runtime-names.js';
 import { ControlPlane } from '../src/envtest/control-plane.js';
 import { liteFromDocument } from '../src/kube/cluster-access.js';
@@ -18,6 +17,7 @@ import { envIntegers, say } from './support/env.js';
 import { KeepAliveClient } from './support/keep-alive-client.js';
 import { cpuSeconds } from './support/proc.js';
 import { median } from './support/stats.js';
+import { managedPullSecret } from '../test/support/managed-pull-secret.js';
 
 const [writes = 2000] = envIntegers('BENCH_WRITES', [2000]);
 const PARALLEL = 8;
@@ -42,16 +42,6 @@ try {
     metadata: { name: WEBHOOK_SERVICE, namespace: RUNTIME_NAMESPACE },
     spec: { ports: [{ port: 443, targetPort: 9443 }], selector: { app: 'none' } },
   });
-  const secret = (value: string) => ({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      name: 'registry-credentials',
-      namespace: RUNTIME_NAMESPACE,
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-    },
-    data: { value: Buffer.from(value).toString('base64') },
-  });
   let serial = 0;
   /** The API server's CPU per write (ms), median of the rounds, and the writes' rate. */
   const measure = async (): Promise<{ cpuMs: number; perSecond: number }> => {
@@ -64,7 +54,7 @@ try {
       const worker = async (): Promise<void> => {
         while (sent < writes) {
           sent++;
-          const o = secret(`v${serial++}`);
+          const o = managedPullSecret(`v${serial++}`);
           await client.request(
             'PATCH',
             `${objectPath(o)}?fieldManager=${FIELD_MANAGER}&force=true`,

@@ -1,9 +1,9 @@
 // test-matrix: kubernetes
+import type { V1Secret } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../src/api/managed-labels.js';
 import { FIELD_MANAGER } from '../../src/api/runtime-names.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { applyObjects } from '../../src/kube/apply.js';
@@ -12,10 +12,13 @@ import { createCertificateAuthority } from '../../src/pki/certificate-authority.
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { renderDriftWebhookConfiguration } from '../../src/render/webhook-registration.js';
 import { useControlPlane } from '../support/control-plane.js';
+import {
+  MANAGED_PULL_SECRET_PATH as SECRET_PATH,
+  managedPullSecret as secret,
+} from '../support/managed-pull-secret.js';
 
 const plane = useControlPlane();
 const cluster = () => plane().cluster('cluster-0');
-const SECRET_PATH = '/api/v1/namespaces/kyma-system/secrets/registry-credentials';
 
 /** What the API server sent the drift webhook: operation, object name, field manager. */
 interface Seen {
@@ -107,24 +110,10 @@ describe("the drift registration: the API server calls the webhook for others' w
     ]);
   });
 
-  /** A labelled pull Secret whose content is `value`. */
-  function secret(value: string) {
-    return {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: {
-        name: 'registry-credentials',
-        namespace: 'kyma-system',
-        labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-      },
-      data: { value: Buffer.from(value).toString('base64') },
-    };
-  }
-
   /** A read and a PUT of the Secret with `value`, under `fieldManager`. */
   async function update(value: string, fieldManager: string): Promise<void> {
     const kc = cluster().kubeConfig();
-    const current = await kubeRequest<ReturnType<typeof secret>>(kc, { method: 'GET', path: SECRET_PATH });
+    const current = await kubeRequest<V1Secret>(kc, { method: 'GET', path: SECRET_PATH });
     await kubeRequest(kc, {
       method: 'PUT',
       path: SECRET_PATH,
