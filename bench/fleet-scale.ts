@@ -81,6 +81,7 @@ import { counterDelta, countsDelta, histogramDelta, quantileUpperBound } from '.
 import { memoryKib } from './support/proc.js';
 import { buildChildren, scratchDir, sleep } from './support/processes.js';
 import { StatusTracker } from './support/status-tracker.js';
+import { summarize } from './support/stats.js';
 import { FANOUT_QUEUE, untilQueueIdle } from './support/queue-progress.js';
 import { resyncCost, rotateRepeatedly } from './support/fleet-upkeep.js';
 import { RuntimeIdentities } from './support/runtime-identities.js';
@@ -119,6 +120,31 @@ function cpuWindow(fleet: Fleet, controllerPids: readonly number[]): GroupCpuWin
     'kcp apiserver': [fleet.kcpPid],
     etcd: [fleet.etcdPid],
   });
+}
+
+/**
+ * Each CR's Ready after `t0` (median, p90, the last) and how long those seen Installing stayed so,
+ * from when each was first seen Installing and first seen Ready (`performance.now()`).
+ */
+function readiness(
+  phases: ReadonlyMap<string, { readonly installing?: number; readonly ready?: number }>,
+  t0: number,
+): Pick<FleetFigures['onboarding'], 'readyAfter' | 'installing'> {
+  const ready: number[] = [];
+  let installing = 0;
+  let longest = 0;
+  for (const p of phases.values()) {
+    if (p.ready === undefined) continue;
+    ready.push(p.ready - t0);
+    if (p.installing === undefined || p.installing > p.ready) continue;
+    installing++;
+    longest = Math.max(longest, p.ready - p.installing);
+  }
+  const r = summarize(ready);
+  return {
+    readyAfter: { medianS: r.p50 / 1000, p90S: r.p90 / 1000, lastS: r.max / 1000 },
+    installing: { count: installing, longestS: longest / 1000 },
+  };
 }
 
 const controllerCpuMs = (cpu: GroupCpu): number => (cpu.cores.controller ?? 0) * cpu.seconds * 1000;
@@ -304,6 +330,14 @@ export async function runFleetScale(
     const profileDir = process.env.BENCH_PROFILE;
     if (profileDir) await ctl.profileStart();
     const cpu = cpuWindow(fleet, [ctl.pid]);
+    // When each CR was first seen Installing and first seen Ready.
+    const phases = new Map<string, { installing?: number; ready?: number }>();
+    const unlisten = tracker.listen((name, st) => {
+      const p = phases.get(name) ?? {};
+      if (st.state === 'Installing') p.installing ??= st.at;
+      if (st.state === 'Ready') p.ready ??= st.at;
+      phases.set(name, p);
+    });
     const t0 = performance.now();
     await fleet.createBootstrappers();
     const createSeconds = (performance.now() - t0) / 1000;
@@ -316,6 +350,7 @@ export async function runFleetScale(
       readyAt = await tracker.until(n, (s) => s.state === 'Ready', Math.max(600_000, n * 600));
     } finally {
       clearInterval(kubelet);
+      unlisten();
     }
     const onboardCpu = cpu.close();
     if (profileDir)
@@ -336,6 +371,7 @@ export async function runFleetScale(
       eventLoopP99Ms: s1.eventLoopP99Ms,
       eventLoopMaxMs: s1.eventLoopMaxMs,
       idleLoopP99Ms: (await idle.loop.state()).p99Ms,
+      ...readiness(phases, t0),
     };
     say(
       `every RuntimeBootstrapper Ready ${onboarding.readySeconds.toFixed(1)} s after the first was created`,

@@ -98,6 +98,10 @@ export interface FleetFigures {
     readonly eventLoopP99Ms: number;
     readonly eventLoopMaxMs: number;
     readonly idleLoopP99Ms: number;
+    /** Each CR's Ready after the first was created: median, 90th percentile, the last (s). */
+    readonly readyAfter: { readonly medianS: number; readonly p90S: number; readonly lastS: number };
+    /** CRs seen Installing before Ready, and the longest of them from Installing to Ready (s). */
+    readonly installing: { readonly count: number; readonly longestS: number };
     /** What an install must do at least, from the benchmark, after the onboarding. */
     readonly floor: BaselineFigures;
   };
@@ -165,6 +169,8 @@ export function fleetSummary(f: FleetFigures): string[] {
     `    controller CPU ${o.controllerCpuPerRuntimeMs.toFixed(1)} ms per runtime; ${per(o.traffic.runtime, n)} requests and ${per(o.traffic.runtimeTls, n)} TLS connections per runtime, ` +
       `${per(o.traffic.kcp, n)} KCP requests per runtime; ${per(o.reconciles, n)} reconciles per runtime; errors ${o.errors}; ` +
       `event loop p99 ${o.eventLoopP99Ms.toFixed(0)} ms (an idle process: ${o.idleLoopP99Ms.toFixed(0)} ms), max ${o.eventLoopMaxMs.toFixed(0)} ms`,
+    `    each CR Ready after: median ${o.readyAfter.medianS.toFixed(1)} s, p90 ${o.readyAfter.p90S.toFixed(1)} s, the last ${o.readyAfter.lastS.toFixed(1)} s; ` +
+      `${o.installing.count} seen Installing, the longest Installing ${o.installing.longestS.toFixed(1)} s`,
     `    requests per runtime: ${describePaths(o.traffic.byPath, n)}`,
     `    CPU: ${describeCpu(o.cpu)}`,
     `    floor: ${floorLine(o.floor, o.readySeconds * 1000, o.controllerCpuPerRuntimeMs)}`,

@@ -15,12 +15,16 @@ export type Tracked<S> = S & { readonly at: number };
 export class FleetTracker<T extends KubernetesObject, S extends object> {
   private readonly seen = new Map<string, Tracked<S>>();
   private readonly changes = new ChangeWaiters();
+  private readonly listeners = new Set<(name: string, s: Tracked<S>) => void>();
   private readonly reflector: Reflector<T>;
 
   constructor(access: ClusterAccess, path: string, project: (object: T) => S, name = 'bench fleet') {
     this.reflector = new Reflector<T>({ name, listerWatcher: createListerWatcher<T>(access, path) });
     const record = (object: T): void => {
-      this.seen.set(object.metadata?.name ?? '', { ...project(object), at: performance.now() });
+      const name = object.metadata?.name ?? '';
+      const tracked = { ...project(object), at: performance.now() };
+      this.seen.set(name, tracked);
+      for (const listener of this.listeners) listener(name, tracked);
       this.changes.notify();
     };
     this.reflector.addEventHandler({
@@ -34,6 +38,12 @@ export class FleetTracker<T extends KubernetesObject, S extends object> {
   async start(): Promise<void> {
     this.reflector.start();
     await this.reflector.waitForSync();
+  }
+
+  /** Calls `listener` with every projection as it arrives, until the returned function is called. */
+  listen(listener: (name: string, s: Tracked<S>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** How many objects satisfy `p`. */

@@ -47,14 +47,18 @@ export class DelayQueue<K> {
     return this.deadlines.has(key);
   }
 
-  /** Release `key` after `delayMs`, unless it already waits for an earlier deadline. */
-  schedule(key: K, delayMs: number): void {
+  /**
+   * Release `key` after `delayMs`, unless it already waits for an earlier deadline; true when this
+   * deadline is the one that stands.
+   */
+  schedule(key: K, delayMs: number): boolean {
     const at = this.clock.now() + Math.max(0, delayMs);
     const current = this.deadlines.get(key);
-    if (current !== undefined && current <= at) return;
+    if (current !== undefined && current <= at) return false;
     this.deadlines.set(key, at);
     this.push({ key, at });
     this.arm();
+    return true;
   }
 
   /** Drop `key` if it is waiting. */

@@ -22,8 +22,10 @@ import { LoopPacer } from './loop-pacer.js';
 
 /** Something a worker passes before taking work, and leaves after it. */
 export interface AdmissionGate {
-  /** Resolves once one more task may run. */
+  /** Resolves once one more task may run: a place under the limit. */
   acquire(): Promise<void>;
+  /** Resolves when an admitted task may start: tasks admitted together start over several turns. */
+  turn(): Promise<void>;
   release(): void;
 }
 
@@ -124,19 +126,23 @@ export class LoopLagGate implements AdmissionGate {
     return this.limitNow;
   }
 
-  /** How many run now. */
+  /** How many hold a place now (a task running, or a worker that has yet to take one). */
   get running(): number {
     return this.inFlight;
   }
 
-  /**
-   * Resolves once the task may run: a place under the limit, then a turn of the loop with time
-   * left for its start (./loop-pacer.ts), so tasks let in together start over several turns.
-   */
+  /** Resolves once one more task may run: a place under the limit. */
   async acquire(): Promise<void> {
     if (this.inFlight < this.limitNow) this.inFlight++;
     else await new Promise<void>((resolve) => this.waiters.push(resolve));
-    await this.pacer.turn();
+  }
+
+  /**
+   * Resolves on a turn of the loop with time left for an admitted task's start
+   * (./loop-pacer.ts), so tasks let in together start over several turns.
+   */
+  turn(): Promise<void> {
+    return this.pacer.turn();
   }
 
   release(): void {

@@ -5,7 +5,10 @@
  * - a key is never processed by two workers at once: added while running, it is marked
  *   dirty and runs again after the current run;
  * - failures back off per key; `requeueAfter` schedules the next run; at most
- *   `concurrency` handlers run at a time.
+ *   `concurrency` handlers run at a time;
+ * - a run's follow-up (`requeueAfter`, once due) goes before keys queued otherwise: a runtime in
+ *   the middle of its lifecycle (an install waiting for its Deployment) is not kept behind a
+ *   fan-out's or an onboarding's whole backlog; a retry after a failure waits its turn.
  */
 import { defaultControllerRateLimiter, systemClock, type RateLimiter } from './backoff.js';
 import { DelayQueue } from './delay-queue.js';
@@ -42,6 +45,12 @@ export class WorkQueue {
   private readonly reconcileMetrics: ReconcileMetrics | undefined;
   /** Keys ready to run, oldest first. */
   private readonly ready = new Fifo<string>();
+  /** Follow-ups ready to run, oldest first: taken before {@link ready}. */
+  private readonly followUps = new Fifo<string>();
+  /** Keys whose pending delay is a follow-up a run asked for (not a retry nor an `addAfter`). */
+  private readonly followUpDelays = new Set<string>();
+  /** Queued keys that go to {@link followUps} once pushed (queued while they were running). */
+  private readonly followUpKeys = new Set<string>();
   /** Keys that need processing: queued, or added again while processing. */
   private readonly dirty = new Set<string>();
   /** Keys being processed, with their start time. */
@@ -63,18 +72,24 @@ export class WorkQueue {
     this.reconcileMetrics = rm ? guardHooks(rm) : undefined;
     // Pending delays are pending work: the timer keeps the process alive until shutdown clears it.
     this.delayed = new DelayQueue<string>((key) => {
-      this.add(key);
+      this.enqueue(key, this.followUpDelays.delete(key));
     });
   }
 
   /** Queue `key` for processing now; a no-op if it is already queued or after shutdown. */
   add(key: string): void {
+    this.enqueue(key, false);
+  }
+
+  private enqueue(key: string, followUp: boolean): void {
     if (this.shuttingDown || this.opts.admit?.(key) === false) return;
     // An immediate add supersedes a pending delayed one: the run it causes decides what comes next.
     this.delayed.cancel(key);
+    this.followUpDelays.delete(key);
     if (this.dirty.has(key)) return;
     this.metrics.add();
     this.dirty.add(key);
+    if (followUp) this.followUpKeys.add(key);
     this.addedAt.set(key, systemClock.now());
     if (this.processing.has(key)) return; // re-queued by done()
     this.push(key);
@@ -82,13 +97,19 @@ export class WorkQueue {
 
   /** Queue `key` after `ms`; keeps the earlier deadline if it already waits, no-op if already queued. */
   addAfter(key: string, ms: number): void {
+    this.delay(key, ms, false);
+  }
+
+  private delay(key: string, ms: number, followUp: boolean): void {
     if (this.shuttingDown) return;
     if (!(ms > 0)) {
-      this.add(key);
+      this.enqueue(key, followUp);
       return;
     }
     if (this.dirty.has(key)) return;
-    this.delayed.schedule(key, ms);
+    if (!this.delayed.schedule(key, ms)) return;
+    if (followUp) this.followUpDelays.add(key);
+    else this.followUpDelays.delete(key);
   }
 
   /** Queue `key` after the rate limiter's delay (per-key backoff, global bucket). */
@@ -110,7 +131,7 @@ export class WorkQueue {
 
   /** Number of keys ready to be processed (not counting delayed or running ones). */
   len(): number {
-    return this.ready.length;
+    return this.ready.length + this.followUps.length;
   }
 
   /** Whether shutdown has begun. */
@@ -166,6 +187,9 @@ export class WorkQueue {
     this.shuttingDown = true;
     this.delayed.clear();
     this.ready.clear();
+    this.followUps.clear();
+    this.followUpDelays.clear();
+    this.followUpKeys.clear();
     this.dirty.clear();
     this.addedAt.clear();
     this.metrics.depth(0);
@@ -174,13 +198,13 @@ export class WorkQueue {
   }
 
   private push(key: string): void {
-    this.ready.push(key);
+    (this.followUpKeys.delete(key) ? this.followUps : this.ready).push(key);
     this.metrics.depth(this.len());
     this.wakeups.shift()?.();
   }
 
   private take(): string | undefined {
-    const key = this.ready.shift();
+    const key = this.followUps.shift() ?? this.ready.shift();
     if (key !== undefined) this.metrics.depth(this.len());
     return key;
   }
@@ -200,20 +224,17 @@ export class WorkQueue {
     gate: AdmissionGate | undefined,
   ): Promise<void> {
     for (;;) {
-      const key = await this.next();
-      if (key === undefined) return;
-      if (gate === undefined) {
-        await this.process(key, handler, onError);
-        continue;
-      }
-      // The key stays dirty while it waits here, so an add neither queues it twice nor lets
-      // another worker take it.
-      await gate.acquire();
+      // A place first, then a key: keys wait in the queue, where follow-ups go first, and not in
+      // the hands of workers waiting at the gate.
+      await gate?.acquire();
       try {
+        const key = await this.next();
+        if (key === undefined) return;
+        await gate?.turn();
         if (this.shuttingDown) return;
         await this.process(key, handler, onError);
       } finally {
-        gate.release();
+        gate?.release();
       }
     }
   }
@@ -231,7 +252,7 @@ export class WorkQueue {
       const res = await handler(key, { signal: this.abort.signal, retries: this.limiter.retries(key) });
       if (res?.requeueAfter !== undefined && res.requeueAfter > 0) {
         this.limiter.forget(key);
-        this.addAfter(key, res.requeueAfter);
+        this.delay(key, res.requeueAfter, true);
         result = 'requeue_after';
       } else if (res?.requeue === true) {
         this.addRateLimited(key);

@@ -54,6 +54,7 @@ describe('the event-loop lag gate', () => {
     await Promise.all(
       ['a', 'b'].map(async (name) => {
         await gate.acquire();
+        await gate.turn();
         order.push(name);
         setImmediate(() => order.push(`after ${name}`));
       }),
@@ -101,8 +102,9 @@ describe('the event-loop lag gate', () => {
     const done = new Set<string>();
     const keys = Array.from({ length: 30 }, (_, i) => `k${i}`);
     for (const k of keys) queue.add(k);
+    let workers: Promise<void> | undefined;
     const all = new Promise<void>((resolve) => {
-      void queue.start(
+      workers = queue.start(
         async (key) => {
           running++;
           most = Math.max(most, running);
@@ -116,7 +118,30 @@ describe('the event-loop lag gate', () => {
     });
     await all;
     await queue.shutDownWithDrain();
+    await workers;
     assert.equal(most, 2);
     assert.equal(gate.running, 0, 'every admission released');
+  });
+
+  test('behind the gate a run’s follow-up is not kept behind keys that workers took and hold', async () => {
+    const gate = new LoopLagGate({ max: 1, min: 1 });
+    const queue = new WorkQueue({ name: 'gated follow-ups' });
+    const backlog = Array.from({ length: 12 }, (_, i) => `b${i + 1}`);
+    const seen: string[] = [];
+    for (const k of ['first', ...backlog]) queue.add(k);
+    const workers = queue.start(
+      async (key) => {
+        seen.push(key);
+        if (key === 'first') return seen.length === 1 ? { requeueAfter: 5 } : undefined;
+        await new Promise((r) => setTimeout(r, 20));
+        return undefined;
+      },
+      { concurrency: 8, gate },
+    );
+    while (seen.length < backlog.length + 2) await new Promise((r) => setTimeout(r, 5));
+    const followUp = seen.lastIndexOf('first');
+    assert.ok(followUp > 0 && followUp < seen.indexOf('b5'), `follow-up at ${followUp}: ${seen.join(' ')}`);
+    queue.shutDown();
+    await workers;
   });
 });

@@ -43,6 +43,37 @@ void describe('WorkQueue', () => {
     await running;
   });
 
+  void test('a run’s follow-up goes before the backlog; a retry, an addAfter and an add wait their turn', async () => {
+    const q = new WorkQueue({ name: 'follow-ups', rateLimiter: fastLimiter() });
+    const backlog = Array.from({ length: 20 }, (_, i) => `b${i + 1}`);
+    const seen: string[] = [];
+    let firstRuns = 0;
+    let failed = false;
+    for (const k of ['first', 'failing', 'delayed', 'added', ...backlog]) q.add(k);
+    const running = q.start(async (key) => {
+      seen.push(key);
+      if (key === 'first' && ++firstRuns === 1) return { requeueAfter: 5 };
+      if (key === 'failing' && !failed) {
+        failed = true;
+        throw new Error('once');
+      }
+      if (key === 'delayed' && seen.filter((k) => k === key).length === 1) q.addAfter(key, 5);
+      if (key === 'added' && seen.filter((k) => k === key).length === 1)
+        setTimeout(() => {
+          q.add(key);
+        }, 5);
+      if (key.startsWith('b')) await sleep(20);
+      return undefined;
+    });
+    await until(() => seen.length === backlog.length + 8, 'every run', 10_000);
+    const followUp = seen.lastIndexOf('first');
+    assert.ok(followUp > 0 && followUp < seen.indexOf('b10'), `follow-up at ${followUp}: ${seen.join(' ')}`);
+    for (const k of ['failing', 'delayed', 'added'])
+      assert.ok(seen.lastIndexOf(k) > seen.indexOf('b20'), `${k} again after the backlog: ${seen.join(' ')}`);
+    q.shutDown();
+    await running;
+  });
+
   void test('queues only the keys `admit` lets in, also when a delayed add comes due', async () => {
     const mine = new Set(['a']);
     const q = new WorkQueue({ name: 'admit', rateLimiter: fastLimiter(), admit: (k) => mine.has(k) });
