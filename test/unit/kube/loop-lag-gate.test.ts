@@ -138,7 +138,11 @@ describe('the event-loop lag gate', () => {
       },
       { concurrency: 8, gate },
     );
-    while (seen.length < backlog.length + 2) await new Promise((r) => setTimeout(r, 5));
+    const deadline = Date.now() + 10_000;
+    while (seen.length < backlog.length + 2) {
+      assert.ok(Date.now() < deadline, `only ${seen.join(' ')} within 10 s`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
     const followUp = seen.lastIndexOf('first');
     assert.ok(followUp > 0 && followUp < seen.indexOf('b5'), `follow-up at ${followUp}: ${seen.join(' ')}`);
     queue.shutDown();
