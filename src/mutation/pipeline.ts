@@ -25,7 +25,7 @@ import type { Pod } from './pod.js';
 import { assertMutableSize } from './pod-size.js';
 import { setFipsMode } from './set-fips-mode.js';
 import { setLandscape } from './set-landscape.js';
-import { stampRevision } from './stamp-revision.js';
+import { carriesForeignRevision, isOwnStamp, scrubRevision, stampRevision } from './stamp-revision.js';
 import { stampTrustBundle } from './stamp-trust-bundle.js';
 import { isJsonObject } from '../api/json-object.js';
 import { MOUNT, type TrustBundleMount, type TrustBundleSkipReason } from '../api/trust-bundle-capability.js';
@@ -124,6 +124,15 @@ function rewriterFor(overrides: Readonly<Record<string, string>>): ImageRewriter
   return rewriter;
 }
 
+/** The rewriter of `overrides` for reading a stamp back; none where the overrides are unusable. */
+function stampRewriter(overrides: Readonly<Record<string, string>>): ImageRewriter | undefined {
+  try {
+    return rewriterFor(overrides);
+  } catch {
+    return undefined;
+  }
+}
+
 // The two marks as one annotations map, for a Pod that has none (one patch operation).
 const MARKS: Readonly<Record<string, string>> = {
   [ANNOTATION_DEFAULTED]: 'true',
@@ -166,8 +175,9 @@ function podShapeProblem(pod: Pod): string | undefined {
  * add-cluster-trust-bundle, set-landscape. A Pod that changed gets both
  * `rt-bootstrapper.kyma-project.io/defaulted: "true"` (the seed's name) and
  * `rt-bootstrapper.kyma-project.io/modified: "true"` (upstream's) and, under a set version, the
- * revision stamp (./stamp-revision.ts); an unchanged Pod gets no patch at all. Applying the result
- * again yields no patch.
+ * revision stamp (./stamp-revision.ts); an unchanged Pod gets no patch at all, but for revision
+ * keys its requester wrote, which are removed (or put back as the stored Pod has them). Applying
+ * the result again yields no patch.
  * Problems with single items (an unparseable image, a conflicting mount) become warnings; the rest
  * is still applied.
  *
@@ -177,7 +187,9 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
   const { pod, config } = input;
   assertMutableSize(pod);
   const scope = scopeOf(input.operation, input.subResource);
-  const unchanged = (warnings: string[], selected: readonly Feature[] = []): MutatePodResult => ({
+  // The stored Pod of an UPDATE: the revision keys it has are ours (or older than our webhook).
+  const previous = input.operation === 'UPDATE' ? input.oldPod : undefined;
+  const untouched = (warnings: string[], selected: readonly Feature[] = []): MutatePodResult => ({
     pod,
     patch: [],
     selected,
@@ -185,7 +197,22 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
     warnings,
     pullSecretSkipped: false,
   });
-  if (scope.kind === 'none') return unchanged([scope.reason]);
+  // A Pod we do not change still loses revision keys its creator wrote (./stamp-revision.ts),
+  // unless a CREATE carries exactly the stamp we give (called again after another webhook).
+  const unchanged = (warnings: string[], selected: readonly Feature[] = []): MutatePodResult => {
+    if (!carriesForeignRevision(pod, previous)) return untouched(warnings, selected);
+    if (
+      previous === undefined &&
+      selected.length > 0 &&
+      input.revision !== undefined &&
+      isOwnStamp(pod, input.revision, stampRewriter(config.overrides))
+    )
+      return untouched(warnings, selected);
+    const scrub = new PatchBuilder(pod);
+    scrubRevision(scrub, previous);
+    return { ...untouched(warnings, selected), pod: scrub.current, patch: scrub.operations };
+  };
+  if (scope.kind === 'none') return untouched([scope.reason]);
 
   const features = selectFeatures({
     config,
@@ -199,7 +226,7 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
   const selected = [...features];
   if (selected.length === 0) return unchanged([]);
   const shapeProblem = podShapeProblem(pod);
-  if (shapeProblem !== undefined) return unchanged([shapeProblem], selected);
+  if (shapeProblem !== undefined) return untouched([shapeProblem], selected);
 
   const builder = new PatchBuilder(pod);
   const warnings: string[] = [];
@@ -261,7 +288,9 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
 
   if (!builder.changed) return { ...unchanged(warnings, selected), pullSecretSkipped, trustBundleSkipped };
   markChanged(builder);
-  if (input.revision !== undefined) stampRevision(builder, pod, input.revision);
+  if (input.revision !== undefined)
+    stampRevision(builder, pod, input.revision, previous, stampRewriter(config.overrides));
+  else scrubRevision(builder, previous);
   return {
     pod: builder.current,
     patch: builder.operations,

@@ -236,18 +236,115 @@ describe('stampRevision on a Pod as the builder left it', () => {
     ]);
   });
 
-  test('with no image rewritten, the original images the Pod carries stay as they are', () => {
+  test('with no image rewritten, the original images the stored Pod carries stay as they are', () => {
     const carried: Pod = {
       metadata: { name: 'p', annotations: { [ORIGINAL_IMAGES_ANNOTATION]: ORIGINALS } },
       spec: { containers: [{ name: 'app', image: 'ghcr.io/app:1' }] },
     };
     const { pod: out } = edit(carried, (b) => {
       b.set(['metadata', 'labels', 'changed'], 'yes');
-      stampRevision(b, carried, 'r2');
+      stampRevision(b, carried, 'r2', carried);
     });
     assert.deepEqual(out.metadata?.annotations, {
       [ORIGINAL_IMAGES_ANNOTATION]: ORIGINALS,
       [REVISION_ANNOTATION]: 'r2',
     });
+  });
+});
+
+describe('revision keys a requester wrote (DESIGN §14)', () => {
+  const FORGED = {
+    labels: { [REVISION_LABEL]: 'forged' },
+    annotations: {
+      [REVISION_ANNOTATION]: 'forged',
+      [ORIGINAL_IMAGES_ANNOTATION]: JSON.stringify({ app: 'replace.me/private:1' }),
+    },
+  };
+  const forged = (app: string): Pod => pod({ app, meta: { name: 'p', namespace: 'team', ...FORGED } });
+
+  test('a Pod we do not change loses them on CREATE, and nothing else changes', () => {
+    const result = run({ pod: forged('quay.io/app:1'), revision: REVISION });
+    assert.deepEqual(result.applied, []);
+    assert.deepEqual(result.pod.metadata, { name: 'p', namespace: 'team', labels: {}, annotations: {} });
+    assert.deepEqual(
+      result.patch.map((o) => o.op),
+      ['remove', 'remove', 'remove'],
+    );
+    assert.deepEqual(run({ pod: result.pod, revision: REVISION }).patch, [], 'stable once scrubbed');
+  });
+
+  test('a Pod no feature applies to loses them too, with or without a set', () => {
+    for (const revision of [REVISION, undefined]) {
+      const result = run({ pod: forged('replace.me/app:1'), namespace: { name: 'team' }, revision });
+      assert.deepEqual(result.selected, []);
+      assert.equal(lab(result.pod)[REVISION_LABEL], undefined);
+      assert.equal(ann(result.pod)[REVISION_ANNOTATION], undefined);
+      assert.equal(ann(result.pod)[ORIGINAL_IMAGES_ANNOTATION], undefined);
+    }
+  });
+
+  test('a Pod we change gets ours over them: the revision in force and only the images we rewrote', () => {
+    const result = run({ pod: forged('replace.me/app:1'), revision: REVISION });
+    assert.equal(lab(result.pod)[REVISION_LABEL], REVISION);
+    assert.equal(ann(result.pod)[REVISION_ANNOTATION], REVISION);
+    assert.deepEqual(parseOriginals(ann(result.pod)[ORIGINAL_IMAGES_ANNOTATION]), {
+      app: 'replace.me/app:1',
+    });
+  });
+
+  test('a Pod we change without rewriting an image keeps no forged original images', () => {
+    const result = run({
+      pod: forged('quay.io/app:1'),
+      namespace: { name: 'team', annotations: { [FEATURE_SET_FIPS_MODE]: 'true' } },
+      revision: REVISION,
+    });
+    assert.equal(ann(result.pod)[REVISION_ANNOTATION], REVISION);
+    assert.equal(ann(result.pod)[ORIGINAL_IMAGES_ANNOTATION], undefined);
+    const noSet = run({
+      pod: forged('quay.io/app:1'),
+      namespace: { name: 'team', annotations: { [FEATURE_SET_FIPS_MODE]: 'true' } },
+    });
+    assert.equal(lab(noSet.pod)[REVISION_LABEL], undefined);
+    assert.equal(ann(noSet.pod)[REVISION_ANNOTATION], undefined);
+  });
+
+  test('an UPDATE we do not change puts back what the stored Pod had, and keeps ours', () => {
+    const created = run({ pod: pod(), revision: 'r1' }).pod;
+    const relabelled: Pod = structuredClone(created);
+    const meta = relabelled.metadata ?? {};
+    meta.labels = { ...meta.labels, [REVISION_LABEL]: 'forged', app: 'x' };
+    meta.annotations = { ...meta.annotations, [ORIGINAL_IMAGES_ANNOTATION]: '{"app":"docker.io/x/y:1"}' };
+    const result = run({ pod: relabelled, oldPod: created, operation: 'UPDATE', revision: 'r2' });
+    assert.equal(lab(result.pod)[REVISION_LABEL], 'r1');
+    assert.equal(lab(result.pod).app, 'x');
+    assert.equal(ann(result.pod)[ORIGINAL_IMAGES_ANNOTATION], ann(created)[ORIGINAL_IMAGES_ANNOTATION]);
+    const untouched = run({ pod: created, oldPod: created, operation: 'UPDATE', revision: 'r2' });
+    assert.deepEqual(untouched.patch, [], 'an UPDATE of our own stamp changes nothing');
+  });
+
+  test('a CREATE called again carries our own stamp and keeps it; one naming an image we would not run loses it', () => {
+    const first = run({ pod: pod(), revision: REVISION }).pod;
+    assert.deepEqual(run({ pod: first, revision: REVISION }).patch, []);
+    const claimed: Pod = structuredClone(first);
+    const annotations = claimed.metadata?.annotations ?? {};
+    annotations[ORIGINAL_IMAGES_ANNOTATION] = JSON.stringify({ app: 'docker.io/someone/private:1' });
+    const result = run({ pod: claimed, revision: REVISION });
+    assert.equal(lab(result.pod)[REVISION_LABEL], undefined);
+    assert.equal(ann(result.pod)[REVISION_ANNOTATION], undefined);
+    assert.equal(ann(result.pod)[ORIGINAL_IMAGES_ANNOTATION], undefined);
+    const otherSet = run({ pod: first, revision: 'another' });
+    assert.equal(ann(otherSet.pod)[REVISION_ANNOTATION], undefined, 'a stamp of another set is not ours now');
+  });
+
+  test('an UPDATE that adds them to a Pod we never stamped loses them', () => {
+    const plain = pod({ app: 'quay.io/app:1' });
+    const result = run({
+      pod: forged('quay.io/app:1'),
+      oldPod: plain,
+      operation: 'UPDATE',
+      revision: REVISION,
+    });
+    assert.equal(lab(result.pod)[REVISION_LABEL], undefined);
+    assert.equal(ann(result.pod)[ORIGINAL_IMAGES_ANNOTATION], undefined);
   });
 });
