@@ -28,6 +28,11 @@ export interface RolloutWaveSpec {
 export interface RolloutPolicySpec {
   waves: RolloutWaveSpec[];
   failureThreshold?: number;
+  /**
+   * Failed runtimes a halt needs besides more than `failureThreshold` (default 2; capped at the
+   * runtimes of the waves started so far): one runtime's report never halts the fleet by itself.
+   */
+  minFailedRuntimes?: number;
   /** Go duration. */
   healthDeadline?: string;
   autoRollback?: boolean;

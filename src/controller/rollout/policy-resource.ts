@@ -5,6 +5,7 @@
 import { parseGoDuration } from '../../api/go-duration.js';
 import type { RolloutPolicyResource, RolloutPolicyStatus } from '../../api/rollout-policy.js';
 import {
+  DEFAULT_MIN_FAILED_RUNTIMES,
   DEFAULT_ROLLOUT_POLICY,
   DEFAULT_WORKLOAD_GATE,
   RolloutPolicyError,
@@ -43,6 +44,7 @@ export function policyOf(
         soakMs: msOf(w.soak, 0, `waves[${i}].soak`),
       })),
       failureThreshold: s.failureThreshold ?? 0,
+      minFailedRuntimes: s.minFailedRuntimes ?? DEFAULT_MIN_FAILED_RUNTIMES,
       healthDeadlineMs: msOf(s.healthDeadline, DEFAULT_ROLLOUT_POLICY.healthDeadlineMs, 'healthDeadline'),
       autoRollback: options.autoRollback && s.autoRollback !== false,
       workloads: {

@@ -46,12 +46,21 @@ export interface RolloutPolicy {
   readonly waves: readonly RolloutWave[];
   /** Failed runtimes tolerated (over all waves started so far) before the rollout halts. */
   readonly failureThreshold: number;
+  /**
+   * Failed runtimes a halt needs besides more than {@link failureThreshold}: a runtime's report
+   * speaks for that runtime only, so one runtime's admin cannot halt (and roll back) the fleet.
+   * Capped at the runtimes of the waves started so far, so a one-runtime canary wave halts on 1.
+   */
+  readonly minFailedRuntimes: number;
   /** A runtime not healthy this long after its wave started counts as failed (never blocks forever). */
   readonly healthDeadlineMs: number;
   /** On a halt, put the runtimes that got the new revision back on the last healthy one. */
   readonly autoRollback: boolean;
   readonly workloads: WorkloadGate;
 }
+
+/** Failed runtimes a halt needs by default (DESIGN §14: by default, more than one runtime). */
+export const DEFAULT_MIN_FAILED_RUNTIMES = 2;
 
 /** A rollout policy's problem (the status of the policy says it; the default is used meanwhile). */
 export class RolloutPolicyError extends Error {
@@ -65,6 +74,7 @@ export class RolloutPolicyError extends Error {
 export const DEFAULT_ROLLOUT_POLICY: RolloutPolicy = {
   waves: [{ name: 'all', percent: 100, soakMs: 0 }],
   failureThreshold: Number.POSITIVE_INFINITY,
+  minFailedRuntimes: DEFAULT_MIN_FAILED_RUNTIMES,
   healthDeadlineMs: 10 * 60_000,
   autoRollback: true,
   // No policy, no gate: failures are reported, never counted, and nothing waits.
@@ -88,6 +98,8 @@ export function validatePolicy(policy: RolloutPolicy): RolloutPolicy {
     if (!(w.soakMs >= 0)) bad(`waves[${i}].soak: not negative`);
   });
   if (!(policy.failureThreshold >= 0)) bad('failureThreshold: not negative');
+  if (!(Number.isInteger(policy.minFailedRuntimes) && policy.minFailedRuntimes >= 1))
+    bad('minFailedRuntimes: a whole number of at least 1');
   if (!(policy.healthDeadlineMs > 0)) bad('healthDeadline: positive');
   if (!(policy.workloads.toleratedFailures >= 0)) bad('workloads.toleratedFailures: not negative');
   if (!(policy.workloads.observeForMs >= 0)) bad('workloads.observeFor: not negative');

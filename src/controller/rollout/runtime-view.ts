@@ -11,11 +11,14 @@ import type { PreflightView, RuntimeView, WorkloadView } from './wave-planner.js
 export function runtimeView(rb: RuntimeBootstrapper): RuntimeView {
   const s = rb.status ?? {};
   const current = currentRevisionOf(s);
+  // The KCP's own record of when it applied the set: a bound on the runtime's report's dates.
+  const appliedAt = s.appliedAt === undefined ? Number.NaN : Date.parse(s.appliedAt);
   const base = {
     id: rb.spec.runtimeID,
     ...(rb.metadata.labels ? { labels: rb.metadata.labels } : {}),
     ...(current !== undefined ? { current } : {}),
     ...(rb.spec.paused === true || rb.metadata.deletionTimestamp !== undefined ? { excluded: true } : {}),
+    ...(Number.isNaN(appliedAt) ? {} : { appliedAt }),
     ...workloadsOf(s),
   };
   if (s.appliedVersion !== undefined && s.refusedVersion === s.appliedVersion) {

@@ -18,6 +18,11 @@ export interface RuntimeView {
   /** Paused or being deleted: in no wave, never counted, never blocking. */
   readonly excluded?: boolean;
   /**
+   * When the KCP applied `current`'s set there (epoch ms, the KCP's own record, `status.appliedAt`):
+   * its webhook cannot have seen a Pod under that set earlier, whatever its report says.
+   */
+  readonly appliedAt?: number;
+  /**
    * What its webhook reports of the Pods changed under `current`'s set (DESIGN §11); undefined when
    * the webhook reports no workloads (a release that does not follow Pods, or not read yet).
    */
@@ -38,7 +43,10 @@ export interface WorkloadView {
   readonly pods: number;
   /** Distinct Pods that ever failed under it for a reason the change can cause. */
   readonly failedPods: number;
-  /** When the first Pod under it was seen (epoch ms); undefined when none was. */
+  /**
+   * When the first Pod under it was seen (epoch ms), as the runtime reports it: a claim, read
+   * through {@link firstPodAtOf}; undefined when none was.
+   */
   readonly firstPodAt?: number;
   /** The failures' samples in one line (image, reason). */
   readonly detail?: string;
@@ -105,10 +113,12 @@ export interface RolloutPlan {
 
 /**
  * Decides which revision each runtime gets (pure). Wave n+1 starts only when every runtime of the
- * waves started so far is healthy at the target (or counted failed within the threshold) and the
- * wave soaked; more failures than the threshold halt it, and a halt puts the runtimes on the
- * target back on the stable revision unless auto-rollback is off. A runtime not healthy within
- * the health deadline of its wave's start counts as failed, so no runtime blocks forever.
+ * waves started so far is healthy at the target (or counted failed short of a halt) and the wave
+ * soaked; more failures than the threshold, on at least the policy's minimum of runtimes, halt
+ * it, and a halt puts the runtimes on the target back on the stable revision unless auto-rollback
+ * is off. A runtime's report speaks for that runtime only: one not healthy within the health
+ * deadline of its wave's start, or whose Pods are still under observation `observeFor` after the
+ * wave soaked, counts as failed itself, so no runtime blocks the wave forever.
  */
 export function planRollout(input: PlanInput): RolloutPlan {
   const { policy, runtimes, now } = input;
@@ -136,12 +146,13 @@ export function planRollout(input: PlanInput): RolloutPlan {
   while (state.phase === 'Progressing' || state.phase === 'Soaking') {
     const members = active.filter((r) => (waves.get(r.id) ?? lastWave) <= state.wave);
     const failures = failuresOf(members, state, policy, now);
-    if (failures.length > policy.failureThreshold) {
+    const minimum = haltMinimum(policy, members.length);
+    if (failures.length > policy.failureThreshold && failures.length >= minimum) {
       const first = failures[0];
       state = {
         ...state,
         phase: 'Halted',
-        haltReason: `${failures.length} runtime(s) failed in wave ${waveName(policy, state.wave)} (threshold ${policy.failureThreshold})${first ? `; ${first.id}: ${first.reason}` : ''}`,
+        haltReason: `${failures.length} runtime(s) failed in wave ${waveName(policy, state.wave)} (threshold ${policy.failureThreshold}, minimum ${minimum})${first ? `; ${first.id}: ${first.reason}` : ''}`,
         failures: failures.slice(0, FAILURES_KEPT),
       };
       events.push('halted');
@@ -155,19 +166,20 @@ export function planRollout(input: PlanInput): RolloutPlan {
       break;
     }
     const healthySince = state.healthySince ?? now;
-    const soak = policy.waves[state.wave]?.soakMs ?? 0;
+    const soak = soakOf(policy, state.wave);
     if (now - healthySince < soak) {
       state = { ...state, phase: 'Soaking', healthySince, failures: failures.slice(0, FAILURES_KEPT) };
       break;
     }
     // Soaked: each runtime whose Pods run under the target must have run them observeFor long
-    // (one where no Pod was created under it counts healthy now, at the soak's end).
+    // (one where no Pod was created under it counts healthy now, at the soak's end); one still
+    // observing observeFor after the soak ended counted failed above (see failuresOf).
     const observing = members
       .filter((r) => !failed.has(r.id))
-      .map((r) => observedAt(r, policy))
+      .map((r) => observedAt(r, policy, now))
       .filter((t): t is number => t !== undefined && t > now);
     if (observing.length > 0) {
-      observeUntil = Math.min(...observing);
+      observeUntil = Math.min(...observing, healthySince + soak + policy.workloads.observeForMs);
       state = { ...state, phase: 'Soaking', healthySince, failures: failures.slice(0, FAILURES_KEPT) };
       break;
     }
@@ -208,10 +220,30 @@ export function setOf(revision: string): string {
 }
 
 /**
- * One pass of phase Preflight (pure): any runtime of wave 0 that reports missing or refused images
- * for the target's set halts the rollout before anyone has the target; once every one that checks
- * is done (or the deadline passed), wave 0 starts. A runtime whose webhook reports no workloads runs
- * a release that cannot check: it is not waited for.
+ * Failed runtimes a halt needs now: the policy's minimum, but never more than the runtimes of the
+ * waves started so far (a one-runtime wave halts on its one), and at least 1.
+ */
+export function haltMinimum(policy: RolloutPolicy, members: number): number {
+  return Math.max(1, Math.min(policy.minFailedRuntimes, members));
+}
+
+/**
+ * When the first Pod under a runtime's revision was seen, as far as the KCP believes its report
+ * (pure): not before the KCP applied that set there, never after now. A report is a claim about
+ * that runtime only, and its clock is its admin's.
+ */
+export function firstPodAtOf(r: RuntimeView, now: number): number | undefined {
+  const reported = r.workloads?.firstPodAt;
+  if (reported === undefined) return undefined;
+  return Math.min(now, Math.max(reported, r.appliedAt ?? Number.NEGATIVE_INFINITY));
+}
+
+/**
+ * One pass of phase Preflight (pure): runtimes of wave 0 that report missing or refused images for
+ * the target's set, as many as the policy's minimum (see {@link haltMinimum}), halt the rollout
+ * before anyone has the target; fewer are recorded, not acted on. Once every one that checks is
+ * done (or the deadline passed), wave 0 starts. A runtime whose webhook reports no workloads runs a
+ * release that cannot check: it is not waited for.
  */
 function preflightStep(
   state: RolloutState,
@@ -231,13 +263,15 @@ function preflightStep(
     }))
     .sort((a, b) => a.id.localeCompare(b.id));
   const first = failures[0];
-  if (first) {
-    // Any one: a registry that lacks an image lacks it for every runtime that runs it.
+  // No threshold: a registry that lacks an image lacks it for every runtime that runs it. But one
+  // runtime's report is its own claim, so the minimum of runtimes applies.
+  const minimum = haltMinimum(policy, members.length);
+  if (first && failures.length >= minimum) {
     return {
       state: {
         ...state,
         phase: 'Halted',
-        haltReason: `preflight failed on ${failures.length} runtime(s) of wave ${waveName(policy, 0)} before any had the set; ${first.id}: ${first.reason}`,
+        haltReason: `preflight failed on ${failures.length} runtime(s) of wave ${waveName(policy, 0)} (minimum ${minimum}) before any had the set; ${first.id}: ${first.reason}`,
         failures: failures.slice(0, FAILURES_KEPT),
       },
       event: 'halted',
@@ -245,7 +279,7 @@ function preflightStep(
   }
   const done = checking.every((r) => ofTarget(r)?.done === true);
   const late = now - state.waveStartedAt >= policy.healthDeadlineMs;
-  if (!done && !late) return { state };
+  if (!done && !late) return { state: { ...state, failures: failures.slice(0, FAILURES_KEPT) } };
   return {
     state: { ...state, phase: 'Progressing', wave: 0, waveStartedAt: now, failures: [] },
     event: 'preflighted',
@@ -253,9 +287,13 @@ function preflightStep(
 }
 
 /** When a runtime's Pods under its revision will have run observeFor long; undefined: no Pod yet. */
-function observedAt(r: RuntimeView, policy: RolloutPolicy): number | undefined {
-  const first = r.workloads?.firstPodAt;
+function observedAt(r: RuntimeView, policy: RolloutPolicy, now: number): number | undefined {
+  const first = firstPodAtOf(r, now);
   return first === undefined ? undefined : first + policy.workloads.observeForMs;
+}
+
+function soakOf(policy: RolloutPolicy, wave: number): number {
+  return policy.waves[wave]?.soakMs ?? 0;
 }
 
 /** Whether a runtime's Pods under its revision failed more than the policy tolerates. */
@@ -283,7 +321,7 @@ function watchedBy(
 
 /** The next moment the plan would change with nothing else changing (see {@link RolloutPlan.wakeAt}). */
 function wakeAtOf(state: RolloutState, policy: RolloutPolicy, now: number): number | undefined {
-  if (state.phase === 'Soaking') return (state.healthySince ?? now) + (policy.waves[state.wave]?.soakMs ?? 0);
+  if (state.phase === 'Soaking') return (state.healthySince ?? now) + soakOf(policy, state.wave);
   if (state.phase !== 'Progressing' && state.phase !== 'Preflight') return undefined;
   // Past the deadline the laggards already count as failed; until then, the deadline may halt.
   const deadline = state.waveStartedAt + policy.healthDeadlineMs;
@@ -333,6 +371,12 @@ function failuresOf(
   now: number,
 ): RolloutFailure[] {
   const late = now - state.waveStartedAt >= policy.healthDeadlineMs;
+  // Pods still under observation this long after the soak ended (the KCP's clock): the runtime's
+  // report keeps moving its first Pod (a date in the future, clamped to now), so it fails itself.
+  const observeDeadline =
+    state.healthySince === undefined
+      ? undefined
+      : state.healthySince + soakOf(policy, state.wave) + policy.workloads.observeForMs;
   const out: RolloutFailure[] = [];
   for (const r of members) {
     if (r.current === state.target && workloadFailed(r, policy)) {
@@ -343,7 +387,19 @@ function failuresOf(
       });
       continue;
     }
-    if (healthyAt(r, state.target)) continue;
+    if (healthyAt(r, state.target)) {
+      if (
+        observeDeadline !== undefined &&
+        now >= observeDeadline &&
+        (observedAt(r, policy, now) ?? 0) > now
+      ) {
+        out.push({
+          id: r.id,
+          reason: `its Pods under set ${setOf(state.target)} were still under observation ${Math.round(policy.workloads.observeForMs / 1000)} s after the wave soaked (first Pod reported at ${isoOf(r.workloads?.firstPodAt)})`,
+        });
+      }
+      continue;
+    }
     if (r.current === state.target && r.health === 'failed') {
       out.push({ id: r.id, reason: r.reason ?? 'failed' });
     } else if (late) {
@@ -385,9 +441,14 @@ function describe(
     const checking = members.filter((r) => r.workloads !== undefined);
     const done = checking.filter((r) => r.preflight?.set === set && r.preflight.done).length;
     const cannot = members.filter((r) => r.workloads === undefined).map((r) => r.id);
+    const below =
+      state.failures.length > 0
+        ? `; images missing or refused on ${list(state.failures.map((f) => f.id))} (a halt needs ${haltMinimum(policy, members.length)} runtimes)`
+        : '';
     return (
       `preflight of set ${set} on wave ${waveName(policy, 0)}: ${done}/${checking.length} checked` +
-      (cannot.length > 0 ? `; not checking (webhook reports no workloads): ${list(cannot)}` : '')
+      (cannot.length > 0 ? `; not checking (webhook reports no workloads): ${list(cannot)}` : '') +
+      below
     );
   }
   const started = active.filter((r) => (waves.get(r.id) ?? policy.waves.length) <= state.wave);
@@ -399,14 +460,29 @@ function describe(
     .map((r) => r.id);
   const unseen =
     noPods.length > 0 ? `; no Pod under the revision (healthy once its wave soaked): ${list(noPods)}` : '';
-  if (state.phase === 'Complete') return `complete: ${state.target} on every wave${unseen}`;
+  const failed = shortOfHalt(state, policy, started.length);
+  if (state.phase === 'Complete') return `complete: ${state.target} on every wave${unseen}${failed}`;
   const healthy = started.filter((r) => healthyAt(r, state.target)).length;
   const where = `wave ${state.wave + 1}/${total} (${waveName(policy, state.wave)}): ${healthy}/${started.length} healthy at ${state.target}`;
   const observing = started
-    .filter((r) => healthyAt(r, state.target) && (observedAt(r, policy) ?? 0) > now)
+    .filter((r) => healthyAt(r, state.target) && (observedAt(r, policy, now) ?? 0) > now)
     .map((r) => r.id);
   const watching = observing.length > 0 ? `; Pods under observation: ${list(observing)}` : '';
-  return `${state.phase === 'Soaking' ? 'soaking' : 'progressing'}, ${where}${watching}${unseen}`;
+  return `${state.phase === 'Soaking' ? 'soaking' : 'progressing'}, ${where}${watching}${unseen}${failed}`;
+}
+
+/** A reported time for people (a tenant's number: never throws). */
+function isoOf(ms: number | undefined): string {
+  const t = new Date(ms ?? Number.NaN);
+  return Number.isNaN(t.getTime()) ? 'no valid time' : t.toISOString();
+}
+
+/** The failures counted short of a halt, and when the rollout would halt (for the message). */
+function shortOfHalt(state: RolloutState, policy: RolloutPolicy, members: number): string {
+  if (state.failures.length === 0) return '';
+  const at = Math.max(policy.failureThreshold + 1, haltMinimum(policy, members));
+  const when = Number.isFinite(at) ? `halts at ${at} failed runtimes` : 'this policy never halts';
+  return `; failed, counted against the halt (${when}): ${list(state.failures.map((f) => f.id))}`;
 }
 
 /** A few IDs, and how many more. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  DEFAULT_MIN_FAILED_RUNTIMES,
   DEFAULT_ROLLOUT_POLICY,
   DEFAULT_WORKLOAD_GATE,
   type RolloutPolicy,
@@ -17,6 +18,7 @@ const CANARY = { matchLabels: { canary: 'true' } };
 const POLICY: RolloutPolicy = {
   waves: [{ name: 'canary', selector: CANARY, soakMs: 60_000 }],
   failureThreshold: 0,
+  minFailedRuntimes: DEFAULT_MIN_FAILED_RUNTIMES,
   healthDeadlineMs: 300_000,
   autoRollback: true,
   workloads: DEFAULT_WORKLOAD_GATE,
@@ -134,7 +136,7 @@ describe('wave planner', () => {
     assert.deepEqual(r.events, ['halted']);
     assert.match(
       r.state.haltReason ?? '',
-      /1 runtime\(s\) failed in wave canary \(threshold 0\); rt-1: webhook refused v2/,
+      /1 runtime\(s\) failed in wave canary \(threshold 0, minimum 1\); rt-1: webhook refused v2/,
     );
     assert.deepEqual(r.state.failures, [{ id: 'rt-1', reason: 'webhook refused v2' }]);
     assert.deepEqual(r.rollback, ['rt-1']);
@@ -180,8 +182,8 @@ describe('wave planner', () => {
     assert.deepEqual(waiting.state.failures, []);
     const past = plan({ policy, state: waiting.state, now: 2_000 + 300_000, runtimes: oneDown });
     assert.equal(past.state.phase, 'Complete', 'counted failed within the threshold: the rollout ends');
-    // With no tolerance the same runtime halts the rollout at the deadline instead.
-    const strict = { ...policy, failureThreshold: 0 };
+    // With no tolerance and one runtime enough, the same runtime halts the rollout at the deadline.
+    const strict = { ...policy, failureThreshold: 0, minFailedRuntimes: 1 };
     const halted = plan({ policy: strict, state: waiting.state, now: 2_000 + 300_000, runtimes: oneDown });
     assert.equal(halted.state.phase, 'Halted');
     assert.match(halted.state.haltReason ?? '', /rt-3: not healthy at v2 within 300 s: unreachable/);
@@ -257,7 +259,11 @@ describe('wave planner', () => {
   });
 
   test('an earlier wave regressing during a later one halts too', () => {
-    const policy = { ...POLICY, waves: [{ name: 'canary', selector: CANARY, soakMs: 0 }] };
+    const policy = {
+      ...POLICY,
+      minFailedRuntimes: 1,
+      waves: [{ name: 'canary', selector: CANARY, soakMs: 0 }],
+    };
     let s = plan({ policy }).state;
     s = plan({ policy, state: s, now: 2_000, runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }) }).state;
     assert.equal(s.wave, 1);
@@ -375,7 +381,7 @@ describe('wave planner', () => {
     assert.equal(strict.state.failures.length, FAILURES_KEPT, 'a halt keeps as few');
     assert.match(
       strict.state.haltReason ?? '',
-      /^25 runtime\(s\) failed in wave canary \(threshold 0\); rt-001: failed$/,
+      /^25 runtime\(s\) failed in wave canary \(threshold 0, minimum 2\); rt-001: failed$/,
     );
     const lagging = fleet('v1', { 'rt-1': { current: 'v1', health: 'pending' } });
     const late = plan({ state: plan({}).state, now: 1_000 + POLICY.healthDeadlineMs, runtimes: lagging });

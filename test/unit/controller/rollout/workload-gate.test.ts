@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
 import { policyOf, stateOf, statusOf } from '../../../../src/controller/rollout/policy-resource.js';
 import {
+  DEFAULT_MIN_FAILED_RUNTIMES,
   DEFAULT_WORKLOAD_GATE,
   type RolloutPolicy,
 } from '../../../../src/controller/rollout/rollout-policy.js';
@@ -18,6 +19,7 @@ import {
 const POLICY: RolloutPolicy = {
   waves: [{ name: 'canary', selector: { matchLabels: { canary: 'true' } }, soakMs: 60_000 }],
   failureThreshold: 0,
+  minFailedRuntimes: DEFAULT_MIN_FAILED_RUNTIMES,
   healthDeadlineMs: 300_000,
   autoRollback: true,
   workloads: { toleratedFailures: 0, observeForMs: 120_000, preflight: true },
@@ -137,6 +139,7 @@ describe('workload gate: failures under the target', () => {
       policy: {
         waves: [{ name: 'all', percent: 100, soakMs: 0 }],
         failureThreshold: Number.POSITIVE_INFINITY,
+        minFailedRuntimes: DEFAULT_MIN_FAILED_RUNTIMES,
         healthDeadlineMs: 1,
         autoRollback: true,
         workloads: { toleratedFailures: Number.POSITIVE_INFINITY, observeForMs: 0, preflight: false },
@@ -283,7 +286,7 @@ describe('preflight phase', () => {
     assert.deepEqual(r.events, ['halted']);
     assert.match(
       r.state.haltReason ?? '',
-      /preflight failed on 1 runtime\(s\) of wave canary before any had the set; rt-1: preflight of set v2: .*missing reg\/app:1 at mirror\/app:1/,
+      /preflight failed on 1 runtime\(s\) of wave canary \(minimum 1\) before any had the set; rt-1: preflight of set v2: .*missing reg\/app:1 at mirror\/app:1/,
     );
     assert.deepEqual(r.rollback, []);
     assert.deepEqual(desired(r), { 'rt-1': 'v1', 'rt-2': 'v1', 'rt-3': 'v1' });
