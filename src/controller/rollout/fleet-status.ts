@@ -1,5 +1,6 @@
 import type { RolloutPolicyResource } from '../../api/rollout-policy.js';
 import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import { DEFAULT_MIN_FAILED_RUNTIMES } from './rollout-policy.js';
 import { runtimeView } from './runtime-view.js';
 
 /** The fleet as `rtb status` shows it (its `-o json`). */
@@ -25,7 +26,13 @@ export interface FleetStatus {
     readonly message?: string;
     readonly haltReason?: string;
     readonly policyProblem?: string;
+    /** Runtimes failed in the waves started so far, each with why (its own report or the KCP's deadline). */
     readonly failures: readonly { runtime: string; reason: string }[];
+    /**
+     * When the rollout halts: more than `failureThreshold` failed runtimes, on at least
+     * `minFailedRuntimes` (capped at the runtimes of the waves started), as the spec says or defaults.
+     */
+    readonly halt: { readonly failureThreshold: number; readonly minFailedRuntimes: number };
   } | null;
   /** Runtimes in Error or whose webhook refused the set applied, with why. */
   readonly failing: readonly { runtime: string; state: string; reason: string }[];
@@ -144,6 +151,10 @@ export function fleetStatus(
           ...(st?.haltReason !== undefined ? { haltReason: st.haltReason } : {}),
           ...(st?.policyProblem !== undefined ? { policyProblem: st.policyProblem } : {}),
           failures: st?.failures ?? [],
+          halt: {
+            failureThreshold: policy.spec.failureThreshold ?? 0,
+            minFailedRuntimes: policy.spec.minFailedRuntimes ?? DEFAULT_MIN_FAILED_RUNTIMES,
+          },
         }
       : null,
     failing,
@@ -175,6 +186,10 @@ export function formatFleetStatus(f: FleetStatus): string {
     if (r.message) lines.push(`  ${r.message}`);
     if (r.target) lines.push(`  target ${r.target}, stable ${r.stable ?? '-'}`);
     if (r.policyProblem) lines.push(`  policy refused (default in force): ${r.policyProblem}`);
+    if (r.failures.length > 0)
+      lines.push(
+        `  ${r.failures.length} runtime(s) failed; a halt needs more than ${r.halt.failureThreshold} and at least ${r.halt.minFailedRuntimes} (or every runtime of the waves started)`,
+      );
     for (const x of r.failures) lines.push(`  failed in the rollout: ${x.runtime}: ${x.reason}`);
   }
   if (f.noTrustBundleMount.length > 0) {
