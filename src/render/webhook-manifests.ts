@@ -47,6 +47,8 @@ import {
 import { objectLabels, type WebhookManifestOptions } from './webhook-options.js';
 import { renderMetricsScrape, type MetricsScrape } from './metrics-scrape.js';
 import { renderWebhookWritePolicy, type WebhookWritePolicy } from './webhook-write-policy.js';
+import { renderWebhookSecretPolicy } from './webhook-secret-policy.js';
+import { renderWebhookRegistrationPolicy } from './webhook-registration-policy.js';
 
 /** The trust-bundle restarter's rights in one namespace. */
 export interface RestartRights {
@@ -72,6 +74,16 @@ export interface WebhookManifests {
    * ValidatingAdmissionPolicy narrowing its patch rights, and its binding.
    */
   readonly writePolicy: WebhookWritePolicy;
+  /**
+   * Which Secrets the ServiceAccount may write (./webhook-secret-policy.ts): the pull Secret's
+   * name and pull types, and its own serving Secret; and its binding.
+   */
+  readonly secretPolicy: WebhookWritePolicy;
+  /**
+   * What the ServiceAccount may change on our webhook configurations (./webhook-registration-policy.ts):
+   * each webhook's caBundle only; and its binding.
+   */
+  readonly registrationPolicy: WebhookWritePolicy;
   readonly deployment: V1Deployment;
   readonly podDisruptionBudget: V1PodDisruptionBudget;
   readonly service: V1Service;
@@ -160,6 +172,13 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       },
     })),
     writePolicy: renderWebhookWritePolicy(namespace, objectLabels(o)),
+    secretPolicy: renderWebhookSecretPolicy(
+      namespace,
+      pullSecret,
+      o.servingCertIssuer ?? 'own',
+      objectLabels(o),
+    ),
+    registrationPolicy: renderWebhookRegistrationPolicy(namespace, objectLabels(o)),
     deployment: renderWebhookDeployment(o, namespace, configMap),
     podDisruptionBudget: {
       apiVersion: 'policy/v1',
@@ -194,6 +213,14 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
   };
 }
 
+/**
+ * The ValidatingAdmissionPolicies narrowing the ServiceAccount's rights, each followed by its
+ * binding, in apply order (with the rights they narrow, before the Pods that use them).
+ */
+export function webhookPolicyList(m: WebhookManifests): readonly object[] {
+  return [m.writePolicy, m.secretPolicy, m.registrationPolicy].flatMap((p) => [p.policy, p.binding]);
+}
+
 /** The manifests as a list in apply order (the webhook configurations last, once their backend exists). */
 export function webhookManifestList(m: WebhookManifests): readonly object[] {
   return [
@@ -205,8 +232,7 @@ export function webhookManifestList(m: WebhookManifests): readonly object[] {
     m.roleBinding,
     ...m.restartRights.flatMap((r) => [r.role, r.binding]),
     // With the rights it narrows, before the Pods that use them.
-    m.writePolicy.policy,
-    m.writePolicy.binding,
+    ...webhookPolicyList(m),
     m.service,
     // Before the Pods: under a default-deny policy they are reachable from their first start.
     ...networkPolicyList(m.networkPolicies),

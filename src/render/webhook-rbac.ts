@@ -21,6 +21,11 @@ import { PREFLIGHT_SECRET } from '../api/workload-health.js';
 import type { ServingIssuer } from '../serving-cert/serving-secret-plan.js';
 import { UPSTREAM_LEFTOVERS, type UpstreamLeftover } from '../api/upstream-leftovers.js';
 import { WEBHOOK_WRITE_POLICY } from './webhook-write-policy.js';
+import { WEBHOOK_SECRET_POLICY } from './webhook-secret-policy.js';
+import { WEBHOOK_REGISTRATION_POLICY } from './webhook-registration-policy.js';
+
+/** The admission policies narrowing the ServiceAccount's writes; each binding has its policy's name. */
+const POLICIES = [WEBHOOK_WRITE_POLICY, WEBHOOK_SECRET_POLICY, WEBHOOK_REGISTRATION_POLICY];
 
 const read = (): string[] => ['get', 'list', 'watch'];
 const groupOf = (apiVersion: string): string =>
@@ -200,8 +205,9 @@ const getByName = (group: string, resource: string, names: readonly string[]): V
  * With the drift channel, the attestation (../drift/attestor.ts) reads every object the KCP
  * manages on the runtime. The other rules already let the webhook read the namespaces, the set
  * (trust bundle, pull Secret, ConfigMap), the Deployment, the serving Secret and both webhook
- * configurations; these add `get`, by name, of our ClusterRole and its binding, and of the write
- * policy and its binding (./webhook-write-policy.ts); with per-namespace restart rights, of the
+ * configurations; these add `get`, by name, of our ClusterRole and its binding, and of the
+ * admission policies and their bindings (./webhook-write-policy.ts, ./webhook-secret-policy.ts,
+ * ./webhook-registration-policy.ts); with per-namespace restart rights, of the
  * Roles and RoleBindings of those rights (by name, in every namespace: a read of two small objects).
  */
 export function attestationClusterRules(perNamespace = false): V1PolicyRule[] {
@@ -210,8 +216,8 @@ export function attestationClusterRules(perNamespace = false): V1PolicyRule[] {
   return [
     getByName(rbac, 'clusterroles', [WEBHOOK_CLUSTER_ROLE]),
     getByName(rbac, 'clusterrolebindings', [WEBHOOK_CLUSTER_ROLE_BINDING]),
-    getByName(admission, 'validatingadmissionpolicies', [WEBHOOK_WRITE_POLICY]),
-    getByName(admission, 'validatingadmissionpolicybindings', [WEBHOOK_WRITE_POLICY]),
+    getByName(admission, 'validatingadmissionpolicies', POLICIES),
+    getByName(admission, 'validatingadmissionpolicybindings', POLICIES),
     ...(perNamespace
       ? [
           getByName(rbac, 'roles', [RESTART_RIGHTS_ROLE]),

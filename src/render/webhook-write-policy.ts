@@ -50,8 +50,12 @@ export interface WebhookWritePolicy {
   readonly binding: V1ValidatingAdmissionPolicyBinding;
 }
 
-const str = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-const list = (items: readonly string[]): string => `[${items.map(str).join(', ')}]`;
+/** CEL: a string literal of `s`. */
+export const celString = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+/** CEL: a list literal of `items`. */
+export const celList = (items: readonly string[]): string => `[${items.map(celString).join(', ')}]`;
+const str = celString;
+const list = celList;
 
 /**
  * CEL: maps (or objects cast to dyn) `a` and `b` are equal but for the keys in `except` (a CEL

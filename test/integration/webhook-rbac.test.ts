@@ -23,9 +23,15 @@ describe('the rendered runtime manifests on a real API server', () => {
     const objects = webhookManifestList(manifests).slice(0, -1) as KubernetesObject[];
     await applyObjects(admin, objects);
     const core = admin.makeApiClient(CoreV1Api);
+    // A pull Secret's type (the Secret policy lets the ServiceAccount copy no other).
+    const pullData = { '.dockerconfigjson': Buffer.from('{"auths":{}}').toString('base64') };
     await core.createNamespacedSecret({
       namespace: 'kyma-system',
-      body: { metadata: { name: 'registry-credentials' }, data: { a: 'Yg==' } },
+      body: {
+        metadata: { name: 'registry-credentials' },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: pullData,
+      },
     });
     await core.createNamespacedSecret({
       namespace: 'kyma-system',
@@ -57,7 +63,7 @@ describe('the rendered runtime manifests on a real API server', () => {
         15_000,
         'the copier to work under the ServiceAccount',
       );
-      assert.deepEqual(copy, { a: 'Yg==' });
+      assert.deepEqual(copy, pullData);
     } finally {
       await hook.stop();
     }

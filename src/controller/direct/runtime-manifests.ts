@@ -1,6 +1,10 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { RUNTIME_NAMESPACE, VERSION_LABEL, WATCHER_TLS_SECRET } from '../../api/runtime-names.js';
-import { renderWebhookManifests, type WebhookManifests } from '../../render/webhook-manifests.js';
+import {
+  renderWebhookManifests,
+  webhookPolicyList,
+  type WebhookManifests,
+} from '../../render/webhook-manifests.js';
 import { networkPolicyList } from '../../render/webhook-network-policies.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../api/managed-labels.js';
 import type { SyncSet } from './sync-set.js';
@@ -55,7 +59,7 @@ export interface WebhookPlanOptions {
 export interface RuntimePlan {
   /** Namespaces and the versioned set (trust bundle, pull Secret, ConfigMap). */
   readonly sources: readonly KubernetesObject[];
-  /** ServiceAccount, RBAC, the write policy and its binding, drift client Secret, Service, NetworkPolicies, Deployment, PodDisruptionBudget. */
+  /** ServiceAccount, RBAC, the admission policies and their bindings, drift client Secret, Service, NetworkPolicies, Deployment, PodDisruptionBudget. */
   readonly webhook: readonly KubernetesObject[];
   /** The webhook configurations (mutating, and the drift one): applied only once the Deployment is ready. */
   readonly registration: readonly KubernetesObject[];
@@ -126,8 +130,7 @@ export function planWebhook(
       manifests.role,
       manifests.roleBinding,
       ...manifests.restartRights.flatMap((r) => [r.role, r.binding]),
-      manifests.writePolicy.policy,
-      manifests.writePolicy.binding,
+      ...webhookPolicyList(manifests),
       ...watcherSecret,
       manifests.service,
       ...networkPolicyList(manifests.networkPolicies),

@@ -28,6 +28,8 @@ import { UPSTREAM_LEFTOVERS } from '../../../src/api/upstream-leftovers.js';
 import { RESTARTER_LEASE } from '../../../src/api/trust-stamp.js';
 import { trustRestartRules } from '../../../src/render/webhook-rbac.js';
 import { WEBHOOK_WRITE_POLICY } from '../../../src/render/webhook-write-policy.js';
+import { WEBHOOK_SECRET_POLICY } from '../../../src/render/webhook-secret-policy.js';
+import { WEBHOOK_REGISTRATION_POLICY } from '../../../src/render/webhook-registration-policy.js';
 import { WEBHOOK_NODE_OPTIONS, WEBHOOK_OLD_SPACE_MB } from '../../../src/render/webhook-deployment.js';
 import {
   DRAIN_TIMEOUT_SECONDS,
@@ -56,6 +58,10 @@ describe('rendered webhook manifests', () => {
       `RoleBinding kyma-system/${WEBHOOK_ROLE_BINDING}`,
       `ValidatingAdmissionPolicy /${WEBHOOK_WRITE_POLICY}`,
       `ValidatingAdmissionPolicyBinding /${WEBHOOK_WRITE_POLICY}`,
+      `ValidatingAdmissionPolicy /${WEBHOOK_SECRET_POLICY}`,
+      `ValidatingAdmissionPolicyBinding /${WEBHOOK_SECRET_POLICY}`,
+      `ValidatingAdmissionPolicy /${WEBHOOK_REGISTRATION_POLICY}`,
+      `ValidatingAdmissionPolicyBinding /${WEBHOOK_REGISTRATION_POLICY}`,
       `Service kyma-system/${WEBHOOK_SERVICE}`,
       `NetworkPolicy kyma-system/${NETWORK_POLICY_WEBHOOK_INGRESS}`,
       `NetworkPolicy kyma-system/${NETWORK_POLICY_METRICS_INGRESS}`,

@@ -1,0 +1,455 @@
+// test-matrix: kubernetes
+/**
+ * The admission policies that bound the webhook ServiceAccount's Secret writes
+ * (src/render/webhook-secret-policy.ts) and its webhook-configuration writes
+ * (src/render/webhook-registration-policy.ts) on a real API server: the rendered manifests applied
+ * (with a pull Secret name of the landscape's, not the default), then the ServiceAccount (a client
+ * certificate with its user name, so exactly the rendered RBAC and the policies apply) writes what
+ * our code writes, through our own calls, and what an attacker holding its token would.
+ */
+import type { KubeConfig, KubernetesObject, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { COPIED_FROM_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../src/api/managed-labels.js';
+import {
+  CA_BUNDLE_FIELD_MANAGER,
+  MUTATING_WEBHOOK_CONFIGURATION,
+  RUNTIME_NAMESPACE,
+  VALIDATING_WEBHOOK_CONFIGURATION,
+  WEBHOOK_TLS_SECRET,
+} from '../../src/api/runtime-names.js';
+import { UPSTREAM_ANNOTATIONS } from '../../src/api/upstream-leftovers.js';
+import { PREFLIGHT_SECRET } from '../../src/api/workload-health.js';
+import { eventually } from '../../src/envtest/eventually.js';
+import { applyObjects } from '../../src/kube/apply.js';
+import { statusCodeOf } from '../../src/kube/kube-errors.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
+import { WEBHOOK_REGISTRATION_POLICY } from '../../src/render/webhook-registration-policy.js';
+import { WEBHOOK_SECRET_POLICY } from '../../src/render/webhook-secret-policy.js';
+import {
+  applyCaBundle,
+  MUTATING,
+  VALIDATING,
+  type WebhookConfiguration,
+} from '../../src/serving-cert/webhook-configurations.js';
+import { putServingSecret } from '../../src/serving-cert/serving-secret-put.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+import { coreCalls } from '../../src/webhook/core-calls.js';
+import { RenamedCopySweeper, renamedCopyCalls } from '../../src/webhook/renamed-copy-sweeper.js';
+import { removeUpstreamLeftovers } from '../../src/webhook/upstream-cleanup.js';
+import { createWebhookMetrics } from '../../src/webhook/webhook-metrics.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { asWebhookServiceAccount } from '../support/kcp.js';
+
+const plane = useControlPlane({ clusters: ['runtime'] });
+/** A landscape's pull Secret name (not the default): the policy must carry the configured one. */
+const PULL = 'landscape-pull';
+const TENANT = 'tenant';
+const DOCKER = 'kubernetes.io/dockerconfigjson';
+const dockerData = { '.dockerconfigjson': Buffer.from('{"auths":{}}').toString('base64') };
+const SECRETS_POLICY_SAYS = new RegExp(WEBHOOK_SECRET_POLICY);
+const REGISTRATION_POLICY_SAYS = new RegExp(WEBHOOK_REGISTRATION_POLICY);
+
+const secretsPath = (namespace: string): string => `/api/v1/namespaces/${namespace}/secrets`;
+const mutatingPath = `${MUTATING.path}/${MUTATING_WEBHOOK_CONFIGURATION}`;
+const validatingPath = `${VALIDATING.path}/${VALIDATING_WEBHOOK_CONFIGURATION}`;
+
+const secret = (
+  namespace: string,
+  name: string,
+  type: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace, ...extra },
+  type,
+  data: type === DOCKER ? dockerData : { a: 'Yg==' },
+});
+
+describe('the least-privilege policies on a real API server: what the webhook ServiceAccount may write', () => {
+  let admin: KubeConfig;
+  let sa: KubeConfig;
+
+  const post = (kc: KubeConfig, namespace: string, body: unknown): Promise<unknown> =>
+    kubeRequest(kc, { method: 'POST', path: secretsPath(namespace), body, timeoutMs: 10_000 });
+  const mergePatch = (kc: KubeConfig, path: string, body: unknown): Promise<unknown> =>
+    kubeRequest(kc, {
+      method: 'PATCH',
+      path,
+      body,
+      contentType: 'application/merge-patch+json',
+      timeoutMs: 10_000,
+    });
+  const read = <T>(kc: KubeConfig, path: string): Promise<T> =>
+    kubeRequest<T>(kc, { method: 'GET', path, timeoutMs: 10_000 });
+  /** The write is refused by the policy named `policy` (403 Forbidden or 422 Invalid). */
+  const refused = async (what: string, policy: RegExp, p: Promise<unknown>): Promise<void> => {
+    await assert.rejects(p, (err: unknown) => {
+      const code = statusCodeOf(err);
+      assert.ok(code === 403 || code === 422, `${what}: HTTP ${String(code)} ${String(err)}`);
+      assert.match(String(err), policy, what);
+      return true;
+    });
+  };
+  const webhookOf = async (path: string): Promise<Record<string, unknown>> => {
+    const c = await read<{ webhooks?: Record<string, unknown>[] }>(admin, path);
+    return c.webhooks?.[0] ?? {};
+  };
+
+  before(async () => {
+    const cluster = plane().cluster('runtime');
+    admin = cluster.kubeConfig();
+    const manifests = renderWebhookManifests({
+      image: 'example.com/rtb:test',
+      // Nothing answers there: both registrations fail open (Ignore) and are only written here.
+      url: 'https://127.0.0.1:1/mutate',
+      driftListenerUrl: 'https://kcp.example:8443',
+      pullSecretName: PULL,
+    });
+    await applyObjects(admin, [
+      ...(webhookManifestList(manifests) as KubernetesObject[]),
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: TENANT } },
+    ]);
+    sa = await asWebhookServiceAccount(cluster);
+    // The policies are in force once the API server's informer has them: wait for a first refusal.
+    await eventually(
+      async () => {
+        try {
+          await post(sa, TENANT, secret(TENANT, 'probe', 'Opaque'));
+        } catch (err) {
+          if (SECRETS_POLICY_SAYS.test(String(err))) return true;
+          throw err;
+        }
+        await kubeRequest(admin, { method: 'DELETE', path: `${secretsPath(TENANT)}/probe` });
+        throw new Error('the Secret policy is not in force yet');
+      },
+      30_000,
+      'the Secret policy to be in force',
+    );
+    await eventually(
+      async () => {
+        try {
+          await mergePatch(sa, mutatingPath, { metadata: { labels: { probe: 'x' } } });
+        } catch (err) {
+          if (REGISTRATION_POLICY_SAYS.test(String(err))) return true;
+          throw err;
+        }
+        await mergePatch(admin, mutatingPath, { metadata: { labels: { probe: null } } });
+        throw new Error('the registration policy is not in force yet');
+      },
+      30_000,
+      'the registration policy to be in force',
+    );
+  });
+
+  test('no token can be minted: a service-account-token Secret under the pull name in kube-system is refused', async () => {
+    await refused(
+      'a token Secret under the pull name',
+      SECRETS_POLICY_SAYS,
+      post(sa, 'kube-system', {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: PULL,
+          namespace: 'kube-system',
+          annotations: { 'kubernetes.io/service-account.name': 'default' },
+        },
+        type: 'kubernetes.io/service-account-token',
+      }),
+    );
+    await refused(
+      'an Opaque Secret under the pull name',
+      SECRETS_POLICY_SAYS,
+      post(sa, TENANT, secret(TENANT, PULL, 'Opaque')),
+    );
+    await assert.rejects(
+      read(admin, `${secretsPath('kube-system')}/${PULL}`),
+      (e) => statusCodeOf(e) === 404,
+    );
+  });
+
+  test('a Secret of another name is refused, of a pull type too; the preflight candidate anywhere', async () => {
+    await refused('another name', SECRETS_POLICY_SAYS, post(sa, TENANT, secret(TENANT, 'other', 'Opaque')));
+    await refused(
+      'another name, pull type',
+      SECRETS_POLICY_SAYS,
+      post(sa, TENANT, secret(TENANT, 'other', DOCKER)),
+    );
+    await refused(
+      'the default name',
+      SECRETS_POLICY_SAYS,
+      post(sa, TENANT, secret(TENANT, 'registry-credentials', DOCKER)),
+    );
+    // The KCP writes the candidate; the webhook only reads it.
+    for (const ns of [TENANT, RUNTIME_NAMESPACE])
+      await refused(
+        `the preflight candidate in ${ns}`,
+        SECRETS_POLICY_SAYS,
+        post(sa, ns, secret(ns, PREFLIGHT_SECRET, DOCKER)),
+      );
+    await refused(
+      'the serving Secret outside its namespace',
+      SECRETS_POLICY_SAYS,
+      post(sa, TENANT, secret(TENANT, WEBHOOK_TLS_SECRET, 'Opaque')),
+    );
+  });
+
+  test("the copier's writes pass: the pull Secret's copy created, replaced, deleted in a tenant namespace", async () => {
+    const core = coreCalls(sa);
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: PULL,
+        namespace: TENANT,
+        labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+        annotations: { [COPIED_FROM_ANNOTATION]: `${RUNTIME_NAMESPACE}/${PULL}` },
+      },
+      type: DOCKER,
+      data: dockerData,
+    };
+    await core.createNamespacedSecret({ namespace: TENANT, body, fieldManager: 'rt-bootstrapper' });
+    await core.replaceNamespacedSecret({
+      name: PULL,
+      namespace: TENANT,
+      body: { ...body, data: { '.dockerconfigjson': Buffer.from('{"auths":{"x":{}}}').toString('base64') } },
+      fieldManager: 'rt-bootstrapper',
+    });
+    await core.deleteNamespacedSecret({ name: PULL, namespace: TENANT });
+    await core.createNamespacedSecret({ namespace: TENANT, body, fieldManager: 'rt-bootstrapper' });
+  });
+
+  test('its serving Secret passes in its own namespace (the webhook writes it with its own issuer)', async () => {
+    const ref = { namespace: RUNTIME_NAMESPACE, name: WEBHOOK_TLS_SECRET };
+    const created = await putServingSecret(sa, ref, undefined, { tlsCrt: 'a', tlsKey: 'b', caCrt: 'c' });
+    await putServingSecret(sa, ref, created, { tlsCrt: 'd', tlsKey: 'e', caCrt: 'f' });
+  });
+
+  test("on our webhook configurations the caBundle may change (the keeper's apply), nothing else", async () => {
+    for (const [kind, path] of [
+      [MUTATING, mutatingPath],
+      [VALIDATING, validatingPath],
+    ] as const) {
+      const before = await read<WebhookConfiguration>(admin, path);
+      const written = await applyCaBundle(sa, kind, before, 'a CA');
+      assert.equal(
+        Buffer.from(written.webhooks?.[0]?.clientConfig.caBundle ?? '', 'base64').toString(),
+        'a CA',
+      );
+      assert.equal(
+        written.metadata?.managedFields?.some((f) => f.manager === CA_BUNDLE_FIELD_MANAGER),
+        true,
+      );
+      const name = String((await webhookOf(path)).name);
+      const change = (webhook: Record<string, unknown>): Promise<unknown> =>
+        kubeRequest(sa, {
+          method: 'PATCH',
+          path,
+          // A strategic merge patch keyed by the webhook's name changes just that field.
+          body: { webhooks: [{ name, ...webhook }] },
+          contentType: 'application/strategic-merge-patch+json',
+          timeoutMs: 10_000,
+        });
+      const say = REGISTRATION_POLICY_SAYS;
+      await refused(
+        `${kind.kind}: a new URL`,
+        say,
+        change({ clientConfig: { url: 'https://evil.example/m' } }),
+      );
+      await refused(`${kind.kind}: fail closed`, say, change({ failurePolicy: 'Fail' }));
+      await refused(
+        `${kind.kind}: other rules`,
+        say,
+        change({
+          rules: [
+            { operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] },
+          ],
+        }),
+      );
+      await refused(`${kind.kind}: another timeout`, say, change({ timeoutSeconds: 30 }));
+      await refused(
+        `${kind.kind}: another namespace selector`,
+        say,
+        change({ namespaceSelector: { matchLabels: { only: 'me' } } }),
+      );
+      await refused(
+        `${kind.kind}: a match condition`,
+        say,
+        change({ matchConditions: [{ name: 'never', expression: 'false' }] }),
+      );
+      await refused(
+        `${kind.kind}: the caBundle with the URL`,
+        say,
+        change({
+          clientConfig: { url: 'https://evil.example/m', caBundle: Buffer.from('x').toString('base64') },
+        }),
+      );
+      await refused(`${kind.kind}: a label`, say, mergePatch(sa, path, { metadata: { labels: { x: 'y' } } }));
+      await refused(
+        `${kind.kind}: a second webhook`,
+        say,
+        kubeRequest(sa, {
+          method: 'PATCH',
+          path,
+          body: [
+            {
+              op: 'add',
+              path: '/webhooks/-',
+              value: { ...(await webhookOf(path)), name: 'second.example.com' },
+            },
+          ],
+          contentType: 'application/json-patch+json',
+        }),
+      );
+      await refused(
+        `${kind.kind}: the webhook's name`,
+        say,
+        kubeRequest(sa, {
+          method: 'PATCH',
+          path,
+          body: [{ op: 'replace', path: '/webhooks/0/name', value: 'other.example.com' }],
+          contentType: 'application/json-patch+json',
+        }),
+      );
+      const after = await webhookOf(path);
+      assert.equal(
+        (after.clientConfig as { url?: string }).url,
+        (before.webhooks?.[0]?.clientConfig as { url?: string }).url,
+      );
+      assert.equal(after.failurePolicy, before.webhooks?.[0]?.failurePolicy);
+    }
+    // An administrator is not matched.
+    await mergePatch(admin, mutatingPath, { metadata: { labels: { admin: 'may' } } });
+  });
+
+  test('the upstream annotation may be removed by our cleanup, never set', async () => {
+    const annotation = UPSTREAM_ANNOTATIONS[0]?.annotation ?? '';
+    await refused(
+      'setting it',
+      REGISTRATION_POLICY_SAYS,
+      mergePatch(sa, mutatingPath, { metadata: { annotations: { [annotation]: 'kyma-system/x' } } }),
+    );
+    await mergePatch(admin, mutatingPath, { metadata: { annotations: { [annotation]: 'kyma-system/x' } } });
+    await refused(
+      'changing it',
+      REGISTRATION_POLICY_SAYS,
+      mergePatch(sa, mutatingPath, { metadata: { annotations: { [annotation]: 'kyma-system/y' } } }),
+    );
+    const results = await removeUpstreamLeftovers(sa, silentLogger(), { leftovers: [] });
+    assert.deepEqual(
+      results.map((r) => r.outcome),
+      ['removed'],
+    );
+    const stored = await read<V1MutatingWebhookConfiguration>(admin, mutatingPath);
+    assert.equal(stored.metadata?.annotations?.[annotation], undefined);
+  });
+
+  test('creating or deleting a webhook configuration is refused', async () => {
+    const body = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: MUTATING_WEBHOOK_CONFIGURATION },
+    };
+    await assert.rejects(
+      kubeRequest(sa, { method: 'DELETE', path: mutatingPath }),
+      (e) => statusCodeOf(e) === 403,
+    );
+    await assert.rejects(
+      kubeRequest(sa, { method: 'POST', path: MUTATING.path, body }),
+      (e) => statusCodeOf(e) === 403,
+    );
+  });
+
+  test('the sweeper of renamed copies: no list of Secrets under the rendered RBAC; with the documented grant it removes only our copies', async () => {
+    const core = coreCalls(admin);
+    // A copy under an earlier name (ours by label and annotation), and a Secret of that name that is not ours.
+    await core.createNamespacedSecret({
+      namespace: TENANT,
+      body: {
+        metadata: {
+          name: 'earlier-pull',
+          labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+          annotations: { [COPIED_FROM_ANNOTATION]: `${RUNTIME_NAMESPACE}/earlier-pull` },
+        },
+        type: DOCKER,
+        data: dockerData,
+      },
+    });
+    await core.createNamespacedSecret({
+      namespace: RUNTIME_NAMESPACE,
+      body: {
+        metadata: { name: 'earlier-pull', labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
+        type: DOCKER,
+        data: dockerData,
+      },
+    });
+    const sweeper = (): RenamedCopySweeper =>
+      new RenamedCopySweeper({
+        calls: renamedCopyCalls(sa),
+        currentName: () => PULL,
+        metrics: createWebhookMetrics(new Registry()),
+        logger: silentLogger(),
+      });
+    // The rendered RBAC: no right to list Secrets, with or without a selector.
+    await assert.rejects(read(sa, '/api/v1/secrets'), (e) => statusCodeOf(e) === 403);
+    const denied = await sweeper().sweep();
+    assert.deepEqual(denied, { removed: 0, kept: 0, failed: 0, forbidden: true });
+
+    // What docs/upstream-differences.md (17) tells an administrator who wants the sweep: list and delete of Secrets.
+    await applyObjects(admin, [
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'test-sweep-renamed-copies' },
+        rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list', 'delete'] }],
+      } as KubernetesObject,
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'test-sweep-renamed-copies' },
+        roleRef: {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'ClusterRole',
+          name: 'test-sweep-renamed-copies',
+        },
+        subjects: [
+          {
+            kind: 'ServiceAccount',
+            name: 'rt-bootstrapper-controller-manager',
+            namespace: RUNTIME_NAMESPACE,
+          },
+        ],
+      } as KubernetesObject,
+    ]);
+    const swept = await eventually(
+      async () => {
+        const outcome = await sweeper().sweep();
+        return outcome.forbidden ? undefined : outcome;
+      },
+      15_000,
+      'the granted list',
+    );
+    assert.equal(swept.removed, 1);
+    await assert.rejects(read(admin, `${secretsPath(TENANT)}/earlier-pull`), (e) => statusCodeOf(e) === 404);
+    // Even so granted, the policy refuses deleting a Secret that is not our copy.
+    await refused(
+      'deleting a Secret that is not our copy',
+      SECRETS_POLICY_SAYS,
+      kubeRequest(sa, { method: 'DELETE', path: `${secretsPath(RUNTIME_NAMESPACE)}/earlier-pull` }),
+    );
+    await refused(
+      'deleting the preflight candidate',
+      SECRETS_POLICY_SAYS,
+      (async () => {
+        await post(admin, RUNTIME_NAMESPACE, secret(RUNTIME_NAMESPACE, PREFLIGHT_SECRET, DOCKER));
+        await kubeRequest(sa, {
+          method: 'DELETE',
+          path: `${secretsPath(RUNTIME_NAMESPACE)}/${PREFLIGHT_SECRET}`,
+        });
+      })(),
+    );
+  });
+});
