@@ -9,6 +9,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { ClusterAccess } from './cluster-access.js';
 import { KubeApiError, isKubeStatus } from './kube-errors.js';
+import { MAX_OBJECT_ANSWER_BYTES } from './list-budget.js';
 import { AnswerTooLargeError, RequestAbortedError, RequestDeadlineError } from './request-limits.js';
 import type {
   ListOptions,
@@ -25,7 +26,19 @@ export interface KubeListWatchOptions {
   readonly listTimeoutMs?: number;
   /** Sent as `User-Agent` (default `rt-bootstrapper`). */
   readonly userAgent?: string;
+  /**
+   * List and watch the items' metadata alone (`PartialObjectMetadata`): for caches that read
+   * nothing else, so a Pod's spec and status or a Secret's data never reach the process.
+   */
+  readonly metadataOnly?: boolean;
 }
+
+/** The Accept header of a metadata-only list, with JSON as the fallback of a server that cannot. */
+export const METADATA_LIST_ACCEPT =
+  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+/** The Accept header of a metadata-only watch (its events carry `PartialObjectMetadata`). */
+export const METADATA_WATCH_ACCEPT =
+  'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 // Error bodies are small Status objects; never buffer an unbounded one.
 const MAX_ERROR_BODY = 1 << 20;
@@ -33,7 +46,7 @@ const MAX_ERROR_BODY = 1 << 20;
  * One watch event at most, when the access sets no cap of its own: an object is at most about
  * 1.5 MiB in etcd, so no event of a real API server comes near.
  */
-export const DEFAULT_MAX_WATCH_EVENT_BYTES = 16 << 20;
+export const DEFAULT_MAX_WATCH_EVENT_BYTES = MAX_OBJECT_ANSWER_BYTES;
 const EVENT_TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
 const NEWLINE = 0x0a;
 
@@ -63,10 +76,17 @@ export class KubeListWatch<T> implements ListerWatcher<T> {
       labelSelector: opts.labelSelector,
       fieldSelector: opts.fieldSelector,
     };
-    let text: string;
+    // The page's own cap (its byte budget) and the access's, whichever is smaller.
+    const cap = Math.min(limits?.maxAnswerBytes ?? Infinity, opts.maxBytes ?? Infinity);
+    let body: Buffer;
     try {
-      const res = await this.get(query, sig);
-      text = await readBody(res, limits?.maxAnswerBytes ?? Infinity, `list ${this.path}`);
+      const res = await this.get(
+        query,
+        sig,
+        false,
+        this.opts.metadataOnly === true ? METADATA_LIST_ACCEPT : undefined,
+      );
+      body = await readBody(res, cap, `list ${this.path}`);
     } catch (err) {
       if (!signal.aborted && stopping?.aborted === true) throw new RequestAbortedError(`list ${this.path}`);
       if (!signal.aborted && timeout.aborted) {
@@ -76,7 +96,7 @@ export class KubeListWatch<T> implements ListerWatcher<T> {
       }
       throw err;
     }
-    return parseList<T>(text, this.path);
+    return { ...parseList<T>(body.toString('utf8'), this.path), bytes: body.length };
   }
 
   async watch(opts: WatchOptions, onEvent: WatchEventCallback<T>, signal: AbortSignal): Promise<void> {
@@ -91,7 +111,12 @@ export class KubeListWatch<T> implements ListerWatcher<T> {
     let res: http.IncomingMessage;
     const stopping = this.kc.requestLimits?.signal;
     try {
-      res = await this.get(query, stopping ? AbortSignal.any([signal, stopping]) : signal, true);
+      res = await this.get(
+        query,
+        stopping ? AbortSignal.any([signal, stopping]) : signal,
+        true,
+        this.opts.metadataOnly === true ? METADATA_WATCH_ACCEPT : undefined,
+      );
     } catch (err) {
       if (signal.aborted) return;
       throw err;
@@ -179,7 +204,12 @@ export class KubeListWatch<T> implements ListerWatcher<T> {
   }
 
   /** GET `path?query`; resolves with a 200 response, rejects with a `KubeApiError` otherwise. */
-  private async get(query: Query, signal: AbortSignal, keepAlive = false): Promise<http.IncomingMessage> {
+  private async get(
+    query: Query,
+    signal: AbortSignal,
+    keepAlive = false,
+    accept = 'application/json',
+  ): Promise<http.IncomingMessage> {
     const cluster = this.kc.getCurrentCluster();
     if (cluster === null) throw new KubeApiError('kubeconfig has no current cluster');
     const params = new URLSearchParams();
@@ -197,7 +227,7 @@ export class KubeListWatch<T> implements ListerWatcher<T> {
     const headers: http.OutgoingHttpHeaders = {};
     if (options.headers !== undefined && !isHeaderList(options.headers))
       Object.assign(headers, options.headers);
-    headers.Accept = 'application/json';
+    headers.Accept = accept;
     headers['User-Agent'] = this.opts.userAgent ?? 'rt-bootstrapper';
     const mod = url.protocol === 'http:' ? http : https;
     signal.throwIfAborted();
@@ -218,8 +248,8 @@ export class KubeListWatch<T> implements ListerWatcher<T> {
     });
     const code = res.statusCode ?? 0;
     if (code === 200) return res;
-    const body = await readBody(res, MAX_ERROR_BODY).catch(() => '');
-    throw errorFromResponse(code, body, url.pathname);
+    const body = await readBody(res, MAX_ERROR_BODY).catch(() => Buffer.alloc(0));
+    throw errorFromResponse(code, body.toString('utf8'), url.pathname);
   }
 }
 
@@ -228,12 +258,12 @@ function isHeaderList(h: http.OutgoingHttpHeaders | readonly string[]): h is rea
 }
 
 /**
- * The body as text. Past `limit` bytes: with `what` (a successful answer), the call fails with
+ * The body. Past `limit` bytes: with `what` (a successful answer), the call fails with
  * AnswerTooLargeError and the connection is dropped; without (an error body), the rest is read
  * and dropped.
  */
-function readBody(res: http.IncomingMessage, limit: number, what?: string): Promise<string> {
-  return new Promise<string>((resolve, reject) => {
+function readBody(res: http.IncomingMessage, limit: number, what?: string): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     res.on('data', (chunk: Buffer) => {
@@ -245,7 +275,7 @@ function readBody(res: http.IncomingMessage, limit: number, what?: string): Prom
       }
     });
     res.on('end', () => {
-      resolve(Buffer.concat(chunks).toString('utf8'));
+      resolve(Buffer.concat(chunks));
     });
     res.on('error', (err) => {
       reject(new KubeApiError(`reading response failed: ${err.message}`, { cause: err }));

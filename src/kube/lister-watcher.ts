@@ -12,6 +12,11 @@ export interface ListOptions {
   readonly resourceVersion?: string;
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
+  /**
+   * The most bytes of the answer taken; beyond, the list fails with `AnswerTooLargeError` as the
+   * bytes arrive (./list-budget.ts). Undefined: only the access's own cap applies.
+   */
+  readonly maxBytes?: number;
 }
 
 /** One list page: `continue` is set while more pages follow. */
@@ -19,6 +24,8 @@ export interface ListResult<T> {
   readonly items: T[];
   readonly resourceVersion: string;
   readonly continue?: string;
+  /** The answer's size in bytes, where the lister measured it (what the next page's size is chosen by). */
+  readonly bytes?: number;
 }
 
 /** Query of one watch request. */

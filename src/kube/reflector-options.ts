@@ -26,8 +26,15 @@ export interface ReflectorOptions<T> {
   readonly handlers?: ResourceEventHandlers<T>;
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
-  /** List page size; 0 lists in one request (default 500, as client-go's pager). */
+  /** Items of one list page at most; 0 lists in one request (default 500, as client-go's pager). */
   readonly pageSize?: number;
+  /**
+   * Bytes of one list page's answer at most (default 2 MiB): pages are sized by bytes, not items
+   * (./list-budget.ts); an answer beyond is dropped as it arrives and asked again in half.
+   */
+  readonly pageBytes?: number;
+  /** The largest one object can be (default etcd's 1.5 MiB): the first page holds `pageBytes` of those. */
+  readonly itemBytes?: number;
   /** Server-side watch timeout, drawn uniformly per watch (default 300–600 s). */
   readonly watchTimeoutSeconds?: { readonly min: number; readonly max: number };
   /** Restart a watch that delivered nothing, not even a bookmark, for this long; 0 disables (default 180 s). */
@@ -40,7 +47,8 @@ export interface ReflectorOptions<T> {
   readonly logger?: ReflectorLogger;
   /**
    * Applied to every listed or watched object before it is cached (client-go's SetTransform),
-   * e.g. {@link stripManagedFields}: what a cache of thousands of objects need not hold.
+   * e.g. {@link stripManagedFields}: what a cache of thousands of objects need not hold. A list
+   * applies it page by page, so a list holds no more of the objects than this keeps.
    */
   readonly transform?: (obj: T) => T;
 }

@@ -12,6 +12,7 @@ import { KubeApiError, isResourceVersionUnusable, type KubeStatus } from './kube
 import { Latch } from './latch.js';
 import { safeLogger } from './safe-logger.js';
 import type { WatchEventType } from './lister-watcher.js';
+import { MAX_PAGE_ITEMS } from './list-budget.js';
 import { listAll } from './pager.js';
 import type { ReflectorLogger, ReflectorOptions, ResourceEventHandlers } from './reflector-options.js';
 import { RelistRequests } from './relist-requests.js';
@@ -161,21 +162,27 @@ export class Reflector<T extends KubeObject> {
       const { items, resourceVersion } = await listAll(
         this.opts.listerWatcher,
         {
-          pageSize: this.opts.pageSize ?? 500,
+          pageSize: this.opts.pageSize ?? MAX_PAGE_ITEMS,
+          pageBytes: this.opts.pageBytes,
+          itemBytes: this.opts.itemBytes,
           labelSelector: this.opts.labelSelector,
           fieldSelector: this.opts.fieldSelector,
+          transform: this.opts.transform,
           onRestart: (err) => {
+            this.log.debug({ reflector: this.opts.name, err }, 'continue token expired; listing again');
+          },
+          onShrink: (limit) => {
             this.log.debug(
-              { reflector: this.opts.name, err },
-              'continue token expired; relisting without paging',
+              { reflector: this.opts.name, limit },
+              'a list page broke its byte budget; asking in half',
             );
           },
         },
         ac.signal,
       );
       if (this.stopped()) return;
-      const transform = this.opts.transform;
-      const changes = this.cache.replace(transform ? items.map(transform) : items);
+      // Transformed already, page by page (./pager.ts).
+      const changes = this.cache.replace(items);
       this.rv = resourceVersion;
       this.synced.open();
       for (const change of changes) this.dispatch(change);

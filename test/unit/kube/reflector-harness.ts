@@ -35,6 +35,8 @@ export function reflectorHarness(
     name: 'test',
     listerWatcher: lw,
     pageSize: setup.pageSize,
+    // Scripted lists report no sizes: pages of `pageSize` from the first (byte budgets: pager.test.ts).
+    pageBytes: Infinity,
     watchTimeoutSeconds: { min: 5, max: 10 },
     backoff: { baseMs: 5, maxMs: 40, factor: 2, jitter: 0 },
     minHealthyWatchMs: 60_000,

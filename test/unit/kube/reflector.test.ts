@@ -52,8 +52,20 @@ void describe('Reflector', () => {
     await reflector.waitForSync();
     assert.ok(reflector.hasSynced());
     assert.deepEqual(lw.listCalls, [
-      { limit: 2, continue: undefined, labelSelector: 'app=x', fieldSelector: 'metadata.name!=z' },
-      { limit: 2, continue: '2', labelSelector: 'app=x', fieldSelector: 'metadata.name!=z' },
+      {
+        limit: 2,
+        continue: undefined,
+        labelSelector: 'app=x',
+        fieldSelector: 'metadata.name!=z',
+        maxBytes: Infinity,
+      },
+      {
+        limit: 2,
+        continue: '2',
+        labelSelector: 'app=x',
+        fieldSelector: 'metadata.name!=z',
+        maxBytes: Infinity,
+      },
     ]);
     assert.deepEqual(events, ['add a@3', 'add b@5', 'add c@7']);
     assert.deepEqual(reflector.store.keys().sort(), ['ns/a', 'ns/b', 'ns/c']);
@@ -87,14 +99,14 @@ void describe('Reflector', () => {
     await reflector.stop();
   });
 
-  void test('an expired continue token restarts the list as one unpaged request', async () => {
+  void test('an expired continue token starts the list over, paged (an unpaged list has no byte bound)', async () => {
     let call = 0;
     const lw = new ScriptedListerWatcher<Obj>((opts) => {
       call++;
       if (call === 1)
         return { items: [obj('a', '1'), obj('b', '2')], resourceVersion: '10', continue: 'tok' };
       if (call === 2) throw gone();
-      assert.equal(opts.limit, undefined);
+      assert.equal(opts.limit, 2);
       assert.equal(opts.continue, undefined);
       return { items: [obj('a', '1'), obj('c', '3')], resourceVersion: '20' };
     });
