@@ -62,7 +62,13 @@ export type ConditionType =
    * reasons in the message) when any did; False (`NoFailures`, or `NoPods` when no Pod was changed
    * under it); absent while the webhook reports no workloads.
    */
-  | 'Degraded';
+  | 'Degraded'
+  /**
+   * False when the KCP refused the webhook's status report as it read it (reason `TooLarge`:
+   * nothing of it was read; `OutOfBounds`: the keys named were left out); absent otherwise. It
+   * marks this runtime alone: the rest of its status is written as ever.
+   */
+  | 'WebhookReport';
 
 /** A status condition (metav1.Condition). */
 export interface Condition {

@@ -53,7 +53,12 @@ export interface TrustRestartStatus {
   readonly at: string;
 }
 
-const count = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+// A safe integer: the CRD's integers are 64-bit, and a larger one (1e20 is an integer to JS) would
+// make every status write of the runtime fail.
+const count = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+/** The most characters of the annotation read (the restarter's is under 150): bounded before parsing. */
+export const TRUST_STATUS_MAX_CHARS = 1024;
 
 /**
  * The status the restarter wrote on the webhook Deployment (its annotations), or undefined when
@@ -63,7 +68,7 @@ export function readTrustStatus(
   annotations: Readonly<Record<string, string>> | undefined,
 ): TrustRestartStatus | undefined {
   const text = annotations?.[TRUST_STATUS_ANNOTATION];
-  if (text === undefined) return undefined;
+  if (text === undefined || text.length > TRUST_STATUS_MAX_CHARS) return undefined;
   try {
     const v = JSON.parse(text) as Partial<Record<keyof TrustRestartStatus, unknown>> | null;
     if (typeof v?.bundle !== 'string' || typeof v.at !== 'string' || !count(v.stalePods)) return undefined;

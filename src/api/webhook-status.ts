@@ -35,7 +35,24 @@ export interface WebhookStatusReport {
   readonly workloads?: WorkloadHealthReport;
   /** What the last preflight of a candidate set found; absent when none ran. */
   readonly preflight?: PreflightReport;
+  /** Set when the KCP refused the report, or a part of it, when reading it (never written). */
+  readonly refused?: ReportRefusal;
 }
+
+/** Why the KCP refused a report (or part of it) it read from a runtime. */
+export interface ReportRefusal {
+  /** `TooLarge`: nothing of it was parsed; `OutOfBounds`: the keys named were left out. */
+  readonly reason: 'TooLarge' | 'OutOfBounds';
+  readonly message: string;
+}
+
+/**
+ * The most bytes (UTF-8) of the values the KCP reads from the report ConfigMap, checked before
+ * any of it is parsed: the report is a runtime admin's to write. What the webhook writes stays
+ * far below it (five revisions of five samples, the preflight's five, a refusal of 2,000
+ * characters: about 100 KB of ASCII, three times that at worst in UTF-8).
+ */
+export const REPORT_MAX_BYTES = 512 * 1024;
 
 // Keys of the trust-bundle finding in the ConfigMap.
 const API_KEY = 'trustBundleAPI';
@@ -60,9 +77,45 @@ export function reportData(report: WebhookStatusReport): Record<string, string> 
   return data;
 }
 
-/** The report a ConfigMap holds (empty when there is none). */
+/** The keys of the ConfigMap the KCP reads (others, such as the webhook's own, are not read). */
+const READ_KEYS: readonly string[] = [
+  'loadedVersion',
+  'refusedVersion',
+  'refusal',
+  API_KEY,
+  PROJECTION_KEY,
+  DETAIL_KEY,
+  WORKLOADS_KEY,
+  PREFLIGHT_KEY,
+];
+
+/** The bytes of the values the KCP reads (linear in their length, nothing parsed). */
+export function reportBytes(data: Readonly<Record<string, unknown>>): number {
+  let bytes = 0;
+  for (const key of READ_KEYS) {
+    const v = data[key];
+    if (typeof v === 'string') bytes += Buffer.byteLength(v, 'utf8');
+  }
+  return bytes;
+}
+
+/**
+ * The report a ConfigMap holds (empty when there is none). Bounded before it is parsed: over
+ * {@link REPORT_MAX_BYTES} it is refused whole (`refused`, nothing else). Counts are safe
+ * integers (zod's `int()`), which the CRD's 64-bit integers hold; a JSON key that does not parse
+ * within its bounds is left out and named in `refused`.
+ */
 export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
   const d = cm?.data ?? {};
+  const bytes = reportBytes(d);
+  if (bytes > REPORT_MAX_BYTES) {
+    return {
+      refused: {
+        reason: 'TooLarge',
+        message: `the webhook's status report holds ${bytes} bytes, more than the ${REPORT_MAX_BYTES} the KCP reads: not read`,
+      },
+    };
+  }
   const api = d[API_KEY];
   const projection = d[PROJECTION_KEY];
   const detail = d[DETAIL_KEY];
@@ -72,6 +125,17 @@ export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
       : undefined;
   const workloads = readWorkloads(d[WORKLOADS_KEY]);
   const preflight = readPreflight(d[PREFLIGHT_KEY]);
+  const outOfBounds = [
+    ...(workloads === undefined && d[WORKLOADS_KEY] !== undefined ? [WORKLOADS_KEY] : []),
+    ...(preflight === undefined && d[PREFLIGHT_KEY] !== undefined ? [PREFLIGHT_KEY] : []),
+  ];
+  const refused: ReportRefusal | undefined =
+    outOfBounds.length > 0
+      ? {
+          reason: 'OutOfBounds',
+          message: `the webhook's status report: ${outOfBounds.join(', ')} not read (malformed, or a value out of bounds)`,
+        }
+      : undefined;
   return {
     ...(d.loadedVersion !== undefined ? { loadedVersion: d.loadedVersion } : {}),
     ...(d.refusedVersion !== undefined ? { refusedVersion: d.refusedVersion } : {}),
@@ -79,5 +143,6 @@ export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
     ...(trustBundle !== undefined ? { trustBundle } : {}),
     ...(workloads !== undefined ? { workloads } : {}),
     ...(preflight !== undefined ? { preflight } : {}),
+    ...(refused !== undefined ? { refused } : {}),
   };
 }

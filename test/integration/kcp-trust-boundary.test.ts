@@ -6,7 +6,9 @@ import {
   type Condition,
   type RuntimeBootstrapper,
 } from '../../src/api/runtime-bootstrapper.js';
-import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
+import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
+import { TRUST_STATUS_ANNOTATION } from '../../src/api/trust-stamp.js';
+import { REPORT_MAX_BYTES, WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
 import { RUNTIME_ANSWER_MAX_BYTES } from '../../src/controller/direct/runtime-clients.js';
 import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
@@ -220,6 +222,80 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
       `rt-drip: removal refused after ${stuckAfter} ms, released ${releasedAfter} ms after the annotation`,
     );
     assert.ok(releasedAfter < DEADLINE_MS + 10_000);
+  });
+
+  test("a runtime admin's report: one too large is refused before parsing, a count past the CRD's integers left out; the status write succeeds", async () => {
+    const kc = good().kubeConfig();
+    const statusPath = `/api/v1/namespaces/${RUNTIME_NAMESPACE}/configmaps/${WEBHOOK_STATUS_CONFIG_MAP}`;
+    const trustCount = (stalePods: string) =>
+      kubeRequest(kc, {
+        method: 'PATCH',
+        path: `/apis/apps/v1/namespaces/${RUNTIME_NAMESPACE}/deployments/${WEBHOOK_DEPLOYMENT}`,
+        contentType: 'application/merge-patch+json',
+        body: {
+          metadata: {
+            annotations: {
+              [TRUST_STATUS_ANNOTATION]: `{"bundle":"abcdef012345","stalePods":${stalePods},"at":"${new Date().toISOString()}"}`,
+            },
+          },
+        },
+      });
+    // A count the restarter could write, read by a forced pass (it reads the Deployment).
+    await trustCount('3');
+    direct.periodicResync();
+    await eventually(
+      async () => ((await readRb('rt-good')).status?.trustRestart?.stalePods === 3 ? true : undefined),
+      20_000,
+      'rt-good: the count in the status',
+    );
+    // What the runtime's admin can write: the status ConfigMap with more than the KCP reads, and
+    // the count as an integer no 64-bit field holds (the API server refuses it in the status).
+    await kubeRequest(kc, {
+      method: 'POST',
+      path: `/api/v1/namespaces/${RUNTIME_NAMESPACE}/configmaps`,
+      body: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: WEBHOOK_STATUS_CONFIG_MAP },
+        data: { loadedVersion: 'forged', workloads: `[${'1,'.repeat(REPORT_MAX_BYTES / 2)}1]` },
+      },
+    });
+    await trustCount('1e20');
+    // A forced pass reads both (the Deployment's readiness, the report for the projection); only
+    // its own status write can clear the count.
+    direct.periodicResync();
+    const rb = await eventually(
+      async () => {
+        const r = await readRb('rt-good');
+        return r.status?.conditions?.some((c) => c.type === 'WebhookReport') ? r : undefined;
+      },
+      20_000,
+      'rt-good: condition WebhookReport',
+    );
+    const c = rb.status?.conditions?.find((x) => x.type === 'WebhookReport');
+    assert.ok(c);
+    assert.equal(c.status, 'False');
+    assert.equal(c.reason, 'TooLarge');
+    assert.match(c.message, new RegExp(`more than the ${REPORT_MAX_BYTES} the KCP reads`));
+    assert.equal(rb.status?.state, 'Ready', 'the runtime is served as ever');
+    assert.equal(
+      rb.status.trustRestart,
+      undefined,
+      'the count past the CRD left out by the pass that read it',
+    );
+
+    // Back to a report within bounds: the next forced pass reads it and the condition goes.
+    await kubeRequest(kc, { method: 'DELETE', path: statusPath });
+    await trustCount('0');
+    direct.periodicResync();
+    await eventually(
+      async () => {
+        const r = await readRb('rt-good');
+        return r.status?.conditions?.some((x) => x.type === 'WebhookReport') ? undefined : true;
+      },
+      20_000,
+      'rt-good: condition WebhookReport gone',
+    );
   });
 
   test("the KCP's trust bundle with junk after its certificate: refused, spec.trustBundle named; the runtime keeps the last good one", async () => {

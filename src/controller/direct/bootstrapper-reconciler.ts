@@ -26,6 +26,7 @@ import {
   observeTrustProjection,
   observeWebhookReport,
   observeWorkloads,
+  recordReportRefusal,
   WORKLOAD_SLOW_LOOK_MS,
   WORKLOAD_WATCH_MS,
 } from './webhook-report.js';
@@ -240,7 +241,10 @@ export class BootstrapperReconciler {
     // One read of the webhook's report serves both looks at it.
     let report: ReturnType<BootstrapperOps['readWebhookReport']> | undefined;
     const readReport = (): ReturnType<BootstrapperOps['readWebhookReport']> =>
-      (report ??= ops.readWebhookReport());
+      (report ??= ops.readWebhookReport().then((r) => {
+        recordReportRefusal(status, r);
+        return r;
+      }));
     if (!choice) status.noRollout();
     else if (!outcome.error) {
       status.wave(choice.wave);

@@ -1,5 +1,6 @@
 import type { WebhookStatusReport } from '../../api/webhook-status.js';
 import type { StatusBuilder } from './status-builder.js';
+import { workloadsSummaryOf } from './workloads-summary.js';
 import {
   PROJECTION_REPORT_POLL_MS,
   projectionLookDue,
@@ -33,6 +34,16 @@ export function reportForStatus(report: WebhookStatusReport): {
     ...(refusedVersion !== undefined ? { refusedVersion } : {}),
     ...(refusal !== undefined ? { refusal } : {}),
   };
+}
+
+/**
+ * Says in condition `WebhookReport` whether the KCP refused the report it read (or a part of it),
+ * and drops the condition when it read all of it (pure).
+ */
+export function recordReportRefusal(status: StatusBuilder, report: WebhookStatusReport): void {
+  const r = report.refused;
+  if (r === undefined) status.dropCondition('WebhookReport');
+  else status.condition('WebhookReport', 'False', r.reason, r.message);
 }
 
 /** How soon a runtime whose webhook has not reported the set applied is looked at again. */
@@ -148,8 +159,8 @@ export function recordWorkloads(status: StatusBuilder, report: WebhookStatusRepo
     status.workloads(undefined).dropCondition('Degraded');
     return;
   }
-  const h = report.workloads[applied] ?? { pods: 0, started: 0, failing: 0, failedPods: 0, samples: [] };
-  status.workloads({ ...h, revision: applied });
+  const h = workloadsSummaryOf(report.workloads, applied);
+  status.workloads(h);
   if (h.failedPods > 0) {
     const samples = h.samples.map((x) => `${x.image ?? x.pod}: ${x.reason}`).join('; ');
     status.condition(
