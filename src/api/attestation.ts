@@ -28,10 +28,10 @@ export interface AttestedObject extends ManagedRef {
 export interface Attestation {
   readonly objects: readonly AttestedObject[];
   /**
-   * The `challenge` of the KCP's previous answer, echoed: it dates the attestation to the
-   * resync period it was answered in, so a replayed one stops counting one period later. Absent
-   * in a runtime's first attestation (and from releases before challenges: those never let a
-   * runtime be skipped).
+   * The `challenge` of the KCP's previous answer, echoed: a nonce that counts once, in the resync
+   * period it was issued in or the next, so an attestation replayed skips nothing. Absent in a
+   * runtime's first attestation (and from releases before challenges: those never let a runtime
+   * be skipped).
    */
   readonly challenge?: string | undefined;
 }

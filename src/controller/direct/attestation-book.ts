@@ -4,12 +4,13 @@
  * reconciler feeds it after each pass, the drift listener with each attestation, and the
  * periodic resync asks it which runtimes it may leave alone.
  *
- * Each answer carries a challenge of the current round (resync period), which the runtime echoes
- * in its next attestation. Only an attestation echoing this round's or the previous round's
- * challenge lets a runtime be skipped, so a recorded attestation replayed later counts for at
- * most one period after the one it was made in.
+ * Each answer carries a challenge: a nonce drawn for that answer, which the runtime echoes in its
+ * next attestation. A challenge counts once, and only in the round (resync period) it was issued
+ * in or the next: an attestation echoing one lets the runtime be skipped, and its content was
+ * read after the challenge was issued. A recorded attestation replayed echoes a challenge already
+ * taken, so it is stale and skips nothing.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
   versionsDigest,
   type Attestation,
@@ -33,8 +34,8 @@ export interface PassRecord {
 /**
  * The verdict on an attestation; `initial`: it lists nothing (a webhook's first after its start,
  * asking for the list), which says nothing about the runtime; `stale`: it matches, but echoes no
- * challenge of this round or the previous one (a replay, or an answer lost on the way), so it lets
- * nothing be skipped.
+ * challenge issued to this runtime in this round or the previous one and not taken yet (a replay,
+ * or an answer lost on the way), so it lets nothing be skipped.
  */
 export type AttestationVerdict = 'in_sync' | 'out_of_sync' | 'unrecorded' | 'initial' | 'stale';
 
@@ -45,7 +46,15 @@ interface Entry {
   digest: string | undefined;
   /** The latest non-empty attestation: its digest, when it came, the round its challenge is of. */
   attested: { digest: string; at: number; round: number | undefined } | undefined;
+  /** Challenges issued and not taken yet, oldest first (at most {@link MAX_OPEN_CHALLENGES}). */
+  challenges: { value: string; round: number }[];
 }
+
+/**
+ * Challenges open per runtime: one per attestor (the Lease holder's, and a replica's first after
+ * its start, or every replica's with `--no-trust-restart`); the oldest is dropped past this.
+ */
+export const MAX_OPEN_CHALLENGES = 4;
 
 /** Per-runtime record of managed objects' resourceVersions and the latest attestation. */
 export class AttestationBook {
@@ -53,8 +62,6 @@ export class AttestationBook {
   /** Every runtime manages the same few objects: their keys and refs are held once. */
   private readonly refs = new Map<string, { readonly key: string; readonly ref: ManagedRef }>();
 
-  /** Keys the challenges: a new one per process, so a restart's first round skips nothing anyway. */
-  private readonly secret = randomBytes(32);
   private round = 0;
 
   /** @param nextAfterSeconds how long runtimes wait between attestations (told in every answer). */
@@ -89,7 +96,7 @@ export class AttestationBook {
     // An empty attestation keeps the last one: a webhook restarting must not undo its replica's word.
     const initial = attestation.objects.length === 0;
     const digest = versionsDigest(attestation.objects);
-    const round = this.roundOf(key, attestation.challenge);
+    const round = this.take(entry, attestation.challenge);
     if (!initial) entry.attested = { digest, at, round };
     const verdict: AttestationVerdict = initial
       ? 'initial'
@@ -107,7 +114,7 @@ export class AttestationBook {
         inSync: verdict === 'in_sync',
         check: entry.complete ? [...entry.versions.keys()].map((k) => this.refOf(k)) : [],
         nextAfterSeconds: this.nextAfterSeconds,
-        challenge: this.challengeOf(key, this.round),
+        challenge: this.issue(entry),
       },
     };
   }
@@ -130,21 +137,36 @@ export class AttestationBook {
     return this.entries.size;
   }
 
-  /** The round (this one or the previous) whose challenge for `key` this is, if any. */
-  private roundOf(key: string, challenge: string | undefined): number | undefined {
+  /**
+   * Takes the challenge if it is open for this runtime and of this round or the previous one:
+   * resolves its round; undefined for any other (none, taken, too old, another runtime's).
+   */
+  private take(entry: Entry, challenge: string | undefined): number | undefined {
     if (challenge === undefined) return undefined;
-    if (challenge === this.challengeOf(key, this.round)) return this.round;
-    if (this.round > 0 && challenge === this.challengeOf(key, this.round - 1)) return this.round - 1;
-    return undefined;
+    const i = entry.challenges.findIndex((c) => c.value === challenge);
+    const open = entry.challenges[i];
+    if (open === undefined) return undefined;
+    entry.challenges.splice(i, 1);
+    return open.round >= this.round - 1 ? open.round : undefined;
   }
 
-  /** A runtime's challenge for a round: unguessable, and useless for another runtime or round. */
-  private challengeOf(key: string, round: number): string {
-    return createHmac('sha256', this.secret).update(`${round}\n${key}`).digest('base64url').slice(0, 22);
+  /** A new challenge for the runtime, open until taken (or dropped, the oldest, past the bound). */
+  private issue(entry: Entry): string {
+    // 128 bits: unguessable; the runtime can only echo what it was given.
+    const value = randomBytes(16).toString('base64url');
+    entry.challenges.push({ value, round: this.round });
+    if (entry.challenges.length > MAX_OPEN_CHALLENGES) entry.challenges.shift();
+    return value;
   }
 
   private fresh(key: string): Entry {
-    const entry: Entry = { versions: new Map(), complete: false, digest: undefined, attested: undefined };
+    const entry: Entry = {
+      versions: new Map(),
+      complete: false,
+      digest: undefined,
+      attested: undefined,
+      challenges: [],
+    };
     this.entries.set(key, entry);
     return entry;
   }

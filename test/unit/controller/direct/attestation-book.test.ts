@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AttestedObject } from '../../../../src/api/attestation.js';
-import { AttestationBook } from '../../../../src/controller/direct/attestation-book.js';
+import { AttestationBook, MAX_OPEN_CHALLENGES } from '../../../../src/controller/direct/attestation-book.js';
 
 const obj = (name: string, resourceVersion: string, namespace = 'kyma-system'): AttestedObject => ({
   apiVersion: 'v1',
@@ -137,19 +137,19 @@ describe('AttestationBook', () => {
     );
     assert.equal(book.inSync('k', 0), false);
 
-    // A recording of an attestation made in round 0, with round 0's challenge, replayed later.
+    // A recording of an attestation with its challenge, sent once and replayed later: the
+    // challenge counts once, so the replay skips nothing, in this round or any later one.
     const recorded = { objects: full, challenge: attest(full, 2).answer.challenge };
     assert.equal(book.attest('k', recorded, 3).verdict, 'in_sync');
-    assert.equal(book.inSync('k', 0), true, 'round 0: made in it');
+    assert.equal(book.inSync('k', 0), true, 'the attestation itself counts');
+    assert.equal(book.attest('k', recorded, 4).verdict, 'stale', 'replayed at once');
+    assert.equal(book.inSync('k', 0), false, 'the replay undoes the skip: the tick re-applies');
     book.nextRound();
-    assert.equal(book.attest('k', recorded, 4).verdict, 'in_sync');
-    assert.equal(book.inSync('k', 0), true, 'round 1: one period later still counts');
-    book.nextRound();
-    assert.equal(book.attest('k', recorded, 5).verdict, 'stale');
-    assert.equal(book.inSync('k', 0), false, 'round 2: the replay skips nothing');
+    assert.equal(book.attest('k', recorded, 5).verdict, 'stale', 'replayed a round later');
+    assert.equal(book.inSync('k', 0), false);
 
-    // The attestor's own challenge is from round 0 too; once answered anew, echoing each answer's
-    // challenge keeps it in sync round after round.
+    // The attestor's own challenge was taken by the recording; once answered anew, echoing each
+    // answer's challenge keeps it in sync round after round.
     assert.equal(attest(full, 9).verdict, 'stale');
     for (let round = 0; round < 5; round++) {
       assert.equal(attest(full, 10 + round).verdict, 'in_sync');
@@ -160,5 +160,33 @@ describe('AttestationBook', () => {
     book.nextRound();
     book.nextRound();
     assert.equal(book.inSync('k', 0), false, 'an attestation kept from two rounds ago counts no more');
+  });
+
+  test('a challenge is open until taken, in its round and the next, for its runtime alone', () => {
+    const book = new AttestationBook(420);
+    book.passEnded('k', { observed: full, complete: true });
+    const first = book.attest('k', { objects: [] }, 0).answer.challenge;
+    // Another replica's first attestation (empty) gets its own challenge; the first stays open.
+    const other = book.attest('k', { objects: [] }, 0).answer.challenge;
+    assert.notEqual(first, other);
+    assert.equal(book.attest('k', { objects: full, challenge: first }, 1).verdict, 'in_sync');
+    assert.equal(book.attest('k', { objects: full, challenge: other }, 1).verdict, 'in_sync');
+    assert.equal(book.attest('k', { objects: full, challenge: first }, 1).verdict, 'stale', 'taken');
+
+    // Issued in round 0: counts in round 1, not in round 2.
+    const late = book.attest('k', { objects: [] }, 2).answer.challenge;
+    const later = book.attest('k', { objects: [] }, 2).answer.challenge;
+    book.nextRound();
+    assert.equal(book.attest('k', { objects: full, challenge: late }, 3).verdict, 'in_sync');
+    book.nextRound();
+    assert.equal(book.attest('k', { objects: full, challenge: later }, 4).verdict, 'stale');
+
+    // At most MAX_OPEN_CHALLENGES open: the oldest is dropped.
+    const issued = Array.from(
+      { length: MAX_OPEN_CHALLENGES + 1 },
+      () => book.attest('k', { objects: [] }, 5).answer.challenge,
+    );
+    assert.equal(book.attest('k', { objects: full, challenge: issued[1] }, 6).verdict, 'in_sync');
+    assert.equal(book.attest('k', { objects: full, challenge: issued[0] }, 6).verdict, 'stale');
   });
 });
