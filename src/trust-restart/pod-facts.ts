@@ -31,13 +31,21 @@ export interface SlimPod {
 /** The annotations the restarter reads; everything else is dropped. */
 const KEPT_ANNOTATIONS = [CTB_HASH_ANNOTATION, RESTART_OPT_OUT_ANNOTATION];
 
+/**
+ * A kept annotation's value longer than this (a hash is 64 characters) is kept as
+ * {@link OVERSIZED}: the Pod's creator writes them, and 250 KB each on thousands of Pods would be
+ * the cache. It reads as it did (a hash that is not the bundle's, not an opt-out).
+ */
+const MAX_KEPT_VALUE = 128;
+const OVERSIZED = '(oversized)';
+
 /** Keeps only what {@link podFactsOf} reads (the reflector's transform; pure). */
 export function slimPod(pod: SlimPod): SlimPod {
   const m = pod.metadata ?? {};
   const annotations: Record<string, string> = {};
   for (const key of KEPT_ANNOTATIONS) {
     const value = m.annotations?.[key];
-    if (value !== undefined) annotations[key] = value;
+    if (value !== undefined) annotations[key] = value.length > MAX_KEPT_VALUE ? OVERSIZED : value;
   }
   const controller = m.ownerReferences?.find((r) => r.controller === true);
   const slim: SlimPod = {

@@ -4,11 +4,12 @@
  * active and on every bundle change, one paged list of the Pods without our label (a page at a
  * time, nothing kept) finds those carrying the stamp and a projected volume of the bundle in
  * force, and labels them (a merge patch of `metadata.labels` alone): from then on they are in the
- * cache and judged like ours. Memory stays one page, whatever the cluster's size.
+ * cache and judged like ours. Memory stays one page, whatever the cluster's size, and a page stays
+ * within the list budget in bytes, whatever its Pods carry (../kube/list-budget.ts).
  */
 import { CTB_HASH_ANNOTATION, CTB_MOUNTED_LABEL } from '../api/trust-stamp.js';
-import { isResourceExpired } from '../kube/kube-errors.js';
 import type { ListerWatcher } from '../kube/lister-watcher.js';
+import { forEachPage } from '../kube/pager.js';
 
 /** A Pod as far as the scan reads it. */
 export interface ScannedPod {
@@ -30,7 +31,7 @@ export interface ScannedPod {
 /** The scan's label selector: the Pods our label does not name yet. */
 export const UNLABELLED = `!${CTB_MOUNTED_LABEL}`;
 
-/** Default page size of the scan. */
+/** Items of one page of the scan at most; its bytes are bounded too (../kube/list-budget.ts). */
 export const SCAN_PAGE_SIZE = 500;
 
 /**
@@ -53,36 +54,26 @@ export interface UpstreamScan {
   /** Adds our label to one Pod. */
   readonly label: (namespace: string, name: string) => Promise<void>;
   readonly pageSize?: number;
+  /** Bytes of one page's answer at most (default the list budget's). */
+  readonly pageBytes?: number;
 }
 
 /** Lists the unlabelled Pods page by page and labels the upstream-stamped ones; returns how many. */
 export async function labelUpstreamPods(s: UpstreamScan, signal: AbortSignal): Promise<number> {
   let labelled = 0;
-  let cont: string | undefined;
-  for (;;) {
-    let page;
-    try {
-      page = await s.pods.list(
-        {
-          limit: s.pageSize ?? SCAN_PAGE_SIZE,
-          labelSelector: UNLABELLED,
-          continue: cont,
-        },
-        signal,
-      );
-    } catch (err) {
-      // An expired token: start over (the Pods labelled so far have left the selector).
-      if (cont === undefined || !isResourceExpired(err) || signal.aborted) throw err;
-      cont = undefined;
-      continue;
-    }
-    for (const pod of page.items) {
-      if (signal.aborted) return labelled;
-      if (!stampedUpstream(pod, s.bundleName)) continue;
-      await s.label(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
-      labelled++;
-    }
-    if (page.continue === undefined || page.continue === '') return labelled;
-    cont = page.continue;
-  }
+  // An expired token starts over (the Pods labelled so far have left the selector).
+  await forEachPage(
+    s.pods,
+    { pageSize: s.pageSize ?? SCAN_PAGE_SIZE, pageBytes: s.pageBytes, labelSelector: UNLABELLED },
+    signal,
+    async (page) => {
+      for (const pod of page) {
+        if (signal.aborted) return;
+        if (!stampedUpstream(pod, s.bundleName)) continue;
+        await s.label(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
+        labelled++;
+      }
+    },
+  );
+  return labelled;
 }

@@ -1,8 +1,12 @@
 import type { V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { COPIED_FROM_ANNOTATION, MANAGED_BY_LABEL } from '../api/managed-labels.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { statusCodeOf } from '../kube/kube-errors.js';
 import { kubeRequest } from '../kube/kube-request.js';
+import { MAX_PAGE_ITEMS } from '../kube/list-budget.js';
+import { KubeListWatch } from '../kube/list-watch.js';
+import { listAll } from '../kube/pager.js';
 import {
   MANAGED_SECRETS_SELECTOR,
   planRenamedCopyRemoval,
@@ -21,55 +25,72 @@ export interface RenamedCopyCalls {
   deleteSecret(id: SecretId): Promise<unknown>;
 }
 
-const PAGE = 500;
-/** A list answered with the items' metadata only: no Secret data ever reaches this process. */
-const METADATA_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+/** A Secret name is at most this long: a reference to a longer one names none of our copies. */
+const MAX_NAME = 253;
 
-interface ListPage<T> {
-  readonly items?: T[];
-  readonly metadata?: { readonly continue?: string };
-}
-
-async function listAll<T>(
-  access: ClusterAccess,
-  path: string,
-  query: Record<string, string>,
-  keep: (item: T) => T,
-  accept?: string,
-): Promise<T[]> {
-  const out: T[] = [];
-  let next: string | undefined;
-  do {
-    const page = await kubeRequest<ListPage<T>>(access, {
-      method: 'GET',
-      path,
-      query: { ...query, limit: PAGE, continue: next },
-      accept,
-    });
-    for (const item of page.items ?? []) out.push(keep(item));
-    next = page.metadata?.continue || undefined;
-  } while (next !== undefined);
-  return out;
-}
-
-/** {@link RenamedCopyCalls} as raw requests through `access` (paged lists of 500). */
-export function renamedCopyCalls(access: ClusterAccess): RenamedCopyCalls {
+/**
+ * A Pod as far as the plan reads it (./renamed-copies.ts): the list's transform, page by page, so
+ * a namespace of Pods with large annotations or specs costs their names alone.
+ */
+function podRefs(p: V1Pod): V1Pod {
+  const refs = (p.spec?.imagePullSecrets ?? []).filter(
+    (r) => r.name !== undefined && r.name.length <= MAX_NAME,
+  );
+  const phase = p.status?.phase;
   return {
-    listManagedSecrets: () =>
-      listAll<{ metadata?: V1ObjectMeta }>(
-        access,
-        '/api/v1/secrets',
-        { labelSelector: MANAGED_SECRETS_SELECTOR },
-        (s) => ({ metadata: s.metadata ?? {} }),
-        METADATA_ONLY,
-      ).then((items) => items.map((s) => s.metadata ?? {})),
-    listLivePods: (namespace) =>
-      listAll<V1Pod>(
-        access,
-        `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
-        { fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' },
-        (p) => ({ metadata: p.metadata ?? {}, spec: p.spec ?? { containers: [] }, status: p.status ?? {} }),
-      ),
+    metadata: { name: p.metadata?.name, namespace: p.metadata?.namespace },
+    spec: { containers: [], imagePullSecrets: refs.map((r) => ({ name: r.name })) },
+    status: phase === undefined ? undefined : { phase },
+  };
+}
+
+/**
+ * The metadata a sweep reads of one of our Secrets (./renamed-copies.ts `isOurCopy`): our label
+ * and the copied-from annotation (a namespace and a name: longer is not ours), nothing else.
+ */
+function secretMeta(s: { metadata?: V1ObjectMeta }): { metadata?: V1ObjectMeta } {
+  const m = s.metadata ?? {};
+  const label = m.labels?.[MANAGED_BY_LABEL];
+  const from = m.annotations?.[COPIED_FROM_ANNOTATION];
+  return {
+    metadata: {
+      name: m.name,
+      namespace: m.namespace,
+      uid: m.uid,
+      labels: label === undefined ? undefined : { [MANAGED_BY_LABEL]: label },
+      annotations:
+        from === undefined || from.length > 2 * MAX_NAME + 1 ? undefined : { [COPIED_FROM_ANNOTATION]: from },
+    },
+  };
+}
+
+/**
+ * {@link RenamedCopyCalls} as raw requests through `access`: lists paged by bytes
+ * (../kube/pager.ts), our Secrets metadata only, so no Secret data ever reaches this process.
+ */
+export function renamedCopyCalls(access: ClusterAccess): RenamedCopyCalls {
+  const never = new AbortController().signal;
+  return {
+    listManagedSecrets: async () =>
+      (
+        await listAll(
+          new KubeListWatch<{ metadata?: V1ObjectMeta }>(access, '/api/v1/secrets', { metadataOnly: true }),
+          { pageSize: MAX_PAGE_ITEMS, labelSelector: MANAGED_SECRETS_SELECTOR, transform: secretMeta },
+          never,
+        )
+      ).items.map((s) => s.metadata ?? {}),
+    listLivePods: async (namespace) =>
+      (
+        await listAll(
+          new KubeListWatch<V1Pod>(access, `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`),
+          {
+            pageSize: MAX_PAGE_ITEMS,
+            fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed',
+            transform: podRefs,
+          },
+          never,
+        )
+      ).items,
     deleteSecret: ({ namespace, name, uid }) =>
       kubeRequest<unknown>(access, {
         method: 'DELETE',

@@ -8,6 +8,7 @@ import { Reflector } from '../kube/reflector.js';
 import { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import { MetricsServer } from '../telemetry/metrics-endpoint.js';
 import type { AdmissionContext } from './admission-handler.js';
+import { cachedNamespaceOf } from './cached-namespace.js';
 import { CertificateReloader, type CertificateFiles } from './certificate-reloader.js';
 import { ConfigHolder } from './config-holder.js';
 import { followConfig, type ConfigSourceSettings } from './config-following.js';
@@ -226,9 +227,11 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   }
   served(tls);
 
+  // Metadata only, and of that only what admission and the copier read (./cached-namespace.ts).
   const namespaces = new Reflector<V1Namespace>({
     name: 'namespaces',
-    listerWatcher: new KubeListWatch<V1Namespace>(o.kubeConfig, '/api/v1/namespaces'),
+    listerWatcher: new KubeListWatch<V1Namespace>(o.kubeConfig, '/api/v1/namespaces', { metadataOnly: true }),
+    transform: cachedNamespaceOf,
     logger: reflectorLogger,
   });
   namespaces.start();

@@ -45,7 +45,9 @@ import { applyInStages } from './apply-stages.js';
 import type { WrittenObject } from './foreign-writers.js';
 import type { RuntimePlan } from './runtime-manifests.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';
-import { requestBoundIn, type RequestBoundError } from '../../kube/request-limits.js';
+import { AnswerTooLargeError, requestBoundIn, type RequestBoundError } from '../../kube/request-limits.js';
+import { smallerPageLimit } from '../../kube/list-budget.js';
+import { METADATA_LIST_ACCEPT } from '../../kube/list-watch.js';
 import type { ServingView } from './serving-certificate.js';
 
 /** Readiness of the webhook Deployment, as a kubelet and the deployment controller report it. */
@@ -70,10 +72,17 @@ interface Deployment {
 }
 
 const MANAGED = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
-/** Objects per page of a list on a runtime: a few KB each, so a page stays far under the answer cap. */
+/** Objects per page of a list on a runtime, metadata only: a few KB each, far under the answer cap (halved when not). */
 const LIST_PAGE_SIZE = 100;
 /** Pages of one list at most (a million objects): a server that answers a continue token forever ends. */
 const MAX_LIST_PAGES = 10_000;
+/** A page of {@link RuntimeInstaller.removeLabelled}'s list over the cap on an answer. */
+const TOO_LARGE = Symbol('too large');
+/** A page of labelled objects, metadata only. */
+interface LabelledPage {
+  readonly items?: readonly { readonly metadata?: { readonly name?: string; readonly namespace?: string } }[];
+  readonly metadata?: { readonly continue?: string };
+}
 /** An object's metadata alone (`managedFields` included), not its spec. */
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
@@ -272,20 +281,20 @@ export class RuntimeInstaller {
 
   /**
    * Deletes every object of a kind that carries our label (and matches `fieldSelector`, if given),
-   * read a page at a time: each page stays well under the cap on an answer (a pull Secret's copies
-   * in thousands of namespaces do not), and a server that never stops paging is stopped.
+   * read a page at a time, metadata only (the name is all it needs): each page stays under the cap
+   * on an answer (a pull Secret's copies in thousands of namespaces do not), a page the runtime
+   * made too large (its admin may annotate our objects) is asked again in half, down to one
+   * object, and a server that never stops paging is stopped.
    */
   private async removeLabelled(apiVersion: string, kind: string, fieldSelector?: string): Promise<void> {
     let next: string | undefined;
+    let limit = LIST_PAGE_SIZE;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const list = await this.call(() =>
-        kubeRequest<{ items?: KubernetesObject[]; metadata?: { continue?: string } }>(this.access, {
-          method: 'GET',
-          path: collectionPath(apiVersion, kind),
-          query: { labelSelector: MANAGED, fieldSelector, limit: LIST_PAGE_SIZE, continue: next },
-          timeoutMs: this.timeoutMs,
-        }),
-      );
+      const list = await this.call(() => this.labelledPage(apiVersion, kind, fieldSelector, limit, next));
+      if (list === TOO_LARGE) {
+        limit = smallerPageLimit(limit) ?? 1;
+        continue;
+      }
       for (const item of list.items ?? []) {
         await this.remove({
           apiVersion,
@@ -297,6 +306,31 @@ export class RuntimeInstaller {
       if (next === undefined || next === '') return;
     }
     throw new Error(`more than ${MAX_LIST_PAGES} pages of ${kind} objects labelled ${MANAGED}`);
+  }
+
+  /**
+   * One page of {@link removeLabelled}'s list; {@link TOO_LARGE} when its answer broke the cap
+   * and a smaller page can be asked for (one object alone over the cap is the runtime's refusal).
+   */
+  private async labelledPage(
+    apiVersion: string,
+    kind: string,
+    fieldSelector: string | undefined,
+    limit: number,
+    next: string | undefined,
+  ): Promise<LabelledPage | typeof TOO_LARGE> {
+    try {
+      return await kubeRequest<LabelledPage>(this.access, {
+        method: 'GET',
+        path: collectionPath(apiVersion, kind),
+        query: { labelSelector: MANAGED, fieldSelector, limit, continue: next },
+        accept: METADATA_LIST_ACCEPT,
+        timeoutMs: this.timeoutMs,
+      });
+    } catch (error) {
+      if (limit > 1 && requestBoundIn(error) instanceof AnswerTooLargeError) return TOO_LARGE;
+      throw error;
+    }
   }
 
   /**

@@ -26,6 +26,7 @@ import { applyObjects } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { kubeRequest } from '../../kube/kube-request.js';
 import { KubeListWatch } from '../../kube/list-watch.js';
+import { MAX_PAGE_ITEMS } from '../../kube/list-budget.js';
 import { listAll } from '../../kube/pager.js';
 import { Reflector } from '../../kube/reflector.js';
 import { errorLine } from '../../telemetry/error-line.js';
@@ -34,6 +35,8 @@ import {
   DEFAULT_PREFLIGHT_BUDGET_MS,
   DEFAULT_PREFLIGHT_CONCURRENCY,
 } from './preflight-check.js';
+import { cachedNamespaceOf } from '../cached-namespace.js';
+import { planPodOf } from './plan-pod.js';
 import { planPreflight, type PreflightPlan } from './preflight-plan.js';
 import { doneReport, runningReport } from './preflight-report.js';
 import { RegistryProbe } from './registry-probe.js';
@@ -191,10 +194,16 @@ export function startPreflight(o: PreflightOptions): Preflight {
   };
 
   const listPlan = async (candidate: Candidate, signal: AbortSignal): Promise<PreflightPlan> => {
-    const pageSize = o.pageSize ?? 500;
+    const pageSize = o.pageSize ?? MAX_PAGE_ITEMS;
+    // Pages bounded in bytes, each Pod cut to what the plan reads as its page arrives, the
+    // Namespaces metadata only: every Pod of the cluster passes through, a tenant's too.
     const [pods, namespaces] = await Promise.all([
-      listAll(new KubeListWatch<V1Pod>(o.access, '/api/v1/pods'), { pageSize }, signal),
-      listAll(new KubeListWatch<V1Namespace>(o.access, '/api/v1/namespaces'), { pageSize }, signal),
+      listAll(new KubeListWatch<V1Pod>(o.access, '/api/v1/pods'), { pageSize, transform: planPodOf }, signal),
+      listAll(
+        new KubeListWatch<V1Namespace>(o.access, '/api/v1/namespaces', { metadataOnly: true }),
+        { pageSize, transform: cachedNamespaceOf },
+        signal,
+      ),
     ]);
     let config;
     try {

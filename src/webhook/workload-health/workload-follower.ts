@@ -215,7 +215,10 @@ class Follower implements WorkloadFollower {
     let ready = false;
     const secrets = new Reflector<SecretPresence>({
       name: `secrets named ${settings.pullSecretName}`,
-      listerWatcher: new KubeListWatch<SecretPresence>(this.o.access, '/api/v1/secrets'),
+      // Presence is all it reads: metadata only, so no Secret's data reaches the process.
+      listerWatcher: new KubeListWatch<SecretPresence>(this.o.access, '/api/v1/secrets', {
+        metadataOnly: true,
+      }),
       fieldSelector: `metadata.name=${settings.pullSecretName}`,
       transform: secretPresenceOf,
       logger: reflectorLogger,

@@ -86,6 +86,7 @@ describe('Pods an upstream install stamped', () => {
           return Promise.resolve();
         },
         pageSize: 2,
+        pageBytes: Infinity,
       },
       new AbortController().signal,
     );
