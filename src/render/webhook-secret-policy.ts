@@ -8,16 +8,18 @@
  * with a privileged ServiceAccount, is filled in by the token controller and is then readable by
  * that name. This policy, matched to that ServiceAccount's user name alone, lets through exactly
  * the Secret writes of our own code:
- * - the pull Secret's copies (../webhook/pull-secret-copier.ts: create, replace, and delete before
- *   a re-create when the source's type changed): the pull Secret's name and a type the kubelet
- *   reads pull credentials from (`kubernetes.io/dockerconfigjson`, or the older
- *   `kubernetes.io/dockercfg`), in any namespace;
+ * - the pull Secret's copies (../webhook/pull-secret-copier.ts: create and replace): the pull
+ *   Secret's name and a type the kubelet reads pull credentials from
+ *   (`kubernetes.io/dockerconfigjson`, or the older `kubernetes.io/dockercfg`), in any namespace;
+ *   a replace only of a Secret carrying our managed-by label (the copier never writes over a
+ *   Secret of that name that is somebody else's, ./pull-secret-desired.ts);
  * - with the webhook's own serving certificate (`own` issuer, ../serving-cert/certificate-writer.ts):
  *   that Secret in the webhook's namespace, created or replaced, as `Opaque` or `kubernetes.io/tls`;
- * - a delete of a copy under an earlier pull-Secret name (../webhook/renamed-copy-sweeper.ts, which
- *   the rendered RBAC does not grant; where an administrator grants it): only a Secret that is our
- *   copy, as ../webhook/renamed-copies.ts tells one (our managed-by label, the copied-from
- *   annotation naming a Secret of its own name) and of a pull type.
+ * - a delete only of a Secret that is our copy, as ../webhook/renamed-copies.ts tells one (our
+ *   managed-by label, the copied-from annotation naming a Secret of its own name): the copier's
+ *   delete before a re-create when the source's type changed, and the sweep of copies under an
+ *   earlier pull-Secret name (../webhook/renamed-copy-sweeper.ts, where an administrator granted
+ *   it the list; the rendered RBAC grants deletes by the pull Secret's name only).
  * Everything else is refused, the preflight's candidate Secret included: the KCP writes it and the
  * webhook only reads it.
  */
@@ -62,22 +64,25 @@ export function renderWebhookSecretPolicy(
   const ourCopy =
     `${celString(MANAGED_BY_LABEL)} in ${v('labels')} && ${v('labels')}[${celString(MANAGED_BY_LABEL)}] == ${celString(MANAGED_BY_VALUE)} && ` +
     `${celString(COPIED_FROM_ANNOTATION)} in ${v('annotations')} && ${copied}.indexOf('/') > 0 && ` +
-    `${copied}.substring(${copied}.indexOf('/') + 1) == ${v('name')} && ${v('type')} in ${celList(PULL_SECRET_TYPES)}`;
+    `${copied}.substring(${copied}.indexOf('/') + 1) == ${v('name')}`;
   const servingWords =
     issuer === 'own'
       ? `, or its serving Secret ${WEBHOOK_TLS_SECRET} in ${namespace} (Opaque or kubernetes.io/tls)`
       : '';
   const validations: V1Validation[] = [
     {
-      expression: `request.operation == 'DELETE' || (${pullCopy}) || (${servingSecret})`,
+      expression:
+        `request.operation == 'DELETE' || (${pullCopy} && (request.operation != 'UPDATE' || ${v('oldOurs')})) || ` +
+        `(${servingSecret})`,
       message:
         `${who} may create or change only the pull Secret ${pullSecret} of type ${PULL_SECRET_TYPES.join(' or ')}` +
+        ` (change: only a Secret labelled ${MANAGED_BY_LABEL}: ${MANAGED_BY_VALUE})` +
         servingWords,
       reason: 'Forbidden',
     },
     {
-      expression: `request.operation != 'DELETE' || (${pullCopy}) || (${ourCopy})`,
-      message: `${who} may delete only the pull Secret ${pullSecret} and its own copies of an earlier pull-Secret name`,
+      expression: `request.operation != 'DELETE' || (${ourCopy})`,
+      message: `${who} may delete only its own copies of the pull Secret (labelled ${MANAGED_BY_LABEL}: ${MANAGED_BY_VALUE}, annotated ${COPIED_FROM_ANNOTATION})`,
       reason: 'Forbidden',
     },
   ];
@@ -118,6 +123,14 @@ export function renderWebhookSecretPolicy(
           {
             name: 'labels',
             expression: `has(${v('secret')}.metadata.labels) ? ${v('secret')}.metadata.labels : {}`,
+          },
+          // An update changes only a Secret that is ours already (the copier never writes over another's).
+          {
+            name: 'oldOurs',
+            expression:
+              `request.operation == 'UPDATE' && has(oldObject.metadata.labels) && ` +
+              `${celString(MANAGED_BY_LABEL)} in oldObject.metadata.labels && ` +
+              `oldObject.metadata.labels[${celString(MANAGED_BY_LABEL)}] == ${celString(MANAGED_BY_VALUE)}`,
           },
           {
             name: 'annotations',

@@ -222,6 +222,35 @@ describe('the least-privilege policies on a real API server: what the webhook Se
     await core.createNamespacedSecret({ namespace: TENANT, body, fieldManager: 'rt-bootstrapper' });
   });
 
+  test("a tenant's own Secret under the pull name is neither replaced nor deleted", async () => {
+    const own = 'tenant-own';
+    await kubeRequest(admin, {
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: own } },
+    });
+    await post(admin, own, secret(own, PULL, DOCKER));
+    const core = coreCalls(sa);
+    await refused(
+      'replacing it',
+      SECRETS_POLICY_SAYS,
+      core.replaceNamespacedSecret({
+        name: PULL,
+        namespace: own,
+        body: {
+          metadata: { name: PULL, namespace: own, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
+          type: DOCKER,
+          data: dockerData,
+        },
+      }),
+    );
+    await refused(
+      'deleting it',
+      SECRETS_POLICY_SAYS,
+      core.deleteNamespacedSecret({ name: PULL, namespace: own }),
+    );
+  });
+
   test('its serving Secret passes in its own namespace (the webhook writes it with its own issuer)', async () => {
     const ref = { namespace: RUNTIME_NAMESPACE, name: WEBHOOK_TLS_SECRET };
     const created = await putServingSecret(sa, ref, undefined, { tlsCrt: 'a', tlsKey: 'b', caCrt: 'c' });
