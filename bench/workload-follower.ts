@@ -41,6 +41,7 @@ import {
   type SecretPresence,
 } from '../src/webhook/workload-health/followed-pod.js';
 import type { PodHealthSettings } from '../src/webhook/workload-health/pod-health.js';
+import { RevisionRules } from '../src/webhook/workload-health/revision-rules.js';
 import { RevisionTally } from '../src/webhook/workload-health/revision-tally.js';
 import { workloadSettingsOf } from '../src/webhook/workload-health/workload-follower.js';
 import { envNumber, isMain, say as print } from './support/env.js';
@@ -49,6 +50,10 @@ import { median } from './support/stats.js';
 const NAMESPACES = 50;
 const REVISIONS = ['set-3f9a1c07', 'set-8b42d5e1'] as const;
 const REGISTRY = 'europe-docker.pkg.dev/kyma-project/prod/external';
+/** Both revisions' rules, as the follower knows them: Docker Hub to {@link REGISTRY}. */
+const RULES_KNOWN = new RevisionRules();
+for (const revision of REVISIONS) RULES_KNOWN.note(revision, { 'docker.io': REGISTRY });
+const RULES = RULES_KNOWN.lookup;
 
 /** What one CPU run measures. */
 interface CpuFigures {
@@ -248,7 +253,7 @@ function emptyHeld(settings: PodHealthSettings): Held {
 
 /** The follower's Pod path (its reflector's transform and store, then its `observe`). */
 function arrive(held: Held, raw: V1Pod, settings: PodHealthSettings): void {
-  const pod = followedPodOf(raw, settings, held.pool);
+  const pod = followedPodOf(raw, settings, held.pool, RULES);
   held.pods.upsert(pod);
   observe(held, pod, settings);
 }

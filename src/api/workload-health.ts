@@ -31,6 +31,13 @@ export type WorkloadFailureKind =
   /** A container cannot be created or started with our mount. */
   | 'mount';
 
+/** Keys of original images that ran, kept per revision in a report. */
+export const MAX_RAN_ORIGINALS = 200;
+/** Original images of failures not proven regressions, kept per revision (most failed Pods first). */
+export const MAX_UNPROVEN_ORIGINALS = 16;
+/** The most characters of an original image's key (the webhook's are 16 hex characters). */
+export const MAX_ORIGINAL_KEY_CHARS = 64;
+
 /** Samples kept per revision (counts are exact; samples show what failed). */
 export const MAX_FAILURE_SAMPLES = 5;
 /** Revisions kept in a report: the newest ones by when their first Pod was seen. */
@@ -68,6 +75,26 @@ const revisionShape = z.object({
   /** When the first Pod under the revision was seen (RFC 3339). */
   firstPodAt: text(40).optional(),
   samples: z.array(sampleShape).max(MAX_FAILURE_SAMPLES),
+  /**
+   * Of `failedPods`, those that are regressions proven on this runtime: the original image that
+   * failed ran under another set here (DESIGN §14). Absent in reports of releases before it.
+   */
+  regressions: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  /**
+   * Failures not proven here, by the key of their original image and the Pods that failed on it:
+   * the KCP counts them where the original ran under an earlier set on another runtime.
+   */
+  unproven: z
+    .array(
+      z.object({
+        image: text(MAX_ORIGINAL_KEY_CHARS),
+        pods: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+      }),
+    )
+    .max(MAX_UNPROVEN_ORIGINALS)
+    .optional(),
+  /** Keys of original images whose containers started under the revision (a bounded sample). */
+  ran: z.array(text(MAX_ORIGINAL_KEY_CHARS)).max(MAX_RAN_ORIGINALS).optional(),
 });
 
 /** What the webhook knows about the Pods it changed under one revision. */
@@ -167,6 +194,11 @@ export const PREFLIGHT_DOCKER_CONFIG_KEY = '.dockerconfigjson';
 
 /** Keys of the status ConfigMap that carry these reports. */
 export const WORKLOADS_KEY = 'workloads';
+/**
+ * The webhook's own key beside the report (never read by the KCP): the overrides of the revisions
+ * it served, so a webhook started later still checks Pods of the set before against their rules.
+ */
+export const REVISION_RULES_KEY = 'revisionRules';
 export const PREFLIGHT_KEY = 'preflight';
 
 /**

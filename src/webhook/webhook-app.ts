@@ -423,6 +423,13 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
       access: o.kubeConfig,
       isActive,
       settings: () => workloadSettingsOf(holder.get()),
+      inForce: () => {
+        const config = holder.get();
+        const revision = holder.revision;
+        return config !== undefined && revision !== undefined
+          ? { revision, overrides: config.overrides }
+          : undefined;
+      },
       namespace: statusConfigMap.namespace,
       configMapName: statusConfigMap.name,
       registry,

@@ -32,14 +32,21 @@ import { kubeRequest } from '../../src/kube/kube-request.js';
 import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { WebhookStatusReporter } from '../../src/webhook/status-reporter.js';
+import { originalKey } from '../../src/webhook/workload-health/original-key.js';
 import {
   startWorkloadFollower,
+  type RevisionInForce,
   type WorkloadFollower,
 } from '../../src/webhook/workload-health/workload-follower.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { asWebhookServiceAccount } from '../support/kcp.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
+/** The set's overrides: Docker Hub to the mirror, as the webhook would rewrite `docker.io/app:1`. */
+const MIRROR = { 'docker.io': 'mirror.example.com' };
+const IMAGE = 'mirror.example.com/library/app:1';
+/** The revision in force on the followers' runtime, and its overrides. */
+let inForce: RevisionInForce = { revision: 'v1', overrides: MIRROR };
 const SECRET = 'registry-credentials';
 const WITH_SECRET = 'wf-with-secret';
 const WITHOUT_SECRET = 'wf-without-secret';
@@ -64,6 +71,7 @@ function replica(active: boolean): Replica {
       access: sa,
       isActive: () => r.active,
       settings: () => ({ pullSecretName: SECRET }),
+      inForce: () => inForce,
       namespace: RUNTIME_NAMESPACE,
       registry,
       logger: silentLogger(),
@@ -89,9 +97,10 @@ type Status = Partial<V1ContainerStatus>;
 async function stampedPod(
   namespace: string,
   name: string,
-  o: { revision?: string; rewritten?: boolean; pullSecret?: boolean } = {},
+  o: { revision?: string; rewritten?: boolean; pullSecret?: boolean; image?: string; original?: string } = {},
 ): Promise<void> {
   const revision = o.revision ?? 'v1';
+  const original = o.original ?? 'docker.io/app:1';
   await core.createNamespacedPod({
     namespace,
     body: {
@@ -102,11 +111,11 @@ async function stampedPod(
           [REVISION_ANNOTATION]: revision,
           ...(o.rewritten === false
             ? {}
-            : { [ORIGINAL_IMAGES_ANNOTATION]: JSON.stringify({ app: 'docker.io/app:1' }) }),
+            : { [ORIGINAL_IMAGES_ANNOTATION]: JSON.stringify({ app: original }) }),
         },
       },
       spec: {
-        containers: [{ name: 'app', image: 'mirror.example.com/app:1' }],
+        containers: [{ name: 'app', image: o.image ?? IMAGE }],
         ...(o.pullSecret === true ? { imagePullSecrets: [{ name: SECRET }] } : {}),
       },
     },
@@ -114,7 +123,7 @@ async function stampedPod(
 }
 
 /** What a kubelet would write: the container's status. */
-async function kubelet(namespace: string, name: string, status: Status): Promise<void> {
+async function kubelet(namespace: string, name: string, status: Status, image = IMAGE): Promise<void> {
   await kubeRequest(admin, {
     method: 'PATCH',
     path: `/api/v1/namespaces/${namespace}/pods/${name}/status`,
@@ -124,7 +133,7 @@ async function kubelet(namespace: string, name: string, status: Status): Promise
         containerStatuses: [
           {
             name: 'app',
-            image: 'mirror.example.com/app:1',
+            image,
             imageID: '',
             ready: false,
             restartCount: 0,
@@ -223,11 +232,7 @@ describe('the workload follower', () => {
     await stampedPod(ns, 'healthy');
     await stampedPod(ns, 'secret-present', { rewritten: false, pullSecret: true });
     await stampedPod(WITHOUT_SECRET, 'secret-missing', { rewritten: false, pullSecret: true });
-    await kubelet(
-      ns,
-      'rewritten-pull',
-      waiting('ImagePullBackOff', 'Back-off pulling image "mirror.example.com/app:1"'),
-    );
+    await kubelet(ns, 'rewritten-pull', waiting('ImagePullBackOff', 'Back-off pulling image "${IMAGE}"'));
     await kubelet(ns, 'unrewritten-pull', waiting('ErrImagePull', 'not found'));
     await kubelet(ns, 'crash-loop', crashLoop);
     await kubelet(ns, 'healthy', running);
@@ -251,7 +256,7 @@ describe('the workload follower', () => {
     const pull = h.samples.find((s) => s.kind === 'image-pull');
     assert.equal(pull?.registry, 'mirror.example.com');
     assert.equal(pull.reason, 'ImagePullBackOff');
-    assert.equal(pull.image, 'mirror.example.com/app:1');
+    assert.equal(pull.image, IMAGE);
     const missing = h.samples.find((s) => s.kind === 'pull-secret-missing');
     assert.ok(missing?.message?.includes('https://***@mirror.example.com'), missing?.message);
     assert.ok(!JSON.stringify(h).includes('s3cr3t'));
@@ -343,11 +348,49 @@ describe('the workload follower', () => {
   test('revisions are reported apart, and a follower stops cleanly', async () => {
     const [, b] = replicas;
     assert.ok(b);
+    inForce = { revision: 'v2', overrides: MIRROR };
     await stampedPod(WITH_SECRET, 'v2-pod', { revision: 'v2' });
     await kubelet(WITH_SECRET, 'v2-pod', running);
     const v2 = await reported('v2', (r) => r.pods === 1 && r.started === 1, 'the second revision');
     assert.equal(v2.failedPods, 0);
     await b.follower.stop();
     assert.equal(await metric(b, 'rtb_webhook_workload_followed_pods'), 0);
+  });
+  test("a namespace user's forged stamp counts nothing; a failure is a regression only where its original ran before", async () => {
+    const ns = WITH_SECRET;
+    // The stable set moved nothing: its Pod of docker.io/app:1 ran as asked (stamped by another feature).
+    inForce = { revision: 'r0', overrides: {} };
+    const c = replica(true);
+    await stampedPod(ns, 'stable-app', { revision: 'r0', rewritten: false, image: 'docker.io/app:1' });
+    await kubelet(ns, 'stable-app', running, 'docker.io/app:1');
+    await reported('r0', (r) => r.started === 1 && (r.ran?.length ?? 0) === 1, 'the stable Pod to run');
+    // The new set sends Docker Hub to the mirror, which lacks the app: a regression.
+    inForce = { revision: 'r1', overrides: MIRROR };
+    await stampedPod(ns, 'regressed', { revision: 'r1' });
+    await kubelet(ns, 'regressed', waiting('ErrImagePull', 'manifest unknown'));
+    // Forged (created while the webhook let Pods through): an image the set would never run...
+    const PRIVATE = 'docker.io/someone/private:1';
+    await stampedPod(ns, 'forged-mismatch', { revision: 'r1', original: PRIVATE, image: PRIVATE });
+    await kubelet(ns, 'forged-mismatch', waiting('ErrImagePull', 'pull access denied'), PRIVATE);
+    // ...one the set would run but that never ran anywhere under the stable set...
+    const PRIVATE_MIRRORED = 'mirror.example.com/someone/private:1';
+    await stampedPod(ns, 'forged-unproven', { revision: 'r1', original: PRIVATE, image: PRIVATE_MIRRORED });
+    await kubelet(ns, 'forged-unproven', waiting('ErrImagePull', 'not found'), PRIVATE_MIRRORED);
+    // ...and a revision this webhook never served.
+    await stampedPod(ns, 'forged-revision', { revision: 'r-forged' });
+    await kubelet(ns, 'forged-revision', waiting('ErrImagePull', 'not found'));
+
+    const h = await reported('r1', (r) => r.pods === 3 && r.failedPods === 2, "the new set's report");
+    assert.equal(h.regressions, 1, 'only the Pod whose original ran under the stable set');
+    assert.deepEqual(h.unproven, [{ image: originalKey(PRIVATE), pods: 1 }]);
+    const forged = await reported('r-forged', (r) => r.pods === 1, 'the forged revision');
+    assert.equal(forged.failedPods, 0);
+    // The rules of both sets are kept for the next leader.
+    const rules = JSON.parse((await configMap())?.data.revisionRules ?? '{}') as Record<string, unknown>;
+    assert.deepEqual(
+      Object.keys(rules).filter((k) => k.startsWith('r')),
+      ['r0', 'r1'],
+    );
+    await c.follower.stop();
   });
 });

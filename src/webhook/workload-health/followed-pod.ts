@@ -6,6 +6,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { failuresOf, podFactsOf, type PodFacts, type PodHealthSettings } from './pod-health.js';
+import type { RevisionRulesLookup } from './revision-rules.js';
 import type { PodObservation } from './revision-tally.js';
 
 /**
@@ -44,13 +45,21 @@ export class StringPool {
   }
 }
 
-/** The cached form of `pod` under `settings` (the Pod reflector's transform; pure but for the pool). */
-export function followedPodOf(pod: V1Pod, settings: PodHealthSettings, pool: StringPool): FollowedPod {
+/**
+ * The cached form of `pod` under `settings`, its stamp checked against the rules of the revision it
+ * names (the Pod reflector's transform; pure but for the pool).
+ */
+export function followedPodOf(
+  pod: V1Pod,
+  settings: PodHealthSettings,
+  pool: StringPool,
+  rules: RevisionRulesLookup,
+): FollowedPod {
   const m = pod.metadata ?? {};
   const created: unknown = m.creationTimestamp;
   const createdAt =
     typeof created === 'string' ? created : created instanceof Date ? created.toISOString() : undefined;
-  const facts = podFactsOf(pod, settings);
+  const facts = podFactsOf(pod, settings, rules);
   return {
     metadata: {
       ...(m.name !== undefined ? { name: m.name } : {}),
@@ -59,7 +68,15 @@ export function followedPodOf(pod: V1Pod, settings: PodHealthSettings, pool: Str
       ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
     },
     ...(createdAt !== undefined ? { createdAt } : {}),
-    ...(facts !== undefined ? { facts: { ...facts, revision: pool.intern(facts.revision) } } : {}),
+    ...(facts !== undefined
+      ? {
+          facts: {
+            ...facts,
+            revision: pool.intern(facts.revision),
+            ...(facts.ran !== undefined ? { ran: facts.ran.map((k) => pool.intern(k)) } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -87,5 +104,6 @@ export function observationOf(pod: FollowedPod, pullSecretExists: boolean): PodO
     ...(pod.createdAt !== undefined ? { createdAt: pod.createdAt } : {}),
     started: facts.started,
     failures: failuresOf(facts, pullSecretExists),
+    ran: facts.ran ?? [],
   };
 }

@@ -15,12 +15,17 @@ import {
 } from '../../api/workload-health.js';
 import { DEFAULT_CTB_MOUNT_PATH, DEFAULT_CTB_VOLUME_NAME } from '../../api/trust-bundle-config.js';
 import { parseImageReference } from '../../image/image-reference.js';
+import { parseOriginals } from '../../mutation/stamp-revision.js';
+import { originalKey } from './original-key.js';
 import { redactMessage } from './redact-message.js';
+import type { RevisionRulesLookup } from './revision-rules.js';
 
 /** One failure of one container that the change can have caused. */
 export interface WorkloadFailure {
   readonly kind: WorkloadFailureKind;
   readonly container: string;
+  /** The key (./original-key.ts) of the image the container asked for, before our rewrite. */
+  readonly original?: string;
   /** The image the Pod runs (after our rewrite). */
   readonly image?: string;
   /** Registry host of `image`, when it parses. */
@@ -54,6 +59,8 @@ export interface PodFacts {
    * failures if the Secret does not exist in the Pod's namespace. Absent when there are none.
    */
   readonly pullWaits?: readonly WorkloadFailure[];
+  /** Keys of the original images of the containers that started (ran under this revision). */
+  readonly ran?: readonly string[];
 }
 
 /** A Pod's health under its revision. */
@@ -115,10 +122,23 @@ function ran(t: { reason?: string; startedAt?: unknown } | undefined): boolean {
   return Number.isFinite(at) && at > 0;
 }
 
-/** The facts of a Pod under `settings`; undefined for a Pod without our revision (pure). */
-export function podFactsOf(pod: V1Pod, settings: PodHealthSettings): PodFacts | undefined {
+/**
+ * The facts of a Pod under `settings`; undefined for a Pod without our revision (pure).
+ *
+ * The Pod's revision stamp is checked against the set it names (DESIGN §14): under a revision
+ * whose rules `rules` does not know, no failure and no image that ran is counted; a container the
+ * stamp says we rewrote counts only if its image is what that revision's overrides make of the
+ * original named (else its creator, not our admission, wrote that). A container we did not rewrite
+ * asked for the image it runs.
+ */
+export function podFactsOf(
+  pod: V1Pod,
+  settings: PodHealthSettings,
+  rules: RevisionRulesLookup,
+): PodFacts | undefined {
   const revision = revisionOf(pod);
   if (revision === undefined) return undefined;
+  const rewrite = rules(revision);
   const spec = pod.spec;
   const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
   const byName = new Map(statuses.map((s) => [s.name, s]));
@@ -129,7 +149,26 @@ export function podFactsOf(pod: V1Pod, settings: PodHealthSettings): PodFacts | 
   const images = new Map<string, string>();
   for (const c of [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])])
     if (c.image !== undefined) images.set(c.name, c.image);
-  const rewritten = rewrittenContainers(pod);
+  const originals = parseOriginals(pod.metadata?.annotations?.[ORIGINAL_IMAGES_ANNOTATION]);
+  const rewritten = new Set(Object.keys(originals));
+  // The original a container asked for, if its stamp holds under the revision's rules.
+  const imageOf = (name: string): string | undefined => {
+    const status = byName.get(name)?.image;
+    return images.get(name) ?? (status === '' ? undefined : status);
+  };
+  const originalOf = (name: string): string | undefined => {
+    if (rewrite === undefined) return undefined;
+    const image = imageOf(name);
+    const original = Object.hasOwn(originals, name) ? originals[name] : undefined;
+    if (original === undefined) return image;
+    let to: string | undefined;
+    try {
+      to = rewrite(original);
+    } catch {
+      to = undefined;
+    }
+    return to !== undefined && to === image ? original : undefined;
+  };
   const trust = settings.trustBundle ?? {
     volumeName: DEFAULT_CTB_VOLUME_NAME,
     volumeMountPath: DEFAULT_CTB_MOUNT_PATH,
@@ -137,13 +176,23 @@ export function podFactsOf(pod: V1Pod, settings: PodHealthSettings): PodFacts | 
   const usesSecret = (spec?.imagePullSecrets ?? []).some((r) => r.name === settings.pullSecretName);
   const failures: WorkloadFailure[] = [];
   const pullWaits: WorkloadFailure[] = [];
+  const ran = new Set<string>();
+  for (const name of names) {
+    const original = containerStarted(byName.get(name)) ? originalOf(name) : undefined;
+    if (original !== undefined) ran.add(originalKey(original));
+  }
   for (const s of statuses) {
     const reason = s.state?.waiting?.reason;
     if (reason === undefined) continue;
+    const original = originalOf(s.name);
+    // Unknown revision, or a stamp its set would not have made: nothing of this container counts.
+    if (original === undefined) continue;
     const message = s.state?.waiting?.message ?? '';
-    const image = images.get(s.name) ?? (s.image === '' ? undefined : s.image);
-    const failure = (kind: WorkloadFailureKind): WorkloadFailure =>
-      describe(kind, s.name, image, reason, message);
+    const image = imageOf(s.name);
+    const failure = (kind: WorkloadFailureKind): WorkloadFailure => ({
+      ...describe(kind, s.name, image, reason, message),
+      original: originalKey(original),
+    });
     if (IMAGE_PULL_REASONS.has(reason) && rewritten.has(s.name)) failures.push(failure('image-pull'));
     if (SECRET_PULL_REASONS.has(reason) && usesSecret) pullWaits.push(failure('pull-secret-missing'));
     if (MOUNT_REASONS.has(reason) && namesOurMount(message, trust)) failures.push(failure('mount'));
@@ -153,6 +202,7 @@ export function podFactsOf(pod: V1Pod, settings: PodHealthSettings): PodFacts | 
     started,
     failures: failures.length > 0 ? failures : NO_FAILURES,
     ...(pullWaits.length > 0 ? { pullWaits } : {}),
+    ...(ran.size > 0 ? { ran: [...ran] } : {}),
   };
 }
 
@@ -210,8 +260,9 @@ export function failuresOf(facts: PodFacts, pullSecretExists: boolean): readonly
 export function classifyPod(
   pod: V1Pod,
   settings: PodHealthSettings & { readonly pullSecretExists: boolean },
+  rules: RevisionRulesLookup,
 ): PodHealth | undefined {
-  const facts = podFactsOf(pod, settings);
+  const facts = podFactsOf(pod, settings, rules);
   if (facts === undefined) return undefined;
   return {
     revision: facts.revision,

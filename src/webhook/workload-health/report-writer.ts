@@ -8,6 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import {
+  REVISION_RULES_KEY,
   WORKLOADS_KEY,
   WORKLOAD_FIELD_MANAGER,
   writeWorkloads,
@@ -22,6 +23,8 @@ export interface ReportWriterOptions {
   readonly target: { readonly namespace: string; readonly name: string };
   /** The report now (read when a write is due, so changes in between coalesce). */
   readonly report: () => WorkloadHealthReport;
+  /** The rules of the revisions served (./revision-rules.ts), written beside the report. */
+  readonly rules?: () => string;
   readonly logger: Logger;
   /** Least time between two writes (default 5 s). */
   readonly minGapMs?: number;
@@ -37,8 +40,14 @@ export interface ReportWriterOptions {
  * one written, retried with backoff. {@link ReportWriter.changed} after every change;
  * {@link ReportWriter.stop} ends it (a write in flight completes, nothing follows it).
  */
+/** What one write carries. */
+interface Snapshot {
+  readonly report: WorkloadHealthReport;
+  readonly rules: string | undefined;
+}
+
 export class ReportWriter {
-  private written: WorkloadHealthReport | undefined;
+  private written: Snapshot | undefined;
   private writing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastWriteAt = Number.NEGATIVE_INFINITY;
@@ -60,7 +69,7 @@ export class ReportWriter {
       this.writing = this.write().finally(() => {
         this.writing = undefined;
         // Whatever changed during the write (or the failed write itself) goes out next.
-        if (!this.stopped && (this.failing || !isDeepStrictEqual(this.o.report(), this.written)))
+        if (!this.stopped && (this.failing || !isDeepStrictEqual(this.snapshot(), this.written)))
           this.changed();
       });
     }, delay);
@@ -69,7 +78,11 @@ export class ReportWriter {
 
   /** The last report the API server took (undefined before the first write). */
   lastWritten(): WorkloadHealthReport | undefined {
-    return this.written;
+    return this.written?.report;
+  }
+
+  private snapshot(): Snapshot {
+    return { report: this.o.report(), rules: this.o.rules?.() };
   }
 
   /** No more writes; resolves once a write in flight has ended. */
@@ -81,8 +94,9 @@ export class ReportWriter {
   }
 
   private async write(): Promise<void> {
-    const report = this.o.report();
-    if (this.stopped || isDeepStrictEqual(report, this.written)) return;
+    const snapshot = this.snapshot();
+    const { report, rules } = snapshot;
+    if (this.stopped || isDeepStrictEqual(snapshot, this.written)) return;
     try {
       await applyObjects(
         this.o.access,
@@ -91,12 +105,15 @@ export class ReportWriter {
             apiVersion: 'v1',
             kind: 'ConfigMap',
             metadata: { name: this.o.target.name, namespace: this.o.target.namespace },
-            data: { [WORKLOADS_KEY]: writeWorkloads(report) },
+            data: {
+              [WORKLOADS_KEY]: writeWorkloads(report),
+              ...(rules !== undefined ? { [REVISION_RULES_KEY]: rules } : {}),
+            },
           } as KubernetesObject,
         ],
         { fieldManager: WORKLOAD_FIELD_MANAGER, timeoutMs: 10_000 },
       );
-      this.written = report;
+      this.written = snapshot;
       this.lastWriteAt = performance.now();
       this.failing = false;
       this.retryMs = this.o.retryBaseMs ?? 1_000;

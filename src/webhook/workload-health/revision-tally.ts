@@ -7,7 +7,9 @@
  */
 import {
   MAX_FAILURE_SAMPLES,
+  MAX_RAN_ORIGINALS,
   MAX_REPORTED_REVISIONS,
+  MAX_UNPROVEN_ORIGINALS,
   type RevisionHealth,
   type WorkloadFailureKind,
   type WorkloadFailureSample,
@@ -26,6 +28,8 @@ export interface PodObservation {
   readonly started: boolean;
   /** Change-caused failures now (./pod-health.ts). */
   readonly failures: readonly WorkloadFailure[];
+  /** Keys of the original images of its containers that started (./original-key.ts). */
+  readonly ran?: readonly string[];
 }
 
 /** Options of a {@link RevisionTally}. */
@@ -42,6 +46,8 @@ interface PodEntry {
   failing: boolean;
   /** Failed at some time under `revision`: counted in its `failedPods` while the Pod exists. */
   everFailed: boolean;
+  /** Keys of the originals it failed on (counted once per Pod in the revision's `failedOn`). */
+  failedOn?: Set<string>;
 }
 
 interface RevisionState {
@@ -58,7 +64,16 @@ interface RevisionState {
   firstPodAt: string | undefined;
   samples: WorkloadFailureSample[];
   sampleKeys: Set<string>;
+  /** Keys of originals that started under it (at most {@link MAX_RAN_ORIGINALS}; kept when Pods go). */
+  ran: Set<string>;
+  /** Per original's key, the Pods that failed on it, ever (at most {@link MAX_FAILED_ORIGINALS} keys). */
+  failedOn: Map<string, number>;
+  /** Regressions a previous follower proved that this one cannot tell apart. */
+  carriedRegressions: number;
 }
+
+/** Originals whose failed Pods are counted per revision; beyond, a failure is proven by none. */
+export const MAX_FAILED_ORIGINALS = 64;
 
 /** Per revision, the Pods changed under it: feed Pod changes, read a {@link WorkloadHealthReport}. */
 export class RevisionTally {
@@ -95,6 +110,7 @@ export class RevisionTally {
     const old = this.pods.get(o.uid);
     if (old !== undefined && old.revision !== o.revision) this.delete(o.uid);
     const rev = this.revision(o.revision, o.createdAt);
+    for (const key of o.ran ?? []) if (rev.ran.size < MAX_RAN_ORIGINALS) rev.ran.add(key);
     let entry = this.pods.get(o.uid);
     if (entry === undefined) {
       rev.pods++;
@@ -129,8 +145,22 @@ export class RevisionTally {
    * ones failing now (call after the Pods that exist now were fed: those were counted there too).
    */
   carryOver(previous: WorkloadHealthReport): void {
+    const knownBefore = new Set(this.revisions.keys());
     for (const [name, health] of Object.entries(previous)) {
-      const known = this.revisions.has(name);
+      const rev = this.revision(name, health.firstPodAt);
+      for (const key of health.ran ?? []) if (rev.ran.size < MAX_RAN_ORIGINALS) rev.ran.add(key);
+      for (const u of health.unproven ?? [])
+        if (rev.failedOn.has(u.image) || rev.failedOn.size < MAX_FAILED_ORIGINALS)
+          rev.failedOn.set(u.image, Math.max(rev.failedOn.get(u.image) ?? 0, u.pods));
+    }
+    // With every revision's originals known: what the previous follower proved beyond us.
+    for (const [name, health] of Object.entries(previous)) {
+      const rev = this.revisions.get(name);
+      if (rev !== undefined)
+        rev.carriedRegressions = Math.max(0, (health.regressions ?? 0) - this.proven(name, rev).pods);
+    }
+    for (const [name, health] of Object.entries(previous)) {
+      const known = knownBefore.has(name);
       const rev = this.revision(name, health.firstPodAt);
       if (!known && health.firstPodAt === undefined) {
         // Unknown then, unknown now: the oldest, so it never pushes out a revision with a time.
@@ -150,16 +180,46 @@ export class RevisionTally {
   report(): WorkloadHealthReport {
     const report: Record<string, RevisionHealth> = {};
     for (const [name, r] of this.newest()) {
+      const failedPods = r.failedLive + r.failedGone + r.carried;
+      const { pods: proven, unproven } = this.proven(name, r);
       report[name] = {
         pods: r.pods,
         started: r.started,
         failing: r.failing,
-        failedPods: r.failedLive + r.failedGone + r.carried,
+        failedPods,
         ...(r.firstPodAt !== undefined ? { firstPodAt: r.firstPodAt } : {}),
         samples: r.samples.map((s) => ({ ...s })),
+        regressions: Math.min(failedPods, proven + r.carriedRegressions),
+        unproven,
+        ran: [...r.ran],
       };
     }
     return report;
+  }
+
+  /**
+   * The failures of revision `name` that are regressions proven here (DESIGN §14): Pods that
+   * failed on an original image that started under another revision of this runtime. The rest,
+   * most failed Pods first, for the KCP to prove against other runtimes.
+   */
+  private proven(
+    name: string,
+    r: RevisionState,
+  ): { pods: number; unproven: { image: string; pods: number }[] } {
+    let pods = 0;
+    const unproven: { image: string; pods: number }[] = [];
+    for (const [image, count] of r.failedOn) {
+      let ranElsewhere = false;
+      for (const [other, o] of this.revisions)
+        if (other !== name && o.ran.has(image)) {
+          ranElsewhere = true;
+          break;
+        }
+      if (ranElsewhere) pods += count;
+      else unproven.push({ image, pods: count });
+    }
+    unproven.sort((a, b) => b.pods - a.pods || (a.image < b.image ? -1 : a.image > b.image ? 1 : 0));
+    return { pods, unproven: unproven.slice(0, MAX_UNPROVEN_ORIGINALS) };
   }
 
   private update(
@@ -181,6 +241,13 @@ export class RevisionTally {
     if (!entry.everFailed) {
       entry.everFailed = true;
       rev.failedLive++;
+    }
+    for (const f of o.failures) {
+      const key = f.original;
+      if (key === undefined || entry.failedOn?.has(key) === true) continue;
+      (entry.failedOn ??= new Set()).add(key);
+      if (rev.failedOn.has(key) || rev.failedOn.size < MAX_FAILED_ORIGINALS)
+        rev.failedOn.set(key, (rev.failedOn.get(key) ?? 0) + 1);
     }
     const at = this.now().toISOString();
     for (const f of o.failures) addSample(rev, sampleOf(f, o.pod, at));
@@ -204,6 +271,9 @@ export class RevisionTally {
         firstPodAt: new Date(ms).toISOString(),
         samples: [],
         sampleKeys: new Set(),
+        ran: new Set(),
+        failedOn: new Map(),
+        carriedRegressions: 0,
       };
       this.revisions.set(name, rev);
     } else if (ms < rev.firstPodMs || rev.firstPodAt === undefined) {
@@ -245,5 +315,15 @@ function addSample(rev: RevisionState, s: WorkloadFailureSample): void {
 }
 
 function sampleOf(f: WorkloadFailure, pod: string, at: string): WorkloadFailureSample {
-  return { ...f, pod: pod.slice(0, 320), at };
+  // The original's key is the report's business elsewhere (`unproven`), not a sample's.
+  return {
+    kind: f.kind,
+    container: f.container,
+    ...(f.image !== undefined ? { image: f.image } : {}),
+    ...(f.registry !== undefined ? { registry: f.registry } : {}),
+    reason: f.reason,
+    ...(f.message !== undefined ? { message: f.message } : {}),
+    pod: pod.slice(0, 320),
+    at,
+  };
 }

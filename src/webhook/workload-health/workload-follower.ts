@@ -17,6 +17,7 @@ import { DEFAULT_CTB_MOUNT_PATH, DEFAULT_CTB_VOLUME_NAME } from '../../api/trust
 import type { WebhookConfig } from '../../api/webhook-config.js';
 import {
   REVISION_LABEL,
+  REVISION_RULES_KEY,
   WORKLOADS_KEY,
   readWorkloads,
   type WorkloadHealthReport,
@@ -36,6 +37,7 @@ import {
 } from './followed-pod.js';
 import type { PodHealthSettings } from './pod-health.js';
 import { ReportWriter } from './report-writer.js';
+import { RevisionRules } from './revision-rules.js';
 import { RevisionTally } from './revision-tally.js';
 import { createWorkloadMetrics, type WorkloadMetrics } from './workload-metrics.js';
 import { abortableSleep } from '../../kube/abortable-sleep.js';
@@ -48,6 +50,12 @@ export interface WorkloadFollowerOptions {
   readonly isActive: () => boolean;
   /** What the classifier needs from the configuration in force ({@link workloadSettingsOf}); polled too. */
   readonly settings: () => PodHealthSettings;
+  /**
+   * The revision in force and its overrides (undefined while none): a Pod's stamp is checked
+   * against the rules of the revision it names (./revision-rules.ts), and only the rules of
+   * revisions this webhook served (or one before it, through the status ConfigMap) are known.
+   */
+  readonly inForce: () => RevisionInForce | undefined;
   /** Namespace of the status ConfigMap (the webhook's). */
   readonly namespace: string;
   /** Name of the status ConfigMap (default `rt-bootstrapper-webhook-status`). */
@@ -64,6 +72,12 @@ export interface WorkloadFollowerOptions {
   readonly retryBaseMs?: number;
   /** Clock of the report's times (tests). */
   readonly now?: () => Date;
+}
+
+/** The revision in force and the overrides of its configuration. */
+export interface RevisionInForce {
+  readonly revision: string;
+  readonly overrides: Readonly<Record<string, string>>;
 }
 
 /** A running follower. */
@@ -122,6 +136,9 @@ class Follower implements WorkloadFollower {
   private ticking: Promise<void> = Promise.resolve();
   private busy = false;
   private stopped = false;
+  private readonly rules = new RevisionRules();
+  /** The revision and overrides object last noted (configs are replaced, never edited). */
+  private noted: RevisionInForce | undefined;
 
   constructor(private readonly o: WorkloadFollowerOptions) {
     this.log = o.logger.child({ part: 'workload-follower' });
@@ -160,7 +177,24 @@ class Follower implements WorkloadFollower {
       });
   }
 
+  /** Notes the revision in force; says whether the rules known changed. */
+  private noteInForce(): boolean {
+    const now = this.o.inForce();
+    if (now === undefined) return false;
+    if (this.noted?.revision === now.revision && this.noted.overrides === now.overrides) return false;
+    this.noted = now;
+    this.rules.note(now.revision, now.overrides);
+    return true;
+  }
+
+  /** The rules of a Pod's revision, the one in force looked at first (no poll's delay). */
+  private readonly lookup = (revision: string): ReturnType<RevisionRules['lookup']> => {
+    this.noteInForce();
+    return this.rules.lookup(revision);
+  };
+
   private async step(): Promise<void> {
+    if (this.noteInForce()) this.leading?.writer.changed();
     if (!this.o.isActive()) {
       await this.stepDown();
       return;
@@ -176,6 +210,7 @@ class Follower implements WorkloadFollower {
           access: this.o.access,
           target: this.target,
           report: () => tally.report(),
+          rules: () => this.rules.toText(),
           logger: this.log,
           ...(this.o.writeGapMs !== undefined ? { minGapMs: this.o.writeGapMs } : {}),
           ...(this.o.retryBaseMs !== undefined ? { retryBaseMs: this.o.retryBaseMs } : {}),
@@ -242,7 +277,7 @@ class Follower implements WorkloadFollower {
       name: 'pods changed by the webhook',
       listerWatcher: new KubeListWatch<V1Pod>(this.o.access, '/api/v1/pods'),
       labelSelector: REVISION_LABEL,
-      transform: (pod) => followedPodOf(pod, settings, pool),
+      transform: (pod) => followedPodOf(pod, settings, pool, this.lookup),
       logger: reflectorLogger,
       handlers: {
         onAdd: (pod) => {
@@ -276,6 +311,7 @@ class Follower implements WorkloadFollower {
     };
     secrets.addEventHandler({ onAdd: secretChanged, onDelete: secretChanged });
     const run = async (): Promise<void> => {
+      // The rules kept before come first: the Pods listed next are checked against them.
       const previous = leading.carried ? {} : await this.previousReport(abort.signal);
       // Pods only once the Secrets are known: a pull error with the Secret not yet seen would be
       // counted as a missing Secret, for good.
@@ -300,13 +336,17 @@ class Follower implements WorkloadFollower {
     return { key, abort, pods, secrets, done };
   }
 
-  /** The report the previous leader wrote; retried until read or stopped (`{}` when stopped). */
+  /**
+   * The report the previous leader wrote, and the rules it kept (taken into the rules known);
+   * retried until read or stopped (`{}` when stopped).
+   */
   private async previousReport(signal: AbortSignal): Promise<WorkloadHealthReport> {
     let delay = this.o.retryBaseMs ?? 1_000;
     const path = `/api/v1/namespaces/${this.target.namespace}/configmaps/${this.target.name}`;
     while (!signal.aborted) {
       try {
         const cm = await kubeRequest<V1ConfigMap>(this.o.access, { method: 'GET', path, timeoutMs: 10_000 });
+        this.rules.takeOver(cm.data?.[REVISION_RULES_KEY]);
         return readWorkloads(cm.data?.[WORKLOADS_KEY]) ?? {};
       } catch (err) {
         if (statusCodeOf(err) === 404) return {};

@@ -10,6 +10,9 @@ import {
 } from '../../../../src/webhook/workload-health/followed-pod.js';
 
 const settings = { pullSecretName: 'registry-credentials' };
+const mirror = (image: string): string | undefined =>
+  image.startsWith('docker.io/') ? `mirror.example.com/${image.slice('docker.io/'.length)}` : undefined;
+const RULES = (): typeof mirror => mirror;
 
 function pod(name: string, o: { revision?: string; uid?: string } = {}): V1Pod {
   return {
@@ -44,7 +47,7 @@ function pod(name: string, o: { revision?: string; uid?: string } = {}): V1Pod {
 
 describe('followed Pods', () => {
   test('only the identity and the facts are kept', () => {
-    const f = followedPodOf(pod('a'), settings, new StringPool());
+    const f = followedPodOf(pod('a'), settings, new StringPool(), RULES);
     assert.deepEqual(Object.keys(f).sort(), ['createdAt', 'facts', 'metadata']);
     assert.deepEqual(f.metadata, { name: 'a', namespace: 'ns', uid: 'uid-a', resourceVersion: '7' });
     assert.equal(f.createdAt, '2026-11-27T10:00:00Z');
@@ -57,26 +60,26 @@ describe('followed Pods', () => {
   test('a Date creation time (a client that parsed it) is kept as RFC 3339; none is absent', () => {
     const p = pod('a');
     p.metadata!.creationTimestamp = new Date('2026-11-27T10:00:00Z');
-    assert.equal(followedPodOf(p, settings, new StringPool()).createdAt, '2026-11-27T10:00:00.000Z');
+    assert.equal(followedPodOf(p, settings, new StringPool(), RULES).createdAt, '2026-11-27T10:00:00.000Z');
     delete p.metadata!.creationTimestamp;
-    assert.equal(followedPodOf(p, settings, new StringPool()).createdAt, undefined);
+    assert.equal(followedPodOf(p, settings, new StringPool(), RULES).createdAt, undefined);
   });
 
   test('a Pod without our revision has no facts and is no observation', () => {
     const p = pod('a');
     p.metadata!.labels = {};
-    const f = followedPodOf(p, settings, new StringPool());
+    const f = followedPodOf(p, settings, new StringPool(), RULES);
     assert.equal(f.facts, undefined);
     assert.equal(observationOf(f, true), undefined);
     assert.equal(
-      observationOf({ ...followedPodOf(pod('b'), settings, new StringPool()), metadata: {} }, true),
+      observationOf({ ...followedPodOf(pod('b'), settings, new StringPool(), RULES), metadata: {} }, true),
       undefined,
     );
-    assert.deepEqual(followedPodOf({}, settings, new StringPool()), { metadata: {} });
+    assert.deepEqual(followedPodOf({}, settings, new StringPool(), RULES), { metadata: {} });
   });
 
   test('the observation depends on whether our Secret exists', () => {
-    const f = followedPodOf(pod('a'), settings, new StringPool());
+    const f = followedPodOf(pod('a'), settings, new StringPool(), RULES);
     const present = observationOf(f, true);
     assert.deepEqual(present, {
       uid: 'uid-a',
@@ -85,6 +88,7 @@ describe('followed Pods', () => {
       createdAt: '2026-11-27T10:00:00Z',
       started: false,
       failures: f.facts?.failures,
+      ran: [],
     });
     assert.deepEqual(
       observationOf(f, false)?.failures.map((x) => x.kind),
@@ -94,8 +98,8 @@ describe('followed Pods', () => {
 
   test('namespaces and revisions are shared between Pods, up to the pool bound', () => {
     const pool = new StringPool(1);
-    const a = followedPodOf(JSON.parse(JSON.stringify(pod('a'))) as V1Pod, settings, pool);
-    const b = followedPodOf(JSON.parse(JSON.stringify(pod('b'))) as V1Pod, settings, pool);
+    const a = followedPodOf(JSON.parse(JSON.stringify(pod('a'))) as V1Pod, settings, pool, RULES);
+    const b = followedPodOf(JSON.parse(JSON.stringify(pod('b'))) as V1Pod, settings, pool, RULES);
     assert.equal(a.metadata?.namespace, b.metadata?.namespace);
     assert.equal(pool.intern(undefined), undefined);
     assert.equal(pool.intern('other'), 'other', 'past the bound: returned, not kept');

@@ -15,9 +15,14 @@ import {
   revisionOf,
   rewrittenContainers,
 } from '../../../../src/webhook/workload-health/pod-health.js';
+import { originalKey } from '../../../../src/webhook/workload-health/original-key.js';
 
 const SECRET = 'registry-credentials';
 const settings = { pullSecretName: SECRET };
+/** The rules every revision of these tests has: Docker Hub to mirror.example.com, as written. */
+const mirror = (image: string): string | undefined =>
+  image.startsWith('docker.io/') ? `mirror.example.com/${image.slice('docker.io/'.length)}` : undefined;
+const RULES = (revision: string) => (revision === 'unknown' ? undefined : mirror);
 const running = { running: { startedAt: new Date('2026-01-01T00:00:00Z') } };
 const waiting = (reason: string, message = `${reason} happened`) => ({ waiting: { reason, message } });
 
@@ -70,7 +75,8 @@ function pod(s: PodShape = {}): V1Pod {
   };
 }
 
-const health = (p: V1Pod, pullSecretExists = true) => classifyPod(p, { ...settings, pullSecretExists });
+const health = (p: V1Pod, pullSecretExists = true) =>
+  classifyPod(p, { ...settings, pullSecretExists }, RULES);
 const kinds = (p: V1Pod, exists = true) => health(p, exists)?.failures.map((f) => `${f.kind}:${f.container}`);
 
 describe('pod health: revision and rewritten containers', () => {
@@ -82,7 +88,7 @@ describe('pod health: revision and rewritten containers', () => {
     assert.equal(revisionOf(pod({ revision: null })), undefined);
     assert.equal(revisionOf(pod({ revision: '' })), undefined);
     assert.equal(health(pod({ revision: null })), undefined);
-    assert.equal(podFactsOf(pod({ revision: null }), settings), undefined);
+    assert.equal(podFactsOf(pod({ revision: null }), settings, RULES), undefined);
   });
 
   test('the original-images annotation names the rewritten containers; malformed names none', () => {
@@ -226,6 +232,7 @@ describe('pod health: failures the change can cause', () => {
           registry: 'mirror.example.com',
           reason,
           message: 'pull failed',
+          original: originalKey('docker.io/app:1'),
         },
       ]);
     });
@@ -267,27 +274,41 @@ describe('pod health: failures the change can cause', () => {
 
   test('an unparsable image is reported without a registry', () => {
     const h = health(
-      pod({ containers: { app: 'Not//Valid' }, statuses: { app: { state: waiting('InvalidImageName') } } }),
+      pod({
+        containers: { app: 'mirror.example.com/Not//Valid' },
+        rewritten: { app: 'docker.io/Not//Valid' },
+        statuses: { app: { state: waiting('InvalidImageName') } },
+      }),
     );
     const f = h?.failures[0];
     assert.ok(f);
-    assert.equal(f.image, 'Not//Valid');
+    assert.equal(f.image, 'mirror.example.com/Not//Valid');
     assert.equal(f.registry, undefined);
   });
 
   test('Docker Hub images are read as container runtimes read them', () => {
-    const h = health(
-      pod({ containers: { app: 'nginx:1' }, statuses: { app: { state: waiting('ErrImagePull') } } }),
+    const toHub = (image: string): string | undefined =>
+      image === 'quay.io/nginx:1' ? 'nginx:1' : undefined;
+    const h = classifyPod(
+      pod({
+        containers: { app: 'nginx:1' },
+        rewritten: { app: 'quay.io/nginx:1' },
+        statuses: { app: { state: waiting('ErrImagePull') } },
+      }),
+      { ...settings, pullSecretExists: true },
+      () => toHub,
     );
     assert.equal(h?.failures[0]?.registry, 'docker.io');
   });
 
   test('the image falls back to the status when the spec lacks the container', () => {
-    const p = pod({ statuses: { app: { state: waiting('ErrImagePull'), image: 'r.io/x:1' } } });
+    const p = pod({
+      statuses: { app: { state: waiting('ErrImagePull'), image: 'mirror.example.com/app:1' } },
+    });
     p.spec!.containers = [{ name: 'other' }];
-    assert.equal(health(p)?.failures[0]?.image, 'r.io/x:1');
+    assert.equal(health(p)?.failures[0]?.image, 'mirror.example.com/app:1');
     p.status!.containerStatuses![0]!.image = '';
-    assert.equal(health(p)?.failures[0]?.image, undefined);
+    assert.deepEqual(health(p)?.failures, [], 'no image known: the stamp cannot be checked');
   });
 
   test('our pull Secret missing where the Pod lists it, with a pull error: pull-secret-missing', () => {
@@ -376,6 +397,7 @@ describe('pod health: failures the change can cause', () => {
           ...custom,
           pullSecretExists: true,
         },
+        RULES,
       )?.failures.length;
     assert.equal(at('volume my-certs missing'), 1);
     assert.equal(at('cannot mount /certs'), 1);
@@ -388,6 +410,7 @@ describe('pod health: failures the change can cause', () => {
           ...empty,
           pullSecretExists: true,
         },
+        RULES,
       )?.failures.length,
       0,
       'empty names match nothing',
@@ -399,6 +422,7 @@ describe('pod health: failures the change can cause', () => {
     const h = health(
       pod({
         containers: { app: `mirror.example.com/${'a'.repeat(1_500)}:1` },
+        rewritten: { app: `docker.io/${'a'.repeat(1_500)}:1` },
         statuses: {
           app: { state: waiting('ErrImagePull', `Get "https://bob:s3cr3t@mirror.example.com/v2/" ${long}`) },
         },
@@ -418,6 +442,7 @@ describe('pod health: facts and the Secret', () => {
     const facts = podFactsOf(
       pod({ rewritten: {}, pullSecrets: [SECRET], statuses: { app: { state: waiting('ErrImagePull') } } }),
       settings,
+      RULES,
     );
     assert.ok(facts);
     assert.equal(facts.failures.length, 0);
@@ -427,10 +452,72 @@ describe('pod health: facts and the Secret', () => {
   });
 
   test('a healthy Pod has no pullWaits and shares the empty failure list', () => {
-    const a = podFactsOf(pod({ statuses: { app: { state: running } } }), settings);
-    const b = podFactsOf(pod({ statuses: { app: { state: running } } }), settings);
+    const a = podFactsOf(pod({ statuses: { app: { state: running } } }), settings, RULES);
+    const b = podFactsOf(pod({ statuses: { app: { state: running } } }), settings, RULES);
     assert.equal(a?.pullWaits, undefined);
     assert.equal(a?.failures, b?.failures);
     assert.equal(failuresOf(a!, false), a?.failures);
+  });
+});
+
+describe('pod health: a stamp checked against its set (DESIGN §14)', () => {
+  const pulling = { app: { state: waiting('ErrImagePull', 'not found') } };
+
+  test('a revision whose rules are not known counts no failure and no image that ran', () => {
+    const facts = podFactsOf(pod({ revision: 'unknown', statuses: pulling }), settings, RULES);
+    assert.ok(facts, 'the Pod is still followed');
+    assert.deepEqual(facts.failures, []);
+    const ran = podFactsOf(
+      pod({ revision: 'unknown', statuses: { app: { state: running } } }),
+      settings,
+      RULES,
+    );
+    assert.equal(ran?.ran, undefined);
+    assert.equal(ran?.started, true);
+  });
+
+  test('a pull failure counts only if the image is what the rules make of the original named', () => {
+    assert.deepEqual(kinds(pod({ statuses: pulling })), ['image-pull:app']);
+    // The creator named an original our rules would send elsewhere: not ours.
+    assert.deepEqual(kinds(pod({ rewritten: { app: 'docker.io/private:1' }, statuses: pulling })), []);
+    // An original no rule moves at all: we never rewrote it.
+    assert.deepEqual(kinds(pod({ rewritten: { app: 'quay.io/app:1' }, statuses: pulling })), []);
+    assert.deepEqual(
+      kinds(pod({ containers: { app: 'docker.io/someone/private:1' }, statuses: pulling })),
+      [],
+      'an image that cannot pull, named as if we had rewritten it',
+    );
+  });
+
+  test('a mount or Secret failure of a container whose stamp does not hold is not counted either', () => {
+    const forged = pod({
+      rewritten: { app: 'docker.io/private:1' },
+      pullSecrets: [SECRET],
+      statuses: { app: { state: waiting('CreateContainerError', 'volume rt-bootstrapper-certs missing') } },
+    });
+    assert.deepEqual(kinds(forged, false), []);
+  });
+
+  test('failures carry the key of their original; containers that started are listed by theirs', () => {
+    const failed = podFactsOf(pod({ statuses: pulling }), settings, RULES);
+    assert.equal(failed?.failures[0]?.original, originalKey('docker.io/app:1'));
+    const two = podFactsOf(
+      pod({
+        containers: { app: 'mirror.example.com/app:1', side: 'quay.io/side:1' },
+        statuses: { app: { state: running }, side: { state: running } },
+      }),
+      settings,
+      RULES,
+    );
+    assert.deepEqual(
+      new Set(two?.ran),
+      new Set([originalKey('docker.io/app:1'), originalKey('quay.io/side:1')]),
+    );
+    const mismatched = podFactsOf(
+      pod({ rewritten: { app: 'docker.io/other:1' }, statuses: { app: { state: running } } }),
+      settings,
+      RULES,
+    );
+    assert.equal(mismatched?.ran, undefined, 'an image that ran is not the original the stamp names');
   });
 });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { MAX_FAILURE_SAMPLES, readWorkloads, writeWorkloads } from '../../../../src/api/workload-health.js';
+import {
+  MAX_FAILURE_SAMPLES,
+  MAX_RAN_ORIGINALS,
+  MAX_UNPROVEN_ORIGINALS,
+  readWorkloads,
+  writeWorkloads,
+} from '../../../../src/api/workload-health.js';
 import type { WorkloadFailure } from '../../../../src/webhook/workload-health/pod-health.js';
 import {
   RevisionTally,
@@ -50,7 +56,17 @@ describe('revision tally: counts', () => {
     t.upsert(obs('c', { failures: [pull()] }));
     assert.deepEqual(
       { ...t.report().v1, samples: [] },
-      { pods: 3, started: 1, failing: 1, failedPods: 1, firstPodAt: new Date(T0).toISOString(), samples: [] },
+      {
+        pods: 3,
+        started: 1,
+        failing: 1,
+        failedPods: 1,
+        firstPodAt: new Date(T0).toISOString(),
+        samples: [],
+        regressions: 0,
+        unproven: [],
+        ran: [],
+      },
     );
     t.upsert(obs('a', { started: true }));
     t.upsert(obs('c', { started: true }));
@@ -86,7 +102,17 @@ describe('revision tally: counts', () => {
     t.delete('never-seen');
     assert.deepEqual(
       { ...t.report().v1, samples: [] },
-      { pods: 0, started: 0, failing: 0, failedPods: 1, firstPodAt: new Date(T0).toISOString(), samples: [] },
+      {
+        pods: 0,
+        started: 0,
+        failing: 0,
+        failedPods: 1,
+        firstPodAt: new Date(T0).toISOString(),
+        samples: [],
+        regressions: 0,
+        unproven: [],
+        ran: [],
+      },
     );
     assert.equal(t.size, 0);
     t.upsert(obs('c', { failures: [pull()] }));
@@ -275,5 +301,69 @@ describe('revision tally: carrying over a previous report', () => {
     t.upsert(obs('b', { failures: [pull()] }));
     t.carryOver({ v1: { pods: 1, started: 0, failing: 1, failedPods: 1, samples: [] } });
     assert.equal(t.report().v1?.failedPods, 2);
+  });
+});
+
+describe('revision tally: regressions (DESIGN §14)', () => {
+  const failOn = (original: string): WorkloadFailure => ({ ...pull(), original });
+  const at = (minutes: number): string => new Date(T0 + minutes * 60_000).toISOString();
+
+  test('a failure is a regression proven here only if its original ran under another revision', () => {
+    const t = tally();
+    t.upsert(obs('stable', { revision: 'v1', createdAt: at(0), started: true, ran: ['k-app', 'k-side'] }));
+    t.upsert(obs('a', { revision: 'v2', createdAt: at(5), failures: [failOn('k-app')] }));
+    t.upsert(obs('b', { revision: 'v2', createdAt: at(5), failures: [failOn('k-app')] }));
+    t.upsert(obs('forged', { revision: 'v2', createdAt: at(5), failures: [failOn('k-private')] }));
+    const r = t.report();
+    assert.equal(r.v2?.failedPods, 3);
+    assert.equal(r.v2.regressions, 2, 'k-app ran under v1');
+    assert.deepEqual(r.v2.unproven, [{ image: 'k-private', pods: 1 }]);
+    assert.deepEqual(r.v1?.ran, ['k-app', 'k-side']);
+  });
+
+  test('an original that ran under the same revision proves nothing; ran is kept when Pods go', () => {
+    const t = tally();
+    t.upsert(obs('ok', { revision: 'v2', started: true, ran: ['k-app'] }));
+    t.upsert(obs('bad', { revision: 'v2', failures: [failOn('k-app')] }));
+    assert.equal(t.report().v2?.regressions, 0);
+    t.upsert(obs('stable', { revision: 'v1', createdAt: at(-10), started: true, ran: ['k-app'] }));
+    t.delete('stable');
+    assert.equal(t.report().v2?.regressions, 1, 'proven by a Pod that ran and is gone now');
+  });
+
+  test('a Pod failing on the same original again counts once; bounds hold', () => {
+    const t = tally();
+    t.upsert(obs('a', { failures: [failOn('k')] }));
+    t.upsert(obs('a'));
+    t.upsert(obs('a', { failures: [failOn('k')] }));
+    assert.deepEqual(t.report().v1?.unproven, [{ image: 'k', pods: 1 }]);
+    for (let i = 0; i < 500; i++) {
+      t.upsert(obs(`r${i}`, { revision: 'v0', createdAt: at(-1), started: true, ran: [`ran-${i}`] }));
+      t.upsert(obs(`f${i}`, { failures: [failOn(`fail-${i}`)] }));
+    }
+    const r = t.report();
+    assert.equal(r.v0?.ran?.length, MAX_RAN_ORIGINALS);
+    assert.equal(r.v1?.unproven?.length, MAX_UNPROVEN_ORIGINALS);
+    assert.deepEqual(readWorkloads(writeWorkloads(r)), r, 'within the contract');
+  });
+
+  test('a new leader keeps what the previous one proved and the originals it saw run', () => {
+    const t = tally();
+    t.upsert(obs('a', { revision: 'v2', createdAt: at(5), failures: [failOn('k-app')] }));
+    t.carryOver({
+      v1: { pods: 1, started: 1, failing: 0, failedPods: 0, samples: [], ran: ['k-app'] },
+      v2: {
+        pods: 3,
+        started: 0,
+        failing: 3,
+        failedPods: 3,
+        samples: [],
+        regressions: 2,
+        unproven: [{ image: 'k-other', pods: 1 }],
+      },
+    });
+    const r = t.report();
+    assert.equal(r.v2?.regressions, 2, 'a is proven through the carried ran; one more carried');
+    assert.deepEqual(r.v2.unproven, [{ image: 'k-other', pods: 1 }]);
   });
 });
