@@ -108,9 +108,15 @@ export interface TrustRestartSummary {
  * What the runtime's webhook reports of the Pods it changed under the set applied (DESIGN §11):
  * its per-revision figures, for `revision`, the set version applied.
  */
-export type WorkloadsSummary = RevisionHealth & {
+export type WorkloadsSummary = Omit<RevisionHealth, 'ran'> & {
   /** The set version the figures are for (`appliedVersion` when they were read). */
   revision: string;
+  /**
+   * Keys of original images whose containers started under other sets on this runtime (a bounded
+   * sample, ../controller/direct/workloads-summary.ts): what proves another runtime's failure on
+   * the same original a regression (../controller/rollout/regression.ts).
+   */
+  ranBefore?: string[];
 };
 
 /** `status` of a RuntimeBootstrapper. */

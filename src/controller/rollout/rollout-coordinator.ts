@@ -23,7 +23,7 @@ import type { RevisionStore } from './revision-store.js';
 import { clearPhase, recordPlan, type RolloutMetrics } from './rollout-metrics.js';
 import type { RolloutPolicy } from './rollout-policy.js';
 import type { RolloutState } from './rollout-state.js';
-import { runtimeView } from './runtime-view.js';
+import { planningViews } from './regression.js';
 import { planRollout, type RolloutPlan } from './wave-planner.js';
 
 /**
@@ -251,7 +251,8 @@ export class RolloutCoordinator implements RolloutChooser {
     const protect = previous ? [previous.stable, previous.target] : [];
     if (target) await this.o.revisions.save(target, protect);
     const rbs = this.o.bootstrappers.list();
-    const views = rbs.map(runtimeView);
+    // Failures count only as regressions (./regression.ts): what the planner's failedPods means.
+    const views = planningViews(rbs);
     const starting = target !== undefined && previous !== undefined && previous.target !== target.id;
     const preflightNeeded = starting ? await this.preflightNeeded(target, previous) : false;
     const plan = planRollout({
