@@ -16,6 +16,7 @@ import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
 import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import type { ControlPlane } from '../../src/envtest/control-plane.js';
+import { applyObjects } from '../../src/kube/apply.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
@@ -202,6 +203,25 @@ export class RolloutFleet {
       statusConfigMap: { namespace: 'kyma-system', name: WEBHOOK_STATUS_CONFIG_MAP },
     });
     this.webhooks.set(id, hook);
+  }
+
+  /**
+   * Writes keys of runtime `id`'s webhook status ConfigMap (`kyma-system`) under `fieldManager`, as
+   * someone other than its webhook: a test playing the webhook, or the runtime's admin forging it.
+   */
+  async writeStatusKeys(id: string, data: Record<string, string>, fieldManager: string): Promise<void> {
+    await applyObjects(
+      this.rt(id).kubeConfig(),
+      [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: WEBHOOK_STATUS_CONFIG_MAP, namespace: 'kyma-system' },
+          data,
+        } as never,
+      ],
+      { fieldManager },
+    );
   }
 
   /** The sum of a metric's values in the running controller's registry. */
