@@ -1,4 +1,3 @@
-import { FIELD_MANAGER } from '../api/runtime-names.js';
 import type { WatchEvent } from './watch-event.js';
 
 /** The parts of an admission request that decide whether it is drift. */
@@ -9,7 +8,7 @@ export interface DriftRequest {
   readonly name?: string;
   readonly object?: unknown;
   readonly oldObject?: unknown;
-  /** `request.options`: Create/Update/Patch/DeleteOptions, whose `fieldManager` names the writer. */
+  /** `request.options`: Create/Update/Patch/DeleteOptions (not read: a field manager proves nothing). */
   readonly options?: unknown;
 }
 
@@ -33,8 +32,8 @@ const CONTENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
 export function driftEventFor(req: DriftRequest): WatchEvent | undefined {
   const fields = CONTENT_FIELDS[`${req.kind.group}/${req.kind.kind}`];
   if (fields === undefined) return undefined;
-  // Our own writes (a repair, a rotation) would otherwise echo back as drift once each.
-  if (isRecord(req.options) && req.options.fieldManager === FIELD_MANAGER) return undefined;
+  // No exception for a field manager: any client can name ours. The registration's matchConditions
+  // keep the KCP's and the webhook's own writes away by the user the API server authenticated.
   if (req.operation === 'UPDATE') {
     // Without the old object a change cannot be ruled out; a needless re-sync is cheap,
     // a missed drift is not.

@@ -30,6 +30,12 @@ export interface WebhookManifestOptions {
   /** The KCP drift listener (`https://host:port`); enables the drift channel when set. */
   readonly driftListenerUrl?: string;
   /**
+   * The user the KCP's writes on this runtime are made as (direct mode learns it per runtime):
+   * the drift registration skips that user's writes, which are no drift. Without it (KIM's
+   * manifests, `rtb render webhook`) only the webhook ServiceAccount's own writes are skipped.
+   */
+  readonly driftSkipUsername?: string | undefined;
+  /**
    * The webhook Pods' PriorityClass (upstream's runtime manifests set one of their own, so that
    * the admission path is not preempted first); none when undefined.
    */

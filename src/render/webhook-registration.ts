@@ -6,7 +6,6 @@ import type {
 import {
   APP_NAME,
   APP_NAME_LABEL,
-  FIELD_MANAGER,
   MUTATE_PATH_UPSTREAM,
   VALIDATE_PATH,
   MUTATING_WEBHOOK_CONFIGURATION,
@@ -14,6 +13,7 @@ import {
   VALIDATING_WEBHOOK_CONFIGURATION,
   VALIDATING_WEBHOOK_NAME,
   WEBHOOK_SERVICE,
+  WEBHOOK_SERVICE_ACCOUNT,
 } from '../api/runtime-names.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
 import { ADMISSION_TIMEOUT_SECONDS } from '../api/serving-limits.js';
@@ -90,10 +90,33 @@ export function renderMutatingWebhookConfiguration(
   };
 }
 
-/** CEL: the write was not sent under our field manager (a request without options is sent). */
-const NOT_OUR_WRITE =
-  `!has(request.options) || !has(request.options.fieldManager) || ` +
-  `request.options.fieldManager != '${FIELD_MANAGER}'`;
+/** The longest user name a condition is rendered for (a longer one is skipped by nobody). */
+export const SKIP_USERNAME_MAX_CHARS = 512;
+
+/**
+ * A CEL string literal of `text`, or undefined unless it is printable ASCII within
+ * {@link SKIP_USERNAME_MAX_CHARS} (the API server's answer names the user: no other text reaches
+ * an expression).
+ */
+function celString(text: string): string | undefined {
+  if (text.length === 0 || text.length > SKIP_USERNAME_MAX_CHARS) return undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return undefined;
+  }
+  return `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+}
+
+/**
+ * CEL: the write was not made by one of `users`. The request's user is who the API server
+ * authenticated, which no client can name as it likes (a field manager, any client can).
+ */
+export function notWrittenBy(users: readonly string[]): string | undefined {
+  const literals = users.map(celString).filter((l): l is string => l !== undefined);
+  return literals.length === 0
+    ? undefined
+    : literals.map((l) => `request.userInfo.username != ${l}`).join(' && ');
+}
 
 /**
  * The drift channel's ValidatingWebhookConfiguration (pure); in `url` mode, the mutating URL with
@@ -104,6 +127,11 @@ export function renderDriftWebhookConfiguration(
   namespace: string,
 ): V1ValidatingWebhookConfiguration {
   const url = o.url === undefined ? undefined : new URL(VALIDATE_PATH.replace(/^\//, ''), o.url).toString();
+  const skip =
+    notWrittenBy([
+      `system:serviceaccount:${namespace}:${WEBHOOK_SERVICE_ACCOUNT}`,
+      ...(o.driftSkipUsername === undefined ? [] : [o.driftSkipUsername]),
+    ]) ?? 'true';
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
@@ -119,10 +147,10 @@ export function renderDriftWebhookConfiguration(
         timeoutSeconds: 2,
         matchPolicy: 'Equivalent',
         objectSelector: { matchLabels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
-        // The controller's own writes (a rotation, a repair) are no drift: the API server skips
-        // the call for them instead of sending each one to the webhook to be dropped there. A
-        // DELETE carries no field manager and is always sent.
-        matchConditions: [{ name: 'not-rt-bootstrapper-writes', expression: NOT_OUR_WRITE }],
+        // The KCP's own writes (a rotation, a repair) and the webhook's (the pull Secret's
+        // copies) are no drift: the API server skips the call for them, by the user it
+        // authenticated. Anyone else's write is sent, whatever field manager it names.
+        matchConditions: [{ name: 'not-rt-bootstrapper-writes', expression: skip }],
         rules: [
           {
             operations: ['UPDATE', 'DELETE'],

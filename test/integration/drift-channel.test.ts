@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
+import type { V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
+import { VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE_ACCOUNT } from '../../src/api/runtime-names.js';
+import { RuntimeIdentities } from '../../src/controller/direct/runtime-identity.js';
 import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
 import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
@@ -22,6 +25,7 @@ import { eventually } from '../../src/envtest/eventually.js';
 import {
   CTB_NAME,
   RB_PATH,
+  clientAs,
   coreOf,
   createRuntimeBootstrapper,
   directModeOptions,
@@ -394,6 +398,25 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
         ] === original.data?.['.dockerconfigjson'],
       'repair after the rotation',
     );
+  });
+
+  test("the controller's drift registration skips the writes of the user its kubeconfig is there, as it learnt", async () => {
+    for (const id of RUNTIMES) {
+      // The user of the kubeconfig Secret direct mode uses (putAdminKubeconfigSecret's), as the
+      // runtime's API server names it; the test's own writes are another user's (`admin`).
+      const user = await new RuntimeIdentities().usernameOf(await clientAs(rt(id), 'rtb-controller'));
+      assert.equal(user, 'rtb-controller');
+      const vwc = await kubeRequest<V1ValidatingWebhookConfiguration>(rt(id).kubeConfig(), {
+        method: 'GET',
+        path: `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${VALIDATING_WEBHOOK_CONFIGURATION}`,
+      });
+      assert.deepEqual(vwc.webhooks?.[0]?.matchConditions, [
+        {
+          name: 'not-rt-bootstrapper-writes',
+          expression: `request.userInfo.username != "system:serviceaccount:kyma-system:${WEBHOOK_SERVICE_ACCOUNT}" && request.userInfo.username != "${user}"`,
+        },
+      ]);
+    }
   });
 
   test('summary of repair latency', (t) => {

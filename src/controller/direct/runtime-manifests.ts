@@ -37,6 +37,8 @@ export interface DriftSettings {
   readonly listenerUrl: string;
   /** Client certificate (CN = runtime ID, SAN = its domain), its key, and the CAs to trust for the listener. */
   readonly clientTls?: TlsMaterial;
+  /** The user the KCP is on the runtime: the drift registration skips its writes (none: not known). */
+  readonly kcpUsername?: string | undefined;
 }
 
 /** Where tests route admission: no kubelet runs the webhook's Pods on their runtimes. */
@@ -93,7 +95,7 @@ export function planWebhook(
   const manifests = renderWebhookManifests({
     image: release.image,
     servingCertIssuer: 'external',
-    ...(drift ? { driftListenerUrl: drift.listenerUrl } : {}),
+    ...(drift ? { driftListenerUrl: drift.listenerUrl, driftSkipUsername: drift.kcpUsername } : {}),
     ...(options.registrationUrl !== undefined ? { url: options.registrationUrl } : {}),
     ...(set ? { pullSecretName: set.config.imagePullSecret.name } : {}),
     version: release.version,

@@ -29,6 +29,7 @@ import { foreignWritesAfterOurs } from './foreign-writers.js';
 import { RUNTIME_MAX_SOCKETS, type RuntimeClientPool } from './runtime-clients.js';
 import { domainOf, hostOf } from './runtime-domain.js';
 import { preflightSecret, type PreflightCandidate } from './preflight-candidate.js';
+import { RuntimeIdentities } from './runtime-identity.js';
 import { RuntimeInstaller } from './runtime-installer.js';
 import { isSetObject, type SetLedger } from './set-writes.js';
 import type { RuntimeUnreachableError } from './runtime-unreachable.js';
@@ -57,7 +58,11 @@ export interface RuntimeOpsDeps {
   readonly clients: (n: number) => void;
   /** What the passes wrote of the set per runtime (./set-writes.ts): the reconciler's, shared by its passes. */
   readonly ledger: SetLedger;
+  /** Who the KCP is on each runtime, per client (default: one for the process). */
+  readonly identities?: RuntimeIdentities;
 }
+
+const identities = new RuntimeIdentities();
 
 /** The ops of a reconcile, and what the pass learnt beside them. */
 export interface RuntimeOps extends BootstrapperOps {
@@ -77,6 +82,7 @@ export function runtimeOps(
   urgent = false,
 ): RuntimeOps {
   let installer: RuntimeInstaller | undefined;
+  let client: ClusterAccess | undefined;
   let drift: DriftSettings | undefined;
   let serverHost = '';
   const namespace = d.namespace;
@@ -113,6 +119,7 @@ export function runtimeOps(
       if (!data) throw new Error(`kubeconfig Secret ${ref.namespace}/${ref.name} (key ${ref.key}) not found`);
       // No request here: the first call of the pass tells whether the runtime answers.
       const access = d.pool.get(rb.spec.runtimeID, data, urgent);
+      client = access;
       const server = access.getCurrentCluster()?.server;
       serverHost = hostOf(server);
       key = `${rb.metadata.namespace}/${rb.metadata.name} ${server ?? ''}`;
@@ -124,6 +131,10 @@ export function runtimeOps(
       const settings = d.drift;
       if (!settings) return undefined;
       if (drift) return drift;
+      // The drift registration skips the KCP's own writes by this user (learnt once per client).
+      const kcpUsername = client
+        ? await (d.identities ?? identities).usernameOf(client, d.runtimeTimeoutMs)
+        : undefined;
       const ca = d.cas.current();
       const bundle = d.cas.trustBundle();
       const domain = domainOf(rb, serverHost);
@@ -140,6 +151,7 @@ export function runtimeOps(
         drift = {
           listenerUrl: settings.listenerUrl,
           clientTls: { certPem: current.certPem, keyPem: current.keyPem, caPem: bundle },
+          kcpUsername,
         };
         return drift;
       }
@@ -153,6 +165,7 @@ export function runtimeOps(
       drift = {
         listenerUrl: settings.listenerUrl,
         clientTls: { certPem: issued.certPem, keyPem: issued.keyPem, caPem: bundle },
+        kcpUsername,
       };
       return drift;
     },
