@@ -4,7 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, isResourceExpired } from '../../../src/kube/kube-errors.js';
-import { KubeListWatch, createListerWatcher } from '../../../src/kube/list-watch.js';
+import {
+  KubeListWatch,
+  METADATA_LIST_ACCEPT,
+  METADATA_WATCH_ACCEPT,
+  createListerWatcher,
+} from '../../../src/kube/list-watch.js';
+import { AnswerTooLargeError } from '../../../src/kube/request-limits.js';
 import { Reflector } from '../../../src/kube/reflector.js';
 import type { WatchEventType } from '../../../src/kube/lister-watcher.js';
 
@@ -87,6 +93,53 @@ void describe('KubeListWatch', () => {
     });
     assert.equal(headers.authorization, 'Bearer secret-token');
     assert.equal(headers.accept, 'application/json');
+  });
+
+  void test('metadata only: lists and watches ask for PartialObjectMetadata, JSON as the fallback', async () => {
+    route = (req, res, url) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (url.searchParams.get('watch') === '1') {
+        res.end(`${JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '6' } } })}\n`);
+        return;
+      }
+      res.end(
+        JSON.stringify({ kind: 'PartialObjectMetadataList', metadata: { resourceVersion: '5' }, items: [] }),
+      );
+    };
+    const lw = new KubeListWatch(kubeConfig(base), path, { metadataOnly: true });
+    await lw.list({}, signal());
+    assert.equal(requests.at(-1)?.headers.accept, METADATA_LIST_ACCEPT);
+    assert.match(
+      METADATA_LIST_ACCEPT,
+      /^application\/json;as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1,application\/json$/,
+    );
+    await lw.watch(
+      { resourceVersion: '5', timeoutSeconds: 1, allowWatchBookmarks: true },
+      () => undefined,
+      signal(),
+    );
+    assert.equal(requests.at(-1)?.headers.accept, METADATA_WATCH_ACCEPT);
+    assert.match(
+      METADATA_WATCH_ACCEPT,
+      /^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1,application\/json$/,
+    );
+  });
+
+  void test("a page's answer is measured, and one over its byte cap fails as it arrives", async () => {
+    const body = JSON.stringify({
+      kind: 'SecretList',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: '5' },
+      items: [{ metadata: { name: 'a', annotations: { blob: 'x'.repeat(100_000) } } }],
+    });
+    route = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    };
+    const lw = new KubeListWatch(kubeConfig(base), path);
+    const page = await lw.list({ limit: 2, maxBytes: body.length }, signal());
+    assert.equal(page.bytes, body.length);
+    await assert.rejects(lw.list({ limit: 2, maxBytes: body.length - 1 }, signal()), AnswerTooLargeError);
   });
 
   void test('a server path prefix is kept', async () => {
