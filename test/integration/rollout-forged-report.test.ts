@@ -42,8 +42,9 @@ describe("a runtime admin's forged report speaks for that runtime only", () => {
     await f.setUp(RUNTIMES, {
       waves: [
         { name: 'canary', selector: { matchLabels: { canary: 'true' } }, soak: '3s' },
-        // Long enough for the KCP to read each runtime's report at the target (every 10 s) first.
-        { name: 'all', percent: 100, soak: '20s' },
+        // Long enough for the KCP to read each runtime's workloads at the target (every 10 s,
+        // WORKLOAD_WATCH_MS) before the soak ends, with room for a slow pass.
+        { name: 'all', percent: 100, soak: '30s' },
       ],
       // The strictest threshold; minFailedRuntimes is left to its default (2).
       failureThreshold: 0,
@@ -125,7 +126,7 @@ describe("a runtime admin's forged report speaks for that runtime only", () => {
         30_000,
         "the KCP to read rt-2's workloads",
       );
-      // ...and still completes: soak (20 s) and observeFor (5 s) after the wave was healthy, rt-2 failed.
+      // ...and still completes: soak (30 s) and observeFor (5 s) after the wave was healthy, rt-2 failed.
       await f.waitPhase('Complete', 90_000);
     } finally {
       await phases.stop();
