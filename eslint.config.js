@@ -1,6 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import redos from 'eslint-plugin-redos';
 
 export default tseslint.config(
   {
@@ -42,6 +43,18 @@ export default tseslint.config(
         { allowNumber: true, allowBoolean: true },
       ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // DESIGN §14: tenants write the text our regexes read (images, labels, kubelet messages,
+    // registry headers), so no regex may backtrack super-linearly (recheck's analysis).
+    // Only src: the tests' patterns read our own output, and recheck takes minutes over them.
+    files: ['src/**/*.ts'],
+    plugins: { redos },
+    rules: {
+      // A pattern recheck cannot decide fails too; its time limit is generous so a loaded machine
+      // does not turn a safe pattern into an error (the slowest in src takes about 1.5 s).
+      'redos/no-vulnerable': ['error', { ignoreErrors: false, timeout: 60_000 }],
     },
   },
   {

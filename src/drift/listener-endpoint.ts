@@ -1,3 +1,5 @@
+import { trimEndChar } from '../text/trim-char.js';
+
 /** Why a listener URL is unusable, and the parser's error if it did not parse. */
 export interface UnusableListenerUrl {
   readonly message: string;
@@ -16,5 +18,5 @@ export function listenerEndpoint(listenerUrl: string, route: string): URL | Unus
     return { message: 'the listener URL does not parse', cause };
   }
   if (base.protocol !== 'https:') return { message: `the listener URL must be https: ${base.origin}` };
-  return new URL(base.origin + base.pathname.replace(/\/+$/, '') + route);
+  return new URL(base.origin + trimEndChar(base.pathname, '/') + route);
 }

@@ -3,6 +3,7 @@ import https from 'node:https';
 import type { ClusterAccess } from './cluster-access.js';
 import { KubeApiError, isKubeStatus } from './kube-errors.js';
 import { AnswerTooLargeError, RequestAbortedError, RequestDeadlineError } from './request-limits.js';
+import { trimEndChar } from '../text/trim-char.js';
 
 /** One API request. */
 export interface KubeRequest {
@@ -48,7 +49,7 @@ export async function kubeRequest<T>(kc: ClusterAccess, r: KubeRequest): Promise
   for (const [k, v] of Object.entries(r.query ?? {}))
     if (v !== undefined && v !== '') params.set(k, String(v));
   const qs = params.toString();
-  const url = new URL(`${cluster.server.replace(/\/+$/, '')}${r.path}${qs === '' ? '' : `?${qs}`}`);
+  const url = new URL(`${trimEndChar(cluster.server, '/')}${r.path}${qs === '' ? '' : `?${qs}`}`);
   const limits = kc.requestLimits;
   const what = `${r.method} ${url.pathname}`;
   if (limits?.signal?.aborted === true) throw new RequestAbortedError(what);

@@ -19,6 +19,7 @@ import type {
   WatchEventType,
   WatchOptions,
 } from './lister-watcher.js';
+import { trimEndChar } from '../text/trim-char.js';
 
 /** Options of a {@link KubeListWatch}. */
 export interface KubeListWatchOptions {
@@ -216,7 +217,7 @@ export class KubeListWatch<T> implements ListerWatcher<T> {
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') params.set(k, String(v));
     const qs = params.toString();
     // Concatenate, not resolve: the server URL may carry a path prefix (proxies, Rancher).
-    const url = new URL(`${cluster.server.replace(/\/+$/, '')}${this.path}${qs === '' ? '' : `?${qs}`}`);
+    const url = new URL(`${trimEndChar(cluster.server, '/')}${this.path}${qs === '' ? '' : `?${qs}`}`);
     const options: https.RequestOptions = {};
     try {
       // Per request, so rotated tokens, exec credentials and client certificates are picked up.

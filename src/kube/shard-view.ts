@@ -11,6 +11,7 @@
  */
 import { leaseExpiresAtMs, type LeaseRecord } from './lease-decision.js';
 import { hash53, rendezvousOwner } from './rendezvous-hash.js';
+import { trimChar, trimEndChar } from '../text/trim-char.js';
 
 /** Annotation on a shard Lease: the view its holder works by (JSON of {@link ShardView}). */
 export const SHARD_VIEW_ANNOTATION = 'rt-bootstrapper.kyma-project.io/shard-view';
@@ -138,12 +139,8 @@ export function decideShard(key: string, s: ShardState): ShardDecision {
  * two identities that read alike still get Leases of their own.
  */
 export function shardLeaseName(prefix: string, identity: string): string {
-  const readable = identity
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40)
-    .replace(/-+$/, '');
+  const dashed = identity.toLowerCase().replace(/[^a-z0-9-]+/g, '-');
+  const readable = trimEndChar(trimChar(dashed, '-').slice(0, 40), '-');
   const tag = hash53(identity).toString(36);
   return `${prefix}${readable === '' ? '' : `${readable}-`}${tag}`;
 }

@@ -41,7 +41,8 @@ export interface MetricRefs {
 const HISTOGRAM_SUFFIXES = ['_bucket', '_sum', '_count'] as const;
 /** Labels Prometheus gives every series of a target. */
 const TARGET_LABELS = ['job', 'instance'] as const;
-const MATCHER = /([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"/g;
+// `\b`: a label name starts only at the start of a word, so no scan restarts inside a name.
+const MATCHER = /\b([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"/g;
 
 function familyOf(
   families: ReadonlyMap<string, MetricFamily>,

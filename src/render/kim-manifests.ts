@@ -108,8 +108,7 @@ export function checkKimManifests(
     if (name === '') throw new KimManifestsError(`${what}: no metadata.name; KIM refuses it`);
     if (text.includes('---'))
       throw new KimManifestsError(`${what}: contains "---", where KIM cuts documents`);
-    if (/BEGIN [A-Z ]*(CERTIFICATE|PRIVATE KEY)/.test(text))
-      throw new KimManifestsError(`${what}: contains a PEM block`);
+    if (hasPemHeader(text)) throw new KimManifestsError(`${what}: contains a PEM block`);
     const namespace = doc.metadata?.namespace;
     if (!CLUSTER_SCOPED.has(kind) && (typeof namespace !== 'string' || namespace === ''))
       throw new KimManifestsError(`${what}: metadata.namespace missing; KIM would put it into "default"`);
@@ -134,6 +133,21 @@ export function kimConfigMapYaml(k: KimManifests): string {
  * writer (YAML 1.2) leaves them unquoted: the label would not arrive as that string.
  */
 const YAML11_NON_STRINGS = /^(y|yes|n|no|true|false|on|off|null)$/i;
+
+/**
+ * Whether `text` holds `BEGIN <LABEL>` of a certificate or private key (`<LABEL>` capitals and
+ * spaces), read run by run: a regex would rescan from every `BEGIN` of a long run.
+ */
+function hasPemHeader(text: string): boolean {
+  for (const [run] of text.matchAll(/[A-Z ]+/g)) {
+    const begin = run.indexOf('BEGIN ');
+    if (begin === -1) continue;
+    const label = begin + 'BEGIN '.length;
+    if (run.includes('CERTIFICATE', label) || run.includes('PRIVATE KEY', label)) return true;
+  }
+  return false;
+}
+
 /** A label value (k8s.io/apimachinery validation.IsValidLabelValue): 63 characters at most. */
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 

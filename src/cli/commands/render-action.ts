@@ -8,6 +8,7 @@ import { restartNamespacesOf } from './restart-namespaces.js';
 import { rolloutPolicyCrd } from '../../api/rollout-policy-crd.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
 import { monitoringManifestList, renderMonitoring } from '../../monitoring/monitoring-manifests.js';
+import { trimEndChar } from '../../text/trim-char.js';
 
 // The flags of each sub-command are here with the code that reads them: ./render.ts imports
 // the types only, so registering the commands loads nothing of this file.
@@ -148,8 +149,8 @@ export function renderMonitoringCommand(flags: RenderMonitoringFlags): void {
     runtimeNamespace: flags.runtimeNamespace,
     controllerJob: flags.controllerJob,
     webhookJob: flags.webhookJob,
-    runbookBaseUrl: flags.runbookBaseUrl.replace(/\/+$/, ''),
-    dashboardBaseUrl: flags.dashboardBaseUrl.replace(/\/+$/, ''),
+    runbookBaseUrl: trimEndChar(flags.runbookBaseUrl, '/'),
+    dashboardBaseUrl: trimEndChar(flags.dashboardBaseUrl, '/'),
     serviceMonitor: flags.serviceMonitor === true,
   });
   process.stdout.write(toYamlStream(monitoringManifestList(manifests, flags.part)));

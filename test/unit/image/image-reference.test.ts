@@ -216,6 +216,8 @@ const invalid: readonly [input: string, reason: RegExp][] = [
   [`reg.io/${'a'.repeat(256)}`, /repository path longer than 255/],
   ['a'.repeat(64), /image ID/],
   ['MyReg_istry/app', /invalid registry/],
+  // Refused before any of it is scanned: a Pod's creator writes the image.
+  [`reg.io/${'a/'.repeat(600)}a`, /longer than 1024 characters/],
 ];
 
 describe('parseImageReference: invalid references', () => {
@@ -229,7 +231,10 @@ describe('parseImageReference: invalid references', () => {
           assert.equal(error.name, 'ImageReferenceError');
           assert.equal(error.input, input);
           assert.match(error.message, reason);
-          assert.ok(error.message.includes(JSON.stringify(input)), 'names the input');
+          // Names the input, a long one by its first 300 characters.
+          const quoted = input.length > 300 ? `${input.slice(0, 300)}…` : input;
+          assert.ok(error.message.includes(JSON.stringify(quoted)), 'names the input');
+          assert.ok(error.message.length < 400, 'a bounded message');
           return true;
         },
       );

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseAuthChallenge } from '../../../../src/webhook/preflight/auth-challenge.js';
+import {
+  MAX_CHALLENGE_LENGTH,
+  parseAuthChallenge,
+} from '../../../../src/webhook/preflight/auth-challenge.js';
 import {
   credentialsKeyRegistry,
   DockerConfigError,
@@ -56,8 +59,36 @@ describe('parseAuthChallenge', () => {
     assert.equal(c?.scheme === 'bearer' ? c.service : undefined, 'a"b');
   });
 
+  test('a scheme named inside a quoted value is no challenge; Basic before a comma is one', () => {
+    assert.deepEqual(parseAuthChallenge('Basic realm="Bearer realm=https://t/x"'), { scheme: 'basic' });
+    assert.equal(parseAuthChallenge('Negotiate, Digest realm="Basic x"'), undefined);
+    assert.deepEqual(parseAuthChallenge('Basic, Negotiate'), { scheme: 'basic' });
+    assert.deepEqual(parseAuthChallenge('Bearer error="x", Bearer realm="https://t/y"'), {
+      scheme: 'bearer',
+      realm: 'https://t/y',
+      service: undefined,
+      scope: undefined,
+    });
+  });
+
+  test('a header longer than the bound is not read', () => {
+    const challenge = 'Bearer realm="https://t/x",scope="';
+    const at = (length: number): string => `${challenge}${'a'.repeat(length - challenge.length - 1)}"`;
+    assert.equal(parseAuthChallenge(at(MAX_CHALLENGE_LENGTH))?.scheme, 'bearer');
+    assert.equal(parseAuthChallenge(at(MAX_CHALLENGE_LENGTH + 1)), undefined);
+    assert.equal(parseAuthChallenge(['Basic', 'x'.repeat(MAX_CHALLENGE_LENGTH)]), undefined);
+  });
+
   test('nothing usable', () => {
-    for (const h of [undefined, '', 'Negotiate', 'Digest realm="x"', 'Bearer error="invalid_token"'])
+    for (const h of [
+      undefined,
+      '',
+      'Negotiate',
+      'Digest realm="x"',
+      'Bearer error="invalid_token"',
+      'Bearer realm="https://unclosed',
+      '= " , =',
+    ])
       assert.equal(parseAuthChallenge(h), undefined, String(h));
   });
 });
