@@ -10,6 +10,12 @@ import { ATTESTATION_PATH } from '../api/attestation.js';
 import { parseCas } from './trusted-cas.js';
 import { receiveAttestation, type AttestationHandler } from './attestation-receiver.js';
 import { BodyTooLargeError, readLimitedBody } from './limited-body.js';
+import {
+  createHandshakeMetrics,
+  DEFAULT_HANDSHAKE_TIMEOUT_MS,
+  DEFAULT_MAX_PENDING_HANDSHAKES,
+  gateHandshakes,
+} from './handshake-gate.js';
 import { acceptedKind, createListenerMetrics, type ListenerMetrics } from './listener-metrics.js';
 import { issuedByOneOf, peerIdentityOf, verifyPeer, type PeerIdentity } from './peer-identity.js';
 import { RuntimeRateLimiter, type RuntimeRateLimit } from './runtime-rate-limiter.js';
@@ -29,8 +35,11 @@ export interface ListenerTls {
  */
 export const SESSION_TIMEOUT_SECONDS = 20 * 60;
 
-/** A peer that never finishes its handshake must not hold a socket for long. */
-const HANDSHAKE_TIMEOUT_MS = 10_000;
+/**
+ * Node's own handshake timeout, behind the gate's (./handshake-gate.ts): it only backs it up, so
+ * it comes a second later.
+ */
+const NODE_HANDSHAKE_BACKSTOP_MS = 1_000;
 
 /**
  * How long a refused (429) request waits for its answer: one token's refill time of the
@@ -60,6 +69,13 @@ export interface EventListenerOptions {
   readonly onAttestation?: AttestationHandler;
   /** Per runtime (default 5 per second, burst 20). */
   readonly rateLimit?: RuntimeRateLimit;
+  /**
+   * TLS handshakes in flight at most, anyone's (default 256): past it the oldest is closed
+   * (./handshake-gate.ts).
+   */
+  readonly maxPendingHandshakes?: number;
+  /** Time from a connection to its finished handshake (default 10 s). */
+  readonly handshakeTimeoutMs?: number;
   /** Largest accepted body (default 16 KiB; an event is about 150 bytes). */
   readonly bodyLimitBytes?: number;
   readonly registry: Registry;
@@ -101,6 +117,8 @@ export class EventListener {
   private generation = 0;
   /** `performance.now()` of the latest change of the trusted CAs. */
   private trustChangedAt = -Infinity;
+  /** The longest a handshake may take (the gate's timeout and Node's backstop). */
+  private readonly handshakeMaxMs: number;
 
   constructor(private readonly opts: EventListenerOptions) {
     this.metrics = createListenerMetrics(opts.registry);
@@ -112,6 +130,8 @@ export class EventListener {
     this.tls = opts.tls;
     this.trustedCaPems = [...opts.trustedCaPems];
     this.trustedCas = parseCas(opts.trustedCaPems);
+    const handshakeTimeoutMs = opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+    this.handshakeMaxMs = handshakeTimeoutMs + NODE_HANDSHAKE_BACKSTOP_MS;
     this.server = createServer(
       {
         cert: opts.tls.certPem,
@@ -121,8 +141,9 @@ export class EventListener {
         rejectUnauthorized: true,
         minVersion: 'TLSv1.2',
         sessionTimeout: SESSION_TIMEOUT_SECONDS,
-        // A peer that never finishes its handshake or headers must not hold a socket for long.
-        handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+        // A peer that never finishes its handshake or headers must not hold a socket for long;
+        // the gate below closes it first, counted.
+        handshakeTimeout: this.handshakeMaxMs,
         headersTimeout: 10_000,
         requestTimeout: 15_000,
         // Longer than the forwarder's 30 s idle timeout: the client closes first, so it never
@@ -133,10 +154,15 @@ export class EventListener {
         this.onRequest(req, res);
       },
     );
+    gateHandshakes(this.server, {
+      maxPending: opts.maxPendingHandshakes ?? DEFAULT_MAX_PENDING_HANDSHAKES,
+      timeoutMs: handshakeTimeoutMs,
+      metrics: createHandshakeMetrics(opts.registry),
+    });
     this.server.on('secureConnection', (socket: TLSSocket) => {
       // A handshake that began before the latest change of trust ran under the old CAs: within a
       // handshake's time limit of that change, leave the connection to the full re-check.
-      if (performance.now() - this.trustChangedAt >= HANDSHAKE_TIMEOUT_MS)
+      if (performance.now() - this.trustChangedAt >= this.handshakeMaxMs)
         this.handshakeGeneration.set(socket, this.generation);
     });
     this.server.on('tlsClientError', (error) => {

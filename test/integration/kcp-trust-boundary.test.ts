@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { connect as netConnect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { Registry } from 'prom-client';
 import {
   FORCE_RELEASE_ANNOTATION,
   type Condition,
@@ -42,6 +44,9 @@ const good = () => plane().cluster('rt-good');
 const TIMEOUT_MS = 3_000;
 const DEADLINE_MS = 4_000;
 const domain = (id: string): string => `${id}.example.com`;
+const MAX_PENDING_HANDSHAKES = 32;
+const HANDSHAKE_TIMEOUT_MS = 3_000;
+const registry = new Registry();
 
 const readRb = (id: string) =>
   kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${id}` });
@@ -93,8 +98,15 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
       directModeOptions(kcp(), sources, logger, {
         runtimeTimeoutMs: TIMEOUT_MS,
         runtimeDeadlineMs: DEADLINE_MS,
+        registry,
         drift: { listenerUrl: `https://127.0.0.1:${listenerPort}` },
-        driftListener: { host: '127.0.0.1', port: listenerPort, ipAddresses: ['127.0.0.1'] },
+        driftListener: {
+          host: '127.0.0.1',
+          port: listenerPort,
+          ipAddresses: ['127.0.0.1'],
+          maxPendingHandshakes: MAX_PENDING_HANDSHAKES,
+          handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+        },
       }),
     );
     stopAvailable = keepDeploymentsAvailable(() => [good()]);
@@ -296,6 +308,71 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
       20_000,
       'rt-good: condition WebhookReport gone',
     );
+  });
+
+  test("idle TCP connections and slow handshakes on the drift listener: the oldest closed past the bound, the rest at the timeout; a runtime's mTLS report is accepted meanwhile", async (t) => {
+    const port = direct.driftPort ?? 0;
+    const refused = async (reason: string): Promise<number> =>
+      (await registry.getSingleMetric('rtb_drift_listener_handshakes_refused_total')?.get())?.values.find(
+        (v) => v.labels.reason === reason,
+      )?.value ?? 0;
+    const limitBefore = await refused('limit');
+    let closed = 0;
+    const opened: Socket[] = [];
+    const connectIdle = (): Promise<Socket> =>
+      new Promise((resolve) => {
+        const s = netConnect(port, '127.0.0.1', () => {
+          resolve(s);
+        });
+        s.on('error', () => undefined);
+        s.on('close', () => closed++);
+        opened.push(s);
+      });
+    const idleCount = 6 * MAX_PENDING_HANDSHAKES;
+    // Slow handshakes: a TLS record header announcing 512 bytes, then a byte now and then.
+    const slow = await Promise.all(Array.from({ length: 8 }, connectIdle));
+    for (const s of slow) s.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00]));
+    const drip = setInterval(() => {
+      for (const s of slow) if (!s.destroyed) s.write(Buffer.from([0x01]));
+    }, 200);
+    try {
+      await Promise.all(Array.from({ length: idleCount }, connectIdle));
+      const total = idleCount + slow.length;
+      // Past the bound, closed at once: far sooner than the handshake timeout.
+      await eventually(
+        () => (closed >= total - MAX_PENDING_HANDSHAKES ? true : undefined),
+        HANDSHAKE_TIMEOUT_MS / 2,
+        `${total - MAX_PENDING_HANDSHAKES} connections closed past the bound`,
+      );
+      assert.ok((await refused('limit')) - limitBefore >= total - MAX_PENDING_HANDSHAKES);
+      // The bound is full of idle connections: a runtime's report (a full mutual-TLS handshake)
+      // still gets through, and the tampering it reports is repaired.
+      await coreOf(good()).deleteNamespacedSecret({ name: KCP_PULL_SECRET, namespace: RUNTIME_NAMESPACE });
+      const reply = await reportPullSecretDrift({
+        port,
+        caPem: direct.cas.trustBundle(),
+        issuer: direct.cas.current(),
+        runtimeId: 'rt-good',
+        domain: domain('rt-good'),
+      });
+      assert.equal(reply.status, 202);
+      await eventually(
+        async () => ((await pullSecretAuth()) === undefined ? undefined : true),
+        10_000,
+        'rt-good repaired',
+      );
+      // What is left of them is closed at the handshake timeout.
+      await eventually(
+        () => (closed === opened.length ? true : undefined),
+        3 * HANDSHAKE_TIMEOUT_MS,
+        'all closed',
+      );
+      assert.ok((await refused('timeout')) > 0);
+      t.diagnostic(`closed ${closed} connections: ${(await refused('limit')) - limitBefore} past the bound`);
+    } finally {
+      clearInterval(drip);
+      for (const s of opened) s.destroy();
+    }
   });
 
   test("the KCP's trust bundle with junk after its certificate: refused, spec.trustBundle named; the runtime keeps the last good one", async () => {

@@ -21,6 +21,9 @@ export interface DriftEndpointOptions {
   readonly dnsNames?: readonly string[];
   readonly ipAddresses?: readonly string[];
   readonly rateLimit?: { perSecond: number; burst: number };
+  /** TLS handshakes in flight at most (default 256) and the time each may take (default 10 s). */
+  readonly maxPendingHandshakes?: number;
+  readonly handshakeTimeoutMs?: number;
 }
 
 /** The running listener with its upkeep. */
@@ -90,6 +93,12 @@ export async function startDriftEndpoint(o: {
     ...(o.options.host !== undefined ? { host: o.options.host } : {}),
     ...(o.options.port !== undefined ? { port: o.options.port } : {}),
     ...(o.options.rateLimit ? { rateLimit: o.options.rateLimit } : {}),
+    ...(o.options.maxPendingHandshakes !== undefined
+      ? { maxPendingHandshakes: o.options.maxPendingHandshakes }
+      : {}),
+    ...(o.options.handshakeTimeoutMs !== undefined
+      ? { handshakeTimeoutMs: o.options.handshakeTimeoutMs }
+      : {}),
     lookupRuntime: (runtimeId) => {
       const key = o.keyOfRuntime(runtimeId);
       const rb = key === undefined ? undefined : o.bootstrappers.get(key);
