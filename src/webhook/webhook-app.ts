@@ -445,6 +445,19 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
       statusConfigMap: statusConfigMap.name,
       registryServers: o.registryServers,
       excludedNamespaces: o.excludedNamespaces,
+      // The set in force (the stable one while a candidate is checked): its overrides and Secret.
+      stable: () => {
+        const config = holder.get();
+        if (config === undefined) return undefined;
+        const ref = pullSecretRefOf(holder);
+        const data = copiers.current?.secrets.store.get(`${ref.namespace}/${ref.name}`)?.data?.[
+          '.dockerconfigjson'
+        ];
+        return {
+          overrides: config.overrides,
+          dockerConfigJson: data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8'),
+        };
+      },
     });
     preflight = started;
     stoppers.push(() => started.stop());

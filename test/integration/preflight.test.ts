@@ -291,4 +291,47 @@ describe('the preflight on a real API server and the local registry', () => {
     active = true;
     assert.equal((await finished('v8')).checked, 3);
   });
+  test("a finding counts only where the stable set resolves the image: a tenant's private image is skipped", async () => {
+    active = false;
+    await new Promise((r) => setTimeout(r, 300));
+    // A tenant's image in no registry of ours (a private repository elsewhere, say).
+    await core.createNamespacedPod({
+      namespace: 'apps',
+      body: pod('apps', 'tenant-private', [`${SOURCE}/tenant/private:1`]),
+    });
+    const docker = JSON.stringify({
+      auths: { [registry.host]: { auth: Buffer.from(`rtb:${PASSWORD}`).toString('base64') } },
+    });
+    const stable = startPreflight({
+      access: kc,
+      isActive: () => true,
+      logger: silentLogger(),
+      registryServers: { [registry.host]: `http://${registry.host}` },
+      activeCheckMs: 100,
+      budgetMs: BUDGET_MS,
+      // The set in force sends the source to the full registry, with the credentials it holds.
+      stable: () => ({ overrides: { [SOURCE]: full }, dockerConfigJson: docker }),
+    });
+    try {
+      await offer('v9', mirror, PASSWORD);
+      const report = await finished('v9');
+      assert.deepEqual(
+        {
+          checked: report.checked,
+          skipped: report.skipped,
+          missing: report.missing,
+          refused: report.refused,
+        },
+        { checked: 3, skipped: 1, missing: 1, refused: 0 },
+      );
+      assert.deepEqual(
+        report.samples.map((x) => x.image),
+        [`${SOURCE}/team/db:3.0`],
+        'the image the stable set serves and the candidate lacks',
+      );
+    } finally {
+      await stable.stop();
+      await core.deleteNamespacedPod({ namespace: 'apps', name: 'tenant-private' });
+    }
+  });
 });

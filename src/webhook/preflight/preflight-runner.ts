@@ -34,7 +34,10 @@ import {
   checkImages,
   DEFAULT_PREFLIGHT_BUDGET_MS,
   DEFAULT_PREFLIGHT_CONCURRENCY,
+  type CheckImagesResult,
 } from './preflight-check.js';
+import { createRegistryRewriter } from '../../image/registry-rewrite.js';
+import { confirmFindings, stableTargets } from './stable-check.js';
 import { cachedNamespaceOf } from '../cached-namespace.js';
 import { planPodOf } from './plan-pod.js';
 import { planPreflight, type PreflightPlan } from './preflight-plan.js';
@@ -72,6 +75,19 @@ export interface PreflightOptions {
   readonly activeCheckMs?: number | undefined;
   /** Page size of the Pod and Namespace lists (default 500). */
   readonly pageSize?: number | undefined;
+  /**
+   * The stable set in force here (its overrides and pull credentials): a finding counts only for
+   * an image that resolves where it sends it (./stable-check.ts). Undefined (or returning
+   * undefined): every finding counts, as before.
+   */
+  readonly stable?: (() => StableSet | undefined) | undefined;
+}
+
+/** The set in force on the runtime, as the stable check needs it. */
+export interface StableSet {
+  readonly overrides: Readonly<Record<string, string>>;
+  /** Its pull Secret's `.dockerconfigjson`; undefined: probed without credentials. */
+  readonly dockerConfigJson: string | undefined;
 }
 
 /** A running preflight. */
@@ -100,6 +116,9 @@ const KEPT_VERSIONS = 5;
 const WRITE_RETRY_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
 // After a check that failed (no list of Pods, say), the same candidate waits this long.
 const FAILED_RETRY_MS = 15_000;
+
+// A call, not a property read: the compiler takes `aborted` as unchanged across awaits.
+const aborted = (signal: AbortSignal): boolean => signal.aborted;
 
 function decode(secret: V1Secret, key: string): string | undefined {
   const value = secret.data?.[key];
@@ -241,6 +260,38 @@ export function startPreflight(o: PreflightOptions): Preflight {
     return joined === '' ? undefined : joined;
   };
 
+  /**
+   * The findings of `result` kept only where the original resolves at the stable location, with
+   * the stable credentials (bounded as the candidate's probes: one more budget at most).
+   */
+  const confirmed = async (result: CheckImagesResult, signal: AbortSignal): Promise<CheckImagesResult> => {
+    const stable = o.stable?.();
+    if (stable === undefined) return result;
+    let rewrite;
+    try {
+      rewrite = createRegistryRewriter(stable.overrides);
+    } catch {
+      return result;
+    }
+    const targets = stableTargets(result, rewrite);
+    if (targets.length === 0) return result;
+    const probe = await newProbe({
+      version: 'stable',
+      configText: undefined,
+      dockerConfigJson: stable.dockerConfigJson,
+    });
+    try {
+      const stableResult = await checkImages(targets, probe, {
+        concurrency: o.concurrency,
+        budgetMs: o.budgetMs ?? DEFAULT_PREFLIGHT_BUDGET_MS,
+        signal,
+      });
+      return confirmFindings(result, stableResult.checked);
+    } finally {
+      probe.close();
+    }
+  };
+
   const newProbe = async (candidate: Candidate): Promise<RegistryProbe> => {
     const options = {
       ca: await extraCa(),
@@ -275,7 +326,7 @@ export function startPreflight(o: PreflightOptions): Preflight {
     if (!(await write(running, signal))) return;
     const plan = await listPlan(candidate, signal);
     const probe = await newProbe(candidate);
-    let result;
+    let result: CheckImagesResult;
     try {
       result = await checkImages(plan.images, probe, {
         concurrency: o.concurrency,
@@ -286,6 +337,8 @@ export function startPreflight(o: PreflightOptions): Preflight {
       probe.close();
     }
     if (signal.aborted) return;
+    result = await confirmed(result, signal);
+    if (aborted(signal)) return;
     const report = doneReport(candidate.version, plan, result, startedAt, new Date());
     keep(report);
     missingTargets = new Set(
