@@ -9,9 +9,9 @@ import { eventually } from '../../src/envtest/eventually.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { MAX_REQUESTS_IN_FLIGHT } from '../../src/api/serving-limits.js';
 import { useControlPlane } from '../support/control-plane.js';
-import { seedConfigText } from '../support/fixtures.js';
 import { HOSTILE_SHAPES, startHostileCrowd, type HostileCrowd } from '../support/hostile-clients.js';
 import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
+import { putSeedConfig } from '../support/webhook-runtime.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 const FIPS = 'rt-cfg.kyma-project.io/set-fips-mode';
@@ -30,18 +30,7 @@ describe('hostile clients on the webhook port, through a real kube-apiserver', (
   before(async () => {
     const cluster = plane().cluster('runtime');
     core = cluster.kubeConfig().makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: 'kyma-system' } } });
-    await core.createNamespacedSecret({
-      namespace: 'kyma-system',
-      body: { metadata: { name: 'registry-credentials' }, type: 'Opaque', data: { token: 'eA==' } },
-    });
-    await core.createNamespacedConfigMap({
-      namespace: 'kyma-system',
-      body: {
-        metadata: { name: 'rt-bootstrapper-config' },
-        data: { 'rt-bootstrapper-config.json': seedConfigText() },
-      },
-    });
+    await putSeedConfig(cluster);
     webhook = await startTestWebhook(cluster);
     const manifests = renderWebhookManifests({
       image: 'unused',
