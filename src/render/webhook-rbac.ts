@@ -53,7 +53,7 @@ function cleanupRules(leftovers: readonly UpstreamLeftover[]): V1PolicyRule[] {
  * The webhook's cluster-wide rules (least privilege: by name wherever the verb allows it; list
  * and watch by name work through a `metadata.name` field selector): namespaces read-only; the
  * pull Secret and its copies in every namespace (create cannot be limited by name, the name is in
- * the body); events; the caBundle of our two webhook configurations (patch also removes the
+ * the body; delete by any name, for copies under earlier names, the policy narrowing it); events; the caBundle of our two webhook configurations (patch also removes the
  * annotation an upstream overlay left, ../api/upstream-leftovers.ts); removing upstream's leftovers outside `namespace`;
  * and the trust-bundle restarter's ({@link trustRestartRules}; with `perNamespace`, its restart
  * rights are in a Role per namespace instead, {@link restartRightsRules}).
@@ -66,12 +66,15 @@ export function webhookClusterRules(
   return [
     ...trustRestartRules(perNamespace),
     { apiGroups: [''], resources: ['namespaces'], verbs: read() },
-    { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    // Create and delete by any name: the name of a create is in the body, and the sweep deletes
+    // copies under earlier pull-Secret names (../webhook/renamed-copy-sweeper.ts). The API server's
+    // policy (./webhook-secret-policy.ts) narrows both to our own copies; neither reads a Secret.
+    { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete'] },
     {
       apiGroups: [''],
       resources: ['secrets'],
       resourceNames: [pullSecret],
-      verbs: [...read(), 'update', 'patch', 'delete'],
+      verbs: [...read(), 'update', 'patch'],
     },
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     {

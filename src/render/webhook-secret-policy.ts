@@ -18,8 +18,8 @@
  * - a delete only of a Secret that is our copy, as ../webhook/renamed-copies.ts tells one (our
  *   managed-by label, the copied-from annotation naming a Secret of its own name): the copier's
  *   delete before a re-create when the source's type changed, and the sweep of copies under an
- *   earlier pull-Secret name (../webhook/renamed-copy-sweeper.ts, where an administrator granted
- *   it the list; the rendered RBAC grants deletes by the pull Secret's name only).
+ *   earlier pull-Secret name (../webhook/renamed-copy-sweeper.ts: it deletes by name, unread,
+ *   and a refusal here tells it the Secret of that name is not ours).
  * Everything else is refused, the preflight's candidate Secret included: the KCP writes it and the
  * webhook only reads it.
  */

@@ -1,32 +1,51 @@
-import type { V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject, V1ConfigMap, V1Namespace, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { COPIED_FROM_ANNOTATION, MANAGED_BY_LABEL } from '../api/managed-labels.js';
+import { applyObjects } from '../kube/apply.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
-import { statusCodeOf } from '../kube/kube-errors.js';
+import { KubeApiError, statusCodeOf } from '../kube/kube-errors.js';
 import { kubeRequest } from '../kube/kube-request.js';
 import { MAX_PAGE_ITEMS } from '../kube/list-budget.js';
 import { KubeListWatch } from '../kube/list-watch.js';
 import { listAll } from '../kube/pager.js';
 import {
-  MANAGED_SECRETS_SELECTOR,
-  planRenamedCopyRemoval,
-  renamedCopies,
-  type SecretId,
+  earlierNames,
+  namesStillPending,
+  planNamespaceSweep,
+  readRememberedNames,
+  rememberName,
+  REMEMBERED_TEXT_MAX,
+  SECRET_NAME_MAX,
+  writeRememberedNames,
+  type NameAnswer,
 } from './renamed-copies.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 
-/** The reads and the delete the sweeper makes. */
-export interface RenamedCopyCalls {
-  /** Every Secret carrying our managed-by label, in every namespace: their metadata only. */
-  listManagedSecrets(): Promise<V1ObjectMeta[]>;
-  /** The Pods of a namespace that have not ended. */
-  listLivePods(namespace: string): Promise<V1Pod[]>;
-  /** Deletes one Secret, only if it still has `uid`. */
-  deleteSecret(id: SecretId): Promise<unknown>;
-}
+/**
+ * The key of the webhook's status ConfigMap that holds the pull-Secret names the copier wrote
+ * under, newest first, one a line. The KCP does not read it (../api/webhook-status.ts reads
+ * named keys only). A runtime admin can edit it, which gives them nothing they lack: a name
+ * added makes the webhook try deletes the API server lets through only for our own copies
+ * (../render/webhook-secret-policy.ts), which that admin may delete anyway; a name removed
+ * leaves copies they may remove themselves.
+ */
+export const RENAMED_COPIES_KEY = 'pullSecretNames';
 
-/** A Secret name is at most this long: a reference to a longer one names none of our copies. */
-const MAX_NAME = 253;
+/** The field manager of {@link RENAMED_COPIES_KEY}: the report's other keys are other managers', untouched. */
+export const RENAMED_COPIES_FIELD_MANAGER = 'rt-bootstrapper-webhook-renamed-copies';
+
+/** The reads and the deletes the sweeper makes, and where it keeps the names it remembers. */
+export interface RenamedCopyCalls {
+  /** The names of every namespace (metadata only). */
+  readonly listNamespaces: () => Promise<string[]>;
+  /** The Pods of a namespace that have not ended. */
+  readonly listLivePods: (namespace: string) => Promise<V1Pod[]>;
+  /** Deletes the Secret `name` in `namespace` (the API server lets through only our copies). */
+  readonly deleteSecret: (namespace: string, name: string) => Promise<unknown>;
+  /** The stored record's text (undefined: none); absent when the names are kept in memory only. */
+  readonly readRecord?: () => Promise<string | undefined>;
+  /** Stores the record's text. */
+  readonly writeRecord?: (text: string) => Promise<void>;
+}
 
 /**
  * A Pod as far as the plan reads it (./renamed-copies.ts): the list's transform, page by page, so
@@ -34,7 +53,7 @@ const MAX_NAME = 253;
  */
 function podRefs(p: V1Pod): V1Pod {
   const refs = (p.spec?.imagePullSecrets ?? []).filter(
-    (r) => r.name !== undefined && r.name.length <= MAX_NAME,
+    (r) => r.name !== undefined && r.name.length <= SECRET_NAME_MAX,
   );
   const phase = p.status?.phase;
   return {
@@ -45,40 +64,28 @@ function podRefs(p: V1Pod): V1Pod {
 }
 
 /**
- * The metadata a sweep reads of one of our Secrets (./renamed-copies.ts `isOurCopy`): our label
- * and the copied-from annotation (a namespace and a name: longer is not ours), nothing else.
- */
-function secretMeta(s: { metadata?: V1ObjectMeta }): { metadata?: V1ObjectMeta } {
-  const m = s.metadata ?? {};
-  const label = m.labels?.[MANAGED_BY_LABEL];
-  const from = m.annotations?.[COPIED_FROM_ANNOTATION];
-  return {
-    metadata: {
-      name: m.name,
-      namespace: m.namespace,
-      uid: m.uid,
-      labels: label === undefined ? undefined : { [MANAGED_BY_LABEL]: label },
-      annotations:
-        from === undefined || from.length > 2 * MAX_NAME + 1 ? undefined : { [COPIED_FROM_ANNOTATION]: from },
-    },
-  };
-}
-
-/**
  * {@link RenamedCopyCalls} as raw requests through `access`: lists paged by bytes
- * (../kube/pager.ts), our Secrets metadata only, so no Secret data ever reaches this process.
+ * (../kube/pager.ts), namespaces metadata only; the record in `record`'s ConfigMap (read by
+ * name, written by server-side apply of its one key), or in memory only without one.
  */
-export function renamedCopyCalls(access: ClusterAccess): RenamedCopyCalls {
+export function renamedCopyCalls(
+  access: ClusterAccess,
+  record?: { readonly namespace: string; readonly name: string },
+): RenamedCopyCalls {
   const never = new AbortController().signal;
+  const cmPath =
+    record === undefined
+      ? ''
+      : `/api/v1/namespaces/${encodeURIComponent(record.namespace)}/configmaps/${encodeURIComponent(record.name)}`;
   return {
-    listManagedSecrets: async () =>
+    listNamespaces: async () =>
       (
         await listAll(
-          new KubeListWatch<{ metadata?: V1ObjectMeta }>(access, '/api/v1/secrets', { metadataOnly: true }),
-          { pageSize: MAX_PAGE_ITEMS, labelSelector: MANAGED_SECRETS_SELECTOR, transform: secretMeta },
+          new KubeListWatch<V1Namespace>(access, '/api/v1/namespaces', { metadataOnly: true }),
+          { pageSize: MAX_PAGE_ITEMS, transform: (n) => ({ metadata: { name: n.metadata?.name } }) },
           never,
         )
-      ).items.map((s) => s.metadata ?? {}),
+      ).items.flatMap((n) => (n.metadata?.name === undefined ? [] : [n.metadata.name])),
     listLivePods: async (namespace) =>
       (
         await listAll(
@@ -91,30 +98,54 @@ export function renamedCopyCalls(access: ClusterAccess): RenamedCopyCalls {
           never,
         )
       ).items,
-    deleteSecret: ({ namespace, name, uid }) =>
+    // Unconditioned (no uid: nothing is read first); the policy refuses any Secret not our copy.
+    // The answer (the removed copy, its data) is read to its end and dropped unparsed.
+    deleteSecret: (namespace, name) =>
       kubeRequest<unknown>(access, {
         method: 'DELETE',
         path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`,
-        // No uid (never from a list): an unconditioned delete; undefined drops out of the JSON.
-        body: {
-          apiVersion: 'v1',
-          kind: 'DeleteOptions',
-          preconditions: uid === undefined ? undefined : { uid },
-        },
         parseResponse: false,
       }),
+    readRecord:
+      record === undefined
+        ? undefined
+        : async () => {
+            try {
+              const cm = await kubeRequest<V1ConfigMap>(access, { method: 'GET', path: cmPath });
+              // Cut before it is split (./renamed-copies.ts readRememberedNames cuts again).
+              return cm.data?.[RENAMED_COPIES_KEY]?.slice(0, REMEMBERED_TEXT_MAX + 1);
+            } catch (error) {
+              if (statusCodeOf(error) === 404) return undefined;
+              throw error;
+            }
+          },
+    writeRecord:
+      record === undefined
+        ? undefined
+        : async (text) => {
+            await applyObjects(
+              access,
+              [
+                {
+                  apiVersion: 'v1',
+                  kind: 'ConfigMap',
+                  metadata: { name: record.name, namespace: record.namespace },
+                  data: { [RENAMED_COPIES_KEY]: text },
+                } as KubernetesObject,
+              ],
+              { fieldManager: RENAMED_COPIES_FIELD_MANAGER, timeoutMs: 10_000 },
+            );
+          },
   };
 }
 
 /** What one sweep did. */
 export interface SweepOutcome {
   readonly removed: number;
-  /** Stale copies a live Pod still names. */
+  /** Earlier names kept in a namespace because live Pods there still name them. */
   readonly kept: number;
-  /** Deletes or Pod reads that failed (retried by the next sweep). */
+  /** Pod reads, deletes or record writes that failed (retried by the next sweep). */
   readonly failed: number;
-  /** The list of our Secrets was refused (403): the ServiceAccount lacks the right; nothing done. */
-  readonly forbidden: boolean;
 }
 
 /** What {@link RenamedCopySweeper} needs. */
@@ -128,13 +159,26 @@ export interface RenamedCopySweeperOptions {
   readonly resweepMs?: number;
 }
 
+/** Whether a refused delete was an admission policy's: the Secret of that name is not our copy. */
+function refusedByPolicy(error: unknown): boolean {
+  return (
+    statusCodeOf(error) === 403 &&
+    error instanceof KubeApiError &&
+    error.message.includes('ValidatingAdmissionPolicy')
+  );
+}
+
 /**
  * Removes the copies of earlier pull-Secret names (after a rename in the configuration) from
- * every namespace. Level-based: a sweep lists the Secrets carrying our label and removes those of
- * our copies whose name is not the one in force ({@link planRenamedCopyRemoval}), so it needs no
- * memory of earlier names and works the same after a restart. Sweeps run at start, on every
- * change of the name, and again after `resweepMs` while a copy was kept for a live Pod or a sweep
- * failed; one at a time, triggers during a sweep coalesced into one more.
+ * every namespace, with no right to read Secrets: it remembers the names the copier wrote under
+ * (the last 8, in memory and in the status ConfigMap, so a restart or
+ * the next replica remembers too) and, for each earlier name in each namespace whose live Pods
+ * do not name it, deletes the Secret of that name. The API server's policy
+ * (../render/webhook-secret-policy.ts) lets the delete through only for our own copy; a tenant's
+ * Secret of that name is refused and left. A name with no copy left anywhere is forgotten.
+ * Sweeps run at start, on every change of the name, and again after `resweepMs` while a copy was
+ * kept for a live Pod or a sweep failed; one at a time, one request at a time, triggers during a
+ * sweep coalesced into one more.
  */
 export class RenamedCopySweeper {
   private readonly resweepMs: number;
@@ -143,19 +187,31 @@ export class RenamedCopySweeper {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastName: string | undefined;
+  /** The names the copier wrote under, newest first (the one in force among them). */
+  private names: string[] = [];
+  /** Whether the stored record was read (merged into {@link names}) yet. */
+  private loaded = false;
+  /** The record's text as last stored or read. */
+  private stored: string | undefined;
 
   constructor(private readonly o: RenamedCopySweeperOptions) {
     this.resweepMs = o.resweepMs ?? 600_000;
   }
 
+  /** The names remembered now, newest first. */
+  remembered(): readonly string[] {
+    return this.names;
+  }
+
   /**
-   * Sweeps when the name in force is not the one last swept for (the first configuration, a
-   * rename); a repeated configuration with the same name costs nothing.
+   * Remembers the name in force and sweeps when it is not the one last seen (the first
+   * configuration, a rename); a repeated configuration with the same name costs nothing.
    */
   follow(): void {
     const name = this.o.currentName();
     if (name === undefined || name === this.lastName) return;
     this.lastName = name;
+    this.names = rememberName(this.names, name);
     this.trigger();
   }
 
@@ -189,14 +245,14 @@ export class RenamedCopySweeper {
       } catch (error) {
         this.o.logger.warn(
           { err: error },
-          'cannot list the copies of earlier pull-Secret names; retrying later',
+          'cannot look for copies of earlier pull-Secret names; retrying later',
         );
-        outcome = { removed: 0, kept: 0, failed: 1, forbidden: false };
+        outcome = { removed: 0, kept: 0, failed: 1 };
       }
       // A trigger that came during the sweep (this.again is set from outside meanwhile).
       if (!this.sweepAgain()) break;
     }
-    if (!this.stopped && !outcome.forbidden && (outcome.kept > 0 || outcome.failed > 0)) {
+    if (!this.stopped && (outcome.kept > 0 || outcome.failed > 0)) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
         this.trigger();
@@ -209,64 +265,104 @@ export class RenamedCopySweeper {
     return this.again && !this.stopped;
   }
 
+  /** Reads the stored record once (merged behind the names seen since start). */
+  private async load(): Promise<void> {
+    if (this.loaded) return;
+    const read = this.o.calls.readRecord;
+    const text = read === undefined ? undefined : await read();
+    let names = readRememberedNames(text);
+    for (const n of [...this.names].reverse()) names = rememberName(names, n);
+    this.names = names;
+    this.stored = text;
+    this.loaded = true;
+  }
+
+  /** Stores the names when they differ from the record; false when that failed. */
+  private async persist(): Promise<boolean> {
+    const text = writeRememberedNames(this.names);
+    const write = this.o.calls.writeRecord;
+    if (write === undefined || text === this.stored) return true;
+    try {
+      await write(text);
+      this.stored = text;
+      return true;
+    } catch (error) {
+      this.o.logger.warn({ err: error }, 'cannot store the earlier pull-Secret names; retrying later');
+      return false;
+    }
+  }
+
   /** One sweep for the name in force (nothing without one). */
   async sweep(): Promise<SweepOutcome> {
     const current = this.o.currentName();
-    if (current === undefined) return { removed: 0, kept: 0, failed: 0, forbidden: false };
-    let secrets: V1ObjectMeta[];
-    try {
-      secrets = await this.o.calls.listManagedSecrets();
-    } catch (error) {
-      if (statusCodeOf(error) !== 403) throw error;
-      // The rendered least-privilege RBAC: expected, so not a warning (said at start and per rename).
-      this.o.logger.info(
-        { err: error },
-        'copies of earlier pull-Secret names cannot be looked for: listing Secrets by label is not granted (docs/upstream-differences.md, 17)',
-      );
-      return { removed: 0, kept: 0, failed: 0, forbidden: true };
-    }
-    const stale = renamedCopies(secrets, current);
-    if (stale.length === 0) return { removed: 0, kept: 0, failed: 0, forbidden: false };
-    let failed = 0;
-    const podsByNamespace = new Map<string, V1Pod[]>();
-    const readable: SecretId[] = [];
-    for (const namespace of new Set(stale.map((s) => s.namespace))) {
+    if (current === undefined) return { removed: 0, kept: 0, failed: 0 };
+    await this.load();
+    this.names = rememberName(this.names, current);
+    let failed = (await this.persist()) ? 0 : 1;
+    const earlier = earlierNames(this.names, current);
+    if (earlier.length === 0) return { removed: 0, kept: 0, failed };
+    const answers = new Map<string, NameAnswer[]>(earlier.map((n) => [n, []]));
+    const answer = (name: string, a: NameAnswer): void => {
+      answers.get(name)?.push(a);
+    };
+    let removed = 0;
+    let kept = 0;
+    for (const namespace of await this.o.calls.listNamespaces()) {
+      if (this.stopped) return { removed, kept, failed: failed + 1 };
+      let pods: V1Pod[];
       try {
-        podsByNamespace.set(namespace, await this.o.calls.listLivePods(namespace));
-        readable.push(...stale.filter((s) => s.namespace === namespace));
+        pods = await this.o.calls.listLivePods(namespace);
       } catch (error) {
         // Without its Pods, nothing in that namespace is removed this time.
         failed++;
+        for (const n of earlier) answer(n, 'failed');
         this.o.logger.warn({ namespace, err: error }, 'cannot read the Pods before removing a renamed copy');
+        continue;
       }
-    }
-    const plan = planRenamedCopyRemoval({ stale: readable, podsByNamespace });
-    let removed = 0;
-    for (const copy of plan.remove) {
-      try {
-        await this.o.calls.deleteSecret(copy);
-        removed++;
-        this.o.metrics.pullSecretCopies.inc({ result: 'removed' });
+      const plan = planNamespaceSweep({ names: earlier, pods });
+      for (const k of plan.kept) {
+        kept++;
+        answer(k.name, 'kept');
         this.o.logger.info(
-          { namespace: copy.namespace, secret: copy.name },
-          'copy of an earlier pull-Secret name removed',
-        );
-      } catch (error) {
-        const code = statusCodeOf(error);
-        // Gone already (another replica), or made again since the list (its uid differs): not ours to remove.
-        if (code === 404 || code === 409) continue;
-        failed++;
-        this.o.logger.warn(
-          { namespace: copy.namespace, secret: copy.name, err: error },
-          'cannot remove a renamed copy',
+          { namespace, secret: k.name, pods: k.pods },
+          'copy of an earlier pull-Secret name kept: live Pods still name it',
         );
       }
+      for (const name of plan.remove) {
+        // Renamed back meanwhile: that name is the copier's again (a new sweep follows).
+        if (this.o.currentName() === name) {
+          answer(name, 'failed');
+          continue;
+        }
+        try {
+          await this.o.calls.deleteSecret(namespace, name);
+          removed++;
+          answer(name, 'removed');
+          this.o.metrics.pullSecretCopies.inc({ result: 'removed' });
+          this.o.logger.info({ namespace, secret: name }, 'copy of an earlier pull-Secret name removed');
+        } catch (error) {
+          if (statusCodeOf(error) === 404) {
+            answer(name, 'absent');
+          } else if (refusedByPolicy(error)) {
+            // Somebody else's Secret of that name (a tenant's own): not ours, left alone.
+            answer(name, 'not-ours');
+            this.o.logger.debug(
+              { namespace, secret: name },
+              'a Secret of an earlier pull-Secret name is not our copy: left',
+            );
+          } else {
+            failed++;
+            answer(name, 'failed');
+            this.o.logger.warn({ namespace, secret: name, err: error }, 'cannot remove a renamed copy');
+          }
+        }
+      }
     }
-    for (const copy of plan.kept)
-      this.o.logger.info(
-        { namespace: copy.namespace, secret: copy.name, pods: copy.pods },
-        'copy of an earlier pull-Secret name kept: live Pods still name it',
-      );
-    return { removed, kept: plan.kept.length, failed, forbidden: false };
+    const pending = namesStillPending(answers);
+    this.names = this.names.filter(
+      (n) => !earlier.includes(n) || pending.has(n) || n === this.o.currentName(),
+    );
+    if (!(await this.persist())) failed++;
+    return { removed, kept, failed };
   }
 }

@@ -289,7 +289,7 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
   stoppers.push(() => copiers.close());
   // Copies of earlier pull-Secret names (a rename in the config) go once no live Pod names them.
   const sweeper = new RenamedCopySweeper({
-    calls: renamedCopyCalls(o.kubeConfig),
+    calls: renamedCopyCalls(o.kubeConfig, o.statusConfigMap),
     currentName: () => (holder.get() === undefined ? undefined : pullSecretRefOf(holder).name),
     metrics,
     logger: logger.child({ part: 'renamed-copies' }),
