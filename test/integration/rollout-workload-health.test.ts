@@ -203,6 +203,44 @@ describe('rollouts that see the workloads: preflight and Pods failing under the 
     assert.equal(await readPreflightSecret('rt-1'), undefined, 'the candidate is gone');
   });
 
+  test("a namespace user's forged Pods failing on the canary halt nothing: failures that are no regression", async () => {
+    await f.patchPolicy({ workloads: { toleratedFailures: 0, observeFor: '2s', preflight: false } });
+    const stable = await stableSet();
+    await f.putPullSecret('v8');
+    const target = await f.nextVersion(stable);
+    await f.waitServed('rt-1', target);
+    const now = new Date().toISOString();
+    // What the webhook reports of Pods whose image never ran under an earlier set anywhere.
+    await report('rt-1', {
+      workloads: {
+        [target]: {
+          pods: 3,
+          started: 0,
+          failing: 3,
+          failedPods: 3,
+          firstPodAt: now,
+          samples: [
+            {
+              kind: 'image-pull',
+              pod: 'tenant/private-0',
+              image: 'mirror.example/someone/private:1',
+              reason: 'ErrImagePull',
+              at: now,
+            },
+          ],
+          regressions: 0,
+          unproven: [{ image: '0123456789abcdef', pods: 3 }],
+          ran: [],
+        },
+      },
+    });
+    for (const id of RUNTIMES) await f.waitServed(id, target, 120_000);
+    await f.waitPhase('Complete', 60_000);
+    const rb = await f.readRb('rt-1');
+    assert.equal(rb.status?.workloads?.failedPods, 3, 'the failures are shown');
+    assert.equal(rb.status?.workloads?.regressions, 0, 'and none of them is a regression');
+  });
+
   test('Pods failing under the target on the canary halt the rollout within the soak and roll back', async () => {
     await f.patchPolicy({ workloads: { toleratedFailures: 0, observeFor: '2s', preflight: false } });
     const stable = await stableSet();
@@ -220,6 +258,8 @@ describe('rollouts that see the workloads: preflight and Pods failing under the 
           failing: 1,
           failedPods: 1,
           firstPodAt: now,
+          // Its original ran under the stable set on this runtime: a regression.
+          regressions: 1,
           samples: [
             {
               kind: 'image-pull',
