@@ -392,21 +392,29 @@ describe('the least-privilege policies on a real API server: what the webhook Se
     );
   });
 
-  test('the sweeper of renamed copies: no list of Secrets under the rendered RBAC; with the documented grant it removes only our copies', async () => {
+  test("the sweeper of renamed copies under the rendered RBAC alone: our copy goes, a tenant's Secret of that name and a copy a live Pod names stay", async () => {
     const core = coreCalls(admin);
-    // A copy under an earlier name (ours by label and annotation), and a Secret of that name that is not ours.
-    await core.createNamespacedSecret({
-      namespace: TENANT,
-      body: {
-        metadata: {
-          name: 'earlier-pull',
-          labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-          annotations: { [COPIED_FROM_ANNOTATION]: `${RUNTIME_NAMESPACE}/earlier-pull` },
-        },
-        type: DOCKER,
-        data: dockerData,
+    const copyOf = (): Record<string, unknown> => ({
+      metadata: {
+        name: 'earlier-pull',
+        labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+        annotations: { [COPIED_FROM_ANNOTATION]: `${RUNTIME_NAMESPACE}/earlier-pull` },
       },
+      type: DOCKER,
+      data: dockerData,
     });
+    await applyObjects(admin, [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'sweep-theirs' } },
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'sweep-in-use' } },
+    ] as KubernetesObject[]);
+    // A copy under an earlier name (ours by label and annotation) in the tenant's namespace...
+    await post(admin, TENANT, copyOf());
+    // ...another tenant's own Secret of that name, and one labelled ours without the annotation (the KCP's kind)...
+    await post(
+      admin,
+      'sweep-theirs',
+      secret('sweep-theirs', 'earlier-pull', DOCKER, { labels: { app: 'theirs' } }),
+    );
     await core.createNamespacedSecret({
       namespace: RUNTIME_NAMESPACE,
       body: {
@@ -415,55 +423,66 @@ describe('the least-privilege policies on a real API server: what the webhook Se
         data: dockerData,
       },
     });
-    const sweeper = (): RenamedCopySweeper =>
-      new RenamedCopySweeper({
-        calls: renamedCopyCalls(sa),
-        currentName: () => PULL,
-        metrics: createWebhookMetrics(new Registry()),
-        logger: silentLogger(),
-      });
+    // ...and our copy that a live Pod still names (no node: it stays Pending, which is live).
+    await post(admin, 'sweep-in-use', copyOf());
+    await kubeRequest(admin, {
+      method: 'POST',
+      path: '/api/v1/namespaces/sweep-in-use/pods',
+      body: {
+        metadata: { name: 'uses-earlier' },
+        spec: {
+          containers: [{ name: 'app', image: 'example.com/app:1' }],
+          imagePullSecrets: [{ name: 'earlier-pull' }],
+        },
+      },
+    });
     // The rendered RBAC: no right to list Secrets, with or without a selector.
     await assert.rejects(read(sa, '/api/v1/secrets'), (e) => statusCodeOf(e) === 403);
-    const denied = await sweeper().sweep();
-    assert.deepEqual(denied, { removed: 0, kept: 0, failed: 0, forbidden: true });
-
-    // What docs/upstream-differences.md (17) tells an administrator who wants the sweep: list and delete of Secrets.
-    await applyObjects(admin, [
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRole',
-        metadata: { name: 'test-sweep-renamed-copies' },
-        rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list', 'delete'] }],
-      } as KubernetesObject,
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRoleBinding',
-        metadata: { name: 'test-sweep-renamed-copies' },
-        roleRef: {
-          apiGroup: 'rbac.authorization.k8s.io',
-          kind: 'ClusterRole',
-          name: 'test-sweep-renamed-copies',
-        },
-        subjects: [
-          {
-            kind: 'ServiceAccount',
-            name: 'rt-bootstrapper-controller-manager',
-            namespace: RUNTIME_NAMESPACE,
-          },
-        ],
-      } as KubernetesObject,
-    ]);
-    const swept = await eventually(
+    let name = 'earlier-pull';
+    const sweeper = new RenamedCopySweeper({
+      calls: renamedCopyCalls(sa),
+      currentName: () => name,
+      metrics: createWebhookMetrics(new Registry()),
+      logger: silentLogger(),
+    });
+    // The copier wrote under the earlier name; then the configuration renamed it.
+    assert.deepEqual(await sweeper.sweep(), { removed: 0, kept: 0, failed: 0 });
+    name = PULL;
+    assert.deepEqual(await sweeper.sweep(), { removed: 1, kept: 1, failed: 0 });
+    await assert.rejects(read(admin, `${secretsPath(TENANT)}/earlier-pull`), (e) => statusCodeOf(e) === 404);
+    const theirs = await read<{ metadata?: { labels?: Record<string, string> } }>(
+      admin,
+      `${secretsPath('sweep-theirs')}/earlier-pull`,
+    );
+    assert.equal(theirs.metadata?.labels?.app, 'theirs', "a tenant's Secret of that name stays");
+    await read(admin, `${secretsPath(RUNTIME_NAMESPACE)}/earlier-pull`);
+    await read(admin, `${secretsPath('sweep-in-use')}/earlier-pull`);
+    assert.deepEqual(sweeper.remembered(), [PULL, 'earlier-pull'], 'kept for the live Pod: still remembered');
+    // The Pod gone, the next sweep removes that copy and forgets the name.
+    await kubeRequest(admin, {
+      method: 'DELETE',
+      path: '/api/v1/namespaces/sweep-in-use/pods/uses-earlier',
+      query: { gracePeriodSeconds: 0 },
+    });
+    await eventually(
       async () => {
-        const outcome = await sweeper().sweep();
-        return outcome.forbidden ? undefined : outcome;
+        try {
+          await read(admin, '/api/v1/namespaces/sweep-in-use/pods/uses-earlier');
+          return undefined;
+        } catch (e) {
+          return statusCodeOf(e) === 404 ? true : undefined;
+        }
       },
       15_000,
-      'the granted list',
+      'the Pod gone',
     );
-    assert.equal(swept.removed, 1);
-    await assert.rejects(read(admin, `${secretsPath(TENANT)}/earlier-pull`), (e) => statusCodeOf(e) === 404);
-    // Even so granted, the policy refuses deleting a Secret that is not our copy.
+    assert.deepEqual(await sweeper.sweep(), { removed: 1, kept: 0, failed: 0 });
+    await assert.rejects(
+      read(admin, `${secretsPath('sweep-in-use')}/earlier-pull`),
+      (e) => statusCodeOf(e) === 404,
+    );
+    assert.deepEqual(sweeper.remembered(), [PULL]);
+    // The policy refuses deleting a Secret that is not our copy.
     await refused(
       'deleting a Secret that is not our copy',
       SECRETS_POLICY_SAYS,
