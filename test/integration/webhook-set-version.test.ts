@@ -4,12 +4,24 @@
  * change of only the pull Secret, or only the bundle, is one write to the runtime: the revision
  * Pods are stamped with and the report the KCP reads follow it, the ConfigMap untouched.
  */
-import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { CONTENT_VERSION_ANNOTATION, setVersionOf } from '../../src/api/set-version.js';
 import { readReport, WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
+import {
+  ORIGINAL_IMAGES_ANNOTATION,
+  REVISION_ANNOTATION,
+  REVISION_LABEL,
+} from '../../src/api/workload-health.js';
+import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { CONFIG_MAP_KEY, CONFIG_MAP_NAME } from '../../src/api/webhook-features.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
@@ -19,7 +31,7 @@ import { useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { CTB_NAME, CTB_SIGNER } from '../support/kcp.js';
 import { trustBundleObject } from '../support/trust-bundles.js';
-import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
+import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 const PULL_SECRET = 'registry-credentials'; // the seed config's
@@ -114,5 +126,58 @@ describe('the webhook computes the set version from the objects on its runtime',
     await write([await bundle('b2')]);
     await follows(setVersionOf(['s2', 'b2', 'c1']), 'the set version with the new bundle');
     assert.equal(await configMapVersion(), before, 'the ConfigMap was not written');
+  });
+  test("a namespace user's Pod cannot carry a revision stamp our admission did not give", async () => {
+    const revision = webhook?.app.config.revision;
+    assert.ok(webhook && revision !== undefined);
+    const FIPS = 'rt-cfg.kyma-project.io/set-fips-mode';
+    const manifests = renderWebhookManifests({
+      image: 'unused',
+      url: webhook.url,
+      caBundlePem: webhook.ca.certPem,
+      failurePolicy: 'Fail',
+    });
+    await registerWebhook(cluster, manifests.mutatingWebhookConfiguration, {
+      metadata: { name: 'probe', annotations: { [FIPS]: 'true' } },
+      spec: { containers: [{ name: 'app', image: 'quay.io/app:1' }] },
+    });
+    const PRIVATE = 'docker.io/someone/private:1';
+    const forged = (name: string, annotations: Record<string, string> = {}): V1Pod => ({
+      metadata: {
+        name,
+        labels: { [REVISION_LABEL]: revision, app: 'x' },
+        annotations: {
+          ...annotations,
+          [REVISION_ANNOTATION]: revision,
+          [ORIGINAL_IMAGES_ANNOTATION]: JSON.stringify({ app: 'replace.me/app:1' }),
+        },
+      },
+      spec: { containers: [{ name: 'app', image: PRIVATE }] },
+    });
+    // No feature applies: the webhook changes nothing but takes the stamp away.
+    const plain = await core.createNamespacedPod({ namespace: 'default', body: forged('forged-plain') });
+    assert.deepEqual(plain.metadata?.labels, { app: 'x' });
+    const plainAnnotations: Record<string, string | undefined> = plain.metadata.annotations ?? {};
+    assert.equal(plainAnnotations[REVISION_ANNOTATION], undefined);
+    assert.equal(plainAnnotations[ORIGINAL_IMAGES_ANNOTATION], undefined);
+    // A Pod we change carries our stamp: the revision, and no originals (no image was rewritten).
+    const fips = await core.createNamespacedPod({
+      namespace: 'default',
+      body: forged('forged-fips', { [FIPS]: 'true' }),
+    });
+    assert.equal(fips.metadata?.labels?.[REVISION_LABEL], revision);
+    const fipsAnnotations: Record<string, string | undefined> = fips.metadata.annotations ?? {};
+    assert.equal(fipsAnnotations[ORIGINAL_IMAGES_ANNOTATION], undefined);
+    assert.equal(fips.spec?.containers[0]?.image, PRIVATE);
+    // Added later by an update: taken away again.
+    const patched = await core.patchNamespacedPod(
+      {
+        namespace: 'default',
+        name: 'forged-plain',
+        body: { metadata: { labels: { [REVISION_LABEL]: revision } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    assert.equal(patched.metadata?.labels?.[REVISION_LABEL], undefined);
   });
 });
