@@ -99,6 +99,9 @@ describe('copies of earlier pull-Secret names', () => {
     // An admin's edit of any size: cut to the bound, the line the cut broke dropped.
     const long = `a\n${'b'.repeat(REMEMBERED_TEXT_MAX * 10)}`;
     assert.deepEqual(readRememberedNames(long), ['a']);
+    // A name the cut broke is not read as a shorter name.
+    const broken = `${'A'.repeat(REMEMBERED_TEXT_MAX - 20)}\nbroken-${'z'.repeat(100)}`;
+    assert.deepEqual(readRememberedNames(broken), []);
     const many = Array.from({ length: 1000 }, (_, i) => `m${i}`).join('\n');
     assert.deepEqual(
       readRememberedNames(many),
