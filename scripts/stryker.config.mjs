@@ -37,7 +37,11 @@ export const MODULES = [
     id: 'wave-planner',
     name: 'wave planner',
     mutate: ['src/**/wave-planner.ts', 'src/**/wave-assignment.ts'],
-    tests: ['test/unit/**/wave-planner*.test.ts', 'test/unit/**/wave-assignment.test.ts'],
+    tests: [
+      'test/unit/**/wave-planner*.test.ts',
+      'test/unit/**/workload-gate.test.ts',
+      'test/unit/**/wave-assignment.test.ts',
+    ],
   },
   {
     id: 'shard-decision',

@@ -202,6 +202,15 @@ describe('a halt needs failures on more than one runtime (minFailedRuntimes)', (
     );
   });
 
+  test('the message says when the rollout would halt: the larger of threshold + 1 and the minimum', () => {
+    const r = plan({
+      policy: { ...POLICY, failureThreshold: 3 },
+      state: LAST,
+      runtimes: fleet('v2', { 'rt-3': refused }),
+    });
+    assert.match(r.message, /\(halts at 4 failed runtimes\): rt-3$/);
+  });
+
   test('the default policy (no RolloutPolicy) never halts, and says so', () => {
     const r = planRollout({
       policy: DEFAULT_ROLLOUT_POLICY,
@@ -370,6 +379,16 @@ describe('a runtime that never settles fails itself at a deadline instead of hol
       done.state.failures[0]?.reason ?? '',
       /^its Pods under set v2 were still under observation 120 s after the wave soaked \(first Pod reported at 2999-01-01T00:00:00\.000Z\)$/,
     );
+  });
+
+  test('a firstPodAt past what a date holds still fails at the deadline, its reason saying so', () => {
+    const beyond = { pods: 1, failedPods: 0, firstPodAt: 1e300 };
+    const runtimes = fleet('v1', { 'rt-1': { current: 'v2', workloads: beyond } }, ['rt-1']);
+    const before = plan({ state: soaked, now: observeDeadline - 1, runtimes });
+    assert.equal(before.state.phase, 'Soaking');
+    const at = plan({ state: before.state, now: observeDeadline, runtimes });
+    assert.equal(at.state.phase, 'Halted', 'the lone canary failed itself');
+    assert.match(at.state.failures[0]?.reason ?? '', /\(first Pod reported at no valid time\)$/);
   });
 
   test('the same, walked pass by pass: the wave never stays in Soaking past the deadline', () => {
