@@ -238,7 +238,7 @@ describe('rollouts that see the workloads: preflight and Pods failing under the 
     await f.waitPhase('Complete', 60_000);
     const rb = await f.readRb('rt-1');
     assert.equal(rb.status?.workloads?.failedPods, 3, 'the failures are shown');
-    assert.equal(rb.status?.workloads?.regressions, 0, 'and none of them is a regression');
+    assert.equal(rb.status.workloads.regressions, 0, 'and none of them is a regression');
   });
 
   test('Pods failing under the target on the canary halt the rollout within the soak and roll back', async () => {
