@@ -215,7 +215,7 @@ describe('fleet status (rtb status)', () => {
     assert.match(text, /Runtimes: 3 \(Ready 2, Error 1\)/);
     assert.match(text, /Rollout \(policy default\): Halted, wave canary/);
     assert.match(text, /rt-3 {2}Error {2}Error: RuntimeReachable Unreachable: down/);
-    assert.deepEqual(f.rollout?.halt, { failureThreshold: 0, minFailedRuntimes: 2 }, 'the defaults');
+    assert.deepEqual(f.rollout.halt, { failureThreshold: 0, minFailedRuntimes: 2 }, 'the defaults');
     assert.match(
       text,
       /\n {2}1 runtime\(s\) failed; a halt needs more than 0 and at least 2 \(or every runtime of the waves started\)\n {2}failed in the rollout: rt-1: bad\n/,
