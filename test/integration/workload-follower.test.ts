@@ -29,7 +29,6 @@ import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { WebhookStatusReporter } from '../../src/webhook/status-reporter.js';
 import { originalKey } from '../../src/webhook/workload-health/original-key.js';
@@ -39,7 +38,7 @@ import {
   type WorkloadFollower,
 } from '../../src/webhook/workload-health/workload-follower.js';
 import { useControlPlane } from '../support/control-plane.js';
-import { asWebhookServiceAccount } from '../support/kcp.js';
+import { applyWebhookRights } from '../support/webhook-runtime.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 /** The set's overrides: Docker Hub to the mirror, as the webhook would rewrite `docker.io/app:1`. */
@@ -198,24 +197,13 @@ describe('the workload follower', () => {
     cluster = plane().cluster('runtime');
     admin = cluster.kubeConfig();
     core = admin.makeApiClient(CoreV1Api);
-    const objects = webhookManifestList(
-      renderWebhookManifests({
-        image: 'example.com/rtb:test',
-        url: 'https://127.0.0.1:1/mutate',
-        // Direct mode: the KCP issues the serving certificate and reads the status ConfigMap.
-        servingCertIssuer: 'external',
-      }),
-    ).filter(
-      (o) => !String((o as KubernetesObject).kind).endsWith('WebhookConfiguration'),
-    ) as KubernetesObject[];
-    await applyObjects(admin, objects);
+    sa = await applyWebhookRights(cluster);
     for (const name of [WITH_SECRET, WITHOUT_SECRET])
       await core.createNamespace({ body: { metadata: { name } } });
     await core.createNamespacedSecret({
       namespace: WITH_SECRET,
       body: { metadata: { name: SECRET }, type: 'Opaque', data: { a: 'Yg==' } },
     });
-    sa = await asWebhookServiceAccount(cluster);
   });
 
   after(async () => {
