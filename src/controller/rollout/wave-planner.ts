@@ -137,10 +137,12 @@ export function planRollout(input: PlanInput): RolloutPlan {
     }
   }
   let observeUntil: number | undefined;
+  let discoverUntil: number | undefined;
   if (state.phase === 'Preflight') {
     const members = active.filter((r) => (waves.get(r.id) ?? lastWave) <= 0);
     const next = preflightStep(state, policy, members, now);
     state = next.state;
+    discoverUntil = next.wakeAt;
     if (next.event) events.push(next.event);
   }
   while (state.phase === 'Progressing' || state.phase === 'Soaking') {
@@ -198,7 +200,7 @@ export function planRollout(input: PlanInput): RolloutPlan {
     desired.set(r.id, want);
     if (r.current === state.target && want !== state.target) rollback.push(r.id);
   }
-  const wakeAt = observeUntil ?? wakeAtOf(state, policy, now);
+  const wakeAt = observeUntil ?? discoverUntil ?? wakeAtOf(state, policy, now);
   const { preflight, watch } = watchedBy(state, active, waves, lastWave);
   return {
     state,
@@ -245,12 +247,18 @@ export function firstPodAtOf(r: RuntimeView, now: number): number | undefined {
  * done (or the deadline passed), wave 0 starts. A runtime whose webhook reports no workloads runs a
  * release that cannot check: it is not waited for.
  */
+/**
+ * How long a preflight waits to learn whether a wave-0 runtime checks (its webhook follows Pods)
+ * before it starts wave 0 without it: three reads of a runtime's report while the rollout watches it.
+ */
+export const PREFLIGHT_DISCOVERY_MS = 30_000;
+
 function preflightStep(
   state: RolloutState,
   policy: RolloutPolicy,
   members: readonly RuntimeView[],
   now: number,
-): { state: RolloutState; event?: RolloutEvent } {
+): { state: RolloutState; event?: RolloutEvent; wakeAt?: number } {
   const set = setOf(state.target);
   const checking = members.filter((r) => r.followsPods === true);
   const ofTarget = (r: RuntimeView): PreflightView | undefined =>
@@ -279,7 +287,15 @@ function preflightStep(
   }
   const done = checking.every((r) => ofTarget(r)?.done === true);
   const late = now - state.waveStartedAt >= policy.healthDeadlineMs;
-  if (!done && !late) return { state: { ...state, failures: failures.slice(0, FAILURES_KEPT) } };
+  // A runtime not known to follow Pods may only not have been read yet (its report is read at
+  // rest once a minute, but every 10 s while the preflight watches it): waited for that long.
+  const undecided = checking.length < members.length && now - state.waveStartedAt < PREFLIGHT_DISCOVERY_MS;
+  if ((!done || undecided) && !late) {
+    const waiting = { ...state, failures: failures.slice(0, FAILURES_KEPT) };
+    return done
+      ? { state: waiting, wakeAt: state.waveStartedAt + PREFLIGHT_DISCOVERY_MS }
+      : { state: waiting };
+  }
   return {
     state: { ...state, phase: 'Progressing', wave: 0, waveStartedAt: now, failures: [] },
     event: 'preflighted',

@@ -11,6 +11,7 @@ import type { RolloutState } from '../../../../src/controller/rollout/rollout-st
 import { runtimeView } from '../../../../src/controller/rollout/runtime-view.js';
 import {
   planRollout,
+  PREFLIGHT_DISCOVERY_MS,
   setOf,
   type PlanInput,
   type RuntimeView,
@@ -352,8 +353,12 @@ describe('preflight phase', () => {
     assert.deepEqual(r.events, ['preflighted']);
   });
 
-  test('a canary whose webhook reports no workloads cannot check: not waited for', () => {
-    const r = plan({ state: PREFLIGHT, runtimes: fleet('v1') });
+  test('a canary whose webhook reports no workloads cannot check: waited for only until its report was read', () => {
+    // Its report may not have been read since it was installed: the preflight waits that long.
+    const early = plan({ state: PREFLIGHT, runtimes: fleet('v1') });
+    assert.equal(early.state.phase, 'Preflight');
+    assert.equal(early.wakeAt, PREFLIGHT_DISCOVERY_MS, 'looks again once the reports were read');
+    const r = plan({ state: PREFLIGHT, runtimes: fleet('v1'), now: PREFLIGHT_DISCOVERY_MS });
     assert.equal(r.state.phase, 'Progressing');
     const two = planRollout({
       policy: { ...POLICY, waves: [{ name: 'canary', percent: 100, soakMs: 0 }] },
