@@ -350,7 +350,7 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
       query: { fieldManager: 'rt-bootstrapper' },
       body: { data: { 'rt-bootstrapper-config.json': '{"late":"write"}' } },
     });
-    assert.equal(await read(), '{"late":"write"}');
+    // Not read back: the confirmation a second after the report may already have undone it.
     await eventually(
       async () => ((await read()) === original ? true : undefined),
       10_000,
