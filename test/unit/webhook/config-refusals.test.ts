@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -84,17 +84,23 @@ describe('config refusals are counted once per content', () => {
   test('a config file re-read many times (watch events, polls) with bad content counts once', async () => {
     const s = setup();
     const dir = await mkdtemp(join(tmpdir(), 'rtb-config-'));
+    // Replaced whole, as the kubelet swaps a mounted ConfigMap: an in-place write lets the folder
+    // watch read the file truncated, a third distinct text.
+    const replace = async (file: string, text: string): Promise<void> => {
+      await writeFile(`${file}.next`, text);
+      await rename(`${file}.next`, file);
+    };
     try {
       const file = join(dir, 'config.json');
       await writeFile(file, seedConfigText());
       const source = new FileConfigSource(file, s.holder, s.logger, 60_000);
       await source.start();
       try {
-        await writeFile(file, BAD_A);
+        await replace(file, BAD_A);
         for (let i = 0; i < 6; i++) await source.reload();
         assert.equal(await s.reloads('failure'), 1);
         assert.equal(s.refusals(), 1);
-        await writeFile(file, BAD_B);
+        await replace(file, BAD_B);
         for (let i = 0; i < 3; i++) await source.reload();
         assert.equal(await s.reloads('failure'), 2);
       } finally {
