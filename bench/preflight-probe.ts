@@ -19,13 +19,16 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { FEATURE_ALTER_IMG_REGISTRY } from '../src/api/webhook-features.js';
 import { LocalRegistry } from '../src/envtest/local-registry.js';
-import { checkImages, DEFAULT_PREFLIGHT_CONCURRENCY } from '../src/webhook/preflight/preflight-check.js';
+import {
+  checkImages,
+  DEFAULT_PREFLIGHT_CONCURRENCY,
+} from '../src/runtime-agent/preflight/preflight-check.js';
 import {
   planPreflight,
   type PlanPod,
   type PreflightPlanInput,
-} from '../src/webhook/preflight/preflight-plan.js';
-import { MANIFEST_ACCEPT, RegistryProbe } from '../src/webhook/preflight/registry-probe.js';
+} from '../src/runtime-agent/preflight/preflight-plan.js';
+import { MANIFEST_ACCEPT, RegistryProbe } from '../src/runtime-agent/preflight/registry-probe.js';
 import { pushTinyImage } from '../test/support/registry-push.js';
 import { envNumber, isMain, say as print } from './support/env.js';
 import { median } from './support/stats.js';

@@ -39,11 +39,11 @@ import {
   StringPool,
   type FollowedPod,
   type SecretPresence,
-} from '../src/webhook/workload-health/followed-pod.js';
-import type { PodHealthSettings } from '../src/webhook/workload-health/pod-health.js';
-import { RevisionRules } from '../src/webhook/workload-health/revision-rules.js';
-import { RevisionTally } from '../src/webhook/workload-health/revision-tally.js';
-import { workloadSettingsOf } from '../src/webhook/workload-health/workload-follower.js';
+} from '../src/runtime-agent/workload-health/followed-pod.js';
+import type { PodHealthSettings } from '../src/runtime-agent/workload-health/pod-health.js';
+import { RevisionRules } from '../src/runtime-agent/workload-health/revision-rules.js';
+import { RevisionTally } from '../src/runtime-agent/workload-health/revision-tally.js';
+import { workloadSettingsOf } from '../src/runtime-agent/workload-health/workload-follower.js';
 import { envNumber, isMain, say as print } from './support/env.js';
 import { median } from './support/stats.js';
 

@@ -6,7 +6,8 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createControllerMetrics } from '../controller/controller-metrics.js';
 import { createDirectMetrics } from '../controller/direct/direct-metrics.js';
-import { PeriodicResync } from '../controller/direct/periodic-resync.js';
+import { AttestationBook } from '../controller/direct/attestation-book.js';
+import { attestIntervalSeconds, PeriodicResync } from '../controller/direct/periodic-resync.js';
 import { RepairLatency } from '../controller/direct/repair-latency.js';
 import { attachFleetExpiryMetrics } from '../controller/expiry/fleet-expiry.js';
 import { attachSourceExpiryMetrics } from '../controller/expiry/source-expiry.js';
@@ -17,7 +18,7 @@ import { silentLogger } from '../telemetry/logger.js';
 import { createAttestationMetrics } from '../drift/attestation-metrics.js';
 import { createForwarderMetrics } from '../drift/forwarder-metrics.js';
 import { createListenerMetrics } from '../drift/listener-metrics.js';
-import { createRestartMetrics } from '../trust-restart/restart-metrics.js';
+import { createRestartMetrics } from '../runtime-agent/trust-restart/restart-metrics.js';
 import { createWebhookMetrics } from '../webhook/webhook-metrics.js';
 
 /** The processes whose metrics the monitoring reads. */
@@ -62,6 +63,7 @@ function controllerFamilies(): ReadonlyMap<string, MetricFamily> {
     keyOfRuntime: () => undefined,
     works: () => true,
     force: () => undefined,
+    book: new AttestationBook(attestIntervalSeconds(0)),
     registry,
     logger: silentLogger(),
   });

@@ -8,7 +8,7 @@ import { Reflector } from '../kube/reflector.js';
 import { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import { MetricsServer } from '../telemetry/metrics-endpoint.js';
 import type { AdmissionContext } from './admission-handler.js';
-import { cachedNamespaceOf } from './cached-namespace.js';
+import { cachedNamespaceOf } from '../kube/cached-namespace.js';
 import { CertificateReloader, type CertificateFiles } from './certificate-reloader.js';
 import { ConfigHolder } from './config-holder.js';
 import { followConfig, type ConfigSourceSettings } from './config-following.js';
@@ -17,27 +17,30 @@ import { MissingNamespaces, type MissingNamespacesOptions } from './missing-name
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
 import { followPullSecret, pullSecretPart, pullSecretRefOf } from './pull-secret-follower.js';
 import { UNKNOWN_PART } from './set-revision.js';
-import { RenamedCopySweeper, renamedCopyCalls } from './renamed-copy-sweeper.js';
+import { RenamedCopySweeper, renamedCopyCalls } from '../runtime-agent/pull-secret/renamed-copy-sweeper.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer, type DrainOptions } from './webhook-server.js';
 import { DRIFT_FLUSH_SECONDS } from '../api/serving-limits.js';
 import { StopStack } from './stop-stack.js';
 import { errorLine } from '../telemetry/error-line.js';
 import { leafNotAfter } from '../pki/certificate-expiry.js';
-import { startUpstreamCleanup } from './upstream-cleanup.js';
+import { startUpstreamCleanup } from '../runtime-agent/upstream-cleanup.js';
 import type { ServingCertSettings } from '../serving-cert/serving-cert-settings.js';
 import type { ServingCertKeeper } from '../serving-cert/serving-cert-keeper.js';
 import { DriftForwarder } from '../drift/drift-forwarder.js';
 import { RuntimeAttestor } from '../drift/attestor.js';
-import { followTrustBundle } from '../trust-restart/trust-bundle-follower.js';
+import { followTrustBundle } from '../runtime-agent/trust-restart/trust-bundle-follower.js';
 import {
   startRestarterFromSettings,
   type TrustRestartSettings,
-} from '../trust-restart/restarter-settings.js';
-import type { TrustRestarter } from '../trust-restart/trust-restarter.js';
+} from '../runtime-agent/trust-restart/restarter-settings.js';
+import type { TrustRestarter } from '../runtime-agent/trust-restart/trust-restarter.js';
 import { handleDriftValidation } from '../drift/validation-handler.js';
-import { startPreflight, type Preflight } from './preflight/preflight-runner.js';
-import { startWorkloadFollower, workloadSettingsOf } from './workload-health/workload-follower.js';
+import { startPreflight, type Preflight } from '../runtime-agent/preflight/preflight-runner.js';
+import {
+  startWorkloadFollower,
+  workloadSettingsOf,
+} from '../runtime-agent/workload-health/workload-follower.js';
 import { RUNTIME_NAMESPACE } from '../api/runtime-names.js';
 import { API_NOT_SERVED, trustBundleMount } from '../api/trust-bundle-capability.js';
 import { startCapabilityProber, type CapabilityProbeSettings } from './trust-capability/capability-prober.js';

@@ -23,7 +23,7 @@ import {
 import { eventually } from '../../src/envtest/eventually.js';
 import { LocalRegistry } from '../../src/envtest/local-registry.js';
 import { applyObjects } from '../../src/kube/apply.js';
-import { startPreflight, type Preflight } from '../../src/webhook/preflight/preflight-runner.js';
+import { startPreflight, type Preflight } from '../../src/runtime-agent/preflight/preflight-runner.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { startFakeRegistry, type FakeRegistry } from '../support/fake-registry.js';
 import { pushTinyImage } from '../support/registry-push.js';

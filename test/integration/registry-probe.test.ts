@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { LocalRegistry } from '../../src/envtest/local-registry.js';
-import { RegistryProbe } from '../../src/webhook/preflight/registry-probe.js';
+import { RegistryProbe } from '../../src/runtime-agent/preflight/registry-probe.js';
 import { pushTinyImage } from '../support/registry-push.js';
 
 const PASSWORD = 'preflight-Pa55word';

@@ -24,7 +24,7 @@ import {
   removeUpstreamLeftovers,
   startUpstreamCleanup,
   type CleanupLogger,
-} from '../../src/webhook/upstream-cleanup.js';
+} from '../../src/runtime-agent/upstream-cleanup.js';
 import { UPSTREAM_LEFTOVERS } from '../../src/api/upstream-leftovers.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';

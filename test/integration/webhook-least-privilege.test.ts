@@ -37,8 +37,11 @@ import {
 import { putServingSecret } from '../../src/serving-cert/serving-secret-put.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { coreCalls } from '../../src/webhook/core-calls.js';
-import { RenamedCopySweeper, renamedCopyCalls } from '../../src/webhook/renamed-copy-sweeper.js';
-import { removeUpstreamLeftovers } from '../../src/webhook/upstream-cleanup.js';
+import {
+  RenamedCopySweeper,
+  renamedCopyCalls,
+} from '../../src/runtime-agent/pull-secret/renamed-copy-sweeper.js';
+import { removeUpstreamLeftovers } from '../../src/runtime-agent/upstream-cleanup.js';
 import { createWebhookMetrics } from '../../src/webhook/webhook-metrics.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { asWebhookServiceAccount } from '../support/kcp.js';

@@ -17,7 +17,7 @@ import { kubeRequest } from '../../src/kube/kube-request.js';
 import { statusCodeOf } from '../../src/kube/kube-errors.js';
 import { renderWebhookSecretPolicy, WEBHOOK_SECRET_POLICY } from '../../src/render/webhook-secret-policy.js';
 import { webhookUserName } from '../../src/render/webhook-write-policy.js';
-import { RENAMED_COPIES_KEY } from '../../src/webhook/renamed-copy-sweeper.js';
+import { RENAMED_COPIES_KEY } from '../../src/runtime-agent/pull-secret/renamed-copy-sweeper.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { asWebhookServiceAccount, bindClusterAdmin } from '../support/kcp.js';

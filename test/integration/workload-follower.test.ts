@@ -31,12 +31,12 @@ import { applyObjects } from '../../src/kube/apply.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { WebhookStatusReporter } from '../../src/webhook/status-reporter.js';
-import { originalKey } from '../../src/webhook/workload-health/original-key.js';
+import { originalKey } from '../../src/runtime-agent/workload-health/original-key.js';
 import {
   startWorkloadFollower,
   type RevisionInForce,
   type WorkloadFollower,
-} from '../../src/webhook/workload-health/workload-follower.js';
+} from '../../src/runtime-agent/workload-health/workload-follower.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { applyWebhookRights } from '../support/webhook-runtime.js';
 

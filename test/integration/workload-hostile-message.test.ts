@@ -24,11 +24,11 @@ import {
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
-import { MAX_MESSAGE_LENGTH } from '../../src/webhook/workload-health/redact-message.js';
+import { MAX_MESSAGE_LENGTH } from '../../src/runtime-agent/workload-health/redact-message.js';
 import {
   startWorkloadFollower,
   type WorkloadFollower,
-} from '../../src/webhook/workload-health/workload-follower.js';
+} from '../../src/runtime-agent/workload-health/workload-follower.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
 import { applyWebhookRights, putSeedConfig, writeContainerStatus } from '../support/webhook-runtime.js';

@@ -6,9 +6,9 @@ import { parseDnsNames } from '../../src/drift/peer-identity.js';
 import { parseImageReference } from '../../src/image/image-reference.js';
 import { createRegistryRewriter } from '../../src/image/registry-rewrite.js';
 import { errorLine } from '../../src/telemetry/error-line.js';
-import { parseAuthChallenge } from '../../src/webhook/preflight/auth-challenge.js';
-import { credentialsKeyRegistry } from '../../src/webhook/preflight/registry-credentials.js';
-import { redactMessage } from '../../src/webhook/workload-health/redact-message.js';
+import { parseAuthChallenge } from '../../src/runtime-agent/preflight/auth-challenge.js';
+import { credentialsKeyRegistry } from '../../src/runtime-agent/preflight/registry-credentials.js';
+import { redactMessage } from '../../src/runtime-agent/workload-health/redact-message.js';
 
 // DESIGN §14: what a tenant writes is read in time linear in its length. Each reader of such
 // text gets long repetitive inputs (a unit repeated, after a prefix, both chosen by fast-check

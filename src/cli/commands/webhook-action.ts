@@ -6,7 +6,7 @@ import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { registryServersOf } from '../flag-values.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
-import type { TrustRestartSettings } from '../../trust-restart/restarter-settings.js';
+import type { TrustRestartSettings } from '../../runtime-agent/trust-restart/restarter-settings.js';
 
 /**
  * The flags of `rtb webhook`. Here with the code that reads them: ./webhook.ts imports the type

@@ -7,7 +7,7 @@ import {
   trustBundleChangedAt,
   trustBundleHash,
 } from '../../../src/api/trust-stamp.js';
-import { trustStatusValue } from '../../../src/trust-restart/restart-status.js';
+import { trustStatusValue } from '../../../src/runtime-agent/trust-restart/restart-status.js';
 
 const HASH = trustBundleHash('-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n');
 

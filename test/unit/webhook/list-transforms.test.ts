@@ -4,10 +4,10 @@ import type { V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ORIGINAL_IMAGES_ANNOTATION } from '../../../src/api/workload-health.js';
-import { cachedNamespaceOf } from '../../../src/webhook/cached-namespace.js';
-import { MAX_IMAGE_CHARS, planPodOf } from '../../../src/webhook/preflight/plan-pod.js';
-import { planPreflight } from '../../../src/webhook/preflight/preflight-plan.js';
-import { slimPod, podFactsOf } from '../../../src/trust-restart/pod-facts.js';
+import { cachedNamespaceOf } from '../../../src/kube/cached-namespace.js';
+import { MAX_IMAGE_CHARS, planPodOf } from '../../../src/runtime-agent/preflight/plan-pod.js';
+import { planPreflight } from '../../../src/runtime-agent/preflight/preflight-plan.js';
+import { slimPod, podFactsOf } from '../../../src/runtime-agent/trust-restart/pod-facts.js';
 import { CTB_HASH_ANNOTATION } from '../../../src/api/trust-stamp.js';
 
 const HUGE = 'x'.repeat(250_000);
