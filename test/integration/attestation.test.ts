@@ -1,40 +1,19 @@
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Registry } from 'prom-client';
-import {
-  MUTATING_WEBHOOK_CONFIGURATION,
-  RUNTIME_NAMESPACE,
-  WATCHER_TLS_SECRET,
-} from '../../src/api/runtime-names.js';
-import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
-import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
+import { MUTATING_WEBHOOK_CONFIGURATION, RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { bucketOf } from '../../src/controller/direct/periodic-resync.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import { freePort } from '../../src/envtest/free-port.js';
-import { kubeRequest } from '../../src/kube/kube-request.js';
 import { ATTESTATION_PATH, parseAttestationAnswer, type Attestation } from '../../src/api/attestation.js';
 import { kubeVersionReader, readVersions } from '../../src/drift/managed-versions.js';
 import { postJson } from '../../src/drift/post-json.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
-import {
-  RB_PATH,
-  asWebhookServiceAccount,
-  coreOf,
-  createRuntimeBootstrapper,
-  directModeOptions,
-  markDeploymentAvailable,
-  prepareKcp,
-  putAdminKubeconfigSecret,
-  startKcpSources,
-} from '../support/kcp.js';
+import { DirectFleet, writeDriftClientFiles } from '../support/direct-fleet.js';
+import { asWebhookServiceAccount } from '../support/kcp.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
 
 const ID = 'rt-a';
@@ -47,24 +26,16 @@ const FULL_EVERY = [50, 51, 52, 53, 54, 55, 56, 57].find((n) => bucketOf(KEY, n)
 const plane = useControlPlane({ clusters: ['kcp', ID] });
 const kcp = () => plane().cluster('kcp');
 const rt = () => plane().cluster(ID);
-const registry = new Registry();
+const fleet = new DirectFleet(kcp);
 
-let sources: SourceWatcher;
-let direct: DirectMode;
 let hook: TestWebhook;
 let hookStopped = false;
 let dir = '';
-let listenerPort = 0;
 
-async function received(verdict: string): Promise<number> {
-  const m = await registry.getSingleMetric('rtb_attestations_received_total')?.get();
-  return m?.values.find((v) => v.labels.verdict === verdict)?.value ?? 0;
-}
-
-async function drift(): Promise<number> {
-  const m = await registry.getSingleMetric('rtb_drift_listener_events_accepted_total')?.get();
-  return m?.values.reduce((a, v) => a + v.value, 0) ?? 0;
-}
+const received = (verdict: string): Promise<number> =>
+  fleet.metric('rtb_attestations_received_total', { verdict });
+const drift = (): Promise<number> => fleet.metric('rtb_drift_listener_events_accepted_total');
+const reconcileCount = (): Promise<number> => fleet.metric('controller_runtime_reconcile_total');
 
 /** Waits until the runtime attests again after now, and that attestation is in sync. */
 async function nextInSync(what: string): Promise<void> {
@@ -76,63 +47,31 @@ describe('attestations on real API servers: the periodic resync skips a runtime 
   before(async () => {
     assert.ok(FULL_EVERY > 0, 'a share count that keeps this key out of the test’s ticks');
     dir = await mkdtemp(join(tmpdir(), 'rtb-attest-'));
-    await prepareKcp(kcp());
-    await putAdminKubeconfigSecret(kcp(), rt(), ID);
-    const logger = silentLogger();
-    sources = await startKcpSources(kcp(), logger);
-    const port = await freePort();
-    listenerPort = port;
-    direct = await startDirectMode(
-      directModeOptions(kcp(), sources, logger, {
-        registry,
-        resyncMs: PERIOD_MS,
-        fullResyncEvery: FULL_EVERY,
-        drift: { listenerUrl: `https://127.0.0.1:${port}` },
-        driftListener: { host: '127.0.0.1', port, ipAddresses: ['127.0.0.1'] },
-      }),
-    );
-    await createRuntimeBootstrapper(kcp(), ID, { 'skr-domain': `${ID}.kyma.example.com` });
-    await eventually(
-      async () => {
-        const rb = await kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), {
-          method: 'GET',
-          path: `${RB_PATH}/${ID}`,
-        });
-        if (rb.status?.state === 'Installing') await markDeploymentAvailable(rt()).catch(() => undefined);
-        return rb.status?.state === 'Ready' ? true : undefined;
-      },
-      30_000,
-      'Ready',
-    );
-    const s = await coreOf(rt()).readNamespacedSecret({ name: WATCHER_TLS_SECRET, namespace: 'kyma-system' });
-    await mkdir(join(dir, 'drift'));
-    for (const key of ['tls.crt', 'tls.key', 'ca.crt'])
-      await writeFile(join(dir, 'drift', key), Buffer.from(s.data?.[key] ?? '', 'base64'));
+    await fleet.prepare({ [ID]: rt() });
+    await fleet.start({ resyncMs: PERIOD_MS, fullResyncEvery: FULL_EVERY, withDriftListener: true });
+    await fleet.create(ID, { 'skr-domain': `${ID}.kyma.example.com` });
+    await fleet.waitReady(ID, rt());
+    const files = await writeDriftClientFiles(rt(), join(dir, 'drift'));
     // No drift registration points at this webhook: tampering reaches the KCP only by attestation.
     // The webhook reads the runtime as its ServiceAccount, with exactly the RBAC the KCP installed.
     hook = await startTestWebhook(rt(), {
       kubeConfig: await asWebhookServiceAccount(rt()),
-      drift: {
-        url: `https://127.0.0.1:${port}`,
-        certFile: join(dir, 'drift', 'tls.crt'),
-        keyFile: join(dir, 'drift', 'tls.key'),
-        caFile: join(dir, 'drift', 'ca.crt'),
-        attestationInitialDelayMs: 0,
-      },
-      // As in production: the replica that leads the trust restarter is the runtime's attestor.
+      drift: { url: fleet.driftUrl, ...files, attestationInitialDelayMs: 0 },
+      // As in production: the replica that leads the runtime agent is the runtime’s attestor.
       trustRestart: {
         namespace: RUNTIME_NAMESPACE,
-        identity: 'attesting-replica',
-        leaseTiming: { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 },
         // Its count on the Deployment would change what the runtime attests, which is not this test's.
         statusDeployment: false,
+      },
+      runtimeAgent: {
+        identity: 'attesting-replica',
+        leaseTiming: { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 },
       },
     });
   });
   after(async () => {
     if (!hookStopped) await hook.stop();
-    await direct.stop();
-    await sources.stop();
+    await fleet.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -142,7 +81,7 @@ describe('attestations on real API servers: the periodic resync skips a runtime 
     await nextInSync('an attestation in sync');
     assert.equal(hook.app.restarter?.isActive(), true, 'the attestor is the restarter’s leader');
     const reconciles = await reconcileCount();
-    const tick = direct.periodicResync();
+    const tick = fleet.direct.periodicResync();
     assert.deepEqual(tick, { forced: 0, skipped: 1 });
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(await reconcileCount(), reconciles, 'no pass was queued');
@@ -174,7 +113,7 @@ describe('attestations on real API servers: the periodic resync skips a runtime 
     assert.equal(await drift(), driftBefore, 'no drift report was involved');
     // The repair's pass recorded what it wrote: the runtime is in sync again and skipped.
     await nextInSync('in sync after the repair');
-    assert.deepEqual(direct.periodicResync(), { forced: 0, skipped: 1 });
+    assert.deepEqual(fleet.direct.periodicResync(), { forced: 0, skipped: 1 });
   });
 
   test('a runtime whose attestations stop is re-applied at the next tick', async () => {
@@ -182,7 +121,7 @@ describe('attestations on real API servers: the periodic resync skips a runtime 
     await hook.stop();
     // A period and a margin without an attestation: the last one is older than a period.
     await new Promise((r) => setTimeout(r, PERIOD_MS + 500));
-    assert.deepEqual(direct.periodicResync(), { forced: 1, skipped: 0 });
+    assert.deepEqual(fleet.direct.periodicResync(), { forced: 1, skipped: 0 });
   });
 
   test('a recorded attestation replayed skips nothing: the next tick undoes the change under it', async () => {
@@ -193,7 +132,7 @@ describe('attestations on real API servers: the periodic resync skips a runtime 
       key: await readFile(join(dir, 'drift', 'tls.key')),
       ca: await readFile(join(dir, 'drift', 'ca.crt')),
     });
-    const url = new URL(`https://127.0.0.1:${listenerPort}${ATTESTATION_PATH}`);
+    const url = new URL(`${fleet.driftUrl}${ATTESTATION_PATH}`);
     const post = async (body: Attestation) => {
       const answer = await postJson(url, agent, JSON.stringify(body), 10_000, 1 << 20).answer;
       assert.equal(answer.status, 200, answer.body.toString());
@@ -202,17 +141,13 @@ describe('attestations on real API servers: the periodic resync skips a runtime 
     // The rounds below are counted in ticks: a timer ticking in between would start one more.
     // A controller whose timer does not come round in this test is ticked by hand; its first
     // tick re-applies the runtime (nothing attested to this process) and completes its record.
-    await direct.stop();
-    direct = await startDirectMode(
-      directModeOptions(kcp(), sources, silentLogger(), {
-        registry,
-        resyncMs: 3_600_000,
-        fullResyncEvery: FULL_EVERY,
-        drift: { listenerUrl: `https://127.0.0.1:${listenerPort}` },
-        driftListener: { host: '127.0.0.1', port: listenerPort, ipAddresses: ['127.0.0.1'] },
-      }),
-    );
-    assert.deepEqual(direct.periodicResync(), { forced: 1, skipped: 0 });
+    await fleet.restart({
+      registry: fleet.registry,
+      resyncMs: 3_600_000,
+      fullResyncEvery: FULL_EVERY,
+      withDriftListener: true,
+    });
+    assert.deepEqual(fleet.direct.periodicResync(), { forced: 1, skipped: 0 });
     const first = await eventually(
       async () => {
         const answer = await post({ objects: [] });
@@ -245,13 +180,8 @@ describe('attestations on real API servers: the periodic resync skips a runtime 
     assert.equal(answer.inSync, false);
     assert.equal(await received('stale'), stale + 1);
     assert.equal(await gone(), true, 'nothing repaired it meanwhile');
-    assert.deepEqual(direct.periodicResync(), { forced: 1, skipped: 0 });
+    assert.deepEqual(fleet.direct.periodicResync(), { forced: 1, skipped: 0 });
     await eventually(async () => ((await gone()) ? undefined : true), 20_000, 'the configuration restored');
     agent.destroy();
   });
 });
-
-async function reconcileCount(): Promise<number> {
-  const m = await registry.getSingleMetric('controller_runtime_reconcile_total')?.get();
-  return m?.values.reduce((a, v) => a + v.value, 0) ?? 0;
-}

@@ -11,37 +11,21 @@ import { after, before, describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { newRuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
-import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import { freePort } from '../../src/envtest/free-port.js';
 import { statusCodeOf } from '../../src/kube/kube-errors.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { reportPullSecretDrift } from '../support/drift-report.js';
-import {
-  directModeOptions,
-  markDeploymentAvailable,
-  prepareKcp,
-  putAdminKubeconfigSecret,
-  RB_PATH,
-  startKcpSources,
-} from '../support/kcp.js';
+import { DirectFleet, conditionOf as condition } from '../support/direct-fleet.js';
+import { RB_PATH } from '../support/kcp.js';
 
 const ID = 'rt-id';
 const DOMAIN = `${ID}.kyma.example.com`;
 const plane = useControlPlane({ clusters: ['kcp', 'rt'] });
 const kcp = () => plane().cluster('kcp');
 const rt = () => plane().cluster('rt');
-
-let sources: SourceWatcher;
-let direct: DirectMode;
-let port = 0;
-
-const read = (name: string): Promise<RuntimeBootstrapper> =>
-  kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${name}` });
+const fleet = new DirectFleet(kcp);
+const read = fleet.readRb;
 const create = (name: string, runtimeId: string): Promise<unknown> => {
   const body = newRuntimeBootstrapper(runtimeId, 'kcp-system', { annotations: { 'skr-domain': DOMAIN } });
   return kubeRequest(kcp().kubeConfig(), {
@@ -52,27 +36,16 @@ const create = (name: string, runtimeId: string): Promise<unknown> => {
 };
 const remove = (name: string): Promise<unknown> =>
   kubeRequest(kcp().kubeConfig(), { method: 'DELETE', path: `${RB_PATH}/${name}` });
-const condition = (rb: RuntimeBootstrapper, type: string) =>
-  rb.status?.conditions?.find((c) => c.type === type);
-const ready = (name: string): Promise<RuntimeBootstrapper> =>
-  eventually(
-    async () => {
-      const rb = await read(name);
-      if (rb.status?.state === 'Installing') await markDeploymentAvailable(rt()).catch(() => undefined);
-      return rb.status?.state === 'Ready' ? rb : undefined;
-    },
-    30_000,
-    `${name} Ready`,
-  );
+const ready = (name: string): Promise<RuntimeBootstrapper> => fleet.waitReady(name, rt());
 
 /** A drift report of the runtime, and the pull Secret it says was deleted coming back. */
 async function driftRepaired(): Promise<void> {
   const core = rt().kubeConfig().makeApiClient(CoreV1Api);
   await core.deleteNamespacedSecret({ name: 'registry-credentials', namespace: RUNTIME_NAMESPACE });
   const reply = await reportPullSecretDrift({
-    port,
-    caPem: direct.cas.trustBundle(),
-    issuer: direct.cas.current(),
+    port: fleet.driftPort,
+    caPem: fleet.direct.cas.trustBundle(),
+    issuer: fleet.direct.cas.current(),
     runtimeId: ID,
     domain: DOMAIN,
   });
@@ -86,21 +59,10 @@ async function driftRepaired(): Promise<void> {
 
 describe('one RuntimeBootstrapper per runtime ID', () => {
   before(async () => {
-    await prepareKcp(kcp());
-    await putAdminKubeconfigSecret(kcp(), rt(), ID);
-    sources = await startKcpSources(kcp(), silentLogger());
-    port = await freePort();
-    direct = await startDirectMode(
-      directModeOptions(kcp(), sources, silentLogger(), {
-        drift: { listenerUrl: `https://127.0.0.1:${port}` },
-        driftListener: { host: '127.0.0.1', port, ipAddresses: ['127.0.0.1'] },
-      }),
-    );
+    await fleet.prepare({ [ID]: rt() });
+    await fleet.start({ withDriftListener: true });
   });
-  after(async () => {
-    await direct.stop();
-    await sources.stop();
-  });
+  after(() => fleet.stop());
 
   test('the CRD refuses a runtime ID that is not a DNS label', async () => {
     for (const bad of ['../x', 'Rt', 'rt\u202e', 'rt_1', '-rt']) {
@@ -113,11 +75,9 @@ describe('one RuntimeBootstrapper per runtime ID', () => {
     await create('first', ID);
     await ready('first');
     await create('second', ID);
-    const second = await eventually(
-      async () => {
-        const rb = await read('second');
-        return condition(rb, 'RuntimeID')?.status === 'False' ? rb : undefined;
-      },
+    const second = await fleet.waitFor(
+      'second',
+      (rb) => condition(rb, 'RuntimeID')?.status === 'False',
       20_000,
       'the second CR refused',
     );
@@ -125,11 +85,9 @@ describe('one RuntimeBootstrapper per runtime ID', () => {
     assert.match(condition(second, 'RuntimeID')?.message ?? '', /kcp-system\/first/);
     assert.ok(!(second.metadata.finalizers ?? []).length, 'the refused CR holds no finalizer');
     // Both name the default kubeconfig Secret of the ID: the holder is warned of the other.
-    const first = await eventually(
-      async () => {
-        const rb = await read('first');
-        return condition(rb, 'KubeconfigExclusive')?.status === 'False' ? rb : undefined;
-      },
+    const first = await fleet.waitFor(
+      'first',
+      (rb) => condition(rb, 'KubeconfigExclusive')?.status === 'False',
       20_000,
       'the shared kubeconfig named',
     );
@@ -149,11 +107,9 @@ describe('one RuntimeBootstrapper per runtime ID', () => {
       20_000,
       'the second CR gone',
     );
-    const first = await eventually(
-      async () => {
-        const rb = await read('first');
-        return condition(rb, 'KubeconfigExclusive')?.status === 'True' ? rb : undefined;
-      },
+    const first = await fleet.waitFor(
+      'first',
+      (rb) => condition(rb, 'KubeconfigExclusive')?.status === 'True',
       20_000,
       'the warning gone',
     );
@@ -163,8 +119,9 @@ describe('one RuntimeBootstrapper per runtime ID', () => {
 
   test('deleting the holder hands the ID to a CR that was refused', async () => {
     await create('later', ID);
-    await eventually(
-      async () => (condition(await read('later'), 'RuntimeID')?.status === 'False' ? true : undefined),
+    await fleet.waitFor(
+      'later',
+      (rb) => condition(rb, 'RuntimeID')?.status === 'False',
       20_000,
       'the later CR refused',
     );

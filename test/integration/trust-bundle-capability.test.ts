@@ -11,32 +11,19 @@ import type { V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { request, type RequestOptions } from 'node:https';
 import { after, before, describe, test } from 'node:test';
-import type { Condition, RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { CTB_HASH_ANNOTATION } from '../../src/api/trust-stamp.js';
 import { readReport, WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
 import { runStatus } from '../../src/cli/commands/status-action.js';
-import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { seedPodBefore } from '../support/fixtures.js';
-import {
-  CTB_NAME,
-  RB_PATH,
-  createRuntimeBootstrapper,
-  directModeOptions,
-  markDeploymentAvailable,
-  prepareKcp,
-  putAdminKubeconfigSecret,
-  startKcpSources,
-} from '../support/kcp.js';
+import { DirectFleet, conditionOf as condition } from '../support/direct-fleet.js';
+import { CTB_NAME, markDeploymentAvailable } from '../support/kcp.js';
 import { listTrustBundles } from '../support/trust-bundles.js';
 import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
 
@@ -65,10 +52,7 @@ const rt = (id: string): LocalCluster => {
   if (!r) throw new Error(`no runtime ${id}`);
   return r;
 };
-const readRb = (id: string) =>
-  kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${id}` });
-const condition = (rb: RuntimeBootstrapper, type: string): Condition | undefined =>
-  rb.status?.conditions?.find((c) => c.type === type);
+const fleet = new DirectFleet(kcp);
 
 /** Creates a Pod through the API server; the stored Pod and the response's Warning headers. */
 async function createPod(kc: ClusterAccess, pod: V1Pod): Promise<{ pod: V1Pod; warnings: string[] }> {
@@ -122,29 +106,21 @@ async function skippedCount(hook: TestWebhook, reason: string): Promise<number> 
   return Number(m?.[1] ?? 0);
 }
 
-let sources: SourceWatcher | undefined;
-let direct: DirectMode | undefined;
 const hooks = new Map<string, TestWebhook>();
 
 describe('runtimes that cannot take the trust-bundle mount', () => {
   before(async () => {
-    await prepareKcp(kcp());
-    for (const id of Object.keys(runtimes())) await putAdminKubeconfigSecret(kcp(), rt(id), id);
-    const logger = silentLogger();
-    sources = await startKcpSources(kcp(), logger);
-    direct = await startDirectMode(directModeOptions(kcp(), sources, logger, { runtimeTimeoutMs: 3_000 }));
-    for (const id of Object.keys(runtimes())) await createRuntimeBootstrapper(kcp(), id);
+    await fleet.prepare(runtimes());
+    await fleet.start({ runtimeTimeoutMs: 3_000 });
+    for (const id of Object.keys(runtimes())) await fleet.create(id);
     for (const id of Object.keys(runtimes())) {
       // The set is there once the webhook's Deployment is: the webhook then has its config.
-      await eventually(
-        async () => ((await readRb(id)).status?.state === 'Installing' ? true : undefined),
-        30_000,
-        `${id} installing`,
-      );
+      await fleet.waitState(id, 'Installing');
       const hook = await startTestWebhook(rt(id), {
         statusConfigMap: { namespace: RUNTIME_NAMESPACE, name: WEBHOOK_STATUS_CONFIG_MAP },
       });
       hooks.set(id, hook);
+      fleet.onStop(() => hook.stop());
       const manifests = renderWebhookManifests({ image: 'x', url: hook.url, caBundlePem: hook.ca.certPem });
       await registerWebhook(rt(id), {
         ...manifests.mutatingWebhookConfiguration,
@@ -153,11 +129,7 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
       await markDeploymentAvailable(rt(id));
     }
   });
-  after(async () => {
-    for (const hook of hooks.values()) await hook.stop();
-    await direct?.stop();
-    await sources?.stop();
-  });
+  after(() => fleet.stop());
 
   test('where the projection is kept: the mount, no warning, the API version in the status', async () => {
     const { pod, warnings } = await createPod(rt('rt-kept').kubeConfig(), seedPod('kept'));
@@ -167,11 +139,9 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
       warnings.filter((w) => w.includes('trust bundle not mounted')),
       [],
     );
-    const rb = await eventually(
-      async () => {
-        const r = await readRb('rt-kept');
-        return condition(r, 'TrustBundleProjection')?.reason === 'Kept' ? r : undefined;
-      },
+    const rb = await fleet.waitFor(
+      'rt-kept',
+      (r) => condition(r, 'TrustBundleProjection')?.reason === 'Kept',
       60_000,
       'TrustBundleProjection Kept',
     );
@@ -212,11 +182,9 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
     );
     assert.equal(report.projection, 'dropped');
 
-    const rb = await eventually(
-      async () => {
-        const r = await readRb('rt-dropped');
-        return condition(r, 'TrustBundleProjection')?.reason === 'Dropped' ? r : undefined;
-      },
+    const rb = await fleet.waitFor(
+      'rt-dropped',
+      (r) => condition(r, 'TrustBundleProjection')?.reason === 'Dropped',
       60_000,
       'TrustBundleProjection Dropped',
     );
@@ -227,14 +195,11 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
   });
 
   test('where no ClusterTrustBundle API is served: the rest of the set, NotServed, and no mount', async () => {
-    const rb = await eventually(
-      async () => {
-        const r = await readRb('rt-none');
-        return condition(r, 'TrustBundleAPI')?.reason === 'NotServed' &&
-          condition(r, 'TrustBundleProjection')?.reason === 'NotServed'
-          ? r
-          : undefined;
-      },
+    const rb = await fleet.waitFor(
+      'rt-none',
+      (r) =>
+        condition(r, 'TrustBundleAPI')?.reason === 'NotServed' &&
+        condition(r, 'TrustBundleProjection')?.reason === 'NotServed',
       60_000,
       'TrustBundleAPI and TrustBundleProjection NotServed',
     );
@@ -271,6 +236,6 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
     assert.match(text, /ClusterTrustBundle API: .*none 1/);
     assert.match(text, /No trust-bundle mount:\n {2}rt-dropped {2}Dropped .*\n {2}rt-none {2}NotServed/);
     // The KCP's own bundle was read at the KCP's version and is unchanged.
-    assert.equal(sources?.snapshot().clusterTrustBundle?.metadata?.name, CTB_NAME);
+    assert.equal(fleet.sources.snapshot().clusterTrustBundle?.metadata?.name, CTB_NAME);
   });
 });
