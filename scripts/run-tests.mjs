@@ -5,19 +5,24 @@
 // First, for a whole run (or one with end-to-end files), the host's packages: installed when
 // missing where it can, else it stops saying what to run (./host-setup.ts).
 //
-// Two phases, one after the other: static, unit and integration files (two at a time), then the
-// end-to-end files under test/e2e (a real node each: kubelet, containerd, Pods from the rtb
-// image; docs/node.md). They run one at a time by default, after everything else: a node and
-// its Pods take most of a 2-core machine. `--unit` runs the unit tests only; `--e2e` the
-// end-to-end files only.
+// Two lanes run side by side (./test-schedule.ts): the main lane (the static check, the unit
+// files together, each integration file, each matrix file on each minor), two jobs at a time
+// (`RTB_TEST_CONCURRENCY`), and the end-to-end lane under test/e2e (a real node each: kubelet,
+// containerd, Pods from the rtb image; docs/node.md), which starts once its node and image are
+// built (meanwhile the main lane runs). In the end-to-end lane one file at a time works the node;
+// files marked `// test-schedule: early` (they mostly wait for the kubelet's 5-minute bundle cache)
+// start first and run beside it, up to `RTB_E2E_CONCURRENCY` (2) files at once. In each lane
+// the longest job of the last run starts first (their durations: the cache folder's
+// test-durations.json). Each job's output is printed whole when it ends. `--unit` runs the unit
+// tests only; `--e2e` the end-to-end files only.
 //
 // Files marked `// test-matrix: kubernetes` (scripts/test-matrix.ts) leave the first phase and run
 // once per Kubernetes minor of the matrix, each run with RTB_TEST_KUBERNETES set and named in its
 // summary line (docs/kubernetes-versions.md).
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -64,15 +69,35 @@ function fail(message) {
   process.exit(1);
 }
 
+const source = (path) => readFileSync(join(root, path), 'utf8');
 const matrix = await tsImport('./test-matrix.ts', import.meta.url);
+const schedule = await tsImport('./test-schedule.ts', import.meta.url);
+const { cacheRoot } = await tsImport('../src/envtest/cache-root.ts', import.meta.url);
 let plan;
 try {
   plan = matrix.planMatrix(
-    mainFiles.map((path) => ({ path, source: readFileSync(join(root, path), 'utf8') })),
+    mainFiles.map((path) => ({ path, source: source(path) })),
     matrix.matrixVersions(process.env),
   );
 } catch (error) {
   fail(error instanceof Error ? error.message : String(error));
+}
+
+/** `rtb control-plane <what>` as a child, its output buffered; resolves to whether it succeeded. */
+function prepareAsync(what) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'control-plane', what], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => out.push(d));
+    child.on('close', (code) => {
+      process.stderr.write(Buffer.concat(out));
+      resolve(code === 0);
+    });
+  });
 }
 
 /** `rtb control-plane <what>`, before any test starts, so no test timeout covers a cold build. */
@@ -100,71 +125,220 @@ if (!unitOnly && (filters.length === 0 || e2eFiles.length > 0)) {
   }
 }
 
+// The control plane before any job; the node and the image before the first end-to-end job only,
+// built while the main lane runs.
+let e2eReady = Promise.resolve('');
 if (!unitOnly) {
   prepare('build');
   if (e2eFiles.length > 0) {
     // Root and the host's packages (scripts/install-node-host.sh): said once, not by every e2e test.
     prepare('host', ': the end-to-end tests (test/e2e) need a node; `npm run test:unit` needs none');
-    prepare('node');
-    prepare('image');
+    e2eReady = (async () => {
+      for (const what of ['node', 'image']) {
+        if (!(await prepareAsync(what))) return `rtb control-plane ${what} failed (see above)`;
+      }
+      return '';
+    })();
   }
 }
 
-/** Runs files under node's test runner; returns the counts and whether the runner exited cleanly. */
-function runPhase(files, concurrency, env = {}) {
+const mainWidth = Number(process.env.RTB_TEST_CONCURRENCY ?? '2');
+const widths = { main: mainWidth, e2e: Number(process.env.RTB_E2E_CONCURRENCY ?? '2') };
+const plainName = unitOnly ? 'unit' : 'static, unit, integration';
+const matrixName = (kubernetes) =>
+  `on Kubernetes ${kubernetes} (the matrix: RTB_TEST_KUBERNETES=${kubernetes})`;
+const e2eName = 'end to end (test/e2e)';
+const early = (path) => schedule.isEarlyFile(source(path));
+
+// The unit files run as one job (each takes a second or less, a process per file would cost more
+// than it runs), beside the others when there are others.
+const unit = plan.plain.filter((f) => f.startsWith('test/unit/'));
+const jobs = [
+  ...(unit.length > 0
+    ? [{ id: 'test/unit', phase: plainName, lane: 'main', files: unit, early: false, env: {} }]
+    : []),
+  ...plan.plain
+    .filter((f) => !f.startsWith('test/unit/'))
+    .map((f) => ({ id: f, phase: plainName, lane: 'main', files: [f], early: early(f), env: {} })),
+  ...plan.runs.flatMap((run) =>
+    run.files.map((f) => ({
+      id: `${f}@${run.kubernetes}`,
+      phase: matrixName(run.kubernetes),
+      lane: 'main',
+      files: [f],
+      early: early(f),
+      env: { RTB_TEST_KUBERNETES: run.kubernetes },
+    })),
+  ),
+  ...e2eFiles.map((f) => ({ id: f, phase: e2eName, lane: 'e2e', files: [f], early: early(f), env: {} })),
+];
+for (const run of plan.runs)
+  console.error(`run-tests: ${matrixName(run.kubernetes)}: ${run.files.join(' ')}`);
+
+const durationsFile = join(cacheRoot(process.env), 'test-durations.json');
+let durations = {};
+try {
+  durations = JSON.parse(readFileSync(durationsFile, 'utf8'));
+} catch {
+  // First run here: the given order.
+}
+
+/** The phases' summaries, in the order of the old phases. */
+const phaseOrder = [plainName, ...plan.runs.map((r) => matrixName(r.kubernetes)), e2eName];
+const phases = new Map(
+  phaseOrder
+    .filter((name) => jobs.some((j) => j.phase === name))
+    .map((name) => [
+      name,
+      {
+        jobs: jobs.filter((j) => j.phase === name).length,
+        done: 0,
+        passed: 0,
+        failed: 0,
+        skipped: 0,
+        first: 0,
+        last: 0,
+      },
+    ]),
+);
+
+const children = new Set();
+/** Runs one job under node's test runner, its output buffered; resolves to its counts. */
+function runJob(job) {
   const outDir = mkdtempSync(join(tmpdir(), 'rtb-tests-'));
   const countsFile = join(outDir, 'counts.json');
-  const result = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--test',
-      `--test-concurrency=${concurrency}`,
-      '--test-timeout=600000',
-      '--test-reporter=spec',
-      '--test-reporter-destination=stdout',
-      '--test-reporter=./scripts/count-reporter.mjs',
-      `--test-reporter-destination=${countsFile}`,
-      ...files,
-    ],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, RTB_TEST_RUN: '1', ...env } },
-  );
-  let counts = { passed: 0, failed: 1, skipped: 0 };
-  try {
-    counts = JSON.parse(readFileSync(countsFile, 'utf8'));
-  } catch {
-    console.error('run-tests: the test runner left no counts');
-  }
-  rmSync(outDir, { recursive: true, force: true });
-  const failed = counts.failed + (result.status === 0 ? 0 : counts.failed === 0 ? 1 : 0);
-  return { passed: counts.passed, failed, skipped: counts.skipped };
+  // The unit files alone in their run: as many at once as the lane has room for.
+  const concurrency = job.id === 'test/unit' && jobs.length === 1 ? mainWidth : 1;
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--test',
+        `--test-concurrency=${concurrency}`,
+        '--test-timeout=600000',
+        '--test-reporter=spec',
+        '--test-reporter-destination=stdout',
+        '--test-reporter=./scripts/count-reporter.mjs',
+        `--test-reporter-destination=${countsFile}`,
+        ...job.files,
+      ],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, RTB_TEST_RUN: '1', ...job.env },
+      },
+    );
+    children.add(child);
+    const out = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => out.push(d));
+    child.on('close', (code) => {
+      children.delete(child);
+      let counts = { passed: 0, failed: 1, skipped: 0 };
+      let note = '';
+      try {
+        counts = JSON.parse(readFileSync(countsFile, 'utf8'));
+      } catch {
+        note = 'run-tests: the test runner left no counts\n';
+      }
+      rmSync(outDir, { recursive: true, force: true });
+      const failed = counts.failed + (code === 0 ? 0 : counts.failed === 0 ? 1 : 0);
+      resolve({ passed: counts.passed, failed, skipped: counts.skipped, output: Buffer.concat(out), note });
+    });
+  });
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    for (const child of children) child.kill(signal);
+    process.exit(130);
+  });
 }
 
 const total = { passed: 0, failed: 0, skipped: 0 };
-const concurrency = process.env.RTB_TEST_CONCURRENCY ?? '2';
-const phases = [
-  { files: plan.plain, concurrency, name: unitOnly ? 'unit' : 'static, unit, integration' },
-  ...plan.runs.map((run) => ({
-    files: run.files,
-    concurrency,
-    name: `on Kubernetes ${run.kubernetes} (the matrix: RTB_TEST_KUBERNETES=${run.kubernetes})`,
-    env: { RTB_TEST_KUBERNETES: run.kubernetes },
-  })),
-  { files: e2eFiles, concurrency: process.env.RTB_E2E_CONCURRENCY ?? '1', name: 'end to end (test/e2e)' },
-];
 const failedPhases = [];
-for (const phase of phases) {
-  if (phase.files.length === 0) continue;
-  if (phase.env) console.error(`run-tests: ${phase.name}: ${phase.files.join(' ')}`);
-  const phaseStarted = Date.now();
-  const counts = runPhase(phase.files, phase.concurrency, phase.env);
-  const seconds = ((Date.now() - phaseStarted) / 1000).toFixed(0);
-  console.error(`run-tests: ${phase.name}: ${counts.passed} passed, ${counts.failed} failed in ${seconds} s`);
-  if (counts.failed > 0) failedPhases.push(`${counts.failed} failed in the phase ${phase.name}`);
-  total.passed += counts.passed;
-  total.failed += counts.failed;
-  total.skipped += counts.skipped;
+let waiting = [...schedule.orderJobs(jobs, durations)];
+const running = [];
+let e2eState = e2eFiles.length > 0 ? 'building' : 'ready';
+let wake = () => {};
+void e2eReady.then((problem) => {
+  if (problem) {
+    // No end-to-end job can run: one failure says why.
+    console.error(`run-tests: ${problem}`);
+    waiting = waiting.filter((j) => j.lane !== 'e2e');
+    const phase = phases.get(e2eName);
+    if (phase) {
+      Object.assign(phase, { done: phase.jobs, failed: 1, first: Date.now(), last: Date.now() });
+      report(e2eName, phase);
+    }
+  }
+  e2eState = 'ready';
+  wake();
+});
+
+function report(name, phase) {
+  const seconds = ((phase.last - phase.first) / 1000).toFixed(0);
+  console.error(`run-tests: ${name}: ${phase.passed} passed, ${phase.failed} failed in ${seconds} s`);
+  if (phase.failed > 0) failedPhases.push(`${phase.failed} failed in the phase ${name}`);
+  total.passed += phase.passed;
+  total.failed += phase.failed;
+  total.skipped += phase.skipped;
+}
+
+async function start(job) {
+  running.push(job);
+  const phase = phases.get(job.phase);
+  const jobStarted = Date.now();
+  if (phase.first === 0) phase.first = jobStarted;
+  const result = await runJob(job);
+  const seconds = (Date.now() - jobStarted) / 1000;
+  running.splice(running.indexOf(job), 1);
+  if (result.failed === 0) durations[job.id] = Math.round(seconds);
+  const env = Object.entries(job.env)
+    .map(([k, v]) => `${k}=${v} `)
+    .join('');
+  const what = job.files.length === 1 ? job.files[0] : `${job.id} (${job.files.length} files)`;
+  process.stdout.write(
+    `\n── ${env}${what}: ${result.passed} passed, ${result.failed} failed in ${seconds.toFixed(0)} s\n`,
+  );
+  process.stdout.write(result.output);
+  process.stdout.write(result.note);
+  Object.assign(phase, {
+    done: phase.done + 1,
+    passed: phase.passed + result.passed,
+    failed: phase.failed + result.failed,
+    skipped: phase.skipped + result.skipped,
+    last: Date.now(),
+  });
+  if (phase.done === phase.jobs) report(job.phase, phase);
+  wake();
+}
+
+await new Promise((resolve) => {
+  wake = () => {
+    for (;;) {
+      const job = schedule.nextJob(
+        waiting,
+        running,
+        widths,
+        (lane) => lane === 'main' || e2eState === 'ready',
+      );
+      if (!job) break;
+      waiting = waiting.filter((j) => j !== job);
+      void start(job);
+    }
+    if (waiting.length === 0 && running.length === 0 && e2eState === 'ready') resolve();
+  };
+  wake();
+});
+
+try {
+  mkdirSync(dirname(durationsFile), { recursive: true });
+  writeFileSync(durationsFile, `${JSON.stringify(durations, null, 2)}\n`);
+} catch {
+  // Only the next run's order depends on it.
 }
 for (const line of failedPhases) console.error(`run-tests: ${line}`);
 console.error(`run-tests: ${((Date.now() - started) / 1000).toFixed(0)} s in all`);

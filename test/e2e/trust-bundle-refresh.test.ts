@@ -1,3 +1,4 @@
+// test-schedule: early
 /**
  * How soon Pods see a changed ClusterTrustBundle on a real node (issue 15's restart delay): new
  * Pods created one after another from the change on until one reads the new bundle, and a running

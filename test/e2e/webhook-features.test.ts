@@ -1,3 +1,4 @@
+// test-schedule: early
 /**
  * Upstream's end-to-end suite on a real node, with the webhook installed as KIM installs it:
  * KIM's manifests become an Available Deployment by themselves (no simulated rollout), the API

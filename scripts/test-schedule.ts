@@ -1,0 +1,77 @@
+// The order and the concurrency of scripts/run-tests.mjs: every test run (a file, the unit files
+// together, a matrix file on one minor) is a job of one of two lanes that run side by side, the
+// main lane (static, unit, integration, the matrix) and the end-to-end lane (a real node each).
+
+/**
+ * The line that starts a test file before the others of its lane, and lets it run beside another
+ * end-to-end file: it spends most of its time waiting for something no CPU makes faster (the
+ * kubelet's 5-minute ClusterTrustBundle cache).
+ */
+export const EARLY_MARKER = '// test-schedule: early';
+
+/** Which side of the run a job belongs to. */
+export type Lane = 'main' | 'e2e';
+
+/** One run of node's test runner. */
+export interface TestJob {
+  /** What it is remembered by (its durations): the file, or the file and its minor. */
+  readonly id: string;
+  /** The summary line it counts in. */
+  readonly phase: string;
+  readonly lane: Lane;
+  readonly files: readonly string[];
+  /** Marked with EARLY_MARKER. */
+  readonly early: boolean;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** How many jobs of each lane run at once. */
+export interface LaneWidths {
+  readonly main: number;
+  /** End-to-end jobs at once, of which at most one unmarked (a node busy with more than waiting). */
+  readonly e2e: number;
+}
+
+/** Whether a test file's text holds the EARLY_MARKER line. */
+export function isEarlyFile(source: string): boolean {
+  return source.split('\n').some((line) => line.trim() === EARLY_MARKER);
+}
+
+/**
+ * The jobs in the order they start: marked ones first, then the longest of the last run first (so
+ * no long file starts last and runs alone), jobs never timed before the timed ones in their given
+ * order.
+ */
+export function orderJobs(
+  jobs: readonly TestJob[],
+  durations: Readonly<Record<string, number>>,
+): readonly TestJob[] {
+  const rank = (job: TestJob): number => durations[job.id] ?? Number.POSITIVE_INFINITY;
+  return jobs
+    .map((job, index) => ({ job, index }))
+    .sort(
+      (a, b) =>
+        Number(b.job.early) - Number(a.job.early) ||
+        (rank(b.job) === rank(a.job) ? 0 : rank(b.job) > rank(a.job) ? 1 : -1) ||
+        a.index - b.index,
+    )
+    .map(({ job }) => job);
+}
+
+/**
+ * The first waiting job that may start beside the running ones, if any: a lane runs up to its
+ * width, and an unmarked end-to-end job only while no other unmarked one runs.
+ */
+export function nextJob(
+  waiting: readonly TestJob[],
+  running: readonly TestJob[],
+  widths: LaneWidths,
+  ready: (lane: Lane) => boolean = () => true,
+): TestJob | undefined {
+  const count = (p: (job: TestJob) => boolean): number => running.filter(p).length;
+  return waiting.find((job) => {
+    if (!ready(job.lane)) return false;
+    if (count((r) => r.lane === job.lane) >= widths[job.lane]) return false;
+    return job.lane === 'main' || job.early || count((r) => r.lane === 'e2e' && !r.early) === 0;
+  });
+}
