@@ -10,6 +10,12 @@ describe('replacingPatch', () => {
     );
   });
 
+  test('a field held as undefined is gone as well (JSON would drop it and the server keep it)', () => {
+    const patch = replacingPatch({ state: 'Error', refusal: 'x' }, { state: 'Ready', refusal: undefined });
+    assert.deepEqual(patch, { state: 'Ready', refusal: null });
+    assert.equal(JSON.stringify(patch), '{"state":"Ready","refusal":null}');
+  });
+
   test('nothing before: the object itself', () => {
     assert.deepEqual(replacingPatch(undefined, { a: 1 }), { a: 1 });
   });
