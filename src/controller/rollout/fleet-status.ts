@@ -111,8 +111,8 @@ export function fleetStatus(
         samples: w.samples.map((x) => ({
           pod: x.pod,
           reason: x.reason,
-          ...(x.image !== undefined ? { image: x.image } : {}),
-          ...(x.message !== undefined ? { message: x.message } : {}),
+          image: x.image,
+          message: x.message,
         })),
       });
     const p = s?.preflight;
@@ -143,13 +143,13 @@ export function fleetStatus(
     rollout: policy
       ? {
           policy: policy.metadata.name,
-          ...(st?.phase !== undefined ? { phase: st.phase } : {}),
-          ...(st?.waveName !== undefined ? { wave: st.waveName } : {}),
-          ...(st?.target !== undefined ? { target: st.target } : {}),
-          ...(st?.stable !== undefined ? { stable: st.stable } : {}),
-          ...(st?.message !== undefined ? { message: st.message } : {}),
-          ...(st?.haltReason !== undefined ? { haltReason: st.haltReason } : {}),
-          ...(st?.policyProblem !== undefined ? { policyProblem: st.policyProblem } : {}),
+          phase: st?.phase,
+          wave: st?.waveName,
+          target: st?.target,
+          stable: st?.stable,
+          message: st?.message,
+          haltReason: st?.haltReason,
+          policyProblem: st?.policyProblem,
           failures: st?.failures ?? [],
           halt: {
             failureThreshold: policy.spec.failureThreshold ?? 0,

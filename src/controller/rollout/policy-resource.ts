@@ -39,8 +39,8 @@ export function policyOf(
     const policy = validatePolicy({
       waves: s.waves.map((w, i) => ({
         name: w.name,
-        ...(w.selector !== undefined ? { selector: w.selector } : {}),
-        ...(w.percent !== undefined ? { percent: w.percent } : {}),
+        selector: w.selector,
+        percent: w.percent,
         soakMs: msOf(w.soak, 0, `waves[${i}].soak`),
       })),
       failureThreshold: s.failureThreshold ?? 0,
@@ -89,6 +89,7 @@ export function stateOf(status: RolloutPolicyStatus | undefined): RolloutState |
     stable: status.stable,
     wave: status.wave,
     waveStartedAt: time(status.waveStartedAt) ?? 0,
+    // The state is compared whole (it survives its round trip): no undefined fields in it.
     ...(healthySince !== undefined ? { healthySince } : {}),
     phase: status.phase,
     ...(status.haltReason !== undefined ? { haltReason: status.haltReason } : {}),
@@ -109,18 +110,18 @@ export function statusOf(input: {
   const { state, policy } = input;
   const waveName = state.wave > policy.waves.length ? 'done' : (policy.waves[state.wave]?.name ?? 'rest');
   return {
-    ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
+    observedGeneration: input.generation,
     phase: state.phase,
     target: state.target,
     stable: state.stable,
     wave: state.wave,
     waveName,
     waveStartedAt: new Date(state.waveStartedAt).toISOString(),
-    ...(state.healthySince !== undefined ? { healthySince: new Date(state.healthySince).toISOString() } : {}),
-    ...(state.haltReason !== undefined ? { haltReason: state.haltReason.slice(0, 4000) } : {}),
-    ...(state.resumeToken !== undefined ? { resumeToken: state.resumeToken } : {}),
+    healthySince: state.healthySince === undefined ? undefined : new Date(state.healthySince).toISOString(),
+    haltReason: state.haltReason?.slice(0, 4000),
+    resumeToken: state.resumeToken,
     message: input.message.slice(0, 4000),
-    ...(input.problem !== undefined ? { policyProblem: input.problem.slice(0, 4000) } : {}),
+    policyProblem: input.problem?.slice(0, 4000),
     failures: state.failures.map((f) => ({ runtime: f.id, reason: f.reason.slice(0, 2000) })),
     runtimes: input.runtimes,
   };

@@ -82,9 +82,9 @@ export function regressionInputOf(rb: RuntimeBootstrapper, view: RuntimeView): R
   const w = rb.status?.workloads;
   return {
     id: view.id,
-    ...(view.current !== undefined ? { current: view.current } : {}),
-    ...(view.excluded === true ? { excluded: true } : {}),
-    ...(w !== undefined && view.workloads !== undefined ? { workloads: w } : {}),
+    current: view.current,
+    excluded: view.excluded,
+    workloads: view.workloads !== undefined ? w : undefined,
   };
 }
 

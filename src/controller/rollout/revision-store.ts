@@ -76,7 +76,8 @@ export class RevisionStore {
           [REVISION_ID_ANNOTATION]: revision.id,
           [REVISION_SAVED_ANNOTATION]: new Date().toISOString(),
         },
-        ...(free === undefined ? { resourceVersion: reusable?.metadata?.resourceVersion } : {}),
+        // Replacing a slot: only over the version read.
+        resourceVersion: free === undefined ? reusable?.metadata?.resourceVersion : undefined,
       },
       type: 'Opaque',
       data: { [KEY]: Buffer.from(JSON.stringify(toStored(revision))).toString('base64') },
@@ -141,34 +142,25 @@ function toStored(revision: Revision): StoredRevision {
     id: revision.id,
     release: revision.release,
     setVersion: s.version,
-    ...(s.pullSecret ? { pullSecret: { type: s.pullSecret.type, data: s.pullSecret.data } } : {}),
-    ...(s.clusterTrustBundle
+    pullSecret: s.pullSecret ? { type: s.pullSecret.type, data: s.pullSecret.data } : undefined,
+    clusterTrustBundle: s.clusterTrustBundle
+      ? { metadata: { name: s.clusterTrustBundle.metadata?.name }, spec: s.clusterTrustBundle.spec }
+      : undefined,
+    configMap: s.configMap
       ? {
-          clusterTrustBundle: {
-            metadata: { name: s.clusterTrustBundle.metadata?.name },
-            spec: s.clusterTrustBundle.spec,
-          },
+          metadata: { name: s.configMap.metadata?.name, namespace: s.configMap.metadata?.namespace },
+          data: s.configMap.data,
         }
-      : {}),
-    ...(s.configMap
-      ? {
-          configMap: {
-            metadata: { name: s.configMap.metadata?.name, namespace: s.configMap.metadata?.namespace },
-            ...(s.configMap.data ? { data: s.configMap.data } : {}),
-          },
-        }
-      : {}),
+      : undefined,
   };
 }
 
 function fromStored(stored: StoredRevision): Revision {
   const sources: SyncSources = {
     version: stored.setVersion,
-    ...(stored.pullSecret ? { pullSecret: stored.pullSecret } : {}),
-    ...(stored.clusterTrustBundle
-      ? { clusterTrustBundle: stored.clusterTrustBundle as SyncSources['clusterTrustBundle'] }
-      : {}),
-    ...(stored.configMap ? { configMap: stored.configMap } : {}),
+    pullSecret: stored.pullSecret,
+    clusterTrustBundle: stored.clusterTrustBundle as SyncSources['clusterTrustBundle'],
+    configMap: stored.configMap,
   };
   return { id: stored.id, sources, release: stored.release };
 }

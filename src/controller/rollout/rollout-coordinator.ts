@@ -104,7 +104,7 @@ export class RolloutCoordinator implements RolloutChooser {
     this.queue = new WorkQueue({
       name: 'rollout',
       rateLimiter: new ItemExponentialBackoff({ baseMs: 500, maxMs: 30_000, factor: 2, jitter: 0.1 }),
-      ...(o.queueMetrics ? { metrics: o.queueMetrics } : {}),
+      metrics: o.queueMetrics,
     });
   }
 
@@ -166,7 +166,7 @@ export class RolloutCoordinator implements RolloutChooser {
     const content = d.revisions.get(revision);
     this.given.set(`${rb.metadata.namespace}/${rb.metadata.name}`, placed(p));
     const candidate = p.preflight ? this.candidateOf(d.revisions.get(d.plan.state.target)) : undefined;
-    const extra = { ...(p.watch ? { watch: true } : {}), ...(candidate ? { preflight: candidate } : {}) };
+    const extra = { watch: p.watch, preflight: candidate };
     if (!content) {
       return {
         set: {
@@ -263,9 +263,7 @@ export class RolloutCoordinator implements RolloutChooser {
       target: target?.id ?? previous?.target ?? '',
       state: previous,
       now: Date.now(),
-      ...(resource.metadata.annotations?.[RESUME_ANNOTATION] !== undefined
-        ? { resumeToken: resource.metadata.annotations[RESUME_ANNOTATION] }
-        : {}),
+      resumeToken: resource.metadata.annotations?.[RESUME_ANNOTATION],
     });
     const revisions = new Map<string, Revision>();
     for (const id of new Set([plan.state.stable, plan.state.target])) {
@@ -278,7 +276,7 @@ export class RolloutCoordinator implements RolloutChooser {
       policy,
       generation: resource.metadata.generation,
       message: plan.message,
-      ...(problem !== undefined ? { problem } : {}),
+      problem,
       runtimes: {
         total: rbs.length,
         atTarget: atTarget.length,

@@ -15,10 +15,10 @@ export function runtimeView(rb: RuntimeBootstrapper): RuntimeView {
   const appliedAt = s.appliedAt === undefined ? Number.NaN : Date.parse(s.appliedAt);
   const base = {
     id: rb.spec.runtimeID,
-    ...(rb.metadata.labels ? { labels: rb.metadata.labels } : {}),
-    ...(current !== undefined ? { current } : {}),
-    ...(rb.spec.paused === true || rb.metadata.deletionTimestamp !== undefined ? { excluded: true } : {}),
-    ...(Number.isNaN(appliedAt) ? {} : { appliedAt }),
+    labels: rb.metadata.labels,
+    current,
+    excluded: rb.spec.paused === true || rb.metadata.deletionTimestamp !== undefined,
+    appliedAt: Number.isNaN(appliedAt) ? undefined : appliedAt,
     ...workloadsOf(s),
   };
   if (s.appliedVersion !== undefined && s.refusedVersion === s.appliedVersion) {
@@ -49,8 +49,8 @@ function workloadsOf(s: RuntimeBootstrapperStatus): {
     out.workloads = {
       pods: w.pods,
       failedPods: w.failedPods,
-      ...(Number.isNaN(first) ? {} : { firstPodAt: first }),
-      ...(w.samples.length > 0 ? { detail: failureSamples(w.samples) } : {}),
+      firstPodAt: Number.isNaN(first) ? undefined : first,
+      detail: w.samples.length > 0 ? failureSamples(w.samples) : undefined,
     };
   }
   const p = s.preflight;
@@ -60,7 +60,7 @@ function workloadsOf(s: RuntimeBootstrapperStatus): {
       set: p.version,
       done: p.phase === 'done',
       failed,
-      ...(failed ? { detail: preflightDetail(p) } : {}),
+      detail: failed ? preflightDetail(p) : undefined,
     };
   }
   return out;

@@ -211,7 +211,7 @@ export function planRollout(input: PlanInput): RolloutPlan {
     watch,
     events,
     message: describe(state, policy, active, waves, now),
-    ...(wakeAt !== undefined ? { wakeAt } : {}),
+    wakeAt,
   };
 }
 
@@ -372,6 +372,7 @@ function begin(input: PlanInput, events: RolloutEvent[]): RolloutState {
     waveStartedAt: now,
     phase: preflight ? 'Preflight' : 'Progressing',
     failures: [],
+    // The state is compared whole (a restart plans the same): no undefined fields in it.
     ...(state.resumeToken !== undefined ? { resumeToken: state.resumeToken } : {}),
   };
 }

@@ -119,7 +119,10 @@ describe('runtime view', () => {
   test('healthy only when Ready and the webhook serves the set applied', () => {
     assert.deepEqual(runtimeView(rb('a', { ...ready, servedVersion: 's2' })), {
       id: 'a',
+      labels: undefined,
       current: 's2/1.0.0',
+      excluded: false,
+      appliedAt: undefined,
       health: 'healthy',
     });
     const waiting = runtimeView(rb('a', { ...ready, servedVersion: 's1' }));

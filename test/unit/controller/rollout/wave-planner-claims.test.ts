@@ -309,8 +309,8 @@ describe('a report’s dates are bounded by what the KCP saw', () => {
         status: { state: 'Ready', appliedVersion: 's', ...(appliedAt !== undefined ? { appliedAt } : {}) },
       });
     assert.equal(view('2026-01-01T00:00:00Z').appliedAt, Date.parse('2026-01-01T00:00:00Z'));
-    assert.ok(!('appliedAt' in view('yesterday')));
-    assert.ok(!('appliedAt' in view(undefined)));
+    assert.equal(view('yesterday').appliedAt, undefined);
+    assert.equal(view(undefined).appliedAt, undefined);
   });
 
   test('a firstPodAt long before the set was applied does not skip the observation', () => {

@@ -437,7 +437,7 @@ describe('wave planner', () => {
       now: 30_000,
       runtimes: fleet('v1', { 'rt-1': { current: 'v2', health: 'failed' } }),
     });
-    assert.ok(!('wakeAt' in halted), 'no wake-up at all, not an undefined one');
+    assert.equal(halted.wakeAt, undefined, 'no wake-up at all');
   });
 
   test('failures are capped while a wave waits and when it passes', () => {

@@ -476,10 +476,7 @@ describe('policy fields and the runtime view', () => {
     assert.deepEqual(
       runtimeView(rb({ ...base, workloads: { ...w, firstPodAt: 'x', samples: [], revision: 's2' } }))
         .workloads,
-      {
-        pods: 2,
-        failedPods: 1,
-      },
+      { pods: 2, failedPods: 1, firstPodAt: undefined, detail: undefined },
     );
   });
 
@@ -508,6 +505,7 @@ describe('policy fields and the runtime view', () => {
       set: 's3',
       done: false,
       failed: false,
+      detail: undefined,
     });
     assert.deepEqual(
       runtimeView(rb({ preflight: { ...p, missing: 0 } })).preflight?.failed,
