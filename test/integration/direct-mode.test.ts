@@ -7,10 +7,6 @@ import {
 } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
-import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
@@ -18,25 +14,20 @@ import {
   WEBHOOK_TLS_SECRET,
 } from '../../src/api/runtime-names.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from '../support/fixtures.js';
+import { DirectFleet, conditionOf as condition } from '../support/direct-fleet.js';
 import {
   CTB_NAME,
   RB_PATH,
   bindClusterAdmin,
   coreOf,
-  createRuntimeBootstrapper,
-  directModeOptions,
   kubeconfigFor,
   markDeploymentAvailable,
-  prepareKcp,
-  putAdminKubeconfigSecret,
   putKcpConfig,
   putKubeconfigSecret,
   putPullSecret,
-  startKcpSources,
 } from '../support/kcp.js';
 import { registerWebhook, startTestWebhook } from '../support/webhook.js';
 import { listTrustBundles, readTrustBundle } from '../support/trust-bundles.js';
@@ -49,21 +40,9 @@ const SET_VERSION = 'rt-bootstrapper.kyma-project.io/set-version';
 
 const kcp = () => plane().cluster('kcp');
 const rt = (id: string) => plane().cluster(id);
-const readRb = (id: string) =>
-  kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${id}` });
-const condition = (rb: RuntimeBootstrapper, type: string) =>
-  rb.status?.conditions?.find((c) => c.type === type);
-
-async function waitState(id: string, state: string, timeoutMs = 30_000): Promise<RuntimeBootstrapper> {
-  return eventually(
-    async () => {
-      const rb = await readRb(id);
-      return rb.status?.state === state ? rb : undefined;
-    },
-    timeoutMs,
-    `${id} to be ${state}`,
-  );
-}
+const fleet = new DirectFleet(kcp);
+const { readRb } = fleet;
+const waitState = (id: string, state: string, timeoutMs?: number) => fleet.waitState(id, state, timeoutMs);
 
 async function runtimeSecretAuth(id: string): Promise<string | undefined> {
   const s = await coreOf(rt(id)).readNamespacedSecret({
@@ -118,30 +97,18 @@ async function setPaused(id: string, paused: boolean): Promise<void> {
   });
 }
 
-let sources: SourceWatcher;
-let direct: DirectMode;
-
 describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook on runtimes', () => {
   before(async () => {
-    await prepareKcp(kcp());
-    for (const id of RUNTIMES) {
-      // rt-2 uses an identity bound by RBAC, so its rotation can be proven by revoking the old one.
-      if (id === 'rt-2') {
-        await bindClusterAdmin(rt(id), 'rtb-old');
-        await putKubeconfigSecret(kcp(), id, await kubeconfigFor(rt(id), 'rtb-old'));
-      } else await putAdminKubeconfigSecret(kcp(), rt(id), id);
-    }
-    const logger = silentLogger();
-    sources = await startKcpSources(kcp(), logger);
-    direct = await startDirectMode(directModeOptions(kcp(), sources, logger, { runtimeTimeoutMs: 3_000 }));
+    await fleet.prepare({ 'rt-1': rt('rt-1'), 'rt-3': rt('rt-3') });
+    // rt-2 uses an identity bound by RBAC, so its rotation can be proven by revoking the old one.
+    await bindClusterAdmin(rt('rt-2'), 'rtb-old');
+    await putKubeconfigSecret(kcp(), 'rt-2', await kubeconfigFor(rt('rt-2'), 'rtb-old'));
+    await fleet.start({ runtimeTimeoutMs: 3_000 });
   });
-  after(async () => {
-    await direct.stop();
-    await sources.stop();
-  });
+  after(() => fleet.stop());
 
   test('creating a CR installs the webhook set; the status walks to Ready once the Deployment is available', async () => {
-    for (const id of RUNTIMES) await createRuntimeBootstrapper(kcp(), id);
+    for (const id of RUNTIMES) await fleet.create(id);
     for (const id of RUNTIMES) {
       const installing = await waitState(id, 'Installing');
       assert.equal(condition(installing, 'RuntimeReachable')?.status, 'True');
@@ -167,7 +134,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       const ready = await waitState(id, 'Ready');
       const status = ready.status;
       assert.ok(status);
-      assert.equal(status.appliedVersion, sources.snapshot().version);
+      assert.equal(status.appliedVersion, fleet.sources.snapshot().version);
       assert.equal(status.observedGeneration, ready.metadata.generation);
       const hooks = rt(id).kubeConfig().makeApiClient(AdmissionregistrationV1Api);
       const mwc = await hooks.readMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION });
@@ -192,7 +159,7 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
   });
 
   test('rotating the pull Secret reaches every runtime as one write, and the runtime names the new set', async () => {
-    const previous = sources.snapshot().version;
+    const previous = fleet.sources.snapshot().version;
     const appliesBefore = new Map<string, Record<string, number>>();
     for (const id of RUNTIMES) appliesBefore.set(id, await appliesOn(id));
     const bundleBefore = new Map<string, string | undefined>();
@@ -203,16 +170,10 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
       configBefore.set(id, cm.metadata?.resourceVersion);
     }
     await putPullSecret(kcp(), 'v2');
-    const version = await eventually(() =>
-      sources.snapshot().version !== previous ? sources.snapshot().version : undefined,
-    );
+    const version = await fleet.nextVersion(previous);
     for (const id of RUNTIMES) {
       await waitSecretAuth(id, 'v2', 20_000, `${id} to get the new Secret`);
-      await eventually(
-        async () => ((await readRb(id)).status?.appliedVersion === version ? true : undefined),
-        20_000,
-        `${id} status`,
-      );
+      await fleet.waitFor(id, (rb) => rb.status?.appliedVersion === version, 20_000, `${id} status`);
       const { ctb, secret, cm } = await setObjectsOn(id);
       // Each object carries its own content's version, none the set's; from them the runtime
       // computes the set it holds, and the bundle and the ConfigMap, unchanged, were not written again.
@@ -342,11 +303,9 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
     config.clusterTrustBundle.name = 'no-such.example.com:ctb:9';
     await putConfig(JSON.stringify(config));
     for (const id of RUNTIMES) {
-      const rb = await eventually(
-        async () => {
-          const r = await readRb(id);
-          return condition(r, 'ConfigurationSynced')?.reason === 'InconsistentSources' ? r : undefined;
-        },
+      const rb = await fleet.waitFor(
+        id,
+        (r) => condition(r, 'ConfigurationSynced')?.reason === 'InconsistentSources',
         20_000,
         `${id} to report the inconsistency`,
       );
@@ -362,13 +321,10 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
   });
 
   test('a new webhook release rolls every runtime forward', async () => {
-    await direct.stop();
-    direct = await startDirectMode(
-      directModeOptions(kcp(), sources, silentLogger(), {
-        release: { image: 'example.com/rt-bootstrapper:1.1.0', version: '1.1.0' },
-        runtimeTimeoutMs: 3_000,
-      }),
-    );
+    await fleet.restart({
+      release: { image: 'example.com/rt-bootstrapper:1.1.0', version: '1.1.0' },
+      runtimeTimeoutMs: 3_000,
+    });
     await Promise.all(
       RUNTIMES.map(async (id) => {
         const apps = rt(id).kubeConfig().makeApiClient(AppsV1Api);

@@ -1,41 +1,21 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Registry } from 'prom-client';
 import type { V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
-import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE_ACCOUNT } from '../../src/api/runtime-names.js';
 import { RuntimeIdentities } from '../../src/controller/direct/runtime-identity.js';
-import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
-import { freePort } from '../../src/envtest/free-port.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
-import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
-import { applyObjects } from '../../src/kube/apply.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { deleteTrustBundle, readTrustBundle } from '../support/trust-bundles.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import {
-  CTB_NAME,
-  RB_PATH,
-  clientAs,
-  coreOf,
-  createRuntimeBootstrapper,
-  directModeOptions,
-  dockerConfig,
-  markDeploymentAvailable,
-  prepareKcp,
-  putAdminKubeconfigSecret,
-  startKcpSources,
-} from '../support/kcp.js';
-import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
+import { DirectFleet, registerDriftWebhookHere, writeDriftClientFiles } from '../support/direct-fleet.js';
+import { CTB_NAME, clientAs, coreOf, dockerConfig } from '../support/kcp.js';
+import { startTestWebhook } from '../support/webhook.js';
 
 const RUNTIMES = ['rt-a', 'rt-b'] as const;
 const plane = useControlPlane({ clusters: ['kcp', ...RUNTIMES] });
@@ -43,42 +23,9 @@ const domain = (id: string): string => `${id}.kyma.example.com`;
 const kcp = () => plane().cluster('kcp');
 const rt = (id: string) => plane().cluster(id);
 
-let sources: SourceWatcher;
-let direct: DirectMode;
-const kcpRegistry = new Registry();
-let listenerPort = 0;
-const webhooks = new Map<string, TestWebhook>();
-const syncers: NodeJS.Timeout[] = [];
+const fleet = new DirectFleet(kcp);
 let dir = '';
 const repairs: number[] = [];
-
-/** Copies the runtime's drift Secret into files, as a kubelet keeps a Secret volume current. */
-async function syncWatcherFiles(id: string): Promise<void> {
-  const s = await coreOf(rt(id)).readNamespacedSecret({
-    name: 'rt-bootstrapper-watcher-tls',
-    namespace: 'kyma-system',
-  });
-  for (const key of ['tls.crt', 'tls.key', 'ca.crt']) {
-    await writeFile(join(dir, id, key), Buffer.from(s.data?.[key] ?? '', 'base64'));
-  }
-}
-
-async function readyAll(): Promise<void> {
-  for (const id of RUNTIMES) {
-    await eventually(
-      async () => {
-        const rb = await kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), {
-          method: 'GET',
-          path: `${RB_PATH}/${id}`,
-        });
-        if (rb.status?.state === 'Installing') await markDeploymentAvailable(rt(id)).catch(() => undefined);
-        return rb.status?.state === 'Ready' ? true : undefined;
-      },
-      30_000,
-      `${id} Ready`,
-    );
-  }
-}
 
 /** Tampers, then measures until `restored` holds. */
 async function timeRepair(
@@ -100,12 +47,12 @@ function postEvent(cert: { certPem: string; keyPem: string }, event: unknown): P
     const req = request(
       {
         host: '127.0.0.1',
-        port: listenerPort,
+        port: fleet.driftPort,
         path: '/v2/rt-bootstrapper/event',
         method: 'POST',
         cert: cert.certPem,
         key: cert.keyPem,
-        ca: direct.cas.trustBundle(),
+        ca: fleet.direct.cas.trustBundle(),
       },
       (res) => {
         res.resume();
@@ -120,69 +67,38 @@ function postEvent(cert: { certPem: string; keyPem: string }, event: unknown): P
 describe('drift channel: runtimes report tampering over mutual TLS and the KCP repairs it', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'rtb-drift-'));
-    await prepareKcp(kcp());
-    for (const id of RUNTIMES) await putAdminKubeconfigSecret(kcp(), rt(id), id);
-    const logger = silentLogger();
-    sources = await startKcpSources(kcp(), logger);
-    listenerPort = await freePort();
-    direct = await startDirectMode(
-      directModeOptions(kcp(), sources, logger, {
-        registry: kcpRegistry,
-        // Long enough that the late write below lands between the fast path and the confirmation.
-        driftConfirmDelayMs: 2_000,
-        drift: { listenerUrl: `https://127.0.0.1:${listenerPort}` },
-        driftListener: {
-          host: '127.0.0.1',
-          port: listenerPort,
-          ipAddresses: ['127.0.0.1'],
-          rateLimit: { perSecond: 20, burst: 40 },
-        },
-      }),
-    );
-    for (const id of RUNTIMES) await createRuntimeBootstrapper(kcp(), id, { 'skr-domain': domain(id) });
-    await readyAll();
+    await fleet.prepare({ 'rt-a': rt('rt-a'), 'rt-b': rt('rt-b') });
+    await fleet.start({
+      // Long enough that the late write below lands between the fast path and the confirmation.
+      driftConfirmDelayMs: 2_000,
+      withDriftListener: { rateLimit: { perSecond: 20, burst: 40 } },
+    });
+    for (const id of RUNTIMES) await fleet.create(id, { 'skr-domain': domain(id) });
+    for (const id of RUNTIMES) await fleet.waitReady(id, rt(id));
     for (const id of RUNTIMES) {
-      const { mkdir } = await import('node:fs/promises');
-      await mkdir(join(dir, id), { recursive: true });
-      await syncWatcherFiles(id);
-      syncers.push(setInterval(() => void syncWatcherFiles(id).catch(() => undefined), 200));
-      const hook = await startTestWebhook(rt(id), {
-        drift: {
-          url: `https://127.0.0.1:${listenerPort}`,
-          certFile: join(dir, id, 'tls.crt'),
-          keyFile: join(dir, id, 'tls.key'),
-          caFile: join(dir, id, 'ca.crt'),
-        },
+      // The drift Secret in files, kept current as a kubelet keeps a Secret volume.
+      const files = await writeDriftClientFiles(rt(id), join(dir, id));
+      const syncer = setInterval(
+        () => void writeDriftClientFiles(rt(id), join(dir, id)).catch(() => undefined),
+        200,
+      );
+      fleet.onStop(() => {
+        clearInterval(syncer);
       });
-      webhooks.set(id, hook);
-      // The controller's drift registration points at the in-cluster Service; the test serves it from here.
-      const vwc = renderWebhookManifests({
-        image: 'x',
-        url: hook.url,
-        caBundlePem: hook.ca.certPem,
-        driftListenerUrl: 'https://unused',
-      }).validatingWebhookConfiguration!;
-      await applyObjects(rt(id).kubeConfig(), [
-        { ...vwc, metadata: { ...vwc.metadata, name: 'drift-local' } },
-      ]);
+      const hook = await startTestWebhook(rt(id), { drift: { url: fleet.driftUrl, ...files } });
+      fleet.onStop(() => hook.stop());
+      await registerDriftWebhookHere(rt(id), hook, 'drift-local');
     }
     // The API server's informer needs a moment to see the new registration.
     await new Promise((r) => setTimeout(r, 1_500));
   });
   after(async () => {
-    for (const s of syncers) clearInterval(s);
-    for (const w of webhooks.values()) await w.stop();
-    await direct.stop();
-    await sources.stop();
+    await fleet.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
   test('an edited pull Secret, a changed ConfigMap and a deleted trust bundle are restored promptly', async (t) => {
-    const accepted = async (): Promise<number> =>
-      (await kcpRegistry.getSingleMetric('rtb_drift_listener_events_accepted_total')?.get())?.values.reduce(
-        (a, v) => a + v.value,
-        0,
-      ) ?? 0;
+    const accepted = (): Promise<number> => fleet.metric('rtb_drift_listener_events_accepted_total');
     const acceptedBefore = await accepted();
     for (const id of RUNTIMES) {
       const core = coreOf(rt(id));
@@ -232,7 +148,7 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
     }
     // Direct mode watches no runtime and its periodic resync is off here: the events did it.
     assert.ok((await accepted()) - acceptedBefore >= 6, 'each tamper arrived as a drift event');
-    const repair = await kcpRegistry.getSingleMetric('rtb_drift_repair_seconds')?.get();
+    const repair = await fleet.registry.getSingleMetric('rtb_drift_repair_seconds')?.get();
     const repaired =
       repair?.values.find(
         (v) => (v as { metricName?: string }).metricName === 'rtb_drift_repair_seconds_count',
@@ -307,13 +223,13 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
       usage: 'client',
     });
     await assert.rejects(post(foreign));
-    const wrongSan = await issueCertificate(direct.cas.current(), {
+    const wrongSan = await issueCertificate(fleet.direct.cas.current(), {
       commonName: 'rt-a',
       dnsNames: ['evil.example.com'],
       usage: 'client',
     });
     assert.equal(await post(wrongSan), 403);
-    const good = await issueCertificate(direct.cas.current(), {
+    const good = await issueCertificate(fleet.direct.cas.current(), {
       commonName: 'rt-a',
       dnsNames: [domain('rt-a')],
       usage: 'client',
@@ -333,7 +249,7 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
         'rt-bootstrapper-config.json'
       ];
     const original = await read();
-    const cert = await issueCertificate(direct.cas.current(), {
+    const cert = await issueCertificate(fleet.direct.cas.current(), {
       commonName: 'rt-a',
       dnsNames: [domain('rt-a')],
       usage: 'client',
@@ -365,7 +281,7 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
         namespace: 'kyma-system',
       })
     ).data?.['tls.crt'];
-    await direct.rotateCa(60 * 60_000);
+    await fleet.direct.rotateCa(60 * 60_000);
     await eventually(
       async () => {
         const now = (
