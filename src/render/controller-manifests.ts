@@ -176,9 +176,30 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
       { apiGroups: [RUNTIME_GROUP], resources: [RUNTIME_PLURAL], verbs: read() },
     );
   }
-  rules.push(...(o.extraRules ?? []));
+  if (o.extraRules) rules.push(...o.extraRules);
 
   const ctb = o.clusterTrustBundleName;
+  const clusterRules: V1PolicyRule[] = [];
+  if (ctb !== undefined) {
+    clusterRules.push({
+      apiGroups: ['certificates.k8s.io'],
+      resources: ['clustertrustbundles'],
+      resourceNames: [ctb],
+      verbs: read(),
+    });
+  }
+  // Direct mode: the cluster-scoped RolloutPolicy, whose status holds the rollout.
+  if (o.mode === 'direct') {
+    clusterRules.push(
+      { apiGroups: ['rt-bootstrapper.kyma-project.io'], resources: ['rolloutpolicies'], verbs: read() },
+      {
+        apiGroups: ['rt-bootstrapper.kyma-project.io'],
+        resources: ['rolloutpolicies/status'],
+        verbs: ['get', 'patch', 'update'],
+      },
+    );
+  }
+  const clusterScoped = clusterRules.length > 0;
   return {
     serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta() },
     role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(), rules },
@@ -189,49 +210,23 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: CONTROLLER_NAME },
       subjects: [subject],
     },
-    ...(ctb !== undefined || o.mode === 'direct'
+    clusterRole: clusterScoped
       ? {
-          clusterRole: {
-            apiVersion: 'rbac.authorization.k8s.io/v1',
-            kind: 'ClusterRole',
-            metadata: meta(false),
-            rules: [
-              ...(ctb !== undefined
-                ? [
-                    {
-                      apiGroups: ['certificates.k8s.io'],
-                      resources: ['clustertrustbundles'],
-                      resourceNames: [ctb],
-                      verbs: read(),
-                    },
-                  ]
-                : []),
-              // Direct mode: the cluster-scoped RolloutPolicy, whose status holds the rollout.
-              ...(o.mode === 'direct'
-                ? [
-                    {
-                      apiGroups: ['rt-bootstrapper.kyma-project.io'],
-                      resources: ['rolloutpolicies'],
-                      verbs: read(),
-                    },
-                    {
-                      apiGroups: ['rt-bootstrapper.kyma-project.io'],
-                      resources: ['rolloutpolicies/status'],
-                      verbs: ['get', 'patch', 'update'],
-                    },
-                  ]
-                : []),
-            ],
-          },
-          clusterRoleBinding: {
-            apiVersion: 'rbac.authorization.k8s.io/v1',
-            kind: 'ClusterRoleBinding',
-            metadata: meta(false),
-            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CONTROLLER_NAME },
-            subjects: [subject],
-          },
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: meta(false),
+          rules: clusterRules,
         }
-      : {}),
+      : undefined,
+    clusterRoleBinding: clusterScoped
+      ? {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: meta(false),
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CONTROLLER_NAME },
+          subjects: [subject],
+        }
+      : undefined,
     flowControl: renderControllerFlowControl({
       name: CONTROLLER_NAME,
       serviceAccount: { name: CONTROLLER_NAME, namespace },
