@@ -15,27 +15,23 @@ import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
 import { SKR_DOMAIN_ANNOTATION } from '../../src/controller/direct/runtime-domain.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import type { LeaderElectionTiming } from '../../src/kube/leader-election-timing.js';
 import { CaStore } from '../../src/pki/ca-store.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
 import { apiServerRequests } from '../support/apiserver-metrics.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { reportPullSecretDrift } from '../support/drift-report.js';
 import { captureLogs, type CapturedLogs } from '../support/log-capture.js';
+import { DirectFleet, driftListenerOptions } from '../support/direct-fleet.js';
 import {
   coreOf,
   directModeOptions,
-  prepareKcp,
-  putAdminKubeconfigSecret,
   putKubeconfigSecret,
   RB_PATH,
-  startKcpSources,
   allBootstrappersReady,
   listRuntimeBootstrappers,
   keepDeploymentsAvailable,
@@ -65,9 +61,8 @@ interface Replica {
 const replicas = new Map<string, Replica>();
 /** Per runtime, the replicas that worked it, in order of starting (ShardedWork's `onWork` hook). */
 const work: { replica: string; runtimeId: string; phase: 'start' | 'end' }[] = [];
-let sources: SourceWatcher;
+const fleet = new DirectFleet(kcp);
 let soloValve: TcpValve;
-let stopMarking: (() => void) | undefined;
 
 /** A system:masters kubeconfig of `cluster` reaching it at `port` (a valve). */
 const adminKubeconfig = (cluster: LocalCluster, port: number): Promise<string> =>
@@ -83,14 +78,14 @@ async function startReplica(name: string): Promise<Replica> {
   kubeConfig.loadFromString(await adminKubeconfig(kcp(), valve.port));
   const logs = captureLogs('info');
   const mode = await startDirectMode(
-    directModeOptions(kcp(), sources, logs.logger, {
+    directModeOptions(kcp(), fleet.sources, logs.logger, {
       kubeConfig,
       registry,
       autoCreateSelector: '',
       // A stalled answer (the solo runtime's valve) is waited for, however long the test holds it.
       runtimeTimeoutMs: 120_000,
-      drift: { listenerUrl: 'https://127.0.0.1:1' },
-      driftListener: { host: '127.0.0.1', port: driftPort, ipAddresses: ['127.0.0.1'] },
+      // One URL for every replica: what runtimes are told must not depend on who wrote it.
+      ...driftListenerOptions(driftPort, { listenerUrl: 'https://127.0.0.1:1' }),
       shard: {
         identity: name,
         timing: TIMING,
@@ -135,28 +130,27 @@ const lastWorker = (id: string): string | undefined =>
 
 describe('direct mode replicas: auto-create, relayed repairs, the CA, fenced writes', () => {
   before(async () => {
-    await prepareKcp(kcp());
+    await fleet.prepare(Object.fromEntries(IDS.map((id) => [id, plane().cluster('pool')])));
     await ensureCrds(kcp().kubeConfig(), [runtimeCrd()]);
-    for (const id of IDS) await putAdminKubeconfigSecret(kcp(), plane().cluster('pool'), id);
     soloValve = await startTcpValve(portOf(plane().cluster('solo')));
+    fleet.onStop(() => soloValve.stop());
     await putKubeconfigSecret(kcp(), SOLO, await adminKubeconfig(plane().cluster('solo'), soloValve.port));
-    sources = await startKcpSources(kcp(), silentLogger());
+    fleet.onStop(async () => {
+      for (const r of replicas.values()) {
+        r.valve.restore();
+        await r.mode.stop();
+        await r.valve.stop();
+      }
+    });
+    fleet.onStop(() => {
+      soloValve.release();
+    });
     // No kubelet: the webhook Deployment of each runtime server is reported available whenever it exists.
-    stopMarking = keepDeploymentsAvailable(() => ['pool', 'solo'].map((c) => plane().cluster(c)));
+    fleet.onStop(keepDeploymentsAvailable(() => ['pool', 'solo'].map((c) => plane().cluster(c))));
     await Promise.all(NAMES.map((n) => startReplica(n)));
   });
 
-  after(async () => {
-    stopMarking?.();
-    soloValve.release();
-    for (const r of replicas.values()) {
-      r.valve.restore();
-      await r.mode.stop();
-      await r.valve.stop();
-    }
-    await sources.stop();
-    await soloValve.stop();
-  });
+  after(() => fleet.stop());
 
   test('each Runtime gets its RuntimeBootstrapper from the replica that works it: no replica races another', async () => {
     const conflictsBefore = await apiServerRequests(kcp(), 'POST', 'runtimebootstrappers', '409');

@@ -10,13 +10,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
 import { DRIFT_REPORTED_ANNOTATION } from '../../src/controller/direct/drift-relay.js';
 import { SHARD_LEASE_LABEL } from '../../src/controller/direct/sharded-work.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { freePort } from '../../src/envtest/free-port.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import type { LeaderElectionTiming } from '../../src/kube/leader-election-timing.js';
@@ -24,15 +22,11 @@ import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { reportPullSecretDrift } from '../support/drift-report.js';
+import { DirectFleet, driftListenerOptions } from '../support/direct-fleet.js';
 import {
   coreOf,
-  createRuntimeBootstrapper,
   directModeOptions,
-  prepareKcp,
-  putAdminKubeconfigSecret,
   putPullSecret,
-  RB_PATH,
-  startKcpSources,
   allBootstrappersReady,
   keepDeploymentsAvailable,
 } from '../support/kcp.js';
@@ -62,18 +56,17 @@ interface Replica {
   readonly driftPort: number;
 }
 const replicas = new Map<string, Replica>();
-let sources: SourceWatcher;
-let stopMarking: (() => void) | undefined;
+const fleet = new DirectFleet(kcp);
 
 async function startReplica(name: string, timing: LeaderElectionTiming = TIMING): Promise<Replica> {
   const registry = new Registry();
   const driftPort = await freePort();
   const open = new Map<string, Span[]>();
   const mode = await startDirectMode(
-    directModeOptions(kcp(), sources, silentLogger(), {
+    directModeOptions(kcp(), fleet.sources, silentLogger(), {
       registry,
-      drift: { listenerUrl: 'https://127.0.0.1:1' },
-      driftListener: { host: '127.0.0.1', port: driftPort, ipAddresses: ['127.0.0.1'] },
+      // One URL for every replica: what runtimes are told must not depend on who wrote it.
+      ...driftListenerOptions(driftPort, { listenerUrl: 'https://127.0.0.1:1' }),
       shard: {
         identity: name,
         timing,
@@ -113,20 +106,17 @@ const lastWorker = (id: string): string | undefined =>
 
 describe('direct mode sharded across replicas', () => {
   before(async () => {
-    await prepareKcp(kcp());
-    for (const id of IDS) await putAdminKubeconfigSecret(kcp(), poolOf(id), id);
-    sources = await startKcpSources(kcp(), silentLogger());
+    await fleet.prepare(Object.fromEntries(IDS.map((id) => [id, poolOf(id)])));
+    fleet.onStop(async () => {
+      for (const r of replicas.values()) await r.mode.stop();
+    });
     // No kubelet: the webhook Deployment of each pool server is reported available whenever it exists.
-    stopMarking = keepDeploymentsAvailable(() => POOL.map((c) => plane().cluster(c)));
+    fleet.onStop(keepDeploymentsAvailable(() => POOL.map((c) => plane().cluster(c))));
     await Promise.all(['replica-a', 'replica-b', 'replica-c'].map((n) => startReplica(n)));
-    for (const id of IDS) await createRuntimeBootstrapper(kcp(), id, { 'skr-domain': domain(id) });
+    for (const id of IDS) await fleet.create(id, { 'skr-domain': domain(id) });
   });
 
-  after(async () => {
-    stopMarking?.();
-    for (const r of replicas.values()) await r.mode.stop();
-    await sources.stop();
-  });
+  after(() => fleet.stop());
 
   test('three replicas share the 30 runtimes: every one becomes Ready, each replica works a part', async () => {
     await allReady();
@@ -176,10 +166,7 @@ describe('direct mode sharded across replicas', () => {
       20_000,
       'the pull Secret restored',
     );
-    const rb = await kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), {
-      method: 'GET',
-      path: `${RB_PATH}/${id}`,
-    });
+    const rb = await fleet.readRb(id);
     assert.ok(rb.metadata.annotations?.[DRIFT_REPORTED_ANNOTATION], 'the report was relayed through the KCP');
     const repairers = new Set(
       spans

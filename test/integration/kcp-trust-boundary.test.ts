@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect as netConnect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { Registry } from 'prom-client';
 import {
   FORCE_RELEASE_ANNOTATION,
   type Condition,
@@ -12,30 +11,22 @@ import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-nam
 import { TRUST_STATUS_ANNOTATION } from '../../src/api/trust-stamp.js';
 import { REPORT_MAX_BYTES, WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
 import { RUNTIME_ANSWER_MAX_BYTES } from '../../src/controller/direct/runtime-clients.js';
-import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import { freePort } from '../../src/envtest/free-port.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { putTrustBundle, readTrustBundle } from '../support/trust-bundles.js';
 import { reportPullSecretDrift } from '../support/drift-report.js';
 import { startHostileRuntime, FLOOD_BYTES, type HostileRuntime } from '../support/hostile-runtime.js';
+import { DirectFleet } from '../support/direct-fleet.js';
 import {
   CTB_NAME,
   KCP_PULL_SECRET,
   RB_PATH,
   coreOf,
   createRuntimeBootstrapper,
-  directModeOptions,
   keepDeploymentsAvailable,
-  prepareKcp,
-  putAdminKubeconfigSecret,
   putKubeconfigSecret,
   putPullSecret,
-  startKcpSources,
 } from '../support/kcp.js';
 
 const plane = useControlPlane({ clusters: ['kcp', 'rt-good'] });
@@ -46,10 +37,8 @@ const DEADLINE_MS = 4_000;
 const domain = (id: string): string => `${id}.example.com`;
 const MAX_PENDING_HANDSHAKES = 32;
 const HANDSHAKE_TIMEOUT_MS = 3_000;
-const registry = new Registry();
-
-const readRb = (id: string) =>
-  kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${id}` });
+const fleet = new DirectFleet(kcp);
+const { readRb } = fleet;
 const reachable = (rb: RuntimeBootstrapper): Condition | undefined =>
   rb.status?.conditions?.find((c) => c.type === 'RuntimeReachable');
 
@@ -78,52 +67,30 @@ async function refusedWith(id: string, reason: string, timeoutMs: number): Promi
 }
 
 describe("the KCP's trust boundary: hostile runtimes cost the others nothing", () => {
-  let sources: SourceWatcher;
-  let direct: DirectMode;
   let flood: HostileRuntime;
   let drip: HostileRuntime;
-  let stopAvailable: () => void;
 
   before(async () => {
-    await prepareKcp(kcp());
-    await putAdminKubeconfigSecret(kcp(), good(), 'rt-good');
+    await fleet.prepare({ 'rt-good': good() });
     flood = await startHostileRuntime('flood');
+    fleet.onStop(() => flood.stop());
     drip = await startHostileRuntime('drip');
+    fleet.onStop(() => drip.stop());
     await putKubeconfigSecret(kcp(), 'rt-flood', flood.kubeconfig);
     await putKubeconfigSecret(kcp(), 'rt-drip', drip.kubeconfig);
-    const logger = silentLogger();
-    sources = await startKcpSources(kcp(), logger);
-    const listenerPort = await freePort();
-    direct = await startDirectMode(
-      directModeOptions(kcp(), sources, logger, {
-        runtimeTimeoutMs: TIMEOUT_MS,
-        runtimeDeadlineMs: DEADLINE_MS,
-        registry,
-        drift: { listenerUrl: `https://127.0.0.1:${listenerPort}` },
-        driftListener: {
-          host: '127.0.0.1',
-          port: listenerPort,
-          ipAddresses: ['127.0.0.1'],
-          maxPendingHandshakes: MAX_PENDING_HANDSHAKES,
-          handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
-        },
-      }),
-    );
-    stopAvailable = keepDeploymentsAvailable(() => [good()]);
-    await createRuntimeBootstrapper(kcp(), 'rt-good', { 'skr-domain': domain('rt-good') });
-    await eventually(
-      async () => ((await readRb('rt-good')).status?.state === 'Ready' ? true : undefined),
-      60_000,
-      'rt-good Ready',
-    );
+    await fleet.start({
+      runtimeTimeoutMs: TIMEOUT_MS,
+      runtimeDeadlineMs: DEADLINE_MS,
+      withDriftListener: {
+        maxPendingHandshakes: MAX_PENDING_HANDSHAKES,
+        handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+      },
+    });
+    fleet.onStop(keepDeploymentsAvailable(() => [good()]));
+    await fleet.create('rt-good', { 'skr-domain': domain('rt-good') });
+    await fleet.waitState('rt-good', 'Ready', 60_000);
   });
-  after(async () => {
-    stopAvailable();
-    await direct.stop();
-    await sources.stop();
-    await flood.stop();
-    await drip.stop();
-  });
+  after(() => fleet.stop());
 
   test('a runtime answering 50 MB of JSON: RuntimeReachable False AnswerTooLarge, the cap named; memory stays bounded', async (t) => {
     const base = process.memoryUsage();
@@ -182,9 +149,9 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
     );
     await coreOf(good()).deleteNamespacedSecret({ name: KCP_PULL_SECRET, namespace: RUNTIME_NAMESPACE });
     const reply = await reportPullSecretDrift({
-      port: direct.driftPort ?? 0,
-      caPem: direct.cas.trustBundle(),
-      issuer: direct.cas.current(),
+      port: fleet.direct.driftPort ?? 0,
+      caPem: fleet.direct.cas.trustBundle(),
+      issuer: fleet.direct.cas.current(),
       runtimeId: 'rt-good',
       domain: domain('rt-good'),
     });
@@ -254,7 +221,7 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
       });
     // A count the restarter could write, read by a forced pass (it reads the Deployment).
     await trustCount('3');
-    direct.periodicResync();
+    fleet.direct.periodicResync();
     await eventually(
       async () => ((await readRb('rt-good')).status?.trustRestart?.stalePods === 3 ? true : undefined),
       20_000,
@@ -275,7 +242,7 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
     await trustCount('1e20');
     // A forced pass reads both (the Deployment's readiness, the report for the projection); only
     // its own status write can clear the count.
-    direct.periodicResync();
+    fleet.direct.periodicResync();
     const rb = await eventually(
       async () => {
         const r = await readRb('rt-good');
@@ -299,7 +266,7 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
     // Back to a report within bounds: the next forced pass reads it and the condition goes.
     await kubeRequest(kc, { method: 'DELETE', path: statusPath });
     await trustCount('0');
-    direct.periodicResync();
+    fleet.direct.periodicResync();
     await eventually(
       async () => {
         const r = await readRb('rt-good');
@@ -311,11 +278,11 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
   });
 
   test("idle TCP connections and slow handshakes on the drift listener: the oldest closed past the bound, the rest at the timeout; a runtime's mTLS report is accepted meanwhile", async (t) => {
-    const port = direct.driftPort ?? 0;
+    const port = fleet.direct.driftPort ?? 0;
     const refused = async (reason: string): Promise<number> =>
-      (await registry.getSingleMetric('rtb_drift_listener_handshakes_refused_total')?.get())?.values.find(
-        (v) => v.labels.reason === reason,
-      )?.value ?? 0;
+      (
+        await fleet.registry.getSingleMetric('rtb_drift_listener_handshakes_refused_total')?.get()
+      )?.values.find((v) => v.labels.reason === reason)?.value ?? 0;
     const limitBefore = await refused('limit');
     let closed = 0;
     const opened: Socket[] = [];
@@ -350,8 +317,8 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
       await coreOf(good()).deleteNamespacedSecret({ name: KCP_PULL_SECRET, namespace: RUNTIME_NAMESPACE });
       const reply = await reportPullSecretDrift({
         port,
-        caPem: direct.cas.trustBundle(),
-        issuer: direct.cas.current(),
+        caPem: fleet.direct.cas.trustBundle(),
+        issuer: fleet.direct.cas.current(),
         runtimeId: 'rt-good',
         domain: domain('rt-good'),
       });
@@ -402,11 +369,7 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
     );
     assert.equal(await onRuntime(), lastGood, 'the runtime keeps the last good bundle');
     await putTrustBundle(kcpKc, CTB_NAME, { trustBundle: lastGood });
-    await eventually(
-      async () => ((await readRb('rt-good')).status?.state === 'Ready' ? true : undefined),
-      20_000,
-      'rt-good Ready again',
-    );
+    await fleet.waitState('rt-good', 'Ready', 20_000);
   });
 });
 
