@@ -63,6 +63,8 @@ export class LocalNode {
     private readonly processes: ManagedProcess[],
     private readonly forwarder: TcpForwarder,
     private readonly slot: NodeSlot,
+    /** How long start() took, containerd's start to the Node Ready. */
+    readonly startMs: number,
   ) {}
 
   /** Forwarders {@link exposeToPods} started, closed with the node. */
@@ -149,8 +151,9 @@ export class LocalNode {
       processes.push(kubelet);
       processes.push(startControllerManager(o, paths), startScheduler(o));
       await waitNodeReady(o.admin.makeApiClient(CoreV1Api), o.name, processes);
-      o.log?.(`node ${o.name} Ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      return new LocalNode(o.name, network, paths, tracked, processes, forwarder, o.slot);
+      const startMs = Date.now() - started;
+      o.log?.(`node ${o.name} Ready in ${(startMs / 1000).toFixed(1)} s`);
+      return new LocalNode(o.name, network, paths, tracked, processes, forwarder, o.slot, startMs);
     } catch (error) {
       await stopAll(processes, tracked, forwarder, o.slot);
       throw error;

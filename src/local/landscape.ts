@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { loadavg } from 'node:os';
 import type { Logger } from 'pino';
 import { ControlPlane, type LocalCluster } from '../envtest/control-plane.js';
 import { resolveNodeBinaries } from '../envtest/node-binaries.js';
@@ -10,7 +11,9 @@ import { heldSetVersion, startKcpLandscape, waitReady, type KcpLandscape } from 
 import { landscapeSourceObjects, trustBundleApiVersionOf } from './landscape-sources.js';
 import { eventually } from '../envtest/eventually.js';
 import { startNodeHosting } from './node-hosting.js';
+import { PhaseClock, phaseLines } from './phase-timings.js';
 import { createSeedPod, firstImage, waitWebhookServes } from './seed-pod.js';
+import { readWebhookPodTimes } from './webhook-pod-times.js';
 import { inProcessHosting, type WebhookHosting } from './webhook-hosting.js';
 
 /** Where the runtimes' webhooks run: `node` (Pods, as in production), `process` (here), `auto`. */
@@ -47,15 +50,26 @@ export async function startLandscape(o: LandscapeOptions): Promise<Landscape> {
   const log = (l: string): void => {
     say(`· ${l}`);
   };
+  const clock = new PhaseClock();
+  const loadAtStart = loadAverage();
   const onNode = await choosePlacement(o.webhooks ?? 'auto', say);
   // Built (or found in the cache) before any cluster starts: a cold build takes minutes.
   const nodeBinaries = onNode ? await resolveNodeBinaries({ log }) : undefined;
   const image = onNode ? await resolveRtbImage({ log }) : undefined;
+  clock.mark(onNode ? 'node binaries and the rtb image (cache or build)' : 'start');
   const plane = await ControlPlane.start({
     clusters: ['kcp', ...names],
     ...(nodeBinaries ? { nodes: names, nodeBinaries } : {}),
     log,
   });
+  clock.mark(onNode ? 'etcd, API servers, nodes Ready' : 'etcd, API servers');
+  const slowestNodeMs = Math.max(0, ...plane.clusters.map((c) => c.node?.startMs ?? 0));
+  if (slowestNodeMs > 0)
+    clock.detail(
+      'the slowest node: containerd, kubelet, Node Ready',
+      clock.now() - slowestNodeMs,
+      clock.now(),
+    );
   const stops: (() => Promise<void>)[] = [() => plane.stop()];
   const stop = async (): Promise<void> => {
     for (const s of stops.splice(0)) await s();
@@ -71,6 +85,7 @@ export async function startLandscape(o: LandscapeOptions): Promise<Landscape> {
         ? await startNodeHosting({ plane, runtimes, image, pause: nodeBinaries.pause })
         : inProcessHosting(o.logger);
     stops.unshift(() => hosting.stop());
+    clock.mark(hosting.onNode ? 'local registries, the rtb image pushed' : 'webhook hosting');
     if (hosting.releaseImage)
       say(`webhook image ${hosting.releaseImage} (pushed to the landscape's open registry)`);
     const kcp = await startKcpLandscape({
@@ -84,21 +99,32 @@ export async function startLandscape(o: LandscapeOptions): Promise<Landscape> {
       logger: o.logger,
     });
     stops.unshift(() => kcp.stop());
+    const controllerStarted = clock.mark('controller (direct mode) started, a CR per runtime');
     say(`\ncontroller (direct mode) on kcp: one RuntimeBootstrapper per runtime`);
     await hosting.serve(runtimes);
     // On a node: the image is pulled and both replicas must pass their probes.
     await waitReady(kcp, names, hosting.onNode ? 300_000 : 60_000);
+    const crsReady = clock.mark('webhook installed and available, CRs Ready');
+    if (hosting.onNode) await podDetails(clock, runtimes, controllerStarted, crsReady);
     await sayBootstrappers(kcp, names, say);
 
     const target = firstRegistry(hosting.sources.configText);
     for (const [i, rt] of runtimes.entries()) {
+      const first = i === 0;
       await waitWebhookServes(rt, (p) => firstImage(p).startsWith(`${target}/`), `rewrite to ${target}`);
-      const pod = await createSeedPod(rt, 'pause-test1', say, i === 0);
-      await hosting.showRunning(rt, pod, say);
-      if (i === 0 && hosting.onNode)
+      if (first) clock.mark(`the webhook answers on ${rt.name} (a dry-run create mutated)`);
+      const pod = await createSeedPod(rt, 'pause-test1', say, first);
+      if (first) clock.mark('seed Pod created');
+      await hosting.showRunning(rt, pod, say, first ? clock : undefined);
+      if (first && hosting.onNode)
         say(`  first mutated Pod running ${process.uptime().toFixed(1)} s after this process started`);
     }
     await showRotation(plane, kcp, runtimes, hosting, say);
+    const until = hosting.onNode ? 'the first mutated Pod ran' : 'the first mutated Pod was stored';
+    say(
+      `\nwhere the time went until ${until} (load average ${loadAtStart} at the start, ${loadAverage()} now):`,
+    );
+    for (const line of phaseLines(clock.phases)) say(`  ${line}`);
     say(
       `\nready after ${process.uptime().toFixed(1)} s. Try: ${b.kubectl ?? 'kubectl'} --kubeconfig ${plane.cluster('kcp').kubeconfigPath} get runtimebootstrappers -n kcp-system`,
     );
@@ -107,6 +133,33 @@ export async function startLandscape(o: LandscapeOptions): Promise<Landscape> {
     throw error;
   }
   return { plane, onNode, stop };
+}
+
+/** The 1-minute load average: the machine may be shared, and the timings move with it. */
+const loadAverage = (): string => (loadavg()[0] ?? 0).toFixed(2);
+
+/**
+ * The webhook Pods' part of the wait for Ready, from their status (the slowest Pod of all
+ * runtimes, to the second): created by the controller's install, image pulled and container
+ * started, then Ready once a readiness probe passes; the rest is the controller seeing the
+ * rollout and registering the webhook.
+ */
+async function podDetails(
+  clock: PhaseClock,
+  runtimes: readonly LocalCluster[],
+  controllerStarted: number,
+  crsReady: number,
+): Promise<void> {
+  const t = await readWebhookPodTimes(runtimes).catch(() => undefined);
+  if (!t) return;
+  // Epoch ms to ms after this process started, the clock's scale.
+  const origin = Date.now() - clock.now();
+  const at = (epochMs: number | undefined): number | undefined =>
+    epochMs === undefined ? undefined : epochMs - origin;
+  clock.detail('webhook Pods created (the install)', controllerStarted, at(t.createdAt));
+  clock.detail('their image pulled, container started', at(t.createdAt), at(t.startedAt));
+  clock.detail('webhook serving, readiness probe passed', at(t.startedAt), at(t.readyAt));
+  clock.detail('rollout seen, webhook registered, CRs Ready', at(t.readyAt), crsReady);
 }
 
 /** Decides where the webhooks run and says why; `node` on a host that cannot run one is an error. */

@@ -9,6 +9,7 @@ import { trustBundleApis } from '../kube/trust-bundle-discovery.js';
 import { inspectContainer } from './container-inspection.js';
 import { ControlPlaneError } from '../envtest/errors.js';
 import { startLandscapeRegistries } from './landscape-registries.js';
+import type { PhaseClock } from './phase-timings.js';
 import { pulledMessage, waitPodRunning } from './seed-pod.js';
 import { configWithTarget, type WebhookHosting } from './webhook-hosting.js';
 import { HOST_IP_REFERENCE } from '../render/webhook-options.js';
@@ -71,9 +72,10 @@ export async function startNodeHosting(o: {
       [open, secured].map((r) => [r.host, `http://${HOST_IP_REFERENCE}:${portOf(r.host)}`]),
     ),
     serve: () => Promise.resolve(),
-    async showRunning(rt: LocalCluster, pod: V1Pod, say: (l: string) => void) {
+    async showRunning(rt: LocalCluster, pod: V1Pod, say: (l: string) => void, clock?: PhaseClock) {
       const name = pod.metadata?.name ?? '';
       const running = await waitPodRunning(rt, name);
+      clock?.mark('seed Pod Running (its image pulled with the injected Secret)');
       say(
         `  ✓ Running on ${running.spec?.nodeName ?? 'the node'}: ${(await pulledMessage(rt, name)) ?? 'image present'}`,
       );
@@ -103,6 +105,7 @@ export async function startNodeHosting(o: {
       say(
         `    (${seen.text.length} bytes, ${same ? 'the same PEM as' : 'NOT the PEM of'} ClusterTrustBundle ${bundle.name}); ${FIPS_ENV}=${view.env[FIPS_ENV] ?? '(unset)'} in its environment`,
       );
+      clock?.mark('seen from inside (an ephemeral container)');
     },
     stop: () => registries.stop(),
   };

@@ -4,6 +4,7 @@ import type { LocalCluster } from '../envtest/control-plane.js';
 import { localWebhookConfigText } from './embedded-defaults.js';
 import { placeholderDockerConfig } from './landscape-sources.js';
 import { installLocalWebhook, type LocalWebhook } from './local-webhook.js';
+import type { PhaseClock } from './phase-timings.js';
 
 /** The KCP's sources as a hosting wants them: the webhook config and the pull Secret's content. */
 export interface HostedSources {
@@ -25,8 +26,11 @@ export interface WebhookHosting {
   readonly registryServers: Readonly<Record<string, string>> | undefined;
   /** Once the controller runs: serves the runtimes (nothing to do when the controller's Deployments run). */
   serve(runtimes: readonly LocalCluster[]): Promise<void>;
-  /** After a seed Pod was created: shows it running, as seen from inside (only where Pods run). */
-  showRunning(rt: LocalCluster, pod: V1Pod, say: (l: string) => void): Promise<void>;
+  /**
+   * After a seed Pod was created: shows it running, as seen from inside (only where Pods run);
+   * marks on `clock` when it ran and when it was seen.
+   */
+  showRunning(rt: LocalCluster, pod: V1Pod, say: (l: string) => void, clock?: PhaseClock): Promise<void>;
   stop(): Promise<void>;
 }
 

@@ -66,6 +66,13 @@ describe('node configuration', () => {
     assert.deepEqual(config.featureGates, { ClusterTrustBundleProjection: true });
   });
 
+  test('kubelet resyncs Pods every second: a Pod not Ready yet is probed again at each resync', () => {
+    const config = parse(kubeletConfig(paths, network)) as Record<string, unknown>;
+    // The readiness probe's period is 10 s; the resync's manual trigger is what makes a webhook
+    // Pod Ready soon after it serves (docs/figures.md, `npm start`).
+    assert.equal(config.syncFrequency, '1s');
+  });
+
   test('containerd keeps its state in the node folder and clamps oom_score_adj', () => {
     const toml = containerdConfig(paths, '/usr/sbin/runc', '3.10.1');
     for (const line of [
