@@ -118,7 +118,7 @@ export function resolveTrustBundle(block: TrustBundleBlock): {
     certWritePath: block.certWritePath,
     volumeName,
     volumeMountPath,
-    ...(ms === undefined ? {} : { resyncIntervalMs: ms }),
+    resyncIntervalMs: ms,
   };
   return { config, warnings };
 }

@@ -76,8 +76,8 @@ export function readTrustStatus(
       bundle: v.bundle,
       stalePods: v.stalePods,
       // Optional: a release that does not write them is still read.
-      ...(count(v.barePods) ? { barePods: v.barePods } : {}),
-      ...(count(v.optedOutPods) ? { optedOutPods: v.optedOutPods } : {}),
+      barePods: count(v.barePods) ? v.barePods : undefined,
+      optedOutPods: count(v.optedOutPods) ? v.optedOutPods : undefined,
       at: v.at,
     };
   } catch {

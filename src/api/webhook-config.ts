@@ -271,12 +271,12 @@ export function readWebhookConfig(json: unknown, options: ReadWebhookConfigOptio
   );
   const config: WebhookConfig = {
     overrides,
-    ...(clusterTrustBundle ? { clusterTrustBundle } : {}),
+    clusterTrustBundle,
     availableFeatures,
     namespaceFeatures,
     imagePullSecret: decoded.imagePullSecret,
     failOpen: decoded.failOpen,
-    ...(landscape === undefined ? {} : { landscape }),
+    landscape,
   };
   return { config, warnings };
 }

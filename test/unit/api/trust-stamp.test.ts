@@ -58,7 +58,7 @@ describe('the trust-bundle stamp and status', () => {
     });
     assert.deepEqual(
       readTrustStatus({ [TRUST_STATUS_ANNOTATION]: '{"bundle":"x","stalePods":3,"at":"t","barePods":-1}' }),
-      { bundle: 'x', stalePods: 3, at: 't' },
+      { bundle: 'x', stalePods: 3, barePods: undefined, optedOutPods: undefined, at: 't' },
       'an earlier release’s value (no separate counts) still reads; a bad count is left out',
     );
     for (const bad of [

@@ -66,11 +66,13 @@ describe('parseWebhookConfig: accepted configs', () => {
         certWritePath: 'kube-apiserver-serving.pem',
         volumeName: 'rt-bootstrapper-certs',
         volumeMountPath: '/etc/ssl/certs',
+        resyncIntervalMs: undefined,
       },
       availableFeatures: FEATURES.filter((f) => f !== FEATURE_SET_LANDSCAPE),
       namespaceFeatures: { 'kyma-system': [FEATURE_ALL] },
       imagePullSecret: { name: 'registry-credentials', namespace: 'kyma-system' },
       failOpen: true,
+      landscape: undefined,
     } satisfies WebhookConfig);
     assert.deepEqual(readWebhookConfig(seedConfigText, { runtime: {} }).warnings, [], 'no warnings');
   });
@@ -100,10 +102,12 @@ describe('parseWebhookConfig: accepted configs', () => {
   test('minimal config: defaults filled in', () => {
     assert.deepEqual(parseWebhookConfig({ availableFeatures: [] }), {
       overrides: {},
+      clusterTrustBundle: undefined,
       availableFeatures: [],
       namespaceFeatures: {},
       imagePullSecret: { name: 'registry-credentials', namespace: 'kyma-system' },
       failOpen: true,
+      landscape: undefined,
     });
     assert.deepEqual(parseWebhookConfig('{}'), parseWebhookConfig({ availableFeatures: [] }));
   });
@@ -118,6 +122,7 @@ describe('parseWebhookConfig: accepted configs', () => {
       certWritePath: 'ca.pem',
       volumeName: 'rt-bootstrapper-certs',
       volumeMountPath: '/etc/ssl/certs',
+      resyncIntervalMs: undefined,
     });
   });
 
