@@ -16,17 +16,12 @@ import {
 } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
   RUNTIME_NAMESPACE,
   WEBHOOK_DEPLOYMENT,
   WEBHOOK_TLS_SECRET,
 } from '../../src/api/runtime-names.js';
-import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
-import { kubeRequest } from '../../src/kube/kube-request.js';
 import { reportDeploymentRollout } from '../../src/local/simulated-kubelet.js';
 import { issuedBy, parseCertificates } from '../../src/pki/pem-certificates.js';
 import {
@@ -35,20 +30,11 @@ import {
   type ServingPolicy,
 } from '../../src/serving-cert/serving-policy.js';
 import { renderKimManifests } from '../../src/render/kim-manifests.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from '../support/fixtures.js';
-import {
-  createRuntimeBootstrapper,
-  directModeOptions,
-  dockerConfig,
-  markDeploymentAvailable,
-  prepareKcp,
-  putAdminKubeconfigSecret,
-  RB_PATH,
-  startKcpSources,
-} from '../support/kcp.js';
+import { DirectFleet, conditionOf as condition } from '../support/direct-fleet.js';
+import { dockerConfig, markDeploymentAvailable } from '../support/kcp.js';
 import { kimConfigure, kimInstall, type KimSources } from '../support/kim-installer.js';
 import { startTcpBalancer, type TcpBalancer } from '../support/tcp-balancer.js';
 import {
@@ -85,8 +71,7 @@ type Phase =
   | 'KCP certificate, both CAs'
   | 'KCP certificate, KCP CA';
 
-let sources: SourceWatcher;
-let direct: DirectMode | undefined;
+const fleet = new DirectFleet(kcp);
 let balancer: TcpBalancer | undefined;
 /** The replicas in the endpoints (the balancer's backends). */
 let serving: Replica[] = [];
@@ -103,20 +88,13 @@ const readSecret = (): Promise<V1Secret> =>
     .kubeConfig()
     .makeApiClient(CoreV1Api)
     .readNamespacedSecret({ name: WEBHOOK_TLS_SECRET, namespace: RUNTIME_NAMESPACE });
-const readRb = (): Promise<RuntimeBootstrapper> =>
-  kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/rt` });
-const condition = (rb: RuntimeBootstrapper, type: string) =>
-  rb.status?.conditions?.find((c) => c.type === type);
-
-function kcpCaPem(): string {
-  if (!direct) throw new Error('direct mode is not running');
-  return direct.cas.current().certPem;
-}
+const readRb = () => fleet.readRb('rt');
+const kcpCaPem = (): string => fleet.direct.cas.current().certPem;
 
 /** Where the takeover stands, from the Secret alone. */
 function phaseOf(secret: V1Secret): Phase {
   const leaf = parseCertificates(decode(secret.data?.['tls.crt'])).certificates[0];
-  const kcpCa = direct ? parseCertificates(kcpCaPem()).certificates[0] : undefined;
+  const kcpCa = fleet.started ? parseCertificates(kcpCaPem()).certificates[0] : undefined;
   const byKcp = leaf !== undefined && kcpCa !== undefined && issuedBy(leaf, kcpCa);
   const cas = fingerprints(decode(secret.data?.['ca.crt']));
   const kcpOnly = kcpCa !== undefined && cas.length === 1 && cas[0] === kcpCa.fingerprint;
@@ -216,16 +194,11 @@ class PodStream {
 
 describe('direct mode takes over a runtime KIM installed, without a window', () => {
   before(async () => {
-    await prepareKcp(kcp());
-    await putAdminKubeconfigSecret(kcp(), rt(), 'rt');
-    sources = await startKcpSources(kcp(), silentLogger());
+    await fleet.prepare({ rt: rt() });
+    fleet.onStop(() => balancer?.stop());
+    fleet.onStop(() => Promise.all(started.map((r) => r.app.stop())));
   });
-  after(async () => {
-    await direct?.stop();
-    await sources.stop();
-    await Promise.all(started.map((r) => r.app.stop()));
-    await balancer?.stop();
-  });
+  after(() => fleet.stop());
 
   test('KIM installs the webhook; it serves admission with its own CA', async () => {
     const kc = rt().kubeConfig();
@@ -257,17 +230,15 @@ describe('direct mode takes over a runtime KIM installed, without a window', () 
     const kc = rt().kubeConfig();
     const pods = new PodStream();
     try {
-      direct = await startDirectMode(
-        directModeOptions(kcp(), sources, silentLogger(), {
-          runtimeTimeoutMs: 5_000,
-          servingPolicy: KCP_POLICY,
-          webhookRouting: {
-            registrationUrl: mutateUrl(balancer?.port ?? 0),
-            extraSans: ['127.0.0.1'],
-          },
-        }),
-      );
-      await createRuntimeBootstrapper(kcp(), 'rt');
+      await fleet.start({
+        runtimeTimeoutMs: 5_000,
+        servingPolicy: KCP_POLICY,
+        webhookRouting: {
+          registrationUrl: mutateUrl(balancer?.port ?? 0),
+          extraSans: ['127.0.0.1'],
+        },
+      });
+      await fleet.create('rt');
 
       // The KCP's Deployment rolls the Pods: a new replica up, an old one out, and again.
       const apps = kc.makeApiClient(AppsV1Api);
@@ -294,14 +265,7 @@ describe('direct mode takes over a runtime KIM installed, without a window', () 
       }
       await reportDeploymentRollout(kc, RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, true);
 
-      const rb = await eventually(
-        async () => {
-          const r = await readRb();
-          return r.status?.state === 'Ready' ? r : undefined;
-        },
-        60_000,
-        'the RuntimeBootstrapper Ready',
-      );
+      const rb = await fleet.waitState('rt', 'Ready', 60_000);
       assert.equal(condition(rb, 'ExclusivelyManaged')?.status, 'True', 'KIM wrote before the takeover only');
       await eventually(
         () => ((pods.byPhase.get('KCP certificate, KCP CA') ?? 0) >= 5 ? true : undefined),
@@ -349,8 +313,7 @@ describe('direct mode takes over a runtime KIM installed, without a window', () 
   });
 
   test('KIM writing again after the takeover turns ExclusivelyManaged False; quiet again, True', async () => {
-    if (!direct) throw new Error('the takeover did not run');
-    const running = direct;
+    const running = fleet.direct;
     // managedFields times have a resolution of one second: KIM's write must come after ours.
     await new Promise((r) => setTimeout(r, 1_100));
     // KIM applies its manifests again; its registration is left out, since ours points at a URL

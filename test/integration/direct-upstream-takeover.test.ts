@@ -14,7 +14,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
   MUTATING_WEBHOOK_NAME,
@@ -23,11 +22,7 @@ import {
   WEBHOOK_SELECTOR,
   webhookServiceDnsNames,
 } from '../../src/api/runtime-names.js';
-import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import { kubeRequest } from '../../src/kube/kube-request.js';
 import { reportDeploymentRollout } from '../../src/local/simulated-kubelet.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
@@ -37,15 +32,8 @@ import { silentLogger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp } from '../../src/webhook/webhook-app.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
-import {
-  createRuntimeBootstrapper,
-  directModeOptions,
-  dockerConfig,
-  prepareKcp,
-  putAdminKubeconfigSecret,
-  RB_PATH,
-  startKcpSources,
-} from '../support/kcp.js';
+import { DirectFleet } from '../support/direct-fleet.js';
+import { dockerConfig } from '../support/kcp.js';
 import { kimConfigure } from '../support/kim-installer.js';
 import { startTcpBalancer, type TcpBalancer } from '../support/tcp-balancer.js';
 import { caBundle, createSeedPod, handshake, mutateUrl, startReplica } from '../support/webhook-replicas.js';
@@ -56,8 +44,7 @@ const rt = () => plane().cluster('rt');
 const UPSTREAM_POD = 'rt-bootstrapper-controller-manager-upstream';
 
 let dir = '';
-let sources: SourceWatcher | undefined;
-let direct: DirectMode | undefined;
+const fleet = new DirectFleet(kcp);
 let balancer: TcpBalancer | undefined;
 const apps: WebhookApp[] = [];
 let serving: WebhookApp[] = [];
@@ -136,15 +123,12 @@ async function startUpstream(): Promise<{ app: WebhookApp; caPem: string }> {
 describe('direct mode takes over an upstream install, without a window', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'rtb-upstream-'));
-    await prepareKcp(kcp());
-    await putAdminKubeconfigSecret(kcp(), rt(), 'rt');
-    sources = await startKcpSources(kcp(), silentLogger());
+    await fleet.prepare({ rt: rt() });
+    fleet.onStop(() => balancer?.stop());
+    fleet.onStop(() => Promise.all(apps.map((a) => a.stop())));
   });
   after(async () => {
-    await direct?.stop();
-    await sources?.stop();
-    await Promise.all(apps.map((a) => a.stop()));
-    await balancer?.stop();
+    await fleet.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -182,14 +166,12 @@ describe('direct mode takes over an upstream install, without a window', () => {
 
     try {
       await sleep(1_000);
-      direct = await startDirectMode(
-        directModeOptions(kcp(), sources!, silentLogger(), {
-          runtimeTimeoutMs: 5_000,
-          servingPolicy: { ...KCP_SERVING_POLICY, settleMs: 2_000, overlapMs: 4_000 },
-          webhookRouting: { registrationUrl: mutateUrl(balancer!.port), extraSans: ['127.0.0.1'] },
-        }),
-      );
-      await createRuntimeBootstrapper(kcp(), 'rt');
+      await fleet.start({
+        runtimeTimeoutMs: 5_000,
+        servingPolicy: { ...KCP_SERVING_POLICY, settleMs: 2_000, overlapMs: 4_000 },
+        webhookRouting: { registrationUrl: mutateUrl(balancer!.port), extraSans: ['127.0.0.1'] },
+      });
+      await fleet.create('rt');
       const kc = rt().kubeConfig();
       const apps1 = kc.makeApiClient(AppsV1Api);
       await eventually(
@@ -220,17 +202,7 @@ describe('direct mode takes over an upstream install, without a window', () => {
         60_000,
         "upstream's CA to leave the caBundle once its Pod is gone",
       );
-      const rb = await eventually(
-        async () => {
-          const r = await kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), {
-            method: 'GET',
-            path: `${RB_PATH}/rt`,
-          });
-          return r.status?.state === 'Ready' ? r : undefined;
-        },
-        60_000,
-        'the RuntimeBootstrapper Ready',
-      );
+      const rb = await fleet.waitState('rt', 'Ready', 60_000);
       assert.ok(rb.status?.conditions?.some((c) => c.type === 'ServingCertificate' && c.status === 'True'));
       await sleep(2_000);
     } finally {
@@ -242,7 +214,7 @@ describe('direct mode takes over an upstream install, without a window', () => {
     assert.ok(whileUpstream >= 5, 'Pods were created while upstream served');
     assert.deepEqual(
       fingerprints(await caBundle(rt())),
-      fingerprints(direct.cas.current().certPem),
+      fingerprints(fleet.direct.cas.current().certPem),
       "the caBundle holds the KCP's CA alone",
     );
   });

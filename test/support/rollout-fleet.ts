@@ -2,7 +2,7 @@
  * A KCP and runtimes under a RolloutPolicy, for the rollout's integration tests: real API servers,
  * the real webhook on each runtime reporting what it serves, direct mode in this process.
  */
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import {
   newRolloutPolicy,
   rolloutPolicyPath,
@@ -10,10 +10,8 @@ import {
   type RolloutPolicySpec,
 } from '../../src/api/rollout-policy.js';
 import { rolloutPolicyCrd } from '../../src/api/rollout-policy-crd.js';
-import { newRuntimeBootstrapper, type RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
+import { newRuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
-import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
 import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import type { ControlPlane } from '../../src/envtest/control-plane.js';
 import { applyObjects } from '../../src/kube/apply.js';
@@ -21,17 +19,14 @@ import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
 import { eventually } from '../../src/envtest/eventually.js';
+import { DirectFleet } from './direct-fleet.js';
 import { seedConfigText } from './fixtures.js';
 import {
   RB_PATH,
   asWebhookServiceAccount,
-  directModeOptions,
   markDeploymentAvailable,
-  prepareKcp,
-  putAdminKubeconfigSecret,
   putKcpConfig,
   putPullSecret,
-  startKcpSources,
 } from './kcp.js';
 import { startTestWebhook, type TestWebhook } from './webhook.js';
 
@@ -48,30 +43,32 @@ export function config(change: (c: { availableFeatures: string[]; landscape?: st
 /** The KCP (cluster `kcp`) and runtimes of a control plane; `rt-1` is labelled `canary: 'true'`. */
 export class RolloutFleet {
   readonly webhooks = new Map<string, TestWebhook>();
-  registry = new Registry();
-  private watcher: SourceWatcher | undefined;
-  private running: DirectMode | undefined;
-  private readonly logger = process.env.RTB_TEST_LOG
-    ? createLogger({ level: process.env.RTB_TEST_LOG })
-    : silentLogger();
+  private readonly fleet: DirectFleet;
 
-  constructor(private readonly plane: () => ControlPlane) {}
+  constructor(private readonly plane: () => ControlPlane) {
+    this.fleet = new DirectFleet(
+      this.kcp,
+      process.env.RTB_TEST_LOG ? createLogger({ level: process.env.RTB_TEST_LOG }) : silentLogger(),
+    );
+  }
 
   kcp = () => this.plane().cluster('kcp');
   rt = (id: string) => this.plane().cluster(id);
 
   get sources(): SourceWatcher {
-    if (!this.watcher) throw new Error('set up first');
-    return this.watcher;
+    return this.fleet.sources;
+  }
+
+  /** The registry of the running controller. */
+  get registry(): Registry {
+    return this.fleet.registry;
   }
 
   /** The KCP with the CRDs, the sources, a kubeconfig Secret per runtime, and the policy `spec`. */
   async setUp(runtimes: readonly string[], spec: RolloutPolicySpec): Promise<void> {
-    await prepareKcp(this.kcp());
+    await this.fleet.prepare(Object.fromEntries(runtimes.map((id) => [id, this.rt(id)])));
     await ensureCrds(this.kcp().kubeConfig(), [rolloutPolicyCrd()]);
     await this.createPolicy(spec);
-    for (const id of runtimes) await putAdminKubeconfigSecret(this.kcp(), this.rt(id), id);
-    this.watcher = await startKcpSources(this.kcp(), this.logger);
   }
 
   async createPolicy(spec: RolloutPolicySpec): Promise<void> {
@@ -84,27 +81,19 @@ export class RolloutFleet {
 
   /** (Re)starts direct mode with webhook release `releaseVersion`. */
   async start(releaseVersion = '1.0.0'): Promise<void> {
-    await this.running?.stop();
-    this.running = undefined;
-    this.registry = new Registry();
-    this.running = await startDirectMode(
-      directModeOptions(this.kcp(), this.sources, this.logger, {
-        registry: this.registry,
-        release: { image: `example.com/rt-bootstrapper:${releaseVersion}`, version: releaseVersion },
-        runtimeTimeoutMs: 3_000,
-        rollout: { policyName: 'default', autoRollback: true },
-      }),
-    );
+    await this.fleet.restart({
+      release: { image: `example.com/rt-bootstrapper:${releaseVersion}`, version: releaseVersion },
+      runtimeTimeoutMs: 3_000,
+      rollout: { policyName: 'default', autoRollback: true },
+    });
   }
 
   async stopAll(): Promise<void> {
     for (const w of this.webhooks.values()) await w.stop();
-    await this.running?.stop();
-    await this.watcher?.stop();
+    await this.fleet.stop();
   }
 
-  readRb = (id: string) =>
-    kubeRequest<RuntimeBootstrapper>(this.kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${id}` });
+  readRb = (id: string) => this.fleet.readRb(id);
 
   readPolicy = () =>
     kubeRequest<RolloutPolicyResource>(this.kcp().kubeConfig(), {
@@ -128,9 +117,7 @@ export class RolloutFleet {
 
   /** Waits for a new source-set version on the KCP and returns it. */
   nextVersion(previous: string): Promise<string> {
-    return eventually(() =>
-      this.sources.snapshot().version !== previous ? this.sources.snapshot().version : undefined,
-    );
+    return this.fleet.nextVersion(previous);
   }
 
   /** Waits until runtime `id` has set `version` applied and its webhook serves it. */
@@ -225,6 +212,5 @@ export class RolloutFleet {
   }
 
   /** The sum of a metric's values in the running controller's registry. */
-  metric = async (name: string): Promise<number> =>
-    (await this.registry.getSingleMetric(name)?.get())?.values.reduce((a, v) => a + v.value, 0) ?? 0;
+  metric = (name: string): Promise<number> => this.fleet.metric(name);
 }
