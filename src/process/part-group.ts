@@ -79,6 +79,14 @@ export class PartGroup implements Part {
     }
   }
 
+  /**
+   * The parts in the order {@link start} starts them (stopped in reverse), without starting any:
+   * the wiring can be read, and tested, without I/O. Throws {@link PartWiringError} as start would.
+   */
+  plan(): readonly Part[] {
+    return this.order();
+  }
+
   /** Whether every part has started (and none stopped since). */
   running(): boolean {
     return this.parts.length === this.started.length && this.parts.length > 0;
@@ -123,4 +131,26 @@ export function part(
     start: run.start ?? (() => undefined),
     stop: run.stop ?? (() => undefined),
   };
+}
+
+/** What starts and stops: most parts are objects with these two methods. */
+export interface Lifecycle {
+  start(): Promise<void> | void;
+  stop(): Promise<void> | void;
+}
+
+/**
+ * A part that starts and stops `target`; one that is off (undefined) is a part that does nothing,
+ * so the others can still name it in their needs.
+ */
+export function partOf(name: string, target: Lifecycle | undefined, needs: readonly Part[] = []): Part {
+  return part(name, {
+    needs,
+    start: async () => {
+      await target?.start();
+    },
+    stop: async () => {
+      await target?.stop();
+    },
+  });
 }

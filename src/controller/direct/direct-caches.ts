@@ -13,17 +13,18 @@ import { createListerWatcher } from '../../kube/list-watch.js';
 import { Reflector } from '../../kube/reflector.js';
 import { stripManagedFields } from '../../kube/reflector-options.js';
 import type { ReadonlyStore } from '../../kube/store.js';
+import { Listeners } from '../../process/listeners.js';
 import { needsReconcile } from './bootstrapper-events.js';
 import { BootstrapperIndex, type BootstrapperIdentity } from './bootstrapper-index.js';
 
-/** What the caches tell direct mode. */
+/** What the caches tell the parts built after them (each registers as it is built). */
 export interface DirectCacheEvents {
   /** `key` needs a reconcile. */
-  readonly reconcile: (key: string) => void;
+  readonly reconcile: Listeners<[key: string]>;
   /** A RuntimeBootstrapper was added (`old` undefined) or updated, whether or not it needs a reconcile. */
-  readonly changed: (old: RuntimeBootstrapper | undefined, next: RuntimeBootstrapper) => void;
+  readonly changed: Listeners<[old: RuntimeBootstrapper | undefined, next: RuntimeBootstrapper]>;
   /** A RuntimeBootstrapper is gone. */
-  readonly removed: (rb: RuntimeBootstrapper) => void;
+  readonly removed: Listeners<[rb: RuntimeBootstrapper]>;
 }
 
 const keyOf = (rb: RuntimeBootstrapper): string => `${rb.metadata.namespace}/${rb.metadata.name}`;
@@ -33,14 +34,19 @@ export class DirectCaches {
   private readonly rbs: Reflector<RuntimeBootstrapper>;
   private readonly secrets: Reflector<V1Secret>;
   private readonly index = new BootstrapperIndex();
+  /** Listened to by the queue, the rollout and the drift repairs; told once the watches run. */
+  readonly on: DirectCacheEvents = {
+    reconcile: new Listeners(),
+    changed: new Listeners(),
+    removed: new Listeners(),
+  };
 
   constructor(o: {
     readonly kcp: ClusterAccess;
     readonly namespace: string;
-    /** Label selector of KIM's kubeconfig Secrets (default `kyma-project.io/runtime-id`). */
-    readonly kubeconfigSelector?: string;
+    /** Label selector of KIM's kubeconfig Secrets. */
+    readonly kubeconfigSelector: string;
     readonly logger: Logger;
-    readonly on: DirectCacheEvents;
   }) {
     this.rbs = new Reflector<RuntimeBootstrapper>({
       name: 'runtimebootstrappers',
@@ -53,22 +59,24 @@ export class DirectCaches {
       listerWatcher: createListerWatcher<V1Secret>(o.kcp, `/api/v1/namespaces/${o.namespace}/secrets`),
       transform: stripManagedFields,
       // Only KIM's kubeconfig Secrets, never every Secret of the namespace.
-      labelSelector: o.kubeconfigSelector ?? 'kyma-project.io/runtime-id',
+      labelSelector: o.kubeconfigSelector,
       logger: o.logger,
     });
-    const { reconcile, changed, removed } = o.on;
+    const reconcile = (key: string): void => {
+      this.on.reconcile.emit(key);
+    };
     this.rbs.addEventHandler({
       onAdd: (rb) => {
         this.index.put(rb);
         reconcile(keyOf(rb));
         // The others that share its kubeconfig Secret learn of it.
         for (const key of this.index.identityOf(rb).sharesKubeconfigWith) reconcile(key);
-        changed(undefined, rb);
+        this.on.changed.emit(undefined, rb);
       },
       onUpdate: (old, rb) => {
         this.index.put(rb);
         if (needsReconcile(old, rb)) reconcile(keyOf(rb));
-        changed(old, rb);
+        this.on.changed.emit(old, rb);
       },
       onDelete: (rb) => {
         const sharing = this.index.identityOf(rb).sharesKubeconfigWith;
@@ -76,7 +84,7 @@ export class DirectCaches {
         // A CR refused for its runtime ID may hold it now; the others' shared-kubeconfig warning may go.
         for (const key of new Set([...this.index.keysOfRuntime(rb.spec.runtimeID), ...sharing]))
           reconcile(key);
-        removed(rb);
+        this.on.removed.emit(rb);
       },
     });
     const usersOf = (secret: V1Secret): readonly string[] =>

@@ -3,10 +3,11 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CaStore } from '../../pki/ca-store.js';
 import { KCP_SERVING_POLICY, type ServingPolicy } from '../../serving-cert/serving-policy.js';
-import type { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import type { DriftEndpointOptions } from './drift-endpoint.js';
 import type { WebhookRelease, WebhookTestRouting } from './runtime-manifests.js';
+import { DEFAULT_RUNTIME_DEADLINE_MS } from './runtime-clients.js';
 import type { SyncSources } from './sync-set.js';
+import { TRUST_POLL_MS } from './trust-restart-status.js';
 import type { DirectShardSettings } from './sharded-work.js';
 
 /** The sources as direct mode needs them (the source watcher satisfies this). */
@@ -30,13 +31,19 @@ export const DEFAULT_DIRECT_RESYNC_MS = 10 * 60_000;
 /** Default of {@link DirectModeSettings.coalesceMs}. */
 export const DEFAULT_DIRECT_COALESCE_MS = 500;
 
+/** Default of {@link DirectModeSettings.kubeconfigSelector}: the label KIM puts on its kubeconfig Secrets. */
+export const DEFAULT_KUBECONFIG_SELECTOR = 'kyma-project.io/runtime-id';
+
+/** Default of {@link DirectModeSettings.runtimeTimeoutMs}. */
+export const DEFAULT_RUNTIME_TIMEOUT_MS = 10_000;
+
 /** Default of {@link DirectModeSettings.caSecretName}. */
 export const DEFAULT_CA_SECRET_NAME = 'rt-bootstrapper-ca';
 
 /**
  * Direct mode's settings with every default applied ({@link resolveDirectModeSettings}): the one
- * object the mode reads. A key is `undefined` only where that means off, or where the default
- * belongs to the part that reads the value (named on the key).
+ * object the mode and its parts read, passed by reference (the reconciler takes it whole). A key
+ * is `undefined` only where that means off.
  */
 export interface DirectModeSettings {
   readonly release: WebhookRelease;
@@ -52,8 +59,8 @@ export interface DirectModeSettings {
   readonly fullResyncEvery: number;
   /** Source changes within this window become one fan-out (default {@link DEFAULT_DIRECT_COALESCE_MS}). */
   readonly coalesceMs: number;
-  /** Label selector of KIM's kubeconfig Secrets; undefined: `kyma-project.io/runtime-id` (./direct-caches.ts). */
-  readonly kubeconfigSelector: string | undefined;
+  /** Label selector of KIM's kubeconfig Secrets (default {@link DEFAULT_KUBECONFIG_SELECTOR}). */
+  readonly kubeconfigSelector: string;
   /** Create a RuntimeBootstrapper per Runtime CR matching this selector ('' = all); undefined = off. */
   readonly autoCreateSelector: string | undefined;
   /** The CA's Secret, unless a CA store is given (default {@link DEFAULT_CA_SECRET_NAME}). */
@@ -83,20 +90,20 @@ export interface DirectModeSettings {
         readonly renewBeforeMs?: number;
       }
     | undefined;
-  /** A call to a runtime fails after this long without a byte sent or received; undefined: the reconciler's 10 s. */
-  readonly runtimeTimeoutMs: number | undefined;
+  /** A call to a runtime fails after this long without a byte sent or received (default {@link DEFAULT_RUNTIME_TIMEOUT_MS}). */
+  readonly runtimeTimeoutMs: number;
   /**
-   * A call to a runtime fails unless its whole answer came within this long; undefined:
-   * DEFAULT_RUNTIME_DEADLINE_MS (./runtime-clients.ts). A server that drips ends a pass in time.
+   * A call to a runtime fails unless its whole answer came within this long (default
+   * DEFAULT_RUNTIME_DEADLINE_MS of ./runtime-clients.ts). A server that drips ends a pass in time.
    */
-  readonly runtimeDeadlineMs: number | undefined;
+  readonly runtimeDeadlineMs: number;
   /**
    * On stop, how long reconciles in flight may go on before their calls to runtimes are abandoned
    * (default {@link DEFAULT_STOP_DRAIN_MS}).
    */
   readonly stopDrainMs: number;
-  /** How often a runtime's trust-bundle rotation under way is looked at; undefined: the state machine's 30 s (tests set it). */
-  readonly trustPollMs: number | undefined;
+  /** How often a runtime's trust-bundle rotation under way is looked at (default TRUST_POLL_MS of ./trust-restart-status.ts; tests set it). */
+  readonly trustPollMs: number;
   /**
    * Progressive rollout (docs/rollout.md): the RolloutPolicy to follow, if it exists; off when
    * undefined (every runtime gets every change at once).
@@ -175,7 +182,6 @@ export interface DirectMode {
   periodicResync(): { forced: number; skipped: number };
   /** Queues a runtime for an immediate full re-apply; false if no RuntimeBootstrapper names it. */
   resync(runtimeId: string): boolean;
-  readonly reconciler: BootstrapperReconciler;
   /** Stops; a sharded replica releases its Lease unless `releaseShard` is false (a crash, in tests). */
   stop(options?: { readonly releaseShard?: boolean }): Promise<void>;
 }
@@ -191,7 +197,7 @@ export function resolveDirectModeSettings(c: DirectModeChoices): DirectModeSetti
     resyncMs: c.resyncMs ?? DEFAULT_DIRECT_RESYNC_MS,
     fullResyncEvery: c.fullResyncEvery ?? DEFAULT_FULL_RESYNC_EVERY,
     coalesceMs: c.coalesceMs ?? DEFAULT_DIRECT_COALESCE_MS,
-    kubeconfigSelector: c.kubeconfigSelector,
+    kubeconfigSelector: c.kubeconfigSelector ?? DEFAULT_KUBECONFIG_SELECTOR,
     autoCreateSelector: c.autoCreateSelector,
     caSecretName: c.caSecretName ?? DEFAULT_CA_SECRET_NAME,
     servingPolicy: c.servingPolicy ?? KCP_SERVING_POLICY,
@@ -199,10 +205,10 @@ export function resolveDirectModeSettings(c: DirectModeChoices): DirectModeSetti
     driftListener: c.driftListener,
     caRotation: c.caRotation,
     drift: c.drift,
-    runtimeTimeoutMs: c.runtimeTimeoutMs,
-    runtimeDeadlineMs: c.runtimeDeadlineMs,
+    runtimeTimeoutMs: c.runtimeTimeoutMs ?? DEFAULT_RUNTIME_TIMEOUT_MS,
+    runtimeDeadlineMs: c.runtimeDeadlineMs ?? DEFAULT_RUNTIME_DEADLINE_MS,
     stopDrainMs: c.stopDrainMs ?? DEFAULT_STOP_DRAIN_MS,
-    trustPollMs: c.trustPollMs,
+    trustPollMs: c.trustPollMs ?? TRUST_POLL_MS,
     rollout: c.rollout,
     driftConfirmDelayMs: c.driftConfirmDelayMs ?? DRIFT_CONFIRM_DELAY_MS,
     shard: c.shard,

@@ -23,13 +23,15 @@ import { DriftRepairs } from './drift-repairs.js';
 import { RolloutCoordinator } from '../rollout/rollout-coordinator.js';
 import { createRolloutMetrics } from '../rollout/rollout-metrics.js';
 import { RevisionStore } from '../rollout/revision-store.js';
-import { startRuntimeMirror, type RuntimeMirror } from './runtime-mirror.js';
-import { startDriftEndpoint, type DriftEndpoint } from './drift-endpoint.js';
-import { PeriodicResync } from './periodic-resync.js';
+import { RuntimeMirror } from './runtime-mirror.js';
+import { DriftEndpoint } from './drift-endpoint.js';
+import { attestIntervalSeconds, PeriodicResync } from './periodic-resync.js';
+import { AttestationBook } from './attestation-book.js';
+import { RepairLatency } from './repair-latency.js';
+import { part, partOf, PartGroup } from '../../process/part-group.js';
 import { ShardedWork } from './sharded-work.js';
 import { SourceFanout } from './source-fanout.js';
 import { attachFleetExpiryMetrics, type FleetRuntime } from '../expiry/fleet-expiry.js';
-import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { ModeContext, ModeHandle } from '../mode.js';
 
 /**
@@ -39,74 +41,106 @@ import type { ModeContext, ModeHandle } from '../mode.js';
 const KCP_MAX_SOCKETS = 32;
 
 /**
- * A callback handed to a part built before the part that answers it: where two parts need each
- * other, the earlier one gets `call` and the later one is connected once it exists. Until then
- * `call` answers with the fallback; nothing calls it that early (the parts start after wiring).
+ * Direct mode: every RuntimeBootstrapper's runtime gets the webhook and the current source set
+ * written directly. Fan-out is a keyed queue with bounded concurrency and per-runtime backoff,
+ * so one slow or failing runtime never holds the others back. Built by {@link assembleDirectMode},
+ * then started as one group of parts (src/process/part-group.ts).
  */
-class Hook<A extends unknown[], R> {
-  private target: (...args: A) => R;
-
-  constructor(fallback: (...args: A) => R) {
-    this.target = fallback;
-  }
-
-  readonly call = (...args: A): R => this.target(...args);
-
-  connect(target: (...args: A) => R): void {
-    this.target = target;
-  }
+export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode> {
+  const { parts, mode } = assembleDirectMode(o);
+  await parts.start();
+  return mode;
 }
 
 /**
- * Direct mode: every RuntimeBootstrapper's runtime gets the webhook and the current source set
- * written directly. Fan-out is a keyed queue with bounded concurrency and per-runtime backoff,
- * so one slow or failing runtime never holds the others back. This function wires the parts:
- * the caches (direct-caches.ts), the source set (source-fanout.ts), the reconciler, sharding
- * across replicas (sharded-work.ts), drift repairs (drift-repairs.ts), the CA (ca-upkeep.ts)
- * and the Runtime mirror (runtime-mirror.ts). It reads top to bottom: the settings, then each
- * part after the parts it uses (the cycles closed by {@link Hook}s), then the start in order.
+ * Builds direct mode's parts, each after the parts it uses, and the handle; starts nothing (the
+ * group's {@link PartGroup.plan} shows the order without I/O). The parts: the caches
+ * (direct-caches.ts), the source set (source-fanout.ts), the rollout, the reconciler and its
+ * queue, the periodic resync (periodic-resync.ts), drift repairs (drift-repairs.ts), the drift
+ * listener (drift-endpoint.ts), the CA (ca-upkeep.ts), the Runtime mirror (runtime-mirror.ts)
+ * and sharding across replicas (sharded-work.ts). Where one part tells another of events, the
+ * one built first publishes ({@link Listeners}) and the later one registers as it is built; the
+ * values both read (the attestations, the repair latency) are made before both.
  */
-export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode> {
+export function assembleDirectMode(o: DirectModeOptions): { parts: PartGroup; mode: DirectMode } {
   const s = resolveDirectModeSettings(o);
   validateServingPolicy(s.servingPolicy);
   const ns = o.namespace;
   const log = o.logger.child({ mode: 'direct' });
   const metrics = createDirectMetrics(o.registry);
-
-  // The cycles between parts, connected below once both sides exist.
-  const admits = new Hook<[key: string], boolean>(() => true);
-  const cacheChanged = new Hook<[old: RuntimeBootstrapper | undefined, rb: RuntimeBootstrapper], void>(
-    () => undefined,
-  );
-  const cacheRemoved = new Hook<[], void>(() => undefined);
-  const forcePass = new Hook<[key: string], void>(() => undefined);
-  const reconciled = new Hook<[key: string, ok: boolean], void>(() => undefined);
+  const parts = new PartGroup('direct mode', log);
 
   // Keep-alive to the KCP: status writes, finalizers and watches reuse connections, at most
   // KCP_MAX_SOCKETS of them (a fan-out's status writes queue for one rather than open hundreds).
   const kcp = new KeepAliveAccess(o.kubeConfig, { maxSockets: KCP_MAX_SOCKETS });
+  const kcpPart = parts.add(
+    part('KCP connections', {
+      stop: () => {
+        kcp.close();
+      },
+    }),
+  );
   const cas =
     o.caStore ?? new CaStore(o.kubeConfig.makeApiClient(CoreV1Api), { namespace: ns, name: s.caSecretName });
-  const queue = new WorkQueue({
-    name: 'runtimebootstrapper',
-    metrics: new PrometheusWorkQueueMetrics(o.registry),
-    reconcileMetrics: new PrometheusReconcileMetrics(o.registry),
-    // Sharded, only this replica's runtimes (connected to the shard below).
-    admit: admits.call,
+  const caPart = parts.add(
+    part('CA', {
+      start: async () => {
+        // A store given is loaded by its owner (shared with a drift listener elsewhere).
+        if (!o.caStore) await cas.load();
+      },
+    }),
+  );
+  // The turns of the event loop, shared by the reconciles' starts and the runtimes' answers.
+  const pacer = new LoopPacer();
+  // Every call to a runtime bounded: the cap on an answer, the deadline of a call, and the stop.
+  const pool = new RuntimeClientPool({
+    limits: { deadlineMs: s.runtimeDeadlineMs },
+    pace: () => pacer.resume(),
   });
-  const enqueue = (key: string): void => {
-    queue.add(key);
-  };
+  const poolPart = parts.add(partOf('runtime clients', pool));
+  // Fewer reconciles at once while the event loop runs late (CPU-bound) or the KCP answers 429:
+  // drift repairs (their own queue, not gated), probes and lease renewals keep getting through
+  // during a fan-out.
+  const gate = new LoopLagGate({ max: s.concurrency, pacer });
+  const gatePart = parts.add(partOf('admission gate', gate));
+
   const caches = new DirectCaches({
     kcp,
     namespace: ns,
     kubeconfigSelector: s.kubeconfigSelector,
     logger: log,
-    on: { reconcile: enqueue, changed: cacheChanged.call, removed: cacheRemoved.call },
   });
+  const cachesPart = parts.add(partOf('caches', caches, [kcpPart]));
+  // Across replicas (sharding on): only this replica's share of the runtimes is worked here.
+  // Built before the queue, which admits only what the shard says is ours.
+  const shard = s.shard
+    ? new ShardedWork({
+        kubeConfig: o.kubeConfig,
+        kcp,
+        namespace: ns,
+        logger: log,
+        registry: o.registry,
+        settings: s.shard,
+        bootstrappers: caches.bootstrappers,
+      })
+    : undefined;
+  const sharded = <T>(key: string, work: (fence: LeaseFence) => Promise<T>): Promise<T | undefined> =>
+    shard ? shard.run(key, work) : work(UNFENCED);
+  const queue = new WorkQueue({
+    name: 'runtimebootstrapper',
+    metrics: new PrometheusWorkQueueMetrics(o.registry),
+    reconcileMetrics: new PrometheusReconcileMetrics(o.registry),
+    admit: shard ? (key) => shard.admits(key) : undefined,
+  });
+  const enqueue = (key: string): void => {
+    queue.add(key);
+  };
   const enqueueAll = (): void => {
     for (const key of caches.keys()) queue.add(key);
   };
+  caches.on.reconcile.add(enqueue);
+  shard?.requeue.add(enqueue);
+
   const rollout = s.rollout
     ? new RolloutCoordinator({
         kcp,
@@ -122,6 +156,15 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         enqueue,
       })
     : undefined;
+  if (rollout) {
+    // A status moved, or one runtime fewer: the rollout may advance (or halt), its wave be complete.
+    caches.on.changed.add(() => {
+      rollout.poke();
+    });
+    caches.on.removed.add(() => {
+      rollout.poke();
+    });
+  }
   const sources = new SourceFanout({
     sources: o.sources,
     coalesceMs: s.coalesceMs,
@@ -132,62 +175,31 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       if (rollout?.planning() !== true) enqueueAll();
     },
   });
-  // The turns of the event loop, shared by the reconciles' starts and the runtimes' answers.
-  const pacer = new LoopPacer();
-  // Every call to a runtime bounded: the cap on an answer, the deadline of a call, and the stop.
-  const pool = new RuntimeClientPool({
-    limits: { deadlineMs: s.runtimeDeadlineMs },
-    pace: () => pacer.resume(),
-  });
-  // Across replicas (sharding on): only this replica's share of the runtimes is worked here.
-  const shard = s.shard
-    ? new ShardedWork({
-        kubeConfig: o.kubeConfig,
-        kcp,
-        namespace: ns,
-        logger: log,
-        registry: o.registry,
-        queue,
-        settings: s.shard,
-        bootstrappers: caches.bootstrappers,
-      })
-    : undefined;
-  if (shard) admits.connect((key) => shard.admits(key));
-  const sharded = <T>(key: string, work: (fence: LeaseFence) => Promise<T>): Promise<T | undefined> =>
-    shard ? shard.run(key, work) : work(UNFENCED);
-  const periodic = new PeriodicResync({
-    periodMs: s.resyncMs,
-    fullEvery: s.fullResyncEvery,
-    keys: () => caches.keys(),
-    keyOfRuntime: (runtimeId) => caches.keyOfRuntime(runtimeId),
-    works: (key) => shard?.admits(key) ?? true,
-    force: forcePass.call,
-    registry: o.registry,
-    logger: log,
-  });
-  // Fewer reconciles at once while the event loop runs late (CPU-bound) or the KCP answers 429:
-  // drift repairs (their own queue, not gated), probes and lease renewals keep getting through
-  // during a fan-out.
-  const gate = new LoopLagGate({ max: s.concurrency, pacer });
+  // After the caches listed: the set as the sources are then.
+  const sourcesPart = parts.add(partOf('source set', sources, [cachesPart]));
+  // The rollout's first pass before any reconcile: no runtime gets a revision its wave has not reached.
+  const rolloutPart = parts.add(partOf('rollout', rollout, [cachesPart, sourcesPart]));
+
+  // Read by the reconciler and the periodic resync, the drift repairs and the reconciler: made before both.
+  const attestations = new AttestationBook(attestIntervalSeconds(s.resyncMs));
+  const repairLatency = new RepairLatency(o.registry);
   const reconciler = new BootstrapperReconciler({
+    settings: s,
     kcp,
-    attestations: periodic.book,
+    attestations,
     bootstrappers: caches.bootstrappers,
     identityOf: (rb) => caches.identityOf(rb),
     kubeconfigSecrets: caches.kubeconfigs,
     pool,
     cas,
-    drift: s.drift,
-    servingPolicy: s.servingPolicy,
-    webhook: s.webhookRouting,
-    release: s.release,
     currentSet: () => sources.current(),
     metrics,
     logger: log,
     rollout,
-    runtimeTimeoutMs: s.runtimeTimeoutMs,
-    trustPollMs: s.trustPollMs,
-    onReconciled: reconciled.call,
+    // A full reconcile re-applies the set too: it ends the drift repairs' measurement of its runtime.
+    onReconciled: (key, ok) => {
+      repairLatency.repaired(key, ok);
+    },
     kcpThrottled: () => {
       gate.throttled();
     },
@@ -196,11 +208,60 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     reconciler.force(key);
     queue.add(key);
   };
-  forcePass.connect(force);
   const forceAll = (): void => {
     for (const key of caches.keys()) reconciler.force(key);
     enqueueAll();
   };
+  let running: Promise<void> | undefined;
+  const queuePart = parts.add(
+    part('reconciles', {
+      needs: [caPart, poolPart, gatePart, cachesPart, sourcesPart, rolloutPart],
+      start: () => {
+        running = queue.start((key) => sharded(key, (fence) => reconciler.reconcile(key, fence)), {
+          concurrency: s.concurrency,
+          gate,
+        });
+        enqueueAll();
+      },
+      stop: async () => {
+        await queue.shutDownWithDrain();
+        await running;
+      },
+    }),
+  );
+
+  const periodic = new PeriodicResync({
+    periodMs: s.resyncMs,
+    fullEvery: s.fullResyncEvery,
+    keys: () => caches.keys(),
+    keyOfRuntime: (runtimeId) => caches.keyOfRuntime(runtimeId),
+    works: (key) => shard?.admits(key) ?? true,
+    force,
+    book: attestations,
+    registry: o.registry,
+    logger: log,
+  });
+  const periodicPart = parts.add(partOf('periodic resync', periodic, [queuePart]));
+  let gauges: NodeJS.Timeout | undefined;
+  const gaugesPart = parts.add(
+    part('state gauges', {
+      needs: [cachesPart, poolPart, gatePart],
+      start: () => {
+        gauges = setInterval(() => {
+          refreshStateGauges(
+            metrics,
+            caches.bootstrappers.list().map((rb) => rb.status),
+          );
+          metrics.runtimeClients.set(pool.size);
+          metrics.admittedReconciles.set(gate.limit);
+        }, 2_000);
+        gauges.unref();
+      },
+      stop: () => {
+        clearInterval(gauges);
+      },
+    }),
+  );
   const drift = new DriftRepairs({
     reconciler,
     queue,
@@ -208,52 +269,19 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
     run: sharded,
     shard,
     registry: o.registry,
+    latency: repairLatency,
     concurrency: s.concurrency,
     confirmDelayMs: s.driftConfirmDelayMs,
   });
-  reconciled.connect((key, ok) => {
-    drift.reconciled(key, ok);
-  });
-  cacheChanged.connect((old, rb) => {
-    // A drift report another replica received for a runtime we work.
+  // A drift report another replica received for a runtime we work.
+  caches.on.changed.add((old, rb) => {
     if (old) drift.updated(old, rb);
-    // A status moved: the rollout may advance (or halt).
-    rollout?.poke();
   });
-  // One runtime fewer: its wave may be complete now.
-  cacheRemoved.connect(() => {
-    rollout?.poke();
-  });
-  // Started in dependency order: the CA and the caches before the first reconcile.
-  if (!o.caStore) await cas.load();
-  sources.start();
-  pool.start();
-  await caches.start();
-  sources.refresh();
-  // The rollout's first pass before any reconcile: no runtime gets a revision its wave has not reached.
-  await rollout?.start();
-  gate.start();
-  await shard?.start();
-  const running = queue.start((key) => sharded(key, (fence) => reconciler.reconcile(key, fence)), {
-    concurrency: s.concurrency,
-    gate,
-  });
-  enqueueAll();
-  periodic.start();
-  const gauges = setInterval(() => {
-    refreshStateGauges(
-      metrics,
-      caches.bootstrappers.list().map((rb) => rb.status),
-    );
-    metrics.runtimeClients.set(pool.size);
-    metrics.admittedReconciles.set(gate.limit);
-  }, 2_000);
-  gauges.unref();
-  drift.start();
+  const driftPart = parts.add(partOf('drift repairs', drift, [queuePart]));
 
-  // The parts that serve runtimes or follow the CA: built once the fan-out runs.
-  const endpoint: DriftEndpoint | undefined = s.driftListener
-    ? await startDriftEndpoint({
+  // The parts that serve runtimes or follow the CA: started once the fan-out runs.
+  const endpoint = s.driftListener
+    ? new DriftEndpoint({
         options: s.driftListener,
         cas,
         bootstrappers: caches.bootstrappers,
@@ -267,6 +295,9 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         logger: log,
       })
     : undefined;
+  const endpointPart = parts.add(
+    partOf('drift listener', endpoint, [caPart, cachesPart, driftPart, periodicPart]),
+  );
   const caUpkeep = new CaUpkeep({
     cas,
     kcp,
@@ -278,30 +309,41 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       forceAll();
     },
   });
-  await caUpkeep.start();
-  const detachExpiry = attachFleetExpiryMetrics(
-    o.registry,
-    {
-      caNotAfter: () => cas.current().certificate.notAfter.getTime(),
-      listenerNotAfter: () => endpoint?.servingNotAfter(),
-      *runtimes(): Iterable<FleetRuntime> {
-        for (const rb of caches.bootstrappers.list()) {
-          const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
-          if (shard && !shard.admits(key)) continue;
-          yield {
-            key,
-            runtimeId: rb.spec.runtimeID,
-            state: rb.status?.state ?? 'Pending',
-            driftNotAfter: reconciler.driftCertificateNotAfter(key),
-          };
-        }
+  parts.add(partOf('CA upkeep', caUpkeep, [caPart, endpointPart, queuePart]));
+  let detachExpiry: (() => void) | undefined;
+  const expiryPart = parts.add(
+    part('expiry metrics', {
+      needs: [caPart, cachesPart, endpointPart],
+      start: () => {
+        detachExpiry = attachFleetExpiryMetrics(
+          o.registry,
+          {
+            caNotAfter: () => cas.current().certificate.notAfter.getTime(),
+            listenerNotAfter: () => endpoint?.servingNotAfter(),
+            *runtimes(): Iterable<FleetRuntime> {
+              for (const rb of caches.bootstrappers.list()) {
+                const key = `${rb.metadata.namespace}/${rb.metadata.name}`;
+                if (shard && !shard.admits(key)) continue;
+                yield {
+                  key,
+                  runtimeId: rb.spec.runtimeID,
+                  state: rb.status?.state ?? 'Pending',
+                  driftNotAfter: reconciler.driftCertificateNotAfter(key),
+                };
+              }
+            },
+          },
+          { perRuntime: s.perRuntimeMetrics },
+        );
       },
-    },
-    { perRuntime: s.perRuntimeMetrics },
+      stop: () => {
+        detachExpiry?.();
+      },
+    }),
   );
-  const mirror: RuntimeMirror | undefined =
+  const mirror =
     s.autoCreateSelector !== undefined
-      ? await startRuntimeMirror({
+      ? new RuntimeMirror({
           kcp,
           namespace: ns,
           selector: s.autoCreateSelector,
@@ -310,36 +352,34 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
           shard,
         })
       : undefined;
-  log.info(
-    { runtimes: caches.bootstrappers.list().length, release: s.release.version },
-    'direct mode started',
+  const mirrorPart = parts.add(partOf('runtime mirror', mirror, [cachesPart]));
+  // Joined last, so left first on stop: the runtimes in flight finish and the other replicas take
+  // ours at once (a released Lease) while the rest stops. Until it joins, nothing is ours to work:
+  // the queue admits nothing and each part that works through it does nothing.
+  let releaseShard = true;
+  parts.add(
+    part('shard', {
+      needs: [queuePart, periodicPart, driftPart, endpointPart, expiryPart, mirrorPart, gaugesPart],
+      start: () => shard?.start(),
+      stop: () => shard?.stop({ release: releaseShard }),
+    }),
+  );
+  parts.add(
+    part('started', {
+      start: () => {
+        log.info(
+          { runtimes: caches.bootstrappers.list().length, release: s.release.version },
+          'direct mode started',
+        );
+      },
+    }),
   );
 
-  /** The parts in the order they stop; see stop(). */
-  const stopParts = async (options: { readonly releaseShard?: boolean }): Promise<void> => {
-    // First, so the runtimes in flight finish and the others take ours at once (released Lease).
-    await shard?.stop({ release: options.releaseShard ?? true });
-    sources.stop();
-    await rollout?.stop();
-    await caUpkeep.stop();
-    await endpoint?.stop();
-    periodic.stop();
-    clearInterval(gauges);
-    detachExpiry();
-    await mirror?.stop();
-    await drift.stop();
-    await queue.shutDownWithDrain();
-    await running;
-    gate.stop();
-    await caches.stop();
-    pool.stop();
-    kcp.close();
-  };
-
-  return {
-    reconciler,
+  const mode: DirectMode = {
     cas,
-    driftPort: endpoint?.port,
+    get driftPort() {
+      return endpoint?.port;
+    },
     rotateCa: (graceMs) => caUpkeep.rotate(graceMs),
     resyncAll: forceAll,
     periodicResync: () => periodic.tick(),
@@ -350,6 +390,7 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
       return true;
     },
     async stop(options = {}) {
+      releaseShard = options.releaseShard ?? true;
       // Reconciles and repairs in flight get a while to finish; then their calls to runtimes are
       // abandoned, so no runtime (silent, dripping) holds the stop past the Pod's grace period.
       const abandon = setTimeout(() => {
@@ -357,12 +398,13 @@ export async function startDirectMode(o: DirectModeOptions): Promise<DirectMode>
         pool.abortCalls();
       }, s.stopDrainMs);
       try {
-        await stopParts(options);
+        await parts.stop();
       } finally {
         clearTimeout(abandon);
       }
     },
   };
+  return { parts, mode };
 }
 
 /**

@@ -17,7 +17,7 @@ import { PrometheusWorkQueueMetrics } from '../../kube/workqueue-metrics.js';
 import type { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import { relayedReportAt } from './drift-relay.js';
 import { RepairConfirmations } from './repair-confirmations.js';
-import { RepairLatency } from './repair-latency.js';
+import type { RepairLatency } from './repair-latency.js';
 
 /** What {@link DriftRepairs} needs of direct mode. */
 export interface DriftRepairsOptions {
@@ -34,6 +34,11 @@ export interface DriftRepairsOptions {
     relayDrift(key: string, receivedAt: number): void;
   };
   readonly registry: Registry;
+  /**
+   * Each repair's time from its report (made before the reconciler and these repairs: a full
+   * reconcile's end, told to it by the reconciler, ends the repairs of its runtime too).
+   */
+  readonly latency: RepairLatency;
   readonly concurrency: number;
   readonly confirmDelayMs: number;
 }
@@ -52,7 +57,7 @@ export class DriftRepairs {
 
   constructor(private readonly o: DriftRepairsOptions) {
     this.queue = new WorkQueue({ name: 'drift-repair', metrics: new PrometheusWorkQueueMetrics(o.registry) });
-    this.latency = new RepairLatency(o.registry);
+    this.latency = o.latency;
     // The drift webhook reports a write before the API server stores it, so an immediate repair
     // could land first and be overwritten by the tamper. A forced full reconcile therefore
     // follows a moment after the runtime's last report: it re-applies the set (and the webhook's
@@ -117,11 +122,6 @@ export class DriftRepairs {
     // Relayed to whoever works it; never relayed again from here.
     if (this.o.shard?.decide(next.spec.runtimeID).kind !== 'work') return;
     this.report(next.spec.runtimeID, at);
-  }
-
-  /** A full reconcile of `key` ended (it re-applied the set too). */
-  reconciled(key: string, ok: boolean): void {
-    this.latency.repaired(key, ok);
   }
 
   /** Stops: pending confirmations are dropped, repairs under way finish. */

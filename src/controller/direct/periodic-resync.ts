@@ -12,7 +12,7 @@ import type { Counter, Registry } from 'prom-client';
 import type { Attestation } from '../../api/attestation.js';
 import { counterOn } from '../../telemetry/prom-metrics.js';
 import type { AttestationReply } from '../../drift/attestation-receiver.js';
-import { AttestationBook } from './attestation-book.js';
+import type { AttestationBook } from './attestation-book.js';
 
 /** What the periodic resync needs. */
 export interface PeriodicResyncOptions {
@@ -28,6 +28,11 @@ export interface PeriodicResyncOptions {
   readonly works: (key: string) => boolean;
   /** Queue a full (forced) pass of `key`. */
   readonly force: (key: string) => void;
+  /**
+   * The runtimes' attestations: made before the reconciler and this resync, as both read it (the
+   * reconciler records each pass's writes in it; made with {@link attestIntervalSeconds} of the period).
+   */
+  readonly book: AttestationBook;
   readonly registry: Registry;
   readonly logger: Logger;
 }
@@ -57,7 +62,7 @@ export function attestIntervalSeconds(periodMs: number): number {
 
 /** The periodic resync and the attestations that let it skip runtimes. */
 export class PeriodicResync {
-  /** Read by the reconciler after each pass. */
+  /** The attestations (see {@link PeriodicResyncOptions.book}). */
   readonly book: AttestationBook;
   private readonly received: Counter<'verdict'>;
   private readonly passes: Counter<'action'>;
@@ -67,7 +72,7 @@ export class PeriodicResync {
   private readonly outOfSync = new Map<string, { until: number; deferred?: NodeJS.Timeout }>();
 
   constructor(private readonly o: PeriodicResyncOptions) {
-    this.book = new AttestationBook(attestIntervalSeconds(o.periodMs));
+    this.book = o.book;
     this.received = counterOn(o.registry, {
       name: 'rtb_attestations_received_total',
       help: 'Attestations of runtimes by verdict: in_sync, out_of_sync (a full pass follows), unrecorded (no complete record yet), initial (an empty one asking for the list), stale (matches, but echoes no challenge of this period or the previous one: skips nothing), elsewhere (another replica works the runtime).',

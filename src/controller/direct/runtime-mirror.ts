@@ -32,9 +32,15 @@ export function decideMirror(
   return 'none';
 }
 
-/** A running mirror. */
-export interface RuntimeMirror {
-  stop(): Promise<void>;
+/** What the mirror reads. */
+export interface RuntimeMirrorOptions {
+  readonly kcp: ClusterAccess;
+  readonly namespace: string;
+  /** Label selector of the Runtimes mirrored ('' = all). */
+  readonly selector: string;
+  readonly bootstrappers: ReadonlyStore<RuntimeBootstrapper>;
+  readonly logger: Logger;
+  readonly shard: Pick<ShardedWork, 'runOn' | 'onMembershipChange'> | undefined;
 }
 
 /**
@@ -45,42 +51,73 @@ export interface RuntimeMirror {
  * RuntimeBootstrapper, so the replicas do not race each other's writes; a runtime no replica
  * works for a moment (a handover) is looked at again once membership moved.
  */
-export async function startRuntimeMirror(o: {
-  kcp: ClusterAccess;
-  namespace: string;
-  selector: string;
-  bootstrappers: ReadonlyStore<RuntimeBootstrapper>;
-  logger: Logger;
-  shard?: Pick<ShardedWork, 'runOn' | 'onMembershipChange'>;
-}): Promise<RuntimeMirror> {
-  const runtimes = new Reflector<KubernetesObject>({
-    name: 'runtimes',
-    listerWatcher: createListerWatcher<KubernetesObject>(
-      o.kcp,
-      `/apis/infrastructuremanager.kyma-project.io/v1/namespaces/${o.namespace}/runtimes`,
-    ),
-    ...(o.selector ? { labelSelector: o.selector } : {}),
-    logger: o.logger,
-  });
-  const queue = new WorkQueue({ name: 'runtime-mirror' });
-  const enqueue = (obj: KubernetesObject): void => {
-    if (obj.metadata?.name) queue.add(obj.metadata.name);
-  };
-  runtimes.addEventHandler({ onAdd: enqueue, onDelete: enqueue });
-  const base = runtimeBootstrappersPath(o.namespace);
-  runtimes.start();
-  await runtimes.waitForSync();
-  const enqueueAll = (): void => {
-    for (const r of runtimes.store.list()) enqueue(r);
+export class RuntimeMirror {
+  readonly name = 'runtime mirror';
+  private readonly runtimes: Reflector<KubernetesObject>;
+  private readonly queue = new WorkQueue({ name: 'runtime-mirror' });
+  private readonly base: string;
+  private running: { worker: Promise<void>; unsubscribe: (() => void) | undefined } | undefined;
+
+  constructor(private readonly o: RuntimeMirrorOptions) {
+    this.base = runtimeBootstrappersPath(o.namespace);
+    this.runtimes = new Reflector<KubernetesObject>({
+      name: 'runtimes',
+      listerWatcher: createListerWatcher<KubernetesObject>(
+        o.kcp,
+        `/apis/infrastructuremanager.kyma-project.io/v1/namespaces/${o.namespace}/runtimes`,
+      ),
+      // '' selects every Runtime: no selector at all.
+      labelSelector: o.selector === '' ? undefined : o.selector,
+      logger: o.logger,
+    });
+    const enqueue = (obj: KubernetesObject): void => {
+      this.enqueue(obj);
+    };
+    this.runtimes.addEventHandler({ onAdd: enqueue, onDelete: enqueue });
+  }
+
+  /** Lists the Runtimes (resolves once listed), then mirrors them. */
+  async start(): Promise<void> {
+    this.runtimes.start();
+    await this.runtimes.waitForSync();
+    this.enqueueAll();
+    const unsubscribe = this.o.shard?.onMembershipChange(() => {
+      this.enqueueAll();
+    });
+    const worker = this.queue.start(
+      async (name) => {
+        // The runtime ID is the Runtime's name; another replica's runtime is its to mirror.
+        await (this.o.shard ? this.o.shard.runOn(name, () => this.mirror(name)) : this.mirror(name));
+      },
+      { concurrency: 4 },
+    );
+    this.running = { worker, unsubscribe };
+  }
+
+  async stop(): Promise<void> {
+    const running = this.running;
+    this.running = undefined;
+    running?.unsubscribe?.();
+    await this.queue.shutDownWithDrain();
+    await running?.worker;
+    await this.runtimes.stop();
+  }
+
+  private enqueue(obj: KubernetesObject): void {
+    if (obj.metadata?.name) this.queue.add(obj.metadata.name);
+  }
+
+  private enqueueAll(): void {
+    for (const r of this.runtimes.store.list()) this.enqueue(r);
     // Bootstrappers whose Runtime vanished while we were not running.
-    for (const rb of o.bootstrappers.list())
-      if (rb.metadata.labels?.[MIRRORED_LABEL] === 'true') queue.add(rb.metadata.name);
-  };
-  enqueueAll();
-  const unsubscribe = o.shard?.onMembershipChange(enqueueAll);
-  const mirror = async (name: string): Promise<void> => {
+    for (const rb of this.o.bootstrappers.list())
+      if (rb.metadata.labels?.[MIRRORED_LABEL] === 'true') this.queue.add(rb.metadata.name);
+  }
+
+  private async mirror(name: string): Promise<void> {
+    const o = this.o;
     const decision = decideMirror(
-      runtimes.store.get(`${o.namespace}/${name}`) !== undefined,
+      this.runtimes.store.get(`${o.namespace}/${name}`) !== undefined,
       o.bootstrappers.get(`${o.namespace}/${name}`),
     );
     if (decision === 'create') {
@@ -88,33 +125,18 @@ export async function startRuntimeMirror(o: {
         labels: { [MIRRORED_LABEL]: 'true', [RUNTIME_ID_LABEL]: name },
       });
       try {
-        await kubeRequest(o.kcp, { method: 'POST', path: base, body });
+        await kubeRequest(o.kcp, { method: 'POST', path: this.base, body });
         o.logger.info({ runtime: name }, 'RuntimeBootstrapper created for a Runtime');
       } catch (error) {
         if (statusCodeOf(error) !== 409) throw error;
       }
     } else if (decision === 'delete') {
       try {
-        await kubeRequest(o.kcp, { method: 'DELETE', path: `${base}/${name}` });
+        await kubeRequest(o.kcp, { method: 'DELETE', path: `${this.base}/${name}` });
         o.logger.info({ runtime: name }, 'RuntimeBootstrapper deleted with its Runtime');
       } catch (error) {
         if (statusCodeOf(error) !== 404) throw error;
       }
     }
-  };
-  const running = queue.start(
-    async (name) => {
-      // The runtime ID is the Runtime's name; another replica's runtime is its to mirror.
-      await (o.shard ? o.shard.runOn(name, () => mirror(name)) : mirror(name));
-    },
-    { concurrency: 4 },
-  );
-  return {
-    async stop() {
-      unsubscribe?.();
-      await queue.shutDownWithDrain();
-      await running;
-      await runtimes.stop();
-    },
-  };
+  }
 }

@@ -1,6 +1,7 @@
 /**
  * Direct mode across replicas: this replica works only the runtimes its shard membership gives
- * it (src/kube/shard-membership.ts). Its queue admits only those ({@link ShardedWork.admits});
+ * it (src/kube/shard-membership.ts). Its queue admits only those ({@link ShardedWork.admits}) and
+ * takes the keys to queue again from it ({@link ShardedWork.requeue});
  * every reconcile and drift repair runs through {@link ShardedWork.run}, which checks again (the
  * decision may change while a key waits) and keeps count of what is in flight, so a change of
  * membership can wait for the runtimes leaving us to finish before our Lease says we gave them
@@ -16,12 +17,12 @@ import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 import type { ReadonlyStore } from '../../kube/store.js';
-import type { WorkQueue } from '../../kube/work-queue.js';
 import type { LeaderElectionTiming } from '../../kube/leader-election-timing.js';
 import { UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import { counterOn, gaugeOn } from '../../telemetry/prom-metrics.js';
 import { ShardMembership } from '../../kube/shard-membership.js';
 import type { ShardDecision } from '../../kube/shard-view.js';
+import { Listeners } from '../../process/listeners.js';
 import { DriftRelay } from './drift-relay.js';
 
 /** Label of every shard Lease of the controller (replicas list and watch them by it). */
@@ -55,8 +56,6 @@ export interface ShardedWorkOptions {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly bootstrappers: ReadonlyStore<RuntimeBootstrapper>;
-  /** Where runtimes that became ours are queued for a reconcile. */
-  readonly queue: Pick<WorkQueue, 'add'>;
 }
 
 /** See the file comment. */
@@ -75,7 +74,12 @@ export class ShardedWork {
    * (starting, a renewal late, a handover pending): queued once the runtime is workable again.
    */
   private readonly deferred = new Set<string>();
-  private readonly listeners = new Set<() => void>();
+  private readonly membershipChanges = new Listeners<[]>();
+  /**
+   * Keys to queue again (the queue registers here as it is built, and admits what is ours): the
+   * runtimes that became ours, and the keys refused while no replica could work them.
+   */
+  readonly requeue = new Listeners<[key: string]>();
 
   constructor(private readonly o: ShardedWorkOptions) {
     const members = gaugeOn(o.registry, {
@@ -112,8 +116,8 @@ export class ShardedWork {
       identity: o.settings.identity,
       label: SHARD_LEASE_LABEL,
       namePrefix: SHARD_LEASE_PREFIX,
-      ...(o.settings.timing ? { timing: o.settings.timing } : {}),
-      ...(o.settings.fenceMarginMs !== undefined ? { fenceMarginMs: o.settings.fenceMarginMs } : {}),
+      timing: o.settings.timing,
+      fenceMarginMs: o.settings.fenceMarginMs,
       logger: o.logger.child({ part: 'shard' }),
       drain: () => this.drain(),
       onChange: () => {
@@ -180,10 +184,7 @@ export class ShardedWork {
    * do may be ours now); returns the unsubscribe.
    */
   onMembershipChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return this.membershipChanges.add(listener);
   }
 
   /** Counts `work` in flight on the runtime (a change of membership drains it) and fences it. */
@@ -248,14 +249,14 @@ export class ShardedWork {
       for (const id of this.owned) if (!now.has(id)) lost++;
       this.moves('gained', gained.length);
       this.moves('lost', lost);
-      for (const key of gained) this.o.queue.add(key);
-      for (const listener of this.listeners) listener();
+      for (const key of gained) this.requeue.emit(key);
+      this.membershipChanges.emit();
     }
     this.owned = now;
     for (const key of [...this.deferred]) {
       this.deferred.delete(key);
       // Queued if workable now, remembered again if still not, forgotten if another's.
-      this.o.queue.add(key);
+      this.requeue.emit(key);
     }
     this.gauges.owned(now.size);
     this.gauges.members(this.membership.members().length);

@@ -36,8 +36,12 @@ export class SourceFanout {
     return this.set;
   }
 
-  /** Listens for source changes. */
+  /**
+   * Listens for source changes, and builds the set again from the sources as they are now (they
+   * may have moved since it was built), keeping its change time.
+   */
   start(): void {
+    this.set = { result: buildSyncSet(this.o.sources.snapshot()), changedAt: this.set.changedAt };
     this.unsubscribe ??= this.o.sources.onChange(() => {
       if (this.timer) return;
       this.timer = setTimeout(() => {
@@ -51,11 +55,6 @@ export class SourceFanout {
         this.o.fanOut();
       }, this.o.coalesceMs);
     });
-  }
-
-  /** Builds the set again from the sources as they are (after the caches synced), keeping its change time. */
-  refresh(): void {
-    this.set = { result: buildSyncSet(this.o.sources.snapshot()), changedAt: this.set.changedAt };
   }
 
   /** Stops listening; a pending fan-out is dropped. */

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { pino } from 'pino';
 import {
   part,
+  partOf,
   PartGroup,
   PartStartError,
   PartWiringError,
@@ -99,5 +100,44 @@ describe('a group of parts', () => {
     await outer.start();
     await outer.stop();
     assert.deepEqual(log, ['start caches', 'start restarter', 'stop restarter', 'stop caches']);
+  });
+});
+
+describe('a part of an object', () => {
+  test('starts and stops the object; one that is off still orders the parts that need it', async () => {
+    const log: string[] = [];
+    const group = new PartGroup('process', silent);
+    const off = group.add(partOf('off', undefined));
+    const on = group.add(
+      partOf(
+        'on',
+        {
+          start: () => void log.push('start on'),
+          stop: () => Promise.resolve(void log.push('stop on')),
+        },
+        [off],
+      ),
+    );
+    assert.deepEqual(
+      group.plan().map((p) => p.name),
+      ['off', 'on'],
+    );
+    assert.equal(on.needs?.[0], off);
+    await group.start();
+    await group.stop();
+    assert.deepEqual(log, ['start on', 'stop on']);
+  });
+
+  test('the plan is the start order, read without starting anything', () => {
+    const log: string[] = [];
+    const group = new PartGroup('process', silent);
+    const a = recorded(log, 'a');
+    group.add(recorded(log, 'b', [a]));
+    group.add(a);
+    assert.deepEqual(
+      group.plan().map((p) => p.name),
+      ['a', 'b'],
+    );
+    assert.deepEqual(log, []);
   });
 });

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { UNFENCED } from '../../../../src/kube/lease-fence.js';
 import { DriftRepairs } from '../../../../src/controller/direct/drift-repairs.js';
+import { RepairLatency } from '../../../../src/controller/direct/repair-latency.js';
 
 const SECRET = 'Secret/kyma-system/registry-credentials';
 const CONFIG = 'ConfigMap/kyma-system/rt-bootstrapper-config';
@@ -14,6 +15,7 @@ function repairs(): { drift: DriftRepairs; asked: (readonly string[] | 'set')[];
   const done = new Promise<void>((resolve) => {
     resolveDone = resolve;
   });
+  const registry = new Registry();
   const drift = new DriftRepairs({
     reconciler: {
       repairSet: (_key, _fence, reported) => {
@@ -26,7 +28,8 @@ function repairs(): { drift: DriftRepairs; asked: (readonly string[] | 'set')[];
     queue: { add: () => undefined },
     keyOfRuntime: (runtimeId) => (runtimeId === 'runtime-a' ? 'kcp-system/rb-a' : undefined),
     run: (_key, work) => work(UNFENCED),
-    registry: new Registry(),
+    registry,
+    latency: new RepairLatency(registry),
     concurrency: 1,
     confirmDelayMs: 60_000,
   });

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import type { AttestedObject } from '../../../../src/api/attestation.js';
+import { AttestationBook } from '../../../../src/controller/direct/attestation-book.js';
 import {
   attestIntervalSeconds,
   bucketOf,
@@ -25,6 +26,7 @@ function setup(keys: string[], o: { fullEvery?: number; works?: (key: string) =>
     keyOfRuntime: (id) => (keys.includes(`ns/${id}`) ? `ns/${id}` : undefined),
     works: o.works ?? (() => true),
     force: (key) => forced.push(key),
+    book: new AttestationBook(attestIntervalSeconds(PERIOD)),
     registry,
     logger: pino({ level: 'silent' }),
   });
