@@ -11,7 +11,8 @@
 // containerd, Pods from the rtb image; docs/node.md), which starts once its node and image are
 // built (meanwhile the main lane runs). In the end-to-end lane one file at a time works the node;
 // files marked `// test-schedule: early` (they mostly wait for the kubelet's 5-minute bundle cache)
-// start first and run beside it, up to `RTB_E2E_CONCURRENCY` (2) files at once. In each lane
+// start first and run beside it, up to `RTB_E2E_CONCURRENCY` (2) files at once
+// (`RTB_E2E_BESIDE=early`: the unmarked ones wait for the main lane to end). In each lane
 // the longest job of the last run starts first (their durations: the cache folder's
 // test-durations.json). Each job's output is printed whole when it ends. `--unit` runs the unit
 // tests only; `--e2e` the end-to-end files only.
@@ -257,6 +258,10 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   });
 }
 
+// RTB_E2E_BESIDE=early: only the early end-to-end files run beside the main lane, the others after
+// it (a node then has the machine to itself, as before the lanes).
+const besideAll = process.env.RTB_E2E_BESIDE !== 'early';
+const mainLeft = () => [...waiting, ...running].some((j) => j.lane === 'main');
 const total = { passed: 0, failed: 0, skipped: 0 };
 const failedPhases = [];
 let waiting = [...schedule.orderJobs(jobs, durations)];
@@ -323,7 +328,7 @@ await new Promise((resolve) => {
         waiting,
         running,
         widths,
-        (lane) => lane === 'main' || e2eState === 'ready',
+        (job) => job.lane === 'main' || (e2eState === 'ready' && (besideAll || job.early || !mainLeft())),
       );
       if (!job) break;
       waiting = waiting.filter((j) => j !== job);

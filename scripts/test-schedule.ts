@@ -59,18 +59,19 @@ export function orderJobs(
 }
 
 /**
- * The first waiting job that may start beside the running ones, if any: a lane runs up to its
- * width, and an unmarked end-to-end job only while no other unmarked one runs.
+ * The first waiting job that may start beside the running ones, if any: one `ready` lets start (what
+ * it needs is built), a lane runs up to its width, and an unmarked end-to-end job only while no
+ * other unmarked one runs.
  */
 export function nextJob(
   waiting: readonly TestJob[],
   running: readonly TestJob[],
   widths: LaneWidths,
-  ready: (lane: Lane) => boolean = () => true,
+  ready: (job: TestJob) => boolean = () => true,
 ): TestJob | undefined {
   const count = (p: (job: TestJob) => boolean): number => running.filter(p).length;
   return waiting.find((job) => {
-    if (!ready(job.lane)) return false;
+    if (!ready(job)) return false;
     if (count((r) => r.lane === job.lane) >= widths[job.lane]) return false;
     return job.lane === 'main' || job.early || count((r) => r.lane === 'e2e' && !r.early) === 0;
   });

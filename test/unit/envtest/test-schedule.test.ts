@@ -47,7 +47,7 @@ describe('the test schedule', () => {
     assert.equal(nextJob([wait2], [wait1, slow], widths), undefined);
     assert.equal(nextJob([m3], [m1], widths), m3);
     assert.equal(
-      nextJob([other, m3], [m1], widths, (lane) => lane === 'main'),
+      nextJob([other, m3], [m1], widths, (j) => j.lane === 'main'),
       m3,
     );
   });
