@@ -154,9 +154,11 @@ const early = (path) => schedule.isEarlyFile(source(path));
 // The unit files run as one job (each takes a second or less, a process per file would cost more
 // than it runs), beside the others when there are others.
 const unit = plan.plain.filter((f) => f.startsWith('test/unit/'));
+// Named by its count: a run of a few unit files must not make a whole run start them last.
+const unitId = `test/unit (${unit.length} files)`;
 const jobs = [
   ...(unit.length > 0
-    ? [{ id: 'test/unit', phase: plainName, lane: 'main', files: unit, early: false, env: {} }]
+    ? [{ id: unitId, phase: plainName, lane: 'main', files: unit, early: false, env: {} }]
     : []),
   ...plan.plain
     .filter((f) => !f.startsWith('test/unit/'))
@@ -209,7 +211,7 @@ function runJob(job) {
   const outDir = mkdtempSync(join(tmpdir(), 'rtb-tests-'));
   const countsFile = join(outDir, 'counts.json');
   // The unit files alone in their run: as many at once as the lane has room for.
-  const concurrency = job.id === 'test/unit' && jobs.length === 1 ? mainWidth : 1;
+  const concurrency = job.id === unitId && jobs.length === 1 ? mainWidth : 1;
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
@@ -304,7 +306,7 @@ async function start(job) {
   const env = Object.entries(job.env)
     .map(([k, v]) => `${k}=${v} `)
     .join('');
-  const what = job.files.length === 1 ? job.files[0] : `${job.id} (${job.files.length} files)`;
+  const what = job.files.length === 1 ? job.files[0] : job.id;
   process.stdout.write(
     `\n── ${env}${what}: ${result.passed} passed, ${result.failed} failed in ${seconds.toFixed(0)} s\n`,
   );
