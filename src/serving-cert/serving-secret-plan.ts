@@ -145,10 +145,8 @@ export function planServingSecret(input: ServingPlanInput): ServingStep {
     [...f.trustedSince].filter(([fp]) => caCerts.some((c) => c.fingerprint === fp)),
   );
   const annotations = (since: ReadonlyMap<string, number>, servingSince: number | undefined) => ({
-    ...(since.size > 0 ? { [CA_TRUSTED_SINCE_ANNOTATION]: formatTrustedSince(since) } : {}),
-    ...(servingSince !== undefined
-      ? { [SERVING_SINCE_ANNOTATION]: new Date(servingSince).toISOString() }
-      : {}),
+    [CA_TRUSTED_SINCE_ANNOTATION]: since.size > 0 ? formatTrustedSince(since) : undefined,
+    [SERVING_SINCE_ANNOTATION]: servingSince === undefined ? undefined : new Date(servingSince).toISOString(),
   });
   if (f.caCrtUntidy || kept.length !== f.cas.length || added.length > 0 || createCa || removeKey) {
     const why = [

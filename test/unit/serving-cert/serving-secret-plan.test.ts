@@ -760,7 +760,7 @@ describe('the serving-secret plan, step by step', () => {
         caCerts: [K.certPem],
         createCa: undefined,
         caKey: 'keep',
-        annotations: { [SERVING_SINCE_ANNOTATION]: iso(NOW - DAY) },
+        annotations: { [CA_TRUSTED_SINCE_ANNOTATION]: undefined, [SERVING_SINCE_ANNOTATION]: iso(NOW - DAY) },
       },
     });
     assert.equal(
