@@ -237,7 +237,14 @@ function runJob(job) {
     const out = [];
     child.stdout.on('data', (d) => out.push(d));
     child.stderr.on('data', (d) => out.push(d));
+    // A process the job left behind may hold its output open: 5 s after the exit, it ends anyway.
+    child.on('exit', (code) => setTimeout(() => child.emit('close', code), 5_000));
+    let closed = false;
     child.on('close', (code) => {
+      if (closed) return;
+      closed = true;
+      child.stdout.destroy();
+      child.stderr.destroy();
       children.delete(child);
       let counts = { passed: 0, failed: 1, skipped: 0 };
       let note = '';
