@@ -28,11 +28,10 @@ import { MUTATING, VALIDATING } from '../../serving-cert/webhook-configurations.
 import { foreignWritesAfterOurs } from './foreign-writers.js';
 import { RUNTIME_MAX_SOCKETS, type RuntimeClientPool } from './runtime-clients.js';
 import { domainOf, hostOf } from './runtime-domain.js';
-import { preflightSecret, type PreflightCandidate } from './preflight-candidate.js';
+import { preflightSecret } from './preflight-candidate.js';
 import { RuntimeIdentities } from './runtime-identity.js';
 import { RuntimeInstaller } from './runtime-installer.js';
 import { isSetObject, type SetLedger } from './set-writes.js';
-import type { RuntimeUnreachableError } from './runtime-unreachable.js';
 import type { DriftSettings } from './runtime-manifests.js';
 import { registrationAnswers, type ServingSettings } from './serving-certificate.js';
 import type { BootstrapperOps } from './state-context.js';
@@ -56,8 +55,8 @@ export interface RuntimeOpsDeps {
   readonly serving: ServingSettings;
   /** Told the number of runtime clients after one was made. */
   readonly clients: (n: number) => void;
-  /** What the passes wrote of the set per runtime (./set-writes.ts): the reconciler's, shared by its passes. */
-  readonly ledger: SetLedger;
+  /** What the passes wrote of the set to the runtime of a CR key (./set-writes.ts): its record's, shared by its passes. */
+  readonly written: (crKey: string) => SetLedger;
   /** Who the KCP is on each runtime, per client (default: one for the process). */
   readonly identities?: RuntimeIdentities;
 }
@@ -68,10 +67,6 @@ const identities = new RuntimeIdentities();
 export interface RuntimeOps extends BootstrapperOps {
   /** notAfter (epoch ms) of the drift client certificate this pass gave the runtime, if it got to it. */
   driftNotAfter(): number | undefined;
-  /** The call that broke a bound of calls to the runtime in this pass (the later ones failed at once). */
-  refusal(): RuntimeUnreachableError | undefined;
-  /** Puts the preflight Secret of `candidate` on the runtime, or removes it (undefined). */
-  writePreflight(candidate: PreflightCandidate | undefined): Promise<void>;
 }
 
 /** The ops of one reconcile of `rb`; runtime writes are sent only while `fence` holds. */
@@ -87,16 +82,16 @@ export function runtimeOps(
   let serverHost = '';
   const namespace = d.namespace;
   const observed: AttestedObject[] = [];
-  const ledger = d.ledger;
-  // Per CR and API server: a kubeconfig that names another server (a runtime rebuilt under the
-  // same ID) starts from nothing known, so it gets the whole set.
-  let key = `${rb.metadata.namespace}/${rb.metadata.name}`;
+  const ledger = d.written(`${rb.metadata.namespace}/${rb.metadata.name}`);
+  // Per API server: a kubeconfig that names another server (a runtime rebuilt under the same ID)
+  // starts from nothing known, so it gets the whole set.
+  let serverKey = '';
   const note = (o: KubernetesObject, resourceVersion: string | undefined): void => {
     if (resourceVersion) observed.push(attestedOf(o, resourceVersion));
   };
   const applied = (o: KubernetesObject, stored: KubernetesObject | undefined): void => {
     note(o, stored?.metadata?.resourceVersion);
-    if (isSetObject(o)) ledger.wrote(key, o);
+    if (isSetObject(o)) ledger.wrote(serverKey, o);
   };
   const need = (): RuntimeInstaller => {
     if (!installer) throw new Error('internal: runtime not connected');
@@ -122,7 +117,7 @@ export function runtimeOps(
       client = access;
       const server = access.getCurrentCluster()?.server;
       serverHost = hostOf(server);
-      key = `${rb.metadata.namespace}/${rb.metadata.name} ${server ?? ''}`;
+      serverKey = server ?? '';
       d.clients(d.pool.size);
       installer = new RuntimeInstaller(access, d.runtimeTimeoutMs, fence, RUNTIME_MAX_SOCKETS);
     },
@@ -171,7 +166,7 @@ export function runtimeOps(
     },
     apply: async (objects, set) => {
       await need().apply(objects, applied);
-      if (set !== undefined) ledger.committed(key, set);
+      if (set !== undefined) ledger.committed(serverKey, set);
     },
     register: async (objects) => {
       const answers: KubernetesObject[] = [];
@@ -181,7 +176,7 @@ export function runtimeOps(
       });
       return registrationAnswers(answers);
     },
-    written: () => ledger.get(key),
+    written: () => ledger.get(serverKey),
     // The version the status says the bundle was last written at stands in for discovery: a
     // rotation costs no discovery requests, and an upgrade that took that version away shows as
     // a 404, which discovers.
@@ -189,7 +184,7 @@ export function runtimeOps(
     deploymentReadiness: () => need().deploymentReadiness(namespace),
     uninstall: async (plan) => {
       // Whatever happens to the removal, what the runtime holds is no longer what was written.
-      ledger.forget(key);
+      ledger.forget(serverKey);
       await need().uninstall(plan);
     },
     foreignWrites: async (objects) =>

@@ -14,7 +14,7 @@ import {
   waitOutcome,
   type ServingView,
 } from './serving-certificate.js';
-import { failed, firstLine, type StateContext, type StateFn } from './state-context.js';
+import { failed, firstLine, goTo, type Found, type StateFn } from './state-context.js';
 
 /**
  * Protocol writes per reconcile: a takeover or a CA change takes four before it must wait (CA,
@@ -31,28 +31,29 @@ const BUSY_RETRY_MS = 1_000;
  * Tampering is reported by the drift channel, whose repair forces a full pass.
  */
 export function servingCertificateState(next: StateFn, o: { readonly trustKnown?: boolean } = {}): StateFn {
-  const state: StateFn = async (ctx) => {
+  const state: StateFn = async (ctx, found) => {
     const now = ctx.serving.now();
     const until = ctx.servingCurrentUntil;
     if (
       o.trustKnown === true &&
       until !== undefined &&
       now < until &&
-      !ctx.wrote &&
+      !found.wrote &&
       !ctx.forceResync &&
       ctx.status.get('ServingCertificate')?.reason === 'Current'
     ) {
-      ctx.servingCheckedUntil = until;
-      wakeAfter(ctx, Math.min(until - now, MAX_SERVING_WAIT_MS));
-      return next;
+      return goTo(next, {
+        ...wakeAfter(found, Math.min(until - now, MAX_SERVING_WAIT_MS)),
+        servingCheckedUntil: until,
+      });
     }
     let view: ServingView;
     let step: ServingStep;
-    const answered = ctx.servingAnswered;
-    ctx.servingAnswered = undefined;
+    // Taken once: whatever follows plans from a read or from its own write's answer.
+    const taken: Found = { ...found, servingAnswered: undefined };
     try {
       // Right after our own write its answer is what the runtime holds: no read to learn it again.
-      view = answered ?? (await ctx.ops.readServing());
+      view = found.servingAnswered ?? (await ctx.ops.readServing());
       if (needsServerLook(view, ctx.serving))
         view = { ...view, foreignServers: await ctx.ops.readForeignServers() };
       step = nextServingStep(view, ctx.serving);
@@ -61,32 +62,33 @@ export function servingCertificateState(next: StateFn, o: { readonly trustKnown?
       return failed(ctx, error, 'ServingCertificate', 'False', reason);
     }
     if (step.kind === 'wait') {
-      ctx.servingView = view;
       const w = waitOutcome(step, now, ctx.serving.policy);
       ctx.status.condition('ServingCertificate', 'True', w.reason, w.message);
-      wakeAfter(ctx, w.requeueAfterMs);
-      if (w.reason === 'Current') ctx.servingCheckedUntil = now + w.requeueAfterMs;
-      return next;
+      return goTo(next, {
+        ...wakeAfter(taken, w.requeueAfterMs),
+        servingView: view,
+        servingCheckedUntil: w.reason === 'Current' ? now + w.requeueAfterMs : taken.servingCheckedUntil,
+      });
     }
-    if (ctx.servingWrites >= MAX_SERVING_WRITES) {
+    if (found.servingWrites >= MAX_SERVING_WRITES) {
       ctx.status.condition(
         'ServingCertificate',
         'True',
         'Rotating',
         `${step.reason}; ${MAX_SERVING_WRITES} writes in one pass, continuing in the next`,
       );
-      wakeAfter(ctx, BUSY_RETRY_MS);
-      return next;
+      return goTo(next, wakeAfter(taken, BUSY_RETRY_MS));
     }
-    ctx.servingWrites += 1;
+    let answered: ServingView;
     try {
-      ctx.servingAnswered =
+      answered =
         step.kind === 'write-bundle'
           ? await ctx.ops.writeCaBundle(view, step.bundle)
           : { ...view, secret: await ctx.ops.writeServingSecret(view.secret, step.write) };
     } catch (error) {
       // Someone wrote since we read: plan again from what is there now.
-      if (statusCodeOf(error) === 409) return state;
+      if (statusCodeOf(error) === 409)
+        return goTo(state, { ...taken, servingWrites: taken.servingWrites + 1 });
       return failed(
         ctx,
         error,
@@ -96,11 +98,12 @@ export function servingCertificateState(next: StateFn, o: { readonly trustKnown?
         `${step.reason}: ${firstLine(error)}`,
       );
     }
-    return state;
+    return goTo(state, { ...taken, servingWrites: taken.servingWrites + 1, servingAnswered: answered });
   };
   return state;
 }
 
-function wakeAfter(ctx: StateContext, ms: number): void {
-  ctx.wakeAfterMs = ctx.wakeAfterMs === undefined ? ms : Math.min(ctx.wakeAfterMs, ms);
+/** `found` with the pass asked to come back after `ms` at the latest. */
+function wakeAfter(found: Found, ms: number): Found {
+  return { ...found, wakeAfterMs: found.wakeAfterMs === undefined ? ms : Math.min(found.wakeAfterMs, ms) };
 }

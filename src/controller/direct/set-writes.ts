@@ -60,51 +60,49 @@ export function setWrites(
 }
 
 /**
- * Per runtime, what the passes of this process wrote of the set (in memory only; a restart starts
- * empty, and the first pass then writes the whole set). Fed with every set object a write stored,
- * whichever pass wrote it (reconcile or drift repair).
+ * What the passes of this process wrote of the set to one runtime, per API server its kubeconfig
+ * named (a runtime rebuilt under the same ID starts from nothing known, so it gets the whole set).
+ * In memory only; a restart starts empty, and the first pass then writes the whole set. Fed with
+ * every set object a write stored, whichever pass wrote it (reconcile or drift repair). Each
+ * runtime's ledger lives in its record (./runtime-record.ts).
  */
 export class SetLedger {
   private readonly entries = new Map<string, { versions: Map<string, string>; committed?: string }>();
 
-  /** Notes that `object` of the set was written to the runtime of `key` (the API server stored it). */
-  wrote(key: string, object: KubernetesObject): void {
-    let entry = this.entries.get(key);
+  /** Notes that `object` of the set was written to the runtime through `server` (the API server stored it). */
+  wrote(server: string, object: KubernetesObject): void {
+    let entry = this.entries.get(server);
     if (entry === undefined) {
       entry = { versions: new Map() };
-      this.entries.set(key, entry);
+      this.entries.set(server, entry);
     }
     entry.versions.set(setObjectKey(object), writtenVersionOf(object));
   }
 
-  /** Notes that every write of set `version` a pass sent to the runtime of `key` was stored. */
-  committed(key: string, version: string): void {
-    const entry = this.entries.get(key);
-    if (entry === undefined) this.entries.set(key, { versions: new Map(), committed: version });
+  /** Notes that every write of set `version` a pass sent through `server` was stored. */
+  committed(server: string, version: string): void {
+    const entry = this.entries.get(server);
+    if (entry === undefined) this.entries.set(server, { versions: new Map(), committed: version });
     else entry.committed = version;
   }
 
-  /** What was written to the runtime of `key`; undefined when nothing is known. */
-  get(key: string): WrittenRecord | undefined {
-    const entry = this.entries.get(key);
+  /** What was written through `server`; undefined when nothing is known. */
+  get(server: string): WrittenRecord | undefined {
+    const entry = this.entries.get(server);
     return entry === undefined ? undefined : { versions: entry.versions, committed: entry.committed };
   }
 
-  /** Forgets the runtime of `key` (its objects were removed, or it may have changed unseen). */
-  forget(key: string): void {
-    this.entries.delete(key);
+  /** Forgets what was written through `server` (our objects were removed, or may have changed unseen). */
+  forget(server: string): void {
+    this.entries.delete(server);
   }
 
-  /**
-   * Forgets every record of the RuntimeBootstrapper `crKey` (`namespace/name`), whichever API server
-   * it named (records are kept per CR and server): its CR is gone, or another replica works it now.
-   */
-  forgetBootstrapper(crKey: string): void {
-    for (const key of this.entries.keys())
-      if (key === crKey || key.startsWith(`${crKey} `)) this.entries.delete(key);
+  /** Forgets every server's record: another replica may have written there since. */
+  clear(): void {
+    this.entries.clear();
   }
 
-  /** Runtimes with a record (a gauge, and tests). */
+  /** Servers with a record (tests). */
   get size(): number {
     return this.entries.size;
   }

@@ -1,15 +1,20 @@
 /**
- * What the per-runtime states share (./state-machine.ts, ./serving-cert-state.ts): the I/O they
- * may do, what they read, how a reconcile ends, and the shape of a state.
+ * What the per-runtime states share (./state-machine.ts, ./serving-cert-state.ts,
+ * ./observe-state.ts): the I/O they may do, the inputs they read, what they found and hand on to
+ * the next state, how a pass ends, and the shape of a state.
  */
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
 import type { AttestedObject } from '../../api/attestation.js';
 import type { Condition, ConditionType, RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import type { WebhookStatusReport } from '../../api/webhook-status.js';
+import type { LeaseFence } from '../../kube/lease-fence.js';
 import type { TrustBundleApi } from '../../kube/trust-bundle-api.js';
 import type { SecretWrite } from '../../serving-cert/serving-secret-plan.js';
 import type { BootstrapperIdentity } from './bootstrapper-index.js';
 import type { ForeignWrite } from './foreign-writers.js';
+import type { PreflightCandidate } from './preflight-candidate.js';
+import type { RolloutChoice } from './rollout-chooser.js';
 import type { DeploymentReadiness } from './runtime-installer.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';
 import type { DriftSettings, planWebhook, WebhookRelease } from './runtime-manifests.js';
@@ -72,50 +77,76 @@ export interface BootstrapperOps {
    * compared with (./attestation-book.ts).
    */
   observed(): readonly AttestedObject[];
+  /** The call that broke a bound of calls to the runtime in this pass (the later ones failed at once). */
+  refusal(): RuntimeUnreachableError | undefined;
+  /** Puts the preflight Secret of `candidate` on the runtime, or removes it (undefined). */
+  writePreflight(candidate: PreflightCandidate | undefined): Promise<void>;
 }
 
-/** Everything the states read, and the little they leave for the states after them. */
+/** Everything the states read: the inputs of one pass (the states change only `status`). */
 export interface StateContext {
   readonly rb: RuntimeBootstrapper;
   readonly set: SyncSetResult;
   readonly release: WebhookRelease;
   /** Register this URL instead of the in-cluster Service (tests). */
-  readonly registrationUrl?: string;
+  readonly registrationUrl: string | undefined;
   /** Re-apply even what the status says is current (periodic resync, drift repair). */
   readonly forceResync: boolean;
   /** Who else claims this CR's runtime ID and kubeconfig Secret (none when undefined). */
-  readonly identity?: BootstrapperIdentity;
+  readonly identity: BootstrapperIdentity | undefined;
   readonly ops: BootstrapperOps;
   readonly status: StatusBuilder;
   readonly serving: ServingSettings;
-  /** Set when the webhook's objects were (re)applied, so its registration is refreshed too. */
-  wrote: boolean;
-  /** Protocol steps written in this reconcile (bounded: the protocol converges in a few). */
-  servingWrites: number;
-  /** Reconcile again after this long at the latest, however the machine ends (the protocol's next deadline). */
-  wakeAfterMs: number | undefined;
   /**
    * Until when (epoch ms) the serving certificate is known to need nothing, from an earlier pass of
    * this process; a pass that changes nothing else then does not read it again.
    */
-  readonly servingCurrentUntil?: number;
-  /** Set by the serving state when it found nothing due: until when that holds (epoch ms). */
-  servingCheckedUntil?: number;
+  readonly servingCurrentUntil: number | undefined;
+  /** How often a Ready runtime whose trust-bundle rotation is under way is looked at. */
+  readonly trustPollMs: number;
+  /** What the rollout gives this runtime (its wave, how often it is watched, a preflight); none: no rollout. */
+  readonly rollout: RolloutChoice | undefined;
+  /** When (epoch ms) an earlier pass of this process last read the runtime's workloads; none yet: due. */
+  readonly workloadsLookedAt: number | undefined;
+  /** Whether this replica still holds the runtime: once it does not, the last state looks at nothing. */
+  readonly fence: LeaseFence;
+  readonly log: Logger;
+}
+
+/** What the states of one pass found so far: each state hands it on, changed or not, to the next. */
+export interface Found {
+  /** The webhook's objects were (re)applied, so its registration is refreshed too. */
+  readonly wrote: boolean;
+  /** Protocol steps written in this pass (bounded: the protocol converges in a few). */
+  readonly servingWrites: number;
+  /** Reconcile again after this long at the latest, however the machine ends (the protocol's next deadline). */
+  readonly wakeAfterMs: number | undefined;
+  /** The serving state found nothing due: until when that holds (epoch ms). */
+  readonly servingCheckedUntil: number | undefined;
   /**
    * What the serving state's last write left on the runtime, as the write's answer says: the next
-   * plan starts from it instead of reading again (taken once; a 409 clears it).
+   * plan starts from it instead of reading again (taken once; a 409 drops it).
    */
-  servingAnswered?: ServingView;
+  readonly servingAnswered: ServingView | undefined;
   /**
    * The serving objects as the serving state last knew them when it found nothing due (read, or
    * answered by its writes): the registration's answers complete it for the next serving look.
    */
-  servingView?: ServingView;
-  /** Set once this pass read the webhook Deployment (the trust-restart count came with it). */
-  trustRead?: boolean;
-  /** How often a Ready runtime whose trust-bundle rotation is under way is looked at (default 30 s). */
-  readonly trustPollMs?: number;
+  readonly servingView: ServingView | undefined;
+  /** This pass read the webhook Deployment (the trust-restart count came with it). */
+  readonly trustRead: boolean;
 }
+
+/** What a pass starts from: nothing found yet. */
+export const NOTHING_FOUND: Found = {
+  wrote: false,
+  servingWrites: 0,
+  wakeAfterMs: undefined,
+  servingCheckedUntil: undefined,
+  servingAnswered: undefined,
+  servingView: undefined,
+  trustRead: false,
+};
 
 /** How a reconcile ends. */
 export interface Outcome {
@@ -125,8 +156,32 @@ export interface Outcome {
   readonly error?: Error;
 }
 
-/** A state: does its part and returns the next state, or ends with an outcome. */
-export type StateFn = (ctx: StateContext) => Promise<StateFn | Outcome>;
+/** What a pass leaves: how it ended, and what of it is kept for the runtime's next pass. */
+export interface PassResult {
+  readonly outcome: Outcome;
+  /** Until when (epoch ms) the serving certificate was found current; undefined: not in this pass. */
+  readonly servingCheckedUntil: number | undefined;
+  /** When (epoch ms) this pass read the runtime's workloads; undefined: it did not. */
+  readonly workloadsLookedAt: number | undefined;
+}
+
+/** The next state with what the states found so far. */
+export interface Transition {
+  readonly next: StateFn;
+  readonly found: Found;
+}
+
+/**
+ * What a state returns: the next state (nothing new found), the next state with what it found, or
+ * the outcome of the machine's work, which the last state (./observe-state.ts) completes.
+ */
+export type Step = StateFn | Transition | Outcome;
+
+/** A state: does its part and returns the next step. */
+export type StateFn = (ctx: StateContext, found: Found) => Promise<Step>;
+
+/** Goes on to `next` with `found`. */
+export const goTo = (next: StateFn, found: Found): Transition => ({ next, found });
 
 /**
  * Ends a pass on a failed call: the state's own condition says what failed, unless the runtime did

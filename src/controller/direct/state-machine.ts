@@ -1,12 +1,12 @@
 import { FORCE_RELEASE_ANNOTATION, RTB_FINALIZER } from '../../api/runtime-bootstrapper.js';
-import { planSources, planWebhook, type DriftSettings } from './runtime-manifests.js';
+import { planSources, planWebhook } from './runtime-manifests.js';
 import type { DeploymentReadiness } from './runtime-installer.js';
 import { describeForeignWrites, type ForeignWrite } from './foreign-writers.js';
 import { servingCertificateState } from './serving-cert-state.js';
 import { afterRegistration, type RegistrationAnswers } from './serving-certificate.js';
 import { RuntimeUnreachableError } from './runtime-unreachable.js';
 import { setWrites } from './set-writes.js';
-import { setBundleOf, TRUST_POLL_MS, trustLookDue, trustSummary } from './trust-restart-status.js';
+import { setBundleOf, trustLookDue, trustSummary } from './trust-restart-status.js';
 import {
   recordTrustBundleApi,
   setHasTrustBundle,
@@ -18,32 +18,53 @@ import {
   errorOf,
   failed,
   firstLine,
+  goTo,
+  NOTHING_FOUND,
+  type Found,
   type Outcome,
+  type PassResult,
   type StateContext,
   type StateFn,
 } from './state-context.js';
+import { sFnObserve } from './observe-state.js';
 
 /** Bound on transitions, so a bug in a state cannot spin forever (a full pass takes about 25). */
 const MAX_TRANSITIONS = 40;
 
+/** The last state: completes the outcome of the states' work with what it finds, and ends the pass. */
+export type LastStateFn = (ctx: StateContext, found: Found, outcome: Outcome) => Promise<PassResult>;
+
 /**
- * Runs the machine from `start` until a state ends it. A successful end is requeued by the
- * earliest of its own requeue and the protocol's next deadline (`ctx.wakeAfterMs`).
+ * Runs the machine from `start` until a state ends its work, then its last state (by default the
+ * looks at what the runtime's webhook reports, ./observe-state.ts; the states' unit tests end
+ * without them). A successful end is requeued by the earliest of its own requeue and the
+ * protocol's next deadline (`wakeAfterMs`).
  */
-export async function runStateMachine(start: StateFn, ctx: StateContext): Promise<Outcome> {
-  let step: StateFn | Outcome = start;
+export async function runStateMachine(
+  start: StateFn,
+  ctx: StateContext,
+  last: LastStateFn = sFnObserve,
+): Promise<PassResult> {
+  let state = start;
+  let found = NOTHING_FOUND;
   for (let i = 0; i < MAX_TRANSITIONS; i++) {
-    if (typeof step !== 'function') {
-      // No request of its own to find out: any answer in this pass says the runtime is reachable.
-      if (ctx.ops.answered() && !(step.error instanceof RuntimeUnreachableError))
-        ctx.status.condition('RuntimeReachable', 'True', 'Reachable', "the runtime's API server answers");
-      const wake = ctx.wakeAfterMs;
-      if (step.error || wake === undefined) return step;
-      return { requeueAfterMs: Math.min(step.requeueAfterMs ?? wake, wake) };
-    }
-    step = await step(ctx);
+    const step = await state(ctx, found);
+    if (typeof step === 'function') state = step;
+    else if ('next' in step) ({ next: state, found } = step);
+    else return last(ctx, found, ended(ctx, found, step));
   }
-  return { error: new Error(`state machine did not settle within ${MAX_TRANSITIONS} transitions`) };
+  const error = new Error(`state machine did not settle within ${MAX_TRANSITIONS} transitions`);
+  return last(ctx, found, { error });
+}
+
+/** The machine's work ended with `outcome`: whether the runtime answered, and when to come back. */
+function ended(ctx: StateContext, found: Found, outcome: Outcome): Outcome {
+  // No request of its own to find out: any answer in this pass says the runtime is reachable.
+  if (ctx.ops.answered() && !(outcome.error instanceof RuntimeUnreachableError))
+    ctx.status.condition('RuntimeReachable', 'True', 'Reachable', "the runtime's API server answers");
+  const wake = found.wakeAfterMs;
+  if (outcome.error || wake === undefined) return outcome;
+  return { requeueAfterMs: Math.min(outcome.requeueAfterMs ?? wake, wake) };
 }
 
 const ROLLOUT_POLL_MS = 5_000;
@@ -172,10 +193,11 @@ export const sFnCheckOwnership: StateFn = async (ctx) => {
  * changed since this process's last write there (./set-writes.ts); forced passes, installs and
  * upgrades write it all.
  */
-export const sFnSyncConfiguration: StateFn = async (ctx) => {
+export const sFnSyncConfiguration: StateFn = async (ctx, found) => {
   if (!ctx.set.ok) return sFnCheckSources;
   const current = ctx.rb.status?.appliedVersion === ctx.set.set.version;
   if (current && !ctx.forceResync && !trustBundleApiMissing(ctx.status)) return sFnInstallWebhook;
+  let wakeAfterMs = found.wakeAfterMs;
   try {
     const api = setHasTrustBundle(ctx.set.set) ? await ctx.ops.trustBundleApi() : undefined;
     await ctx.ops.apply(
@@ -189,18 +211,18 @@ export const sFnSyncConfiguration: StateFn = async (ctx) => {
     // A write that met an upgrade found the version anew: the status says what it was written at.
     recordTrustBundleApi(ctx.status, api?.served ? await ctx.ops.trustBundleApi() : api);
     if (api?.served === false)
-      ctx.wakeAfterMs = Math.min(ctx.wakeAfterMs ?? TRUST_API_RECHECK_MS, TRUST_API_RECHECK_MS);
+      wakeAfterMs = Math.min(wakeAfterMs ?? TRUST_API_RECHECK_MS, TRUST_API_RECHECK_MS);
   } catch (error) {
     return failed(ctx, error, 'ConfigurationSynced', 'False', 'ApplyFailed');
   }
   ctx.status
     .condition('ConfigurationSynced', 'True', 'Applied', `source set ${ctx.set.set.version} applied`)
-    .applied(current ? {} : { appliedVersion: ctx.set.set.version });
-  return sFnInstallWebhook;
+    .applied({ appliedVersion: current ? undefined : ctx.set.set.version });
+  return goTo(sFnInstallWebhook, { ...found, wakeAfterMs });
 };
 
 /** Installs (or upgrades) the webhook's objects; its serving certificate is the next state's. */
-export const sFnInstallWebhook: StateFn = async (ctx) => {
+export const sFnInstallWebhook: StateFn = async (ctx, found) => {
   if (!ctx.set.ok) return sFnCheckSources;
   if (installedAtRelease(ctx) && !ctx.forceResync) return sFnServingCertificate;
   try {
@@ -208,17 +230,16 @@ export const sFnInstallWebhook: StateFn = async (ctx) => {
   } catch (error) {
     return failed(ctx, error, 'Installed', 'False', 'ApplyFailed');
   }
-  ctx.wrote = true;
   ctx.status
     .condition('Installed', 'True', 'Applied', `webhook ${ctx.release.version} installed`)
     .applied({ webhookVersion: ctx.release.version });
-  return sFnServingCertificate;
+  return goTo(sFnServingCertificate, { ...found, wrote: true });
 };
 
 /** Waits for the webhook Deployment to be available before registering it. */
-export const sFnWaitForWebhook: StateFn = async (ctx) => {
+export const sFnWaitForWebhook: StateFn = async (ctx, found) => {
   // Registered and nothing (re)applied: the rollout was waited for in an earlier pass.
-  if (registered(ctx) && !ctx.wrote && !ctx.forceResync) return sFnRegister;
+  if (registered(ctx) && !found.wrote && !ctx.forceResync) return sFnRegister;
   let readiness: DeploymentReadiness;
   try {
     readiness = await ctx.ops.deploymentReadiness();
@@ -227,18 +248,17 @@ export const sFnWaitForWebhook: StateFn = async (ctx) => {
   }
   // The restarter's count rides on the same read.
   ctx.status.trustRestart(trustSummary(readiness.trust));
-  ctx.trustRead = true;
   if (!readiness.ready) {
     ctx.status.state('Installing').condition('WebhookReady', 'False', 'RollingOut', readiness.message);
     return { requeueAfterMs: ROLLOUT_POLL_MS };
   }
-  return sFnRegister;
+  return goTo(sFnRegister, { ...found, trustRead: true });
 };
 
 /** Registers the webhook configurations once their backend is available. */
-export const sFnRegister: StateFn = async (ctx) => {
+export const sFnRegister: StateFn = async (ctx, found) => {
   if (!ctx.set.ok) return sFnCheckSources;
-  if (registered(ctx) && !ctx.wrote && !ctx.forceResync) return sFnReady;
+  if (registered(ctx) && !found.wrote && !ctx.forceResync) return sFnReady;
   let answers: RegistrationAnswers;
   try {
     answers = await ctx.ops.register((await planFor(ctx)).registration);
@@ -247,8 +267,10 @@ export const sFnRegister: StateFn = async (ctx) => {
   }
   // A configuration just created has no caBundle yet: the protocol writes it right away, planned
   // from what the applies answered (no read of what this pass just learned).
-  ctx.servingAnswered = afterRegistration(ctx.servingView, answers);
-  return sFnTrustRegistration;
+  return goTo(sFnTrustRegistration, {
+    ...found,
+    servingAnswered: afterRegistration(found.servingView, answers),
+  });
 };
 
 /**
@@ -256,7 +278,7 @@ export const sFnRegister: StateFn = async (ctx) => {
  * rotation is under way on the runtime, the restarter's count is read (one GET of the webhook
  * Deployment, unless this pass read it already) and looked at again after a while.
  */
-export const sFnReady: StateFn = async (ctx) => {
+export const sFnReady: StateFn = async (ctx, found) => {
   ctx.status
     .state('Ready')
     .condition('WebhookReady', 'True', 'Available', 'the webhook is available and registered');
@@ -269,14 +291,14 @@ export const sFnReady: StateFn = async (ctx) => {
       nowMs: ctx.serving.now(),
     });
   };
-  if (ctx.trustRead !== true && due()) {
+  if (!found.trustRead && due()) {
     try {
       ctx.status.trustRestart(trustSummary((await ctx.ops.deploymentReadiness()).trust));
     } catch {
       // The count stays as it was; the next look reads it again.
     }
   }
-  return due() ? { requeueAfterMs: ctx.trustPollMs ?? TRUST_POLL_MS } : {};
+  return due() ? { requeueAfterMs: ctx.trustPollMs } : {};
 };
 
 /**
@@ -305,14 +327,9 @@ function registered(ctx: StateContext): boolean {
 async function planFor(ctx: StateContext): Promise<ReturnType<typeof planWebhook>> {
   if (!ctx.set.ok) throw new Error('internal: planned without a consistent source set');
   return planWebhook(ctx.set.set, ctx.release, {
-    ...(ctx.registrationUrl !== undefined ? { registrationUrl: ctx.registrationUrl } : {}),
-    ...(await driftOf(ctx)),
+    registrationUrl: ctx.registrationUrl,
+    drift: await ctx.ops.drift(),
   });
-}
-
-async function driftOf(ctx: StateContext): Promise<{ drift?: DriftSettings }> {
-  const drift = await ctx.ops.drift();
-  return drift ? { drift } : {};
 }
 
 /** Deletion: registration first, then everything else, then the finalizer. */

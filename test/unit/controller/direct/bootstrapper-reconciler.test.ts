@@ -19,7 +19,14 @@ import { RuntimeClientPool } from '../../../../src/controller/direct/runtime-cli
 import type { RuntimeOps } from '../../../../src/controller/direct/runtime-ops.js';
 import { WORKLOAD_SLOW_LOOK_MS } from '../../../../src/controller/direct/webhook-report.js';
 import { RuntimeUnreachableError } from '../../../../src/controller/direct/runtime-unreachable.js';
-import type { Outcome, StateContext } from '../../../../src/controller/direct/state-context.js';
+import {
+  goTo,
+  type Found,
+  type Outcome,
+  type StateContext,
+  type Step,
+} from '../../../../src/controller/direct/state-context.js';
+import { resolveDirectModeSettings } from '../../../../src/controller/direct/direct-mode-options.js';
 import type { SyncSetResult } from '../../../../src/controller/direct/sync-set.js';
 import { seedConfigText } from '../../../support/fixtures.js';
 
@@ -85,8 +92,17 @@ class FakeOps implements RuntimeOps {
   writePreflight = (): Promise<void> => refuse('write a preflight Secret');
 }
 
-/** What one pass of the fake state machine does: reads the context it was given, may change it and the status. */
-type Pass = (ctx: StateContext, ops: FakeOps) => Outcome | Promise<Outcome>;
+/**
+ * What the fake first state of one pass does: reads the context it was given, may change the
+ * status, and ends the states' work (the real last state follows) or hands on what it found.
+ */
+type Pass = (ctx: StateContext, ops: FakeOps, found: Found) => Step | Promise<Step>;
+
+/** Goes on with `found` changed by `change`, then ends Ready. */
+const foundThenReady =
+  (change: Partial<Found>): Pass =>
+  (ctx, _ops, found) =>
+    goTo(() => Promise.resolve(ready(ctx)), { ...found, ...change });
 
 /** Ends Ready; applies the set where the runtime does not hold it yet (as the real states do). */
 const ready = (ctx: StateContext): Outcome => {
@@ -144,6 +160,7 @@ function harness(
     reconciler: undefined as unknown as BootstrapperReconciler,
   };
   const reconciler = new BootstrapperReconciler({
+    settings: resolveDirectModeSettings({ release: { image: 'example.com/rtb:1', version: '1.0.0' } }),
     kcp: unusedKcp,
     bootstrappers: store,
     kubeconfigSecrets: new Store<V1Secret>(),
@@ -154,7 +171,6 @@ function harness(
       },
       trustBundle: () => '',
     },
-    release: { image: 'example.com/rtb:1', version: '1.0.0' },
     currentSet: () => ({ result: SET, changedAt: Date.now() - 1_000 }),
     metrics,
     logger: silentLogger(),
@@ -162,12 +178,12 @@ function harness(
       h.reconciled.push([key, ok]);
     },
     opsFor: () => ops,
-    runPass: async (ctx) => {
+    firstState: async (ctx, found) => {
       h.forced.push(ctx.forceResync);
       h.servingGiven.push(ctx.servingCurrentUntil);
       const pass = h.passes.length > 1 ? h.passes.shift() : h.passes[0];
       assert.ok(pass);
-      return pass(ctx, ops);
+      return pass(ctx, ops, found);
     },
     writeStatus: (written, status) => {
       h.writes.push(status);
@@ -287,12 +303,7 @@ describe('BootstrapperReconciler', () => {
   test('a pass that (re)applied the webhook reads no report for its workloads either', async () => {
     const h = harness(bootstrapper({ state: 'Ready', appliedVersion: 'v2' }));
     const reads = countReportReads(h.ops);
-    h.passes = [
-      (ctx) => {
-        ctx.wrote = true;
-        return ready(ctx);
-      },
-    ];
+    h.passes = [foundThenReady({ wrote: true })];
     assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: WORKLOAD_SLOW_LOOK_MS });
     assert.equal(reads.count, 0);
   });
@@ -300,14 +311,7 @@ describe('BootstrapperReconciler', () => {
   test('a serving certificate found current is handed to the next pass, and forgotten when a pass did not find it', async () => {
     const h = harness();
     const until = Date.now() + 60_000;
-    h.passes = [
-      (ctx) => {
-        ctx.servingCheckedUntil = until;
-        return ready(ctx);
-      },
-      ready,
-      ready,
-    ];
+    h.passes = [foundThenReady({ servingCheckedUntil: until }), ready, ready];
     await h.reconciler.reconcile(KEY);
     await h.reconciler.reconcile(KEY);
     await h.reconciler.reconcile(KEY);
@@ -324,6 +328,28 @@ describe('BootstrapperReconciler', () => {
     assert.equal(h.reconciler.driftCertificateNotAfter(KEY), 1_234);
     h.store.replace([]);
     assert.equal(await h.reconciler.reconcile(KEY), undefined);
+    assert.equal(h.reconciler.driftCertificateNotAfter(KEY), undefined);
+  });
+
+  test('a CR deleted leaves nothing behind: one made again under its key starts fresh', async () => {
+    const h = harness();
+    const reads = countReportReads(h.ops);
+    h.ops.driftAfter = 1_234;
+    const until = Date.now() + 60_000;
+    h.passes = [foundThenReady({ servingCheckedUntil: until })];
+    await h.reconciler.reconcile(KEY);
+    await h.reconciler.reconcile(KEY);
+    assert.equal(reads.count, 1, 'the workloads were read once at rest');
+    h.reconciler.force(KEY);
+    h.store.replace([]);
+    assert.equal(await h.reconciler.reconcile(KEY), undefined);
+    assert.equal(h.reconciler.driftCertificateNotAfter(KEY), undefined);
+    h.ops.driftAfter = undefined;
+    h.store.replace([bootstrapper({ state: 'Ready', appliedVersion: 'v2' })]);
+    await h.reconciler.reconcile(KEY);
+    assert.deepEqual(h.forced, [false, false, false], 'a force owed to the deleted CR is not the new one’s');
+    assert.deepEqual(h.servingGiven, [undefined, until, undefined]);
+    assert.equal(reads.count, 2, 'its workloads are due at once');
     assert.equal(h.reconciler.driftCertificateNotAfter(KEY), undefined);
   });
 

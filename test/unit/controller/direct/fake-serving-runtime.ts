@@ -26,8 +26,46 @@ import {
   type WebhookConfiguration,
 } from '../../../../src/serving-cert/webhook-configurations.js';
 import { webhookServiceDnsNames, WEBHOOK_TLS_SECRET } from '../../../../src/api/runtime-names.js';
+import type { LastStateFn } from '../../../../src/controller/direct/state-machine.js';
+import type { BootstrapperOps } from '../../../../src/controller/direct/state-context.js';
 
 export const DNS = webhookServiceDnsNames('kyma-system');
+
+/**
+ * A last state that adds nothing to the outcome of the states' work: the states' own tests run
+ * without the looks at the webhook's report (those are ./observe-state.test.ts's).
+ */
+/** Ops where every call but `over` fails ('not used here'); the runtime answered, nothing broke a bound. */
+export function unusedOps(over: Partial<BootstrapperOps>): BootstrapperOps {
+  const none = (): Promise<never> => Promise.reject(new Error('not used here'));
+  return {
+    addFinalizer: none,
+    releaseFinalizer: none,
+    connect: () => {
+      throw new Error('not used here');
+    },
+    answered: () => true,
+    drift: none,
+    apply: none,
+    register: none,
+    trustBundleApi: none,
+    deploymentReadiness: none,
+    uninstall: none,
+    foreignWrites: none,
+    readServing: none,
+    readForeignServers: none,
+    writeServingSecret: none,
+    writeCaBundle: none,
+    readWebhookReport: none,
+    observed: () => [],
+    refusal: () => undefined,
+    writePreflight: none,
+    ...over,
+  };
+}
+
+export const endOfWork: LastStateFn = (_ctx, found, outcome) =>
+  Promise.resolve({ outcome, servingCheckedUntil: found.servingCheckedUntil, workloadsLookedAt: undefined });
 export const START = Date.parse('2026-11-22T10:00:00Z');
 const REF = { namespace: 'kyma-system', name: WEBHOOK_TLS_SECRET };
 

@@ -16,11 +16,12 @@ import {
   MAX_SERVING_WRITES,
   servingCertificateState,
 } from '../../../../src/controller/direct/serving-cert-state.js';
-import type {
-  BootstrapperOps,
-  Outcome,
-  StateContext,
-  StateFn,
+import {
+  goTo,
+  type BootstrapperOps,
+  type Outcome,
+  type StateContext,
+  type StateFn,
 } from '../../../../src/controller/direct/state-context.js';
 import { runStateMachine } from '../../../../src/controller/direct/state-machine.js';
 import { StatusBuilder } from '../../../../src/controller/direct/status-builder.js';
@@ -36,7 +37,10 @@ import {
   type SecretWrite,
 } from '../../../../src/serving-cert/serving-secret-plan.js';
 import { readServingSecret } from '../../../../src/serving-cert/serving-secret-codec.js';
-import { DNS, FakeServingRuntime, START } from './fake-serving-runtime.js';
+import { DNS, endOfWork, FakeServingRuntime, START, unusedOps } from './fake-serving-runtime.js';
+import { TRUST_POLL_MS } from '../../../../src/controller/direct/trust-restart-status.js';
+import { UNFENCED } from '../../../../src/kube/lease-fence.js';
+import { silentLogger } from '../../../../src/telemetry/logger.js';
 
 const DAY = 24 * 3600_000;
 const P = KCP_SERVING_POLICY;
@@ -98,7 +102,6 @@ async function kimInstalled(): Promise<FakeServingRuntime> {
  * succeeded before it still succeed after it: no step ever opens a window.
  */
 function ops(rt: FakeServingRuntime, over: Partial<BootstrapperOps> = {}): BootstrapperOps {
-  const none = (): Promise<never> => Promise.reject(new Error('not used here'));
   const checked = async <T>(write: () => Promise<T>): Promise<T> => {
     const before = rt.callsSucceed();
     const answer = await write();
@@ -106,29 +109,15 @@ function ops(rt: FakeServingRuntime, over: Partial<BootstrapperOps> = {}): Boots
       assert.ok(rt.callsSucceed(), `admission calls fail after the write ${rt.writes.at(-1) ?? ''}`);
     return answer;
   };
-  return {
-    addFinalizer: none,
-    releaseFinalizer: none,
-    connect: () => {
-      throw new Error('not used here');
-    },
-    answered: () => true,
-    drift: none,
-    apply: none,
-    register: none,
-    trustBundleApi: none,
-    deploymentReadiness: none,
-    uninstall: none,
-    foreignWrites: none,
+  return unusedOps({
     readServing: () => Promise.resolve(rt.view()),
     readForeignServers: () => rt.foreignServers(),
     writeServingSecret: (current: V1Secret | undefined, write: SecretWrite) =>
       checked(() => rt.writeSecret(current, write)),
     writeCaBundle: (view: ServingView, pem: string) => checked(() => rt.writeBundle(view, pem)),
     readWebhookReport: () => Promise.resolve({}),
-    observed: () => [],
     ...over,
-  };
+  });
 }
 
 const END: StateFn = () => Promise.resolve({});
@@ -147,17 +136,22 @@ async function pass(
     rb,
     set: { ok: false, reason: 'not used here' },
     release: { image: 'i', version: '1' },
+    registrationUrl: undefined,
     forceResync: false,
+    identity: undefined,
     ops: o.ops ?? ops(rt),
     status,
     serving: rt.settings(),
-    wrote: false,
-    servingWrites: 0,
-    wakeAfterMs: undefined,
+    servingCurrentUntil: undefined,
+    trustPollMs: TRUST_POLL_MS,
+    rollout: undefined,
+    workloadsLookedAt: undefined,
+    fence: UNFENCED,
+    log: silentLogger(),
   };
   const end: StateFn =
     o.endRequeueMs === undefined ? END : () => Promise.resolve({ requeueAfterMs: o.endRequeueMs });
-  const outcome = await runStateMachine(servingCertificateState(end), ctx);
+  const { outcome } = await runStateMachine(servingCertificateState(end), ctx, endOfWork);
   return { outcome, status: status.build(), ctx };
 }
 
@@ -461,9 +455,9 @@ describe('the machine ends with the earliest requeue', () => {
     assert.deepEqual(later.outcome, { requeueAfterMs: P.settleMs - 1_000 });
     const sooner = await pass(rt, { endRequeueMs: 5 });
     assert.deepEqual(sooner.outcome, { requeueAfterMs: 5 });
-    const failing: StateFn = () => Promise.resolve({ error: new Error('x') });
+    const fails: StateFn = () => Promise.resolve({ error: new Error('x') });
+    const failing: StateFn = (_ctx, found) => Promise.resolve(goTo(fails, { ...found, wakeAfterMs: 10 }));
     const { ctx } = await pass(rt);
-    ctx.wakeAfterMs = 10;
-    assert.deepEqual(Object.keys(await runStateMachine(failing, ctx)), ['error']);
+    assert.deepEqual(Object.keys((await runStateMachine(failing, ctx, endOfWork)).outcome), ['error']);
   });
 });

@@ -162,23 +162,6 @@ describe('what the ledger keeps', () => {
     assert.equal(ledger.size, 0);
   });
 
-  test('a RuntimeBootstrapper forgotten takes every server it named, and no other CR whose name it begins', () => {
-    const ledger = new SetLedger();
-    const keys = [
-      'kcp-system/rt',
-      'kcp-system/rt https://a:443',
-      'kcp-system/rt https://b:443',
-      'kcp-system/rt-2',
-    ];
-    for (const k of keys) for (const o of v1) ledger.wrote(k, o);
-    ledger.forgetBootstrapper('kcp-system/rt');
-    assert.deepEqual(
-      keys.map((k) => ledger.get(k) !== undefined),
-      [false, false, false, true],
-    );
-    assert.equal(ledger.size, 1);
-  });
-
   test('versions name content: the trust bundle at another apiVersion is the same object and content', () => {
     const bundle = v1.find((o) => o.kind === 'ClusterTrustBundle');
     assert.ok(bundle);

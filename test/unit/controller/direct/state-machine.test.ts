@@ -17,7 +17,10 @@ import {
 } from '../../../../src/pki/certificate-authority.js';
 import type { SecretWrite } from '../../../../src/serving-cert/serving-secret-plan.js';
 import { seedConfigText } from '../../../support/fixtures.js';
-import { FakeServingRuntime, START } from './fake-serving-runtime.js';
+import { TRUST_POLL_MS } from '../../../../src/controller/direct/trust-restart-status.js';
+import { UNFENCED } from '../../../../src/kube/lease-fence.js';
+import { silentLogger } from '../../../../src/telemetry/logger.js';
+import { endOfWork, FakeServingRuntime, START } from './fake-serving-runtime.js';
 import { servedTrustBundleApi, type TrustBundleApi } from '../../../../src/kube/trust-bundle-api.js';
 
 let kcpCa: CertificateAuthority;
@@ -102,6 +105,8 @@ class RecordingOps implements BootstrapperOps {
     return {};
   };
   observed = () => [];
+  refusal = () => undefined;
+  writePreflight = () => this.step('writePreflight');
 }
 
 /** A consistent set of `version` whose pull Secret holds `data` and trust bundle `pem`. */
@@ -149,17 +154,21 @@ async function run(
     rb: r,
     set: opts.set ?? set,
     release: { image: 'i', version: '1.0.0' },
+    registrationUrl: undefined,
     forceResync: opts.force ?? false,
+    identity: undefined,
     ops,
     status,
     serving: ops.runtime.settings(),
-    wrote: false,
-    servingWrites: 0,
-    wakeAfterMs: undefined,
-    ...(opts.servingCurrentUntil !== undefined ? { servingCurrentUntil: opts.servingCurrentUntil } : {}),
+    servingCurrentUntil: opts.servingCurrentUntil,
+    trustPollMs: TRUST_POLL_MS,
+    rollout: undefined,
+    workloadsLookedAt: undefined,
+    fence: UNFENCED,
+    log: silentLogger(),
   };
-  const outcome = await runStateMachine(sFnInitialize, ctx);
-  return { outcome, status: status.build(), servingCheckedUntil: ctx.servingCheckedUntil };
+  const pass = await runStateMachine(sFnInitialize, ctx, endOfWork);
+  return { outcome: pass.outcome, status: status.build(), servingCheckedUntil: pass.servingCheckedUntil };
 }
 
 const set2 = setOf('v-2', { x: 'eQ==' });
