@@ -21,8 +21,9 @@ import type { Logger } from '../telemetry/logger.js';
 import { answerMetrics } from '../telemetry/metrics-endpoint.js';
 import { createControllerMetrics } from './controller-metrics.js';
 import { createEventRecorder } from '../kube/event-recorder.js';
-import { startLeaderTerm } from './leader-term.js';
-import type { ModeContext, ModeHandle, ModeOptions, ModeStarter } from './mode.js';
+import { LeaderTerm } from './leader-term.js';
+import type { ModeOptions, ModeStarter } from './mode.js';
+import { part, PartGroup } from '../process/part-group.js';
 import { createSourceWatcher } from './sources/source-set.js';
 import { attachSourceExpiryMetrics } from './expiry/source-expiry.js';
 import type { SourceWatcher } from './sources/source-watcher.js';
@@ -110,8 +111,9 @@ function resolveControllerAppSettings(o: ControllerAppOptions): ControllerAppSet
 
 /**
  * Starts the controller; resolves once the HTTP server listens (sources sync in the background).
- * Reads top to bottom: the settings, the parts each after what it uses, the mode's term, the
- * probes' server, then the start.
+ * Reads top to bottom: the settings, then each part after what it uses, added to one group that
+ * starts them in that order and stops them in reverse: the sources, the probes' server, and the
+ * leader election that runs the mode's terms.
  */
 export async function startControllerApp(o: ControllerAppOptions): Promise<ControllerApp> {
   const s = resolveControllerAppSettings(o);
@@ -121,6 +123,10 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
   const registry = o.registry ?? new Registry();
   if (!o.registry) collectDefaultMetrics({ register: registry });
   const metrics = createControllerMetrics(registry);
+  const parts = new PartGroup('controller', logger);
+  // /healthz: told by the mode's terms when one failed to start or to stop in time.
+  let unhealthy: string | undefined;
+
   const events = createEventRecorder({
     kubeConfig: o.kubeConfig,
     namespace: o.namespace,
@@ -128,6 +134,8 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
     reportingInstance: s.identity.slice(0, 128),
     logger,
   });
+  const eventsPart = parts.add(part('events', { stop: () => events.flush() }));
+
   const sources = createSourceWatcher({
     kubeConfig: o.kubeConfig,
     namespace: o.namespace,
@@ -140,7 +148,40 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
     metrics,
     events,
   });
-  const detachSourceExpiry = attachSourceExpiryMetrics(registry, () => sources.snapshot());
+  // Settles once the sources listed (in the background: the probes' server listens meanwhile).
+  let synced: Promise<void> | undefined;
+  let detachSourceExpiry: (() => void) | undefined;
+  const sourcesPart = parts.add(
+    part('sources', {
+      needs: [eventsPart],
+      start: () => {
+        synced = sources.start();
+        detachSourceExpiry = attachSourceExpiryMetrics(registry, () => sources.snapshot());
+      },
+      stop: async () => {
+        await sources.stop();
+        detachSourceExpiry?.();
+      },
+    }),
+  );
+
+  const server = probesServer({
+    healthy: () => unhealthy,
+    ready: () => sources.synced(),
+    registry,
+    logger,
+  });
+  let port = s.port;
+  const serverPart = parts.add(
+    part('probes server', {
+      start: async () => {
+        port = await listen(server, s.port, s.host);
+      },
+      stop: () => closeServer(server),
+    }),
+  );
+
+  // The mode's terms: one started on winning the Lease (or at once without election), stopped on losing it.
   const election = s.election;
   const elector = election
     ? new LeaderElector({
@@ -156,15 +197,12 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
       })
     : undefined;
   if (election) metrics.leaderStatus.set({ name: election.leaseName }, 0);
-
-  // The mode's term: started on winning the Lease (or at once without election), stopped on losing it.
-  let unhealthy: string | undefined;
   let stopping = false;
-  let mode: { handle: Promise<ModeHandle | undefined>; abort: AbortController } | undefined;
   const isLeader = (): boolean => !stopping && (elector ? elector.isLeader() : true);
-  const startMode = (): void => {
-    const abort = new AbortController();
-    const ctx: ModeContext = {
+  const term = new LeaderTerm({
+    sources,
+    starter: o.starter,
+    context: (signal) => ({
       kubeConfig: o.kubeConfig,
       namespace: o.namespace,
       sources,
@@ -175,45 +213,76 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
       isLeader,
       options: o.modeOptions,
       identity: s.identity,
-      signal: abort.signal,
-    };
-    const handle = startLeaderTerm(sources, o.starter, ctx).catch((err: unknown) => {
-      if (!abort.signal.aborted) {
-        logger.error({ err }, 'the mode failed to start');
-        unhealthy = 'the mode failed to start';
-      }
-      return undefined;
-    });
-    mode = { handle, abort };
-  };
-  const stopMode = async (): Promise<void> => {
-    const current = mode;
-    mode = undefined;
-    if (!current) return;
-    current.abort.abort();
-    const limit = s.modeStopTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => {
-        resolve('timeout');
-      }, limit);
-    });
-    const stopped = current.handle.then(async (h) => {
-      await h?.stop();
-      return 'stopped' as const;
-    });
-    const outcome = await Promise.race([stopped, timedOut]).finally(() => {
-      clearTimeout(timer);
-    });
-    if (outcome === 'timeout') {
-      unhealthy = `stopping the mode took longer than ${limit} ms`;
-      logger.error({ limitMs: limit }, 'the mode did not stop in time; failing /healthz');
-    }
-  };
+      signal,
+    }),
+    stopTimeoutMs: s.modeStopTimeoutMs,
+    unhealthy: (reason) => {
+      unhealthy = reason;
+    },
+    logger,
+  });
+  parts.add(
+    part('leader election', {
+      needs: [sourcesPart, serverPart],
+      // Stands for election (or runs the mode) once the sources synced, in the background.
+      start: () => {
+        synced?.then(
+          () => {
+            if (stopping) return;
+            if (elector)
+              elector.start({
+                onStartedLeading: () => {
+                  term.start();
+                },
+                onStoppedLeading: () => term.stop(),
+              });
+            else term.start();
+          },
+          (err: unknown) => {
+            if (!stopping) logger.error({ err }, 'the sources could not be watched');
+          },
+        );
+      },
+      // The elector stops the mode before it releases the Lease, so no standby starts early.
+      stop: async () => {
+        stopping = true;
+        await elector?.stop();
+        await term.stop();
+      },
+    }),
+  );
 
+  await parts.start();
+  logger.info(
+    { port, identity: s.identity, mode: o.mode, leaderElection: elector !== undefined },
+    'controller serving',
+  );
+  return {
+    port,
+    identity: s.identity,
+    registry,
+    sources,
+    isLeader: () => term.running() && isLeader(),
+    ready: () => sources.synced(),
+    healthy: () => unhealthy === undefined,
+    synced: () => synced ?? Promise.reject(new Error('the sources were not started')),
+    async stop() {
+      await parts.stop();
+      logger.info({}, 'controller stopped');
+    },
+  };
+}
+
+/** The probes' and scrapes' server: /healthz (a problem's text, or ok), /readyz, /metrics. */
+function probesServer(o: {
+  readonly healthy: () => string | undefined;
+  readonly ready: () => boolean;
+  readonly registry: Registry;
+  readonly logger: Logger;
+}): http.Server {
   // Probes and scrapes only: a client slow to send its request, or idle, is not held for long.
   const serverTimeouts = { headersTimeout: 10_000, requestTimeout: 15_000, keepAliveTimeout: 65_000 };
-  const server = http.createServer(serverTimeouts, (req, res) => {
+  return http.createServer(serverTimeouts, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const reply = (code: number, body: string, type = 'text/plain; charset=utf-8'): void => {
       res.writeHead(code, { 'Content-Type': type });
@@ -224,76 +293,37 @@ export async function startControllerApp(o: ControllerAppOptions): Promise<Contr
       return;
     }
     if (path === '/healthz') {
-      if (unhealthy === undefined) reply(200, 'ok\n');
-      else reply(500, `${unhealthy}\n`);
+      const problem = o.healthy();
+      if (problem === undefined) reply(200, 'ok\n');
+      else reply(500, `${problem}\n`);
     } else if (path === '/readyz') {
-      if (sources.synced()) reply(200, 'ok\n');
+      if (o.ready()) reply(200, 'ok\n');
       else reply(503, 'sources not synced\n');
     } else if (path === '/metrics') {
-      answerMetrics(registry, res, logger);
+      answerMetrics(o.registry, res, o.logger);
     } else {
       reply(404, 'not found\n');
     }
   });
+}
 
-  // Started: the sources, then (once synced) the election or the mode; then the probes listen.
-  const syncedPromise = sources.start();
-  // Observed here so a failed sync is never an unhandled rejection; callers see it via synced().
-  syncedPromise.then(
-    () => {
-      if (stopping) return;
-      if (elector) {
-        elector.start({
-          onStartedLeading: () => {
-            startMode();
-          },
-          onStoppedLeading: stopMode,
-        });
-      } else {
-        startMode();
-      }
-    },
-    (err: unknown) => {
-      if (!stopping) logger.error({ err }, 'the sources could not be watched');
-    },
-  );
-
-  const port = await new Promise<number>((resolve, reject) => {
+/** Listens; resolves the port (the one picked when `port` is 0). */
+function listen(server: http.Server, port: number, host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(s.port, s.host, () => {
+    server.listen(port, host, () => {
       const addr = server.address();
-      resolve(typeof addr === 'object' && addr !== null ? addr.port : s.port);
+      resolve(typeof addr === 'object' && addr !== null ? addr.port : port);
     });
   });
-  logger.info(
-    { port, identity: s.identity, mode: o.mode, leaderElection: elector !== undefined },
-    'controller serving',
-  );
+}
 
-  return {
-    port,
-    identity: s.identity,
-    registry,
-    sources,
-    isLeader: () => mode !== undefined && isLeader(),
-    ready: () => sources.synced(),
-    healthy: () => unhealthy === undefined,
-    synced: () => syncedPromise,
-    async stop() {
-      stopping = true;
-      // The elector stops the mode before it releases the Lease, so no standby starts early.
-      if (elector) await elector.stop();
-      await stopMode();
-      await sources.stop();
-      detachSourceExpiry();
-      await events.flush();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-      });
-      logger.info({}, 'controller stopped');
-    },
-  };
+/** Closes the server and every connection it holds. */
+function closeServer(server: http.Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise<void>((resolve) => {
+    server.close(() => {
+      resolve();
+    });
+  });
 }

@@ -101,11 +101,11 @@ class KubeSourceWatcher implements SourceWatcher {
       const d: SourceDef = {
         kind,
         key,
-        ref: { ...ref, name, ...(namespace !== undefined ? { namespace } : {}) },
+        ref: { ...ref, name, namespace },
         reflector,
         version: version as (obj: KubeObject) => string,
         validate: validate as (obj: KubeObject) => string | undefined,
-        ...(warnings ? { warnings: warnings as (obj: KubeObject) => readonly string[] } : {}),
+        warnings: warnings as ((obj: KubeObject) => readonly string[]) | undefined,
         log: o.logger.child({ source: kind, objectKey: key }),
       };
       const refresh = (): void => {
@@ -213,12 +213,10 @@ class KubeSourceWatcher implements SourceWatcher {
         : {}),
     };
     const snap: SourceSnapshot = {
-      ...(this.state.pullSecret.obj ? { pullSecret: this.state.pullSecret.obj } : {}),
-      ...(this.state.clusterTrustBundle.obj
-        ? { clusterTrustBundle: this.state.clusterTrustBundle.obj as ClusterTrustBundle }
-        : {}),
-      ...(this.state.configMap.obj ? { configMap: this.state.configMap.obj } : {}),
-      ...(this.state.manifestsConfigMap.obj ? { manifestsConfigMap: this.state.manifestsConfigMap.obj } : {}),
+      pullSecret: this.state.pullSecret.obj,
+      clusterTrustBundle: this.state.clusterTrustBundle.obj as ClusterTrustBundle | undefined,
+      configMap: this.state.configMap.obj,
+      manifestsConfigMap: this.state.manifestsConfigMap.obj,
       versions,
       watched: this.watched,
       version: sourceSetVersion(versions, this.watched),
