@@ -66,6 +66,7 @@ async function logOnceRunning(core: CoreV1Api, name: string): Promise<string> {
     },
     POD_READY_MS,
     `Pod ${name} to print the file`,
+    500,
   );
 }
 
@@ -125,6 +126,8 @@ describe('a changed ClusterTrustBundle on a real node', () => {
       },
       600_000,
       'the running Pod to see the last bundle in place',
+      // The Pod stamps each line, so reading its log once a second loses no precision.
+      1_000,
     );
     figures.push(
       `running Pod: file refreshed in place ${Math.round((refreshedAt - lastChange) / 1000)} s after the last change`,

@@ -244,6 +244,9 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
       // The kubelet keeps a bundle it read by name for its cache TTL, 5 minutes (docs/node.md).
       420_000,
       'the new bundle in the container',
+      // A log read a second: at the default 50 ms the wait read the log 6,000 times through the
+      // API server and the kubelet, CPU the files running beside it lacked.
+      1_000,
     ).catch(async (error: unknown) => {
       t.diagnostic(await core.readNamespacedPodLog({ name, namespace: 'e2e-namespace' }));
       const dir = webhook().landscape.plane.cluster('runtime').node?.paths.dir ?? '';
