@@ -5,7 +5,7 @@ import { Registry } from 'prom-client';
 import type { ModeContext, ModeHandle } from '../../../src/controller/mode.js';
 import { createControllerMetrics } from '../../../src/controller/controller-metrics.js';
 import { nullEventRecorder } from '../../../src/kube/event-recorder.js';
-import { startLeaderTerm } from '../../../src/controller/leader-term.js';
+import { LeaderTerm, startLeaderTerm } from '../../../src/controller/leader-term.js';
 import type { SourceSnapshot, SourceWatcher } from '../../../src/controller/sources/source-watcher.js';
 import { KubeApiError } from '../../../src/kube/kube-errors.js';
 import { Reflector } from '../../../src/kube/reflector.js';
@@ -115,5 +115,61 @@ void describe('startLeaderTerm', () => {
     ac.abort(new Error('leadership lost'));
     await assert.rejects(term, /relist aborted/);
     assert.equal(started, false);
+  });
+});
+
+void describe('LeaderTerm', () => {
+  const sources = {
+    relist: () => Promise.resolve(),
+    snapshot: (): SourceSnapshot => ({
+      versions: { pullSecret: undefined, clusterTrustBundle: undefined, configMap: undefined },
+      version: 'v',
+      problems: [],
+    }),
+  };
+
+  void test('a mode that does not stop within the limit makes the process unhealthy; one that stops does not', async () => {
+    const problems: string[] = [];
+    const term = (stop: () => Promise<void>): LeaderTerm =>
+      new LeaderTerm({
+        sources,
+        starter: () => Promise.resolve({ stop }),
+        context,
+        stopTimeoutMs: 50,
+        unhealthy: (reason) => problems.push(reason),
+        logger: createLogger({ level: 'silent' }),
+      });
+    const prompt = term(() => Promise.resolve());
+    prompt.start();
+    assert.equal(prompt.running(), true);
+    await prompt.stop();
+    assert.equal(prompt.running(), false);
+    assert.deepEqual(problems, []);
+    const stuck = term(() => new Promise<void>(() => undefined));
+    stuck.start();
+    // Started (not aborted while starting), then stuck in its stop.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await stuck.stop();
+    assert.equal(problems.length, 1);
+    assert.match(String(problems[0]), /longer than 50 ms/);
+  });
+
+  void test('a mode that fails to start makes the process unhealthy, unless the term ended first', async () => {
+    const problems: string[] = [];
+    const failing = new LeaderTerm({
+      sources,
+      starter: () => Promise.reject(new Error('no')),
+      context,
+      stopTimeoutMs: 1_000,
+      unhealthy: (reason) => problems.push(reason),
+      logger: createLogger({ level: 'silent' }),
+    });
+    failing.start();
+    await failing.stop();
+    assert.deepEqual(problems, [], 'aborted by the stop: not a failure');
+    failing.start();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(problems, ['the mode failed to start']);
+    await failing.stop();
   });
 });
