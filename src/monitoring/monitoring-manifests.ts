@@ -107,18 +107,20 @@ export function renderMonitoring(
   catalog: MetricCatalog = metricCatalog(),
 ): MonitoringManifests {
   const q = queryBuilder(catalog, o);
+  const scrape = o.serviceMonitor
+    ? renderMetricsScrape({
+        name: o.controllerJob,
+        namespace: o.kcpNamespace,
+        podSelector: { 'app.kubernetes.io/name': CONTROLLER_NAME },
+        portName: 'http-metrics',
+        port: CONTROLLER_METRICS_PORT,
+      })
+    : undefined;
   return {
     kcp: {
       ...side('rt-bootstrapper-controller', o.kcpNamespace, fleetDashboard(q), kcpAlerts(q, o), o),
-      ...(o.serviceMonitor
-        ? renderMetricsScrape({
-            name: o.controllerJob,
-            namespace: o.kcpNamespace,
-            podSelector: { 'app.kubernetes.io/name': CONTROLLER_NAME },
-            portName: 'http-metrics',
-            port: CONTROLLER_METRICS_PORT,
-          })
-        : {}),
+      service: scrape?.service,
+      serviceMonitor: scrape?.serviceMonitor,
     },
     runtime: side('rt-bootstrapper-webhook', o.runtimeNamespace, webhookDashboard(q), runtimeAlerts(q, o), o),
   };
