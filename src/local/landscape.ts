@@ -59,7 +59,8 @@ export async function startLandscape(o: LandscapeOptions): Promise<Landscape> {
   clock.mark(onNode ? 'node binaries and the rtb image (cache or build)' : 'start');
   const plane = await ControlPlane.start({
     clusters: ['kcp', ...names],
-    ...(nodeBinaries ? { nodes: names, nodeBinaries } : {}),
+    nodes: nodeBinaries ? names : undefined,
+    nodeBinaries,
     log,
   });
   clock.mark(onNode ? 'etcd, API servers, nodes Ready' : 'etcd, API servers');
