@@ -37,8 +37,7 @@ export function judgeExchange(
     }
   }
   if (status === 408 || status === 429 || status >= 500) {
-    const retryAfterMs = parseRetryAfter(retryAfter, capMs, now);
-    return { kind: 'retry', why: `HTTP ${status}`, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+    return { kind: 'retry', why: `HTTP ${status}`, retryAfterMs: parseRetryAfter(retryAfter, capMs, now) };
   }
   return { kind: 'refused', status };
 }

@@ -53,8 +53,16 @@ describe('judgeExchange', () => {
       why: 'HTTP 429',
       retryAfterMs: 5000,
     });
-    assert.deepEqual(judgeExchange(408, undefined, Buffer.alloc(0), cap), { kind: 'retry', why: 'HTTP 408' });
-    assert.deepEqual(judgeExchange(500, 'soon', Buffer.alloc(0), cap), { kind: 'retry', why: 'HTTP 500' });
+    assert.deepEqual(judgeExchange(408, undefined, Buffer.alloc(0), cap), {
+      kind: 'retry',
+      why: 'HTTP 408',
+      retryAfterMs: undefined,
+    });
+    assert.deepEqual(judgeExchange(500, 'soon', Buffer.alloc(0), cap), {
+      kind: 'retry',
+      why: 'HTTP 500',
+      retryAfterMs: undefined,
+    });
   });
 
   test('other statuses are refusals', () => {
