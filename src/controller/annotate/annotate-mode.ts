@@ -72,7 +72,7 @@ class AnnotateMode implements ModeHandle {
         kubeConfig,
         `/apis/${RUNTIME_GROUP}/${RUNTIME_VERSION}/namespaces/${namespace}/${RUNTIME_PLURAL}`,
       ),
-      ...(options.runtimeSelector !== undefined ? { labelSelector: options.runtimeSelector } : {}),
+      labelSelector: options.runtimeSelector,
       logger: this.log.child({ part: 'runtime-reflector' }),
     });
     const metrics = new PrometheusWorkQueueMetrics(registry);
