@@ -14,7 +14,7 @@ export interface ProbeTls {
 export function probe(url: string, tls?: ProbeTls, timeoutMs = 2000): Promise<number | undefined> {
   return new Promise((resolve) => {
     const u = new URL(url);
-    const options = { method: 'GET', timeout: timeoutMs, ...(tls ?? {}) };
+    const options = { method: 'GET', timeout: timeoutMs, ...tls };
     const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, options, (res) => {
       res.resume();
       res.on('end', () => {
