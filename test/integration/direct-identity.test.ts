@@ -15,7 +15,7 @@ import { eventually } from '../../src/envtest/eventually.js';
 import { statusCodeOf } from '../../src/kube/kube-errors.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { useControlPlane } from '../support/control-plane.js';
-import { reportPullSecretDrift } from '../support/drift-report.js';
+import { reportPullSecretDriftTo } from '../support/drift-report.js';
 import { DirectFleet, conditionOf as condition } from '../support/direct-fleet.js';
 import { RB_PATH } from '../support/kcp.js';
 
@@ -42,13 +42,7 @@ const ready = (name: string): Promise<RuntimeBootstrapper> => fleet.waitReady(na
 async function driftRepaired(): Promise<void> {
   const core = rt().kubeConfig().makeApiClient(CoreV1Api);
   await core.deleteNamespacedSecret({ name: 'registry-credentials', namespace: RUNTIME_NAMESPACE });
-  const reply = await reportPullSecretDrift({
-    port: fleet.driftPort,
-    caPem: fleet.direct.cas.trustBundle(),
-    issuer: fleet.direct.cas.current(),
-    runtimeId: ID,
-    domain: DOMAIN,
-  });
+  const reply = await reportPullSecretDriftTo(fleet.direct, ID, DOMAIN);
   assert.equal(reply.status, 202, reply.body);
   await eventually(
     () => core.readNamespacedSecret({ name: 'registry-credentials', namespace: RUNTIME_NAMESPACE }),
@@ -75,22 +69,12 @@ describe('one RuntimeBootstrapper per runtime ID', () => {
     await create('first', ID);
     await ready('first');
     await create('second', ID);
-    const second = await fleet.waitFor(
-      'second',
-      (rb) => condition(rb, 'RuntimeID')?.status === 'False',
-      20_000,
-      'the second CR refused',
-    );
+    const second = await fleet.waitCondition('second', 'RuntimeID', { status: 'False' }, 20_000);
     assert.equal(condition(second, 'RuntimeID')?.reason, 'HeldByAnother');
     assert.match(condition(second, 'RuntimeID')?.message ?? '', /kcp-system\/first/);
     assert.ok(!(second.metadata.finalizers ?? []).length, 'the refused CR holds no finalizer');
     // Both name the default kubeconfig Secret of the ID: the holder is warned of the other.
-    const first = await fleet.waitFor(
-      'first',
-      (rb) => condition(rb, 'KubeconfigExclusive')?.status === 'False',
-      20_000,
-      'the shared kubeconfig named',
-    );
+    const first = await fleet.waitCondition('first', 'KubeconfigExclusive', { status: 'False' }, 20_000);
     assert.equal(first.status?.state, 'Ready');
     assert.match(condition(first, 'KubeconfigExclusive')?.message ?? '', /kcp-system\/second/);
     await driftRepaired();
@@ -107,24 +91,14 @@ describe('one RuntimeBootstrapper per runtime ID', () => {
       20_000,
       'the second CR gone',
     );
-    const first = await fleet.waitFor(
-      'first',
-      (rb) => condition(rb, 'KubeconfigExclusive')?.status === 'True',
-      20_000,
-      'the warning gone',
-    );
+    const first = await fleet.waitCondition('first', 'KubeconfigExclusive', { status: 'True' }, 20_000);
     assert.equal(first.status?.state, 'Ready');
     await driftRepaired();
   });
 
   test('deleting the holder hands the ID to a CR that was refused', async () => {
     await create('later', ID);
-    await fleet.waitFor(
-      'later',
-      (rb) => condition(rb, 'RuntimeID')?.status === 'False',
-      20_000,
-      'the later CR refused',
-    );
+    await fleet.waitCondition('later', 'RuntimeID', { status: 'False' }, 20_000);
     await remove('first');
     const later = await ready('later');
     assert.equal(condition(later, 'RuntimeID')?.status, 'True', 'the refusal is lifted');

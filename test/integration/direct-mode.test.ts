@@ -303,11 +303,11 @@ describe('direct mode: RuntimeBootstrappers install, sync and remove the webhook
     config.clusterTrustBundle.name = 'no-such.example.com:ctb:9';
     await putConfig(JSON.stringify(config));
     for (const id of RUNTIMES) {
-      const rb = await fleet.waitFor(
+      const rb = await fleet.waitCondition(
         id,
-        (r) => condition(r, 'ConfigurationSynced')?.reason === 'InconsistentSources',
+        'ConfigurationSynced',
+        { reason: 'InconsistentSources' },
         20_000,
-        `${id} to report the inconsistency`,
       );
       assert.match(condition(rb, 'ConfigurationSynced')?.message ?? '', /no-such\.example\.com:ctb:9/);
       const cm = await coreOf(rt(id)).readNamespacedConfigMap({

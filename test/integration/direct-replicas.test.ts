@@ -24,7 +24,7 @@ import { CaStore } from '../../src/pki/ca-store.js';
 import { apiServerRequests } from '../support/apiserver-metrics.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import { reportPullSecretDrift } from '../support/drift-report.js';
+import { reportPullSecretDrift, reportPullSecretDriftTo } from '../support/drift-report.js';
 import { captureLogs, type CapturedLogs } from '../support/log-capture.js';
 import { DirectFleet, driftListenerOptions } from '../support/direct-fleet.js';
 import {
@@ -181,13 +181,7 @@ describe('direct mode replicas: auto-create, relayed repairs, the CA, fenced wri
     );
     const core = coreOf(plane().cluster('pool'));
     await core.deleteNamespacedSecret({ name: 'registry-credentials', namespace: RUNTIME_NAMESPACE });
-    const reply = await reportPullSecretDrift({
-      port: other.driftPort,
-      caPem: other.mode.cas.trustBundle(),
-      issuer: other.mode.cas.current(),
-      runtimeId: id,
-      domain: `${id}.example.com`,
-    });
+    const reply = await reportPullSecretDriftTo(other.mode, id, `${id}.example.com`);
     assert.equal(reply.status, 202);
     await eventually(
       () => core.readNamespacedSecret({ name: 'registry-credentials', namespace: RUNTIME_NAMESPACE }),

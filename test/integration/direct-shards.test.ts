@@ -21,7 +21,7 @@ import type { LeaderElectionTiming } from '../../src/kube/leader-election-timing
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import { reportPullSecretDrift } from '../support/drift-report.js';
+import { reportPullSecretDriftTo } from '../support/drift-report.js';
 import { DirectFleet, driftListenerOptions } from '../support/direct-fleet.js';
 import {
   coreOf,
@@ -153,13 +153,7 @@ describe('direct mode sharded across replicas', () => {
     const core = coreOf(poolOf(id));
     await core.deleteNamespacedSecret({ name: 'registry-credentials', namespace: RUNTIME_NAMESPACE });
     const before = spans.length;
-    const reply = await reportPullSecretDrift({
-      port: other.driftPort,
-      caPem: other.mode.cas.trustBundle(),
-      issuer: other.mode.cas.current(),
-      runtimeId: id,
-      domain: domain(id),
-    });
+    const reply = await reportPullSecretDriftTo(other.mode, id, domain(id));
     assert.equal(reply.status, 202);
     await eventually(
       () => core.readNamespacedSecret({ name: 'registry-credentials', namespace: RUNTIME_NAMESPACE }),

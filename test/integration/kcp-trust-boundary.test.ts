@@ -15,7 +15,7 @@ import { eventually } from '../../src/envtest/eventually.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { putTrustBundle, readTrustBundle } from '../support/trust-bundles.js';
-import { reportPullSecretDrift } from '../support/drift-report.js';
+import { reportPullSecretDriftTo } from '../support/drift-report.js';
 import { startHostileRuntime, FLOOD_BYTES, type HostileRuntime } from '../support/hostile-runtime.js';
 import { DirectFleet } from '../support/direct-fleet.js';
 import {
@@ -54,17 +54,8 @@ async function pullSecretAuth(): Promise<string | undefined> {
 }
 
 /** Until the RuntimeBootstrapper's RuntimeReachable is False with `reason`; resolves it and when. */
-async function refusedWith(id: string, reason: string, timeoutMs: number): Promise<RuntimeBootstrapper> {
-  return eventually(
-    async () => {
-      const rb = await readRb(id);
-      const c = reachable(rb);
-      return c?.status === 'False' && c.reason === reason ? rb : undefined;
-    },
-    timeoutMs,
-    `${id}: RuntimeReachable False ${reason}`,
-  );
-}
+const refusedWith = (id: string, reason: string, timeoutMs: number): Promise<RuntimeBootstrapper> =>
+  fleet.waitCondition(id, 'RuntimeReachable', { status: 'False', reason }, timeoutMs);
 
 describe("the KCP's trust boundary: hostile runtimes cost the others nothing", () => {
   let flood: HostileRuntime;
@@ -148,13 +139,7 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
       'the rotation on rt-good while rt-drip and rt-flood hang',
     );
     await coreOf(good()).deleteNamespacedSecret({ name: KCP_PULL_SECRET, namespace: RUNTIME_NAMESPACE });
-    const reply = await reportPullSecretDrift({
-      port: fleet.direct.driftPort ?? 0,
-      caPem: fleet.direct.cas.trustBundle(),
-      issuer: fleet.direct.cas.current(),
-      runtimeId: 'rt-good',
-      domain: domain('rt-good'),
-    });
+    const reply = await reportPullSecretDriftTo(fleet.direct, 'rt-good', domain('rt-good'));
     assert.equal(reply.status, 202);
     await eventually(
       async () => ((await pullSecretAuth()) === 'rotated-while-hostile' ? true : undefined),
@@ -315,13 +300,7 @@ describe("the KCP's trust boundary: hostile runtimes cost the others nothing", (
       // The bound is full of idle connections: a runtime's report (a full mutual-TLS handshake)
       // still gets through, and the tampering it reports is repaired.
       await coreOf(good()).deleteNamespacedSecret({ name: KCP_PULL_SECRET, namespace: RUNTIME_NAMESPACE });
-      const reply = await reportPullSecretDrift({
-        port,
-        caPem: fleet.direct.cas.trustBundle(),
-        issuer: fleet.direct.cas.current(),
-        runtimeId: 'rt-good',
-        domain: domain('rt-good'),
-      });
+      const reply = await reportPullSecretDriftTo(fleet.direct, 'rt-good', domain('rt-good'));
       assert.equal(reply.status, 202);
       await eventually(
         async () => ((await pullSecretAuth()) === undefined ? undefined : true),

@@ -139,12 +139,7 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
       warnings.filter((w) => w.includes('trust bundle not mounted')),
       [],
     );
-    const rb = await fleet.waitFor(
-      'rt-kept',
-      (r) => condition(r, 'TrustBundleProjection')?.reason === 'Kept',
-      60_000,
-      'TrustBundleProjection Kept',
-    );
+    const rb = await fleet.waitCondition('rt-kept', 'TrustBundleProjection', { reason: 'Kept' }, 60_000);
     assert.match(rb.status?.clusterTrustBundleAPI ?? '', /^certificates\.k8s\.io\/v1(beta1)?$/);
     assert.equal(condition(rb, 'TrustBundleAPI')?.reason, 'Served');
   });
@@ -182,11 +177,11 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
     );
     assert.equal(report.projection, 'dropped');
 
-    const rb = await fleet.waitFor(
+    const rb = await fleet.waitCondition(
       'rt-dropped',
-      (r) => condition(r, 'TrustBundleProjection')?.reason === 'Dropped',
+      'TrustBundleProjection',
+      { reason: 'Dropped' },
       60_000,
-      'TrustBundleProjection Dropped',
     );
     assert.equal(condition(rb, 'TrustBundleProjection')?.status, 'False');
     assert.equal(rb.status?.state, 'Ready', 'the runtime is served otherwise');

@@ -235,6 +235,25 @@ export class DirectFleet {
     );
   }
 
+  /** Waits until RuntimeBootstrapper `name` has condition `type` with the status and reason given; resolves it. */
+  waitCondition(
+    name: string,
+    type: string,
+    expected: { readonly status?: string; readonly reason?: string },
+    timeoutMs = 30_000,
+  ): Promise<RuntimeBootstrapper> {
+    const { status, reason } = expected;
+    return this.waitFor(
+      name,
+      (rb) => {
+        const c = conditionOf(rb, type);
+        return c !== undefined && (status ?? c.status) === c.status && (reason ?? c.reason) === c.reason;
+      },
+      timeoutMs,
+      `${name}: ${type} ${[status, reason].filter((x) => x !== undefined).join(' ')}`,
+    );
+  }
+
   /**
    * Waits until RuntimeBootstrapper `name` is Ready, reporting the webhook Deployment of `runtime`
    * available whenever it is Installing (no kubelet runs it); resolves it.

@@ -1,5 +1,6 @@
 /** A drift report as a runtime's forwarder sends it, for tests of the KCP's listener. */
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
+import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
 import type { CertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { httpsCall, type Reply } from './https-call.js';
@@ -33,5 +34,23 @@ export async function reportPullSecretDrift(o: DriftReportOptions): Promise<Repl
       watched: { Namespace: RUNTIME_NAMESPACE, Name: 'registry-credentials' },
       watchedGvk: { group: '', version: 'v1', kind: 'Secret' },
     }),
+  });
+}
+
+/**
+ * Reports, as runtime `runtimeId` of `domain`, that its pull Secret changed to the drift listener
+ * of a running direct mode, with a client certificate of its CA.
+ */
+export function reportPullSecretDriftTo(
+  mode: Pick<DirectMode, 'driftPort' | 'cas'>,
+  runtimeId: string,
+  domain: string,
+): Promise<Reply> {
+  return reportPullSecretDrift({
+    port: mode.driftPort ?? 0,
+    caPem: mode.cas.trustBundle(),
+    issuer: mode.cas.current(),
+    runtimeId,
+    domain,
   });
 }
