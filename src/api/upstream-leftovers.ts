@@ -2,7 +2,7 @@
  * What an upstream install (the Go rt-bootstrapper, `kustomize build config/default` with
  * `namePrefix: rt-bootstrapper-` and `namespace: kyma-system`) leaves on a runtime once KIM has
  * applied our manifests over it, and what of it our webhook removes (pure; the I/O is in
- * ../webhook/upstream-cleanup.ts).
+ * ../runtime-agent/upstream-cleanup.ts).
  *
  * Objects that share our names (Deployment, ServiceAccount, Service, manager and leader-election
  * RBAC, MutatingWebhookConfiguration, ConfigMap, the three NetworkPolicies) are ours after KIM's

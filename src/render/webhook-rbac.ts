@@ -67,7 +67,7 @@ export function webhookClusterRules(
     ...trustRestartRules(perNamespace),
     { apiGroups: [''], resources: ['namespaces'], verbs: read() },
     // Create and delete by any name: the name of a create is in the body, and the sweep deletes
-    // copies under earlier pull-Secret names (../webhook/renamed-copy-sweeper.ts). The API server's
+    // copies under earlier pull-Secret names (../runtime-agent/pull-secret/renamed-copy-sweeper.ts). The API server's
     // policy (./webhook-secret-policy.ts) narrows both to our own copies; neither reads a Secret.
     { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete'] },
     {
@@ -134,8 +134,9 @@ export function restartRightsRules(): V1PolicyRule[] {
  * (read and write, created through the cluster rule, and the Lease electing its one writer; only
  * read when the KCP writes it, so a replica of an earlier install still running its own writer
  * cannot write beside the KCP), in direct mode the status report and the preflight's candidate
- * Secret (read), the Pods of an install the writer takes over (listed, watched), the
- * trust-bundle restarter's Lease, and removing upstream's leftovers in that namespace. With
+ * Secret (read), the Pods of an install the writer takes over (listed, watched), the runtime
+ * agent's Lease (the trust restarter's name: docs/runtime-agent.md), and removing upstream's
+ * leftovers in that namespace. With
  * per-namespace restart rights, also the restarter's status on the webhook's own Deployment
  * (cluster-wide rights include it otherwise).
  */
@@ -169,7 +170,8 @@ export function webhookNamespaceRules(
           // The candidate set the KCP hands canary runtimes for the preflight (read only, by name).
           { apiGroups: [''], resources: ['secrets'], resourceNames: [PREFLIGHT_SECRET], verbs: read() },
         ]),
-    // The Lease electing the certificate writer (own issuer only) and the restarter's.
+    // The Lease electing the certificate writer (own issuer only) and the runtime agent's (the
+    // trust restarter's name: an upgrade elects one leader across both releases).
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     {
       apiGroups: ['coordination.k8s.io'],
@@ -183,7 +185,7 @@ export function webhookNamespaceRules(
     // The trust-bundle projection probe: a Pod created with dryRun=All only, never stored
     // (dry-run asks for the create right; ../webhook/trust-capability/probe-pod.ts).
     { apiGroups: [''], resources: ['pods'], verbs: ['create'] },
-    // The restarter's status annotation (../trust-restart/restart-status.ts).
+    // The restarter's status annotation (../runtime-agent/trust-restart/restart-status.ts).
     ...(perNamespace
       ? [
           {

@@ -11,7 +11,7 @@
  * configuration, and lets an UPDATE through only when the new object equals the old one but for:
  * - each webhook's `clientConfig.caBundle` (the webhooks matched by name, none added or removed);
  * - the removal of `cert-manager.io/inject-ca-from`, which an upstream overlay left
- *   (../api/upstream-leftovers.ts, removed by ../webhook/upstream-cleanup.ts): never set or changed;
+ *   (../api/upstream-leftovers.ts, removed by ../runtime-agent/upstream-cleanup.ts): never set or changed;
  * - what the API server writes itself (`resourceVersion`, `generation`, `managedFields`).
  * The comparison walks the keys, each level cast to `dyn` (./webhook-write-policy.ts's
  * {@link sameExcept}), so a field a later Kubernetes adds to a webhook is compared too.

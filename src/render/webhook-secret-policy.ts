@@ -15,10 +15,10 @@
  *   Secret of that name that is somebody else's, ./pull-secret-desired.ts);
  * - with the webhook's own serving certificate (`own` issuer, ../serving-cert/certificate-writer.ts):
  *   that Secret in the webhook's namespace, created or replaced, as `Opaque` or `kubernetes.io/tls`;
- * - a delete only of a Secret that is our copy, as ../webhook/renamed-copies.ts tells one (our
+ * - a delete only of a Secret that is our copy, as ../runtime-agent/pull-secret/renamed-copies.ts tells one (our
  *   managed-by label, the copied-from annotation naming a Secret of its own name): the copier's
  *   delete before a re-create when the source's type changed, and the sweep of copies under an
- *   earlier pull-Secret name (../webhook/renamed-copy-sweeper.ts: it deletes by name, unread,
+ *   earlier pull-Secret name (../runtime-agent/pull-secret/renamed-copy-sweeper.ts: it deletes by name, unread,
  *   and a refusal here tells it the Secret of that name is not ours).
  * Everything else is refused, the preflight's candidate Secret included: the KCP writes it and the
  * webhook only reads it.

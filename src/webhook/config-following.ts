@@ -13,9 +13,9 @@ import { Reflector } from '../kube/reflector.js';
 import type { ConfigHolder } from './config-holder.js';
 import { connectConfigMapSource } from './configmap-config-source.js';
 import { FileConfigSource } from './file-config-source.js';
-import { SetRevision } from './set-revision.js';
+import { SetRevision, type SetParts } from './set-revision.js';
 import { WebhookStatusReporter } from './status-reporter.js';
-import type { StopStack } from './stop-stack.js';
+import type { Part } from '../process/part-group.js';
 
 /** The config's source, as `rtb webhook` was told. */
 export interface ConfigSourceSettings {
@@ -28,41 +28,46 @@ export interface ConfigSourceSettings {
   readonly statusConfigMap?: { readonly namespace: string; readonly name: string };
 }
 
-/** What the config feeds and how it is stopped. */
+/** What the config feeds. */
 export interface ConfigFollowingParts {
   readonly holder: ConfigHolder;
   readonly logger: Logger;
   readonly reflectorLogger: Logger;
-  readonly stoppers: StopStack;
+  /** Reads the set's other parts (the pull Secret's and the bundle's watches) for its version. */
+  readonly setParts: () => SetParts;
 }
 
-/** What following the config started, for the parts built after it. */
-export interface FollowedConfig {
+/** The config's source, to start as a part of the process. */
+export interface ConfigSource extends Part {
   /** The status reporter, when a status ConfigMap is named (it reports more than the config: ./status-reporter.ts). */
   readonly reporter: WebhookStatusReporter | undefined;
   /**
-   * The revision of the ConfigMap's text (not with a file): to be connected to the parts of the
-   * set, whose watches are built after the holder, and told of their changes.
+   * The revision of the ConfigMap's text (not with a file), to be told when the set's other parts
+   * change (./set-revision.ts).
    */
   readonly revision: SetRevision | undefined;
 }
 
-/** Starts following the config; a file is read before this resolves, a ConfigMap as it is listed. */
-export async function followConfig(
-  o: ConfigSourceSettings,
-  parts: ConfigFollowingParts,
-): Promise<FollowedConfig> {
+/**
+ * The config's source, not started: a file is read before its start resolves, a ConfigMap is
+ * followed from its start on (each text offered under the set version it makes up).
+ */
+export function configSource(o: ConfigSourceSettings, parts: ConfigFollowingParts): ConfigSource {
   if (o.configFile) {
     const fileSource = new FileConfigSource(
       o.configFile,
       parts.holder,
       parts.logger.child({ part: 'config' }),
     );
-    parts.stoppers.push(() => {
-      fileSource.stop();
-    });
-    await fileSource.start();
-    return { reporter: undefined, revision: undefined };
+    return {
+      name: 'config file',
+      reporter: undefined,
+      revision: undefined,
+      start: () => fileSource.start(),
+      stop: () => {
+        fileSource.stop();
+      },
+    };
   }
   const cm = o.configMap ?? { namespace: CONFIG_MAP_NAMESPACE, name: CONFIG_MAP_NAME, key: CONFIG_MAP_KEY };
   const configReflector = new Reflector<V1ConfigMap>({
@@ -77,12 +82,9 @@ export async function followConfig(
   const reporter = o.statusConfigMap
     ? new WebhookStatusReporter(o.kubeConfig, o.statusConfigMap, parts.logger.child({ part: 'status' }))
     : undefined;
-  if (reporter)
-    parts.stoppers.push(() => {
-      reporter.stop();
-    });
   const revision = new SetRevision(
     parts.holder,
+    parts.setParts,
     reporter
       ? (version, offer) => {
           reporter.offered(version, offer);
@@ -90,7 +92,16 @@ export async function followConfig(
       : undefined,
   );
   connectConfigMapSource({ reflector: configReflector, key: cm.key, revision, logger: parts.logger });
-  configReflector.start();
-  parts.stoppers.push(() => configReflector.stop());
-  return { reporter, revision };
+  return {
+    name: 'config map',
+    reporter,
+    revision,
+    start: () => {
+      configReflector.start();
+    },
+    stop: async () => {
+      await configReflector.stop();
+      reporter?.stop();
+    },
+  };
 }

@@ -42,20 +42,14 @@ export interface ConfigMapRead {
 export class SetRevision {
   private latest: ConfigMapRead | undefined;
   private offeredUnder: string | undefined;
-  // Unknown until connected: the watches of the parts are built after the holder (webhook-app.ts).
-  private parts: () => SetParts = () => ({ pullSecret: UNKNOWN_PART, trustBundle: UNKNOWN_PART });
 
   constructor(
     private readonly holder: ConfigHolder,
+    /** Reads the other parts of the set (their watches, which follow the holder). */
+    private readonly parts: () => SetParts,
     /** Told the version of each offer and its outcome (the status report). */
     private readonly onOffer?: (version: string | undefined, offer: ConfigOffer) => void,
   ) {}
-
-  /** Reads the parts from here on (once their watches exist), and recomputes. */
-  connect(parts: () => SetParts): void {
-    this.parts = parts;
-    this.recompute();
-  }
 
   /** The ConfigMap was read: its text is offered under the set version it makes up now. */
   configMap(read: ConfigMapRead): ConfigOffer {

@@ -1,49 +1,60 @@
+/**
+ * `rtb webhook`, wired top to bottom: the admission path (serving certificate, caches, config,
+ * pull-Secret copier, trust bundle, server) and the runtime agent (../runtime-agent/), each part
+ * built with what it needs and started by one group (../process/part-group.ts) in that order,
+ * stopped in reverse.
+ */
 import type { V1Namespace } from '@kubernetes/client-node';
-import type { SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { RUNTIME_NAMESPACE } from '../api/runtime-names.js';
+import { DRIFT_FLUSH_SECONDS } from '../api/serving-limits.js';
+import { API_NOT_SERVED, trustBundleMount } from '../api/trust-bundle-capability.js';
+import { DriftForwarder } from '../drift/drift-forwarder.js';
+import { handleDriftValidation } from '../drift/validation-handler.js';
+import { cachedNamespaceOf } from '../kube/cached-namespace.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
+import type { LeaderElectionTiming } from '../kube/leader-election-timing.js';
 import { KubeListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
+import { part, PartGroup } from '../process/part-group.js';
+import {
+  attestorPart,
+  PreflightParts,
+  SweeperParts,
+  workloadFollowerPart,
+} from '../runtime-agent/agent-parts.js';
+import {
+  agentIdentity,
+  RUNTIME_AGENT_LEASE,
+  RuntimeAgent,
+  type LeaderPart,
+} from '../runtime-agent/runtime-agent.js';
+import {
+  trustRestarterOf,
+  type TrustRestartSettings,
+} from '../runtime-agent/trust-restart/restarter-settings.js';
+import type { TrustRestarter } from '../runtime-agent/trust-restart/trust-restarter.js';
+import { followTrustBundle } from '../runtime-agent/trust-restart/trust-bundle-follower.js';
+import { startUpstreamCleanup, type UpstreamCleanup } from '../runtime-agent/upstream-cleanup.js';
+import { workloadSettingsOf } from '../runtime-agent/workload-health/workload-follower.js';
+import type { ServingCertSettings } from '../serving-cert/serving-cert-settings.js';
+import { errorLine } from '../telemetry/error-line.js';
 import { LogRateLimit } from '../telemetry/log-rate-limit.js';
 import { MetricsServer } from '../telemetry/metrics-endpoint.js';
 import type { AdmissionContext } from './admission-handler.js';
-import { cachedNamespaceOf } from '../kube/cached-namespace.js';
-import { CertificateReloader, type CertificateFiles } from './certificate-reloader.js';
+import type { CertificateFiles } from './certificate-reloader.js';
+import { configSource, type ConfigSourceSettings } from './config-following.js';
 import { ConfigHolder } from './config-holder.js';
-import { followConfig, type ConfigSourceSettings } from './config-following.js';
 import { coreCalls } from './core-calls.js';
 import { MissingNamespaces, type MissingNamespacesOptions } from './missing-namespaces.js';
 import { namespaceAnnotationLookup } from './namespace-lookup.js';
 import { followPullSecret, pullSecretPart, pullSecretRefOf } from './pull-secret-follower.js';
+import { ServingCertificate } from './serving-certificate.js';
 import { UNKNOWN_PART } from './set-revision.js';
-import { RenamedCopySweeper, renamedCopyCalls } from '../runtime-agent/pull-secret/renamed-copy-sweeper.js';
+import { capabilityProber, type CapabilityProbeSettings } from './trust-capability/capability-prober.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer, type DrainOptions } from './webhook-server.js';
-import { DRIFT_FLUSH_SECONDS } from '../api/serving-limits.js';
-import { StopStack } from './stop-stack.js';
-import { errorLine } from '../telemetry/error-line.js';
-import { leafNotAfter } from '../pki/certificate-expiry.js';
-import { startUpstreamCleanup } from '../runtime-agent/upstream-cleanup.js';
-import type { ServingCertSettings } from '../serving-cert/serving-cert-settings.js';
-import type { ServingCertKeeper } from '../serving-cert/serving-cert-keeper.js';
-import { DriftForwarder } from '../drift/drift-forwarder.js';
-import { RuntimeAttestor } from '../drift/attestor.js';
-import { followTrustBundle } from '../runtime-agent/trust-restart/trust-bundle-follower.js';
-import {
-  startRestarterFromSettings,
-  type TrustRestartSettings,
-} from '../runtime-agent/trust-restart/restarter-settings.js';
-import type { TrustRestarter } from '../runtime-agent/trust-restart/trust-restarter.js';
-import { handleDriftValidation } from '../drift/validation-handler.js';
-import { startPreflight, type Preflight } from '../runtime-agent/preflight/preflight-runner.js';
-import {
-  startWorkloadFollower,
-  workloadSettingsOf,
-} from '../runtime-agent/workload-health/workload-follower.js';
-import { RUNTIME_NAMESPACE } from '../api/runtime-names.js';
-import { API_NOT_SERVED, trustBundleMount } from '../api/trust-bundle-capability.js';
-import { startCapabilityProber, type CapabilityProbeSettings } from './trust-capability/capability-prober.js';
 
 /** Settings of `rtb webhook` (the config's source: {@link ConfigSourceSettings}). */
 export interface WebhookAppOptions extends ConfigSourceSettings {
@@ -91,11 +102,21 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
   readonly missingNamespaces?: MissingNamespacesOptions;
   /**
    * After a rename of the pull Secret, how long until copies of the earlier name that live Pods
-   * still named are looked at again (./renamed-copy-sweeper.ts; default 10 min).
+   * still named are looked at again (../runtime-agent/pull-secret/renamed-copy-sweeper.ts; default 10 min).
    */
   readonly renamedCopyResweepMs?: number;
   /** Restart Pods that run an old trust bundle (docs/trust-restart.md); off without it. */
   readonly trustRestart?: TrustRestartSettings;
+  /**
+   * The runtime agent's election (../runtime-agent/runtime-agent.ts; namespace default
+   * `POD_NAMESPACE` or kyma-system, Lease `rt-bootstrapper-trust-restarter`).
+   */
+  readonly runtimeAgent?: {
+    readonly namespace?: string;
+    readonly leaseName?: string;
+    readonly leaseTiming?: Partial<LeaderElectionTiming>;
+    readonly identity?: string;
+  };
   /**
    * How the runtime's trust-bundle capability is probed (docs/trust-bundle-api.md; namespace
    * default `POD_NAMESPACE` or kyma-system); false: never, the bundle is always mounted.
@@ -106,12 +127,12 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
    * base URL, as containerd's hosts.toml `server`): local plain-HTTP registries, or an address
    * Pods reach a registry at. The preflight and the workload follower run where the status
    * report is written ({@link ConfigSourceSettings.statusConfigMap}) on the replica that leads
-   * the trust restarter.
+   * the runtime agent.
    */
   readonly registryServers?: Readonly<Record<string, string>>;
 }
 
-/** A running webhook process: server, caches, config, copier. */
+/** A running webhook process: the admission server and the runtime agent. */
 export interface WebhookApp {
   readonly port: number;
   /** The metrics port, when {@link WebhookAppOptions.metricsPort} is set. */
@@ -121,28 +142,45 @@ export interface WebhookApp {
   ready(): boolean;
   /** Whether this replica writes the serving certificate now (only without {@link WebhookAppOptions.tls}). */
   isCertWriter(): boolean;
-  /** The trust-bundle restarter (only with {@link WebhookAppOptions.trustRestart}). */
+  /** The runtime agent (its leader runs the parts besides admission). */
+  readonly agent: RuntimeAgent;
+  /** The trust-bundle restarter, a part of the agent (only with {@link WebhookAppOptions.trustRestart}). */
   readonly restarter: TrustRestarter | undefined;
   /**
-   * Graceful: drains the server (./webhook-server.ts `close`; by default without the delay that
-   * the CLI adds on SIGTERM), then stops caches and workers.
+   * Graceful: the agent stops (its Lease released for a standby), the server drains
+   * (./webhook-server.ts `close`; by default without the delay that the CLI adds on SIGTERM),
+   * then every other part, last started first.
    */
   stop(drain?: DrainOptions): Promise<void>;
 }
 
 /**
- * Starts the webhook: caches, config, pull-Secret copier, HTTPS server; resolves once serving.
- * A start that fails (no usable certificate, an unreadable config file, the port in use) stops
- * whatever it had started and rejects with the reason on one line, so the process can exit.
+ * Starts the webhook; resolves once serving. A start that fails (no usable certificate, an
+ * unreadable config file, the port in use) stops whatever it had started and rejects with the
+ * reason on one line, so the process can exit.
  */
 export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp> {
-  const stoppers = new StopStack();
+  const wired = wireWebhookApp(o);
   try {
-    return await startParts(o, stoppers);
+    await wired.group.start();
   } catch (error) {
-    await stoppers.stopAll(o.logger);
     throw new Error(`cannot start the webhook: ${errorLine(error)}`, { cause: error });
   }
+  o.logger.info({ port: wired.server.port }, 'webhook serving');
+  return {
+    port: wired.server.port,
+    metricsPort: wired.metricsPort(),
+    config: wired.holder,
+    registry: wired.registry,
+    ready: wired.ready,
+    isCertWriter: () => wired.certificate.isWriter(),
+    agent: wired.agent,
+    restarter: wired.restarter,
+    async stop(drain) {
+      wired.shutdown.drain = drain;
+      await wired.group.stop();
+    },
+  };
 }
 
 /** {@link WebhookAppOptions} with every default applied: what the webhook reads besides the config's source. */
@@ -158,15 +196,20 @@ interface WebhookAppSettings {
         readonly attestationInitialDelayMs: number | undefined;
       }
     | undefined;
+  /** The runtime agent's election. */
+  readonly agent: {
+    readonly namespace: string;
+    readonly leaseName: string;
+    readonly identity: string;
+    readonly timing: Partial<LeaderElectionTiming> | undefined;
+  };
 }
 
 /** Applies the webhook's defaults: the only place they are filled in. */
 function resolveWebhookAppSettings(o: WebhookAppOptions): WebhookAppSettings {
+  const namespace = process.env.POD_NAMESPACE || RUNTIME_NAMESPACE;
   return {
-    capabilityProbe:
-      o.trustCapability === false
-        ? undefined
-        : { namespace: process.env.POD_NAMESPACE || RUNTIME_NAMESPACE, ...o.trustCapability },
+    capabilityProbe: o.trustCapability === false ? undefined : { namespace, ...o.trustCapability },
     removeUpstreamLeftovers: o.removeUpstreamLeftovers ?? true,
     drift: o.drift
       ? {
@@ -175,103 +218,116 @@ function resolveWebhookAppSettings(o: WebhookAppOptions): WebhookAppSettings {
           attestationInitialDelayMs: o.drift.attestationInitialDelayMs,
         }
       : undefined,
+    agent: {
+      namespace: o.runtimeAgent?.namespace ?? namespace,
+      // An empty name or identity reads as none: the default.
+      leaseName: o.runtimeAgent?.leaseName || RUNTIME_AGENT_LEASE,
+      identity: o.runtimeAgent?.identity || agentIdentity(),
+      timing: o.runtimeAgent?.leaseTiming,
+    },
   };
 }
 
 /**
- * The parts, each built after what it uses and started in order (see startWebhookApp): the
- * serving certificate, the caches and the config, the capability probe, the pull-Secret copier
- * and the trust bundle, then the server; last the parts that act only once this webhook serves.
+ * Builds every part, each after what it uses, into one group (nothing starts here). The order is
+ * the start order: the serving certificate first (a webhook with nothing to serve fails before
+ * any watch), the caches and the config, the capability probe (before serving: no Pod gets an
+ * empty volume over its CA certificates while the answer is still to come), the pull-Secret
+ * copier and the trust bundle, the drift forwarder, the server; then what acts only once this
+ * webhook serves: upstream's clean-up and the runtime agent.
  */
-async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<WebhookApp> {
+function wireWebhookApp(o: WebhookAppOptions) {
   const s = resolveWebhookAppSettings(o);
   const logger = o.logger;
+  const reflectorLogger = logger.child({ part: 'reflector' });
   const registry = o.registry ?? new Registry();
   if (!o.registry) collectDefaultMetrics({ register: registry });
   const metrics = createWebhookMetrics(registry);
   const core = coreCalls(o.kubeConfig);
   const holder = new ConfigHolder(logger.child({ part: 'config' }), metrics, o.landscape);
-  const reflectorLogger = logger.child({ part: 'reflector' });
+  const group = new PartGroup('webhook', logger);
+  const shutdown: { drain?: DrainOptions } = {};
 
-  // The certificate's source is built before the server that serves it (its first certificate),
-  // and reaches the server once it exists: a swap before then only counts.
-  const serverRef: { current?: WebhookServer } = {};
-  const served = (tls: SecureContextOptions): void => {
-    const notAfter = leafNotAfter(tls.cert);
-    if (notAfter !== undefined) metrics.servingCertificateExpiry.set(notAfter / 1000);
-  };
-  const swap = (tls: SecureContextOptions): void => {
-    serverRef.current?.setSecureContext(tls);
-    served(tls);
-  };
-  const reloaded = (result: 'success' | 'failure'): void => {
-    metrics.certReloads.inc({ result });
-  };
-  let reloader: CertificateReloader | undefined;
-  let keeper: ServingCertKeeper | undefined;
-  let tls: SecureContextOptions;
-  // First, so a webhook with nothing to serve fails before it starts any watch.
-  if (o.tls) {
-    reloader = new CertificateReloader(o.tls, swap, reloaded, logger.child({ part: 'tls' }));
-    try {
-      tls = await reloader.load();
-    } catch (cause) {
-      const files = `${o.tls.certFile} with key ${o.tls.keyFile}`;
-      throw new Error(`serving certificate ${files}: ${errorLine(cause)}`, { cause });
-    }
-  } else {
-    // Loaded only here: it brings the certificate-issuing code, which file mode never needs.
-    const { startKeeperFromSettings } = await import('../serving-cert/serving-cert-settings.js');
-    const started = await startKeeperFromSettings(o.kubeConfig, o.servingCert ?? {}, logger, reloaded);
-    keeper = started;
-    stoppers.push(() => started.stop());
-    keeper.attach(swap);
-    tls = keeper.initialTls;
-  }
-  served(tls);
+  const certificate = group.add(
+    new ServingCertificate({
+      access: o.kubeConfig,
+      tls: o.tls,
+      servingCert: o.servingCert,
+      metrics,
+      logger,
+    }),
+  );
 
-  // Metadata only, and of that only what admission and the copier read (./cached-namespace.ts).
+  // Metadata only, and of that only what admission and the copier read (../kube/cached-namespace.ts).
   const namespaces = new Reflector<V1Namespace>({
     name: 'namespaces',
     listerWatcher: new KubeListWatch<V1Namespace>(o.kubeConfig, '/api/v1/namespaces', { metadataOnly: true }),
     transform: cachedNamespaceOf,
     logger: reflectorLogger,
   });
-  namespaces.start();
-  stoppers.push(() => namespaces.stop());
+  group.add(
+    part('namespaces', {
+      start: () => {
+        namespaces.start();
+      },
+      stop: () => namespaces.stop(),
+    }),
+  );
 
-  const { reporter: statusReporter, revision } = await followConfig(o, {
-    holder,
-    logger,
-    reflectorLogger,
-    stoppers,
-  });
-  // The pull Secret and the bundle count in the set version: a change of either moves it.
+  // The pull Secret and the bundle count in the set version (./set-revision.ts): the revision
+  // reads their watches, built below, and they tell it when they change. Neither runs before the
+  // group starts, after all three exist.
+  const config = group.add(
+    configSource(o, {
+      holder,
+      logger,
+      reflectorLogger,
+      setParts: () => ({
+        pullSecret: pullSecretPart(copiers, holder),
+        trustBundle: bundle.settled()
+          ? { known: true, version: bundle.current()?.contentVersion }
+          : UNKNOWN_PART,
+      }),
+    }),
+  );
   const recompute = (): void => {
-    revision?.recompute();
+    config.revision?.recompute();
   };
 
-  // Whether the runtime can take the trust-bundle mount: probed before serving, so that no Pod
-  // gets an empty volume over its CA certificates while the answer is still to come.
   const prober = s.capabilityProbe
-    ? startCapabilityProber({
+    ? capabilityProber({
         access: o.kubeConfig,
         settings: s.capabilityProbe,
         logger: logger.child({ part: 'trust-capability' }),
       })
     : undefined;
   if (prober) {
-    stoppers.push(() => {
-      prober.stop();
-    });
-    if (statusReporter)
+    const reporter = config.reporter;
+    if (reporter)
       prober.onChange((capability) => {
-        statusReporter.trustBundle(capability);
+        reporter.trustBundle(capability);
       });
+    group.add(
+      part('trust-capability probe', {
+        start: () => {
+          prober.start();
+        },
+        stop: () => {
+          prober.stop();
+        },
+      }),
+    );
   }
 
   // Per-request warnings are rate-limited; a namespace the API server does not know is remembered.
   const logLimit = new LogRateLimit(logger);
+  group.add(
+    part('log rate limit', {
+      stop: () => {
+        logLimit.flush();
+      },
+    }),
+  );
   const missingNamespaces = new MissingNamespaces(o.missingNamespaces);
   const copiers = followPullSecret({
     kubeConfig: o.kubeConfig,
@@ -286,23 +342,8 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     excludedNamespaces: o.excludedNamespaces,
     onSourceChange: recompute,
   });
-  stoppers.push(() => {
-    logLimit.flush();
-  });
-  stoppers.push(() => copiers.close());
-  // Copies of earlier pull-Secret names (a rename in the config) go once no live Pod names them.
-  const sweeper = new RenamedCopySweeper({
-    calls: renamedCopyCalls(o.kubeConfig, o.statusConfigMap),
-    currentName: () => (holder.get() === undefined ? undefined : pullSecretRefOf(holder).name),
-    metrics,
-    logger: logger.child({ part: 'renamed-copies' }),
-    resweepMs: o.renamedCopyResweepMs,
-  });
-  holder.onChange(() => {
-    sweeper.follow();
-  });
-  sweeper.follow();
-  stoppers.push(() => sweeper.stop());
+  group.add(part('pull-secret copier', { stop: () => copiers.close() }));
+
   // The bundle in force: its hash is stamped on Pods at admission, and the restarter follows it.
   const bundle = followTrustBundle({
     kubeConfig: o.kubeConfig,
@@ -316,15 +357,69 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     onSettled: recompute,
   });
   bundle.onChange(recompute);
-  stoppers.push(() => bundle.close());
-  // Both sides exist now: the revision reads the watches built after it (./set-revision.ts).
-  revision?.connect(() => ({
-    pullSecret: pullSecretPart(copiers, holder),
-    trustBundle: bundle.settled() ? { known: true, version: bundle.current()?.contentVersion } : UNKNOWN_PART,
-  }));
+  group.add(part('trust bundle', { stop: () => bundle.close() }));
 
-  // Started once this webhook serves and leads (below); admission asks it from the start.
-  let preflight: Preflight | undefined;
+  const forwarder = s.drift
+    ? new DriftForwarder({
+        url: s.drift.url,
+        tls: s.drift.tls,
+        logger: logger.child({ part: 'drift-forwarder' }),
+        registry,
+      })
+    : undefined;
+  if (forwarder)
+    group.add(
+      part('drift forwarder', {
+        // After the server drained: deliver what is queued (stop drops the rest).
+        stop: async () => {
+          await forwarder.flush(DRIFT_FLUSH_SECONDS * 1000).catch(() => undefined);
+          await forwarder.stop();
+        },
+      }),
+    );
+
+  // /metrics on a port of its own (before the server, so it stops after the drain).
+  const metricsServer =
+    o.metricsPort === undefined
+      ? undefined
+      : new MetricsServer({ registry, port: o.metricsPort, host: o.host, logger });
+  let metricsPort: number | undefined;
+  if (metricsServer)
+    group.add(
+      part('metrics server', {
+        start: async () => {
+          metricsPort = await metricsServer.listen();
+        },
+        stop: () => metricsServer.close(),
+      }),
+    );
+
+  // The agent's findings admission reads (every replica asks; only the leader's check knows).
+  const preflight =
+    o.statusConfigMap === undefined
+      ? undefined
+      : new PreflightParts({
+          access: o.kubeConfig,
+          logger: logger.child({ part: 'preflight' }),
+          namespace: o.statusConfigMap.namespace,
+          statusConfigMap: o.statusConfigMap.name,
+          registryServers: o.registryServers,
+          excludedNamespaces: o.excludedNamespaces,
+          // The set in force (the stable one while a candidate is checked): its overrides and Secret.
+          stable: () => {
+            const config = holder.get();
+            if (config === undefined) return undefined;
+            const ref = pullSecretRefOf(holder);
+            const data = copiers.current?.secrets.store.get(`${ref.namespace}/${ref.name}`)?.data?.[
+              '.dockerconfigjson'
+            ];
+            return {
+              overrides: config.overrides,
+              dockerConfigJson: data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8'),
+            };
+          },
+        });
+
   const context: AdmissionContext = {
     config: () => holder.get(),
     revision: () => holder.revision,
@@ -346,20 +441,11 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     holder.get() !== undefined &&
     namespaces.hasSynced() &&
     (copiers.current?.secrets.hasSynced() ?? false) &&
-    (keeper?.ready() ?? true) &&
+    certificate.ready() &&
     (prober === undefined || prober.current() !== undefined);
-  const forwarder = s.drift
-    ? new DriftForwarder({
-        url: s.drift.url,
-        tls: s.drift.tls,
-        logger: logger.child({ part: 'drift-forwarder' }),
-        registry,
-      })
-    : undefined;
-  if (forwarder) stoppers.push(() => forwarder.stop());
   const server = new WebhookServer({
     validate: forwarder ? (body: Buffer) => handleDriftValidation(body, forwarder) : undefined,
-    tls,
+    tls: certificate,
     host: o.host,
     port: o.port,
     context,
@@ -368,120 +454,110 @@ async function startParts(o: WebhookAppOptions, stoppers: StopStack): Promise<We
     ready,
     logger,
   });
-  serverRef.current = server;
-  const port = await server.listen();
-  stoppers.push(() => server.close());
-  const metricsServer =
-    o.metricsPort === undefined
-      ? undefined
-      : new MetricsServer({ registry, port: o.metricsPort, host: o.host, logger });
-  if (metricsServer) {
-    const started = metricsServer;
-    stoppers.push(() => started.close());
-  }
-  const metricsPort = await metricsServer?.listen();
-  reloader?.start();
-  if (reloader) {
-    const started = reloader;
-    stoppers.push(() => {
-      started.stop();
-    });
-  }
-  logger.info({ port }, 'webhook serving');
+  const serving = group.add(
+    part('admission server', {
+      needs: [certificate, config],
+      start: async () => {
+        await server.listen();
+      },
+      stop: () => server.close(shutdown.drain),
+    }),
+  );
+
   // Only once we serve: until then upstream's webhook may still be the one answering.
-  const cleanup = s.removeUpstreamLeftovers
-    ? startUpstreamCleanup(o.kubeConfig, logger.child({ part: 'upstream-cleanup' }))
-    : undefined;
-  if (cleanup)
-    stoppers.push(() => {
-      cleanup.stop();
-    });
+  if (s.removeUpstreamLeftovers) {
+    const cleanupLogger = logger.child({ part: 'upstream-cleanup' });
+    let cleanup: UpstreamCleanup | undefined;
+    group.add(
+      part('upstream clean-up', {
+        needs: [serving],
+        start: () => {
+          cleanup = startUpstreamCleanup(o.kubeConfig, cleanupLogger);
+        },
+        stop: () => {
+          cleanup?.stop();
+        },
+      }),
+    );
+  }
+
+  // The runtime agent: what acts for the runtime besides admission, on the replica that leads.
   const restarter = o.trustRestart
-    ? startRestarterFromSettings(o.trustRestart, { access: o.kubeConfig, bundle, registry, logger })
+    ? trustRestarterOf(o.trustRestart, {
+        access: o.kubeConfig,
+        bundle,
+        registry,
+        logger,
+        namespace: s.agent.namespace,
+        identity: s.agent.identity,
+      })
     : undefined;
-  if (restarter) stoppers.push(() => restarter.stop());
-  // Like the cleanup, only once we serve: a webhook that cannot start has nothing to attest. One
-  // attestor per runtime is enough for the KCP: the replica that leads the trust restarter.
-  const attestor = s.drift
-    ? new RuntimeAttestor({
+  const sweeper = new SweeperParts({
+    access: o.kubeConfig,
+    statusConfigMap: o.statusConfigMap,
+    currentName: () => (holder.get() === undefined ? undefined : pullSecretRefOf(holder).name),
+    onConfigChange: (listener) => {
+      holder.onChange(listener);
+    },
+    metrics,
+    logger: logger.child({ part: 'renamed-copies' }),
+    resweepMs: o.renamedCopyResweepMs,
+  });
+  const leaderParts: LeaderPart[] = [sweeper.leaderPart];
+  if (restarter) leaderParts.push(restarter.leaderPart);
+  if (s.drift)
+    leaderParts.push(
+      attestorPart({
         url: s.drift.url,
         tls: s.drift.tls,
         access: o.kubeConfig,
-        logger: logger.child({ part: 'attestor' }),
         registry,
-        isActive: restarter ? () => restarter.isActive() : undefined,
+        logger: logger.child({ part: 'attestor' }),
         initialDelayMaxMs: s.drift.attestationInitialDelayMs,
-      })
-    : undefined;
-  if (attestor) {
-    attestor.start();
-    stoppers.push(() => attestor.stop());
-  }
+      }),
+    );
   // What the Pods changed under each revision do, and whether a candidate's images resolve
-  // (DESIGN §11): beside the status report, on the replica that leads the restarter.
-  const statusConfigMap = o.statusConfigMap;
-  if (statusConfigMap && restarter) {
-    const isActive = (): boolean => restarter.isActive();
-    const follower = startWorkloadFollower({
+  // (DESIGN §11): beside the status report.
+  if (o.statusConfigMap && preflight)
+    leaderParts.push(
+      workloadFollowerPart({
+        access: o.kubeConfig,
+        settings: () => workloadSettingsOf(holder.get()),
+        inForce: () => {
+          const config = holder.get();
+          const revision = holder.revision;
+          return config !== undefined && revision !== undefined
+            ? { revision, overrides: config.overrides }
+            : undefined;
+        },
+        namespace: o.statusConfigMap.namespace,
+        configMapName: o.statusConfigMap.name,
+        registry,
+        logger: logger.child({ part: 'workloads' }),
+        reflectorLogger,
+      }),
+      preflight.leaderPart,
+    );
+  const agent = group.add(
+    new RuntimeAgent({
       access: o.kubeConfig,
-      isActive,
-      settings: () => workloadSettingsOf(holder.get()),
-      inForce: () => {
-        const config = holder.get();
-        const revision = holder.revision;
-        return config !== undefined && revision !== undefined
-          ? { revision, overrides: config.overrides }
-          : undefined;
-      },
-      namespace: statusConfigMap.namespace,
-      configMapName: statusConfigMap.name,
-      registry,
-      logger: logger.child({ part: 'workloads' }),
-      reflectorLogger,
-    });
-    stoppers.push(() => follower.stop());
-    const started = startPreflight({
-      access: o.kubeConfig,
-      isActive,
-      logger: logger.child({ part: 'preflight' }),
-      namespace: statusConfigMap.namespace,
-      statusConfigMap: statusConfigMap.name,
-      registryServers: o.registryServers,
-      excludedNamespaces: o.excludedNamespaces,
-      // The set in force (the stable one while a candidate is checked): its overrides and Secret.
-      stable: () => {
-        const config = holder.get();
-        if (config === undefined) return undefined;
-        const ref = pullSecretRefOf(holder);
-        const data = copiers.current?.secrets.store.get(`${ref.namespace}/${ref.name}`)?.data?.[
-          '.dockerconfigjson'
-        ];
-        return {
-          overrides: config.overrides,
-          dockerConfigJson: data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8'),
-        };
-      },
-    });
-    preflight = started;
-    stoppers.push(() => started.stop());
-  }
+      election: s.agent,
+      parts: leaderParts,
+      logger,
+      needs: [serving],
+    }),
+  );
 
   return {
-    port,
-    metricsPort,
-    config: holder,
+    group,
+    holder,
     registry,
-    ready,
-    isCertWriter: () => keeper?.isWriter() ?? false,
+    certificate,
+    server,
+    agent,
     restarter,
-    async stop(drain) {
-      cleanup?.stop();
-      reloader?.stop();
-      await server.close(drain);
-      // Deliver what is queued before stopping (stop drops the rest).
-      await forwarder?.flush(DRIFT_FLUSH_SECONDS * 1000).catch(() => undefined);
-      // Everything else, last started first (the server again: already closed).
-      await stoppers.stopAll(logger);
-    },
+    ready,
+    shutdown,
+    metricsPort: () => metricsPort,
   };
 }

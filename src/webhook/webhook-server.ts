@@ -27,9 +27,19 @@ import {
 } from '../api/serving-limits.js';
 import type { AdmissionResult } from './webhook-metrics.js';
 
+/** A certificate that is read when the server listens, and replaced later. */
+export interface ChangingCertificate {
+  current(): SecureContextOptions;
+  follow(apply: (tls: SecureContextOptions) => void): void;
+}
+
 /** Settings of the HTTPS server. */
 export interface WebhookServerOptions {
-  readonly tls: SecureContextOptions;
+  /**
+   * The certificate: fixed, or one that changes (read when the server listens, then followed;
+   * ./serving-certificate.ts).
+   */
+  readonly tls: SecureContextOptions | ChangingCertificate;
   readonly host?: string;
   readonly port?: number;
   readonly context: AdmissionContext;
@@ -81,7 +91,7 @@ export class WebhookServer {
     this.endpoint = new AdmissionEndpoint(options.context);
     this.server = createServer(
       {
-        ...options.tls,
+        ...(isChanging(options.tls) ? {} : options.tls),
         minVersion: 'TLSv1.2',
         handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
         keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
@@ -101,6 +111,13 @@ export class WebhookServer {
 
   /** Starts listening; resolves with the bound port, rejects when the address is unusable. */
   async listen(): Promise<number> {
+    const tls = this.options.tls;
+    if (isChanging(tls)) {
+      this.setSecureContext(tls.current());
+      tls.follow((next) => {
+        this.setSecureContext(next);
+      });
+    }
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
       this.server.listen(this.options.port ?? 9443, this.options.host ?? '0.0.0.0', () => {
@@ -308,3 +325,7 @@ const LARGE_ANSWER_BYTES = 64 * 1024;
 const GET_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
 const JSON_TYPE = { 'content-type': 'application/json' } as const;
+
+function isChanging(tls: SecureContextOptions | ChangingCertificate): tls is ChangingCertificate {
+  return typeof (tls as Partial<ChangingCertificate>).current === 'function';
+}

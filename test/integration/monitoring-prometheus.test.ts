@@ -303,9 +303,11 @@ describe("Debian's Prometheus scrapes a landscape: every dashboard query and ale
       },
       trustRestart: {
         namespace: 'kyma-system',
+        statusDeployment: false,
+      },
+      runtimeAgent: {
         identity: 'monitoring-replica',
         leaseTiming: { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 },
-        statusDeployment: false,
       },
     });
     // The API server calls this webhook (the registration direct mode made points at a Service

@@ -95,6 +95,8 @@ export function webhookSettings(flags: WebhookFlags): WebhookSettings {
       ? { url: flags.driftUrl, certFile: flags.driftCert, keyFile: flags.driftKey, caFile: flags.driftCa }
       : undefined,
     trustRestart: trustRestartSettings(flags),
+    // The runtime agent's Lease (the restarter's of earlier releases: docs/runtime-agent.md).
+    runtimeAgent: { leaseName: flags.restartLease },
     registryServers: registryServersOf(flags.registryServer ?? [], '--registry-server'),
   };
 }
@@ -151,7 +153,6 @@ export function trustRestartSettings(flags: WebhookFlags): TrustRestartSettings 
       delayMs: parseDuration(flags.restartDelay),
       deadlineMs: parseDuration(flags.restartDeadline),
     },
-    leaseName: flags.restartLease,
     restartNamespaces: restartNamespacesOf(flags.restartNamespaces),
   };
 }

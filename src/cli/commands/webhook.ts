@@ -87,7 +87,7 @@ export function registerWebhookCommand(program: Command): void {
     )
     .option(
       '--no-trust-restart',
-      'do not restart Pods that run an old trust bundle (docs/trust-restart.md); the stamp is still written',
+      "do not restart Pods that run an old trust bundle (docs/trust-restart.md); the stamp is still written, and the runtime agent's other parts still run",
     )
     .option(
       '--restart-concurrency <count>',
@@ -106,7 +106,7 @@ export function registerWebhookCommand(program: Command): void {
     )
     .option(
       '--restart-lease <name>',
-      'the Lease electing the one active restarter among the replicas',
+      'the Lease electing the runtime agent among the replicas (trust restarter, attestor, workload health, preflight, renamed-copy sweep)',
       RESTARTER_LEASE,
     )
     .option(

@@ -1,27 +1,22 @@
 /**
- * `rtb webhook`'s settings of the trust-bundle restarter, turned into a running candidate with
- * its status reporter (the Lease and the status live in the webhook's namespace: `POD_NAMESPACE`
- * or kyma-system).
+ * `rtb webhook`'s settings of the trust-bundle restarter, turned into the restarter with its
+ * status reporter (the status lives in the webhook's namespace: `POD_NAMESPACE` or kyma-system).
+ * It runs as one part of the runtime agent (../runtime-agent.ts), whose Lease elects it.
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { RUNTIME_NAMESPACE } from '../../api/runtime-names.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
-import type { LeaderElectionTiming } from '../../kube/leader-election-timing.js';
 import type { RestartPacing } from './restart-actions.js';
 import { deploymentStatusReporter } from './restart-status.js';
 import type { TrustBundleFollower } from './trust-bundle-follower.js';
 import type { RestartScope } from './restart-plan.js';
-import { startTrustRestarter, type TrustRestarter } from './trust-restarter.js';
+import { TrustRestarter } from './trust-restarter.js';
 
 /** How the webhook restarts Pods on a trust-bundle change. */
 export interface TrustRestartSettings {
   readonly pacing?: Partial<RestartPacing>;
-  /** The Lease's and the status's namespace (default `POD_NAMESPACE` or kyma-system). */
+  /** The Events' and the status's namespace (default: the runtime agent's). */
   readonly namespace?: string;
-  readonly leaseName?: string;
-  readonly leaseTiming?: Partial<LeaderElectionTiming>;
-  readonly identity?: string;
   readonly pollMs?: number;
   readonly idleMs?: number;
   /** First delay of a retry, doubling to 60 s (default 5 s). */
@@ -45,50 +40,37 @@ export function restartScopeOf(namespaces: readonly string[] | undefined): Resta
   return (namespace) => allowed.has(namespace);
 }
 
-/** Starts the restarter for these settings. */
-export function startRestarterFromSettings(
+/** The restarter for these settings (it acts only in the agent's terms: {@link TrustRestarter.leaderPart}). */
+export function trustRestarterOf(
   s: TrustRestartSettings,
   parts: {
     readonly access: ClusterAccess;
     readonly bundle: TrustBundleFollower;
     readonly registry: Registry;
     readonly logger: Logger;
+    /** The agent's namespace and identity (the Events name the replica). */
+    readonly namespace: string;
+    readonly identity: string;
   },
 ): TrustRestarter {
-  const namespace = s.namespace ?? (process.env.POD_NAMESPACE || RUNTIME_NAMESPACE);
-  const status =
-    s.statusDeployment === false
-      ? undefined
-      : deploymentStatusReporter({
-          access: parts.access,
-          namespace,
-          deployment: s.statusDeployment,
-          logger: parts.logger,
-          minGapMs: s.statusMinGapMs,
-        });
-  const restarter = startTrustRestarter({
+  const namespace = s.namespace ?? parts.namespace;
+  return new TrustRestarter({
     ...parts,
     namespace,
     pacing: s.pacing,
-    // An empty lease name or identity reads as none: the restarter's default.
-    leaseName: s.leaseName || undefined,
-    leaseTiming: s.leaseTiming,
-    identity: s.identity || undefined,
     pollMs: s.pollMs,
     idleMs: s.idleMs,
     retryBaseMs: s.retryBaseMs,
     mayRestart: restartScopeOf(s.restartNamespaces),
-    onStatus: status
-      ? (bundle, counts) => {
-          status.report(bundle.hash, counts);
-        }
-      : undefined,
+    status:
+      s.statusDeployment === false
+        ? undefined
+        : deploymentStatusReporter({
+            access: parts.access,
+            namespace,
+            deployment: s.statusDeployment,
+            logger: parts.logger,
+            minGapMs: s.statusMinGapMs,
+          }),
   });
-  return {
-    ...restarter,
-    async stop() {
-      status?.stop();
-      await restarter.stop();
-    },
-  };
 }

@@ -82,12 +82,22 @@ export async function probeCapability(
 }
 
 /** Starts probing; the first probe starts at once. */
-export function startCapabilityProber(o: {
+export function startCapabilityProber(o: CapabilityProberOptions): CapabilityProber {
+  const prober = capabilityProber(o);
+  prober.start();
+  return prober;
+}
+
+/** Settings of a {@link CapabilityProber}. */
+export interface CapabilityProberOptions {
   readonly access: ClusterAccess;
   readonly settings: CapabilityProbeSettings;
   readonly logger: Logger;
   readonly apis?: TrustBundleApis;
-}): CapabilityProber {
+}
+
+/** A prober not started yet: the first probe starts with `start()`. */
+export function capabilityProber(o: CapabilityProberOptions): CapabilityProber & { start(): void } {
   const periodMs = o.settings.periodMs ?? 10 * 60_000;
   const retryBaseMs = o.settings.retryMs ?? 15_000;
   const listeners = new Set<(capability: TrustBundleCapability) => void>();
@@ -136,8 +146,8 @@ export function startCapabilityProber(o: {
       } else schedule(wait);
     });
   };
-  run();
   return {
+    start: run,
     current: () => known,
     onChange: (listener) => {
       listeners.add(listener);

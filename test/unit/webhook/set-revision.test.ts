@@ -36,11 +36,14 @@ function setup(
   let changes = 0;
   holder.onChange(() => changes++);
   const parts = { ...initial };
-  const revision = new SetRevision(holder, (version, offer) => {
-    offers++;
-    if (version !== undefined) report = nextReport(report, version, offer);
-  });
-  revision.connect((): SetParts => parts);
+  const revision = new SetRevision(
+    holder,
+    (): SetParts => parts,
+    (version, offer) => {
+      offers++;
+      if (version !== undefined) report = nextReport(report, version, offer);
+    },
+  );
   return {
     holder,
     revision,
@@ -166,14 +169,17 @@ describe('the revision is the set version of the runtime’s objects', () => {
     // As the watch does: it answers for the name in force only once it listed that name.
     let listed = 'registry-credentials';
     const reported: (string | undefined)[] = [];
-    const revision = new SetRevision(holder, (version) => reported.push(version));
-    revision.connect(() => {
-      const name = holder.get()?.imagePullSecret.name;
-      return {
-        pullSecret: name === listed ? known(versions.get(name)) : UNKNOWN_PART,
-        trustBundle: known('b1'),
-      };
-    });
+    const revision = new SetRevision(
+      holder,
+      () => {
+        const name = holder.get()?.imagePullSecret.name;
+        return {
+          pullSecret: name === listed ? known(versions.get(name)) : UNKNOWN_PART,
+          trustBundle: known('b1'),
+        };
+      },
+      (version) => reported.push(version),
+    );
     revision.configMap({ text: seedConfigText(), source: 'test', annotations: cm('c1') });
     const renamed = seedConfigText().replace('"name": "registry-credentials"', '"name": "other"');
     revision.configMap({ text: renamed, source: 'test', annotations: cm('c2') });
