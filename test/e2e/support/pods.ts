@@ -4,6 +4,13 @@ import { eventually } from '../../../src/envtest/eventually.js';
 /** Bounds, not assertions on speed: a cold image pull on a busy 2-core machine takes a while. */
 export const POD_READY_MS = 180_000;
 
+/**
+ * How often the waits for a Pod, an event or the webhook's Deployment ask the API server: a
+ * quarter second (not eventually's 50 ms), since they wait seconds to minutes for a steady state
+ * while other files run beside them on two cores.
+ */
+export const POLL_MS = 250;
+
 /** The mark every Pod the webhook changed carries. */
 export const MODIFIED = 'rt-bootstrapper.kyma-project.io/modified';
 
@@ -76,6 +83,7 @@ export async function createMutatedPod(
     },
     60_000,
     'a Pod mutated by the webhook',
+    POLL_MS,
   );
 }
 
@@ -88,6 +96,7 @@ export function readyPod(core: CoreV1Api, namespace: string, name: string): Prom
     },
     POD_READY_MS,
     `Pod ${namespace}/${name} to be Ready`,
+    POLL_MS,
   );
 }
 
@@ -115,5 +124,6 @@ export function pulledEvent(core: CoreV1Api, namespace: string, pod: string, ima
     },
     60_000,
     `the kubelet's event that it pulled ${image} for ${namespace}/${pod}`,
+    POLL_MS,
   );
 }

@@ -21,7 +21,7 @@ import { eventually } from '../../../src/envtest/eventually.js';
 import { seedConfigText } from '../../support/fixtures.js';
 import { kimConfigure, kimInstall, type KimSources } from '../../support/kim-installer.js';
 import { useNodeLandscape, type NodeLandscape } from './node-landscape.js';
-import { POD_READY_MS } from './pods.js';
+import { POD_READY_MS, POLL_MS } from './pods.js';
 
 /** The parts of the webhook config the tests read. */
 export interface E2eConfig {
@@ -90,6 +90,7 @@ export function webhookAvailable(kc: KubeConfig): Promise<V1Deployment> {
     },
     POD_READY_MS,
     'the webhook Deployment to be Available with every replica Ready',
+    POLL_MS,
   );
 }
 
