@@ -18,25 +18,6 @@ const f = new RolloutFleet(useControlPlane({ clusters: ['kcp', ...RUNTIMES] }));
 const ADMIN = 'runtime-admin';
 const FAR_FUTURE = '2999-01-01T00:00:00.000Z';
 
-/** Samples the policy's phase until stopped (a halt between two reads would be missed by one read). */
-function tracePhases(): { stop(): Promise<string[]> } {
-  const phases: string[] = [];
-  const run = { on: true };
-  const loop = (async () => {
-    while (run.on) {
-      phases.push((await f.readPolicy()).status?.phase ?? '');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  })();
-  return {
-    async stop() {
-      run.on = false;
-      await loop;
-      return phases;
-    },
-  };
-}
-
 describe("a runtime admin's forged report speaks for that runtime only", () => {
   before(async () => {
     await f.setUp(RUNTIMES, {
@@ -51,10 +32,7 @@ describe("a runtime admin's forged report speaks for that runtime only", () => {
       healthDeadline: '60s',
       workloads: { toleratedFailures: 0, observeFor: '5s', preflight: false },
     });
-    await f.start();
-    for (const id of RUNTIMES) await f.install(id);
-    for (const id of RUNTIMES) await f.waitServed(id, f.sources.snapshot().version);
-    await f.waitPhase('Complete');
+    await f.startInstalled(RUNTIMES);
   });
   after(async () => {
     await f.stopAll();
@@ -63,7 +41,7 @@ describe("a runtime admin's forged report speaks for that runtime only", () => {
   test('refusedVersion = the target on one runtime: that runtime failed; no halt, no rollback, the others get the target', async () => {
     const stable = f.sources.snapshot().version;
     const runtimes = f.trace(RUNTIMES);
-    const phases = tracePhases();
+    const phases = f.tracePhases();
     let target = '';
     try {
       await f.putPullSecret('v2');
@@ -103,7 +81,7 @@ describe("a runtime admin's forged report speaks for that runtime only", () => {
 
   test('firstPodAt in the far future on one runtime: it fails its own soak at the deadline; the rollout completes', async () => {
     const stable = f.sources.snapshot().version;
-    const phases = tracePhases();
+    const phases = f.tracePhases();
     let target = '';
     try {
       await f.putPullSecret('v3');

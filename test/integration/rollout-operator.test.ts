@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { RESUME_ANNOTATION, rolloutPolicyPath } from '../../src/api/rollout-policy.js';
-import { runStatus } from '../../src/cli/commands/status-action.js';
-import type { FleetStatus } from '../../src/controller/rollout/fleet-status.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
@@ -25,14 +23,6 @@ async function completeRelease(id: string, version: string): Promise<void> {
   await markDeploymentAvailable(f.rt(id));
 }
 
-const fleet = async (): Promise<FleetStatus> =>
-  JSON.parse(
-    await runStatus(
-      { namespace: 'kcp-system', rolloutPolicy: 'default', output: 'json' },
-      f.kcp().kubeConfig(),
-    ),
-  ) as FleetStatus;
-
 describe('progressive rollout, the operator: resume by annotation, policy deleted', () => {
   before(async () => {
     // Halting only: what fails keeps the new release, so the operator can fix it and resume.
@@ -42,10 +32,7 @@ describe('progressive rollout, the operator: resume by annotation, policy delete
       healthDeadline: '5s',
       autoRollback: false,
     });
-    await f.start();
-    for (const id of RUNTIMES) await f.install(id);
-    for (const id of RUNTIMES) await f.waitServed(id, f.sources.snapshot().version);
-    await f.waitPhase('Complete');
+    await f.startInstalled(RUNTIMES);
   });
   after(async () => {
     await f.stopAll();
@@ -116,7 +103,7 @@ describe('progressive rollout, the operator: resume by annotation, policy delete
       );
       assert.equal(status.servedVersion, undefined, id);
     }
-    assert.equal((await fleet()).rollout, null);
+    assert.equal((await f.statusJson()).rollout, null);
     assert.equal(await f.metric('rtb_rollout_phase'), 0, 'no phase is current');
 
     // A policy again: it adopts what runs everywhere, and the waves are back in the statuses.

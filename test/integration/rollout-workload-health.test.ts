@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { V1Secret } from '@kubernetes/client-node';
 import { SET_VERSION_ANNOTATION } from '../../src/api/runtime-bootstrapper.js';
-import { WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
 import {
   PREFLIGHT_CONFIG_KEY,
   PREFLIGHT_KEY,
@@ -13,10 +12,7 @@ import {
   type PreflightReport,
   type WorkloadHealthReport,
 } from '../../src/api/workload-health.js';
-import { runStatus } from '../../src/cli/commands/status-action.js';
-import type { FleetStatus } from '../../src/controller/rollout/fleet-status.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import { applyObjects } from '../../src/kube/apply.js';
 import { statusCodeOf } from '../../src/kube/kube-errors.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { useControlPlane } from '../support/control-plane.js';
@@ -39,18 +35,7 @@ async function report(
   const data: Record<string, string> = {};
   if (keys.workloads !== undefined) data[WORKLOADS_KEY] = writeWorkloads(keys.workloads);
   if (keys.preflight !== undefined) data[PREFLIGHT_KEY] = writePreflight(keys.preflight);
-  await applyObjects(
-    f.rt(id).kubeConfig(),
-    [
-      {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: WEBHOOK_STATUS_CONFIG_MAP, namespace: 'kyma-system' },
-        data,
-      } as never,
-    ],
-    { fieldManager: TEST_MANAGER },
-  );
+  await f.writeStatusKeys(id, data, TEST_MANAGER);
 }
 
 /** A config whose overrides send `replace.me` to `mirror`. */
@@ -90,16 +75,6 @@ const readPreflightSecret = async (id: string): Promise<V1Secret | undefined> =>
 /** The set version of the rollout's stable revision (the sources may hold a halted one). */
 const stableSet = async (): Promise<string> =>
   ((await f.readPolicy()).status?.stable ?? '').split('/')[0] ?? '';
-
-const statusText = (): Promise<string> =>
-  runStatus({ namespace: 'kcp-system', rolloutPolicy: 'default', output: 'text' }, f.kcp().kubeConfig());
-const statusJson = async (): Promise<FleetStatus> =>
-  JSON.parse(
-    await runStatus(
-      { namespace: 'kcp-system', rolloutPolicy: 'default', output: 'json' },
-      f.kcp().kubeConfig(),
-    ),
-  ) as FleetStatus;
 
 describe('rollouts that see the workloads: preflight and Pods failing under the target', () => {
   before(async () => {
@@ -172,7 +147,7 @@ describe('rollouts that see the workloads: preflight and Pods failing under the 
       async () => ((await readPreflightSecret('rt-1')) === undefined ? true : undefined),
       30_000,
     );
-    const text = await statusText();
+    const text = await f.statusText();
     assert.match(text, /Preflight findings:/);
     assert.match(text, /missing {2}replace\.me\/library\/app:1\.0 -> mirror-bad\.example\/library\/app:1\.0/);
   });
@@ -285,9 +260,9 @@ describe('rollouts that see the workloads: preflight and Pods failing under the 
     const samples = await t.stop();
     for (const s of samples)
       for (const id of REST) assert.equal(s[id]?.applied, stable, `${id} got the target`);
-    const fleet = await statusJson();
+    const fleet = await f.statusJson();
     assert.match(fleet.rollout?.failures[0]?.reason ?? '', /ghcr\.io\/library\/app:1\.0: ImagePullBackOff/);
-    const text = await statusText();
+    const text = await f.statusText();
     assert.match(text, /failed in the rollout: rt-1: .*ghcr\.io\/library\/app:1\.0/);
   });
 
@@ -317,14 +292,14 @@ describe('rollouts that see the workloads: preflight and Pods failing under the 
     // Not watched (no wave under way): the next look after the rest bound, on a pass made anyway.
     await f.start();
     const fleet = await eventually(async () => {
-      const s = await statusJson();
+      const s = await f.statusJson();
       return s.degraded.some((d) => d.runtime === 'rt-2') ? s : undefined;
     }, 60_000);
     assert.equal(
       fleet.degraded.find((d) => d.runtime === 'rt-2')?.samples[0]?.image,
       'ghcr.io/library/api:2',
     );
-    const text = await statusText();
+    const text = await f.statusText();
     assert.match(
       text,
       /rt-2 {2}set \S+: 1 Pod\(s\) failed, 1 failing now\n {4}ghcr\.io\/library\/api:2 {2}PullSecretMissing/,

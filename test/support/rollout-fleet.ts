@@ -20,6 +20,8 @@ import { kubeRequest } from '../../src/kube/kube-request.js';
 import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { DirectFleet } from './direct-fleet.js';
+import { runStatus } from '../../src/cli/commands/status-action.js';
+import type { FleetStatus } from '../../src/controller/rollout/fleet-status.js';
 import { seedConfigText } from './fixtures.js';
 import {
   RB_PATH,
@@ -147,29 +149,47 @@ export class RolloutFleet {
 
   /** Samples the fleet until stopped, so a test can check an order that never may be broken. */
   trace(ids: readonly string[]): { stop(): Promise<Sample[]> } {
-    const samples: Sample[] = [];
-    const run = { on: true };
-    const loop = (async () => {
-      while (run.on) {
-        const sample: Sample = {};
-        for (const id of ids) {
-          const s = (await this.readRb(id)).status;
-          sample[id] = {
-            ...(s?.appliedVersion !== undefined ? { applied: s.appliedVersion } : {}),
-            ...(s?.servedVersion !== undefined ? { served: s.servedVersion } : {}),
-          };
-        }
-        samples.push(sample);
-        await new Promise((r) => setTimeout(r, 100));
+    return sampleUntilStopped(async () => {
+      const sample: Sample = {};
+      for (const id of ids) {
+        const s = (await this.readRb(id)).status;
+        sample[id] = {
+          ...(s?.appliedVersion !== undefined ? { applied: s.appliedVersion } : {}),
+          ...(s?.servedVersion !== undefined ? { served: s.servedVersion } : {}),
+        };
       }
-    })();
-    return {
-      async stop() {
-        run.on = false;
-        await loop;
-        return samples;
-      },
-    };
+      return sample;
+    }, 100);
+  }
+
+  /** Samples the policy's phase until stopped (a halt between two reads would be missed by one read). */
+  tracePhases(): { stop(): Promise<string[]> } {
+    return sampleUntilStopped(async () => (await this.readPolicy()).status?.phase ?? '', 200);
+  }
+
+  /** What `rtb status` prints of the fleet, as text. */
+  statusText(): Promise<string> {
+    return runStatus(
+      { namespace: 'kcp-system', rolloutPolicy: 'default', output: 'text' },
+      this.kcp().kubeConfig(),
+    );
+  }
+
+  /** What `rtb status -o json` prints of the fleet. */
+  async statusJson(): Promise<FleetStatus> {
+    const json = await runStatus(
+      { namespace: 'kcp-system', rolloutPolicy: 'default', output: 'json' },
+      this.kcp().kubeConfig(),
+    );
+    return JSON.parse(json) as FleetStatus;
+  }
+
+  /** Starts direct mode, installs `runtimes`, and waits until each serves the set and the rollout is Complete. */
+  async startInstalled(runtimes: readonly string[]): Promise<void> {
+    await this.start();
+    for (const id of runtimes) await this.install(id);
+    for (const id of runtimes) await this.waitServed(id, this.sources.snapshot().version);
+    await this.waitPhase('Complete');
   }
 
   /** Installs `id`: its RuntimeBootstrapper, the Deployment made available, its webhook started. */
@@ -180,10 +200,9 @@ export class RolloutFleet {
       path: RB_PATH,
       body: newRuntimeBootstrapper(id, 'kcp-system', { labels }),
     });
-    const state = async (): Promise<string | undefined> => (await this.readRb(id)).status?.state;
-    await eventually(async () => ((await state()) === 'Installing' ? true : undefined), 30_000);
+    await this.fleet.waitState(id, 'Installing');
     await markDeploymentAvailable(this.rt(id));
-    await eventually(async () => ((await state()) === 'Ready' ? true : undefined), 30_000);
+    await this.fleet.waitState(id, 'Ready');
     // The real webhook with its ServiceAccount's rights, reporting what it serves.
     const hook = await startTestWebhook(this.rt(id), {
       kubeConfig: await asWebhookServiceAccount(this.rt(id)),
@@ -213,4 +232,23 @@ export class RolloutFleet {
 
   /** The sum of a metric's values in the running controller's registry. */
   metric = (name: string): Promise<number> => this.fleet.metric(name);
+}
+
+/** Takes a sample every `everyMs` until stopped; resolves the samples. */
+function sampleUntilStopped<T>(take: () => Promise<T>, everyMs: number): { stop(): Promise<T[]> } {
+  const samples: T[] = [];
+  const run = { on: true };
+  const loop = (async () => {
+    while (run.on) {
+      samples.push(await take());
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      run.on = false;
+      await loop;
+      return samples;
+    },
+  };
 }
