@@ -45,7 +45,7 @@ export function registerMutateCommand(program: Command): void {
         const out = preview.previewMutation({
           podText: read(flags.file, 'the Pod'),
           configText: read(flags.config, 'the config'),
-          ...(flags.namespace ? { namespaceText: read(flags.namespace, 'the Namespace') } : {}),
+          namespaceText: flags.namespace ? read(flags.namespace, 'the Namespace') : undefined,
           operation: flags.operation,
           output: flags.output,
           landscape: flags.landscape,
