@@ -60,8 +60,8 @@ export function orderJobs(
 
 /**
  * The first waiting job that may start beside the running ones, if any: one `ready` lets start (what
- * it needs is built), a lane runs up to its width, and an unmarked end-to-end job only while no
- * other unmarked one runs.
+ * it needs is built), a lane runs up to its width (the main lane one fewer while an unmarked
+ * end-to-end job runs), and an unmarked end-to-end job only while no other unmarked one runs.
  */
 export function nextJob(
   waiting: readonly TestJob[],
@@ -70,9 +70,14 @@ export function nextJob(
   ready: (job: TestJob) => boolean = () => true,
 ): TestJob | undefined {
   const count = (p: (job: TestJob) => boolean): number => running.filter(p).length;
+  // A node at work takes one of the main lane's places, so it gets about the share of the machine
+  // it had when the end-to-end files ran after the others.
+  const nodeAtWork = count((r) => r.lane === 'e2e' && !r.early) > 0;
+  const width = (lane: Lane): number =>
+    lane === 'main' ? Math.max(1, widths.main - (nodeAtWork ? 1 : 0)) : widths.e2e;
   return waiting.find((job) => {
     if (!ready(job)) return false;
-    if (count((r) => r.lane === job.lane) >= widths[job.lane]) return false;
+    if (count((r) => r.lane === job.lane) >= width(job.lane)) return false;
     return job.lane === 'main' || job.early || count((r) => r.lane === 'e2e' && !r.early) === 0;
   });
 }

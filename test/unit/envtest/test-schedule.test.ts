@@ -35,7 +35,7 @@ describe('the test schedule', () => {
     );
   });
 
-  test('a lane runs up to its width; one unmarked end-to-end job at a time, early ones beside it', () => {
+  test('a lane runs up to its width, the main lane one fewer beside a node at work; one unmarked end-to-end job at a time, early ones beside it', () => {
     const widths = { main: 2, e2e: 2 };
     const [m1, m2, m3] = [job('m1'), job('m2'), job('m3')];
     const [slow, wait1, wait2] = [job('slow', 'e2e'), job('w1', 'e2e', true), job('w2', 'e2e', true)];
@@ -46,6 +46,10 @@ describe('the test schedule', () => {
     assert.equal(nextJob([other], [wait1], widths), other);
     assert.equal(nextJob([wait2], [wait1, slow], widths), undefined);
     assert.equal(nextJob([m3], [m1], widths), m3);
+    // A node at work takes one of the main lane's places; an early (waiting) one does not.
+    assert.equal(nextJob([m3], [m1, slow], widths), undefined);
+    assert.equal(nextJob([m3], [m1, wait1], widths), m3);
+    assert.equal(nextJob([m3], [slow], { main: 1, e2e: 2 }), m3);
     assert.equal(
       nextJob([other, m3], [m1], widths, (j) => j.lane === 'main'),
       m3,
