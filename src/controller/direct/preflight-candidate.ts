@@ -34,11 +34,10 @@ const dataOf = (set: SyncSet, kind: string): Readonly<Record<string, string>> =>
 
 /** The candidate of a set: its config text and its pull Secret's credentials. */
 export function preflightCandidateOf(set: SyncSet): PreflightCandidate {
-  const dockerConfig = dataOf(set, 'Secret')[DOCKER_CONFIG];
   return {
     version: set.version,
     config: dataOf(set, 'ConfigMap')[CONFIG_MAP_KEY] ?? '',
-    ...(dockerConfig !== undefined ? { dockerConfig } : {}),
+    dockerConfig: dataOf(set, 'Secret')[DOCKER_CONFIG],
   };
 }
 

@@ -50,7 +50,7 @@ async function learnUsername(access: ClusterAccess, timeoutMs?: number): Promise
     method: 'POST',
     path: REVIEW_PATH,
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    timeoutMs,
   });
   const name = review?.status?.userInfo?.username;
   return typeof name === 'string' && name.length > 0 && name.length <= SKIP_USERNAME_MAX_CHARS

@@ -165,7 +165,7 @@ export class RuntimeInstaller {
     const certPem = dec('tls.crt');
     const keyPem = dec('tls.key');
     const caPem = dec('ca.crt');
-    return certPem && keyPem ? { certPem, keyPem, ...(caPem ? { caPem } : {}) } : undefined;
+    return certPem && keyPem ? { certPem, keyPem, caPem } : undefined;
   }
 
   /** The serving Secret in `namespace` and our webhook configurations, as they are now. */
@@ -240,7 +240,7 @@ export class RuntimeInstaller {
     const trust = readTrustStatus(d.metadata?.annotations);
     return {
       ready,
-      ...(trust ? { trust } : {}),
+      trust,
       message: ready
         ? `${s.availableReplicas ?? 0}/${want} replicas available`
         : `waiting for the rollout: ${s.updatedReplicas ?? 0} updated, ${s.availableReplicas ?? 0} available of ${want}${observed ? '' : ' (not yet observed)'}`,

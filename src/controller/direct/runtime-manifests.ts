@@ -95,11 +95,12 @@ export function planWebhook(
   const manifests = renderWebhookManifests({
     image: release.image,
     servingCertIssuer: 'external',
-    ...(drift ? { driftListenerUrl: drift.listenerUrl, driftSkipUsername: drift.kcpUsername } : {}),
-    ...(options.registrationUrl !== undefined ? { url: options.registrationUrl } : {}),
-    ...(set ? { pullSecretName: set.config.imagePullSecret.name } : {}),
+    driftListenerUrl: drift?.listenerUrl,
+    driftSkipUsername: drift?.kcpUsername,
+    url: options.registrationUrl,
+    pullSecretName: set?.config.imagePullSecret.name,
     version: release.version,
-    ...(release.priorityClassName === undefined ? {} : { priorityClassName: release.priorityClassName }),
+    priorityClassName: release.priorityClassName,
     restartNamespaces: release.restartNamespaces,
     registryServers: release.registryServers,
   });

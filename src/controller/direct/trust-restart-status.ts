@@ -28,10 +28,10 @@ export function trustSummary(report: TrustRestartStatus | undefined): TrustResta
   return {
     bundle: report.bundle,
     stalePods: report.stalePods,
-    ...(report.barePods !== undefined ? { barePods: report.barePods } : {}),
-    ...(report.optedOutPods !== undefined ? { optedOutPods: report.optedOutPods } : {}),
+    barePods: report.barePods,
+    optedOutPods: report.optedOutPods,
     // The CRD checks the format: a value it would refuse is left out rather than failing the write.
-    ...(Number.isNaN(at) ? {} : { reportedAt: new Date(at).toISOString() }),
+    reportedAt: Number.isNaN(at) ? undefined : new Date(at).toISOString(),
   };
 }
 

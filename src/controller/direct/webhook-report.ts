@@ -25,14 +25,11 @@ export function reportForStatus(report: WebhookStatusReport): {
 } {
   const version = (v: string | undefined): string | undefined =>
     v !== undefined && v.length <= REPORTED_VERSION_MAX_CHARS ? v : undefined;
-  const servedVersion = version(report.loadedVersion);
-  const refusedVersion = version(report.refusedVersion);
-  const refusal = report.refusal?.slice(0, REFUSAL_MAX_CHARS);
-  // Absent, not undefined: the status patch sends null (removal) only for fields left out.
+  // Undefined clears the field: the status patch sends null for it (../../kube/merge-patch.ts).
   return {
-    ...(servedVersion !== undefined ? { servedVersion } : {}),
-    ...(refusedVersion !== undefined ? { refusedVersion } : {}),
-    ...(refusal !== undefined ? { refusal } : {}),
+    servedVersion: version(report.loadedVersion),
+    refusedVersion: version(report.refusedVersion),
+    refusal: report.refusal?.slice(0, REFUSAL_MAX_CHARS),
   };
 }
 

@@ -37,8 +37,17 @@ describe("a runtime's reports go into the KCP's status bounded", () => {
     assert.equal(bounded.refusedVersion, 'v1');
     assert.equal(bounded.refusal?.length, REFUSAL_MAX_CHARS);
     const ok = 'a'.repeat(REPORTED_VERSION_MAX_CHARS);
-    assert.deepEqual(reportForStatus({ loadedVersion: ok }), { servedVersion: ok });
-    assert.deepEqual(reportForStatus({}), {});
+    // Undefined fields are cleared by the status patch (null), as fields left out were.
+    assert.deepEqual(reportForStatus({ loadedVersion: ok }), {
+      servedVersion: ok,
+      refusedVersion: undefined,
+      refusal: undefined,
+    });
+    assert.deepEqual(reportForStatus({}), {
+      servedVersion: undefined,
+      refusedVersion: undefined,
+      refusal: undefined,
+    });
   });
 
   test("the restarter's report: a bundle stamp longer than the CRD takes is no report", () => {

@@ -29,6 +29,9 @@ describe("the runtime's trust-restart count on the KCP", () => {
     assert.deepEqual(trustSummary({ bundle: 'abc', stalePods: 0, at: 'soon' }), {
       bundle: 'abc',
       stalePods: 0,
+      barePods: undefined,
+      optedOutPods: undefined,
+      reportedAt: undefined,
     });
   });
 
