@@ -7,44 +7,29 @@
 import assert from 'node:assert/strict';
 import { get, type RequestOptions } from 'node:https';
 import { after, before, describe, test } from 'node:test';
-import { Registry } from 'prom-client';
-import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
 import {
   RESTARTER_FIELD_MANAGER,
   TRUST_STATUS_ANNOTATION,
   trustBundleHash,
 } from '../../src/api/trust-stamp.js';
-import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
-import type { DirectMode } from '../../src/controller/direct/direct-mode-options.js';
-import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
-import { trustStatusValue, type RestartCounts } from '../../src/trust-restart/restart-status.js';
+import {
+  trustStatusValue,
+  type RestartCounts,
+} from '../../src/runtime-agent/trust-restart/restart-status.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { useControlPlane } from '../support/control-plane.js';
-import {
-  CTB_NAME,
-  RB_PATH,
-  createRuntimeBootstrapper,
-  directModeOptions,
-  markDeploymentAvailable,
-  prepareKcp,
-  putAdminKubeconfigSecret,
-  startKcpSources,
-} from '../support/kcp.js';
+import { DirectFleet } from '../support/direct-fleet.js';
+import { CTB_NAME, RB_PATH, markDeploymentAvailable } from '../support/kcp.js';
 import { readTrustBundle } from '../support/trust-bundles.js';
 
 const ID = 'rt-trust';
 const plane = useControlPlane({ clusters: ['kcp', ID] });
 const kcp = () => plane().cluster('kcp');
 const rt = () => plane().cluster(ID);
-const readRb = () =>
-  kubeRequest<RuntimeBootstrapper>(kcp().kubeConfig(), { method: 'GET', path: `${RB_PATH}/${ID}` });
-
-let sources: SourceWatcher;
-let direct: DirectMode;
-const registry = new Registry();
+const fleet = new DirectFleet(kcp);
+const readRb = () => fleet.readRb(ID);
 
 /** Writes the restarter's report on the runtime's webhook Deployment, as the restarter does. */
 async function report(bundle: string, counts: RestartCounts): Promise<void> {
@@ -86,37 +71,20 @@ async function asTable(
 }
 
 /** Reconciles run so far (every result). */
-async function reconciles(): Promise<number> {
-  const values = (await registry.getSingleMetric('controller_runtime_reconcile_total')?.get())?.values ?? [];
-  return values.reduce((sum, v) => sum + v.value, 0);
-}
+const reconciles = (): Promise<number> => fleet.metric('controller_runtime_reconcile_total');
 
 describe("direct mode: the runtime's trust-bundle restarts in the RuntimeBootstrapper status", () => {
   before(async () => {
-    await prepareKcp(kcp());
-    await putAdminKubeconfigSecret(kcp(), rt(), ID);
-    const logger = silentLogger();
-    sources = await startKcpSources(kcp(), logger);
-    direct = await startDirectMode(
-      directModeOptions(kcp(), sources, logger, { runtimeTimeoutMs: 3_000, registry, trustPollMs: 200 }),
-    );
+    await fleet.prepare({ [ID]: rt() });
+    await fleet.start({ runtimeTimeoutMs: 3_000, trustPollMs: 200 });
   });
-  after(async () => {
-    await direct.stop();
-    await sources.stop();
-  });
+  after(() => fleet.stop());
 
   test('the annotation on the webhook Deployment shows in the status and the Stale-Pods column; the same report writes nothing', async () => {
-    await createRuntimeBootstrapper(kcp(), ID);
-    await eventually(
-      async () => ((await readRb()).status?.state === 'Installing' ? true : undefined),
-      30_000,
-    );
+    await fleet.create(ID);
+    await fleet.waitState(ID, 'Installing');
     await markDeploymentAvailable(rt());
-    const ready = await eventually(async () => {
-      const rb = await readRb();
-      return rb.status?.state === 'Ready' ? rb : undefined;
-    }, 30_000);
+    const ready = await fleet.waitState(ID, 'Ready');
     assert.equal(ready.status?.trustRestart, undefined, 'no restarter has reported');
 
     // The KCP's bundle, as the runtime's restarter names it (the set carries it to the runtime).
@@ -125,12 +93,10 @@ describe("direct mode: the runtime's trust-bundle restarts in the RuntimeBootstr
     const hash = trustBundleHash(ctb.spec.trustBundle);
     await report(hash, { stalePods: 4, barePods: 1, optedOutPods: 2 });
     // A forced pass reads the Deployment anyway (its rollout); the count comes with that read.
-    assert.ok(direct.resync(ID));
-    const shown = await eventually(
-      async () => {
-        const rb = await readRb();
-        return rb.status?.trustRestart?.stalePods === 4 ? rb : undefined;
-      },
+    assert.ok(fleet.direct.resync(ID));
+    const shown = await fleet.waitFor(
+      ID,
+      (rb) => rb.status?.trustRestart?.stalePods === 4,
       30_000,
       'the count in the status',
     );
@@ -155,15 +121,11 @@ describe("direct mode: the runtime's trust-bundle restarts in the RuntimeBootstr
 
     // The restarts went on: the next look brings the new count, with no resync asked for.
     await report(hash, { stalePods: 1, barePods: 1, optedOutPods: 2 });
-    await eventually(
-      async () => ((await readRb()).status?.trustRestart?.stalePods === 1 ? true : undefined),
-      30_000,
-      'the new count',
-    );
+    await fleet.waitFor(ID, (rb) => rb.status?.trustRestart?.stalePods === 1, 30_000, 'the new count');
     // Only a bare Pod is left (never restarted): no more looks, nothing written.
     const settled = await readRb();
     const at = await reconciles();
-    assert.ok(direct.resync(ID));
+    assert.ok(fleet.direct.resync(ID));
     await eventually(async () => ((await reconciles()) > at ? true : undefined), 30_000, 'one more pass');
     assert.equal((await readRb()).metadata.resourceVersion, settled.metadata.resourceVersion);
   });
