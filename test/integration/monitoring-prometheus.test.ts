@@ -2,11 +2,10 @@ import {
   AdmissionregistrationV1Api,
   type KubernetesObject,
   type V1MutatingWebhookConfiguration,
-  type V1Secret,
 } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +38,7 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { driftListenerOptions, writeDriftClientFiles } from '../support/direct-fleet.js';
 import {
   CTB_NAME,
   KCP_PULL_SECRET,
@@ -252,8 +252,7 @@ describe("Debian's Prometheus scrapes a landscape: every dashboard query and ale
       mode: 'direct',
       starter: directModeStarter({
         release: { image: 'example.com/rt-bootstrapper:1.0.0', version: '1.0.0' },
-        drift: { listenerUrl: `https://127.0.0.1:${listenerPort}` },
-        driftListener: { host: '127.0.0.1', port: listenerPort, ipAddresses: ['127.0.0.1'] },
+        ...driftListenerOptions(listenerPort),
         fullResyncEvery: 1,
         rollout: { policyName: 'default', autoRollback: true },
         perRuntimeMetrics: true,
@@ -285,22 +284,10 @@ describe("Debian's Prometheus scrapes a landscape: every dashboard query and ale
       `${ID} Ready`,
     );
     // The runtime's webhook in this process, with the drift client certificate the KCP gave it.
-    const watcher: V1Secret = await coreOf(rt()).readNamespacedSecret({
-      name: WATCHER_TLS_SECRET,
-      namespace: 'kyma-system',
-    });
-    await mkdir(join(dir, 'drift'));
-    for (const key of ['tls.crt', 'tls.key', 'ca.crt'])
-      await writeFile(join(dir, 'drift', key), b64(watcher.data?.[key]));
+    const files = await writeDriftClientFiles(rt(), join(dir, 'drift'));
     hook = started.hook = await startTestWebhook(rt(), {
       metricsPort: 0,
-      drift: {
-        url: `https://127.0.0.1:${listenerPort}`,
-        certFile: join(dir, 'drift', 'tls.crt'),
-        keyFile: join(dir, 'drift', 'tls.key'),
-        caFile: join(dir, 'drift', 'ca.crt'),
-        attestationInitialDelayMs: 0,
-      },
+      drift: { url: `https://127.0.0.1:${listenerPort}`, ...files, attestationInitialDelayMs: 0 },
       trustRestart: {
         namespace: 'kyma-system',
         statusDeployment: false,
