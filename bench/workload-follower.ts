@@ -7,7 +7,7 @@
 // every tenth waiting in ImagePullBackOff on an image we rewrote, are built as V1Pod objects the
 // way the API server sends them (our revision label and annotation, the original-images
 // annotation, our pull Secret, the trust-bundle volume, a managed-fields entry). Each goes
-// through what the follower does on a Pod's arrival (src/webhook/workload-health/
+// through what the follower does on a Pod's arrival (src/runtime-agent/workload-health/
 // workload-follower.ts): the Pod reflector's transform (`followedPodOf`, with one `StringPool`),
 // the reflector's cache (a `Store<FollowedPod>`, src/kube/store.ts, the type the `Reflector`
 // keeps), then `observationOf` and `RevisionTally.upsert`. The follower itself needs an API
@@ -420,7 +420,7 @@ export function workloadFollowerTable(f: FollowerFigures): string[] {
 /** The follower's API requests, from its code (constants named where exported). */
 export function workloadFollowerRequests(settings: PodHealthSettings): string[] {
   return [
-    'API requests of the follower (read from src/webhook/workload-health/; only on the leading replica):',
+    'API requests of the follower (read from src/runtime-agent/workload-health/; only on the leading replica):',
     `- Pods: one list+watch of /api/v1/pods, all namespaces, labelSelector=${REVISION_LABEL} (REVISION_LABEL): the API server filters, one Pod reflector.`,
     `- Secrets: one list+watch of /api/v1/secrets, all namespaces, fieldSelector=metadata.name=${settings.pullSecretName} (the config's imagePullSecret.name); data dropped on arrival.`,
     `- On taking the lead: one GET of ConfigMap ${WEBHOOK_STATUS_CONFIG_MAP} (WEBHOOK_STATUS_CONFIG_MAP) for the previous report, retried from 1 s doubling to 30 s.`,
