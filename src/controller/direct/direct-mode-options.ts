@@ -5,7 +5,6 @@ import type { CaStore } from '../../pki/ca-store.js';
 import { KCP_SERVING_POLICY, type ServingPolicy } from '../../serving-cert/serving-policy.js';
 import type { DriftEndpointOptions } from './drift-endpoint.js';
 import type { WebhookRelease, WebhookTestRouting } from './runtime-manifests.js';
-import { DEFAULT_RUNTIME_DEADLINE_MS } from './runtime-clients.js';
 import type { SyncSources } from './sync-set.js';
 import { TRUST_POLL_MS } from './trust-restart-status.js';
 import type { DirectShardSettings } from './sharded-work.js';
@@ -36,6 +35,13 @@ export const DEFAULT_KUBECONFIG_SELECTOR = 'kyma-project.io/runtime-id';
 
 /** Default of {@link DirectModeSettings.runtimeTimeoutMs}. */
 export const DEFAULT_RUNTIME_TIMEOUT_MS = 10_000;
+
+/**
+ * Default of {@link DirectModeSettings.runtimeDeadlineMs} (`--runtime-deadline`): how long one call
+ * to a runtime may take from its start to its answer's last byte, besides the inactivity timeout;
+ * a server that drips a byte now and then ends a pass within this long.
+ */
+export const DEFAULT_RUNTIME_DEADLINE_MS = 30_000;
 
 /** Default of {@link DirectModeSettings.caSecretName}. */
 export const DEFAULT_CA_SECRET_NAME = 'rt-bootstrapper-ca';
@@ -94,7 +100,7 @@ export interface DirectModeSettings {
   readonly runtimeTimeoutMs: number;
   /**
    * A call to a runtime fails unless its whole answer came within this long (default
-   * DEFAULT_RUNTIME_DEADLINE_MS of ./runtime-clients.ts). A server that drips ends a pass in time.
+   * DEFAULT_RUNTIME_DEADLINE_MS). A server that drips ends a pass in time.
    */
   readonly runtimeDeadlineMs: number;
   /**

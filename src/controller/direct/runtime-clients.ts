@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { liteFromDocument, type ClusterAccess } from '../../kube/cluster-access.js';
 import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 import type { RequestLimits } from '../../kube/request-limits.js';
+import { DEFAULT_RUNTIME_DEADLINE_MS } from './direct-mode-options.js';
 
 /** A runtime's kubeconfig could not be used. */
 export class RuntimeKubeconfigError extends Error {
@@ -34,13 +35,6 @@ export const RUNTIME_TLS_IDLE_MS = 60_000;
  * keeps at most 1.5 MiB). A list is read page by page, each page under the same cap.
  */
 export const RUNTIME_ANSWER_MAX_BYTES = 2 << 20;
-
-/**
- * How long one call to a runtime may take from its start to its answer's last byte (default of
- * `--runtime-deadline`), besides the inactivity timeout (`--runtime-timeout`): a server that
- * drips a byte now and then ends a pass within this long.
- */
-export const DEFAULT_RUNTIME_DEADLINE_MS = 30_000;
 
 /** What bounds the calls to runtimes (../../kube/request-limits.ts); defaults above. */
 export interface RuntimeCallLimits {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { DEFAULT_RUNTIME_DEADLINE_MS } from '../../../../src/controller/direct/direct-mode-options.js';
 import {
-  DEFAULT_RUNTIME_DEADLINE_MS,
   RUNTIME_ANSWER_MAX_BYTES,
   RuntimeClientPool,
 } from '../../../../src/controller/direct/runtime-clients.js';
