@@ -62,21 +62,16 @@ export function followedPodOf(
   const facts = podFactsOf(pod, settings, rules);
   return {
     metadata: {
-      ...(m.name !== undefined ? { name: m.name } : {}),
-      ...(m.namespace !== undefined ? { namespace: pool.intern(m.namespace) } : {}),
-      ...(m.uid !== undefined ? { uid: m.uid } : {}),
-      ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
+      name: m.name,
+      namespace: pool.intern(m.namespace),
+      uid: m.uid,
+      resourceVersion: m.resourceVersion,
     },
-    ...(createdAt !== undefined ? { createdAt } : {}),
-    ...(facts !== undefined
-      ? {
-          facts: {
-            ...facts,
-            revision: pool.intern(facts.revision),
-            ...(facts.ran !== undefined ? { ran: facts.ran.map((k) => pool.intern(k)) } : {}),
-          },
-        }
-      : {}),
+    createdAt,
+    facts:
+      facts === undefined
+        ? undefined
+        : { ...facts, revision: pool.intern(facts.revision), ran: facts.ran?.map((k) => pool.intern(k)) },
   };
 }
 
@@ -84,11 +79,7 @@ export function followedPodOf(
 export function secretPresenceOf(secret: SecretPresence): SecretPresence {
   const m = secret.metadata ?? {};
   return {
-    metadata: {
-      ...(m.name !== undefined ? { name: m.name } : {}),
-      ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
-      ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
-    },
+    metadata: { name: m.name, namespace: m.namespace, resourceVersion: m.resourceVersion },
   };
 }
 
@@ -101,7 +92,7 @@ export function observationOf(pod: FollowedPod, pullSecretExists: boolean): PodO
     uid,
     pod: `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`,
     revision: facts.revision,
-    ...(pod.createdAt !== undefined ? { createdAt: pod.createdAt } : {}),
+    createdAt: pod.createdAt,
     started: facts.started,
     failures: failuresOf(facts, pullSecretExists),
     ran: facts.ran ?? [],

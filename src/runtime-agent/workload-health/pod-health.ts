@@ -201,8 +201,8 @@ export function podFactsOf(
     revision,
     started,
     failures: failures.length > 0 ? failures : NO_FAILURES,
-    ...(pullWaits.length > 0 ? { pullWaits } : {}),
-    ...(ran.size > 0 ? { ran: [...ran] } : {}),
+    pullWaits: pullWaits.length > 0 ? pullWaits : undefined,
+    ran: ran.size > 0 ? [...ran] : undefined,
   };
 }
 
@@ -225,10 +225,10 @@ function describe(
   return {
     kind,
     container: container.slice(0, MAX_CONTAINER),
-    ...(image !== undefined ? { image: image.slice(0, MAX_IMAGE) } : {}),
-    ...(registry !== undefined ? { registry: registry.slice(0, MAX_REGISTRY) } : {}),
+    image: image?.slice(0, MAX_IMAGE),
+    registry: registry?.slice(0, MAX_REGISTRY),
     reason: (kind === 'pull-secret-missing' ? PULL_SECRET_MISSING_REASON : reason).slice(0, MAX_REASON),
-    ...(text !== '' ? { message: text } : {}),
+    message: text !== '' ? text : undefined,
   };
 }
 

@@ -187,7 +187,7 @@ export class RevisionTally {
         started: r.started,
         failing: r.failing,
         failedPods,
-        ...(r.firstPodAt !== undefined ? { firstPodAt: r.firstPodAt } : {}),
+        firstPodAt: r.firstPodAt,
         samples: r.samples.map((s) => ({ ...s })),
         regressions: Math.min(failedPods, proven + r.carriedRegressions),
         unproven,
@@ -319,10 +319,10 @@ function sampleOf(f: WorkloadFailure, pod: string, at: string): WorkloadFailureS
   return {
     kind: f.kind,
     container: f.container,
-    ...(f.image !== undefined ? { image: f.image } : {}),
-    ...(f.registry !== undefined ? { registry: f.registry } : {}),
+    image: f.image,
+    registry: f.registry,
     reason: f.reason,
-    ...(f.message !== undefined ? { message: f.message } : {}),
+    message: f.message,
     pod: pod.slice(0, 320),
     at,
   };

@@ -212,8 +212,8 @@ class Follower implements WorkloadFollower {
           report: () => tally.report(),
           rules: () => this.rules.toText(),
           logger: this.log,
-          ...(this.o.writeGapMs !== undefined ? { minGapMs: this.o.writeGapMs } : {}),
-          ...(this.o.retryBaseMs !== undefined ? { retryBaseMs: this.o.retryBaseMs } : {}),
+          minGapMs: this.o.writeGapMs,
+          retryBaseMs: this.o.retryBaseMs,
           onWrite: (ok) => {
             this.metrics.writes.inc({ result: ok ? 'ok' : 'error' });
           },

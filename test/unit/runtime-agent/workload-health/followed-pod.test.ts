@@ -75,7 +75,11 @@ describe('followed Pods', () => {
       observationOf({ ...followedPodOf(pod('b'), settings, new StringPool(), RULES), metadata: {} }, true),
       undefined,
     );
-    assert.deepEqual(followedPodOf({}, settings, new StringPool(), RULES), { metadata: {} });
+    assert.deepEqual(followedPodOf({}, settings, new StringPool(), RULES), {
+      metadata: { name: undefined, namespace: undefined, uid: undefined, resourceVersion: undefined },
+      createdAt: undefined,
+      facts: undefined,
+    });
   });
 
   test('the observation depends on whether our Secret exists', () => {
@@ -113,6 +117,8 @@ describe('followed Pods', () => {
     assert.deepEqual(s, {
       metadata: { name: 'registry-credentials', namespace: 'ns', resourceVersion: '1' },
     });
-    assert.deepEqual(secretPresenceOf({}), { metadata: {} });
+    assert.deepEqual(secretPresenceOf({}), {
+      metadata: { name: undefined, namespace: undefined, resourceVersion: undefined },
+    });
   });
 });
