@@ -50,26 +50,24 @@ export function slimPod(pod: SlimPod): SlimPod {
   const controller = m.ownerReferences?.find((r) => r.controller === true);
   const slim: SlimPod = {
     metadata: {
-      ...(m.name !== undefined ? { name: m.name } : {}),
-      ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
-      ...(m.uid !== undefined ? { uid: m.uid } : {}),
-      ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
-      ...(m.creationTimestamp !== undefined ? { creationTimestamp: m.creationTimestamp } : {}),
-      ...(m.deletionTimestamp !== undefined ? { deletionTimestamp: m.deletionTimestamp } : {}),
-      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
-      ...(controller
-        ? {
-            ownerReferences: [
-              {
-                apiVersion: controller.apiVersion,
-                kind: controller.kind,
-                name: controller.name,
-                uid: controller.uid,
-                controller: true,
-              },
-            ],
-          }
-        : {}),
+      name: m.name,
+      namespace: m.namespace,
+      uid: m.uid,
+      resourceVersion: m.resourceVersion,
+      creationTimestamp: m.creationTimestamp,
+      deletionTimestamp: m.deletionTimestamp,
+      annotations: Object.keys(annotations).length > 0 ? annotations : undefined,
+      ownerReferences: controller
+        ? [
+            {
+              apiVersion: controller.apiVersion,
+              kind: controller.kind,
+              name: controller.name,
+              uid: controller.uid,
+              controller: true,
+            },
+          ]
+        : undefined,
     },
   };
   const phase = pod.status?.phase;
@@ -105,11 +103,11 @@ export function podFactsOf(pod: SlimPod): PodFacts {
     name: m.name ?? '',
     uid: m.uid ?? '',
     createdAtMs: m.creationTimestamp === undefined ? Number.NaN : new Date(m.creationTimestamp).getTime(),
-    ...(hash !== undefined ? { hash } : {}),
+    hash,
     optedOut: m.annotations?.[RESTART_OPT_OUT_ANNOTATION] === 'false',
     finished: m.deletionTimestamp !== undefined || phase === 'Succeeded' || phase === 'Failed',
-    ...(owner
-      ? { owner: { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid } }
-      : {}),
+    owner: owner
+      ? { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid }
+      : undefined,
   };
 }

@@ -269,7 +269,18 @@ describe('planRestarts', () => {
 
 describe('the cached Pod', () => {
   test('a Pod with little on it: nothing invented', () => {
-    assert.deepEqual(slimPod({}), { metadata: {} });
+    // Absent fields are left undefined: the cache reads them field by field.
+    const none = {
+      name: undefined,
+      namespace: undefined,
+      uid: undefined,
+      resourceVersion: undefined,
+      creationTimestamp: undefined,
+      deletionTimestamp: undefined,
+      annotations: undefined,
+      ownerReferences: undefined,
+    };
+    assert.deepEqual(slimPod({}), { metadata: none });
     const other = slimPod({
       metadata: {
         name: 'p',
@@ -278,11 +289,20 @@ describe('the cached Pod', () => {
         ownerReferences: [owner('ReplicaSet', 'not-controller')],
       },
     });
-    assert.deepEqual(other, { metadata: { name: 'p', deletionTimestamp: '2026-06-01T12:00:00Z' } });
+    assert.deepEqual(other, { metadata: { ...none, name: 'p', deletionTimestamp: '2026-06-01T12:00:00Z' } });
     const facts = podFactsOf({});
     assert.deepEqual(
       { ...facts, createdAtMs: String(facts.createdAtMs) },
-      { namespace: '', name: '', uid: '', createdAtMs: 'NaN', optedOut: false, finished: false },
+      {
+        namespace: '',
+        name: '',
+        uid: '',
+        createdAtMs: 'NaN',
+        hash: undefined,
+        optedOut: false,
+        finished: false,
+        owner: undefined,
+      },
     );
     assert.equal(
       podFactsOf({ metadata: { annotations: { [RESTART_OPT_OUT_ANNOTATION]: 'true' } } }).optedOut,
@@ -321,6 +341,7 @@ describe('the cached Pod', () => {
         uid: 'u',
         resourceVersion: '7',
         creationTimestamp: '2026-06-01T12:00:00Z',
+        deletionTimestamp: undefined,
         annotations: { [CTB_HASH_ANNOTATION]: OLD, [RESTART_OPT_OUT_ANNOTATION]: 'false' },
         ownerReferences: [{ ...owner('ReplicaSet', 'web'), controller: true }],
       },
