@@ -82,7 +82,7 @@ async function removeLeftover(
   logger: CleanupLogger,
   l: UpstreamLeftover,
 ): Promise<CleanupResult> {
-  const id = { kind: l.kind, ...(l.namespace === undefined ? {} : { namespace: l.namespace }), name: l.name };
+  const id = { kind: l.kind, namespace: l.namespace, name: l.name };
   const path = resourcePath(l.apiVersion, l.resource, l.name, l.namespace);
   let found: FoundObject;
   try {

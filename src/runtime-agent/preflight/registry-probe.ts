@@ -129,7 +129,7 @@ export class RegistryProbe {
       https: new https.Agent({
         keepAlive: true,
         maxSockets,
-        ...(o.ca !== undefined && o.ca.trim() !== '' ? { ca: [...tls.rootCertificates, o.ca] } : {}),
+        ca: o.ca !== undefined && o.ca.trim() !== '' ? [...tls.rootCertificates, o.ca] : undefined,
       }),
     };
     this.timeoutMs = o.requestTimeoutMs ?? 10_000;
