@@ -80,6 +80,14 @@ function replicasOf(text: string): number {
 }
 
 /**
+ * The flag's value, or undefined when it is absent or empty: the renderers test these options
+ * with `!== undefined`, and `--url ""` has always meant no URL.
+ */
+function unlessEmpty(flag: string | undefined): string | undefined {
+  return flag === '' ? undefined : flag;
+}
+
+/**
  * Prints manifests as a multi-document YAML stream. Multi-line strings (a dashboard's JSON) as
  * literal blocks, and no line folded: a folded block with more-indented lines is read differently
  * by kustomize's YAML library than by ours.
@@ -95,11 +103,11 @@ export function renderWebhook(flags: RenderWebhookFlags): void {
     version: flags.version ?? packageVersion(),
     namespace: flags.namespace,
     replicas: replicasOf(flags.replicas),
-    ...(flags.caBundle ? { caBundlePem: readFileSync(flags.caBundle, 'utf8') } : {}),
-    ...(flags.url ? { url: flags.url } : {}),
-    ...(flags.landscape ? { landscape: flags.landscape } : {}),
+    caBundlePem: flags.caBundle ? readFileSync(flags.caBundle, 'utf8') : undefined,
+    url: unlessEmpty(flags.url),
+    landscape: unlessEmpty(flags.landscape),
     failurePolicy: flags.failurePolicy,
-    ...(flags.priorityClassName === undefined ? {} : { priorityClassName: flags.priorityClassName }),
+    priorityClassName: flags.priorityClassName,
     restartNamespaces: restartNamespacesOf(flags.restartNamespaces),
     serviceMonitor: flags.serviceMonitor === true,
   });
@@ -114,8 +122,8 @@ export function renderKim(flags: RenderKimFlags): void {
     version,
     configMapNamespace: flags.namespace,
     replicas: replicasOf(flags.replicas),
-    ...(flags.landscape ? { landscape: flags.landscape } : {}),
-    ...(flags.priorityClassName === undefined ? {} : { priorityClassName: flags.priorityClassName }),
+    landscape: unlessEmpty(flags.landscape),
+    priorityClassName: flags.priorityClassName,
     restartNamespaces: restartNamespacesOf(flags.restartNamespaces),
   });
   process.stdout.write(flags.raw ? kim.text : kimConfigMapYaml(kim));
@@ -128,14 +136,14 @@ export function renderController(flags: RenderControllerFlags): void {
     namespace: flags.namespace,
     replicas: Number.parseInt(flags.replicas, 10),
     pullSecretName: flags.pullSecret,
-    ...(flags.clusterTrustBundle ? { clusterTrustBundleName: flags.clusterTrustBundle } : {}),
+    clusterTrustBundleName: unlessEmpty(flags.clusterTrustBundle),
     configMapName: flags.configMap,
-    ...(flags.manifestsConfigMap ? { manifestsConfigMapName: flags.manifestsConfigMap } : {}),
-    ...(flags.runtimeSelector ? { runtimeSelector: flags.runtimeSelector } : {}),
+    manifestsConfigMapName: unlessEmpty(flags.manifestsConfigMap),
+    runtimeSelector: unlessEmpty(flags.runtimeSelector),
     signal: flags.signal,
     coalesce: flags.coalesce,
     mode: flags.mode,
-    ...(flags.sharding === true ? { sharding: true } : {}),
+    sharding: flags.sharding === true,
     perRuntimeMetrics: flags.perRuntimeMetrics === true,
   });
   const crds = flags.mode === 'direct' ? [runtimeBootstrapperCrd(), rolloutPolicyCrd()] : [];
