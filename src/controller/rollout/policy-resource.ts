@@ -83,18 +83,16 @@ export function stateOf(status: RolloutPolicyStatus | undefined): RolloutState |
     status.wave === undefined
   )
     return undefined;
-  const healthySince = time(status.healthySince);
   return {
     target: status.target,
     stable: status.stable,
     wave: status.wave,
     waveStartedAt: time(status.waveStartedAt) ?? 0,
-    // The state is compared whole (it survives its round trip): no undefined fields in it.
-    ...(healthySince !== undefined ? { healthySince } : {}),
+    healthySince: time(status.healthySince),
     phase: status.phase,
-    ...(status.haltReason !== undefined ? { haltReason: status.haltReason } : {}),
+    haltReason: status.haltReason,
     failures: (status.failures ?? []).map((f) => ({ id: f.runtime, reason: f.reason })),
-    ...(status.resumeToken !== undefined ? { resumeToken: status.resumeToken } : {}),
+    resumeToken: status.resumeToken,
   };
 }
 
