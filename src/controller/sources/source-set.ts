@@ -208,9 +208,8 @@ class KubeSourceWatcher implements SourceWatcher {
       pullSecret: this.state.pullSecret.version,
       clusterTrustBundle: this.state.clusterTrustBundle.version,
       configMap: this.state.configMap.version,
-      ...(this.watched.includes('manifestsConfigMap')
-        ? { manifestsConfigMap: this.state.manifestsConfigMap.version }
-        : {}),
+      // Undefined while unwatched: no reflector sets it.
+      manifestsConfigMap: this.state.manifestsConfigMap.version,
     };
     const snap: SourceSnapshot = {
       pullSecret: this.state.pullSecret.obj,
