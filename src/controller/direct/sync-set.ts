@@ -108,8 +108,8 @@ export function buildSyncSet(sources: SyncSources): SyncSetResult {
         namespace: config.imagePullSecret.namespace,
         ...stamp(secretContentVersion(secret)),
       },
-      ...(secret.type ? { type: secret.type } : {}),
-      data: { ...(secret.data ?? {}) },
+      type: secret.type ? secret.type : undefined,
+      data: { ...secret.data },
     } as KubernetesObject);
   }
   // The set version counts the KCP's bundle even when the config names none; the runtime then

@@ -28,11 +28,11 @@ export function workloadsSummaryOf(workloads: WorkloadHealthReport, applied: str
     started: h.started,
     failing: h.failing,
     failedPods: h.failedPods,
-    ...(h.firstPodAt !== undefined ? { firstPodAt: h.firstPodAt } : {}),
+    firstPodAt: h.firstPodAt,
     samples: h.samples,
-    ...(h.regressions !== undefined ? { regressions: h.regressions } : {}),
-    ...(h.unproven !== undefined ? { unproven: h.unproven } : {}),
-    ...(ranBefore.size > 0 ? { ranBefore: [...ranBefore].sort() } : {}),
+    regressions: h.regressions,
+    unproven: h.unproven,
+    ranBefore: ranBefore.size > 0 ? [...ranBefore].sort() : undefined,
     revision: applied,
   };
 }

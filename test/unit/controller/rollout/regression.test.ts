@@ -141,7 +141,11 @@ describe("a runtime's report in its status", () => {
       started: 0,
       failing: 0,
       failedPods: 0,
+      firstPodAt: undefined,
       samples: [],
+      regressions: undefined,
+      unproven: undefined,
+      ranBefore: undefined,
       revision: 'v3',
     });
   });
