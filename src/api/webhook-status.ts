@@ -121,7 +121,7 @@ export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
   const detail = d[DETAIL_KEY];
   const trustBundle: TrustBundleCapability | undefined =
     api !== undefined && projection !== undefined && PROJECTIONS.includes(projection)
-      ? { api, projection: projection as ProjectionFinding, ...(detail !== undefined ? { detail } : {}) }
+      ? { api, projection: projection as ProjectionFinding, detail }
       : undefined;
   const workloads = readWorkloads(d[WORKLOADS_KEY]);
   const preflight = readPreflight(d[PREFLIGHT_KEY]);
@@ -137,12 +137,12 @@ export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
         }
       : undefined;
   return {
-    ...(d.loadedVersion !== undefined ? { loadedVersion: d.loadedVersion } : {}),
-    ...(d.refusedVersion !== undefined ? { refusedVersion: d.refusedVersion } : {}),
-    ...(d.refusal !== undefined ? { refusal: d.refusal } : {}),
-    ...(trustBundle !== undefined ? { trustBundle } : {}),
-    ...(workloads !== undefined ? { workloads } : {}),
-    ...(preflight !== undefined ? { preflight } : {}),
-    ...(refused !== undefined ? { refused } : {}),
+    loadedVersion: d.loadedVersion,
+    refusedVersion: d.refusedVersion,
+    refusal: d.refusal,
+    trustBundle,
+    workloads,
+    preflight,
+    refused,
   };
 }

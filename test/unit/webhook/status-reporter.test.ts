@@ -24,9 +24,19 @@ describe('webhook status report', () => {
   });
 
   test('the report survives its ConfigMap round trip; no ConfigMap is an empty report', () => {
+    // What the ConfigMap does not hold reads back as undefined.
+    const none = {
+      loadedVersion: undefined,
+      refusedVersion: undefined,
+      refusal: undefined,
+      trustBundle: undefined,
+      workloads: undefined,
+      preflight: undefined,
+      refused: undefined,
+    };
     const r = { loadedVersion: 's1', refusedVersion: 's2', refusal: 'x' };
-    assert.deepEqual(readReport({ data: reportData(r) }), r);
-    assert.deepEqual(readReport(undefined), {});
+    assert.deepEqual(readReport({ data: reportData(r) }), { ...none, ...r });
+    assert.deepEqual(readReport(undefined), none);
     const t = {
       loadedVersion: 's1',
       trustBundle: { api: 'certificates.k8s.io/v1', projection: 'dropped' as const, detail: 'why' },
@@ -37,9 +47,9 @@ describe('webhook status report', () => {
       trustBundleProjection: 'dropped',
       trustBundleDetail: 'why',
     });
-    assert.deepEqual(readReport({ data: reportData(t) }), t);
+    assert.deepEqual(readReport({ data: reportData(t) }), { ...none, ...t });
     // A projection value from the future is not read as a finding.
-    assert.deepEqual(readReport({ data: { trustBundleAPI: 'x', trustBundleProjection: 'maybe' } }), {});
+    assert.deepEqual(readReport({ data: { trustBundleAPI: 'x', trustBundleProjection: 'maybe' } }), none);
   });
 
   test('the trust-bundle finding stays through configurations taken and refused', () => {
