@@ -39,7 +39,7 @@ export function decidePullSecretCopy(input: {
       labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
       annotations: { [COPIED_FROM_ANNOTATION]: from },
     },
-    ...(source.type !== undefined ? { type: source.type } : {}),
+    type: source.type,
     data: { ...(source.data ?? {}) },
   };
   if (!copy) return { action: 'create', secret: desired };

@@ -65,7 +65,7 @@ export function followPullSecret(o: PullSecretFollowerOptions): LatestFollower<S
         logger,
         missingNamespaces: o.missingNamespaces,
         logLimit: o.logLimit,
-        ...(o.excludedNamespaces ? { excludedNamespaces: o.excludedNamespaces } : {}),
+        excludedNamespaces: o.excludedNamespaces,
       });
       if (o.onSourceChange) {
         const told = o.onSourceChange;
