@@ -60,7 +60,7 @@ export function doneReport(
       image: cut(c.image, MAX_IMAGE),
       target: cut(c.target, MAX_IMAGE),
       result: r,
-      ...(c.outcome.detail !== undefined ? { detail: cut(c.outcome.detail, MAX_DETAIL) } : {}),
+      detail: c.outcome.detail === undefined ? undefined : cut(c.outcome.detail, MAX_DETAIL),
     });
   }
   // A stable sort: within one kind, plan order (sorted by target).
