@@ -23,6 +23,7 @@ import {
   WORKLOADS_KEY,
   WORKLOAD_FIELD_MANAGER,
   readWorkloads,
+  writeWorkloads,
   type RevisionHealth,
 } from '../../src/api/workload-health.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
@@ -256,7 +257,8 @@ describe('the workload follower', () => {
     assert.equal(await metric(b, 'rtb_webhook_workload_report_writes_total'), 0, 'the standby never writes');
     assert.equal(await metric(b, 'rtb_webhook_workload_followed_pods'), 0);
     assert.deepEqual(b.follower.report(), {});
-    assert.deepEqual(a.follower.report().v1, h);
+    // As written: members the report leaves undefined are not in its JSON.
+    assert.deepEqual(readWorkloads(writeWorkloads(a.follower.report()))?.v1, h);
   });
 
   test('a deleted failing Pod stays counted; our Secret appearing clears its failure', async () => {
