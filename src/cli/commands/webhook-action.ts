@@ -131,10 +131,10 @@ export function webhookTlsOptions(flags: WebhookFlags): Pick<WebhookAppOptions, 
   if (issuer !== 'own' && issuer !== 'external')
     throw new Error(`--serving-cert-issuer must be own or external, got ${issuer}`);
   return {
-    // Spread, not `secret: undefined`: these settings are compared whole (unit tests, deepStrictEqual).
     servingCert: {
-      ...(secret ? { secret } : {}),
-      ...(issuer === 'external' ? { issuer } : {}),
+      secret,
+      // `own` is the keeper's default, as before: only `external` is passed.
+      issuer: issuer === 'external' ? issuer : undefined,
       service: flags.webhookService,
       extraSans: flags.tlsExtraSan,
       leaseName: flags.certLease,

@@ -195,6 +195,8 @@ describe('rtb webhook TLS flags', () => {
   test('without files the webhook keeps its own certificate', () => {
     assert.deepEqual(webhookTlsOptions(flags({ tlsExtraSan: ['127.0.0.1', 'a.example'] })), {
       servingCert: {
+        secret: undefined,
+        issuer: undefined,
         service: WEBHOOK_SERVICE,
         extraSans: ['127.0.0.1', 'a.example'],
         leaseName: WEBHOOK_CERT_LEASE,
