@@ -21,6 +21,7 @@ import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { DirectFleet } from './direct-fleet.js';
 import { runStatus } from '../../src/cli/commands/status-action.js';
+import { RUNTIME_AGENT_LEASE } from '../../src/runtime-agent/runtime-agent.js';
 import type { FleetStatus } from '../../src/controller/rollout/fleet-status.js';
 import { seedConfigText } from './fixtures.js';
 import {
@@ -203,6 +204,25 @@ export class RolloutFleet {
     await this.fleet.waitState(id, 'Installing');
     await markDeploymentAvailable(this.rt(id));
     await this.fleet.waitState(id, 'Ready');
+    // The tests play the runtime agent (workload reports, preflight findings): its Lease, held by
+    // them as an earlier release's replica would hold it, keeps the webhook's own agent idle.
+    await applyObjects(
+      this.rt(id).kubeConfig(),
+      [
+        {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: RUNTIME_AGENT_LEASE, namespace: 'kyma-system' },
+          spec: {
+            holderIdentity: 'a test playing the runtime agent',
+            leaseDurationSeconds: 3600,
+            // A MicroTime: six digits of the second's fraction.
+            renewTime: new Date().toISOString().replace('Z', '000Z'),
+          },
+        } as never,
+      ],
+      { fieldManager: 'rollout-fleet' },
+    );
     // The real webhook with its ServiceAccount's rights, reporting what it serves.
     const hook = await startTestWebhook(this.rt(id), {
       kubeConfig: await asWebhookServiceAccount(this.rt(id)),
