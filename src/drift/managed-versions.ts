@@ -3,6 +3,7 @@
  * attestation (./attestor.ts). Anything unreadable is reported as '': the KCP then re-applies,
  * which is always safe.
  */
+import { untilAborted } from '../kube/abortable-sleep.js';
 import type { AttestedObject, ManagedRef } from '../api/attestation.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { kubeRequest } from '../kube/kube-request.js';
@@ -70,7 +71,7 @@ export async function readVersions(
     }
   };
   const workers = Array.from({ length: Math.max(1, Math.min(concurrency, refs.length)) }, worker);
-  await Promise.race([Promise.all(workers), aborted(signal)]);
+  await Promise.race([Promise.all(workers), untilAborted(signal)]);
   return refs.map((ref, i) => ({
     apiVersion: ref.apiVersion,
     kind: ref.kind,
@@ -78,18 +79,4 @@ export async function readVersions(
     name: ref.name,
     resourceVersion: versions[i] ?? '',
   }));
-}
-
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else
-      signal.addEventListener(
-        'abort',
-        () => {
-          resolve();
-        },
-        { once: true },
-      );
-  });
 }

@@ -17,3 +17,18 @@ export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
   });
 }
+
+/** Resolves once `signal` aborts (at once if it has): the wait of a loop that runs until stopped. */
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else
+      signal.addEventListener(
+        'abort',
+        () => {
+          resolve();
+        },
+        { once: true },
+      );
+  });
+}

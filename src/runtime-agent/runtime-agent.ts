@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { RESTARTER_LEASE } from '../api/trust-stamp.js';
-import { abortableSleep } from '../kube/abortable-sleep.js';
+import { abortableSleep, untilAborted } from '../kube/abortable-sleep.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import type { LeaderElectionTiming } from '../kube/leader-election-timing.js';
 import { LeaderElector, type LeaderCallbacks } from '../kube/leader-election.js';
@@ -134,17 +134,7 @@ export class RuntimeAgent implements Part {
         await abortableSleep(this.o.restartDelayMs ?? 5_000, signal);
       }
     }
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else
-        signal.addEventListener(
-          'abort',
-          () => {
-            resolve();
-          },
-          { once: true },
-        );
-    });
+    await untilAborted(signal);
     await group.stop();
   }
 }
