@@ -38,6 +38,7 @@ import { seedConfigText } from '../support/fixtures.js';
 import { asWebhookServiceAccount } from '../support/kcp.js';
 import { newBundleText, putBundle, stampedPod, Workloads, type Kind } from '../support/trust-workloads.js';
 import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
+import { pluck } from '../support/pluck.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 let cluster: LocalCluster;
@@ -380,12 +381,9 @@ describe('the trust-bundle restarter', () => {
       assert.equal((await w.template('Deployment', ns, 'quiet')).hash, undefined);
       const plan = hook.restarter.lastPlan();
       assert.ok(plan);
+      assert.deepEqual(pluck(plan.bare, 'name'), ['lonely']);
       assert.deepEqual(
-        plan.bare.map((p) => p.name),
-        ['lonely'],
-      );
-      assert.deepEqual(
-        plan.optedOut.map((p) => p.name),
+        pluck(plan.optedOut, 'name'),
         ['quiet-0', 'quiet-1', 'reloads-itself'],
         'opted out on the Pod, or on its owner (read once)',
       );

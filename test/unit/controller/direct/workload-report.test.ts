@@ -27,6 +27,7 @@ import {
 } from '../../../../src/controller/direct/webhook-report.js';
 import { fleetStatus, formatFleetStatus } from '../../../../src/controller/rollout/fleet-status.js';
 import { seedConfigText, syncSources } from '../../../support/fixtures.js';
+import { pluck } from '../../../support/pluck.js';
 
 const rb = (status: RuntimeBootstrapper['status'] = {}, generation = 3): RuntimeBootstrapper => ({
   metadata: { name: 'rt-1', namespace: 'kcp-system', generation },
@@ -251,14 +252,8 @@ describe('rtb status: Degraded runtimes and preflight findings', () => {
       ],
       undefined,
     );
-    assert.deepEqual(
-      f.degraded.map((d) => d.runtime),
-      ['rt-1'],
-    );
-    assert.deepEqual(
-      f.preflight.map((p) => p.runtime),
-      ['rt-1'],
-    );
+    assert.deepEqual(pluck(f.degraded, 'runtime'), ['rt-1']);
+    assert.deepEqual(pluck(f.preflight, 'runtime'), ['rt-1']);
     const text = formatFleetStatus(f);
     const lines = text.split('\n');
     const at = lines.indexOf('Degraded (Pods failing for a reason the change can cause):');

@@ -26,6 +26,7 @@ import {
   type RolloutPlan,
   type RuntimeView,
 } from '../../../../src/controller/rollout/wave-planner.js';
+import { runtimeViews, WAVE0 } from '../../../support/wave-planner-inputs.js';
 
 const SOAK = 60_000;
 const OBSERVE = 120_000;
@@ -51,24 +52,9 @@ function fleet(
   over: Record<string, Partial<RuntimeView>> = {},
   canaries: readonly string[] = ['rt-1', 'rt-2'],
 ): RuntimeView[] {
-  return IDS.map((id) => ({
-    id,
-    labels: canaries.includes(id) ? { canary: 'true' } : {},
-    current,
-    health: 'healthy' as const,
-    ...over[id],
-  }));
+  return runtimeViews(IDS, canaries, current, over);
 }
 
-/** v2 rolling out: wave 0 started at 0. */
-const WAVE0: RolloutState = {
-  target: 'v2',
-  stable: 'v1',
-  wave: 0,
-  waveStartedAt: 0,
-  phase: 'Progressing',
-  failures: [],
-};
 /** v2 on the last wave (everyone), started at 0. */
 const LAST: RolloutState = { ...WAVE0, wave: 1 };
 

@@ -12,6 +12,7 @@ import {
   type PlanInput,
   type RuntimeView,
 } from '../../../../src/controller/rollout/wave-planner.js';
+import { DONE_V1, runtimeViews } from '../../../support/wave-planner-inputs.js';
 
 const CANARY = { matchLabels: { canary: 'true' } };
 /** Canary (selector, 60 s soak), then the rest. */
@@ -24,28 +25,11 @@ const POLICY: RolloutPolicy = {
   workloads: DEFAULT_WORKLOAD_GATE,
 };
 const IDS = ['rt-1', 'rt-2', 'rt-3', 'rt-4', 'rt-5'];
-const canary = (id: string): boolean => id === 'rt-1';
 
 /** The fleet on `current` for everyone, healthy, rt-1 labelled canary. */
 function fleet(current: string, over: Record<string, Partial<RuntimeView>> = {}): RuntimeView[] {
-  return IDS.map((id) => ({
-    id,
-    labels: canary(id) ? { canary: 'true' } : {},
-    current,
-    health: 'healthy' as const,
-    ...over[id],
-  }));
+  return runtimeViews(IDS, ['rt-1'], current, over);
 }
-
-/** A completed rollout of v1. */
-const DONE_V1: RolloutState = {
-  target: 'v1',
-  stable: 'v1',
-  wave: 2,
-  waveStartedAt: 0,
-  phase: 'Complete',
-  failures: [],
-};
 
 const plan = (p: Partial<PlanInput>) =>
   planRollout({ policy: POLICY, runtimes: fleet('v1'), target: 'v2', state: DONE_V1, now: 1_000, ...p });

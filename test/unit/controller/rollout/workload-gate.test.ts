@@ -16,6 +16,7 @@ import {
   type PlanInput,
   type RuntimeView,
 } from '../../../../src/controller/rollout/wave-planner.js';
+import { DONE_V1, runtimeViews, WAVE0 } from '../../../support/wave-planner-inputs.js';
 
 const POLICY: RolloutPolicy = {
   waves: [{ name: 'canary', selector: { matchLabels: { canary: 'true' } }, soakMs: 60_000 }],
@@ -27,33 +28,10 @@ const POLICY: RolloutPolicy = {
 };
 const IDS = ['rt-1', 'rt-2', 'rt-3'];
 
-function fleet(current: string, over: Record<string, Partial<RuntimeView>> = {}): RuntimeView[] {
-  return IDS.map((id) => ({
-    id,
-    labels: id === 'rt-1' ? { canary: 'true' } : {},
-    current,
-    health: 'healthy' as const,
-    ...over[id],
-  }));
-}
+/** The fleet on `current`, healthy, rt-1 labelled canary. */
+const fleet = (current: string, over: Record<string, Partial<RuntimeView>> = {}): RuntimeView[] =>
+  runtimeViews(IDS, ['rt-1'], current, over);
 
-/** v2 rolling out: the canary's wave (0) started at 0. */
-const WAVE0: RolloutState = {
-  target: 'v2',
-  stable: 'v1',
-  wave: 0,
-  waveStartedAt: 0,
-  phase: 'Progressing',
-  failures: [],
-};
-const DONE_V1: RolloutState = {
-  target: 'v1',
-  stable: 'v1',
-  wave: 2,
-  waveStartedAt: 0,
-  phase: 'Complete',
-  failures: [],
-};
 const PREFLIGHT: RolloutState = { ...WAVE0, phase: 'Preflight' };
 
 /** The canary on v2, the rest on v1. */

@@ -15,6 +15,7 @@ import {
   type BundleFacts,
   type ReplicaSetOwner,
 } from '../../../../src/runtime-agent/trust-restart/restart-plan.js';
+import { pluck } from '../../../support/pluck.js';
 
 const NEW = 'a'.repeat(64);
 const OLD = 'b'.repeat(64);
@@ -115,23 +116,14 @@ describe('planRestarts', () => {
         ['StatefulSet/team/db', ['db-0']],
       ],
     );
-    assert.deepEqual(
-      plan.bare.map((p) => p.name),
-      ['bare'],
-    );
-    assert.deepEqual(
-      plan.optedOut.map((p) => p.name),
-      ['quiet'],
-    );
-    assert.deepEqual(
-      plan.unresolved.map((p) => p.name),
-      ['unknown-rs'],
-    );
+    assert.deepEqual(pluck(plan.bare, 'name'), ['bare']);
+    assert.deepEqual(pluck(plan.optedOut, 'name'), ['quiet']);
+    assert.deepEqual(pluck(plan.unresolved, 'name'), ['unknown-rs']);
     assert.deepEqual([...plan.staleByNamespace], [['team', 10]]);
     assert.equal(plan.stalePods, 10, 'the opted-out Pod is not stale: it reloads the file itself');
     const owners = planRestarts(bundle, pods, known, new Set(['Deployment/team/web']));
     assert.deepEqual(
-      owners.optedOut.map((p) => p.name),
+      pluck(owners.optedOut, 'name'),
       ['quiet', 'web-1', 'web-2'],
       'an owner opted out on its own metadata: its Pods count as opted out',
     );
@@ -165,28 +157,22 @@ describe('planRestarts', () => {
       pod('rs-1', { owner: owner('ReplicaSet', 'unknown') }),
     ];
     const plan = planRestarts(bundle, pods, new Map());
-    assert.deepEqual(
-      plan.targets.map((t) => t.key),
-      ['StatefulSet/a/w', 'StatefulSet/a/x', 'DaemonSet/b/c', 'Pod/b/y-1', 'StatefulSet/b/z'],
-    );
+    assert.deepEqual(pluck(plan.targets, 'key'), [
+      'StatefulSet/a/w',
+      'StatefulSet/a/x',
+      'DaemonSet/b/c',
+      'Pod/b/y-1',
+      'StatefulSet/b/z',
+    ]);
     const w = plan.targets[0];
     assert.ok(w?.kind === 'workload');
-    assert.deepEqual(
-      w.pods.map((p) => p.name),
-      ['w-1', 'w-2'],
-    );
+    assert.deepEqual(pluck(w.pods, 'name'), ['w-1', 'w-2']);
     assert.deepEqual(
       plan.bare.map((p) => `${p.namespace}/${p.name}`),
       ['a/bare-3', 'b/bare-1', 'b/bare-2'],
     );
-    assert.deepEqual(
-      plan.optedOut.map((p) => p.name),
-      ['quiet-1', 'quiet-2'],
-    );
-    assert.deepEqual(
-      plan.unresolved.map((p) => p.name),
-      ['rs-1', 'rs-2'],
-    );
+    assert.deepEqual(pluck(plan.optedOut, 'name'), ['quiet-1', 'quiet-2']);
+    assert.deepEqual(pluck(plan.unresolved, 'name'), ['rs-1', 'rs-2']);
     assert.equal(plan.stalePods, 11);
   });
 
@@ -201,20 +187,11 @@ describe('planRestarts', () => {
       pod('theirs-quiet', { namespace: 'other', optedOut: true }),
     ];
     const plan = planRestarts(bundle, pods, known, new Set(), mine);
-    assert.deepEqual(
-      plan.targets.map((t) => t.key),
-      ['Deployment/team/web'],
-    );
-    assert.deepEqual(
-      plan.withoutRights.map((p) => p.name),
-      ['theirs-1', 'theirs-2', 'theirs-bare'],
-    );
+    assert.deepEqual(pluck(plan.targets, 'key'), ['Deployment/team/web']);
+    assert.deepEqual(pluck(plan.withoutRights, 'name'), ['theirs-1', 'theirs-2', 'theirs-bare']);
     assert.deepEqual(plan.bare, []);
     assert.deepEqual(plan.unresolved, []);
-    assert.deepEqual(
-      plan.optedOut.map((p) => p.name),
-      ['theirs-quiet'],
-    );
+    assert.deepEqual(pluck(plan.optedOut, 'name'), ['theirs-quiet']);
     assert.deepEqual([...plan.staleByNamespace].sort(), [
       ['other', 3],
       ['team', 1],

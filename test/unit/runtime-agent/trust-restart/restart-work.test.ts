@@ -19,6 +19,7 @@ import type {
 } from '../../../../src/runtime-agent/trust-restart/restart-plan.js';
 import { RestartWork, type PassBundle } from '../../../../src/runtime-agent/trust-restart/restart-work.js';
 import type { WorkloadObject } from '../../../../src/runtime-agent/trust-restart/workload-decision.js';
+import { pluck } from '../../../support/pluck.js';
 
 const OLD = 'o'.repeat(64);
 const NEW = 'n'.repeat(64);
@@ -304,12 +305,9 @@ describe('the restarter’s work', () => {
     const d = w.driver(2);
     for (let i = 0; i < 3; i++) {
       const plan = await d.tick(bundle(NEW), 100_000 + i * 1000);
+      assert.deepEqual(pluck(plan.bare, 'name'), ['bare']);
       assert.deepEqual(
-        plan.bare.map((p) => p.name),
-        ['bare'],
-      );
-      assert.deepEqual(
-        plan.optedOut.map((p) => p.name),
+        pluck(plan.optedOut, 'name'),
         ['quiet-0', 'quiet-1', 'reloads'],
         'the owner’s opt-out is known from its first read',
       );
@@ -336,10 +334,7 @@ describe('the restarter’s work', () => {
         plan.withoutRights.map((p) => `${p.namespace}/${p.name}`),
         ['elsewhere/job-pod', 'elsewhere/there-0', 'elsewhere/there-1'],
       );
-      assert.deepEqual(
-        plan.targets.map((t) => t.key),
-        ['Deployment/team/here'],
-      );
+      assert.deepEqual(pluck(plan.targets, 'key'), ['Deployment/team/here']);
     }
     const plan = await d.tick(bundle(NEW), (now += 1000));
     assert.equal(plan.stalePods, 5, 'all of them still run an older bundle');
