@@ -121,6 +121,9 @@ export class RuntimeMirror {
       o.bootstrappers.get(`${o.namespace}/${name}`),
     );
     if (decision === 'create') {
+      // The cache lags our own create and another replica's before a handover: read the truth
+      // first, so a repeat look (a membership change) does not race what was already written.
+      if (await this.exists(name)) return;
       const body = newRuntimeBootstrapper(name, o.namespace, {
         labels: { [MIRRORED_LABEL]: 'true', [RUNTIME_ID_LABEL]: name },
       });
@@ -137,6 +140,16 @@ export class RuntimeMirror {
       } catch (error) {
         if (statusCodeOf(error) !== 404) throw error;
       }
+    }
+  }
+
+  private async exists(name: string): Promise<boolean> {
+    try {
+      await kubeRequest(this.o.kcp, { method: 'GET', path: `${this.base}/${name}` });
+      return true;
+    } catch (error) {
+      if (statusCodeOf(error) === 404) return false;
+      throw error;
     }
   }
 }
