@@ -16,6 +16,7 @@ import {
   planeKubernetesVersion,
   versionApiserverArgs,
 } from '../../../src/envtest/kubernetes-versions.js';
+import { APISERVER_BASE } from './apiserver-base.js';
 
 const pinned = (dir: string): string =>
   requiredVersion(readFileSync(`${dir}/go.mod`, 'utf8'), 'k8s.io/kubernetes');
@@ -58,22 +59,7 @@ describe('the pinned Kubernetes versions', () => {
   });
 
   test('kube-apiserver gets the flags of its minor, extra flags last', () => {
-    const base = {
-      binary: 'kube-apiserver',
-      dir: '/d',
-      etcdUrl: 'http://127.0.0.1:1',
-      etcdPrefix: '/c',
-      port: 1,
-      pki: {
-        caCert: 'ca',
-        servingCert: 's',
-        servingKey: 'k',
-        serviceAccountKey: 'sa',
-        serviceAccountPub: 'sp',
-        kubeletClientCert: 'kc',
-        kubeletClientKey: 'kk',
-      },
-    };
+    const base = APISERVER_BASE;
     const old = kubeApiserverArgs({ ...base, kubernetes: '1.34' });
     assert.ok(old.includes('--runtime-config=certificates.k8s.io/v1beta1/clustertrustbundles=true'));
     const next = kubeApiserverArgs({ ...base, kubernetes: '1.37', extraArgs: ['--v=2'] });

@@ -12,6 +12,7 @@ import {
 import { MAX_NODE_SLOTS, nodeNetwork } from '../../../src/envtest/node-network.js';
 import { kubeApiserverArgs } from '../../../src/envtest/kube-apiserver.js';
 import { KUBERNETES_VERSIONS, NODE_KUBERNETES_VERSION } from '../../../src/envtest/kubernetes-versions.js';
+import { APISERVER_BASE } from './apiserver-base.js';
 
 const paths: NodePaths = {
   dir: '/n',
@@ -107,23 +108,7 @@ describe('node configuration', () => {
   });
 
   test('an API server with a node authorizes nodes and admits ServiceAccounts; one without does not', () => {
-    const base = {
-      binary: 'kube-apiserver',
-      dir: '/d',
-      etcdUrl: 'http://127.0.0.1:1',
-      etcdPrefix: '/c',
-      port: 1,
-      kubernetes: NODE_KUBERNETES_VERSION,
-      pki: {
-        caCert: 'ca',
-        servingCert: 's',
-        servingKey: 'k',
-        serviceAccountKey: 'sa',
-        serviceAccountPub: 'sp',
-        kubeletClientCert: 'kc',
-        kubeletClientKey: 'kk',
-      },
-    };
+    const base = { ...APISERVER_BASE, kubernetes: NODE_KUBERNETES_VERSION };
     const withNode = kubeApiserverArgs({ ...base, node: { serviceCidr: network.serviceCidr } });
     assert.ok(withNode.includes('--authorization-mode=Node,RBAC'));
     assert.ok(withNode.includes('--service-cluster-ip-range=10.214.7.0/24'));

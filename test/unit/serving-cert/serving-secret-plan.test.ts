@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
+import {
+  createCertificateAuthority,
+  type CertificateAuthority,
+} from '../../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
 import { parseCertificate, parseCertificates } from '../../../src/pki/pem-certificates.js';
 import {
@@ -24,6 +27,7 @@ import {
   type ServingSecretContent,
 } from '../../../src/serving-cert/serving-secret-state.js';
 import { DNS, START, ServingWorld, type Writer } from './serving-world.js';
+import { caFrom, servingLeaf } from './serving-certs.js';
 
 const DAY = 24 * 3600 * 1000;
 const P = WEBHOOK_SERVING_POLICY;
@@ -446,32 +450,12 @@ describe('the serving-secret plan', () => {
 // The plan asked directly, one state at a time: the exact steps (reasons as operators read them,
 // pending flags, deadlines) at the edges of each rule.
 const NOW = START;
-const K = await createCertificateAuthority({
-  commonName: 'k',
-  now: new Date(NOW - DAY),
-  validityMs: 365 * DAY,
-});
-const O = await createCertificateAuthority({
-  commonName: 'o',
-  now: new Date(NOW - DAY),
-  validityMs: 365 * DAY,
-});
+const K = await caFrom('k', NOW - DAY, 365 * DAY);
+const O = await caFrom('o', NOW - DAY, 365 * DAY);
 const U = await createCertificateAuthority({ commonName: 'upstream', now: new Date(NOW - DAY) });
 const KCP = await createCertificateAuthority({ commonName: 'kcp', now: new Date(NOW - DAY) });
-const leafK = await issueCertificate(K, {
-  commonName: 'webhook',
-  dnsNames: DNS,
-  usage: 'server',
-  now: new Date(NOW - DAY),
-  validityMs: 90 * DAY,
-});
-const leafO = await issueCertificate(O, {
-  commonName: 'webhook',
-  dnsNames: DNS,
-  usage: 'server',
-  now: new Date(NOW - DAY),
-  validityMs: 90 * DAY,
-});
+const leafK = await servingLeaf(K, NOW - DAY, 90 * DAY);
+const leafO = await servingLeaf(O, NOW - DAY, 90 * DAY);
 const fpOf = (pem: string): string => {
   const f = fp(pem);
   assert.ok(f);
@@ -528,6 +512,14 @@ const atRest: SecretSpec = {
   trusted: { [fpOf(K.certPem)]: NOW - DAY },
   servingSince: NOW - DAY,
 };
+
+/** {@link atRest} with `second` after K in ca.crt, both trusted since a day, serving since `servingSince`. */
+const withSecondCa = (second: CertificateAuthority, servingSince: number | undefined): SecretSpec => ({
+  ...atRest,
+  caCrt: K.certPem + second.certPem,
+  trusted: { [fpOf(K.certPem)]: NOW - DAY, [fpOf(second.certPem)]: NOW - DAY },
+  servingSince,
+});
 
 describe('the serving-secret plan, step by step', () => {
   test('at rest: current, not pending, until the renewal', () => {
@@ -663,12 +655,7 @@ describe('the serving-secret plan, step by step', () => {
   });
 
   test('without a serving-since, no CA is retired: the time is recorded first', () => {
-    const spec: SecretSpec = {
-      ...atRest,
-      caCrt: K.certPem + O.certPem,
-      trusted: { [fpOf(K.certPem)]: NOW - DAY, [fpOf(O.certPem)]: NOW - DAY },
-      servingSince: undefined,
-    };
+    const spec = withSecondCa(O, undefined);
     assert.deepEqual(planOf(spec, [K.certPem + O.certPem]), {
       kind: 'write-secret',
       reason: 'recording since when each CA is trusted and the certificate served',
@@ -828,12 +815,7 @@ describe('the serving-secret plan, step by step', () => {
       now: new Date(NOW),
       validityMs: 30 * 60_000,
     });
-    const spec: SecretSpec = {
-      ...atRest,
-      caCrt: K.certPem + brief.certPem,
-      trusted: { [fpOf(K.certPem)]: NOW - DAY, [fpOf(brief.certPem)]: NOW - DAY },
-      servingSince: NOW,
-    };
+    const spec = withSecondCa(brief, NOW);
     assert.deepEqual(planOf(spec, [K.certPem + brief.certPem]), {
       kind: 'wait',
       reason: 'the Secret and the caBundle are current',

@@ -2,9 +2,7 @@
 // the caBundles, the annotations and the serving certificate, at the edges of each rule.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
 import { CLOCK_SKEW_MS } from '../../../src/pki/clock-skew.js';
-import { issueCertificate } from '../../../src/pki/issue-certificate.js';
 import { parseCertificate, type ParsedCertificate } from '../../../src/pki/pem-certificates.js';
 import {
   CA_TRUSTED_SINCE_ANNOTATION,
@@ -18,39 +16,16 @@ import {
   type ServingSecretContent,
 } from '../../../src/serving-cert/serving-secret-state.js';
 import { DNS } from './serving-world.js';
+import { caFrom, servingLeaf } from './serving-certs.js';
 
 const DAY = 24 * 3600 * 1000;
 const NOW = Date.parse('2026-03-01T00:00:00Z');
 
-const caOne = await createCertificateAuthority({
-  commonName: 'one',
-  now: new Date(NOW - DAY),
-  validityMs: 30 * DAY,
-});
-const caTwo = await createCertificateAuthority({
-  commonName: 'two',
-  now: new Date(NOW - DAY),
-  validityMs: 60 * DAY,
-});
-const caGone = await createCertificateAuthority({
-  commonName: 'gone',
-  now: new Date(NOW - 40 * DAY),
-  validityMs: 10 * DAY,
-});
-const leaf = await issueCertificate(caOne, {
-  commonName: 'webhook',
-  dnsNames: DNS,
-  usage: 'server',
-  now: new Date(NOW - DAY),
-  validityMs: 10 * DAY,
-});
-const narrowLeaf = await issueCertificate(caOne, {
-  commonName: 'webhook',
-  dnsNames: [DNS[0] ?? 'x'],
-  usage: 'server',
-  now: new Date(NOW - DAY),
-  validityMs: 10 * DAY,
-});
+const caOne = await caFrom('one', NOW - DAY, 30 * DAY);
+const caTwo = await caFrom('two', NOW - DAY, 60 * DAY);
+const caGone = await caFrom('gone', NOW - 40 * DAY, 10 * DAY);
+const leaf = await servingLeaf(caOne, NOW - DAY, 10 * DAY);
+const narrowLeaf = await servingLeaf(caOne, NOW - DAY, 10 * DAY, [DNS[0] ?? 'x']);
 
 const parsed = (pem: string): ParsedCertificate => {
   const c = parseCertificate(pem);

@@ -289,13 +289,16 @@ describe('the cached Pod', () => {
   });
 
   test('keeps only what the planner reads', () => {
+    const identity = {
+      name: 'p',
+      namespace: 'team',
+      uid: 'u',
+      resourceVersion: '7',
+      creationTimestamp: '2026-06-01T12:00:00Z',
+    };
     const slim = slimPod({
       metadata: {
-        name: 'p',
-        namespace: 'team',
-        uid: 'u',
-        resourceVersion: '7',
-        creationTimestamp: '2026-06-01T12:00:00Z',
+        ...identity,
         annotations: {
           [CTB_HASH_ANNOTATION]: OLD,
           [RESTART_OPT_OUT_ANNOTATION]: 'false',
@@ -313,11 +316,7 @@ describe('the cached Pod', () => {
     });
     assert.deepEqual(slim, {
       metadata: {
-        name: 'p',
-        namespace: 'team',
-        uid: 'u',
-        resourceVersion: '7',
-        creationTimestamp: '2026-06-01T12:00:00Z',
+        ...identity,
         deletionTimestamp: undefined,
         annotations: { [CTB_HASH_ANNOTATION]: OLD, [RESTART_OPT_OUT_ANNOTATION]: 'false' },
         ownerReferences: [{ ...owner('ReplicaSet', 'web'), controller: true }],

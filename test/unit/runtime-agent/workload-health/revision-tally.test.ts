@@ -6,6 +6,7 @@ import {
   MAX_UNPROVEN_ORIGINALS,
   readWorkloads,
   writeWorkloads,
+  type RevisionHealth,
 } from '../../../../src/api/workload-health.js';
 import type { WorkloadFailure } from '../../../../src/runtime-agent/workload-health/pod-health.js';
 import {
@@ -48,26 +49,26 @@ const obs = (uid: string, o: Partial<PodObservation> = {}): PodObservation => ({
   ...o,
 });
 
+/** A revision's report with these counts, first seen at T0, no samples, regressions or runs. */
+const counts = (pods: number, started: number, failing: number, failedPods: number): RevisionHealth => ({
+  pods,
+  started,
+  failing,
+  failedPods,
+  firstPodAt: new Date(T0).toISOString(),
+  samples: [],
+  regressions: 0,
+  unproven: [],
+  ran: [],
+});
+
 describe('revision tally: counts', () => {
   test('pods, started and failing follow the Pods', () => {
     const t = tally();
     t.upsert(obs('a'));
     t.upsert(obs('b', { started: true }));
     t.upsert(obs('c', { failures: [pull()] }));
-    assert.deepEqual(
-      { ...t.report().v1, samples: [] },
-      {
-        pods: 3,
-        started: 1,
-        failing: 1,
-        failedPods: 1,
-        firstPodAt: new Date(T0).toISOString(),
-        samples: [],
-        regressions: 0,
-        unproven: [],
-        ran: [],
-      },
-    );
+    assert.deepEqual({ ...t.report().v1, samples: [] }, counts(3, 1, 1, 1));
     t.upsert(obs('a', { started: true }));
     t.upsert(obs('c', { started: true }));
     const r = t.report().v1;
@@ -100,20 +101,7 @@ describe('revision tally: counts', () => {
     t.delete('a');
     t.delete('a');
     t.delete('never-seen');
-    assert.deepEqual(
-      { ...t.report().v1, samples: [] },
-      {
-        pods: 0,
-        started: 0,
-        failing: 0,
-        failedPods: 1,
-        firstPodAt: new Date(T0).toISOString(),
-        samples: [],
-        regressions: 0,
-        unproven: [],
-        ran: [],
-      },
-    );
+    assert.deepEqual({ ...t.report().v1, samples: [] }, counts(0, 0, 0, 1));
     assert.equal(t.size, 0);
     t.upsert(obs('c', { failures: [pull()] }));
     assert.equal(t.report().v1?.failedPods, 2);
