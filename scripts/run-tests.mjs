@@ -75,6 +75,7 @@ const source = (path) => readFileSync(join(root, path), 'utf8');
 const matrix = await tsImport('./test-matrix.ts', import.meta.url);
 const schedule = await tsImport('./test-schedule.ts', import.meta.url);
 const { cacheRoot } = await tsImport('../src/envtest/cache-root.ts', import.meta.url);
+const failOpenTally = await tsImport('../src/envtest/fail-open-tally.ts', import.meta.url);
 let plan;
 try {
   plan = matrix.planMatrix(
@@ -151,6 +152,9 @@ const matrixName = (kubernetes) =>
   `on Kubernetes ${kubernetes} (the matrix: RTB_TEST_KUBERNETES=${kubernetes})`;
 const e2eName = 'end to end (test/e2e)';
 const early = (path) => schedule.isEarlyFile(source(path));
+const onPurpose = (path) => source(path).includes(failOpenTally.FAIL_OPEN_MARKER);
+/** Failed-open admission calls per job, for the summary at the end. */
+const failOpenByJob = new Map();
 
 // The unit files run as one job (each takes a second or less, a process per file would cost more
 // than it runs), beside the others when there are others.
@@ -211,6 +215,7 @@ const children = new Set();
 function runJob(job) {
   const outDir = mkdtempSync(join(tmpdir(), 'rtb-tests-'));
   const countsFile = join(outDir, 'counts.json');
+  const tallyFile = join(outDir, 'fail-open.jsonl');
   // The unit files alone in their run: as many at once as the lane has room for.
   const concurrency = job.id === unitId && jobs.length === 1 ? mainWidth : 1;
   return new Promise((resolve) => {
@@ -231,7 +236,7 @@ function runJob(job) {
       {
         cwd: root,
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, RTB_TEST_RUN: '1', ...job.env },
+        env: { ...process.env, RTB_TEST_RUN: '1', RTB_FAIL_OPEN_TALLY: tallyFile, ...job.env },
       },
     );
     children.add(child);
@@ -254,9 +259,28 @@ function runJob(job) {
       } catch {
         note = 'run-tests: the test runner left no counts\n';
       }
+      let failOpens = {};
+      try {
+        failOpens = failOpenTally.sumFailOpens(readFileSync(tallyFile, 'utf8'));
+      } catch {
+        // No API server of the job saw a call fail open.
+      }
       rmSync(outDir, { recursive: true, force: true });
-      const failed = counts.failed + (code === 0 ? 0 : counts.failed === 0 ? 1 : 0);
-      resolve({ passed: counts.passed, failed, skipped: counts.skipped, output: Buffer.concat(out), note });
+      let failed = counts.failed + (code === 0 ? 0 : counts.failed === 0 ? 1 : 0);
+      const failOpen = Object.values(failOpens).reduce((a, b) => a + b, 0);
+      // On a real node a call that failed open stored a Pod unmutated: only on purpose.
+      if (failOpen > 0 && job.lane === 'e2e' && !job.files.some((f) => onPurpose(f))) {
+        failed += 1;
+        note += `run-tests: ${failOpen} admission webhook calls failed open (${JSON.stringify(failOpens)}), and the file does not say \`${failOpenTally.FAIL_OPEN_MARKER}\`\n`;
+      }
+      resolve({
+        passed: counts.passed,
+        failed,
+        skipped: counts.skipped,
+        output: Buffer.concat(out),
+        note,
+        failOpen,
+      });
     });
   });
 }
@@ -315,8 +339,10 @@ async function start(job) {
     .map(([k, v]) => `${k}=${v} `)
     .join('');
   const what = job.files.length === 1 ? job.files[0] : job.id;
+  if (job.lane === 'e2e' || result.failOpen > 0) failOpenByJob.set(job, result.failOpen);
+  const failOpenNote = result.failOpen > 0 ? `, ${result.failOpen} webhook calls failed open` : '';
   process.stdout.write(
-    `\n── ${env}${what}: ${result.passed} passed, ${result.failed} failed in ${seconds.toFixed(0)} s\n`,
+    `\n── ${env}${what}: ${result.passed} passed, ${result.failed} failed in ${seconds.toFixed(0)} s${failOpenNote}\n`,
   );
   process.stdout.write(result.output);
   process.stdout.write(result.note);
@@ -354,6 +380,15 @@ try {
   writeFileSync(durationsFile, `${JSON.stringify(durations, null, 2)}\n`);
 } catch {
   // Only the next run's order depends on it.
+}
+if (failOpenByJob.size > 0) {
+  console.error(
+    `run-tests: admission webhook calls that failed open (${failOpenTally.FAIL_OPEN_METRIC}), per test file:`,
+  );
+  for (const [job, n] of [...failOpenByJob].sort(([a], [b]) => a.id.localeCompare(b.id))) {
+    const why = n > 0 && job.files.some((f) => onPurpose(f)) ? ' (on purpose)' : '';
+    console.error(`run-tests:   ${String(n).padStart(4)}  ${job.id}${why}`);
+  }
 }
 for (const line of failedPhases) console.error(`run-tests: ${line}`);
 console.error(`run-tests: ${((Date.now() - started) / 1000).toFixed(0)} s in all`);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { resolveBinaries, type ControlPlaneBinaries } from './binaries.js';
 import { createClusterPki, type ClusterPki } from './cluster-pki.js';
 import { ControlPlaneError } from './errors.js';
+import { recordFailOpens } from './fail-open-tally.js';
 import { startEtcd, type EtcdServer } from './etcd.js';
 import { freePort } from './free-port.js';
 import { startKubeApiserver } from './kube-apiserver.js';
@@ -110,6 +111,8 @@ export class LocalCluster {
 
   /** Stops the API server; its data stays in etcd, so start() brings the same cluster back. */
   async stop(): Promise<void> {
+    // Its counters end with the process: a restart inside a test must not lose them.
+    await recordFailOpens([this]);
     await this.process?.stop();
   }
 }
