@@ -1,5 +1,6 @@
 /** Parsing of flag values shared by the commands; a malformed value is a {@link FlagError}. */
 import { HOST_IP_REFERENCE } from '../render/webhook-options.js';
+import type { TlsMinVersion } from '../api/tls-min-version.js';
 
 /** A flag value is malformed. */
 export class FlagError extends Error {
@@ -51,4 +52,11 @@ export function registryServersOf(values: readonly string[], flag: string): Reco
     servers[value.slice(0, at)] = value.slice(at + 1);
   }
   return servers;
+}
+
+/** `--tls-min-version`: `1.3` (the default) or `1.2`; anything older is never accepted. */
+export function tlsMinVersionOf(text: string): TlsMinVersion {
+  if (text === '1.3') return 'TLSv1.3';
+  if (text === '1.2') return 'TLSv1.2';
+  throw new FlagError(`--tls-min-version must be 1.3 or 1.2, got "${text}"`);
 }

@@ -20,6 +20,7 @@ import { acceptedKind, createListenerMetrics, type ListenerMetrics } from './lis
 import { issuedByOneOf, peerIdentityOf, verifyPeer, type PeerIdentity } from './peer-identity.js';
 import { RuntimeRateLimiter, type RuntimeRateLimit } from './runtime-rate-limiter.js';
 import { WATCH_EVENT_PATH, WatchEventError, parseWatchEvent, type WatchEvent } from './watch-event.js';
+import { DEFAULT_TLS_MIN_VERSION, type TlsMinVersion } from '../api/tls-min-version.js';
 
 /** The listener's serving certificate and key (PEM). */
 export interface ListenerTls {
@@ -61,6 +62,8 @@ export interface EventListenerOptions {
   readonly host?: string;
   /** Default 8443; 0 picks a free port. */
   readonly port?: number;
+  /** The oldest TLS version accepted (default {@link DEFAULT_TLS_MIN_VERSION}). */
+  readonly minVersion?: TlsMinVersion;
   /** The runtime a client certificate's CN names, with its known domain; undefined if unknown. */
   readonly lookupRuntime: (runtimeId: string) => { domain: string } | undefined;
   /** Called for each accepted event; should only enqueue (it runs before the 202 is sent). */
@@ -108,6 +111,7 @@ export class EventListener {
   /** One line per refused request would let any client with a certificate of our CA fill the logs. */
   private readonly logLimit: LogRateLimit;
   private readonly bodyLimit: number;
+  private readonly minVersion: TlsMinVersion;
   private readonly trust = new WeakMap<TLSSocket, ConnectionTrust>();
   /** The trusted-CA generation each connection's handshake (full or resumed) ran under. */
   private readonly handshakeGeneration = new WeakMap<TLSSocket, number>();
@@ -127,6 +131,7 @@ export class EventListener {
     this.holdMs = refusalHoldMs(rateLimit.perSecond);
     this.logLimit = new LogRateLimit(opts.logger, opts.logRateLimit);
     this.bodyLimit = opts.bodyLimitBytes ?? 16 * 1024;
+    this.minVersion = opts.minVersion ?? DEFAULT_TLS_MIN_VERSION;
     this.tls = opts.tls;
     this.trustedCaPems = [...opts.trustedCaPems];
     this.trustedCas = parseCas(opts.trustedCaPems);
@@ -139,7 +144,7 @@ export class EventListener {
         ca: this.trustedCaPems,
         requestCert: true,
         rejectUnauthorized: true,
-        minVersion: 'TLSv1.2',
+        minVersion: this.minVersion,
         sessionTimeout: SESSION_TIMEOUT_SECONDS,
         // A peer that never finishes its handshake or headers must not hold a socket for long;
         // the gate below closes it first, counted.
@@ -229,7 +234,7 @@ export class EventListener {
       key: tls.keyPem,
       ca: [...caPems],
       // Fields left out here fall back to defaults, not to the constructor's values.
-      minVersion: 'TLSv1.2',
+      minVersion: this.minVersion,
       sessionTimeout: SESSION_TIMEOUT_SECONDS,
       // A resumed session skips the client certificate, so no ticket issued under the previous
       // trust may be honoured. Node makes fresh keys when none are given but keeps given ones;

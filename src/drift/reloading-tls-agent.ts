@@ -4,14 +4,17 @@ import { Agent } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import type { Logger } from 'pino';
 import { PkiError } from '../pki/crypto-provider.js';
+import { DEFAULT_TLS_MIN_VERSION, type TlsMinVersion } from '../api/tls-min-version.js';
 
-/** Files of the forwarder's mutual TLS material (PEM), as mounted from a Secret. */
+/** Files of the forwarder's mutual TLS material (PEM), as mounted from a Secret, and the TLS floor. */
 export interface ClientTlsFiles {
   /** The runtime's client certificate (CN = runtime ID, DNS SAN = the runtime's domain). */
   readonly certFile: string;
   readonly keyFile: string;
   /** The CA that signed the KCP listener's serving certificate. */
   readonly caFile: string;
+  /** The oldest TLS version offered to the listener (default {@link DEFAULT_TLS_MIN_VERSION}). */
+  readonly minVersion?: TlsMinVersion;
 }
 
 /** Settings of {@link ReloadingTlsAgent}. */
@@ -81,7 +84,7 @@ export class ReloadingTlsAgent {
       cert,
       key,
       ca,
-      minVersion: 'TLSv1.2',
+      minVersion: this.opts.files.minVersion ?? DEFAULT_TLS_MIN_VERSION,
     });
     this.digest = digest;
     replaced?.destroy();

@@ -55,6 +55,8 @@ import { UNKNOWN_PART } from './set-revision.js';
 import { capabilityProber, type CapabilityProbeSettings } from './trust-capability/capability-prober.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer, type DrainOptions } from './webhook-server.js';
+import type { TlsMinVersion } from '../api/tls-min-version.js';
+import type { ClientTlsFiles } from '../drift/reloading-tls-agent.js';
 
 /** Settings of `rtb webhook` (the config's source: {@link ConfigSourceSettings}). */
 export interface WebhookAppOptions extends ConfigSourceSettings {
@@ -69,6 +71,8 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
   readonly servingCert?: ServingCertSettings;
   readonly host?: string;
   readonly port?: number;
+  /** The oldest TLS version the server and the drift client accept (`--tls-min-version`; default 1.3). */
+  readonly tlsMinVersion?: TlsMinVersion;
   /**
    * Serve `/metrics` over plain HTTP on this port (0 picks a free one) instead of the webhook's
    * HTTPS port, so a NetworkPolicy can admit scrapers there only (the rendered Deployment does).
@@ -192,7 +196,7 @@ interface WebhookAppSettings {
   readonly drift:
     | {
         readonly url: string;
-        readonly tls: { readonly certFile: string; readonly keyFile: string; readonly caFile: string };
+        readonly tls: ClientTlsFiles;
         readonly attestationInitialDelayMs: number | undefined;
       }
     | undefined;
@@ -214,7 +218,12 @@ function resolveWebhookAppSettings(o: WebhookAppOptions): WebhookAppSettings {
     drift: o.drift
       ? {
           url: o.drift.url,
-          tls: { certFile: o.drift.certFile, keyFile: o.drift.keyFile, caFile: o.drift.caFile },
+          tls: {
+            certFile: o.drift.certFile,
+            keyFile: o.drift.keyFile,
+            caFile: o.drift.caFile,
+            minVersion: o.tlsMinVersion,
+          },
           attestationInitialDelayMs: o.drift.attestationInitialDelayMs,
         }
       : undefined,
@@ -448,6 +457,7 @@ function wireWebhookApp(o: WebhookAppOptions) {
     tls: certificate,
     host: o.host,
     port: o.port,
+    minVersion: o.tlsMinVersion,
     context,
     // /metrics on the webhook's port unless it has one of its own.
     registry: o.metricsPort === undefined ? registry : undefined,

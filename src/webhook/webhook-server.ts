@@ -26,6 +26,7 @@ import {
   WRITE_TIMEOUT_MS,
 } from '../api/serving-limits.js';
 import type { AdmissionResult } from './webhook-metrics.js';
+import { DEFAULT_TLS_MIN_VERSION, type TlsMinVersion } from '../api/tls-min-version.js';
 
 /** A certificate that is read when the server listens, and replaced later. */
 export interface ChangingCertificate {
@@ -42,6 +43,8 @@ export interface WebhookServerOptions {
   readonly tls: SecureContextOptions | ChangingCertificate;
   readonly host?: string;
   readonly port?: number;
+  /** The oldest TLS version accepted (default {@link DEFAULT_TLS_MIN_VERSION}). */
+  readonly minVersion?: TlsMinVersion;
   readonly context: AdmissionContext;
   /** Served at `/metrics` here when set; the process serves it on a port of its own instead (`--metrics-port`). */
   readonly registry?: Registry;
@@ -65,8 +68,8 @@ export interface DrainOptions {
 type Headers = Readonly<Record<string, string>>;
 
 /**
- * The admission HTTPS server: `/mutate`, `/healthz`, `/readyz`, `/metrics`. TLS 1.2 or newer;
- * the certificate is replaceable at run time. What request bodies may take is bounded by the
+ * The admission HTTPS server: `/mutate`, `/healthz`, `/readyz`, `/metrics`. TLS 1.3 (1.2 when
+ * told), HTTP/1.1 only; the certificate is replaceable at run time. What request bodies may take is bounded by the
  * gate (./request-gate.ts); every phase of a connection has a timeout; the stop drains as
  * Kubernetes expects (see {@link WebhookServer.close}).
  */
@@ -75,6 +78,7 @@ export class WebhookServer {
   private readonly gate: RequestGate;
   private readonly connections: ConnectionTracker;
   private readonly endpoint: AdmissionEndpoint;
+  private readonly minVersion: TlsMinVersion;
   private draining = false;
 
   constructor(private readonly options: WebhookServerOptions) {
@@ -89,10 +93,12 @@ export class WebhookServer {
       ...options.limits,
     });
     this.endpoint = new AdmissionEndpoint(options.context);
+    this.minVersion = options.minVersion ?? DEFAULT_TLS_MIN_VERSION;
+    // node:https speaks HTTP/1.1 only and offers no ALPN, so HTTP/2 stays off (docs/webhook-hardening.md).
     this.server = createServer(
       {
         ...(isChanging(options.tls) ? {} : options.tls),
-        minVersion: 'TLSv1.2',
+        minVersion: this.minVersion,
         handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
         keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
         headersTimeout: HEADERS_TIMEOUT_MS,
@@ -150,7 +156,7 @@ export class WebhookServer {
   /** Replaces the serving certificate for new connections. */
   setSecureContext(tls: SecureContextOptions): void {
     // setSecureContext resets every option not passed again: keep the TLS floor.
-    this.server.setSecureContext({ ...tls, minVersion: 'TLSv1.2' });
+    this.server.setSecureContext({ ...tls, minVersion: this.minVersion });
   }
 
   /**

@@ -22,7 +22,7 @@ export interface UnitWebhook {
  * by annotation elsewhere), no namespace annotations and the pull Secret always there.
  */
 export async function startUnitWebhook(
-  options: Partial<Pick<WebhookServerOptions, 'limits'>> & {
+  options: Partial<Pick<WebhookServerOptions, 'limits' | 'minVersion'>> & {
     failOpen?: boolean;
     /** Ensures the pull Secret (default: there at once); a promise not yet settled holds the request being decided. */
     ensurePullSecret?: () => Promise<boolean>;
@@ -41,6 +41,7 @@ export async function startUnitWebhook(
     tls: { cert: serving.certPem, key: serving.keyPem },
     host: '127.0.0.1',
     port: 0,
+    minVersion: options.minVersion,
     registry,
     ready: () => true,
     logger,

@@ -16,7 +16,7 @@ import type { LeaderElectionTiming } from '../../kube/leader-election-timing.js'
 import { KCP_SERVING_POLICY } from '../../serving-cert/serving-policy.js';
 import { packageVersion, releaseImage } from '../../version.js';
 import { createLogger } from '../../telemetry/logger.js';
-import { FlagError, parseDuration, positiveInt, registryServersOf } from '../flag-values.js';
+import { FlagError, parseDuration, positiveInt, registryServersOf, tlsMinVersionOf } from '../flag-values.js';
 import type { SignalKind } from '../../controller/annotate/signal-decision.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
@@ -63,6 +63,8 @@ export interface ControllerFlags {
   webhookVersion?: string;
   autoCreate?: string | boolean;
   driftListen?: string;
+  /** `1.3` or `1.2`. */
+  tlsMinVersion: string;
   driftUrl?: string;
   driftDnsNames?: string;
   caRenewBefore: string;
@@ -212,6 +214,7 @@ function autoCreateSelectorOf(flag: string | boolean | undefined): string | unde
 
 /** `--drift-listen host:port` with the names runtimes reach it by (`--drift-url`, `--drift-dns-names`). */
 function driftListenerOf(flags: ControllerFlags): DirectModeStarterSettings['driftListener'] {
+  const minVersion = tlsMinVersionOf(flags.tlsMinVersion);
   if (!flags.driftListen) return undefined;
   const at = flags.driftListen.lastIndexOf(':');
   const host = flags.driftListen.slice(0, at) || '0.0.0.0';
@@ -225,5 +228,6 @@ function driftListenerOf(flags: ControllerFlags): DirectModeStarterSettings['dri
     port,
     dnsNames: [...(flags.driftDnsNames?.split(',').filter(Boolean) ?? []), ...(isIp ? [] : [urlHost])],
     ipAddresses: isIp ? [urlHost] : [],
+    minVersion,
   };
 }

@@ -99,6 +99,11 @@ export function registerControllerCommand(program: Command): void {
       'direct mode: keep one RuntimeBootstrapper per Runtime (optionally narrowed by a label selector)',
     )
     .option('--drift-listen <host:port>', 'direct mode: serve the drift listener here (mutual TLS)')
+    .option(
+      '--tls-min-version <version>',
+      'direct mode: the oldest TLS version the drift listener accepts, 1.3 or 1.2 (only for a runtime whose client cannot do 1.3)',
+      '1.3',
+    )
     .option('--drift-url <url>', 'direct mode: the listener URL as runtimes reach it (https://host:port)')
     .option(
       '--drift-dns-names <names>',

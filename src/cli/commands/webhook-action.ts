@@ -2,7 +2,7 @@ import { loadClusterAccess } from '../../kube/cluster-access.js';
 import { createLogger } from '../../telemetry/logger.js';
 import { startWebhookApp, type WebhookAppOptions } from '../../webhook/webhook-app.js';
 import { DRAIN_TIMEOUT_SECONDS, TERMINATION_GRACE_SECONDS } from '../../api/serving-limits.js';
-import { FlagError, parseDuration, positiveInt } from '../flag-values.js';
+import { FlagError, parseDuration, positiveInt, tlsMinVersionOf } from '../flag-values.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { registryServersOf } from '../flag-values.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
@@ -23,6 +23,8 @@ export interface WebhookFlags {
   port: string;
   metricsPort?: string;
   host: string;
+  /** `1.3` or `1.2`. */
+  tlsMinVersion: string;
   kubeconfig?: string;
   configFile?: string;
   configMap: string;
@@ -87,6 +89,7 @@ export function webhookSettings(flags: WebhookFlags): WebhookSettings {
     servingCert: serving.servingCert,
     host: flags.host,
     port: Number.parseInt(flags.port, 10),
+    tlsMinVersion: tlsMinVersionOf(flags.tlsMinVersion),
     metricsPort: flags.metricsPort === undefined ? undefined : positiveInt('metrics-port', flags.metricsPort),
     // --fail-closed overrides the config's failOpen; otherwise the config decides.
     failOpen: flags.failClosed ? false : undefined,

@@ -55,6 +55,11 @@ export function registerWebhookCommand(program: Command): void {
       'serve /metrics over plain HTTP on this port (for a NetworkPolicy admitting scrapers only); default: on the HTTPS port',
     )
     .option('--host <address>', 'listen address', '0.0.0.0')
+    .option(
+      '--tls-min-version <version>',
+      'the oldest TLS version served and offered to the drift listener, 1.3 or 1.2 (only for a peer that cannot do 1.3)',
+      '1.3',
+    )
     .option('--kubeconfig <file>', 'kubeconfig (default: in-cluster, or $KUBECONFIG)')
     .option('--config-file <file>', 'read the config from this file instead of the ConfigMap')
     .option('--config-map <namespace/name>', 'the config ConfigMap', 'kyma-system/rt-bootstrapper-config')

@@ -10,6 +10,7 @@ import { needsRenewal } from '../../pki/renewal.js';
 import { leafNotAfter } from '../../pki/certificate-expiry.js';
 import type { AttestationHandler } from '../../drift/attestation-receiver.js';
 import { EventListener } from '../../drift/event-listener.js';
+import type { TlsMinVersion } from '../../api/tls-min-version.js';
 import { domainOf } from './runtime-domain.js';
 import { setObjectKey } from './set-writes.js';
 
@@ -20,6 +21,8 @@ export interface DriftEndpointOptions {
   /** DNS names and IPs of the listener as runtimes reach it. */
   readonly dnsNames?: readonly string[];
   readonly ipAddresses?: readonly string[];
+  /** The oldest TLS version accepted (`--tls-min-version`; default 1.3). */
+  readonly minVersion?: TlsMinVersion;
   readonly rateLimit?: { perSecond: number; burst: number };
   /** TLS handshakes in flight at most (default 256) and the time each may take (default 10 s). */
   readonly maxPendingHandshakes?: number;
@@ -79,6 +82,7 @@ export class DriftEndpoint {
       trustedCaPems: o.cas.trusted(),
       host: o.options.host,
       port: o.options.port,
+      minVersion: o.options.minVersion,
       rateLimit: o.options.rateLimit,
       maxPendingHandshakes: o.options.maxPendingHandshakes,
       handshakeTimeoutMs: o.options.handshakeTimeoutMs,

@@ -15,6 +15,7 @@ const flags = (over: Partial<ControllerFlags>): ControllerFlags => ({
   stateConfigMap: 'state',
   metricsPort: '8080',
   metricsHost: '127.0.0.1',
+  tlsMinVersion: '1.3',
   leaderElect: true,
   leaderElectionId: 'lease',
   leaseDuration: '15s',

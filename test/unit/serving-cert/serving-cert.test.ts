@@ -165,6 +165,7 @@ describe('rtb webhook TLS flags', () => {
   const flags = (over: Partial<WebhookFlags>): WebhookFlags => ({
     port: '9443',
     host: '0.0.0.0',
+    tlsMinVersion: '1.3',
     configMap: 'kyma-system/rt-bootstrapper-config',
     configKey: 'k',
     logLevel: 'info',
