@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { SyncSources } from '../../src/controller/direct/sync-set.js';
 import type { Pod } from '../../src/mutation/pod.js';
+import type { AdmissionRequest } from '../../src/webhook/admission-review.js';
+import { admissionReview, coreKind } from './admission-review.js';
 
 const fixture = (name: string): string =>
   readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
@@ -37,16 +39,24 @@ export const syncSources = (over: Partial<SyncSources> = {}): SyncSources => ({
  * `u-1`), with `extra` replacing or adding request members.
  */
 export const podReview = (object: unknown, extra: Record<string, unknown> = {}): string =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'u-1',
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: 'default',
-      operation: 'CREATE',
-      object,
-      ...extra,
-    },
+  admissionReview({
+    uid: 'u-1',
+    ...coreKind('Pod', 'pods'),
+    namespace: 'default',
+    operation: 'CREATE',
+    object,
+    ...extra,
   });
+
+/** The seed's Pod created in kyma-system (`uid` as given), as the handler reads it once decoded. */
+export const seedPodCreate = (uid = 'u1'): AdmissionRequest => ({
+  uid,
+  resource: coreKind('Pod', 'pods').resource,
+  subResource: '',
+  namespace: 'kyma-system',
+  name: '',
+  operation: 'CREATE',
+  dryRun: false,
+  object: seedPodBefore(),
+  oldObject: undefined,
+});

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { handleDriftValidation } from '../../../src/drift/validation-handler.js';
 import type { WatchEvent } from '../../../src/drift/watch-event.js';
+import { admissionReview, coreKind } from '../../support/admission-review.js';
 
 class RecordingForwarder {
   readonly sent: WatchEvent[] = [];
@@ -20,18 +21,13 @@ const secret = {
 
 const review = (request: Record<string, unknown>): Buffer =>
   Buffer.from(
-    JSON.stringify({
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: 'uid-42',
-        kind: { group: '', version: 'v1', kind: 'Secret' },
-        resource: { group: '', version: 'v1', resource: 'secrets' },
-        name: 'registry-credentials',
-        namespace: 'kyma-system',
-        userInfo: { username: 'someone' },
-        ...request,
-      },
+    admissionReview({
+      uid: 'uid-42',
+      ...coreKind('Secret', 'secrets'),
+      name: 'registry-credentials',
+      namespace: 'kyma-system',
+      userInfo: { username: 'someone' },
+      ...request,
     }),
   );
 
@@ -86,8 +82,7 @@ describe('handleDriftValidation', () => {
     const reply = handleDriftValidation(
       review({
         uid: 'pod-uid',
-        kind: { group: '', version: 'v1', kind: 'Pod' },
-        resource: { group: '', version: 'v1', resource: 'pods' },
+        ...coreKind('Pod', 'pods'),
         operation: 'CREATE',
         object: { metadata: { name: 'p' }, spec: { containers: [] } },
       }),

@@ -8,10 +8,9 @@ import type { Pod } from '../../../src/mutation/pod.js';
 import { LogRateLimit } from '../../../src/telemetry/log-rate-limit.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { handleAdmission, type AdmissionContext } from '../../../src/webhook/admission-handler.js';
-import type { AdmissionRequest } from '../../../src/webhook/admission-review.js';
 import { ConfigHolder } from '../../../src/webhook/config-holder.js';
 import { createWebhookMetrics } from '../../../src/webhook/webhook-metrics.js';
-import { seedConfigText, seedPodBefore } from '../../support/fixtures.js';
+import { seedConfigText, seedPodBefore, seedPodCreate } from '../../support/fixtures.js';
 
 const config = parseWebhookConfig(JSON.parse(seedConfigText()));
 
@@ -28,18 +27,6 @@ function context(o: Pick<AdmissionContext, 'revision' | 'knownMissing'>): Admiss
   };
 }
 
-const request = (): AdmissionRequest => ({
-  uid: 'u1',
-  resource: { group: '', version: 'v1', resource: 'pods' },
-  subResource: '',
-  namespace: 'kyma-system',
-  name: '',
-  operation: 'CREATE',
-  dryRun: false,
-  object: seedPodBefore(),
-  oldObject: undefined,
-});
-
 function patched(answerPatch: unknown): Pod {
   const pod: Pod = seedPodBefore();
   applyPatch(pod, answerPatch as Operation[]);
@@ -48,14 +35,14 @@ function patched(answerPatch: unknown): Pod {
 
 describe('admission under a set version', () => {
   test('the mutated Pod carries the revision in force', async () => {
-    const { answer } = await handleAdmission(request(), context({ revision: () => 'abc123' }));
+    const { answer } = await handleAdmission(seedPodCreate(), context({ revision: () => 'abc123' }));
     assert.equal(patched(answer.patch).metadata?.annotations?.[REVISION_ANNOTATION], 'abc123');
   });
 
   test('an image rewritten to where the preflight found nothing gets a warning naming both images', async () => {
     const seen: string[] = [];
     const { answer } = await handleAdmission(
-      request(),
+      seedPodCreate(),
       context({
         revision: () => 'abc123',
         knownMissing: (image) => {
@@ -75,7 +62,7 @@ describe('admission under a set version', () => {
 
   test('no warning where the preflight found the image', async () => {
     const { answer } = await handleAdmission(
-      request(),
+      seedPodCreate(),
       context({ revision: () => 'abc123', knownMissing: () => false }),
     );
     assert.ok(!(answer.warnings ?? []).some((w) => w.includes('did not serve')));

@@ -6,9 +6,8 @@ import { MOUNT, trustBundleMount, type TrustBundleMount } from '../../../src/api
 import { LogRateLimit } from '../../../src/telemetry/log-rate-limit.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { handleAdmission, type AdmissionContext } from '../../../src/webhook/admission-handler.js';
-import type { AdmissionRequest } from '../../../src/webhook/admission-review.js';
 import { createWebhookMetrics } from '../../../src/webhook/webhook-metrics.js';
-import { seedConfigText, seedPodBefore } from '../../support/fixtures.js';
+import { seedConfigText, seedPodCreate } from '../../support/fixtures.js';
 
 const config = parseWebhookConfig(JSON.parse(seedConfigText()));
 const dropped = trustBundleMount({ api: 'certificates.k8s.io/v1beta1', projection: 'dropped' });
@@ -26,18 +25,6 @@ function context(mount: { current: TrustBundleMount }, registry: Registry): Admi
   };
 }
 
-const request = (uid: string): AdmissionRequest => ({
-  uid,
-  resource: { group: '', version: 'v1', resource: 'pods' },
-  subResource: '',
-  namespace: 'kyma-system',
-  name: '',
-  operation: 'CREATE',
-  dryRun: false,
-  object: seedPodBefore(),
-  oldObject: undefined,
-});
-
 async function skipped(registry: Registry): Promise<Record<string, number>> {
   const text = await registry.metrics();
   return Object.fromEntries(
@@ -53,7 +40,7 @@ describe('the admission answer where the runtime cannot take the trust-bundle mo
     const registry = new Registry();
     const mount = { current: dropped };
     const ctx = context(mount, registry);
-    const handled = await handleAdmission(request('u1'), ctx);
+    const handled = await handleAdmission(seedPodCreate('u1'), ctx);
     assert.equal(handled.result, 'mutated', 'the other features still apply');
     const { answer } = handled;
     assert.ok(!dropped.mount);
@@ -61,7 +48,7 @@ describe('the admission answer where the runtime cannot take the trust-bundle mo
     const paths = (answer.patch ?? []).map((op) => op.path);
     assert.ok(!paths.some((p) => p.includes('volume') || p.includes('ctb')), paths.join(' '));
     assert.deepEqual(await skipped(registry), { projection_dropped: 1 });
-    await handleAdmission(request('u2'), ctx);
+    await handleAdmission(seedPodCreate('u2'), ctx);
     assert.deepEqual(await skipped(registry), { projection_dropped: 2 });
   });
 
@@ -69,9 +56,9 @@ describe('the admission answer where the runtime cannot take the trust-bundle mo
     const registry = new Registry();
     const mount = { current: dropped };
     const ctx = context(mount, registry);
-    await handleAdmission(request('u1'), ctx);
+    await handleAdmission(seedPodCreate('u1'), ctx);
     mount.current = MOUNT;
-    const fresh = await handleAdmission(request('u3'), ctx);
+    const fresh = await handleAdmission(seedPodCreate('u3'), ctx);
     assert.ok((fresh.answer.patch ?? []).some((op) => op.path === '/spec/volumes'));
     assert.equal(fresh.answer.warnings, undefined);
   });
