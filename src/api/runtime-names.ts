@@ -83,6 +83,12 @@ export const VERSION_LABEL = 'app.kubernetes.io/version';
 export const APP_NAME_LABEL = 'app.kubernetes.io/name';
 /** The value of {@link APP_NAME_LABEL} (also upstream's kustomize name prefix, without its dash). */
 export const APP_NAME = 'rt-bootstrapper';
+
+/**
+ * Namespaces the webhook's registration leaves out (its namespaceSelector): no Pod there is
+ * admitted by it, so none there counts as escaped either.
+ */
+export const REGISTRATION_EXCLUDED_NAMESPACES: readonly string[] = ['kube-system'];
 /**
  * Upstream's Pod selector: a Deployment's selector is immutable, so ours must be the same for an
  * apply over an upstream install to succeed.

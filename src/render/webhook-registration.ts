@@ -14,6 +14,7 @@ import {
   VALIDATING_WEBHOOK_NAME,
   WEBHOOK_SERVICE,
   WEBHOOK_SERVICE_ACCOUNT,
+  REGISTRATION_EXCLUDED_NAMESPACES,
 } from '../api/runtime-names.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
 import { ADMISSION_TIMEOUT_SECONDS } from '../api/serving-limits.js';
@@ -79,7 +80,11 @@ export function renderMutatingWebhookConfiguration(
         // webhook that must call itself to start could never come back after all its replicas went down.
         namespaceSelector: {
           matchExpressions: [
-            { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] },
+            {
+              key: 'kubernetes.io/metadata.name',
+              operator: 'NotIn',
+              values: [...REGISTRATION_EXCLUDED_NAMESPACES],
+            },
           ],
         },
         objectSelector: {

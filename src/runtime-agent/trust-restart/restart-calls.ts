@@ -39,8 +39,11 @@ export interface RestartCalls {
   replicaSetOwner(namespace: string, rs: OwnerRef): Promise<ReplicaSetOwner | undefined>;
   /** The workload, or undefined when it is gone. */
   readWorkload(w: WorkloadRef): Promise<WorkloadObject | undefined>;
-  /** Sets the Pod template's hash annotation (idempotent: the same hash changes nothing). */
-  annotateTemplate(w: WorkloadRef, hash: string): Promise<void>;
+  /**
+   * Sets the Pod template's hash annotation (idempotent: the same hash changes nothing); another
+   * `annotation` for the escaped-Pod repair (../escaped-pods/escaped-repair.ts).
+   */
+  annotateTemplate(w: WorkloadRef, hash: string, annotation?: string): Promise<void>;
   /** Evicts a Pod; `blocked` when a PodDisruptionBudget refuses it now (429). */
   evict(namespace: string, name: string): Promise<EvictionResult>;
   /** Adds our mount label to a Pod an upstream install stamped (a Pod gone meanwhile is fine). */
@@ -69,7 +72,7 @@ export function restartCalls(access: ClusterAccess, timeoutMs = 10_000): Restart
         : null;
     },
     readWorkload: (w) => get<WorkloadObject>(workloadPath(w)),
-    async annotateTemplate(w, hash) {
+    async annotateTemplate(w, hash, annotation = CTB_HASH_ANNOTATION) {
       await kubeRequest(access, {
         method: 'PATCH',
         path: workloadPath(w),
@@ -80,7 +83,7 @@ export function restartCalls(access: ClusterAccess, timeoutMs = 10_000): Restart
           apiVersion: 'apps/v1',
           kind: w.kind,
           metadata: { name: w.name, namespace: w.namespace },
-          spec: { template: { metadata: { annotations: { [CTB_HASH_ANNOTATION]: hash } } } },
+          spec: { template: { metadata: { annotations: { [annotation]: hash } } } },
         },
         parseResponse: false,
         timeoutMs,
@@ -132,9 +135,9 @@ export function countedCalls(calls: RestartCalls, count: (call: keyof RestartCal
       count('readWorkload');
       return calls.readWorkload(w);
     },
-    annotateTemplate(w, hash) {
+    annotateTemplate(w, hash, annotation) {
       count('annotateTemplate');
-      return calls.annotateTemplate(w, hash);
+      return calls.annotateTemplate(w, hash, annotation);
     },
     evict(namespace, name) {
       count('evict');
