@@ -36,6 +36,8 @@ import {
 } from '../runtime-agent/trust-restart/restarter-settings.js';
 import type { TrustRestarter } from '../runtime-agent/trust-restart/trust-restarter.js';
 import { followTrustBundle } from '../runtime-agent/trust-restart/trust-bundle-follower.js';
+import { DEFAULT_RESTART_PACING } from '../runtime-agent/trust-restart/trust-restarter.js';
+import { EscapedPods } from '../runtime-agent/escaped-pods/escaped-pods.js';
 import { startUpstreamCleanup, type UpstreamCleanup } from '../runtime-agent/upstream-cleanup.js';
 import { workloadSettingsOf } from '../runtime-agent/workload-health/workload-follower.js';
 import type { ServingCertSettings } from '../serving-cert/serving-cert-settings.js';
@@ -134,6 +136,20 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
    * the runtime agent.
    */
   readonly registryServers?: Readonly<Record<string, string>>;
+  /**
+   * The count of escaped Pods (../runtime-agent/escaped-pods/, on the agent's leader; default:
+   * every 5 minutes, no repair); false: never counted.
+   */
+  readonly escapedPods?:
+    | {
+        readonly intervalMs?: number;
+        /** Restart the owners of escaped Pods (`--repair-escaped`). */
+        readonly repair?: boolean;
+        /** A repair's restart not rolled out after this is reported (default 10 min). */
+        readonly repairDeadlineMs?: number;
+        readonly repairPollMs?: number;
+      }
+    | false;
 }
 
 /** A running webhook process: the admission server and the runtime agent. */
@@ -548,6 +564,27 @@ function wireWebhookApp(o: WebhookAppOptions) {
       }),
       preflight.leaderPart,
     );
+  // Pods admitted while no webhook answered (it fails open): counted, and repaired when asked.
+  if (o.escapedPods !== false) {
+    const e = o.escapedPods ?? {};
+    leaderParts.push(
+      new EscapedPods({
+        access: o.kubeConfig,
+        registry,
+        logger,
+        config: () => holder.get(),
+        revision: () => holder.revision,
+        namespaceAnnotations: (name) => namespaces.store.get(name)?.metadata?.annotations,
+        trustBundleMount: () => trustBundleMount(prober?.current()),
+        statusConfigMap: o.statusConfigMap,
+        intervalMs: e.intervalMs,
+        repair:
+          e.repair === true
+            ? { deadlineMs: e.repairDeadlineMs ?? DEFAULT_RESTART_PACING.deadlineMs, pollMs: e.repairPollMs }
+            : undefined,
+      }).leaderPart,
+    );
+  }
   const agent = group.add(
     new RuntimeAgent({
       access: o.kubeConfig,

@@ -50,6 +50,10 @@ export interface WebhookFlags {
   restartNamespaces?: string;
   /** `registry=url`, repeatable. */
   registryServer?: string[];
+  /** How often escaped Pods are counted (a duration; absent: the default). */
+  escapedInterval?: string;
+  /** `--repair-escaped`. */
+  repairEscaped?: boolean;
 }
 
 /** `rtb webhook`'s settings: every flag parsed and checked; the app's options but its cluster and logger. */
@@ -101,6 +105,11 @@ export function webhookSettings(flags: WebhookFlags): WebhookSettings {
     // The runtime agent's Lease (the restarter's of earlier releases: docs/runtime-agent.md).
     runtimeAgent: { leaseName: flags.restartLease },
     registryServers: registryServersOf(flags.registryServer ?? [], '--registry-server'),
+    escapedPods: {
+      intervalMs: flags.escapedInterval === undefined ? undefined : parseDuration(flags.escapedInterval),
+      repair: flags.repairEscaped === true,
+      repairDeadlineMs: parseDuration(flags.restartDeadline),
+    },
   };
 }
 

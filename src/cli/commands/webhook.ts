@@ -119,6 +119,15 @@ export function registerWebhookCommand(program: Command): void {
       'comma-separated namespaces the restarter holds restart rights in (rtb render webhook --restart-namespaces); stale Pods elsewhere are counted, never restarted (default: everywhere)',
     )
     .option(
+      '--escaped-interval <duration>',
+      'how often the runtime agent counts running Pods that do not follow the set in force (escaped Pods, docs/runtime-agent.md)',
+      '5m',
+    )
+    .option(
+      '--repair-escaped',
+      'restart the owners of escaped Pods (one at a time, each waited for up to --restart-deadline); bare Pods are only reported',
+    )
+    .option(
       '--registry-server <registry=url>',
       'where the preflight reaches a registry not at https://<registry> (as containerd hosts.toml server), e.g. 127.0.0.1:5000=http://10.0.0.1:5000 (repeatable)',
       (value: string, previous: string[]) => [...previous, value],
