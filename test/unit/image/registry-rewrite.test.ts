@@ -9,59 +9,16 @@ import {
   rewriteImage,
   usableOverrides,
 } from '../../../src/image/registry-rewrite.js';
+import { rewriteCases, rewriteOverrides } from '../../support/mutation-cases.js';
 
 const SHA256 = `sha256:${'b'.repeat(64)}`;
 
-const overrides = {
-  'replace.me': 'ghcr.io',
-  'docker.io': 'mirror.example.com/dockerhub',
-  'localhost:5000': 'registry.internal:5443',
-  'quay.io:443': 'mirror.example.com/quay/443',
-};
-
-const cases: readonly [name: string, image: string, expected: string | undefined][] = [
-  [
-    'seed example',
-    'replace.me/kyma-project/rt-bootstrapper/pause:e2e',
-    'ghcr.io/kyma-project/rt-bootstrapper/pause:e2e',
-  ],
-  ['explicit host, digest kept', `replace.me/a@${SHA256}`, `ghcr.io/a@${SHA256}`],
-  ['explicit host, tag and digest kept', `replace.me/a/b:1@${SHA256}`, `ghcr.io/a/b:1@${SHA256}`],
-  ['implicit docker.io, short name', 'nginx:1.25', 'mirror.example.com/dockerhub/library/nginx:1.25'],
-  ['implicit docker.io, no tag', 'nginx', 'mirror.example.com/dockerhub/library/nginx'],
-  ['implicit docker.io, namespace', 'bitnami/redis:7', 'mirror.example.com/dockerhub/bitnami/redis:7'],
-  ['explicit docker.io', 'docker.io/nginx', 'mirror.example.com/dockerhub/library/nginx'],
-  ['explicit docker.io/library', 'docker.io/library/nginx:x', 'mirror.example.com/dockerhub/library/nginx:x'],
-  ['port is part of the host', 'localhost:5000/x:1', 'registry.internal:5443/x:1'],
-  ['port must match exactly (other port)', 'localhost:5001/x:1', undefined],
-  ['port must match exactly (no port)', 'localhost/x:1', undefined],
-  ['port-qualified key', 'quay.io:443/org/app:2', 'mirror.example.com/quay/443/org/app:2'],
-  ['port-qualified key does not match bare host', 'quay.io/org/app:2', undefined],
-  [
-    'index.docker.io is Docker Hub',
-    'index.docker.io/library/nginx',
-    'mirror.example.com/dockerhub/library/nginx',
-  ],
-  [
-    'index.docker.io, one segment gets library/',
-    'index.docker.io/nginx:1',
-    'mirror.example.com/dockerhub/library/nginx:1',
-  ],
-  ['no case folding of hosts', 'Replace.Me/a', undefined],
-  ['suffix of a key is not a match', 'x.replace.me/a', undefined],
-  ['non-matching host unchanged', 'gcr.io/distroless/static', undefined],
-  ['already at bare target', 'ghcr.io/kyma-project/x:1', undefined],
-  ['already under path-prefix target', 'mirror.example.com/dockerhub/library/nginx:1.25', undefined],
-  ['prefix must end at a path boundary', 'mirror.example.com/dockerhub2/x', undefined],
-  ['target host outside the prefix is not a target', 'mirror.example.com/other/x', undefined],
-];
-
 describe('rewriteImage', () => {
-  for (const [name, image, expected] of cases) {
+  for (const [name, image, expected] of rewriteCases) {
     test(`${name}: ${image}`, () => {
-      assert.equal(rewriteImage(image, overrides), expected);
+      assert.equal(rewriteImage(image, rewriteOverrides), expected);
       // Idempotence: a second pass over the result changes nothing.
-      if (expected !== undefined) assert.equal(rewriteImage(expected, overrides), undefined);
+      if (expected !== undefined) assert.equal(rewriteImage(expected, rewriteOverrides), undefined);
     });
   }
 
@@ -91,8 +48,8 @@ describe('rewriteImage', () => {
     assert.equal(rewriteImage('localhost/x', { 'replace.me': 'ghcr.io' }), undefined);
   });
 
-  test('an unparseable image throws ImageReferenceError (with and without overrides)', () => {
-    assert.throws(() => rewriteImage('replace.me/UPPER:1', overrides), ImageReferenceError);
+  test('an unparseable image throws ImageReferenceError (with and without rewriteOverrides)', () => {
+    assert.throws(() => rewriteImage('replace.me/UPPER:1', rewriteOverrides), ImageReferenceError);
     assert.throws(() => rewriteImage('', {}), ImageReferenceError);
   });
 
@@ -113,7 +70,7 @@ describe('rewriteImage', () => {
 
 describe('createRegistryRewriter', () => {
   test('reuses parsed targets across images', () => {
-    const rewrite = createRegistryRewriter(overrides);
+    const rewrite = createRegistryRewriter(rewriteOverrides);
     assert.equal(rewrite('replace.me/a'), 'ghcr.io/a');
     assert.equal(rewrite('nginx'), 'mirror.example.com/dockerhub/library/nginx');
     assert.equal(rewrite('ghcr.io/a'), undefined);
@@ -168,7 +125,7 @@ describe('createRegistryRewriter', () => {
 
   test('a digest algorithm runtimes do not know: UnsupportedDigestError, not a rewrite', () => {
     assert.throws(
-      () => rewriteImage(`replace.me/a@md5:${'a'.repeat(32)}`, overrides),
+      () => rewriteImage(`replace.me/a@md5:${'a'.repeat(32)}`, rewriteOverrides),
       UnsupportedDigestError,
     );
   });
