@@ -343,6 +343,9 @@ describe('mutatePod: UPDATE and subresources', () => {
     assert.deepEqual(result.selected, [FEATURE_ALTER_IMG_REGISTRY]);
   });
 
+  /** The patch operation that sets the image at `path` to `value`. */
+  const imageReplaced = (path: string, value: string) => ({ op: 'replace', path, value });
+
   test('UPDATE that does not change images: nothing is rewritten (no container restarts)', () => {
     const result = run({ pod: running, oldPod: running, operation: 'UPDATE', config: makeConfig() });
     assert.deepEqual(result.patch, []);
@@ -354,11 +357,7 @@ describe('mutatePod: UPDATE and subresources', () => {
       spec: { ...running.spec!, containers: [{ name: 'app', image: 'replace.me/app:2' }] },
     };
     const result = run({ pod: updated, oldPod: running, operation: 'UPDATE', config: makeConfig() });
-    assert.deepEqual(result.patch[0], {
-      op: 'replace',
-      path: '/spec/containers/0/image',
-      value: 'ghcr.io/app:2',
-    });
+    assert.deepEqual(result.patch[0], imageReplaced('/spec/containers/0/image', 'ghcr.io/app:2'));
     assert.equal(result.patch.length, 3);
   });
 
@@ -380,11 +379,7 @@ describe('mutatePod: UPDATE and subresources', () => {
       subResource: 'ephemeralcontainers',
       config: makeConfig(),
     });
-    assert.deepEqual(result.patch[0], {
-      op: 'replace',
-      path: '/spec/ephemeralContainers/1/image',
-      value: 'ghcr.io/dbg:2',
-    });
+    assert.deepEqual(result.patch[0], imageReplaced('/spec/ephemeralContainers/1/image', 'ghcr.io/dbg:2'));
     assert.equal(result.patch.length, 3);
   });
 

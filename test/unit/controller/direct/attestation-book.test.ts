@@ -23,9 +23,20 @@ function attestor(book: AttestationBook, key: string) {
   };
 }
 
-describe('AttestationBook', () => {
-  const full = [obj('a', '1'), obj('b', '2'), { ...obj('ns', '3', ''), kind: 'Namespace' }];
+/** A runtime's managed objects: two Secrets and a Namespace. */
+const full = [obj('a', '1'), obj('b', '2'), { ...obj('ns', '3', ''), kind: 'Namespace' }];
 
+/** A book whose complete record of `full` the runtime attested in sync at 1 s (asked at 0.5 s). */
+function attestedInSync() {
+  const book = new AttestationBook(420);
+  book.passEnded('k', { observed: full, complete: true });
+  const attest = attestor(book, 'k');
+  attest([], 500);
+  attest(full, 1_000);
+  return { book, attest };
+}
+
+describe('AttestationBook', () => {
   test('without a complete record: no refs to check and never in sync', () => {
     const book = new AttestationBook(420);
     book.passEnded('k', { observed: full, complete: false });
@@ -58,11 +69,7 @@ describe('AttestationBook', () => {
   });
 
   test('a restarted replica’s empty attestation leaves the other replica’s word standing', () => {
-    const book = new AttestationBook(420);
-    book.passEnded('k', { observed: full, complete: true });
-    const attest = attestor(book, 'k');
-    attest([], 500);
-    attest(full, 1_000);
+    const { book, attest } = attestedInSync();
     assert.equal(book.attest('k', { objects: [] }, 2_000).verdict, 'initial');
     assert.equal(book.inSync('k', 1_000), true);
     assert.equal(attest([obj('a', '9'), ...full.slice(1)], 3_000).verdict, 'out_of_sync');
@@ -80,11 +87,7 @@ describe('AttestationBook', () => {
   });
 
   test('our own later write (merged) makes an earlier matching attestation stale', () => {
-    const book = new AttestationBook(420);
-    book.passEnded('k', { observed: full, complete: true });
-    const attest = attestor(book, 'k');
-    attest([], 500);
-    attest(full, 1_000);
+    const { book, attest } = attestedInSync();
     assert.equal(book.inSync('k', 0), true);
     book.passEnded('k', { observed: [obj('a', '5')], complete: false });
     assert.equal(book.inSync('k', 0), false, 'the runtime has not attested our new write yet');

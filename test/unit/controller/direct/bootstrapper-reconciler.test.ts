@@ -212,6 +212,22 @@ async function counterValue(registry: Registry, name: string): Promise<number> {
   return values.reduce((sum, v) => sum + v.value, 0);
 }
 
+/** A forced pass whose runtime calls fail with `refusal`: the harness once the pass failed with it. */
+async function forcedPassRefused(refusal: RuntimeUnreachableError): Promise<Harness> {
+  const h = harness();
+  h.ops.refused = refusal;
+  h.reconciler.force(KEY);
+  await assert.rejects(h.reconciler.reconcile(KEY), new RegExp(refusal.message));
+  return h;
+}
+
+/** The runtime answers again: the next pass is still forced (the force was kept). */
+async function forcedAgainOnceAnswered(h: Harness): Promise<void> {
+  h.ops.refused = undefined;
+  await h.reconciler.reconcile(KEY);
+  assert.deepEqual(h.forced, [true, true]);
+}
+
 describe('BootstrapperReconciler', () => {
   test('a forced pass is forced once: force() reaches the next pass only', async () => {
     const h = harness();
@@ -382,28 +398,18 @@ describe('BootstrapperReconciler', () => {
   });
 
   test('a call that broke a bound fails a pass that went on: Error with RuntimeReachable, forced again', async () => {
-    const h = harness();
-    h.ops.refused = new RuntimeUnreachableError('too slow', undefined, 'DeadlineExceeded');
-    h.reconciler.force(KEY);
-    await assert.rejects(h.reconciler.reconcile(KEY), /too slow/);
+    const h = await forcedPassRefused(new RuntimeUnreachableError('too slow', undefined, 'DeadlineExceeded'));
     assert.equal(h.writes[0]?.state, 'Error');
     const reachable = h.writes[0].conditions?.find((c) => c.type === 'RuntimeReachable');
     assert.equal(reachable?.status, 'False');
     assert.equal(reachable.reason, 'DeadlineExceeded');
-    h.ops.refused = undefined;
-    await h.reconciler.reconcile(KEY);
-    assert.deepEqual(h.forced, [true, true]);
+    await forcedAgainOnceAnswered(h);
   });
 
   test('a pass abandoned because the process stops writes nothing and keeps the force', async () => {
-    const h = harness();
-    h.ops.refused = new RuntimeUnreachableError('stopping', undefined, 'Stopping');
-    h.reconciler.force(KEY);
-    await assert.rejects(h.reconciler.reconcile(KEY), /stopping/);
+    const h = await forcedPassRefused(new RuntimeUnreachableError('stopping', undefined, 'Stopping'));
     assert.deepEqual(h.writes, []);
-    h.ops.refused = undefined;
-    await h.reconciler.reconcile(KEY);
-    assert.deepEqual(h.forced, [true, true]);
+    await forcedAgainOnceAnswered(h);
   });
 
   test('a repair applies the set only to an installed, unpaused runtime', async () => {

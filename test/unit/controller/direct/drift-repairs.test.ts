@@ -36,28 +36,24 @@ function repairs(): { drift: DriftRepairs; asked: (readonly string[] | 'set')[];
   return { drift, asked, done };
 }
 
+/** What runtime-a's repair asked to write after `objects` were reported before it began. */
+async function askedAfter(objects: readonly (string | undefined)[]): Promise<(readonly string[] | 'set')[]> {
+  const { drift, asked, done } = repairs();
+  for (const object of objects) drift.report('runtime-a', Date.now(), object);
+  drift.start();
+  await done;
+  await drift.stop();
+  return asked;
+}
+
 describe('drift repairs', () => {
   test('reports before a repair begins are written together, only the objects they name', async () => {
-    const { drift, asked, done } = repairs();
-    drift.report('runtime-a', Date.now(), SECRET);
-    drift.report('runtime-a', Date.now(), CONFIG);
-    drift.report('runtime-a', Date.now(), SECRET);
-    drift.start();
-    await done;
-    await drift.stop();
-    assert.deepEqual(asked, [[CONFIG, SECRET].sort()]);
+    assert.deepEqual(await askedAfter([SECRET, CONFIG, SECRET]), [[CONFIG, SECRET].sort()]);
   });
 
   test('a report that names no object, or a Namespace, repairs the whole set', async () => {
     for (const object of [undefined, 'Namespace//kyma-system']) {
-      const { drift, asked, done } = repairs();
-      drift.report('runtime-a', Date.now(), SECRET);
-      drift.report('runtime-a', Date.now(), object);
-      drift.report('runtime-a', Date.now(), CONFIG);
-      drift.start();
-      await done;
-      await drift.stop();
-      assert.deepEqual(asked, ['set'], String(object));
+      assert.deepEqual(await askedAfter([SECRET, object, CONFIG]), ['set'], String(object));
     }
   });
 

@@ -39,6 +39,19 @@ const json = (res: http.ServerResponse, code: number, body: unknown): void => {
   res.end(JSON.stringify(body));
 };
 
+/** The refusal `call` failed with, once asserted to be for `reason` with a message matching `message`. */
+async function unreachable(
+  call: Promise<unknown>,
+  reason: string,
+  message: RegExp,
+): Promise<RuntimeUnreachableError> {
+  const err = await call.catch((e: unknown) => e);
+  assert.ok(err instanceof RuntimeUnreachableError, String(err));
+  assert.equal(err.reason, reason);
+  assert.match(err.message, message);
+  return err;
+}
+
 describe('calls to a runtime are bounded', () => {
   before(async () => {
     loopback = await startLoopbackServer((req, res) => {
@@ -97,11 +110,9 @@ describe('calls to a runtime are bounded', () => {
       });
     };
     const rt = installer({ maxAnswerBytes: 1 << 20, deadlineMs: 400 });
-    const err = await rt.readServing('kyma-system').catch((e: unknown) => e);
-    assert.ok(err instanceof RuntimeUnreachableError, String(err));
-    assert.equal(err.reason, 'DeadlineExceeded');
-    assert.match(
-      err.message,
+    const err = await unreachable(
+      rt.readServing('kyma-system'),
+      'DeadlineExceeded',
       /^the runtime's API server is too slow: GET \/api\/v1\/namespaces\/kyma-system\/secrets\/[^ ]+: no complete answer within 400 ms/,
     );
     assert.equal(rt.refusal, err);
@@ -121,11 +132,9 @@ describe('calls to a runtime are bounded', () => {
       res.end(`{"kind":"Secret","x":"${'a'.repeat(2 << 20)}"}`);
     };
     const rt = installer({ maxAnswerBytes: 1 << 20, deadlineMs: 5_000 });
-    const err = await rt.deploymentReadiness('kyma-system').catch((e: unknown) => e);
-    assert.ok(err instanceof RuntimeUnreachableError, String(err));
-    assert.equal(err.reason, 'AnswerTooLarge');
-    assert.match(
-      err.message,
+    await unreachable(
+      rt.deploymentReadiness('kyma-system'),
+      'AnswerTooLarge',
       /answered too much: GET \/apis\/apps\/v1\/namespaces\/kyma-system\/deployments\/[^ ]+: the answer exceeds the cap of 1048576 bytes/,
     );
   });

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { RuntimeRecords } from '../../../../src/controller/direct/runtime-record.js';
+import { RuntimeRecords, type RuntimeRecord } from '../../../../src/controller/direct/runtime-record.js';
 
 const secret: KubernetesObject = {
   apiVersion: 'v1',
@@ -9,13 +9,19 @@ const secret: KubernetesObject = {
   metadata: { name: 'registry-credentials', namespace: 'kyma-system', annotations: {} },
 };
 
+/** kcp-system/rt in `records`: a forced pass owed, its certificate looked at, its drift certificate known. */
+function known(records: RuntimeRecords): RuntimeRecord {
+  const rt = records.of('kcp-system/rt');
+  rt.forced = true;
+  rt.servingCurrentUntil = 1;
+  rt.driftNotAfter = 2;
+  return rt;
+}
+
 describe('what the reconciler keeps of a runtime', () => {
   test('forgotten, a key leaves nothing behind: every server it wrote through, and no other key whose name it begins', () => {
     const records = new RuntimeRecords();
-    const rt = records.of('kcp-system/rt');
-    rt.forced = true;
-    rt.servingCurrentUntil = 1;
-    rt.driftNotAfter = 2;
+    const rt = known(records);
     rt.workloadsLookedAt = 3;
     rt.written.wrote('https://a:443', secret);
     rt.written.wrote('https://b:443', secret);
@@ -39,10 +45,7 @@ describe('what the reconciler keeps of a runtime', () => {
 
   test('handed over to another replica: what was written there and the drift certificate are no longer known', () => {
     const records = new RuntimeRecords();
-    const rt = records.of('kcp-system/rt');
-    rt.forced = true;
-    rt.servingCurrentUntil = 1;
-    rt.driftNotAfter = 2;
+    const rt = known(records);
     rt.written.wrote('https://a:443', secret);
     rt.written.committed('https://b:443', 'v-1');
     rt.handedOver();
