@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import {
   ATTESTATION_PATH,
@@ -17,8 +17,7 @@ import {
   RuntimeAttestorError,
   type RuntimeAttestorOptions,
 } from '../../../src/drift/attestor.js';
-import type { ClientTlsFiles } from '../../../src/drift/reloading-tls-agent.js';
-import { startScriptedListener, ScriptedServer, type ScriptedAnswer } from './scripted-server.js';
+import { useScriptedListener, ScriptedServer, type ScriptedAnswer } from './scripted-server.js';
 import { metricValue, waitFor } from './tls-fixtures.js';
 
 const deployment: ManagedRef = {
@@ -86,39 +85,20 @@ class Waits {
 }
 
 describe('RuntimeAttestor', () => {
-  let dir: string;
-  let files: ClientTlsFiles;
-  let server: ScriptedServer;
-  let url: string;
-  const cleanups: (() => Promise<void>)[] = [];
-
-  before(async () => {
-    ({ dir, files, server, url } = await startScriptedListener('attestor'));
-  });
-
-  after(async () => {
-    await stopAll();
-    await server.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  /** Stops the attestors of earlier tests (their requests would reach this test's script). */
-  const stopAll = async (): Promise<void> => {
-    for (const c of cleanups.splice(0)) await c();
-  };
+  const l = useScriptedListener('attestor');
 
   const attestor = async (
     answer: ScriptedServer['answer'],
     opts: Partial<RuntimeAttestorOptions> = {},
   ): Promise<{ a: RuntimeAttestor; waits: Waits; registry: Registry }> => {
-    await stopAll();
-    server.seen.length = 0;
-    server.answer = answer;
+    await l.stopClients();
+    l.server.seen.length = 0;
+    l.server.answer = answer;
     const registry = new Registry();
     const waits = new Waits();
     const a = new RuntimeAttestor({
-      url,
-      tls: files,
+      url: l.url,
+      tls: l.files,
       logger: silentLogger(),
       registry,
       readVersion,
@@ -126,11 +106,11 @@ describe('RuntimeAttestor', () => {
       random: () => 0,
       ...opts,
     });
-    cleanups.push(() => a.stop());
+    l.track(() => a.stop());
     a.start();
     return { a, waits, registry };
   };
-  const sent = (n: number): Attestation => JSON.parse(server.seen[n - 1]!.body) as Attestation;
+  const sent = (n: number): Attestation => JSON.parse(l.server.seen[n - 1]!.body) as Attestation;
 
   test('the first attestation is empty; the refs of the answer are read and attested next time', async () => {
     const check = [deployment, role, missing, forbidden];
@@ -139,12 +119,12 @@ describe('RuntimeAttestor', () => {
       { random: () => 0.5, initialDelayMaxMs: 30_000 },
     );
     assert.equal(await waits.pass(1), 15_000, 'a uniform initial delay: half of the bound at 0.5');
-    await waitFor(() => server.seen.length === 1, 'the first attestation');
+    await waitFor(() => l.server.seen.length === 1, 'the first attestation');
     assert.deepEqual(sent(1), { objects: [] });
-    assert.equal(server.seen[0]!.path, ATTESTATION_PATH);
-    assert.equal(server.seen[0]!.cn, 'rt-1', 'over the drift channel’s client certificate');
+    assert.equal(l.server.seen[0]!.path, ATTESTATION_PATH);
+    assert.equal(l.server.seen[0]!.cn, 'rt-1', 'over the drift channel’s client certificate');
     assert.equal(await waits.pass(2), 540_000, '600 s × 0.9');
-    await waitFor(() => server.seen.length === 2, 'the second attestation');
+    await waitFor(() => l.server.seen.length === 2, 'the second attestation');
     assert.equal(sent(2).challenge, 'c1', 'the previous answer’s challenge, echoed');
     assert.deepEqual(sent(2).objects, [
       { ...deployment, resourceVersion: '4711' },
@@ -154,7 +134,7 @@ describe('RuntimeAttestor', () => {
       { ...forbidden, resourceVersion: '' },
     ]);
     await waits.pass(3);
-    await waitFor(() => server.seen.length === 3, 'the third attestation');
+    await waitFor(() => l.server.seen.length === 3, 'the third attestation');
     assert.deepEqual(sent(3), { objects: [], challenge: 'c2' }, 'the list of the last answer');
     assert.equal(await metricValue(registry, 'rtb_attestations_total', { result: 'out_of_sync' }), 1);
     assert.ok((await metricValue(registry, 'rtb_attestations_total', { result: 'in_sync' })) >= 1);
@@ -178,7 +158,7 @@ describe('RuntimeAttestor', () => {
     assert.equal(await waits.pass(4), 2000, 'the backoff, doubled');
     assert.equal(await waits.pass(5), 4000, 'Retry-After: 1 is shorter than the backoff (4 s)');
     assert.equal(await waits.pass(6), 48_000, 'answered: back to the KCP’s period');
-    await waitFor(() => server.seen.length === 6, 'the attestation after the recovery');
+    await waitFor(() => l.server.seen.length === 6, 'the attestation after the recovery');
     for (let n = 2; n <= 6; n++)
       assert.deepEqual(sent(n).objects, [{ ...deployment, resourceVersion: '4711' }], `attestation ${n}`);
     assert.equal(await metricValue(registry, 'rtb_attestations_total', { result: 'failed' }), 3);
@@ -198,7 +178,7 @@ describe('RuntimeAttestor', () => {
     await waits.pass(2);
     assert.equal(await waits.pass(3), 1000, 'the backoff');
     assert.equal(await waits.pass(4), 2000, 'the backoff, doubled');
-    await waitFor(() => server.seen.length === 4, 'the fourth attestation');
+    await waitFor(() => l.server.seen.length === 4, 'the fourth attestation');
     // Its answer is counted when the attestor settles it: just before it waits again.
     await waitFor(() => waits.asked.length >= 5, 'the wait after the fourth attestation');
     for (let n = 2; n <= 4; n++)
@@ -230,7 +210,7 @@ describe('RuntimeAttestor', () => {
     const refused = lines.filter((l) => l.includes('refused the attestation'));
     assert.equal(refused.length, 1, 'one line for three refusals');
     assert.ok(refused[0]!.includes('"status":404'));
-    const key = (await readFile(files.keyFile, 'utf8')).split('\n')[1]!;
+    const key = (await readFile(l.files.keyFile, 'utf8')).split('\n')[1]!;
     assert.ok(!lines.join('').includes(key) && !lines.join('').includes('PRIVATE KEY'));
   });
 
@@ -238,8 +218,8 @@ describe('RuntimeAttestor', () => {
     // A timeout far beyond the test's: only the abort can end this request in time.
     const { a, waits, registry } = await attestor(() => 'hold', { timeoutMs: 3_600_000 });
     await waits.pass(1);
-    await waitFor(() => server.seen.length === 1, 'the held attestation');
-    const res = server.seen[0]!.res;
+    await waitFor(() => l.server.seen.length === 1, 'the held attestation');
+    const res = l.server.seen[0]!.res;
     const closed = new Promise<void>((resolve) =>
       res.on('close', () => {
         resolve();
@@ -268,16 +248,16 @@ describe('RuntimeAttestor', () => {
     await waits.pass(2);
     await waitFor(() => reading, 'the read of the answer’s list');
     await a.stop();
-    assert.equal(server.seen.length, 1, 'nothing sent after the stop');
+    assert.equal(l.server.seen.length, 1, 'nothing sent after the stop');
   });
 
   test('stop() ends the initial delay (the default timer)', { timeout: 30_000 }, async () => {
-    await stopAll();
-    server.answer = () => ok({ inSync: true, check: [], nextAfterSeconds: 60 });
-    server.seen.length = 0;
+    await l.stopClients();
+    l.server.answer = () => ok({ inSync: true, check: [], nextAfterSeconds: 60 });
+    l.server.seen.length = 0;
     const a = new RuntimeAttestor({
-      url,
-      tls: files,
+      url: l.url,
+      tls: l.files,
       logger: silentLogger(),
       readVersion,
       initialDelayMaxMs: 3_600_000,
@@ -285,7 +265,7 @@ describe('RuntimeAttestor', () => {
     });
     a.start();
     await a.stop();
-    assert.equal(server.seen.length, 0);
+    assert.equal(l.server.seen.length, 0);
   });
 
   test('reads that outlast the timeout are attested as empty', async () => {
@@ -300,7 +280,7 @@ describe('RuntimeAttestor', () => {
     );
     await waits.pass(1);
     await waits.pass(2);
-    await waitFor(() => server.seen.length === 2, 'the second attestation');
+    await waitFor(() => l.server.seen.length === 2, 'the second attestation');
     assert.deepEqual(sent(2).objects, [
       { ...deployment, resourceVersion: '4711' },
       { ...role, resourceVersion: '' },
@@ -314,34 +294,37 @@ describe('RuntimeAttestor', () => {
       standbyCheckMs: 15_000,
     });
     await waits.pass(1);
-    await waitFor(() => server.seen.length === 1, 'the first attestation, for the list');
+    await waitFor(() => l.server.seen.length === 1, 'the first attestation, for the list');
     assert.deepEqual(sent(1), { objects: [] });
     assert.equal(await waits.pass(2), 48_000, 'the wait the answer asked for');
     assert.equal(await waits.pass(3), 15_000, 'not its turn: it looks again later');
     // The turn comes while it waits (it looks only once a wait ends).
     await waitFor(() => waits.asked.length === 4, 'the next look');
     assert.equal(waits.asked[3], 15_000, 'still not its turn');
-    assert.equal(server.seen.length, 1, 'a standby sends nothing more');
+    assert.equal(l.server.seen.length, 1, 'a standby sends nothing more');
     active = true;
     await waits.pass(4);
-    await waitFor(() => server.seen.length === 2, 'the attestation once active');
+    await waitFor(() => l.server.seen.length === 2, 'the attestation once active');
     assert.deepEqual(sent(2).objects, [{ ...deployment, resourceVersion: '4711' }], 'the list it kept');
     // Looked at only once the next wait ends.
     active = false;
     assert.equal(await waits.pass(5), 48_000, 'then at the answer’s pace');
     assert.equal(await waits.pass(6), 15_000, 'no longer its turn');
-    assert.equal(server.seen.length, 2);
+    assert.equal(l.server.seen.length, 2);
   });
 
   test('misconfiguration is refused at construction', () => {
-    const base = { tls: files, logger: silentLogger(), readVersion };
+    const base = { tls: l.files, logger: silentLogger(), readVersion };
     assert.throws(() => new RuntimeAttestor({ ...base, url: 'http://127.0.0.1:1' }), RuntimeAttestorError);
     assert.throws(() => new RuntimeAttestor({ ...base, url: 'not a url' }), RuntimeAttestorError);
     assert.throws(
-      () => new RuntimeAttestor({ url, tls: files, logger: silentLogger() }),
+      () => new RuntimeAttestor({ url: l.url, tls: l.files, logger: silentLogger() }),
       RuntimeAttestorError,
       'neither a reader nor the cluster access',
     );
-    assert.throws(() => new RuntimeAttestor({ ...base, url, readConcurrency: 0 }), RuntimeAttestorError);
+    assert.throws(
+      () => new RuntimeAttestor({ ...base, url: l.url, readConcurrency: 0 }),
+      RuntimeAttestorError,
+    );
   });
 });

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { createLogger, silentLogger } from '../../../src/telemetry/logger.js';
 import {
@@ -10,9 +9,8 @@ import {
   DriftForwarderError,
   type DriftForwarderOptions,
 } from '../../../src/drift/drift-forwarder.js';
-import type { ClientTlsFiles } from '../../../src/drift/reloading-tls-agent.js';
 import type { WatchEvent } from '../../../src/drift/watch-event.js';
-import { startScriptedListener, ScriptedServer } from './scripted-server.js';
+import { useScriptedListener, ScriptedServer } from './scripted-server.js';
 import { metricValue, newCa, runtimeClientCert, waitFor, writeClientFiles } from './tls-fixtures.js';
 
 const event = (name: string): WatchEvent => ({
@@ -21,56 +19,48 @@ const event = (name: string): WatchEvent => ({
 });
 
 describe('DriftForwarder', () => {
-  let dir: string;
-  let files: ClientTlsFiles;
-  let server: ScriptedServer;
-  let url: string;
-  const cleanups: (() => Promise<void>)[] = [];
-
-  before(async () => {
-    ({ dir, files, server, url } = await startScriptedListener('forwarder'));
-  });
-
-  after(async () => {
-    for (const c of cleanups) await c();
-    await server.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const l = useScriptedListener('forwarder');
 
   const forwarder = (
     opts: Partial<DriftForwarderOptions> = {},
   ): { f: DriftForwarder; registry: Registry } => {
     const registry = new Registry();
     const f = new DriftForwarder({
-      url,
-      tls: files,
+      url: l.url,
+      tls: l.files,
       logger: silentLogger(),
       registry,
       backoff: { baseMs: 10, maxMs: 50 },
       ...opts,
     });
-    cleanups.push(() => f.stop());
+    l.track(() => f.stop());
     return { f, registry };
   };
 
+  /** Waits for the first request (held by the script) and accepts it. */
+  const acceptFirstHeld = async (): Promise<void> => {
+    await waitFor(() => l.server.seen.length === 1, 'the first request');
+    l.server.seen[0]!.res.writeHead(202).end();
+  };
+
   const reset = (answer: ScriptedServer['answer'] = () => ({ status: 202 })): void => {
-    server.seen.length = 0;
-    server.answer = answer;
+    l.server.seen.length = 0;
+    l.server.answer = answer;
   };
 
   test('delivers in order, over one keep-alive mTLS connection, without making the caller wait', async () => {
     reset();
     const { f, registry } = forwarder();
-    const before = server.connections;
+    const before = l.server.connections;
     for (let i = 0; i < 20; i++) f.send(event(`s-${i}`));
-    assert.equal(server.seen.length, 0, 'send() returned before anything reached the server');
+    assert.equal(l.server.seen.length, 0, 'send() returned before anything reached the server');
     await f.flush(10_000);
     assert.deepEqual(
-      server.seen.map((s) => (JSON.parse(s.body) as WatchEvent).watched.Name),
+      l.server.seen.map((s) => (JSON.parse(s.body) as WatchEvent).watched.Name),
       Array.from({ length: 20 }, (_, i) => `s-${i}`),
     );
-    assert.ok(server.seen.every((s) => s.path === '/v2/rt-bootstrapper/event' && s.cn === 'rt-1'));
-    assert.equal(server.connections - before, 1, 'one connection for all events');
+    assert.ok(l.server.seen.every((s) => s.path === '/v2/rt-bootstrapper/event' && s.cn === 'rt-1'));
+    assert.equal(l.server.connections - before, 1, 'one connection for all events');
     assert.equal(await metricValue(registry, 'rtb_drift_forwarder_sends_total', { result: 'success' }), 20);
     assert.equal(await metricValue(registry, 'rtb_drift_forwarder_queue_depth'), 0);
   });
@@ -83,11 +73,10 @@ describe('DriftForwarder', () => {
     f.send(event('a')); // merged into the waiting one
     f.send(event('b'));
     f.send(event('b')); // merged
-    await waitFor(() => server.seen.length === 1, 'the first request');
-    server.seen[0]!.res.writeHead(202).end();
+    await acceptFirstHeld();
     await f.flush(10_000);
     assert.deepEqual(
-      server.seen.map((s) => (JSON.parse(s.body) as WatchEvent).watched.Name),
+      l.server.seen.map((s) => (JSON.parse(s.body) as WatchEvent).watched.Name),
       ['a', 'a', 'b'],
     );
     assert.equal(await metricValue(registry, 'rtb_drift_forwarder_deduplicated_total'), 2);
@@ -98,7 +87,7 @@ describe('DriftForwarder', () => {
     const { f, registry } = forwarder();
     f.send(event('retry-me'));
     await f.flush(10_000);
-    assert.equal(server.seen.length, 3);
+    assert.equal(l.server.seen.length, 3);
     assert.equal(
       await metricValue(registry, 'rtb_drift_forwarder_sends_total', { result: 'server_error' }),
       2,
@@ -112,8 +101,8 @@ describe('DriftForwarder', () => {
     const { f, registry } = forwarder();
     f.send(event('throttled'));
     await f.flush(10_000);
-    assert.equal(server.seen.length, 2);
-    const gap = server.seen[1]!.at - server.seen[0]!.at;
+    assert.equal(l.server.seen.length, 2);
+    const gap = l.server.seen[1]!.at - l.server.seen[0]!.at;
     // A lower bound only: the backoff would have retried after 10 ms.
     assert.ok(gap >= 950, `retried after ${gap} ms`);
     assert.equal(await metricValue(registry, 'rtb_drift_forwarder_sends_total', { result: 'throttled' }), 1);
@@ -125,7 +114,7 @@ describe('DriftForwarder', () => {
     f.send(event('refused'));
     f.send(event('fine'));
     await f.flush(10_000);
-    assert.equal(server.seen.length, 2);
+    assert.equal(l.server.seen.length, 2);
     assert.equal(await metricValue(registry, 'rtb_drift_forwarder_dropped_total', { reason: 'rejected' }), 1);
     assert.equal(await metricValue(registry, 'rtb_drift_forwarder_retries_total'), 0);
   });
@@ -150,12 +139,12 @@ describe('DriftForwarder', () => {
     const { f, registry } = forwarder({ requestTimeoutMs: 200, maxAttempts: 2 });
     f.send(event('slow'));
     await f.flush(10_000);
-    assert.equal(server.seen.length, 2);
+    assert.equal(l.server.seen.length, 2);
     assert.equal(
       await metricValue(registry, 'rtb_drift_forwarder_dropped_total', { reason: 'max_attempts' }),
       1,
     );
-    for (const s of server.seen) s.res.destroy();
+    for (const s of l.server.seen) s.res.destroy();
   });
 
   test('a full queue drops new events and counts them', async () => {
@@ -167,11 +156,10 @@ describe('DriftForwarder', () => {
       2,
     );
     assert.equal(await metricValue(registry, 'rtb_drift_forwarder_queue_depth'), 3);
-    await waitFor(() => server.seen.length === 1, 'the first request');
-    server.seen[0]!.res.writeHead(202).end();
+    await acceptFirstHeld();
     await f.flush(10_000);
     assert.deepEqual(
-      server.seen.map((s) => (JSON.parse(s.body) as WatchEvent).watched.Name),
+      l.server.seen.map((s) => (JSON.parse(s.body) as WatchEvent).watched.Name),
       ['q-0', 'q-1', 'q-2'],
     );
   });
@@ -191,7 +179,7 @@ describe('DriftForwarder', () => {
 
   test('missing TLS files: send still returns, attempts count as no_tls_material, delivered once they appear', async () => {
     reset();
-    const missing = join(dir, 'later');
+    const missing = join(l.dir, 'later');
     const { f, registry } = forwarder({
       tls: {
         certFile: join(missing, 'tls.crt'),
@@ -209,11 +197,11 @@ describe('DriftForwarder', () => {
     );
     const { mkdir, cp } = await import('node:fs/promises');
     await mkdir(missing);
-    await cp(files.certFile, join(missing, 'tls.crt'));
-    await cp(files.keyFile, join(missing, 'tls.key'));
-    await cp(files.caFile, join(missing, 'ca.crt'));
+    await cp(l.files.certFile, join(missing, 'tls.crt'));
+    await cp(l.files.keyFile, join(missing, 'tls.key'));
+    await cp(l.files.caFile, join(missing, 'ca.crt'));
     await f.flush(10_000);
-    assert.equal(server.seen.length, 1);
+    assert.equal(l.server.seen.length, 1);
   });
 
   test('logs name dropped events (a full queue once per period) and never carry key material', async () => {
@@ -229,19 +217,18 @@ describe('DriftForwarder', () => {
       }),
     });
     // A key that does not belong to the certificate: the forwarder must say so without quoting it.
-    const mismatched = join(dir, 'mismatched');
+    const mismatched = join(l.dir, 'mismatched');
     const { mkdir, cp, readFile } = await import('node:fs/promises');
     await mkdir(mismatched);
     const other = await runtimeClientCert(await newCa('other'), 'rt-1', 'rt-1.example');
-    const badFiles = await writeClientFiles(mismatched, other, await readFile(files.caFile, 'utf8'));
-    await cp(files.keyFile, badFiles.keyFile);
+    const badFiles = await writeClientFiles(mismatched, other, await readFile(l.files.caFile, 'utf8'));
+    await cp(l.files.keyFile, badFiles.keyFile);
     const { f: bad } = forwarder({ tls: badFiles, logger, maxAttempts: 2 });
     bad.send(event('never'));
     await bad.flush(10_000);
     const { f } = forwarder({ logger, maxQueue: 1 });
     for (let i = 0; i < 6; i++) f.send(event(`storm-${i}`));
-    await waitFor(() => server.seen.length === 1, 'the first request');
-    server.seen[0]!.res.writeHead(202).end();
+    await acceptFirstHeld();
     await f.flush(10_000);
     const text = lines.join('');
     const dropped = lines.filter((l) => l.includes('"msg":"drift event dropped"'));
@@ -253,7 +240,7 @@ describe('DriftForwarder', () => {
     assert.equal(dropped.filter((l) => l.includes('"reason":"max_attempts"')).length, 1);
     assert.ok(dropped.every((l) => l.includes('"namespace":"kyma-system"')));
     assert.ok(text.includes('no usable client certificate'));
-    const keyPems = [await readFile(files.keyFile, 'utf8'), other.keyPem];
+    const keyPems = [await readFile(l.files.keyFile, 'utf8'), other.keyPem];
     for (const pem of keyPems) {
       const body = pem.split('\n')[1]!;
       assert.ok(!text.includes(body), 'no private key in the logs');
@@ -264,9 +251,9 @@ describe('DriftForwarder', () => {
   test('the URL must be https; its path is kept and the event path appended', async () => {
     assert.throws(() => forwarder({ url: 'http://127.0.0.1:1' }), DriftForwarderError);
     reset();
-    const { f } = forwarder({ url: `${url}/` });
+    const { f } = forwarder({ url: `${l.url}/` });
     f.send(event('slash'));
     await f.flush(10_000);
-    assert.equal(server.seen[0]?.path, '/v2/rt-bootstrapper/event');
+    assert.equal(l.server.seen[0]?.path, '/v2/rt-bootstrapper/event');
   });
 });

@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { after, before } from 'node:test';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CertificateAuthority } from '../../../src/pki/certificate-authority.js';
@@ -93,4 +94,52 @@ export async function startScriptedListener(name: string): Promise<ScriptedListe
   const files = await writeClientFiles(dir, await runtimeClientCert(ca, 'rt-1', 'rt-1.example'), ca.certPem);
   const server = new ScriptedServer(ca, await loopbackServingCert(ca));
   return { dir, files, server, url: `https://127.0.0.1:${await server.listen()}` };
+}
+
+/** A suite's {@link ScriptedListener}, read once its `before` has run; and the clients to stop with it. */
+export interface SuiteListener extends ScriptedListener {
+  /** Stops `client` at the end of the suite (or at {@link stopClients}). */
+  track(client: () => Promise<void>): void;
+  /** Stops every client tracked so far (their requests would reach the next test's script). */
+  stopClients(): Promise<void>;
+}
+
+/**
+ * Starts a {@link ScriptedListener} before the enclosing suite's tests; after them stops the tracked
+ * clients, closes the server and removes its directory.
+ */
+export function useScriptedListener(name: string): SuiteListener {
+  let started: ScriptedListener | undefined;
+  const clients: (() => Promise<void>)[] = [];
+  const get = (): ScriptedListener => {
+    if (!started) throw new Error('the scripted listener is not started (use it inside a test)');
+    return started;
+  };
+  const stopClients = async (): Promise<void> => {
+    for (const c of clients.splice(0)) await c();
+  };
+  before(async () => {
+    started = await startScriptedListener(name);
+  });
+  after(async () => {
+    await stopClients();
+    await get().server.close();
+    await rm(get().dir, { recursive: true, force: true });
+  });
+  return {
+    get dir() {
+      return get().dir;
+    },
+    get files() {
+      return get().files;
+    },
+    get server() {
+      return get().server;
+    },
+    get url() {
+      return get().url;
+    },
+    track: (client) => clients.push(client),
+    stopClients,
+  };
 }
