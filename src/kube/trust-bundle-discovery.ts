@@ -1,24 +1,12 @@
 /**
- * Finding a cluster's ClusterTrustBundle API version (./trust-bundle-api.ts decides, this reads),
- * remembered per cluster client and found again when a call there meets a 404 for the resource
- * (an API server upgrade took the version away) or when the answer is old.
+ * The ClusterTrustBundle version a cluster serves (./api-discovery.ts reads it), remembered per
+ * cluster client and found again when a call there meets a 404 for the resource (an API server
+ * upgrade took the version away) or when the answer is old.
  */
 import type { ClusterAccess } from './cluster-access.js';
-import { isResourceNotServed, statusCodeOf } from './kube-errors.js';
-import { kubeRequest } from './kube-request.js';
-import {
-  nextDiscoveryStep,
-  resourceNames,
-  type GroupVersionAnswer,
-  type ServedTrustBundleApi,
-  type TrustBundleApi,
-  type TrustBundleVersion,
-} from './trust-bundle-api.js';
-
-/** Discovery itself failed (no answer, 403, 500…): nothing is known about the cluster. */
-export class TrustBundleDiscoveryError extends Error {
-  override readonly name = 'TrustBundleDiscoveryError';
-}
+import { isResourceNotServed } from './kube-errors.js';
+import { discoverApi, discoveryGet, type DiscoveryGet } from './api-discovery.js';
+import { TRUST_BUNDLE_API, type ServedTrustBundleApi, type TrustBundleApi } from './trust-bundle-api.js';
 
 /** The cluster serves no ClusterTrustBundle version we speak; `found` says what discovery found. */
 export class TrustBundleApiNotServedError extends Error {
@@ -27,37 +15,6 @@ export class TrustBundleApiNotServedError extends Error {
   constructor(readonly found: string) {
     super(`the cluster serves no ClusterTrustBundle API (certificates.k8s.io v1 or v1beta1): ${found}`);
   }
-}
-
-/** One GET of a discovery path; the caller may wrap it (the installer's reachability). */
-export type DiscoveryGet = (path: string) => Promise<unknown>;
-
-/**
- * Reads discovery step by step ({@link nextDiscoveryStep}): a 404 means the version is not
- * served; any other failure rejects with {@link TrustBundleDiscoveryError}.
- */
-export async function discoverTrustBundleApi(get: DiscoveryGet): Promise<TrustBundleApi> {
-  const answers = new Map<TrustBundleVersion, GroupVersionAnswer>();
-  for (;;) {
-    const step = nextDiscoveryStep(answers);
-    if ('done' in step) return step.done;
-    try {
-      answers.set(step.read, resourceNames(await get(step.path)));
-    } catch (error) {
-      if (statusCodeOf(error) !== 404) {
-        const why = error instanceof Error ? error.message : String(error);
-        throw new TrustBundleDiscoveryError(`cannot discover the ClusterTrustBundle API: ${why}`, {
-          cause: error,
-        });
-      }
-      answers.set(step.read, 'absent');
-    }
-  }
-}
-
-/** A {@link DiscoveryGet} through `access`, each GET bounded by `timeoutMs`. */
-export function discoveryGet(access: ClusterAccess, timeoutMs = 10_000): DiscoveryGet {
-  return (path) => kubeRequest<unknown>(access, { method: 'GET', path, timeoutMs });
 }
 
 /** How long answers are trusted. */
@@ -101,7 +58,10 @@ export class TrustBundleApis {
     const known = this.entries.get(access);
     if (known !== undefined && this.now() < known.expiresAt) return known.api;
     const entry: Entry = {
-      api: hint !== undefined && known === undefined ? Promise.resolve(hint) : discoverTrustBundleApi(get),
+      api:
+        hint !== undefined && known === undefined
+          ? Promise.resolve(hint)
+          : discoverApi(TRUST_BUNDLE_API, get),
       expiresAt: Infinity,
     };
     this.entries.set(access, entry);

@@ -8,12 +8,16 @@ import type { ClusterTrustBundle, ClusterTrustBundleSpec } from '../../src/api/c
 import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { statusCodeOf } from '../../src/kube/kube-errors.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import { TRUST_BUNDLE_KIND, type ServedTrustBundleApi } from '../../src/kube/trust-bundle-api.js';
-import { discoverTrustBundleApi, discoveryGet } from '../../src/kube/trust-bundle-discovery.js';
+import { discoverApi, discoveryGet } from '../../src/kube/api-discovery.js';
+import {
+  TRUST_BUNDLE_API,
+  TRUST_BUNDLE_KIND,
+  type ServedTrustBundleApi,
+} from '../../src/kube/trust-bundle-api.js';
 
 /** The API the cluster serves; throws when it serves none. */
 export async function trustBundleApiOf(kc: ClusterAccess): Promise<ServedTrustBundleApi> {
-  const api = await discoverTrustBundleApi(discoveryGet(kc));
+  const api = await discoverApi(TRUST_BUNDLE_API, discoveryGet(kc));
   if (!api.served) throw new Error(`no ClusterTrustBundle API: ${api.found}`);
   return api;
 }

@@ -17,11 +17,8 @@ import {
   type ServedTrustBundleApi,
   type TrustBundleApi,
 } from '../../kube/trust-bundle-api.js';
-import {
-  TrustBundleDiscoveryError,
-  trustBundleApis,
-  type TrustBundleApis,
-} from '../../kube/trust-bundle-discovery.js';
+import { ApiDiscoveryError } from '../../kube/api-discovery.js';
+import { trustBundleApis, type TrustBundleApis } from '../../kube/trust-bundle-discovery.js';
 import type { ServingSecretContent } from '../../serving-cert/serving-secret-state.js';
 import { foreignServersAmong, FOREIGN_SERVER_SELECTOR } from '../../serving-cert/foreign-servers.js';
 import { putServingSecret } from '../../serving-cert/serving-secret-put.js';
@@ -49,6 +46,7 @@ import { AnswerTooLargeError, requestBoundIn, type RequestBoundError } from '../
 import { smallerPageLimit } from '../../kube/list-budget.js';
 import { METADATA_LIST_ACCEPT } from '../../kube/list-watch.js';
 import type { ServingView } from './serving-certificate.js';
+import { deploymentRollout, type RolloutDeployment } from './deployment-rollout.js';
 
 /** Readiness of the webhook Deployment, as a kubelet and the deployment controller report it. */
 export interface DeploymentReadiness {
@@ -56,19 +54,8 @@ export interface DeploymentReadiness {
   readonly message: string;
   /** The trust-bundle restarter's report on the same Deployment (same read), if any. */
   readonly trust?: TrustRestartStatus;
-}
-
-interface Deployment {
-  readonly metadata?: {
-    readonly generation?: number;
-    readonly annotations?: Readonly<Record<string, string>>;
-  };
-  readonly spec?: { readonly replicas?: number };
-  readonly status?: {
-    readonly observedGeneration?: number;
-    readonly updatedReplicas?: number;
-    readonly availableReplicas?: number;
-  };
+  /** The Deployment's resourceVersion as read (none when it does not exist): a watch follows on from it. */
+  readonly resourceVersion?: string;
 }
 
 const MANAGED = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
@@ -225,7 +212,7 @@ export class RuntimeInstaller {
 
   /** Whether the webhook Deployment is rolled out and available. */
   async deploymentReadiness(namespace: string): Promise<DeploymentReadiness> {
-    const d = await this.read<Deployment>(
+    const d = await this.read<RolloutDeployment>(
       objectPath({
         apiVersion: 'apps/v1',
         kind: 'Deployment',
@@ -233,17 +220,10 @@ export class RuntimeInstaller {
       }),
     );
     if (d === undefined) return { ready: false, message: 'the webhook Deployment does not exist' };
-    const want = d.spec?.replicas ?? 1;
-    const s = d.status ?? {};
-    const observed = (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0);
-    const ready = observed && (s.updatedReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want;
-    const trust = readTrustStatus(d.metadata?.annotations);
     return {
-      ready,
-      trust,
-      message: ready
-        ? `${s.availableReplicas ?? 0}/${want} replicas available`
-        : `waiting for the rollout: ${s.updatedReplicas ?? 0} updated, ${s.availableReplicas ?? 0} available of ${want}${observed ? '' : ' (not yet observed)'}`,
+      ...deploymentRollout(d),
+      trust: readTrustStatus(d.metadata?.annotations),
+      resourceVersion: d.metadata?.resourceVersion,
     };
   }
 
@@ -460,7 +440,7 @@ async function unwrapUnreachable<T>(pending: Promise<T>): Promise<T> {
   try {
     return await pending;
   } catch (error) {
-    if (error instanceof TrustBundleDiscoveryError && error.cause instanceof RuntimeUnreachableError)
+    if (error instanceof ApiDiscoveryError && error.cause instanceof RuntimeUnreachableError)
       throw error.cause;
     throw error;
   }

@@ -1,24 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KubeApiError, isResourceNotServed } from '../../../src/kube/kube-errors.js';
+import { ApiDiscoveryError, discoverApi, type DiscoveryGet } from '../../../src/kube/api-discovery.js';
 import {
-  atTrustBundleApi,
   nextDiscoveryStep,
   resourceNames,
-  servedTrustBundleApi,
-  TRUST_BUNDLE_VERSIONS,
   type DiscoveryAnswers,
   type GroupVersionAnswer,
+} from '../../../src/kube/served-api.js';
+import {
+  atTrustBundleApi,
+  servedTrustBundleApi,
+  TRUST_BUNDLE_API,
+  TRUST_BUNDLE_VERSIONS,
   type TrustBundleApi,
   type TrustBundleVersion,
 } from '../../../src/kube/trust-bundle-api.js';
-import {
-  discoverTrustBundleApi,
-  TrustBundleApiNotServedError,
-  TrustBundleApis,
-  TrustBundleDiscoveryError,
-  type DiscoveryGet,
-} from '../../../src/kube/trust-bundle-discovery.js';
+import { TrustBundleApiNotServedError, TrustBundleApis } from '../../../src/kube/trust-bundle-discovery.js';
 
 const CTB = 'clustertrustbundles';
 const CSR = 'certificatesigningrequests';
@@ -36,7 +34,7 @@ function decide(answers: Readonly<Record<TrustBundleVersion, GroupVersionAnswer>
   const seen = new Map<TrustBundleVersion, GroupVersionAnswer>();
   const reads: TrustBundleVersion[] = [];
   for (;;) {
-    const step = nextDiscoveryStep(seen);
+    const step = nextDiscoveryStep(TRUST_BUNDLE_API, seen);
     if ('done' in step) return { api: step.done, reads };
     assert.equal(step.path, `/apis/certificates.k8s.io/${step.read}`);
     reads.push(step.read);
@@ -86,8 +84,8 @@ describe('choosing the ClusterTrustBundle API from discovery', () => {
   });
 
   test('an answer already given is never asked again', () => {
-    const answers: DiscoveryAnswers = new Map([['v1', [CSR]]]);
-    const step = nextDiscoveryStep(answers);
+    const answers: DiscoveryAnswers<TrustBundleVersion> = new Map([['v1', [CSR]]]);
+    const step = nextDiscoveryStep(TRUST_BUNDLE_API, answers);
     assert.ok('read' in step && step.read === 'v1beta1');
   });
 
@@ -156,13 +154,13 @@ describe('discovering and remembering the API per client', () => {
 
   test('1.37: one read; 1.34 with v1beta1: two; a failure other than 404 is a discovery error', async () => {
     const g137 = scripted(K137);
-    assert.deepEqual(await discoverTrustBundleApi(g137), servedTrustBundleApi('v1'));
+    assert.deepEqual(await discoverApi(TRUST_BUNDLE_API, g137), servedTrustBundleApi('v1'));
     assert.equal(g137.calls.length, 1);
     const g134 = scripted(K134);
-    assert.deepEqual(await discoverTrustBundleApi(g134), servedTrustBundleApi('v1beta1'));
+    assert.deepEqual(await discoverApi(TRUST_BUNDLE_API, g134), servedTrustBundleApi('v1beta1'));
     assert.equal(g134.calls.length, 2);
     const refused: DiscoveryGet = () => Promise.reject(new KubeApiError('forbidden', { statusCode: 403 }));
-    await assert.rejects(discoverTrustBundleApi(refused), TrustBundleDiscoveryError);
+    await assert.rejects(discoverApi(TRUST_BUNDLE_API, refused), ApiDiscoveryError);
   });
 
   test('one discovery per client while the answer holds; callers at once share it; another client asks anew', async () => {
@@ -187,7 +185,7 @@ describe('discovering and remembering the API per client', () => {
     let fail = true;
     const get: DiscoveryGet = (path) =>
       fail ? Promise.reject(new KubeApiError('boom', { statusCode: 500 })) : scripted(K137)(path);
-    await assert.rejects(apis.get(a, get), TrustBundleDiscoveryError);
+    await assert.rejects(apis.get(a, get), ApiDiscoveryError);
     fail = false;
     assert.deepEqual(await apis.get(a, get), servedTrustBundleApi('v1'));
   });
