@@ -5,13 +5,12 @@ import { Agent, request } from 'node:https';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { Registry } from 'prom-client';
 import type { CertificateAuthority } from '../../src/pki/certificate-authority.js';
 import type { IssuedCertificate } from '../../src/pki/issue-certificate.js';
-import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
 import { DriftForwarder } from '../../src/drift/drift-forwarder.js';
 import { EventListener, refusalHoldMs, type EventListenerOptions } from '../../src/drift/event-listener.js';
 import { WATCH_EVENT_PATH, encodeWatchEvent, type WatchEvent } from '../../src/drift/watch-event.js';
@@ -80,7 +79,8 @@ describe('the drift listener over mutual TLS', () => {
   let rt1: IssuedCertificate;
   let rt2: IssuedCertificate;
   let l: Awaited<ReturnType<typeof startListener>>;
-  const logLines: string[] = [];
+  const logs = captureLogs();
+  const logLines = logs.raw;
   const post = (client: IssuedCertificate | undefined, extra: Partial<Parameters<typeof call>[0]> = {}) =>
     call({
       port: l.port,
@@ -99,15 +99,7 @@ describe('the drift listener over mutual TLS', () => {
     ]);
     l = await startListener(ca, serving, {
       rateLimit: { perSecond: 5, burst: 5 },
-      logger: createLogger({
-        level: 'debug',
-        destination: new Writable({
-          write(chunk: Buffer, _enc, done) {
-            logLines.push(chunk.toString());
-            done();
-          },
-        }),
-      }),
+      logger: logs.logger,
     });
   });
 
@@ -472,16 +464,19 @@ describe('the drift forwarder against the listener', () => {
       backoff: { baseMs: 20, maxMs: 200 },
       maxAttempts: 1000,
     });
+    /** Waits until the forwarder counts `n` attempts failed on the network (`what` they are). */
+    const networkErrors = (n: number, what: string): Promise<void> =>
+      waitFor(
+        async () =>
+          (await metricValue(registry, 'rtb_drift_forwarder_sends_total', { result: 'network_error' })) >= n,
+        what,
+      );
     let l: Awaited<ReturnType<typeof startListener>> | undefined;
     try {
       // The listener is down: the events wait and are retried.
       forwarder.send(event('a'));
       forwarder.send(event('b'));
-      await waitFor(
-        async () =>
-          (await metricValue(registry, 'rtb_drift_forwarder_sends_total', { result: 'network_error' })) >= 2,
-        'failed attempts while the listener is down',
-      );
+      await networkErrors(2, 'failed attempts while the listener is down');
       l = await startListener(ca, serving, { port });
       await forwarder.flush(20_000);
       assert.deepEqual(
@@ -497,11 +492,7 @@ describe('the drift forwarder against the listener', () => {
       l.listener.setTrustedCas([newCaPair.certPem]);
       forwarder.send(event('c'));
       forwarder.send(event('d'));
-      await waitFor(
-        async () =>
-          (await metricValue(registry, 'rtb_drift_forwarder_sends_total', { result: 'network_error' })) >= 4,
-        'refused attempts under the new trust',
-      );
+      await networkErrors(4, 'refused attempts under the new trust');
       assert.equal(l.received.length, 2);
       // ... until the renewed certificate lands in the files; new connections use it, nothing is lost.
       await writeClientFiles(

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import {
@@ -11,12 +10,13 @@ import {
   type ManagedRef,
 } from '../../../src/api/attestation.js';
 import { KubeApiError } from '../../../src/kube/kube-errors.js';
-import { createLogger, silentLogger } from '../../../src/telemetry/logger.js';
+import { silentLogger } from '../../../src/telemetry/logger.js';
 import {
   RuntimeAttestor,
   RuntimeAttestorError,
   type RuntimeAttestorOptions,
 } from '../../../src/drift/attestor.js';
+import { captureLogs } from '../../support/log-capture.js';
 import { useScriptedListener, ScriptedServer, type ScriptedAnswer } from './scripted-server.js';
 import { metricValue, waitFor } from './tls-fixtures.js';
 
@@ -188,16 +188,7 @@ describe('RuntimeAttestor', () => {
   });
 
   test('a refusal (4xx) waits the longest backoff and is logged once, without key material', async () => {
-    const lines: string[] = [];
-    const logger = createLogger({
-      level: 'debug',
-      destination: new Writable({
-        write(chunk: Buffer, _enc, done) {
-          lines.push(chunk.toString());
-          done();
-        },
-      }),
-    });
+    const { logger, raw: lines } = captureLogs();
     const { waits, registry } = await attestor(() => ({ status: 404 }), {
       logger,
       backoff: { baseMs: 1000, maxMs: 300_000 },

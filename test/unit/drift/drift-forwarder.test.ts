@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { createLogger, silentLogger } from '../../../src/telemetry/logger.js';
+import { silentLogger } from '../../../src/telemetry/logger.js';
 import {
   DriftForwarder,
   DriftForwarderError,
   type DriftForwarderOptions,
 } from '../../../src/drift/drift-forwarder.js';
 import type { WatchEvent } from '../../../src/drift/watch-event.js';
+import { captureLogs } from '../../support/log-capture.js';
 import { useScriptedListener, ScriptedServer } from './scripted-server.js';
 import { metricValue, newCa, runtimeClientCert, waitFor, writeClientFiles } from './tls-fixtures.js';
 
@@ -206,16 +206,7 @@ describe('DriftForwarder', () => {
 
   test('logs name dropped events (a full queue once per period) and never carry key material', async () => {
     reset((n) => (n === 1 ? 'hold' : { status: 202 }));
-    const lines: string[] = [];
-    const logger = createLogger({
-      level: 'debug',
-      destination: new Writable({
-        write(chunk: Buffer, _enc, done) {
-          lines.push(chunk.toString());
-          done();
-        },
-      }),
-    });
+    const { logger, raw: lines } = captureLogs();
     // A key that does not belong to the certificate: the forwarder must say so without quoting it.
     const mismatched = join(l.dir, 'mismatched');
     const { mkdir, cp, readFile } = await import('node:fs/promises');
