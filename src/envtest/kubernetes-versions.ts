@@ -11,6 +11,11 @@ export interface KubernetesVersionSpec {
   readonly apiserverArgs: readonly string[];
   /** The one ClusterTrustBundle API version the API server serves with those flags. */
   readonly clusterTrustBundleApi: 'v1beta1' | 'v1';
+  /**
+   * MutatingAdmissionPolicy (DESIGN §13): the admissionregistration version that serves it, and the
+   * flags it needs beyond `apiserverArgs` (a test passes them as `apiserverArgs` of its plane).
+   */
+  readonly admissionPolicy: { readonly api: 'v1beta1' | 'v1'; readonly apiserverArgs: readonly string[] };
 }
 
 /**
@@ -26,6 +31,14 @@ export const KUBERNETES_VERSIONS = {
       '--runtime-config=certificates.k8s.io/v1beta1/clustertrustbundles=true',
     ],
     clusterTrustBundleApi: 'v1beta1',
+    // Beta behind its gate in 1.34-1.35, its API off by default.
+    admissionPolicy: {
+      api: 'v1beta1',
+      apiserverArgs: [
+        '--feature-gates=MutatingAdmissionPolicy=true',
+        '--runtime-config=admissionregistration.k8s.io/v1beta1=true',
+      ],
+    },
   },
   '1.37': {
     module: 'kube-apiserver-1.37',
@@ -34,6 +47,8 @@ export const KUBERNETES_VERSIONS = {
     // client that still asks for it fails here as on a runtime.
     apiserverArgs: ['--runtime-config=certificates.k8s.io/v1beta1=false'],
     clusterTrustBundleApi: 'v1',
+    // GA in 1.36, served by default.
+    admissionPolicy: { api: 'v1', apiserverArgs: [] },
   },
 } as const satisfies Readonly<Record<string, KubernetesVersionSpec>>;
 

@@ -160,6 +160,19 @@ function says(level: string, f: string): string {
   );
 }
 
+const ENV_LAST = 'size(c.env) - 1 - j';
+const ENV_OPERATIONS =
+  "variables.all.transformList(i, c, variables.envChanged[i], [(i < variables.containerCount ? '/spec/containers/' + string(i) : " +
+  "'/spec/initContainers/' + string(i - variables.containerCount)) + '/env'].map(p, " +
+  "(!has(c.env) || size(c.env) == 0 ? ['set ' + p] : " +
+  'variables.env.transformList(k, w, c.env.exists(e, e.name == w[0]) && ' +
+  '![c.env.filter(e, e.name == w[0])[0]].all(e, has(e.value) && e.value == w[1] && !has(e.valueFrom)), ' +
+  "'replace ' + p + '/' + string(c.env.map(f, string(f.name)).indexOf(w[0])) + ' ' + string(k)) + " +
+  `c.env.transformList(j, e, string(c.env[${ENV_LAST}].name) in variables.envNames && ` +
+  `c.env.map(f, string(f.name)).indexOf(string(c.env[${ENV_LAST}].name)) != ${ENV_LAST}, 'remove ' + p + '/' + string(${ENV_LAST})) + ` +
+  "variables.env.transformList(k, w, !c.env.exists(e, e.name == w[0]), 'add ' + p + '/- ' + string(k))).join(',')" +
+  ")[0]).join(',').split(',').filter(d, d != '')";
+
 /** One policy variable. */
 export interface PolicyVariable {
   readonly name: string;
@@ -247,6 +260,15 @@ export function policyVariables(): PolicyVariable[] {
         'variables.all.map(c, size(variables.env) > 0 && (!has(c.env) || size(c.env) == 0 || ' +
         'variables.env.exists(w, !c.env.exists(e, e.name == w[0]) || size(c.env.filter(e, e.name == w[0])) > 1 || ' +
         '![c.env.filter(e, e.name == w[0])[0]].all(e, has(e.value) && e.value == w[1] && !has(e.valueFrom)))))',
+    },
+    {
+      // ensureEnv's result as operations `op path [index into variables.env]`, all containers'
+      // in one list: the first entry of each wanted name replaced where it is not exactly the
+      // value, later ones removed from the back, missing ones appended. By index, never by
+      // writing entries back: from 1.36 on CEL holds typed entries a patch value cannot carry,
+      // and 1.34's CEL has no flatten, so the lists are joined as text.
+      name: 'envOperations',
+      expression: ENV_OPERATIONS,
     },
     {
       name: 'trustBundle',
@@ -353,17 +375,21 @@ export function policyVariables(): PolicyVariable[] {
   ];
 }
 
+/** A wanted variable (`w`, one of variables.env) as an env entry. */
+const ENV_ENTRY = "{'name': w[0], 'value': w[1]}";
+
+/** One env operation `x` of variables.envOperations (`op path [index into variables.env]`) as a patch. */
+const ENV_PATCH =
+  `x[0] == 'set' ? JSONPatch{op: 'add', path: x[1], value: variables.env.map(w, ${ENV_ENTRY})} : ` +
+  "x[0] == 'remove' ? JSONPatch{op: 'remove', path: x[1]} : " +
+  `JSONPatch{op: x[0], path: x[1], value: ${bind('w', 'variables.env[int(x[2])]', ENV_ENTRY)}}`;
+
 /** The JSONPatch: every change mutatePod makes, as operations on the input Pod. */
 export function policyPatchExpression(): string {
   const a = 'variables.annotations';
   const l = 'variables.labels';
   const path = (i: string): string =>
     `(${i} < variables.containerCount ? '/spec/containers/' + string(${i}) : '/spec/initContainers/' + string(${i} - variables.containerCount))`;
-  const envValue =
-    "!has(c.env) || size(c.env) == 0 ? variables.env.map(w, dyn({'name': w[0], 'value': w[1]})) : " +
-    'c.env.transformList(j, e, !(e.name in variables.envNames) || c.env.map(f, string(f.name)).indexOf(string(e.name)) == j, ' +
-    "e.name in variables.envNames ? dyn({'name': string(e.name), 'value': variables.env.filter(w, w[0] == e.name)[0][1]}) : dyn(e)) + " +
-    "variables.env.filter(w, !c.env.exists(e, e.name == w[0])).map(w, dyn({'name': w[0], 'value': w[1]}))";
   const mount = `{'mountPath': dyn(${param(K.trustBundleMountPath)}), 'name': dyn(${param(K.trustBundleVolume)}), 'readOnly': dyn(true)}`;
   const volume =
     `{'name': dyn(${param(K.trustBundleVolume)}), 'projected': dyn({'defaultMode': dyn(${CTB_DEFAULT_MODE}), ` +
@@ -375,8 +401,8 @@ export function policyPatchExpression(): string {
     `(variables.pullSecret ? [has(object.spec.imagePullSecrets) ? ` +
       `JSONPatch{op: 'add', path: '/spec/imagePullSecrets/-', value: {'name': ${param(K.pullSecret)}}} : ` +
       `JSONPatch{op: 'add', path: '/spec/imagePullSecrets', value: [{'name': ${param(K.pullSecret)}}]}] : [])`,
-    // Env of every container and init container.
-    `variables.all.transformList(i, c, variables.envChanged[i], JSONPatch{op: 'add', path: ${path('i')} + '/env', value: ${envValue}})`,
+    // Env of every container and init container (variables.envOperations).
+    `variables.envOperations.map(d, ${bind('x', "d.split(' ')", ENV_PATCH)})`,
     // The trust-bundle volume and mounts.
     `(variables.mounted && variables.volumeMissing ? [has(object.spec.volumes) ? ` +
       `JSONPatch{op: 'add', path: '/spec/volumes/-', value: ${volume}} : ` +

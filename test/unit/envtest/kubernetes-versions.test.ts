@@ -48,6 +48,24 @@ describe('the pinned Kubernetes versions', () => {
     assert.equal(KUBERNETES_VERSIONS['1.37'].clusterTrustBundleApi, 'v1');
   });
 
+  test('MutatingAdmissionPolicy: v1beta1 behind its gate on 1.34, v1 by default on 1.37', () => {
+    assert.deepEqual(KUBERNETES_VERSIONS['1.34'].admissionPolicy, {
+      api: 'v1beta1',
+      apiserverArgs: [
+        '--feature-gates=MutatingAdmissionPolicy=true',
+        '--runtime-config=admissionregistration.k8s.io/v1beta1=true',
+      ],
+    });
+    assert.deepEqual(KUBERNETES_VERSIONS['1.37'].admissionPolicy, { api: 'v1', apiserverArgs: [] });
+    // As extra flags they merge into the minor's own --feature-gates and --runtime-config.
+    const args = kubeApiserverArgs({
+      ...APISERVER_BASE,
+      kubernetes: '1.34',
+      extraArgs: KUBERNETES_VERSIONS['1.34'].admissionPolicy.apiserverArgs,
+    });
+    assert.deepEqual(args.slice(-2), [...KUBERNETES_VERSIONS['1.34'].admissionPolicy.apiserverArgs]);
+  });
+
   test('the projection can be switched off on every minor, after the minor flags', () => {
     for (const version of KUBERNETES_VERSION_LIST) {
       const args = versionApiserverArgs(version, { clusterTrustBundleProjection: false });
