@@ -8,7 +8,9 @@
  * there. This policy, matched to that ServiceAccount's user name alone, lets an UPDATE (a patch
  * is one) through only when the new object equals the old one but for:
  * - on a Deployment, StatefulSet or DaemonSet: the Pod template's
- *   `rt-bootstrapper.kyma-project.io/ctb-hash` annotation (a SHA-256 hex value); on a DaemonSet
+ *   `rt-bootstrapper.kyma-project.io/ctb-hash` annotation (a SHA-256 hex value) and the
+ *   escaped-Pod repair's `rt-bootstrapper.kyma-project.io/escaped-repair` (a set version, at most
+ *   64 characters of `[0-9A-Za-z._-]`); on a DaemonSet
  *   also `deprecated.daemonset.template.generation`, which the API server itself raises with
  *   every template change; on the webhook's own Deployment also the restarter's status
  *   annotation;
@@ -27,6 +29,7 @@ import type {
   V1ValidatingAdmissionPolicyBinding,
   V1Validation,
 } from '@kubernetes/client-node';
+import { ESCAPED_REPAIR_ANNOTATION } from '../api/escaped-pods.js';
 import { WEBHOOK_DEPLOYMENT, WEBHOOK_SERVICE_ACCOUNT } from '../api/runtime-names.js';
 import {
   CTB_HASH_ANNOTATION,
@@ -40,6 +43,12 @@ export const WEBHOOK_WRITE_POLICY = 'rt-bootstrapper-webhook-writes';
 
 /** The annotation the API server raises on a DaemonSet with every template change (apps/v1). */
 export const DAEMONSET_TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
+
+/**
+ * The values the escaped-Pod repair writes on a Pod template (../api/escaped-pods.ts): a set
+ * version or `config-` and 16 hex digits; at most 64 characters.
+ */
+const REPAIR_VALUE = '^[0-9A-Za-z][0-9A-Za-z._-]{0,63}$';
 
 /** What the API server writes into metadata itself on an update. */
 const SERVER_WRITTEN_METADATA = ['resourceVersion', 'generation', 'managedFields'];
@@ -127,9 +136,10 @@ export function renderWebhookWritePolicy(
     },
     {
       expression:
-        `${update} || ${v('isPod')} || (${sameExcept(v('templateAnnotations'), v('oldTemplateAnnotations'), list([CTB_HASH_ANNOTATION]))}) && ` +
-        `(!(${str(CTB_HASH_ANNOTATION)} in ${v('templateAnnotations')}) || ${v('templateAnnotations')}[${str(CTB_HASH_ANNOTATION)}].matches('^[0-9a-f]{64}$'))`,
-      message: `${who} ${workloadMessage} (a SHA-256 hex value)`,
+        `${update} || ${v('isPod')} || (${sameExcept(v('templateAnnotations'), v('oldTemplateAnnotations'), list([CTB_HASH_ANNOTATION, ESCAPED_REPAIR_ANNOTATION]))}) && ` +
+        `(!(${str(CTB_HASH_ANNOTATION)} in ${v('templateAnnotations')}) || ${v('templateAnnotations')}[${str(CTB_HASH_ANNOTATION)}].matches('^[0-9a-f]{64}$')) && ` +
+        `(!(${str(ESCAPED_REPAIR_ANNOTATION)} in ${v('templateAnnotations')}) || ${v('templateAnnotations')}[${str(ESCAPED_REPAIR_ANNOTATION)}].matches('${REPAIR_VALUE}'))`,
+      message: `${who} ${workloadMessage} (a SHA-256 hex value), or the escaped-Pod repair's ${ESCAPED_REPAIR_ANNOTATION} (a set version)`,
       reason: 'Forbidden',
     },
   ];
