@@ -8,7 +8,8 @@
 #   scripts/build-image.sh --print-reference   # the release reference it names the image as
 #
 # Needs root (mmdebstrap's root mode keeps file ownership), mmdebstrap, umoci, npm and the
-# project's dev dependencies (tsc). Writes nothing outside --out, --rootfs-cache and a temp dir.
+# project's dev dependencies (tsc); for the FIPS provider (scripts/build-fips-provider.sh) a C
+# compiler, make, perl, gpgv and curl. Writes nothing outside --out, --rootfs-cache and a temp dir.
 set -euo pipefail
 
 # Pins. The Debian suite and package set are fixed here; the mirror serves only the current
@@ -22,6 +23,8 @@ NODE_MIN_MINOR=19
 MMDEBSTRAP_VERSION=1.3.5
 UMOCI_VERSION=0.4.7
 UID_NONROOT=65532
+# OpenSSL's configuration that activates the FIPS provider (src/process/fips-mode.ts names it too).
+FIPS_OPENSSL_CONF=/usr/lib/ssl/rtb-fips.cnf
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=''
@@ -118,6 +121,52 @@ case "$node_version" in
   *) echo "build-image: node $node_version is not $NODE_MAJOR.x" >&2; exit 4 ;;
 esac
 
+# 1b. OpenSSL's FIPS provider, built from Debian's source and cached like the root filesystem
+# (keyed by the provider script: its pins). Installed with its module configuration and an
+# OpenSSL configuration that activates it with the base provider only and asks every fetch for
+# fips=yes: the image's node runs in FIPS mode (docs/fips.md).
+fips_key=$(sha256sum <"$root/scripts/build-fips-provider.sh" | cut -c1-12)
+fips_dir=${rootfs_cache:-$work}/fips-provider-$fips_key
+if [ ! -s "$fips_dir/fips.so" ]; then
+  step 'building the FIPS provider (cold: compiles OpenSSL)'
+  fips_started=$(date +%s)
+  bash "$root/scripts/build-fips-provider.sh" --rootfs "$rootfs" --out "$fips_dir"
+  step "FIPS provider built in $(($(date +%s) - fips_started)) s"
+fi
+install -m 0644 "$fips_dir/fips.so" "$rootfs/usr/lib/x86_64-linux-gnu/ossl-modules/fips.so"
+mkdir -p "$rootfs/usr/lib/ssl"
+install -m 0644 "$fips_dir/fipsmodule.cnf" "$rootfs/usr/lib/ssl/fipsmodule.cnf"
+install -m 0644 "$fips_dir/fips-provider.txt" "$rootfs/usr/share/rtb/fips-provider.txt"
+# nodejs_conf is the section node reads, openssl_conf the one other OpenSSL users read.
+cat >"$rootfs$FIPS_OPENSSL_CONF" <<CNF
+openssl_conf = rtb_fips
+nodejs_conf = rtb_fips
+
+.include /usr/lib/ssl/fipsmodule.cnf
+
+[rtb_fips]
+providers = rtb_providers
+alg_section = rtb_algorithms
+
+[rtb_providers]
+fips = fips_sect
+base = rtb_base
+
+[rtb_base]
+activate = 1
+
+[rtb_algorithms]
+default_properties = fips=yes
+CNF
+chmod 0644 "$rootfs$FIPS_OPENSSL_CONF"
+fips_check=$(NODE_EXTRA_CA_CERTS='' OPENSSL_CONF="$FIPS_OPENSSL_CONF" chroot "$rootfs" /usr/bin/node -e '
+  const c = require("node:crypto");
+  let md5 = "refused";
+  try { c.createHash("md5"); md5 = "served"; } catch {}
+  console.log(`getFips=${c.getFips()} md5=${md5}`);')
+[ "$fips_check" = 'getFips=1 md5=refused' ] \
+  || { echo "build-image: node does not run in FIPS mode with $FIPS_OPENSSL_CONF: $fips_check" >&2; exit 4; }
+
 # 2. The application: compiled here, production dependencies from package-lock.json.
 step 'compiling the project and installing production dependencies'
 app=$work/app/app
@@ -154,6 +203,7 @@ umoci config --image "$layout:$tag" --no-history --created "$created" \
   --config.env 'NODE_ENV=production' \
   --config.env 'HOME=/home/nonroot' \
   --config.env 'NODE_EXTRA_CA_CERTS=' \
+  --config.env "OPENSSL_CONF=$FIPS_OPENSSL_CONF" \
   --config.entrypoint /usr/local/bin/rtb \
   --config.label "org.opencontainers.image.title=$name" \
   --config.label "org.opencontainers.image.version=$version" \

@@ -73,6 +73,7 @@ async function inputDigest(): Promise<string> {
   const hash = createHash('sha256');
   const files = [
     buildScript,
+    join(packageRoot, 'scripts', 'build-fips-provider.sh'),
     join(packageRoot, 'package.json'),
     join(packageRoot, 'package-lock.json'),
     join(packageRoot, 'tsconfig.json'),

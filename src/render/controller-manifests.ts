@@ -264,6 +264,8 @@ export function controllerArgs(
     `--metrics-port=${CONTROLLER_METRICS_PORT}`,
     ...(o.sharding === true ? ['--sharding'] : ['--leader-elect', `--leader-election-id=${names.lease}`]),
     `--log-level=${o.logLevel ?? 'info'}`,
+    // The image activates the FIPS provider (docs/fips.md); the process refuses to start without it.
+    '--fips',
     ...(o.perRuntimeMetrics === true ? ['--per-runtime-metrics'] : []),
   ];
 }

@@ -133,6 +133,8 @@ export function renderWebhookDeployment(
                 `--config-key=${CONFIG_MAP_KEY}`,
                 `--log-level=${o.logLevel ?? 'info'}`,
                 `--shutdown-delay=${SHUTDOWN_DELAY_SECONDS}s`,
+                // The image activates the FIPS provider; the process refuses to start without it.
+                '--fips',
                 ...(o.landscape === undefined ? [] : [`--landscape=${o.landscape}`]),
                 ...(o.restartNamespaces === undefined
                   ? []

@@ -7,6 +7,7 @@ import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/c
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { connect } from 'node:tls';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
   RUNTIME_NAMESPACE,
@@ -15,7 +16,7 @@ import {
 } from '../../src/api/runtime-names.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { handshake, SERVICE_NAME } from '../support/webhook-replicas.js';
-import { httpPod, isMutated, isReady } from './support/pods.js';
+import { httpPod, isMutated, isReady, printingPod, readyPodLog } from './support/pods.js';
 import { podProxyGet, useWebhookOnNode, webhookAvailable, webhookPods } from './support/webhook-on-node.js';
 
 const webhook = useWebhookOnNode('apply');
@@ -52,6 +53,59 @@ describe("the webhook's Pods on a real node", () => {
       assert.match(metrics, /^# TYPE rtb_webhook_requests_total counter$/m);
       assert.match(metrics, /^process_resident_memory_bytes \d/m);
     }
+  });
+
+  test('the Pods run with --fips and serve TLS 1.3 only: a TLS 1.2-only client is refused', async () => {
+    const { kc } = webhook();
+    for (const pod of await webhookPods(kc, await webhookAvailable(kc))) {
+      assert.ok(pod.spec?.containers[0]?.args?.includes('--fips'), `${nameOf(pod)} runs with --fips`);
+      const log = await kc
+        .makeApiClient(CoreV1Api)
+        .readNamespacedPodLog({ name: nameOf(pod), namespace: RUNTIME_NAMESPACE });
+      assert.match(log, /"msg":"FIPS mode: the FIPS provider serves every algorithm, MD5 refused"/);
+      const protocols: string[] = [];
+      for (const version of ['TLSv1.2', 'TLSv1.3'] as const)
+        protocols.push(
+          await new Promise<string>((resolve) => {
+            const socket = connect({
+              host: pod.status?.podIP,
+              port: WEBHOOK_PORT,
+              rejectUnauthorized: false,
+              minVersion: version,
+              maxVersion: version,
+            });
+            socket.on('secureConnect', () => {
+              resolve(socket.getProtocol() ?? 'none');
+              socket.destroy();
+            });
+            socket.on('error', () => {
+              resolve('refused');
+            });
+          }),
+        );
+      assert.deepEqual(protocols, ['refused', 'TLSv1.3'], nameOf(pod));
+    }
+  });
+
+  test('inside the image: the FIPS provider is active and MD5 refused', async () => {
+    const { kc, landscape: l } = webhook();
+    const core = kc.makeApiClient(CoreV1Api);
+    const namespace = 'e2e-fips';
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    const probe = `JSON.stringify({
+      fips: require('node:crypto').getFips(),
+      md5: (() => { try { require('node:crypto').createHash('md5'); return 'served'; } catch (e) { return e.message; } })(),
+      provider: require('node:fs').readFileSync('/usr/share/rtb/fips-provider.txt', 'utf8'),
+    })`;
+    await core.createNamespacedPod({ namespace, body: printingPod('fips-probe', l.openImage, probe) });
+    const seen = JSON.parse((await readyPodLog(core, namespace, 'fips-probe')).split('\n')[0] ?? '') as {
+      fips: number;
+      md5: string;
+      provider: string;
+    };
+    assert.equal(seen.fips, 1);
+    assert.match(seen.md5, /unsupported/);
+    assert.match(seen.provider, /name: OpenSSL FIPS Provider\s+version: 3\.\d+\.\d+\s+status: active/);
   });
 
   test('the serving certificate names the Service and verifies against the caBundle alone', async () => {

@@ -19,6 +19,7 @@ import { createLogger } from '../../telemetry/logger.js';
 import { FlagError, parseDuration, positiveInt, registryServersOf, tlsMinVersionOf } from '../flag-values.js';
 import type { SignalKind } from '../../controller/annotate/signal-decision.js';
 import { runUntilSignal } from '../run-until-signal.js';
+import { logFipsMode, requireFipsMode } from '../../process/fips-mode.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
 import { CONTROLLER_GRACE_SECONDS } from '../../api/kcp-objects.js';
 
@@ -54,6 +55,8 @@ export interface ControllerFlags {
   renewDeadline: string;
   retryPeriod: string;
   logLevel: string;
+  /** `--fips`: start only in FIPS mode. */
+  fips?: boolean;
   webhookImage?: string;
   webhookPriorityClassName?: string;
   /** Comma-separated: the webhook's restart rights per namespace. */
@@ -95,9 +98,11 @@ export type ControllerSettings = Omit<ControllerAppOptions, 'kubeConfig' | 'logg
 
 /** Runs `rtb controller` until SIGTERM or SIGINT. */
 export async function runController(flags: ControllerFlags): Promise<void> {
+  if (flags.fips === true) requireFipsMode();
   // Every flag first: a wrong one is refused before anything connects.
   const settings = controllerSettings(flags);
   const logger = createLogger({ name: 'controller', level: flags.logLevel });
+  if (flags.fips === true) logFipsMode(logger);
   const kubeConfig = new KubeConfig();
   if (flags.kubeconfig) kubeConfig.loadFromFile(flags.kubeconfig);
   else kubeConfig.loadFromDefault();

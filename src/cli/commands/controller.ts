@@ -73,6 +73,10 @@ export function registerControllerCommand(program: Command): void {
     .option('--retry-period <duration>', 'how often candidates and the leader touch the Lease', '2s')
     .option('--log-level <level>', 'log level', 'info')
     .option(
+      '--fips',
+      'refuse to start unless FIPS mode is in force: the OpenSSL FIPS provider active, MD5 refused (docs/fips.md)',
+    )
+    .option(
       '--webhook-image <image>',
       'direct mode: the webhook image installed on runtimes (default: this release)',
     )

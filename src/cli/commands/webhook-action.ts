@@ -4,6 +4,7 @@ import { startWebhookApp, type WebhookAppOptions } from '../../webhook/webhook-a
 import { DRAIN_TIMEOUT_SECONDS, TERMINATION_GRACE_SECONDS } from '../../api/serving-limits.js';
 import { FlagError, parseDuration, positiveInt, tlsMinVersionOf } from '../flag-values.js';
 import { runUntilSignal } from '../run-until-signal.js';
+import { logFipsMode, requireFipsMode } from '../../process/fips-mode.js';
 import { registryServersOf } from '../flag-values.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
 import type { TrustRestartSettings } from '../../runtime-agent/trust-restart/restarter-settings.js';
@@ -25,6 +26,8 @@ export interface WebhookFlags {
   host: string;
   /** `1.3` or `1.2`. */
   tlsMinVersion: string;
+  /** `--fips`: start only in FIPS mode. */
+  fips?: boolean;
   kubeconfig?: string;
   configFile?: string;
   configMap: string;
@@ -61,8 +64,10 @@ export type WebhookSettings = Omit<WebhookAppOptions, 'kubeConfig' | 'logger'>;
 
 /** Runs `rtb webhook` until SIGTERM or SIGINT, then drains and stops. */
 export async function runWebhook(flags: WebhookFlags): Promise<void> {
+  if (flags.fips === true) requireFipsMode();
   const delayMs = parseDuration(flags.shutdownDelay);
   const logger = createLogger({ name: 'webhook', level: flags.logLevel });
+  if (flags.fips === true) logFipsMode(logger);
   if (flags.reuseAnswers !== undefined)
     logger.warn(
       '--reuse-answers is accepted for manifests of earlier releases and ignored: answers are no longer reused',

@@ -60,6 +60,10 @@ export function registerWebhookCommand(program: Command): void {
       'the oldest TLS version served and offered to the drift listener, 1.3 or 1.2 (only for a peer that cannot do 1.3)',
       '1.3',
     )
+    .option(
+      '--fips',
+      'refuse to start unless FIPS mode is in force: the OpenSSL FIPS provider active, MD5 refused (docs/fips.md)',
+    )
     .option('--kubeconfig <file>', 'kubeconfig (default: in-cluster, or $KUBECONFIG)')
     .option('--config-file <file>', 'read the config from this file instead of the ConfigMap')
     .option('--config-map <namespace/name>', 'the config ConfigMap', 'kyma-system/rt-bootstrapper-config')

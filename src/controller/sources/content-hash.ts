@@ -5,10 +5,12 @@
  *
  * Versions appear in logs, metric labels, events and annotations, so they must not let anyone
  * recover what they name. The ConfigMap and the trust bundle are public, a plain SHA-256 is
- * enough; the pull Secret may hold a guessable password, so its version is a memory-hard
- * scrypt digest, which makes guessing it from the version as slow as guessing it at all.
+ * enough; the pull Secret may hold a guessable password, so its version is a slow
+ * PBKDF2-HMAC-SHA256 digest, which makes guessing it from the version as slow as guessing it at
+ * all. PBKDF2 (NIST SP 800-132) rather than the memory-hard scrypt: scrypt is no approved
+ * algorithm, and the FIPS provider (docs/fips.md) has none.
  */
-import { createHash, scryptSync } from 'node:crypto';
+import { createHash, pbkdf2Sync } from 'node:crypto';
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { ClusterTrustBundle } from '../../api/cluster-trust-bundle.js';
 import { setVersionOf, versionDigest } from '../../api/set-version.js';
@@ -16,9 +18,15 @@ import type { SourceKind, SourceVersions } from './source-watcher.js';
 
 /** Bytes of the Secret's version: as many hex digits as the others' (../../api/set-version.ts). */
 const SECRET_VERSION_BYTES = 8;
-/** scrypt cost of the Secret's version (16 MiB, tens of ms): paid once per content change. */
-const SECRET_SCRYPT = { N: 1 << 14, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
-const SECRET_SALT = 'rt-bootstrapper/source-version/secret/v1';
+/** PBKDF2 iterations of the Secret's version (tens of ms): paid once per content change. */
+const SECRET_ITERATIONS = 100_000;
+/**
+ * Bytes derived: the FIPS provider refuses keys under 112 bits (its PBKDF2 lower-bound check),
+ * so 16 are derived and the first {@link SECRET_VERSION_BYTES} kept.
+ */
+const SECRET_DERIVED_BYTES = 16;
+/** 40 bytes: the FIPS provider wants 128 bits of salt at least. */
+const SECRET_SALT = 'rt-bootstrapper/source-version/secret/v2';
 
 /** JSON with object keys sorted at every depth, so equal content gives equal text. */
 export function canonicalJson(value: unknown): string {
@@ -30,8 +38,8 @@ export function canonicalJson(value: unknown): string {
   });
 }
 
-// scrypt is slow by design; remember the last few results by a plain digest of the input so
-// repeated computations of the same content (each reflector event) cost a hash, not a scrypt.
+// PBKDF2 is slow by design; remember the last few results by a plain digest of the input so
+// repeated computations of the same content (each reflector event) cost a hash, not a PBKDF2.
 // The digest stays in this process's memory and is never exposed.
 const secretVersions = new Map<string, string>();
 const SECRET_CACHE_SIZE = 16;
@@ -42,7 +50,9 @@ export function secretContentVersion(secret: V1Secret): string {
   const key = createHash('sha256').update(text).digest('hex');
   const cached = secretVersions.get(key);
   if (cached !== undefined) return cached;
-  const version = scryptSync(text, SECRET_SALT, SECRET_VERSION_BYTES, SECRET_SCRYPT).toString('hex');
+  const version = pbkdf2Sync(text, SECRET_SALT, SECRET_ITERATIONS, SECRET_DERIVED_BYTES, 'sha256')
+    .subarray(0, SECRET_VERSION_BYTES)
+    .toString('hex');
   if (secretVersions.size >= SECRET_CACHE_SIZE) {
     const oldest = secretVersions.keys().next();
     if (oldest.done !== true) secretVersions.delete(oldest.value);

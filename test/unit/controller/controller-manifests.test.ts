@@ -38,6 +38,7 @@ describe('rendered controller manifests', () => {
       '--leader-elect',
       '--leader-election-id=rt-bootstrapper-controller',
       '--log-level=info',
+      '--fips',
     ]);
     assert.equal(d.spec.template.spec!.serviceAccountName, CONTROLLER_NAME);
     assert.equal(c.env?.[0]?.valueFrom?.fieldRef?.fieldPath, 'metadata.name');

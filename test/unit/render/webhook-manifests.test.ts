@@ -160,6 +160,7 @@ describe('rendered webhook manifests', () => {
       '--config-key=rt-bootstrapper-config.json',
       '--log-level=info',
       '--shutdown-delay=5s',
+      '--fips',
     ]);
     assert.deepEqual(container.env, [
       { name: 'NODE_OPTIONS', value: '--max-semi-space-size=4 --max-old-space-size=96' },
