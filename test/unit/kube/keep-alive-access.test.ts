@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import tls from 'node:tls';
 import { after, before, describe, mock, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -12,6 +12,7 @@ import { kubeRequest } from '../../../src/kube/kube-request.js';
 import { eventually } from '../../../src/envtest/eventually.js';
 import { createCertificateAuthority } from '../../../src/pki/certificate-authority.js';
 import { issueCertificate } from '../../../src/pki/issue-certificate.js';
+import { closeServer, listenLoopback } from '../../support/server-lifecycle.js';
 
 /**
  * A unit test of the connection handling only: a loopback TLS server that asks for a client
@@ -71,6 +72,12 @@ function lite(user: { clientCert: string; clientKey: string }): KubeconfigLite {
   );
 }
 
+/** An access as a client certificate of the client CA named `commonName`. */
+async function accessAs(commonName: string): Promise<KeepAliveAccess> {
+  const user = await issueCertificate(clientCa, { commonName, usage: 'client' });
+  return new KeepAliveAccess(lite({ clientCert: user.certPem, clientKey: user.keyPem }));
+}
+
 const version = (access: ClusterAccess): Promise<{ gitVersion: string; cn: string; resumed: boolean }> =>
   kubeRequest(access, { method: 'GET', path: '/version' });
 
@@ -95,17 +102,9 @@ void describe('KeepAliveAccess', () => {
     };
     server = https.createServer(serverOptions, answer);
     server.on('secureConnection', () => connections++);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    url = `https://127.0.0.1:${await listenLoopback(server)}`;
   });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((r) =>
-      server.close(() => {
-        r();
-      }),
-    );
-  });
+  after(() => closeServer(server));
 
   void test('requests share one connection; without it, client-node opens one per request', async () => {
     const kc = new KeepAliveAccess(clientNode({ token: 'secret' }));
@@ -172,8 +171,7 @@ void describe('KeepAliveAccess', () => {
   });
 
   void test('the request options carry no PEMs: the agent holds the identity', async () => {
-    const one = await issueCertificate(clientCa, { commonName: 'one', usage: 'client' });
-    const access = new KeepAliveAccess(lite({ clientCert: one.certPem, clientKey: one.keyPem }));
+    const access = await accessAs('one');
     const opts: https.RequestOptions = {};
     await access.applyToHTTPSOptions(opts);
     assert.equal(opts.ca, undefined);
@@ -210,8 +208,7 @@ void describe('KeepAliveAccess', () => {
   });
 
   void test('an identity is let go once unused with no connection open; then made anew', async () => {
-    const one = await issueCertificate(clientCa, { commonName: 'one', usage: 'client' });
-    const access = new KeepAliveAccess(lite({ clientCert: one.certPem, clientKey: one.keyPem }));
+    const access = await accessAs('one');
     const parsed = mock.method(tls, 'createSecureContext');
     try {
       await version(access);
@@ -231,15 +228,13 @@ void describe('KeepAliveAccess', () => {
   });
 
   void test("an identity's session is offered to the server it came from only", async () => {
-    const one = await issueCertificate(clientCa, { commonName: 'one', usage: 'client' });
-    const access = new KeepAliveAccess(lite({ clientCert: one.certPem, clientKey: one.keyPem }));
+    const access = await accessAs('one');
     const opts: https.RequestOptions = {};
     await access.applyToHTTPSOptions(opts);
     const agent = opts.agent as https.Agent;
     // A second server of the same trust on another port.
     const second = https.createServer(serverOptions, answer);
-    await new Promise<void>((r) => second.listen(0, '127.0.0.1', r));
-    const secondPort = (second.address() as AddressInfo).port;
+    const secondPort = await listenLoopback(second);
     const offered = (): (Buffer | undefined)[] =>
       connect.mock.calls.map((c) => (c.arguments[0] as { session?: Buffer }).session);
     const connect = mock.method(tls, 'connect');
@@ -281,12 +276,7 @@ void describe('KeepAliveAccess', () => {
     } finally {
       connect.mock.restore();
       access.close();
-      second.closeAllConnections();
-      await new Promise<void>((r) => {
-        second.close(() => {
-          r();
-        });
-      });
+      await closeServer(second);
     }
   });
 

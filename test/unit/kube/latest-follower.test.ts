@@ -74,6 +74,13 @@ function harness(): {
   };
 }
 
+/** A harness whose follower was told to follow `keys`, in order, at once. */
+function following(...keys: string[]): ReturnType<typeof harness> {
+  const h = harness();
+  for (const key of keys) h.follower.follow(key);
+  return h;
+}
+
 describe('LatestFollower', () => {
   test('starts the first key at once, synchronously', () => {
     const h = harness();
@@ -84,17 +91,13 @@ describe('LatestFollower', () => {
   });
 
   test('the same key again changes nothing', async () => {
-    const h = harness();
-    h.follower.follow('a');
-    h.follower.follow('a');
+    const h = following('a', 'a');
     await settle();
     assert.deepEqual(h.log, ['start a']);
   });
 
   test('a change starts the new key only after the stop of the old one completed', async () => {
-    const h = harness();
-    h.follower.follow('a');
-    h.follower.follow('b');
+    const h = following('a', 'b');
     await settle();
     assert.deepEqual(h.log, ['start a', 'stop a']);
     assert.equal(h.follower.current, undefined, 'nothing is served while switching');
@@ -106,10 +109,7 @@ describe('LatestFollower', () => {
   });
 
   test('changes during a pending stop coalesce: only the latest key starts', async () => {
-    const h = harness();
-    h.follower.follow('a');
-    h.follower.follow('b');
-    h.follower.follow('c');
+    const h = following('a', 'b', 'c');
     await settle();
     h.follower.follow('d');
     h.finishStop('a');
@@ -120,10 +120,7 @@ describe('LatestFollower', () => {
   });
 
   test('going back to the key being stopped starts it again once stopped', async () => {
-    const h = harness();
-    h.follower.follow('a');
-    h.follower.follow('b');
-    h.follower.follow('a');
+    const h = following('a', 'b', 'a');
     h.finishStop('a');
     await settle();
     assert.deepEqual(h.log, ['start a', 'stop a', 'stopped a', 'start a']);
@@ -131,9 +128,7 @@ describe('LatestFollower', () => {
   });
 
   test('a key given right after the loop finished is not missed', async () => {
-    const h = harness();
-    h.follower.follow('a');
-    h.follower.follow('b');
+    const h = following('a', 'b');
     h.finishStop('a');
     // Queue the next change so that it runs in the microtasks right after the switch to b.
     const after = Promise.resolve().then(() => {
@@ -151,9 +146,7 @@ describe('LatestFollower', () => {
   });
 
   test('a failed stop is reported and the next key still starts', async () => {
-    const h = harness();
-    h.follower.follow('a');
-    h.follower.follow('b');
+    const h = following('a', 'b');
     h.finishStop('a', new Error('watch would not stop'));
     await settle();
     assert.deepEqual(h.errors, ['stop: watch would not stop']);
@@ -171,9 +164,7 @@ describe('LatestFollower', () => {
   });
 
   test('close waits for a switch under way, stops what runs and starts nothing more', async () => {
-    const h = harness();
-    h.follower.follow('a');
-    h.follower.follow('b');
+    const h = following('a', 'b');
     let closed = false;
     const closing = h.follower.close().then(() => {
       closed = true;

@@ -13,6 +13,7 @@ import {
 import { AnswerTooLargeError } from '../../../src/kube/request-limits.js';
 import { Reflector } from '../../../src/kube/reflector.js';
 import type { WatchEventType } from '../../../src/kube/lister-watcher.js';
+import { closeServer, listenLoopback } from '../../support/server-lifecycle.js';
 
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void;
 
@@ -48,17 +49,9 @@ void describe('KubeListWatch', () => {
       requests.push({ url, headers: req.headers });
       route(req, res, url);
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = `http://127.0.0.1:${await listenLoopback(server)}`;
   });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((r) =>
-      server.close(() => {
-        r();
-      }),
-    );
-  });
+  after(() => closeServer(server));
 
   void test('list sends the query and credentials and restores kind/apiVersion on items', async () => {
     route = (_req, res) => {

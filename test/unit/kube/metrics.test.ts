@@ -54,40 +54,25 @@ void describe('prometheus metrics', () => {
     await running;
 
     const byName = { name: 'runtimes' };
-    assert.equal(await metricValue(registry, 'workqueue_adds_total', byName), 3);
-    assert.equal(await metricValue(registry, 'workqueue_retries_total', byName), 1);
-    assert.equal(await metricValue(registry, 'workqueue_depth', byName), 0);
-    assert.equal(
-      await metricValue(registry, 'workqueue_work_duration_seconds', { ...byName, le: '+Inf' }),
-      3,
-    );
-    assert.equal(
-      await metricValue(registry, 'workqueue_queue_duration_seconds', { ...byName, le: '+Inf' }),
-      3,
-    );
-    assert.equal(await metricValue(registry, 'workqueue_unfinished_work_seconds', byName), 0);
-    assert.equal(await metricValue(registry, 'workqueue_longest_running_processor_seconds', byName), 0);
-
     const ctl = { controller: 'runtimes' };
-    assert.equal(
-      await metricValue(registry, 'controller_runtime_reconcile_total', { ...ctl, result: 'success' }),
-      2,
-    );
-    assert.equal(
-      await metricValue(registry, 'controller_runtime_reconcile_total', { ...ctl, result: 'error' }),
-      1,
-    );
-    assert.equal(
-      await metricValue(registry, 'controller_runtime_reconcile_total', { ...ctl, result: 'requeue' }),
-      0,
-    );
-    assert.equal(await metricValue(registry, 'controller_runtime_reconcile_errors_total', ctl), 1);
-    assert.equal(await metricValue(registry, 'controller_runtime_max_concurrent_reconciles', ctl), 2);
-    assert.equal(await metricValue(registry, 'controller_runtime_active_workers', ctl), 0);
-    assert.equal(
-      await metricValue(registry, 'controller_runtime_reconcile_time_seconds', { ...ctl, le: '+Inf' }),
-      3,
-    );
+    const expected: [metric: string, labels: Record<string, string>, value: number][] = [
+      ['workqueue_adds_total', byName, 3],
+      ['workqueue_retries_total', byName, 1],
+      ['workqueue_depth', byName, 0],
+      ['workqueue_work_duration_seconds', { ...byName, le: '+Inf' }, 3],
+      ['workqueue_queue_duration_seconds', { ...byName, le: '+Inf' }, 3],
+      ['workqueue_unfinished_work_seconds', byName, 0],
+      ['workqueue_longest_running_processor_seconds', byName, 0],
+      ['controller_runtime_reconcile_total', { ...ctl, result: 'success' }, 2],
+      ['controller_runtime_reconcile_total', { ...ctl, result: 'error' }, 1],
+      ['controller_runtime_reconcile_total', { ...ctl, result: 'requeue' }, 0],
+      ['controller_runtime_reconcile_errors_total', ctl, 1],
+      ['controller_runtime_max_concurrent_reconciles', ctl, 2],
+      ['controller_runtime_active_workers', ctl, 0],
+      ['controller_runtime_reconcile_time_seconds', { ...ctl, le: '+Inf' }, 3],
+    ];
+    for (const [metric, labels, value] of expected)
+      assert.equal(await metricValue(registry, metric, labels), value, `${metric} ${JSON.stringify(labels)}`);
 
     const text = await registry.metrics();
     assert.match(text, /workqueue_work_duration_seconds_bucket\{le="1e-8",name="runtimes"\}/);

@@ -11,6 +11,14 @@ import { ScriptedListerWatcher, obj, until, type Obj } from './scripted-lister-w
 const harness = (lw: ScriptedListerWatcher<Obj>, extra: Partial<ReflectorOptions<Obj>> = {}) =>
   reflectorHarness(lw, { pageSize: 2, logs: true, markRelistDeletes: true }, extra);
 
+/** A reflector over a lister-watcher of one object, started. */
+function started(extra: Partial<ReflectorOptions<Obj>> = {}) {
+  const lw = oneObjectLw();
+  const h = harness(lw, extra);
+  h.reflector.start();
+  return { lw, ...h };
+}
+
 const gone = (): KubeApiError =>
   new KubeApiError('too old resource version', { statusCode: 410, reason: 'Expired' });
 const expiredStatus = { kind: 'Status', status: 'Failure', code: 410, reason: 'Expired', message: 'too old' };
@@ -120,9 +128,7 @@ void describe('Reflector', () => {
   });
 
   void test('watch events update the store and fire handlers; the resourceVersion follows them', async () => {
-    const lw = oneObjectLw();
-    const { reflector, events } = harness(lw);
-    reflector.start();
+    const { lw, reflector, events } = started();
     const w = await lw.watchNo(0);
     w.emit('ADDED', obj('b', '11'));
     w.emit('MODIFIED', obj('a', '12', 'changed'));
@@ -138,9 +144,7 @@ void describe('Reflector', () => {
   });
 
   void test('a bookmark advances the resourceVersion without events; a normal end re-watches from it', async () => {
-    const lw = oneObjectLw();
-    const { reflector, events } = harness(lw, { minHealthyWatchMs: 0 });
-    reflector.start();
+    const { lw, reflector, events } = started({ minHealthyWatchMs: 0 });
     const w0 = await lw.watchNo(0);
     w0.emit('BOOKMARK', {
       kind: 'ConfigMap',
@@ -182,9 +186,7 @@ void describe('Reflector', () => {
   });
 
   void test('an HTTP 410 or a too-large resourceVersion on watch relists too', async () => {
-    const lw = oneObjectLw();
-    const { reflector } = harness(lw);
-    reflector.start();
+    const { lw, reflector } = started();
     (await lw.watchNo(0)).fail(gone());
     await lw.watchNo(1);
     assert.equal(lw.listCalls.length, 2);
@@ -201,9 +203,7 @@ void describe('Reflector', () => {
   });
 
   void test('the watchdog restarts a silent watch from the same resourceVersion', async () => {
-    const lw = oneObjectLw();
-    const { reflector, logs } = harness(lw, { inactivityTimeoutMs: 30 });
-    reflector.start();
+    const { lw, reflector, logs } = started({ inactivityTimeoutMs: 30 });
     const w0 = await lw.watchNo(0);
     const w1 = await lw.watchNo(1);
     assert.ok(w0.signal.aborted);
@@ -214,9 +214,7 @@ void describe('Reflector', () => {
   });
 
   void test('events, bookmarks included, keep the watchdog from firing', async () => {
-    const lw = oneObjectLw();
-    const { reflector } = harness(lw, { inactivityTimeoutMs: 250 });
-    reflector.start();
+    const { lw, reflector } = started({ inactivityTimeoutMs: 250 });
     const w0 = await lw.watchNo(0);
     for (let i = 0; i < 40; i++) {
       w0.emit('BOOKMARK', { metadata: { name: '', resourceVersion: String(11 + i) } });
@@ -262,9 +260,7 @@ void describe('Reflector', () => {
   });
 
   void test('stop() ends the watch and the loop; nothing starts afterwards', async () => {
-    const lw = oneObjectLw();
-    const { reflector } = harness(lw);
-    reflector.start();
+    const { lw, reflector } = started();
     const w0 = await lw.watchNo(0);
     await reflector.stop();
     assert.ok(w0.signal.aborted);
