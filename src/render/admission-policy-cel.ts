@@ -160,17 +160,20 @@ function says(level: string, f: string): string {
   );
 }
 
-const ENV_LAST = 'size(c.env) - 1 - j';
+// Per container its env names once (`n`) and the first index of each wanted name (`f`), so
+// each entry costs a lookup in three: the whole stays linear in the entries.
+const ENV_LAST = 'size(n) - 1 - j';
 const ENV_OPERATIONS =
   "variables.all.transformList(i, c, variables.envChanged[i], [(i < variables.containerCount ? '/spec/containers/' + string(i) : " +
   "'/spec/initContainers/' + string(i - variables.containerCount)) + '/env'].map(p, " +
-  "(!has(c.env) || size(c.env) == 0 ? ['set ' + p] : " +
-  'variables.env.transformList(k, w, c.env.exists(e, e.name == w[0]) && ' +
-  '![c.env.filter(e, e.name == w[0])[0]].all(e, has(e.value) && e.value == w[1] && !has(e.valueFrom)), ' +
-  "'replace ' + p + '/' + string(c.env.map(f, string(f.name)).indexOf(w[0])) + ' ' + string(k)) + " +
-  `c.env.transformList(j, e, string(c.env[${ENV_LAST}].name) in variables.envNames && ` +
-  `c.env.map(f, string(f.name)).indexOf(string(c.env[${ENV_LAST}].name)) != ${ENV_LAST}, 'remove ' + p + '/' + string(${ENV_LAST})) + ` +
-  "variables.env.transformList(k, w, !c.env.exists(e, e.name == w[0]), 'add ' + p + '/- ' + string(k))).join(',')" +
+  "(!has(c.env) || size(c.env) == 0 ? ['set ' + p] : [c.env.map(e, string(e.name))].map(n, " +
+  '[variables.envNames.map(w, n.indexOf(w))].map(f, ' +
+  'variables.env.transformList(k, w, f[k] >= 0 && ' +
+  '![c.env[f[k]]].all(e, has(e.value) && e.value == w[1] && !has(e.valueFrom)), ' +
+  "'replace ' + p + '/' + string(f[k]) + ' ' + string(k)) + " +
+  `n.transformList(j, e, n[${ENV_LAST}] in variables.envNames && !(${ENV_LAST} in f), ` +
+  `'remove ' + p + '/' + string(${ENV_LAST})) + ` +
+  "variables.env.transformList(k, w, f[k] < 0, 'add ' + p + '/- ' + string(k)))[0])[0]).join(',')" +
   ")[0]).join(',').split(',').filter(d, d != '')";
 
 /** One policy variable. */

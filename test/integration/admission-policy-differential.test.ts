@@ -32,8 +32,12 @@ import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { mutatePod } from '../../src/mutation/pipeline.js';
 import type { Pod } from '../../src/mutation/pod.js';
 import { rewrittenImages } from '../../src/mutation/stamp-revision.js';
-import { POLICY_MAX_CONTAINERS } from '../../src/render/admission-policy-cel.js';
+import { POLICY_MAX_CONTAINERS, POLICY_MAX_LIST } from '../../src/render/admission-policy-cel.js';
+import type { TrustBundleMount } from '../../src/api/trust-bundle-capability.js';
+import fc from 'fast-check';
+import { mutationRequest } from '../support/mutation-arbitraries.js';
 import { renderAdmissionPolicy } from '../../src/render/admission-policy.js';
+import { MAX_POLICY_OVERRIDES } from '../../src/render/admission-policy-params.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { seedConfigText, seedPodBefore } from '../support/fixtures.js';
 import { httpsCall } from '../support/https-call.js';
@@ -58,6 +62,8 @@ interface DiffCase {
   readonly pod: Pod;
   readonly revision?: string | undefined;
   readonly trustBundleHash?: string | undefined;
+  /** Where the runtime cannot take the trust-bundle mount; default it can. */
+  readonly trustBundleMount?: TrustBundleMount | undefined;
 }
 
 const TRUST_BUNDLE = {
@@ -348,7 +354,53 @@ const pipelineCases: DiffCase[] = [
   },
 ];
 
-const cases: readonly DiffCase[] = [...pipelineCases, ...featureCases, ...imageCases];
+// The costliest Pod the policy takes: every list at its bound, every env entry one of ours,
+// long images matched against the most overrides a policy carries (Docker Hub's scanned last).
+const VOLUMES = 100;
+const OURS = ['KYMA_FIPS_MODE_ENABLED', 'FIPS_MODE_ENABLED', 'KYMA_LANDSCAPE'];
+const largest: DiffCase = {
+  name: 'the costliest Pod the policy mutates, within the API server cost limits',
+  config: {
+    ...BASE_CONFIG,
+    overrides: {
+      ...Object.fromEntries(
+        Array.from({ length: MAX_POLICY_OVERRIDES - 1 }, (_, i) => [
+          `r${i}.example.com`,
+          `m${i}.example.com/p`,
+        ]),
+      ),
+      'docker.io': 'mirror.example.com/hub',
+    },
+  },
+  namespace: 'team',
+  revision: 'set-1',
+  trustBundleHash: HASH,
+  pod: pod(
+    {
+      volumes: Array.from({ length: VOLUMES }, (_, v) => ({ name: `v${v}`, emptyDir: {} })),
+      containers: Array.from({ length: POLICY_MAX_CONTAINERS }, (_, i) => ({
+        name: `c${i}`,
+        image: `${'r'.repeat(240)}/x${i}:${'t'.repeat(128)}@sha512:${'0123456789abcdef'.repeat(8)}`,
+        env: Array.from({ length: POLICY_MAX_LIST }, (_, j) => ({ name: OURS[j % 3]!, value: String(j) })),
+        volumeMounts: Array.from({ length: VOLUMES }, (_, v) => ({ name: `v${v}`, mountPath: `/m/${v}` })),
+      })),
+    },
+    ALL_ON,
+  ),
+};
+
+// A fixed sample of the property tests' requests: CREATEs of every shape, half under a set.
+const sampled: DiffCase[] = fc.sample(mutationRequest, { seed: 47, numRuns: 120 }).map((r, i) => ({
+  name: `sample ${i}`,
+  config: JSON.parse(JSON.stringify(r.config)) as WebhookConfigInput,
+  namespace: r.namespace.name === '' ? 'default' : r.namespace.name,
+  namespaceAnnotations: r.namespace.annotations,
+  pod: JSON.parse(JSON.stringify(r.pod)) as Pod,
+  revision: i % 2 === 0 ? 'set-5' : undefined,
+  trustBundleMount: r.mount,
+}));
+
+const cases: readonly DiffCase[] = [...pipelineCases, largest, ...featureCases, ...imageCases, ...sampled];
 
 function copy<V>(m: Readonly<Record<string, readonly V[]>> | undefined): Record<string, V[]> | undefined {
   return m === undefined ? undefined : Object.fromEntries(Object.entries(m).map(([k, v]) => [k, [...v]]));
@@ -447,11 +499,12 @@ describe(`the admission policy (${api}) stores what the webhook's core makes of 
         metadata: { name: namespace, annotations: c.namespaceAnnotations },
       });
       assert.equal(created.status, 201, JSON.stringify(created.json));
-      const m = renderAdmissionPolicy(parseWebhookConfig(configIn(c, namespace), { runtime: {} }), {
+      const m = renderAdmissionPolicy(parseWebhookConfig(configIn(c, namespace)), {
         apiVersion: api,
         namespace,
         revision: c.revision,
         trustBundleHash: c.trustBundleHash,
+        trustBundleMount: c.trustBundleMount?.mount,
       });
       // The policy is one text for every config: only the parameters differ.
       if (policy === undefined) policy = m.policy;
@@ -497,7 +550,7 @@ describe(`the admission policy (${api}) stores what the webhook's core makes of 
     );
   });
 
-  test('every case: stored as mutatePod outputs it, or left alone where documented; refused where the API server refuses the webhook Pod too', async () => {
+  test('every case: stored as mutatePod outputs it, or left alone where documented; refused where the API server refuses the webhook Pod too', async (t) => {
     const problems: string[] = [];
     let mutated = 0;
     let deferred = 0;
@@ -519,10 +572,11 @@ describe(`the admission policy (${api}) stores what the webhook's core makes of 
         pod: input,
         operation: 'CREATE',
         namespace: { name: namespace, annotations: c.namespaceAnnotations },
-        config: parseWebhookConfig(configIn(c, namespace), { runtime: {} }),
+        config: parseWebhookConfig(configIn(c, namespace)),
         pullSecretAvailable: true,
         revision: c.revision,
         trustBundleHash: c.trustBundleHash,
+        trustBundleMount: c.trustBundleMount,
       });
       const defers = policyDefers(input, result, c);
       const expected = defers ? input : result.pod;
@@ -545,6 +599,9 @@ describe(`the admission policy (${api}) stores what the webhook's core makes of 
           );
       }
     }
+    t.diagnostic(
+      `${cases.length} cases: ${mutated} mutated, ${deferred} left to the webhook, ${refused} refused either way`,
+    );
     assert.deepEqual(problems, []);
     // The tables exercise each outcome.
     assert.ok(mutated > 50, `mutated ${mutated}`);
