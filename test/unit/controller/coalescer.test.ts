@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
-import { describe, mock, test } from 'node:test';
+import { afterEach, describe, mock, test } from 'node:test';
 import { Coalescer } from '../../../src/controller/annotate/coalescer.js';
 
 describe('coalescing a burst of changes', () => {
+  afterEach(() => {
+    mock.timers.reset();
+  });
+
   const setup = (windowMs: number, maxDelayMs?: number) => {
     mock.timers.enable({ apis: ['setTimeout'] });
     let now = 0;
@@ -24,53 +28,41 @@ describe('coalescing a burst of changes', () => {
 
   test('a burst within the window fires once, a window after the last trigger', () => {
     const { c, advance, fired } = setup(1000);
-    try {
-      c.trigger();
-      advance(400);
-      c.trigger();
-      advance(400);
-      c.trigger();
-      assert.equal(c.pending(), true);
-      advance(999);
-      assert.equal(fired(), 0);
-      advance(1);
-      assert.equal(fired(), 1);
-      assert.equal(c.pending(), false);
-      advance(5000);
-      assert.equal(fired(), 1);
-    } finally {
-      mock.timers.reset();
-    }
+    c.trigger();
+    advance(400);
+    c.trigger();
+    advance(400);
+    c.trigger();
+    assert.equal(c.pending(), true);
+    advance(999);
+    assert.equal(fired(), 0);
+    advance(1);
+    assert.equal(fired(), 1);
+    assert.equal(c.pending(), false);
+    advance(5000);
+    assert.equal(fired(), 1);
   });
 
   test('a continuous stream still fires at the ceiling', () => {
     const { c, advance, fired } = setup(1000, 3000);
-    try {
-      for (let t = 0; t < 2900; t += 500) {
-        c.trigger();
-        advance(500);
-      }
-      // Triggers at 0..2500 every 500 ms: the quiet period never comes, the ceiling (3000) does.
-      assert.equal(fired(), 1);
-    } finally {
-      mock.timers.reset();
+    for (let t = 0; t < 2900; t += 500) {
+      c.trigger();
+      advance(500);
     }
+    // Triggers at 0..2500 every 500 ms: the quiet period never comes, the ceiling (3000) does.
+    assert.equal(fired(), 1);
   });
 
   test('changes after a fire make a new burst; cancel drops a pending one', () => {
     const { c, advance, fired } = setup(100);
-    try {
-      c.trigger();
-      advance(100);
-      c.trigger();
-      advance(100);
-      assert.equal(fired(), 2);
-      c.trigger();
-      c.cancel();
-      advance(1000);
-      assert.equal(fired(), 2);
-    } finally {
-      mock.timers.reset();
-    }
+    c.trigger();
+    advance(100);
+    c.trigger();
+    advance(100);
+    assert.equal(fired(), 2);
+    c.trigger();
+    c.cancel();
+    advance(1000);
+    assert.equal(fired(), 2);
   });
 });

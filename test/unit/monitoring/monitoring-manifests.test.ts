@@ -130,33 +130,20 @@ describe('rtb render monitoring', () => {
 
   test('a renamed metric or label fails the rendering, naming it', () => {
     const catalog = metricCatalog();
-    assert.throws(
-      () =>
-        renderMonitoring(
-          options,
-          renamed(catalog, 'rtb_runtimes', (f) => ({ ...f, name: 'rtb_runtimes_now' })),
-        ),
-      (e: unknown) =>
-        e instanceof MonitoringDefinitionError && /rtb_runtimes: no such metric/.test(e.message),
+    /** Rendering over the catalog with `name` changed by `change` fails with a message matching `message`. */
+    const refused = (name: string, change: Parameters<typeof renamed>[2], message: RegExp): void => {
+      assert.throws(
+        () => renderMonitoring(options, renamed(catalog, name, change)),
+        (e: unknown) => e instanceof MonitoringDefinitionError && message.test(e.message),
+      );
+    };
+    refused('rtb_runtimes', (f) => ({ ...f, name: 'rtb_runtimes_now' }), /rtb_runtimes: no such metric/);
+    refused(
+      'rtb_rollout_phase',
+      (f) => ({ ...f, labelNames: ['stage'] }),
+      /rtb_rollout_phase: .* no label phase/,
     );
-    assert.throws(
-      () =>
-        renderMonitoring(
-          options,
-          renamed(catalog, 'rtb_rollout_phase', (f) => ({ ...f, labelNames: ['stage'] })),
-        ),
-      (e: unknown) =>
-        e instanceof MonitoringDefinitionError && /rtb_rollout_phase: .* no label phase/.test(e.message),
-    );
-    assert.throws(
-      () =>
-        renderMonitoring(
-          options,
-          renamed(catalog, 'rtb_propagation_seconds', (f) => ({ ...f, type: 'gauge' })),
-        ),
-      (e: unknown) =>
-        e instanceof MonitoringDefinitionError && /rtb_propagation_seconds_bucket/.test(e.message),
-    );
+    refused('rtb_propagation_seconds', (f) => ({ ...f, type: 'gauge' }), /rtb_propagation_seconds_bucket/);
   });
 
   test('the ServiceMonitor option adds the Service and ServiceMonitor that give the job label the queries select', () => {

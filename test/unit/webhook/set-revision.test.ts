@@ -62,13 +62,18 @@ const cm = (version: string, extra: Record<string, string> = {}): Record<string,
   ...extra,
 });
 
+/** The revision in force is the set version of `versions`, and it is what the report says was loaded. */
+function takenAndReported(s: ReturnType<typeof setup>, versions: string[]): void {
+  const v = setVersionOf(versions);
+  assert.equal(s.holder.revision, v);
+  assert.deepEqual(s.report(), { loadedVersion: v });
+}
+
 describe('the revision is the set version of the runtime’s objects', () => {
   test('the ConfigMap read with every part known: its set version, taken and reported', () => {
     const s = setup();
     s.read(seedConfigText(), cm('c1'));
-    const v = setVersionOf(['s1', 'b1', 'c1']);
-    assert.equal(s.holder.revision, v);
-    assert.deepEqual(s.report(), { loadedVersion: v });
+    takenAndReported(s, ['s1', 'b1', 'c1']);
   });
 
   test('only the pull Secret changed: a new revision and report, the same text not taken again', () => {
@@ -77,9 +82,7 @@ describe('the revision is the set version of the runtime’s objects', () => {
     assert.equal(s.changes(), 1);
     s.parts.pullSecret = known('s2');
     s.revision.recompute();
-    const v = setVersionOf(['s2', 'b1', 'c1']);
-    assert.equal(s.holder.revision, v);
-    assert.deepEqual(s.report(), { loadedVersion: v });
+    takenAndReported(s, ['s2', 'b1', 'c1']);
     assert.equal(s.changes(), 1, 'the configuration itself did not change');
     const offers = s.offers();
     s.revision.recompute();
@@ -91,18 +94,14 @@ describe('the revision is the set version of the runtime’s objects', () => {
     s.read(seedConfigText(), cm('c1'));
     s.parts.trustBundle = known('b2');
     s.revision.recompute();
-    const v = setVersionOf(['s1', 'b2', 'c1']);
-    assert.equal(s.holder.revision, v);
-    assert.deepEqual(s.report(), { loadedVersion: v });
+    takenAndReported(s, ['s1', 'b2', 'c1']);
   });
 
   test('the ConfigMap changed: its content version counts', () => {
     const s = setup();
     s.read(seedConfigText(), cm('c1'));
     s.read(seedConfigText().replace('ghcr.io', 'quay.io'), cm('c2'));
-    const v = setVersionOf(['s1', 'b1', 'c2']);
-    assert.equal(s.holder.revision, v);
-    assert.deepEqual(s.report(), { loadedVersion: v });
+    takenAndReported(s, ['s1', 'b1', 'c2']);
     assert.equal(s.holder.get()?.overrides['replace.me'], 'quay.io');
   });
 

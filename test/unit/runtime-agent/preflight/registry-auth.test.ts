@@ -10,28 +10,29 @@ import {
   readDockerConfig,
 } from '../../../../src/runtime-agent/preflight/registry-credentials.js';
 
+/** The Bearer challenge parsed: its realm, service and scope (undefined where not given). */
+const bearer = (realm: string, service?: string, scope?: string) => ({
+  scheme: 'bearer',
+  realm,
+  service,
+  scope,
+});
+
 describe('parseAuthChallenge', () => {
   test("Docker Hub's Bearer challenge", () => {
     assert.deepEqual(
       parseAuthChallenge(
         'Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/nginx:pull"',
       ),
-      {
-        scheme: 'bearer',
-        realm: 'https://auth.docker.io/token',
-        service: 'registry.docker.io',
-        scope: 'repository:library/nginx:pull',
-      },
+      bearer('https://auth.docker.io/token', 'registry.docker.io', 'repository:library/nginx:pull'),
     );
   });
 
   test('ghcr and Harbor style: unquoted and spaced parameters, case-insensitive names', () => {
-    assert.deepEqual(parseAuthChallenge('bearer Realm=https://ghcr.io/token, service = ghcr.io'), {
-      scheme: 'bearer',
-      realm: 'https://ghcr.io/token',
-      service: 'ghcr.io',
-      scope: undefined,
-    });
+    assert.deepEqual(
+      parseAuthChallenge('bearer Realm=https://ghcr.io/token, service = ghcr.io'),
+      bearer('https://ghcr.io/token', 'ghcr.io'),
+    );
   });
 
   test('Basic, alone or after a Bearer without a realm', () => {
@@ -40,18 +41,14 @@ describe('parseAuthChallenge', () => {
   });
 
   test('several challenges: Bearer wins, its parameters stop at the next scheme', () => {
-    assert.deepEqual(parseAuthChallenge(['Basic realm="a"', 'Bearer realm="https://t/x",service="s"']), {
-      scheme: 'bearer',
-      realm: 'https://t/x',
-      service: 's',
-      scope: undefined,
-    });
-    assert.deepEqual(parseAuthChallenge('Bearer realm="https://t/x", Basic realm="b"'), {
-      scheme: 'bearer',
-      realm: 'https://t/x',
-      service: undefined,
-      scope: undefined,
-    });
+    assert.deepEqual(
+      parseAuthChallenge(['Basic realm="a"', 'Bearer realm="https://t/x",service="s"']),
+      bearer('https://t/x', 's'),
+    );
+    assert.deepEqual(
+      parseAuthChallenge('Bearer realm="https://t/x", Basic realm="b"'),
+      bearer('https://t/x'),
+    );
   });
 
   test('escaped quotes in a value', () => {
@@ -63,12 +60,10 @@ describe('parseAuthChallenge', () => {
     assert.deepEqual(parseAuthChallenge('Basic realm="Bearer realm=https://t/x"'), { scheme: 'basic' });
     assert.equal(parseAuthChallenge('Negotiate, Digest realm="Basic x"'), undefined);
     assert.deepEqual(parseAuthChallenge('Basic, Negotiate'), { scheme: 'basic' });
-    assert.deepEqual(parseAuthChallenge('Bearer error="x", Bearer realm="https://t/y"'), {
-      scheme: 'bearer',
-      realm: 'https://t/y',
-      service: undefined,
-      scope: undefined,
-    });
+    assert.deepEqual(
+      parseAuthChallenge('Bearer error="x", Bearer realm="https://t/y"'),
+      bearer('https://t/y'),
+    );
   });
 
   test('a header longer than the bound is not read', () => {

@@ -79,6 +79,11 @@ const health = (p: V1Pod, pullSecretExists = true) =>
   classifyPod(p, { ...settings, pullSecretExists }, RULES);
 const kinds = (p: V1Pod, exists = true) => health(p, exists)?.failures.map((f) => `${f.kind}:${f.container}`);
 
+/** A container state: ended with `exitCode` for `reason`, having started at the turn of 2026. */
+const ended = (exitCode: number, reason: string) => ({
+  terminated: { exitCode, reason, startedAt: new Date('2026-01-01T00:00:00Z') },
+});
+
 describe('pod health: revision and rewritten containers', () => {
   test('the revision comes from the label, else the annotation; none: not ours', () => {
     assert.equal(revisionOf(pod()), 'v2');
@@ -113,9 +118,7 @@ describe('pod health: started', () => {
       containerStarted({
         ...base,
         state: waiting('CrashLoopBackOff'),
-        lastState: {
-          terminated: { exitCode: 1, reason: 'Error', startedAt: new Date('2026-01-01T00:00:00Z') },
-        },
+        lastState: ended(1, 'Error'),
       }),
       true,
     );
@@ -123,9 +126,7 @@ describe('pod health: started', () => {
     assert.equal(
       containerStarted({
         ...base,
-        state: {
-          terminated: { exitCode: 0, reason: 'Completed', startedAt: new Date('2026-01-01T00:00:00Z') },
-        },
+        state: ended(0, 'Completed'),
       }),
       true,
       'a finished container ran',
@@ -133,9 +134,7 @@ describe('pod health: started', () => {
     assert.equal(
       containerStarted({
         ...base,
-        state: {
-          terminated: { exitCode: 128, reason: 'StartError', startedAt: new Date('2026-01-01T00:00:00Z') },
-        },
+        state: ended(128, 'StartError'),
       }),
       false,
     );
@@ -195,9 +194,7 @@ describe('pod health: started', () => {
           statuses: { app: { state: running } },
           initStatuses: {
             setup: {
-              state: {
-                terminated: { exitCode: 0, reason: 'Completed', startedAt: new Date('2026-01-01T00:00:00Z') },
-              },
+              state: ended(0, 'Completed'),
             },
           },
         }),
