@@ -1,4 +1,5 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { EscapeReason } from './escaped-pods.js';
 import type { PreflightReport, RevisionHealth } from './workload-health.js';
 
 /** API group of our CRD. */
@@ -68,7 +69,13 @@ export type ConditionType =
    * nothing of it was read; `OutOfBounds`: the keys named were left out); absent otherwise. It
    * marks this runtime alone: the rest of its status is written as ever.
    */
-  | 'WebhookReport';
+  | 'WebhookReport'
+  /**
+   * Whether running Pods in the runtime's scope do not follow the set in force (admitted while no
+   * webhook answered), as the runtime's webhook counted them: True (reason `Found`, the counts by
+   * reason in the message), False (`None`); absent while the webhook reports no count.
+   */
+  | 'EscapedPods';
 
 /** A status condition (metav1.Condition). */
 export interface Condition {
@@ -119,6 +126,24 @@ export type WorkloadsSummary = Omit<RevisionHealth, 'ran'> & {
   ranBefore?: string[];
 };
 
+/** What the runtime's webhook last counted of the escaped Pods (../api/escaped-pods.ts). */
+export interface EscapedPodsSummary {
+  /** Running Pods in scope that do not follow the set in force, each once. */
+  pods: number;
+  /** Of those, per reason (a Pod under each of its reasons). */
+  reasons?: Partial<Record<EscapeReason, number>>;
+  /** Of those, Pods without an owner: reported, never restarted. */
+  bare: number;
+  /** Whether the webhook restarts their owners. */
+  repair: boolean;
+  /** Owners the webhook restarted since its leader started. */
+  restarted: number;
+  /** The set version they were judged against. */
+  revision?: string;
+  /** When the webhook counted (RFC 3339). */
+  reportedAt?: string;
+}
+
 /** `status` of a RuntimeBootstrapper. */
 export interface RuntimeBootstrapperStatus {
   state?: BootstrapperState;
@@ -147,6 +172,8 @@ export interface RuntimeBootstrapperStatus {
    * while the webhook reports no workloads. Condition `Degraded` says whether any failed.
    */
   workloads?: WorkloadsSummary;
+  /** What the runtime's webhook last counted of the escaped Pods; condition `EscapedPods`. */
+  escapedPods?: EscapedPodsSummary;
   /** The last preflight the runtime's webhook reports (a candidate set checked before its rollout). */
   preflight?: PreflightReport;
   /**

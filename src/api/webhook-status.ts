@@ -5,6 +5,7 @@
  * about its runtime's trust-bundle capability (./trust-bundle-capability.ts).
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
+import { ESCAPED_PODS_KEY, readEscaped, type EscapedPodsReport } from './escaped-pods.js';
 import type { ProjectionFinding, TrustBundleCapability } from './trust-bundle-capability.js';
 import {
   PREFLIGHT_KEY,
@@ -35,6 +36,8 @@ export interface WebhookStatusReport {
   readonly workloads?: WorkloadHealthReport;
   /** What the last preflight of a candidate set found; absent when none ran. */
   readonly preflight?: PreflightReport;
+  /** The agent's last count of escaped Pods (./escaped-pods.ts); absent when none was written. */
+  readonly escapedPods?: EscapedPodsReport;
   /** Set when the KCP refused the report, or a part of it, when reading it (never written). */
   readonly refused?: ReportRefusal;
 }
@@ -87,6 +90,7 @@ const READ_KEYS: readonly string[] = [
   DETAIL_KEY,
   WORKLOADS_KEY,
   PREFLIGHT_KEY,
+  ESCAPED_PODS_KEY,
 ];
 
 /** The bytes of the values the KCP reads (linear in their length, nothing parsed). */
@@ -125,9 +129,11 @@ export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
       : undefined;
   const workloads = readWorkloads(d[WORKLOADS_KEY]);
   const preflight = readPreflight(d[PREFLIGHT_KEY]);
+  const escapedPods = readEscaped(d[ESCAPED_PODS_KEY]);
   const outOfBounds = [
     ...(workloads === undefined && d[WORKLOADS_KEY] !== undefined ? [WORKLOADS_KEY] : []),
     ...(preflight === undefined && d[PREFLIGHT_KEY] !== undefined ? [PREFLIGHT_KEY] : []),
+    ...(escapedPods === undefined && d[ESCAPED_PODS_KEY] !== undefined ? [ESCAPED_PODS_KEY] : []),
   ];
   const refused: ReportRefusal | undefined =
     outOfBounds.length > 0
@@ -143,6 +149,7 @@ export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
     trustBundle,
     workloads,
     preflight,
+    escapedPods,
     refused,
   };
 }

@@ -3,6 +3,7 @@ import type {
   BootstrapperState,
   Condition,
   ConditionType,
+  EscapedPodsSummary,
   RuntimeBootstrapper,
   RuntimeBootstrapperStatus,
   TrustRestartSummary,
@@ -93,6 +94,13 @@ export class StatusBuilder {
     return this;
   }
 
+  /** Records the webhook's last count of escaped Pods (none: the field is cleared). */
+  escapedPods(summary: EscapedPodsSummary | undefined): this {
+    if (summary === undefined) delete this.next.escapedPods;
+    else this.next.escapedPods = summary;
+    return this;
+  }
+
   /** Records the webhook's last preflight (none: the field is cleared). */
   preflight(report: PreflightReport | undefined): this {
     if (report === undefined) delete this.next.preflight;
@@ -149,6 +157,7 @@ const ORDER: readonly ConditionType[] = [
   'TrustBundleAPI',
   'TrustBundleProjection',
   'Degraded',
+  'EscapedPods',
 ];
 const order = (t: ConditionType): number => ORDER.indexOf(t);
 

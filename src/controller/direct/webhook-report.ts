@@ -1,5 +1,6 @@
 import type { WebhookStatusReport } from '../../api/webhook-status.js';
 import type { StatusBuilder } from './status-builder.js';
+import { recordEscaped } from './escaped-pods-status.js';
 import { workloadsSummaryOf } from './workloads-summary.js';
 import {
   PROJECTION_REPORT_POLL_MS,
@@ -145,12 +146,14 @@ export function workloadLookDue(look: WorkloadLook): boolean {
 
 /**
  * Puts what the webhook reports of the Pods under the set applied into the status (pure): the
- * `workloads` figures, condition `Degraded`, and the last `preflight`. A report without workloads
+ * `workloads` figures, condition `Degraded`, the last `preflight`, and the count of escaped Pods
+ * (./escaped-pods-status.ts). A report without workloads
  * (a webhook that does not follow Pods) clears both; one without an entry for the set applied says
  * no Pod was changed under it.
  */
 export function recordWorkloads(status: StatusBuilder, report: WebhookStatusReport): void {
   status.preflight(report.preflight);
+  recordEscaped(status, report);
   const applied = status.build().appliedVersion;
   if (report.workloads === undefined || applied === undefined) {
     status.workloads(undefined).dropCondition('Degraded');

@@ -43,6 +43,17 @@ export interface FleetStatus {
   readonly degraded: readonly DegradedRuntime[];
   /** Runtimes whose last preflight found images missing, refused or unreachable at their new location. */
   readonly preflight: readonly PreflightFinding[];
+  /** Runtimes with running Pods that do not follow the set in force (condition EscapedPods True). */
+  readonly escaped: readonly EscapedRuntime[];
+}
+
+/** A runtime with escaped Pods, as `rtb status` shows it. */
+export interface EscapedRuntime {
+  readonly runtime: string;
+  readonly pods: number;
+  readonly reasons: Readonly<Record<string, number>>;
+  readonly bare: number;
+  readonly repair: boolean;
 }
 
 /** A Degraded runtime, as `rtb status` shows it. */
@@ -85,6 +96,7 @@ export function fleetStatus(
   const failing: { runtime: string; state: string; reason: string }[] = [];
   const degraded: DegradedRuntime[] = [];
   const preflight: PreflightFinding[] = [];
+  const escaped: EscapedRuntime[] = [];
   for (const rb of [...rbs].sort((a, b) => a.spec.runtimeID.localeCompare(b.spec.runtimeID))) {
     const s = rb.status;
     count(byState, s?.state ?? 'Pending');
@@ -101,6 +113,15 @@ export function fleetStatus(
         message: against.message,
       });
     const w = s?.workloads;
+    const e = s?.escapedPods;
+    if (e !== undefined && e.pods > 0)
+      escaped.push({
+        runtime: rb.spec.runtimeID,
+        pods: e.pods,
+        reasons: e.reasons ?? {},
+        bare: e.bare,
+        repair: e.repair,
+      });
     const isDegraded = s?.conditions?.some((c) => c.type === 'Degraded' && c.status === 'True') === true;
     if (isDegraded && w !== undefined)
       degraded.push({
@@ -160,6 +181,7 @@ export function fleetStatus(
     failing,
     degraded,
     preflight,
+    escaped,
   };
 }
 
@@ -219,6 +241,13 @@ export function formatFleetStatus(f: FleetStatus): string {
       for (const e of x.samples)
         lines.push(`    ${e.result}  ${e.image} -> ${e.target}${e.detail ? `  ${e.detail}` : ''}`);
     }
+  }
+  if (f.escaped.length > 0) {
+    lines.push('Escaped Pods (running, admitted without the webhook; docs/runbooks/RtbEscapedPods.md):');
+    for (const x of f.escaped)
+      lines.push(
+        `  ${x.runtime}  ${x.pods} Pod(s) (${tally(x.reasons)}), ${x.bare} bare, repair ${x.repair ? 'on' : 'off'}`,
+      );
   }
   return `${lines.join('\n')}\n`;
 }
