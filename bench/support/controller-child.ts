@@ -22,6 +22,7 @@ import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { DirectModeOptions } from '../../src/controller/direct/direct-mode-options.js';
 import { createSourceWatcher } from '../../src/controller/sources/source-set.js';
 import { createLogger } from '../../src/telemetry/logger.js';
+import { driftListenerOptions } from '../../test/support/drift-listener-options.js';
 import { MetadataLooks } from './metadata-look.js';
 
 /** What the parent asks for. */
@@ -205,17 +206,7 @@ async function main(): Promise<void> {
     ...(c.concurrency !== undefined ? { concurrency: c.concurrency } : {}),
     ...(c.coalesceMs !== undefined ? { coalesceMs: c.coalesceMs } : {}),
     ...(c.runtimeTimeoutMs !== undefined ? { runtimeTimeoutMs: c.runtimeTimeoutMs } : {}),
-    ...(c.drift
-      ? {
-          drift: { listenerUrl: `https://127.0.0.1:${c.drift.listenerPort}` },
-          driftListener: {
-            host: '127.0.0.1',
-            port: c.drift.listenerPort,
-            ipAddresses: ['127.0.0.1'],
-            ...(c.drift.rateLimit ? { rateLimit: c.drift.rateLimit } : {}),
-          },
-        }
-      : {}),
+    ...(c.drift ? driftListenerOptions(c.drift.listenerPort, { rateLimit: c.drift.rateLimit }) : {}),
     ...(c.rollout ? { rollout: { policyName: c.rollout.policyName, autoRollback: true } } : {}),
     ...(c.shard
       ? { shard: { identity: c.shard.identity, ...(c.shard.timing ? { timing: c.shard.timing } : {}) } }

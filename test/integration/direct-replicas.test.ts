@@ -26,7 +26,8 @@ import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { reportPullSecretDrift, reportPullSecretDriftTo } from '../support/drift-report.js';
 import { captureLogs, type CapturedLogs } from '../support/log-capture.js';
-import { DirectFleet, driftListenerOptions } from '../support/direct-fleet.js';
+import { DirectFleet } from '../support/direct-fleet.js';
+import { driftListenerOptions } from '../support/drift-listener-options.js';
 import {
   coreOf,
   directModeOptions,

@@ -22,7 +22,8 @@ import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { reportPullSecretDriftTo } from '../support/drift-report.js';
-import { DirectFleet, driftListenerOptions } from '../support/direct-fleet.js';
+import { DirectFleet } from '../support/direct-fleet.js';
+import { driftListenerOptions } from '../support/drift-listener-options.js';
 import {
   coreOf,
   directModeOptions,

@@ -38,7 +38,8 @@ import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
-import { driftListenerOptions, writeDriftClientFiles } from '../support/direct-fleet.js';
+import { writeDriftClientFiles } from '../support/direct-fleet.js';
+import { driftListenerOptions } from '../support/drift-listener-options.js';
 import {
   CTB_NAME,
   KCP_PULL_SECRET,

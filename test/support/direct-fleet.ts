@@ -11,7 +11,6 @@ import type { Condition, RuntimeBootstrapper } from '../../src/api/runtime-boots
 import { RUNTIME_NAMESPACE, WATCHER_TLS_SECRET } from '../../src/api/runtime-names.js';
 import { startDirectMode } from '../../src/controller/direct/direct-mode.js';
 import type { DirectMode, DirectModeOptions } from '../../src/controller/direct/direct-mode-options.js';
-import type { DriftEndpointOptions } from '../../src/controller/direct/drift-endpoint.js';
 import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
@@ -30,31 +29,14 @@ import {
   putAdminKubeconfigSecret,
   startKcpSources,
 } from './kcp.js';
+import { driftListenerOptions, type DriftListenerRequest } from './drift-listener-options.js';
 import type { TestWebhook } from './webhook.js';
-
-/** The drift listener on a loopback port, beyond host, port and addresses (which it picks). */
-export interface DriftListenerRequest extends Omit<DriftEndpointOptions, 'host' | 'port' | 'ipAddresses'> {
-  /** The URL runtimes are told (default the listener's own): replicas of one KCP share one. */
-  readonly listenerUrl?: string;
-}
 
 /** Direct mode's settings beyond the tests' defaults ({@link directModeOptions}), and its drift listener. */
 export type DirectFleetStart = Partial<DirectModeOptions> & {
   /** Serve the drift listener on a free loopback port and tell runtimes its URL (true: as it is). */
   readonly withDriftListener?: true | DriftListenerRequest;
 };
-
-/** Direct mode's drift settings for a listener on 127.0.0.1:`port`: the channel on, the listener here. */
-export function driftListenerOptions(
-  port: number,
-  request: DriftListenerRequest = {},
-): Pick<DirectModeOptions, 'drift' | 'driftListener'> {
-  const { listenerUrl, ...listener } = request;
-  return {
-    drift: { listenerUrl: listenerUrl ?? `https://127.0.0.1:${port}` },
-    driftListener: { ...listener, host: '127.0.0.1', port, ipAddresses: ['127.0.0.1'] },
-  };
-}
 
 /** Files of a runtime's drift client certificate, as the webhook's drift options name them. */
 export interface DriftClientFiles {
