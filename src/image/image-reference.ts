@@ -74,14 +74,18 @@ export class UnsupportedDigestError extends ImageReferenceError {
 // case-insensitive), a repository path may not.
 // Written out (`component(.component)*` or `[ipv6]`, then `:port`) rather than composed with
 // `new RegExp`, so the lint's ReDoS check reads it.
-const REGISTRY_HOST_RE =
+/** A registry host (`name[:port]`, `[ipv6][:port]`); RE2 reads it alike (the admission policy's CEL). */
+export const REGISTRY_HOST_RE =
   /^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?$/;
-const PATH_COMPONENT_RE = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
-const TAG_RE = /^\w[\w.-]{0,127}$/;
+/** One repository path component. */
+export const PATH_COMPONENT_RE = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
+/** A tag. */
+export const TAG_RE = /^\w[\w.-]{0,127}$/;
 const DIGEST_RE = /^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$/;
 // The algorithms runtimes can verify (opencontainers/go-digest's registered ones; names are
 // case-sensitive there) and their fixed, lowercase encodings.
-const KNOWN_DIGEST_RE: Readonly<Record<string, RegExp>> = {
+/** The digest algorithms runtimes verify, each with its encoding. */
+export const KNOWN_DIGEST_RE: Readonly<Record<string, RegExp>> = {
   sha256: /^[a-f0-9]{64}$/,
   sha384: /^[a-f0-9]{96}$/,
   sha512: /^[a-f0-9]{128}$/,
@@ -90,7 +94,8 @@ const KNOWN_DIGEST_RE: Readonly<Record<string, RegExp>> = {
 export const NAME_MAX_LENGTH = 255;
 const WHITESPACE_RE = /\s/;
 // distribution refuses a bare 64-hex name: it would be mistaken for an image ID.
-const IMAGE_ID_RE = /^[a-f0-9]{64}$/;
+/** A bare image ID, which is no reference. */
+export const IMAGE_ID_RE = /^[a-f0-9]{64}$/;
 
 /**
  * Whether a first path segment is read as a registry host rather than a Docker Hub namespace.

@@ -56,8 +56,8 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   );
 }
 
-// `/etc/ssl/certs/` and `/etc/ssl//certs` are the same directory to the runtime.
-function normalizeMountPath(path: string): string {
+/** A mount path as the runtime reads it: `/etc/ssl/certs/` and `/etc/ssl//certs` are `/etc/ssl/certs`. */
+export function normalizeMountPath(path: string): string {
   const collapsed = path.replace(/\/{2,}/g, '/');
   return collapsed.length > 1 ? collapsed.replace(/\/$/, '') : collapsed;
 }

@@ -26,6 +26,11 @@ import { ORIGINAL_IMAGES_ANNOTATION, REVISION_ANNOTATION, REVISION_LABEL } from 
 import { CTB_DEFAULT_MODE } from '../mutation/add-cluster-trust-bundle.js';
 import {
   DOCKER_HUB_LEGACY_REGISTRY,
+  IMAGE_ID_RE,
+  KNOWN_DIGEST_RE,
+  PATH_COMPONENT_RE,
+  REGISTRY_HOST_RE,
+  TAG_RE,
   DOCKER_HUB_REGISTRY,
   MAX_REFERENCE_LENGTH,
   NAME_MAX_LENGTH,
@@ -56,14 +61,14 @@ const pointer = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, 
 // The same in CEL, for keys computed there.
 const escaped = (key: string): string => `${key}.replace('~', '~0').replace('/', '~1')`;
 
-// distribution/reference's grammar, as ../image/image-reference.ts reads it (RE2: linear time).
-const HOST_RE =
-  '^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?$';
-const COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-const PATH_RE = `^${COMPONENT}(?:/${COMPONENT})*$`;
-const TAG_RE = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
-const DIGEST_RE = '^(?:sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})$';
-const IMAGE_ID_RE = '^[a-f0-9]{64}$';
+// distribution/reference's grammar, the expressions of ../image/image-reference.ts (RE2 reads
+// them alike: linear time).
+const unanchored = (re: RegExp): string => re.source.replace(/^\^/, '').replace(/\$$/, '');
+const HOST_RE = REGISTRY_HOST_RE.source;
+const PATH_RE = `^${unanchored(PATH_COMPONENT_RE)}(?:/${unanchored(PATH_COMPONENT_RE)})*$`;
+const DIGEST_RE = `^(?:${Object.entries(KNOWN_DIGEST_RE)
+  .map(([algorithm, encoding]) => `${algorithm}:${unanchored(encoding)}`)
+  .join('|')})$`;
 // A name JavaScript orders before all others in an object (an array index).
 const INDEX_NAME_RE = '^(?:0|[1-9][0-9]*)$';
 
@@ -129,13 +134,13 @@ function rewriteExpression(img: string): string {
         bind(
           'tag',
           "colon > slash ? name.substring(colon + 1) : ''",
-          `colon > slash && !tag.matches(${celString(TAG_RE)}) ? '' : rest == '' ? '' : ${afterRest}`,
+          `colon > slash && !tag.matches(${celString(TAG_RE.source)}) ? '' : rest == '' ? '' : ${afterRest}`,
         ),
       ),
     ),
   );
   return (
-    `size(${img}) == 0 || size(${img}) > ${MAX_REFERENCE_LENGTH} || ${img}.matches(${celString(IMAGE_ID_RE)}) ? '' : ` +
+    `size(${img}) == 0 || size(${img}) > ${MAX_REFERENCE_LENGTH} || ${img}.matches(${celString(IMAGE_ID_RE.source)}) ? '' : ` +
     bind(
       'at',
       `${img}.indexOf('@')`,

@@ -8,6 +8,7 @@ import { expandFeatureKeys, FEATURES } from '../api/webhook-features.js';
 import { isLabelValue } from '../mutation/stamp-revision.js';
 import { usableOverrides } from '../image/registry-rewrite.js';
 import { canonicalRegistry } from '../image/image-reference.js';
+import { normalizeMountPath } from '../mutation/add-cluster-trust-bundle.js';
 
 /**
  * The most overrides a policy carries: the CEL scans them once per image, so their number bounds
@@ -70,8 +71,7 @@ const SHA256_HEX = /^[a-f0-9]{64}$/;
 
 /** `path` as an RE2 pattern matching every spelling the webhook reads as it (`//`, a trailing `/`). */
 export function mountPathPattern(path: string): string {
-  const collapsed = path.replace(/\/{2,}/g, '/');
-  const normalized = collapsed.length > 1 ? collapsed.replace(/\/$/, '') : collapsed;
+  const normalized = normalizeMountPath(path);
   if (normalized === '/') return '^/+$';
   const quoted = normalized.split('/').map((part) => part.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&'));
   return `^${quoted.join('/+')}/*$`;

@@ -9,6 +9,12 @@ import { rolloutPolicyCrd } from '../../api/rollout-policy-crd.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
 import { monitoringManifestList, renderMonitoring } from '../../monitoring/monitoring-manifests.js';
 import { trimEndChar } from '../../text/trim-char.js';
+import { ConfigError, readWebhookConfig, type ReadWebhookConfig } from '../../api/webhook-config.js';
+import {
+  admissionPolicyManifestList,
+  renderAdmissionPolicy,
+  type AdmissionPolicyApiVersion,
+} from '../../render/admission-policy.js';
 
 // The flags of each sub-command are here with the code that reads them: ./render.ts imports
 // the types only, so registering the commands loads nothing of this file.
@@ -57,6 +63,18 @@ export interface RenderControllerFlags {
   mode: 'annotate' | 'direct';
   sharding?: boolean;
   perRuntimeMetrics?: boolean;
+}
+
+/** The flags of `rtb render admission-policy`. */
+export interface RenderAdmissionPolicyFlags {
+  config: string;
+  landscape?: string;
+  trustBundleName?: string;
+  trustBundleHash?: string;
+  revision?: string;
+  apiVersion: AdmissionPolicyApiVersion;
+  namespace: string;
+  output: 'yaml' | 'json';
 }
 
 /** The flags of `rtb render monitoring`. */
@@ -112,6 +130,38 @@ export function renderWebhook(flags: RenderWebhookFlags): void {
     serviceMonitor: flags.serviceMonitor === true,
   });
   process.stdout.write(toYamlStream(webhookManifestList(manifests)));
+}
+
+/** `rtb render admission-policy`: the config read as `rtb mutate --config` reads it. */
+export function renderAdmissionPolicyCommand(flags: RenderAdmissionPolicyFlags): void {
+  let read: ReadWebhookConfig;
+  try {
+    read = readWebhookConfig(readFileSync(flags.config, 'utf8'), {
+      runtime: { landscape: unlessEmpty(flags.landscape) },
+    });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const first = error.issues[0];
+    throw new Error(`invalid config: ${first ? `${first.path}: ${first.message}` : error.message}`, {
+      cause: error,
+    });
+  }
+  for (const w of read.warnings)
+    process.stderr.write(`rtb render admission-policy: warning: config ${w.path}: ${w.message}\n`);
+  const manifests = admissionPolicyManifestList(
+    renderAdmissionPolicy(read.config, {
+      apiVersion: flags.apiVersion,
+      namespace: flags.namespace,
+      revision: unlessEmpty(flags.revision),
+      trustBundleName: unlessEmpty(flags.trustBundleName),
+      trustBundleHash: unlessEmpty(flags.trustBundleHash),
+    }),
+  );
+  process.stdout.write(
+    flags.output === 'json'
+      ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests }, null, 2)}\n`
+      : toYamlStream(manifests),
+  );
 }
 
 /** `rtb render kim`. */

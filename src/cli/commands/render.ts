@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import type {
+  RenderAdmissionPolicyFlags,
   RenderControllerFlags,
   RenderKimFlags,
   RenderMonitoringFlags,
@@ -46,6 +47,39 @@ export function registerRenderCommand(program: Command): void {
     .action(async (flags: RenderWebhookFlags) => {
       const { renderWebhook } = await import('./render-action.js');
       renderWebhook(flags);
+    });
+  render
+    .command('admission-policy')
+    .description(
+      'print the MutatingAdmissionPolicy, its binding and its parameters (a ConfigMap) compiled from the webhook config: the mutation inside the API server (docs/admission-policy.md)',
+    )
+    .requiredOption(
+      '--config <config.json>',
+      'the webhook config (rt-bootstrapper-config.json), as rtb mutate reads it',
+    )
+    .option('--landscape <landscape>', 'as rtb webhook --landscape: the value of KYMA_LANDSCAPE')
+    .option(
+      '--trust-bundle-name <name>',
+      "the ClusterTrustBundle's name instead of the config's clusterTrustBundle.name",
+    )
+    .option(
+      '--trust-bundle-hash <sha256>',
+      'the SHA-256 of the bundle, stamped on each Pod that gets the mount',
+    )
+    .option('--revision <revision>', 'the set version stamped on each Pod the policy changes')
+    .addOption(
+      new Option(
+        '--api-version <version>',
+        'admissionregistration.k8s.io version: v1 (1.36 on) or v1beta1 (1.34-1.35)',
+      )
+        .choices(['v1', 'v1beta1'])
+        .default('v1'),
+    )
+    .option('--namespace <namespace>', "the parameters' namespace", 'kyma-system')
+    .addOption(new Option('-o, --output <format>', 'output').choices(['yaml', 'json']).default('yaml'))
+    .action(async (flags: RenderAdmissionPolicyFlags) => {
+      const { renderAdmissionPolicyCommand } = await import('./render-action.js');
+      renderAdmissionPolicyCommand(flags);
     });
   render
     .command('kim')
