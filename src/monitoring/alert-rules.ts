@@ -250,6 +250,17 @@ export function runtimeAlerts(q: QueryBuilder, o: MonitoringOptions): AlertGroup
         dashboard: hook,
       },
       {
+        alert: 'RtbEscapedPods',
+        severity: 'warning',
+        // The leader's count (the other replicas say 0), so max: one figure per runtime.
+        expr: q((m) => `max(${m.sel('webhook', 'rtb_webhook_escaped_pods')}) > 0`),
+        for: '30m',
+        summary: 'Running Pods do not follow the landscape settings (admitted without the webhook)',
+        description:
+          'Pods admitted while the webhook did not answer (it fails open) or before the set changed still run without the registry rewrite, pull Secret, CA certificates or settings the set gives: they pull from public registries until restarted. With --repair-escaped the webhook restarts their owners; bare Pods only their creator can replace.',
+        dashboard: hook,
+      },
+      {
         alert: 'RtbWebhookMemoryNearLimit',
         severity: 'warning',
         expr: q(

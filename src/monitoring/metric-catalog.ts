@@ -18,6 +18,7 @@ import { silentLogger } from '../telemetry/logger.js';
 import { createAttestationMetrics } from '../drift/attestation-metrics.js';
 import { createForwarderMetrics } from '../drift/forwarder-metrics.js';
 import { createListenerMetrics } from '../drift/listener-metrics.js';
+import { createEscapedMetrics } from '../runtime-agent/escaped-pods/escaped-metrics.js';
 import { createRestartMetrics } from '../runtime-agent/trust-restart/restart-metrics.js';
 import { createWebhookMetrics } from '../webhook/webhook-metrics.js';
 
@@ -84,6 +85,7 @@ function webhookFamilies(): ReadonlyMap<string, MetricFamily> {
   createForwarderMetrics(registry);
   createAttestationMetrics(registry);
   createRestartMetrics(registry);
+  createEscapedMetrics(registry);
   return familiesOf(registry);
 }
 

@@ -362,6 +362,26 @@ export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
         },
       ],
     },
+    {
+      alert: 'RtbEscapedPods',
+      scenarios: [
+        {
+          what: 'the leader counts escaped Pods for 40 minutes, a standby says 0',
+          series: [
+            { series: w('rtb_webhook_escaped_pods', 'instance="a"'), values: constant(3) },
+            { series: w('rtb_webhook_escaped_pods', 'instance="b"'), values: constant(0) },
+          ],
+          evalMinutes: 40,
+          expect: firing('warning'),
+        },
+        {
+          what: 'escaped Pods for 20 minutes, then repaired',
+          series: [{ series: w('rtb_webhook_escaped_pods', 'instance="a"'), values: '2x20 0x25' }],
+          evalMinutes: 40,
+          expect: [],
+        },
+      ],
+    },
     memory(
       'RtbWebhookMemoryNearLimit',
       w('process_resident_memory_bytes', 'instance="a"'),
