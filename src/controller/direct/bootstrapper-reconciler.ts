@@ -26,6 +26,7 @@ import type { RolloutChooser } from './rollout-chooser.js';
 import { setHasTrustBundle, sourcesFor } from './trust-bundle-api-status.js';
 import type { AttestationBook } from './attestation-book.js';
 import type { BootstrapperIdentity } from './bootstrapper-index.js';
+import type { RolloutWatches } from './rollout-watch.js';
 
 /** Direct mode's settings the reconciler reads, resolved once (./direct-mode-options.ts) and passed by reference. */
 export type ReconcilerSettings = Pick<
@@ -57,6 +58,8 @@ export interface ReconcilerDeps {
   readonly attestations?: AttestationBook;
   /** Who else claims a CR's runtime ID and kubeconfig Secret. */
   readonly identityOf?: (rb: RuntimeBootstrapper) => BootstrapperIdentity;
+  /** Wake a runtime's pass when its rollout moves (polled when undefined). */
+  readonly rolloutWatches?: RolloutWatches;
   /** The runtime I/O of one pass (default: ./runtime-ops.ts over {@link ReconcilerDeps.pool}; unit tests: a fake). */
   readonly opsFor?: (rb: RuntimeBootstrapper, fence: LeaseFence, urgent?: boolean) => RuntimeOps;
   /**
@@ -105,6 +108,7 @@ export class BootstrapperReconciler {
       namespace,
       serving: this.serving,
       written: (key) => this.records.of(key).written,
+      rollouts: d.rolloutWatches,
       clients: (n) => {
         d.metrics.runtimeClients.set(n);
       },
@@ -128,6 +132,7 @@ export class BootstrapperReconciler {
   forget(key: string): void {
     this.records.forget(key);
     this.d.attestations?.forget(key);
+    this.d.rolloutWatches?.forget(key);
   }
 
   /**
@@ -212,6 +217,8 @@ export class BootstrapperReconciler {
       record.forced ||= forceResync;
       record.handedOver();
       this.d.attestations?.forget(key);
+      // The runtime's rollout is the next owner's to follow.
+      this.d.rolloutWatches?.forget(key);
       this.fenced(key, 'reconcile', outcome.error);
       return undefined;
     }

@@ -24,6 +24,7 @@ import { RolloutCoordinator } from '../rollout/rollout-coordinator.js';
 import { createRolloutMetrics } from '../rollout/rollout-metrics.js';
 import { RevisionStore } from '../rollout/revision-store.js';
 import { RuntimeMirror } from './runtime-mirror.js';
+import { RolloutWatches } from './rollout-watch.js';
 import { DriftEndpoint } from './drift-endpoint.js';
 import { attestIntervalSeconds, PeriodicResync } from './periodic-resync.js';
 import { AttestationBook } from './attestation-book.js';
@@ -180,6 +181,9 @@ export function assembleDirectMode(o: DirectModeOptions): { parts: PartGroup; mo
   // The rollout's first pass before any reconcile: no runtime gets a revision its wave has not reached.
   const rolloutPart = parts.add(partOf('rollout', rollout, [cachesPart, sourcesPart]));
 
+  // A rollout under way wakes its runtime's pass when it moves (one watch per runtime, bounded).
+  const rolloutWatches = new RolloutWatches({ wake: enqueue, logger: log });
+  const watchesPart = parts.add(partOf('rollout watches', rolloutWatches, [poolPart]));
   // Read by the reconciler and the periodic resync, the drift repairs and the reconciler: made before both.
   const attestations = new AttestationBook(attestIntervalSeconds(s.resyncMs));
   const repairLatency = new RepairLatency(o.registry);
@@ -189,6 +193,7 @@ export function assembleDirectMode(o: DirectModeOptions): { parts: PartGroup; mo
     attestations,
     bootstrappers: caches.bootstrappers,
     identityOf: (rb) => caches.identityOf(rb),
+    rolloutWatches,
     kubeconfigSecrets: caches.kubeconfigs,
     pool,
     cas,
@@ -215,7 +220,7 @@ export function assembleDirectMode(o: DirectModeOptions): { parts: PartGroup; mo
   let running: Promise<void> | undefined;
   const queuePart = parts.add(
     part('reconciles', {
-      needs: [caPart, poolPart, gatePart, cachesPart, sourcesPart, rolloutPart],
+      needs: [caPart, poolPart, gatePart, cachesPart, sourcesPart, rolloutPart, watchesPart],
       start: () => {
         running = queue.start((key) => sharded(key, (fence) => reconciler.reconcile(key, fence)), {
           concurrency: s.concurrency,

@@ -12,10 +12,16 @@ import {
   type RuntimeBootstrapper,
   runtimeBootstrappersPath,
 } from '../../api/runtime-bootstrapper.js';
-import { CA_BUNDLE_FIELD_MANAGER, WATCHER_TLS_SECRET, WEBHOOK_TLS_SECRET } from '../../api/runtime-names.js';
+import {
+  CA_BUNDLE_FIELD_MANAGER,
+  WATCHER_TLS_SECRET,
+  WEBHOOK_DEPLOYMENT,
+  WEBHOOK_TLS_SECRET,
+} from '../../api/runtime-names.js';
 import { FIELD_MANAGER } from '../../api/runtime-names.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { kubeRequest } from '../../kube/kube-request.js';
+import { createListerWatcher } from '../../kube/list-watch.js';
 import type { LeaseFence } from '../../kube/lease-fence.js';
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { CertificateAuthority } from '../../pki/certificate-authority.js';
@@ -31,6 +37,8 @@ import { domainOf, hostOf } from './runtime-domain.js';
 import { preflightSecret } from './preflight-candidate.js';
 import { RuntimeIdentities } from './runtime-identity.js';
 import { RuntimeInstaller } from './runtime-installer.js';
+import type { RolloutDeployment } from './deployment-rollout.js';
+import type { RolloutWatches } from './rollout-watch.js';
 import { isSetObject, type SetLedger } from './set-writes.js';
 import type { DriftSettings } from './runtime-manifests.js';
 import { registrationAnswers, type ServingSettings } from './serving-certificate.js';
@@ -59,6 +67,8 @@ export interface RuntimeOpsDeps {
   readonly written: (crKey: string) => SetLedger;
   /** Who the KCP is on each runtime, per client (default: one for the process). */
   readonly identities?: RuntimeIdentities;
+  /** Follow rollouts under way (off when undefined: they are polled). */
+  readonly rollouts?: RolloutWatches;
 }
 
 const identities = new RuntimeIdentities();
@@ -82,7 +92,8 @@ export function runtimeOps(
   let serverHost = '';
   const namespace = d.namespace;
   const observed: AttestedObject[] = [];
-  const ledger = d.written(`${rb.metadata.namespace}/${rb.metadata.name}`);
+  const crKey = `${rb.metadata.namespace}/${rb.metadata.name}`;
+  const ledger = d.written(crKey);
   // Per API server: a kubeconfig that names another server (a runtime rebuilt under the same ID)
   // starts from nothing known, so it gets the whole set.
   let serverKey = '';
@@ -182,6 +193,15 @@ export function runtimeOps(
     // a 404, which discovers.
     trustBundleApi: () => need().trustBundleApi(rb.status?.clusterTrustBundleAPI),
     deploymentReadiness: () => need().deploymentReadiness(namespace),
+    followRollout: (readiness) =>
+      client !== undefined &&
+      readiness.resourceVersion !== undefined &&
+      d.rollouts?.follow(
+        crKey,
+        createListerWatcher<RolloutDeployment>(client, `/apis/apps/v1/namespaces/${namespace}/deployments`),
+        WEBHOOK_DEPLOYMENT,
+        { resourceVersion: readiness.resourceVersion, message: readiness.message },
+      ) === true,
     uninstall: async (plan) => {
       // Whatever happens to the removal, what the runtime holds is no longer what was written.
       ledger.forget(serverKey);

@@ -51,6 +51,11 @@ export interface BootstrapperOps {
   /** The ClusterTrustBundle API the runtime serves (remembered per runtime client). */
   trustBundleApi(): Promise<TrustBundleApi>;
   deploymentReadiness(): Promise<DeploymentReadiness>;
+  /**
+   * Follows the webhook Deployment's rollout from what `readiness` read: its next move wakes this
+   * runtime's next pass. False (or absent) where nothing follows it: the pass polls.
+   */
+  followRollout?(readiness: DeploymentReadiness): boolean;
   uninstall(plan: ReturnType<typeof planWebhook>): Promise<void>;
   /** Writes by another field manager (KIM) to these objects after our own last write. */
   foreignWrites(objects: readonly KubernetesObject[]): Promise<ForeignWrite[]>;

@@ -67,7 +67,13 @@ function ended(ctx: StateContext, found: Found, outcome: Outcome): Outcome {
   return { requeueAfterMs: Math.min(outcome.requeueAfterMs ?? wake, wake) };
 }
 
-const ROLLOUT_POLL_MS = 5_000;
+/** How soon a rollout under way is looked at again where no watch follows it. */
+export const ROLLOUT_POLL_MS = 5_000;
+/**
+ * How soon a rollout a watch follows is looked at again anyway: the watch wakes the pass when the
+ * rollout moves, or when it ends within ./rollout-watch.ts's deadline; this is a backstop only.
+ */
+export const ROLLOUT_WATCHED_MS = 120_000;
 
 /** Entry: a runtime ID held by another CR, deletion, finalizer, pause. */
 export const sFnInitialize: StateFn = async (ctx) => {
@@ -250,7 +256,9 @@ export const sFnWaitForWebhook: StateFn = async (ctx, found) => {
   ctx.status.trustRestart(trustSummary(readiness.trust));
   if (!readiness.ready) {
     ctx.status.state('Installing').condition('WebhookReady', 'False', 'RollingOut', readiness.message);
-    return { requeueAfterMs: ROLLOUT_POLL_MS };
+    // Woken by the rollout's next move where a watch follows it, not a poll's next tick.
+    const watched = ctx.ops.followRollout?.(readiness) === true;
+    return { requeueAfterMs: watched ? ROLLOUT_WATCHED_MS : ROLLOUT_POLL_MS };
   }
   return goTo(sFnRegister, { ...found, trustRead: true });
 };

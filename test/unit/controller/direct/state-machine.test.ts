@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
 import { trustBundleHash, type TrustRestartStatus } from '../../../../src/api/trust-stamp.js';
-import { runStateMachine, sFnInitialize } from '../../../../src/controller/direct/state-machine.js';
+import {
+  ROLLOUT_POLL_MS,
+  ROLLOUT_WATCHED_MS,
+  runStateMachine,
+  sFnInitialize,
+} from '../../../../src/controller/direct/state-machine.js';
+import type { DeploymentReadiness } from '../../../../src/controller/direct/runtime-installer.js';
 import type { BootstrapperOps, StateContext } from '../../../../src/controller/direct/state-context.js';
 import type { ServingView } from '../../../../src/controller/direct/serving-certificate.js';
 import { RuntimeUnreachableError } from '../../../../src/controller/direct/runtime-unreachable.js';
@@ -273,7 +279,27 @@ describe('the per-runtime state machine', () => {
     assert.equal(status.state, 'Installing');
     assert.equal(cond(status, 'WebhookReady')?.status, 'False');
     assert.ok(!ops.calls.includes('apply:MutatingWebhookConfiguration'));
-    assert.equal(outcome.requeueAfterMs, 5_000);
+    assert.equal(outcome.requeueAfterMs, ROLLOUT_POLL_MS);
+  });
+
+  test('a rollout in progress that a watch follows: its next move wakes the runtime, the poll is only a backstop', async () => {
+    const followed: DeploymentReadiness[] = [];
+    const ops = Object.assign(new RecordingOps(), {
+      followRollout: (readiness: DeploymentReadiness) => followed.push(readiness) > 0,
+    });
+    ops.ready = false;
+    const { outcome, status } = await run(rb(), ops);
+    assert.equal(status.state, 'Installing');
+    assert.deepEqual(
+      followed.map((r) => r.message),
+      ['rolling'],
+      'followed from what the pass read',
+    );
+    assert.equal(outcome.requeueAfterMs, ROLLOUT_WATCHED_MS);
+    // Where no watch can follow it (watches full, a failed one), the pass polls.
+    const polled = Object.assign(new RecordingOps(), { followRollout: () => false });
+    polled.ready = false;
+    assert.equal((await run(rb(), polled)).outcome.requeueAfterMs, ROLLOUT_POLL_MS);
   });
 
   test('a runtime already at the version and release (a restart) gets no writes, only a look at its certificate', async () => {
