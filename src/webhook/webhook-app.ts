@@ -138,7 +138,7 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
   readonly registryServers?: Readonly<Record<string, string>>;
   /**
    * The count of escaped Pods (../runtime-agent/escaped-pods/, on the agent's leader; default:
-   * every 5 minutes, no repair); false: never counted.
+   * every 5 minutes, no repair); false or an interval of 0: never counted.
    */
   readonly escapedPods?:
     | {
@@ -565,7 +565,8 @@ function wireWebhookApp(o: WebhookAppOptions) {
       preflight.leaderPart,
     );
   // Pods admitted while no webhook answered (it fails open): counted, and repaired when asked.
-  if (o.escapedPods !== false) {
+  // An interval of 0 (`--escaped-interval 0`) switches the count off, as false does.
+  if (o.escapedPods !== false && o.escapedPods?.intervalMs !== 0) {
     const e = o.escapedPods ?? {};
     leaderParts.push(
       new EscapedPods({

@@ -124,7 +124,7 @@ export function registerWebhookCommand(program: Command): void {
     )
     .option(
       '--escaped-interval <duration>',
-      'how often the runtime agent counts running Pods that do not follow the set in force (escaped Pods, docs/runtime-agent.md)',
+      'how often the runtime agent counts running Pods that do not follow the set in force (escaped Pods, docs/runtime-agent.md); 0: never',
       '5m',
     )
     .option(
