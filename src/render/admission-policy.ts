@@ -3,12 +3,8 @@
  * CEL is src/mutation's pipeline for a CREATE, its binding, and the parameters (a ConfigMap) that
  * carry the webhook config. Pure: the same config gives the same objects.
  */
-import {
-  APP_NAME,
-  APP_NAME_LABEL,
-  REGISTRATION_EXCLUDED_NAMESPACES,
-  RUNTIME_NAMESPACE,
-} from '../api/runtime-names.js';
+import { APP_NAME, APP_NAME_LABEL, RUNTIME_NAMESPACE } from '../api/runtime-names.js';
+import { podAdmissionSelectors } from './webhook-registration.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
 import type { WebhookConfig } from '../api/webhook-config.js';
 import { policyMatchConditions, policyPatchExpression, policyVariables } from './admission-policy-cel.js';
@@ -71,18 +67,7 @@ export function renderAdmissionPolicy(
         ],
         matchPolicy: 'Equivalent',
         // As the webhook registration: kube-system and our own Pods stay out.
-        namespaceSelector: {
-          matchExpressions: [
-            {
-              key: 'kubernetes.io/metadata.name',
-              operator: 'NotIn',
-              values: [...REGISTRATION_EXCLUDED_NAMESPACES],
-            },
-          ],
-        },
-        objectSelector: {
-          matchExpressions: [{ key: APP_NAME_LABEL, operator: 'NotIn', values: [APP_NAME] }],
-        },
+        ...podAdmissionSelectors(),
       },
       matchConditions: policyMatchConditions(),
       failurePolicy: 'Ignore',

@@ -1,5 +1,6 @@
 import type {
   AdmissionregistrationV1WebhookClientConfig,
+  V1LabelSelector,
   V1MutatingWebhookConfiguration,
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
@@ -31,6 +32,29 @@ function clientConfig(
   return url !== undefined
     ? { url, ...caBundle }
     : { service: { name: WEBHOOK_SERVICE, namespace, path, port: 443 }, ...caBundle };
+}
+
+/**
+ * The Pods our admission sees, the webhook's and the admission policy's alike: kube-system stays
+ * out, and so do the webhook's own Pods (upstream's objectSelector): a webhook that must call
+ * itself to start could never come back after all its replicas went down.
+ */
+export function podAdmissionSelectors(): {
+  namespaceSelector: V1LabelSelector;
+  objectSelector: V1LabelSelector;
+} {
+  return {
+    namespaceSelector: {
+      matchExpressions: [
+        {
+          key: 'kubernetes.io/metadata.name',
+          operator: 'NotIn',
+          values: [...REGISTRATION_EXCLUDED_NAMESPACES],
+        },
+      ],
+    },
+    objectSelector: { matchExpressions: [{ key: APP_NAME_LABEL, operator: 'NotIn', values: [APP_NAME] }] },
+  };
 }
 
 /**
@@ -76,20 +100,7 @@ export function renderMutatingWebhookConfiguration(
         // The server's answer times (QUEUE_TIMEOUT_MS, BODY_TIMEOUT_MS) are set inside this.
         timeoutSeconds: ADMISSION_TIMEOUT_SECONDS,
         failurePolicy: o.failurePolicy ?? 'Ignore',
-        // kube-system stays out, and so do the webhook's own Pods (upstream's objectSelector): a
-        // webhook that must call itself to start could never come back after all its replicas went down.
-        namespaceSelector: {
-          matchExpressions: [
-            {
-              key: 'kubernetes.io/metadata.name',
-              operator: 'NotIn',
-              values: [...REGISTRATION_EXCLUDED_NAMESPACES],
-            },
-          ],
-        },
-        objectSelector: {
-          matchExpressions: [{ key: APP_NAME_LABEL, operator: 'NotIn', values: [APP_NAME] }],
-        },
+        ...podAdmissionSelectors(),
       },
     ],
   };

@@ -79,6 +79,13 @@ const BASE_CONFIG: WebhookConfigInput = {
   landscape: 'NS2',
 };
 const HASH = 'a'.repeat(64);
+// Most cases: the base config, a namespace the config says nothing of.
+const TEAM = { config: BASE_CONFIG, namespace: 'team' } as const;
+/** The trust-bundle volume as the webhook adds it, but for the file's path. */
+const trustBundleVolume = (path: string) => ({
+  name: TRUST_BUNDLE.volumeName,
+  projected: { sources: [{ clusterTrustBundle: { name: TRUST_BUNDLE.name, path } }] },
+});
 
 const pod = (
   spec: Pod['spec'],
@@ -140,15 +147,13 @@ const pipelineCases: DiffCase[] = [
   },
   {
     name: 'a revision that is no label value: annotation only',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(app(), ALL_ON),
     revision: 'set:1/with a space',
   },
   {
     name: 'env: valueFrom, other values and duplicates of ours are replaced; the rest kept',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(
       {
         containers: [
@@ -172,8 +177,7 @@ const pipelineCases: DiffCase[] = [
   },
   {
     name: 'env already as wanted: nothing changes, no marks',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(
       {
         containers: [
@@ -192,8 +196,7 @@ const pipelineCases: DiffCase[] = [
   },
   {
     name: 'trust bundle: another volume of our name blocks the mount',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(
       {
         volumes: [{ name: 'rt-bootstrapper-certs', emptyDir: {} }],
@@ -204,21 +207,10 @@ const pipelineCases: DiffCase[] = [
   },
   {
     name: 'trust bundle: our volume reused; a container with something else at the path is skipped; //-spelled path counts',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(
       {
-        volumes: [
-          {
-            name: 'rt-bootstrapper-certs',
-            projected: {
-              sources: [
-                { clusterTrustBundle: { name: TRUST_BUNDLE.name, path: TRUST_BUNDLE.certWritePath } },
-              ],
-            },
-          },
-          { name: 'other', emptyDir: {} },
-        ],
+        volumes: [trustBundleVolume(TRUST_BUNDLE.certWritePath), { name: 'other', emptyDir: {} }],
         containers: [
           { name: 'a', image: 'nginx' },
           { name: 'b', image: 'nginx', volumeMounts: [{ name: 'other', mountPath: '/etc//ssl/certs/' }] },
@@ -231,16 +223,10 @@ const pipelineCases: DiffCase[] = [
   },
   {
     name: 'trust bundle: a different path of our volume is not ours; the stamp still follows the mount',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(
       {
-        volumes: [
-          {
-            name: 'rt-bootstrapper-certs',
-            projected: { sources: [{ clusterTrustBundle: { name: TRUST_BUNDLE.name, path: 'other.pem' } }] },
-          },
-        ],
+        volumes: [trustBundleVolume('other.pem')],
         containers: [
           { name: 'a', image: 'nginx', volumeMounts: [{ name: 'rt-bootstrapper-certs', mountPath: '/x' }] },
         ],
@@ -250,20 +236,17 @@ const pipelineCases: DiffCase[] = [
   },
   {
     name: 'trust bundle: a stale hash is removed where none is known',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(app(), { [FEATURE_ADD_CLUSTER_TRUST_BUNDLE]: 'true', [CTB_HASH_ANNOTATION]: 'stale' }),
   },
   {
     name: 'pull Secret: appended after others, not doubled',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod({ ...app(), imagePullSecrets: [{ name: 'other' }] }, { [FEATURE_ADD_IMG_PULL_SECRET]: 'true' }),
   },
   {
     name: 'pull Secret: already referenced',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(
       { ...app(), imagePullSecrets: [{ name: 'registry-credentials' }] },
       { [FEATURE_ADD_IMG_PULL_SECRET]: 'true' },
@@ -271,27 +254,23 @@ const pipelineCases: DiffCase[] = [
   },
   {
     name: 'marks: a wrong value is replaced',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(app(), { [FEATURE_SET_FIPS_MODE]: 'true', [ANNOTATION_DEFAULTED]: 'false' }),
   },
   {
     name: 'a forged revision on a Pod no feature applies to is removed',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(app(), { [REVISION_ANNOTATION]: 'set-9' }, { [REVISION_LABEL]: 'set-9' }),
     revision: 'set-1',
   },
   {
     name: 'a forged revision on a Pod changed under no set is removed',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(app(), { ...ALL_ON, [REVISION_ANNOTATION]: 'set-9' }, { [REVISION_LABEL]: 'set-9' }),
   },
   {
     name: 'our own stamp on an unchanged Pod stays (re-invocation)',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(
       { containers: [{ name: 'app', image: 'ghcr.io/app:1' }] },
       { [FEATURE_ALTER_IMG_REGISTRY]: 'true', [REVISION_ANNOTATION]: 'set-1' },
@@ -301,8 +280,7 @@ const pipelineCases: DiffCase[] = [
   },
   {
     name: 'several images rewritten under a set: the originals in container order',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(
       {
         containers: [
@@ -318,15 +296,13 @@ const pipelineCases: DiffCase[] = [
   // Left to the webhook (docs/admission-policy.md).
   {
     name: 'deferred: a Pod that brings original images along, under a set',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(app(), { ...ALL_ON, [ORIGINAL_IMAGES_ANNOTATION]: '{"app":"replace.me/app:1"}' }),
     revision: 'set-1',
   },
   {
     name: 'deferred: numbered containers whose images are rewritten under a set',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(
       {
         containers: [
@@ -340,8 +316,7 @@ const pipelineCases: DiffCase[] = [
   },
   {
     name: 'deferred: more containers than the policy mutates',
-    config: BASE_CONFIG,
-    namespace: 'team',
+    ...TEAM,
     pod: pod(
       {
         containers: Array.from({ length: POLICY_MAX_CONTAINERS + 1 }, (_, i) => ({
