@@ -36,6 +36,8 @@ import {
 } from '../support/kcp.js';
 
 const plane = useControlPlane({ clusters: ['kcp', 'rt-f'] });
+/** By path: the image's PATH, which the child gets, has no /usr/sbin. */
+const CHROOT = '/usr/sbin/chroot';
 
 /** The environment the image's config sets (what a container of it starts with). */
 async function imageEnv(layoutDir: string): Promise<Record<string, string>> {
@@ -71,6 +73,7 @@ function protocolWith(
 }
 
 describe('rtb controller --fips in the image, direct mode against real API servers', () => {
+  let scratch: string;
   let rootfs: string;
   let env: Record<string, string>;
   let child: ChildProcess;
@@ -87,16 +90,16 @@ describe('rtb controller --fips in the image, direct mode against real API serve
   before(async () => {
     const image = await resolveRtbImage();
     env = await imageEnv(image.layoutDir);
-    rootfs = await mkdtemp(join(tmpdir(), 'rtb-fips-rootfs-'));
+    scratch = await mkdtemp(join(tmpdir(), 'rtb-fips-rootfs-'));
+    rootfs = join(scratch, 'rootfs');
     const unpacked = spawnSync(
       'umoci',
-      ['raw', 'unpack', '--image', `${image.layoutDir}:${image.tag}`, join(rootfs, 'r')],
+      ['raw', 'unpack', '--image', `${image.layoutDir}:${image.tag}`, rootfs],
       {
         encoding: 'utf8',
       },
     );
     assert.equal(unpacked.status, 0, unpacked.stderr);
-    rootfs = join(rootfs, 'r');
     const kcp = plane().cluster('kcp');
     await ensureCrds(kcp.kubeConfig(), [runtimeBootstrapperCrd()]);
     await putSources(kcp);
@@ -104,7 +107,7 @@ describe('rtb controller --fips in the image, direct mode against real API serve
     await writeFile(join(rootfs, 'tmp', 'kcp.kubeconfig'), kcp.kubeconfig, { mode: 0o644 });
     driftPort = await freePort();
     child = spawn(
-      'chroot',
+      CHROOT,
       chrootRtb([
         'controller',
         '--mode=direct',
@@ -127,15 +130,17 @@ describe('rtb controller --fips in the image, direct mode against real API serve
   });
 
   after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+    // `before` may have failed before the child or the folder existed.
+    const running = child as ChildProcess | undefined;
+    if (running !== undefined && running.exitCode === null && running.signalCode === null) {
+      running.kill('SIGTERM');
+      await new Promise((r) => running.once('exit', r));
     }
-    await rm(join(rootfs, '..'), { recursive: true, force: true });
+    if ((scratch as string | undefined) !== undefined) await rm(scratch, { recursive: true, force: true });
   });
 
   test("without the image's OpenSSL configuration, --fips refuses to start (exit 1)", () => {
-    const run = spawnSync('chroot', chrootRtb(['controller', '--fips', '--pull-secret=x']), {
+    const run = spawnSync(CHROOT, chrootRtb(['controller', '--fips', '--pull-secret=x']), {
       env: { ...env, OPENSSL_CONF: '/nonexistent.cnf' },
       encoding: 'utf8',
       timeout: 60_000,
