@@ -24,6 +24,7 @@ import { createSourceWatcher } from '../../src/controller/sources/source-set.js'
 import { createLogger } from '../../src/telemetry/logger.js';
 import { driftListenerOptions } from '../../test/support/drift-listener-options.js';
 import { MetadataLooks } from './metadata-look.js';
+import { childConfig, runChild } from './child-main.js';
 
 /** What the parent asks for. */
 export interface ControllerChildConfig {
@@ -177,9 +178,7 @@ function memory(): {
 }
 
 async function main(): Promise<void> {
-  const configPath = process.argv[2];
-  if (configPath === undefined) throw new Error('usage: controller-child.js <config.json>');
-  const c = JSON.parse(readFileSync(configPath, 'utf8')) as ControllerChildConfig;
+  const c = childConfig('controller-child.js') as ControllerChildConfig;
   const logger = createLogger({ name: 'controller', level: c.logLevel });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(c.kubeconfigPath);
@@ -304,9 +303,4 @@ async function main(): Promise<void> {
   }, 1_000).unref();
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `controller child failed: ${error instanceof Error ? (error.stack ?? '') : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runChild('controller child failed', main);

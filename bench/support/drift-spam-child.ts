@@ -5,9 +5,9 @@
 //
 //   node drift-spam-child.js <config.json>    (see DriftSpamConfig)
 import { writeFileSync } from 'node:fs';
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { postJson } from '../../src/drift/post-json.js';
+import { childConfig, runChild } from './child-main.js';
 
 /** What the parent asks for. */
 export interface DriftSpamConfig {
@@ -28,9 +28,7 @@ export type DriftSpamCounts = Record<string, number>;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main(): Promise<void> {
-  const configPath = process.argv[2];
-  if (configPath === undefined) throw new Error('usage: drift-spam-child.js <config.json>');
-  const c = JSON.parse(readFileSync(configPath, 'utf8')) as DriftSpamConfig;
+  const c = childConfig('drift-spam-child.js') as DriftSpamConfig;
   const agent = new https.Agent({
     keepAlive: true,
     maxSockets: c.concurrency,
@@ -74,9 +72,4 @@ async function main(): Promise<void> {
   await Promise.all(Array.from({ length: c.concurrency }, worker));
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `drift spam child failed: ${error instanceof Error ? (error.stack ?? '') : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runChild('drift spam child failed', main);

@@ -5,9 +5,9 @@
 //
 //   node drift-webhook-child.js <config.json>    (see DriftWebhookConfig)
 import { KubeConfig } from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { startWebhookApp } from '../../src/webhook/webhook-app.js';
+import { childConfig, runChild } from './child-main.js';
 
 /** What the parent asks for. */
 export interface DriftWebhookConfig {
@@ -24,9 +24,7 @@ export interface DriftWebhookConfig {
 }
 
 async function main(): Promise<void> {
-  const configPath = process.argv[2];
-  if (configPath === undefined) throw new Error('usage: drift-webhook-child.js <config.json>');
-  const c = JSON.parse(readFileSync(configPath, 'utf8')) as DriftWebhookConfig;
+  const c = childConfig('drift-webhook-child.js') as DriftWebhookConfig;
   const logger = createLogger({ name: 'webhook', level: 'info' });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(c.kubeconfigPath);
@@ -51,9 +49,4 @@ async function main(): Promise<void> {
   }, 1_000).unref();
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `webhook child failed: ${error instanceof Error ? (error.stack ?? '') : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runChild('webhook child failed', main);

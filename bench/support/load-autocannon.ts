@@ -4,9 +4,11 @@
 //
 //   node load-autocannon.js <config.json>    (see LoadConfig; writes the result file)
 import autocannon from 'autocannon';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { CpuWindow } from './proc.js';
 import { summarize, type LatencySummary } from './stats.js';
+import { childConfig, runChild } from './child-main.js';
+import { requestBodies } from './request-bodies.js';
 
 /** What the parent asks for. */
 export interface AutocannonConfig {
@@ -44,22 +46,16 @@ export interface AutocannonResult {
 }
 
 async function main(): Promise<void> {
-  const configFile = process.argv[2];
-  if (!configFile) throw new Error('usage: load-autocannon <config.json>');
-  const config = JSON.parse(readFileSync(configFile, 'utf8')) as AutocannonConfig;
-  const body = readFileSync(config.bodyFile);
-  const marker = config.uniqueMarker;
-  const parts = marker === undefined ? [] : body.toString('utf8').split(marker);
-  if (marker !== undefined && parts.length < 2) throw new Error(`the body does not contain ${marker}`);
-  let next = 0;
+  const config = childConfig('load-autocannon') as AutocannonConfig;
+  const { body, unique: nextBody } = requestBodies(config.bodyFile, config.uniqueMarker);
   const unique =
-    marker === undefined
+    nextBody === undefined
       ? {}
       : {
           requests: [
             {
               setupRequest: (request: autocannon.RawRequest) => {
-                request.body = parts.join(String(next++).padStart(marker.length, '0'));
+                request.body = nextBody();
                 return request;
               },
             },
@@ -107,9 +103,4 @@ async function main(): Promise<void> {
   writeFileSync(config.resultFile, JSON.stringify(out));
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `load-autocannon: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runChild('load-autocannon', main);

@@ -9,6 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { summarize, type LatencySummary } from './stats.js';
+import { childConfig, runChild } from './child-main.js';
 
 /** What the parent asks for. */
 export interface HostileConfig {
@@ -88,9 +89,7 @@ function tally(answers: Record<string, number>, outcome: string): void {
 }
 
 async function main(): Promise<void> {
-  const configPath = process.argv[2];
-  if (configPath === undefined) throw new Error('usage: load-hostile.js <config.json>');
-  const c = JSON.parse(readFileSync(configPath, 'utf8')) as HostileConfig;
+  const c = childConfig('load-hostile.js') as HostileConfig;
   const ca = readFileSync(c.caFile);
   const deadline = Date.now() + c.seconds * 1000;
 
@@ -159,9 +158,4 @@ async function main(): Promise<void> {
   writeFileSync(c.resultFile, JSON.stringify(result));
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `load-hostile: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runChild('load-hostile', main);

@@ -9,6 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { CpuWindow } from './proc.js';
 import { summarize, type LatencySummary } from './stats.js';
+import { childConfig, runChild } from './child-main.js';
+import { requestBodies } from './request-bodies.js';
 
 /** What the parent asks for. */
 export interface PacedConfig {
@@ -120,18 +122,9 @@ function runPhase(config: PacedConfig, agent: Agent, bodyFor: () => Buffer, seco
 }
 
 async function main(): Promise<void> {
-  const configFile = process.argv[2];
-  if (!configFile) throw new Error('usage: load-paced <config.json>');
-  const config = JSON.parse(readFileSync(configFile, 'utf8')) as PacedConfig;
-  const body = readFileSync(config.bodyFile);
-  const marker = config.uniqueMarker;
-  const parts = marker === undefined ? [] : body.toString('utf8').split(marker);
-  if (marker !== undefined && parts.length < 2) throw new Error(`the body does not contain ${marker}`);
-  let next = 0;
-  const bodyFor =
-    marker === undefined
-      ? () => body
-      : () => Buffer.from(parts.join(String(next++).padStart(marker.length, '0')));
+  const config = childConfig('load-paced') as PacedConfig;
+  const { body, unique } = requestBodies(config.bodyFile, config.uniqueMarker);
+  const bodyFor = unique === undefined ? () => body : () => Buffer.from(unique());
   const agent = new Agent({
     keepAlive: true,
     maxSockets: config.maxSockets,
@@ -157,9 +150,4 @@ async function main(): Promise<void> {
   writeFileSync(config.resultFile, JSON.stringify(out));
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `load-paced: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runChild('load-paced', main);
