@@ -114,6 +114,13 @@ async function metric(hook: TestWebhook, name: string, labels: Record<string, st
     .reduce((sum, v) => sum + v.value, 0);
 }
 
+/** Waits until the agent counted `n` more times. */
+async function moreCounts(hook: TestWebhook, n: number): Promise<void> {
+  const ok = (): Promise<number> => metric(hook, 'rtb_webhook_escaped_counts_total', { result: 'ok' });
+  const counts = await ok();
+  await eventually(async () => ((await ok()) >= counts + n ? true : undefined), 30_000, `${n} more counts`);
+}
+
 async function webhook(repair: boolean): Promise<TestWebhook> {
   return startTestWebhook(cluster, {
     kubeConfig: sa,
@@ -178,15 +185,7 @@ describe('escaped Pods', () => {
       for (const line of text.split('\n').filter((l) => l.startsWith('rtb_webhook_escaped')))
         assert.doesNotMatch(line.replace(/^[a-z_]+/, ''), /web-|bare|escaped-count/, line);
       // A few more counts: still nothing restarted, nothing deleted.
-      const counts = await metric(hook, 'rtb_webhook_escaped_counts_total', { result: 'ok' });
-      await eventually(
-        async () =>
-          (await metric(hook, 'rtb_webhook_escaped_counts_total', { result: 'ok' })) >= counts + 3
-            ? true
-            : undefined,
-        30_000,
-        'three more counts',
-      );
+      await moreCounts(hook, 3);
       assert.equal(await templateAnnotation(ns, 'web'), undefined);
       const pods = await core.listNamespacedPod({ namespace: ns });
       assert.equal(pods.items.length, 6);
@@ -278,15 +277,7 @@ describe('escaped Pods', () => {
         30_000,
         'the Pod that escaped again counted',
       );
-      const counts = await metric(hook, 'rtb_webhook_escaped_counts_total', { result: 'ok' });
-      await eventually(
-        async () =>
-          (await metric(hook, 'rtb_webhook_escaped_counts_total', { result: 'ok' })) >= counts + 3
-            ? true
-            : undefined,
-        30_000,
-        'three more counts',
-      );
+      await moreCounts(hook, 3);
       const now = await w.apps.readNamespacedDeployment({ name: 'web', namespace: ns });
       assert.equal(now.metadata?.generation, generation);
       assert.equal(
