@@ -95,6 +95,14 @@ export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
  */
 export const SHUTDOWN_DELAY_SECONDS = 5;
 
+/**
+ * The Deployment's `minReadySeconds`: a new Pod counts as available, and an old one is stopped for
+ * it, only after it has been Ready this long, so that its address is among the Service's endpoints
+ * as the API server resolves them before the Pod it replaces leaves them. The same propagation
+ * that {@link SHUTDOWN_DELAY_SECONDS} waits for on the way out, on the way in.
+ */
+export const MIN_READY_SECONDS = SHUTDOWN_DELAY_SECONDS;
+
 /** After the delay, requests in flight get this long to be answered; then every connection is closed. */
 export const DRAIN_TIMEOUT_SECONDS = 10;
 

@@ -13,7 +13,11 @@ import {
 } from '../api/runtime-names.js';
 import { CONFIG_MAP_KEY } from '../api/webhook-features.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
-import { SHUTDOWN_DELAY_SECONDS, TERMINATION_GRACE_SECONDS } from '../api/serving-limits.js';
+import {
+  MIN_READY_SECONDS,
+  SHUTDOWN_DELAY_SECONDS,
+  TERMINATION_GRACE_SECONDS,
+} from '../api/serving-limits.js';
 import {
   httpProbe,
   restrictedContainerSecurityContext,
@@ -111,6 +115,8 @@ export function renderWebhookDeployment(
       replicas: o.replicas ?? DEFAULT_WEBHOOK_REPLICAS,
       selector: { matchLabels: { ...WEBHOOK_SELECTOR } },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      // A Pod it replaces (ours or upstream's) stops only once the new Pod's endpoint has reached the API server.
+      minReadySeconds: MIN_READY_SECONDS,
       template: {
         metadata: { labels: podLabels },
         spec: {

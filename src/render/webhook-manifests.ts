@@ -192,7 +192,10 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       metadata: meta(WEBHOOK_SERVICE),
       spec: {
         selector: { ...WEBHOOK_SELECTOR },
-        ports: [{ name: 'https', port: 443, targetPort: WEBHOOK_PORT, protocol: 'TCP' }],
+        // Upstream's port exactly, unnamed: the API server picks an endpoint by the Service port's
+        // name, so renaming it over upstream's install left no endpoint until the endpoints caught
+        // up, and calls failed open (docs/webhook-hardening.md, "No fail-open in a rollout or a takeover").
+        ports: [{ port: 443, targetPort: WEBHOOK_PORT, protocol: 'TCP' }],
       },
     },
     networkPolicies,

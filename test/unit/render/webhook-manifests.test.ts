@@ -1,4 +1,4 @@
-import type { V1PolicyRule } from '@kubernetes/client-node';
+import type { V1PolicyRule, V1Service } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
@@ -27,6 +27,7 @@ import { renderWebhookManifests, webhookManifestList } from '../../../src/render
 import { UPSTREAM_LEFTOVERS } from '../../../src/api/upstream-leftovers.js';
 import { RESTARTER_LEASE } from '../../../src/api/trust-stamp.js';
 import { trustRestartRules } from '../../../src/render/webhook-rbac.js';
+import { upstreamInstall } from '../../support/upstream-install.js';
 import { WEBHOOK_WRITE_POLICY } from '../../../src/render/webhook-write-policy.js';
 import { WEBHOOK_SECRET_POLICY } from '../../../src/render/webhook-secret-policy.js';
 import { WEBHOOK_REGISTRATION_POLICY } from '../../../src/render/webhook-registration-policy.js';
@@ -228,9 +229,21 @@ describe('rendered webhook manifests', () => {
     assert.equal(m.podDisruptionBudget.spec!.minAvailable, 1);
     assert.deepEqual(m.podDisruptionBudget.spec!.selector, m.deployment.spec!.selector);
     assert.deepEqual(m.service.spec!.selector, m.deployment.spec!.selector.matchLabels);
-    assert.deepEqual(m.service.spec!.ports, [
-      { name: 'https', port: 443, targetPort: 9443, protocol: 'TCP' },
-    ]);
+    assert.deepEqual(m.service.spec!.ports, [{ port: 443, targetPort: 9443, protocol: 'TCP' }]);
+  });
+
+  test('a rollout stops an old Pod only once the new one has been Ready for the endpoint propagation', () => {
+    const spec = m.deployment.spec!;
+    assert.deepEqual(spec.strategy?.rollingUpdate, { maxUnavailable: 0, maxSurge: 1 });
+    assert.ok((spec.minReadySeconds ?? 0) >= SHUTDOWN_DELAY_SECONDS, String(spec.minReadySeconds));
+  });
+
+  test("the Service's ports are upstream's: a takeover renames no port the API server resolves by", () => {
+    const upstream: V1Service | undefined = upstreamInstall().find(
+      (o) => o.kind === 'Service' && o.metadata?.name === WEBHOOK_SERVICE,
+    );
+    assert.ok(upstream, "upstream's webhook Service");
+    assert.deepEqual(m.service.spec!.ports, upstream.spec!.ports);
   });
 
   test('RBAC: by name wherever the verb allows it', () => {
