@@ -8,7 +8,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -24,14 +24,12 @@ import {
 } from '../../src/api/workload-health.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { freePort } from '../../src/envtest/free-port.js';
-import {
-  createCertificateAuthority,
-  type CertificateAuthority,
-} from '../../src/pki/certificate-authority.js';
-import { issueCertificate } from '../../src/pki/issue-certificate.js';
+import type { CertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { WEBHOOK_MALLOC_ENV, WEBHOOK_NODE_OPTIONS } from '../../src/render/webhook-deployment.js';
 import { useControlPlane } from '../support/control-plane.js';
-import { podReview, seedConfigText, seedPodBefore } from '../support/fixtures.js';
+import { writeServingFiles } from '../support/serving-files.js';
+import { putSeedConfig } from '../support/webhook-runtime.js';
+import { podReview, seedPodBefore } from '../support/fixtures.js';
 import { httpsCall, type Reply } from '../support/https-call.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
@@ -107,29 +105,9 @@ function logLines(out: string): LogLine[] {
 describe('a tenant with 400 Pods of 250 KB annotations leaves the webhook serving', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'rtb-large-lists-'));
-    ca = await createCertificateAuthority({ commonName: 'large-lists-test-ca' });
-    const serving = await issueCertificate(ca, {
-      commonName: 'w',
-      ipAddresses: ['127.0.0.1'],
-      usage: 'server',
-    });
-    certFile = join(dir, 'tls.crt');
-    keyFile = join(dir, 'tls.key');
-    await writeFile(certFile, serving.certPem);
-    await writeFile(keyFile, serving.keyPem);
+    ({ ca, certFile, keyFile } = await writeServingFiles(dir, 'large-lists-test-ca'));
     core = plane().cluster('runtime').kubeConfig().makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await core.createNamespacedSecret({
-      namespace: NS,
-      body: { metadata: { name: 'registry-credentials' }, type: 'Opaque', data: { token: 'eA==' } },
-    });
-    await core.createNamespacedConfigMap({
-      namespace: NS,
-      body: {
-        metadata: { name: 'rt-bootstrapper-config' },
-        data: { 'rt-bootstrapper-config.json': seedConfigText() },
-      },
-    });
+    await putSeedConfig(plane().cluster('runtime'));
     // A candidate set: its check lists every Pod of the cluster (registries that refuse at once).
     const candidate = JSON.stringify({
       overrides: { 'docker.io': '127.0.0.1:1' },

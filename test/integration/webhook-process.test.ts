@@ -1,6 +1,5 @@
 // `rtb webhook` as its own process, as the kubelet runs it: a start that fails exits at once with
 // the reason on one line; SIGTERM drains without losing a request that reached it, and exits 0.
-import { CoreV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -10,15 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../../src/envtest/free-port.js';
-import {
-  createCertificateAuthority,
-  type CertificateAuthority,
-} from '../../src/pki/certificate-authority.js';
-import { issueCertificate } from '../../src/pki/issue-certificate.js';
+import type { CertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { TERMINATION_GRACE_SECONDS } from '../../src/api/serving-limits.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { writeServingFiles } from '../support/serving-files.js';
+import { putSeedConfig } from '../support/webhook-runtime.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import { podReview, seedConfigText, seedPodBefore } from '../support/fixtures.js';
+import { podReview, seedPodBefore } from '../support/fixtures.js';
 import { httpsCall } from '../support/https-call.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
@@ -187,29 +184,8 @@ function flood(
 describe('rtb webhook as its own process', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'rtb-webhook-process-'));
-    ca = await createCertificateAuthority({ commonName: 'webhook-process-test-ca' });
-    const serving = await issueCertificate(ca, {
-      commonName: 'w',
-      ipAddresses: ['127.0.0.1'],
-      usage: 'server',
-    });
-    certFile = join(dir, 'tls.crt');
-    keyFile = join(dir, 'tls.key');
-    await writeFile(certFile, serving.certPem);
-    await writeFile(keyFile, serving.keyPem);
-    const core = plane().cluster('runtime').kubeConfig().makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: 'kyma-system' } } });
-    await core.createNamespacedSecret({
-      namespace: 'kyma-system',
-      body: { metadata: { name: 'registry-credentials' }, type: 'Opaque', data: { token: 'eA==' } },
-    });
-    await core.createNamespacedConfigMap({
-      namespace: 'kyma-system',
-      body: {
-        metadata: { name: 'rt-bootstrapper-config' },
-        data: { 'rt-bootstrapper-config.json': seedConfigText() },
-      },
-    });
+    ({ ca, certFile, keyFile } = await writeServingFiles(dir, 'webhook-process-test-ca'));
+    await putSeedConfig(plane().cluster('runtime'));
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
