@@ -20,6 +20,7 @@ import {
 } from '../api/serving-limits.js';
 import {
   httpProbe,
+  httpStartupProbe,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
   spreadOverNodes,
@@ -177,6 +178,8 @@ export function renderWebhookDeployment(
                 { name: WEBHOOK_PORT_NAME, containerPort: WEBHOOK_PORT, protocol: 'TCP' },
                 { name: WEBHOOK_METRICS_PORT_NAME, containerPort: WEBHOOK_METRICS_PORT, protocol: 'TCP' },
               ],
+              // Liveness only once it served: a slow start is not a hung process.
+              startupProbe: httpStartupProbe('/healthz', WEBHOOK_PORT_NAME, 'HTTPS'),
               readinessProbe: probe('/readyz'),
               livenessProbe: probe('/healthz'),
               resources: {
