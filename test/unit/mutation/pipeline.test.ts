@@ -48,6 +48,9 @@ const plainPod: Pod = {
   spec: { containers: [{ name: 'app', image: 'replace.me/app:1' }] },
 };
 
+/** Each operation of a result's patch as `op path`. */
+const opsOf = (result: MutatePodResult): string[] => result.patch.map((op) => `${op.op} ${op.path}`);
+
 describe('mutatePod: a runtime that cannot take the trust-bundle mount', () => {
   test('the seed Pod gets everything but the trust bundle, and a warning saying why', () => {
     for (const capability of [
@@ -99,19 +102,16 @@ describe('mutatePod: the seed example', () => {
 
   test('the seed patch: precise operations, annotation key escaped', () => {
     const result = run({ pod: seedBefore, operation: 'CREATE', config: seedConfig });
-    assert.deepEqual(
-      result.patch.map((op) => `${op.op} ${op.path}`),
-      [
-        'replace /spec/containers/0/image',
-        'add /spec/imagePullSecrets',
-        'add /spec/containers/0/env',
-        'add /spec/volumes',
-        'add /spec/containers/0/volumeMounts',
-        'add /metadata/labels/rt-bootstrapper.kyma-project.io~1ctb-mounted',
-        'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
-        'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1modified',
-      ],
-    );
+    assert.deepEqual(opsOf(result), [
+      'replace /spec/containers/0/image',
+      'add /spec/imagePullSecrets',
+      'add /spec/containers/0/env',
+      'add /spec/volumes',
+      'add /spec/containers/0/volumeMounts',
+      'add /metadata/labels/rt-bootstrapper.kyma-project.io~1ctb-mounted',
+      'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
+      'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1modified',
+    ]);
   });
 
   test('a second pass over the seed result changes nothing', () => {
@@ -331,15 +331,12 @@ describe('mutatePod: UPDATE and subresources', () => {
 
   test('UPDATE without oldPod: only images of containers and init containers, plus the marks', () => {
     const result = run({ pod: running, operation: 'UPDATE', config: makeConfig() });
-    assert.deepEqual(
-      result.patch.map((op) => `${op.op} ${op.path}`),
-      [
-        'replace /spec/containers/0/image',
-        'replace /spec/initContainers/0/image',
-        'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
-        'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1modified',
-      ],
-    );
+    assert.deepEqual(opsOf(result), [
+      'replace /spec/containers/0/image',
+      'replace /spec/initContainers/0/image',
+      'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1defaulted',
+      'add /metadata/annotations/rt-bootstrapper.kyma-project.io~1modified',
+    ]);
     assert.deepEqual(result.selected, [FEATURE_ALTER_IMG_REGISTRY]);
   });
 

@@ -59,6 +59,15 @@ async function refusal(p: Promise<AdmittedBody>): Promise<GateRefusal> {
   return error;
 }
 
+/** A request of `size` bytes admitted to `gate`, `sent` of them arrived and read: it, and its admission. */
+async function arrived(gate: RequestGate, size: number, sent: number) {
+  const request = fakeRequest(size);
+  const pending = gate.admit(request.req);
+  request.send(sent);
+  await settle();
+  return [request, pending] as const;
+}
+
 describe('the request gate: what a request holds', () => {
   test('a declared length costs nothing: requests declaring the whole budget and sending nothing do not keep a sent one out', async () => {
     const gate = new RequestGate(LIMITS);
@@ -111,14 +120,8 @@ describe('the request gate: what a request holds', () => {
 
   test('while the read budget is full an incomplete body stops being read until room is given back; a complete one goes on', async () => {
     const gate = new RequestGate({ ...LIMITS, readBudgetBytes: 100 });
-    const big = fakeRequest(200);
-    const bigPending = gate.admit(big.req);
-    big.send(80);
-    await settle();
-    const next = fakeRequest(60);
-    const nextPending = gate.admit(next.req);
-    next.send(50);
-    await settle();
+    const [big, bigPending] = await arrived(gate, 200, 80);
+    const [next, nextPending] = await arrived(gate, 60, 50);
     assert.equal(gate.state.readBytes, 130, 'what arrived is counted, whether it fits or not');
     assert.equal(gate.state.waiting, 1, 'the incomplete body waits for room');
     const whole = fakeRequest(40);
@@ -142,14 +145,8 @@ describe('the request gate: what a request holds', () => {
 
   test('the oldest request reading goes on while the budget is full, so some body always completes', async () => {
     const gate = new RequestGate({ ...LIMITS, readBudgetBytes: 100 });
-    const oldest = fakeRequest(300);
-    const oldestPending = gate.admit(oldest.req);
-    oldest.send(60);
-    await settle();
-    const younger = fakeRequest(300);
-    const youngerPending = gate.admit(younger.req);
-    younger.send(60);
-    await settle();
+    const [oldest, oldestPending] = await arrived(gate, 300, 60);
+    const [younger, youngerPending] = await arrived(gate, 300, 60);
     assert.equal(gate.state.waiting, 1, 'the younger one waits');
     oldest.send(240);
     oldest.end();

@@ -36,6 +36,22 @@ const plan = (p: Partial<PlanInput>) =>
 
 const desiredOf = (r: ReturnType<typeof planRollout>) => Object.fromEntries(r.desired);
 
+/**
+ * A rollout of v2 under POLICY with `over` and a canary wave that does not soak, once rt-1 (the
+ * canary) runs v2 at 2 s: the policy and the state then.
+ */
+function pastUnsoakedCanary(over: Partial<RolloutPolicy>) {
+  const policy = { ...POLICY, ...over, waves: [{ name: 'canary', selector: CANARY, soakMs: 0 }] };
+  const first = plan({ policy }).state;
+  const s = plan({
+    policy,
+    state: first,
+    now: 2_000,
+    runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }),
+  }).state;
+  return { policy, s };
+}
+
 describe('wave planner', () => {
   test('no state yet: the target in force is adopted as healthy everywhere, nothing rolls', () => {
     const r = planRollout({ policy: POLICY, runtimes: fleet('v1'), target: 'v1', state: undefined, now: 0 });
@@ -152,13 +168,7 @@ describe('wave planner', () => {
   });
 
   test('an unreachable runtime counts against the threshold after the deadline and never blocks forever', () => {
-    const policy = {
-      ...POLICY,
-      failureThreshold: 1,
-      waves: [{ name: 'canary', selector: CANARY, soakMs: 0 }],
-    };
-    let s = plan({ policy }).state;
-    s = plan({ policy, state: s, now: 2_000, runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }) }).state;
+    const { policy, s } = pastUnsoakedCanary({ failureThreshold: 1 });
     assert.equal(s.wave, 1, 'the canary wave passed');
     const oneDown = fleet('v2', { 'rt-3': { current: 'v1', health: 'pending', reason: 'unreachable' } });
     const waiting = plan({ policy, state: s, now: 2_000 + 299_999, runtimes: oneDown });
@@ -243,13 +253,7 @@ describe('wave planner', () => {
   });
 
   test('an earlier wave regressing during a later one halts too', () => {
-    const policy = {
-      ...POLICY,
-      minFailedRuntimes: 1,
-      waves: [{ name: 'canary', selector: CANARY, soakMs: 0 }],
-    };
-    let s = plan({ policy }).state;
-    s = plan({ policy, state: s, now: 2_000, runtimes: fleet('v1', { 'rt-1': { current: 'v2' } }) }).state;
+    const { policy, s } = pastUnsoakedCanary({ minFailedRuntimes: 1 });
     assert.equal(s.wave, 1);
     const r = plan({
       policy,
