@@ -24,7 +24,6 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { ANNOTATION_DEFAULTED } from '../src/api/webhook-features.js';
 import { ControlPlane, type LocalCluster } from '../src/envtest/control-plane.js';
 import { applyObjects } from '../src/kube/apply.js';
 import { MUTATING_WEBHOOK_NAME } from '../src/api/runtime-names.js';
@@ -33,8 +32,14 @@ import { envNumber, isMain, say as print } from './support/env.js';
 import { meanCallMs, webhookCallTotals } from './support/apiserver-webhook-metric.js';
 import { PodClient } from './support/pod-client.js';
 import { machineCpuSeconds } from './support/proc.js';
-import { buildChildren, scratchDir, sleep } from './support/processes.js';
-import { describeLatency, ms, summarize, verdict, type LatencySummary } from './support/stats.js';
+import { buildChildren, scratchDir } from './support/processes.js';
+import {
+  awaitAdmission,
+  interleavedCreates,
+  podNamed,
+  type CreateSeries,
+} from './support/interleaved-creates.js';
+import { describeLatency, ms, verdict, type LatencySummary } from './support/stats.js';
 import {
   admissionReviewFor,
   applyWebhookSources,
@@ -89,24 +94,6 @@ export interface PodCreateFigures {
   readonly machineCpu: number;
 }
 
-const podNamed = (template: V1Pod, name: string): V1Pod => ({
-  ...template,
-  metadata: { ...template.metadata, name },
-});
-
-interface Series {
-  readonly client: PodClient;
-  readonly pod: V1Pod;
-  readonly mutatedExpected: boolean;
-  /** Created with this generateName instead of a name of its own, as a ReplicaSet creates Pods. */
-  readonly generateName?: string;
-}
-
-const generated = (template: V1Pod, prefix: string): V1Pod => {
-  const { name: _name, ...metadata } = template.metadata ?? {};
-  return { ...template, metadata: { ...metadata, generateName: prefix } };
-};
-
 /** Runs the benchmark; prints as it goes and returns the figures. */
 export async function runPodCreateLatency(say: (line: string) => void = print): Promise<PodCreateFigures> {
   const pods = envNumber('BENCH_PODS', 300);
@@ -155,36 +142,12 @@ export async function runPodCreateLatency(say: (line: string) => void = print): 
       await client(echo),
     ];
     const template = seedPod();
-    let serial = 0;
-
-    /** Creates `count` Pods per series, interleaved with the order rotating; returns the times per series. */
-    const interleaved = async (count: number, series: readonly Series[]): Promise<LatencySummary[]> => {
-      const times = series.map(() => [] as number[]);
-      for (let i = 0; i < count; i++) {
-        for (let k = 0; k < series.length; k++) {
-          const index = (i + k) % series.length;
-          const s = series[index]!;
-          const body =
-            s.generateName === undefined
-              ? podNamed(s.pod, `bench-${++serial}`)
-              : generated(s.pod, s.generateName);
-          const created = await s.client.create('default', body);
-          const isMutated = created.pod.metadata?.annotations?.[ANNOTATION_DEFAULTED] === 'true';
-          if (isMutated !== s.mutatedExpected) {
-            throw new Error(
-              `Pod ${created.pod.metadata?.name ?? '?'}: mutated ${isMutated}, expected ${s.mutatedExpected}`,
-            );
-          }
-          times[index]!.push(created.ms);
-        }
-      }
-      return times.map(summarize);
-    };
+    const interleaved = interleavedCreates();
 
     say(
       `calibration (no webhook registered): ${warmup} warm-up + ${calibrationPods} creates per cluster, interleaved`,
     );
-    const calibrationSeries: Series[] = [plainClient, hookedClient, echoClient].map((c) => ({
+    const calibrationSeries: CreateSeries[] = [plainClient, hookedClient, echoClient].map((c) => ({
       client: c,
       pod: template,
       mutatedExpected: false,
@@ -208,7 +171,7 @@ export async function runPodCreateLatency(say: (line: string) => void = print): 
       spec: sample.pod.spec,
     };
 
-    const series: Series[] = [
+    const series: CreateSeries[] = [
       { client: plainClient, pod: template, mutatedExpected: false },
       { client: hookedClient, pod: template, mutatedExpected: true },
       { client: echoClient, pod: template, mutatedExpected: true },
@@ -311,14 +274,11 @@ async function register(
     failurePolicy: 'Fail',
   }).mutatingWebhookConfiguration;
   await applyObjects(cluster.kubeConfig(), [registration]);
-  // The API server learns about a new webhook through an informer; probe with dry runs.
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const probe = await client.create('default', podNamed(template, 'rtb-bench-probe'), true);
-    if (probe.pod.metadata?.annotations?.[ANNOTATION_DEFAULTED] === 'true') return;
-    await sleep(100);
-  }
-  throw new Error(`the API server of ${cluster.name} did not call its webhook within ${timeoutMs} ms`);
+  await awaitAdmission(
+    { client, pod: template, mutatedExpected: true },
+    `the webhook of ${cluster.name}`,
+    timeoutMs,
+  );
 }
 
 interface Histogram {

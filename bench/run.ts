@@ -3,6 +3,7 @@
 // runs. The exit status is 1 if any benchmark failed (a missed target is not a failure: the
 // figures are printed, never asserted).
 import { cpus } from 'node:os';
+import { admissionPathSummary, runAdmissionPaths, type AdmissionPathFigures } from './admission-paths.js';
 import { driftSummary, runDriftRepair, type DriftFigures } from './drift-repair.js';
 import { podCreateSummary, runPodCreateLatency, type PodCreateFigures } from './pod-create-latency.js';
 import { propagationSummary, runPropagation, type PropagationFigures } from './propagation.js';
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
   const failures: string[] = [];
   let throughput: ThroughputFigures | undefined;
   let pods: PodCreateFigures | undefined;
+  let admission: AdmissionPathFigures | undefined;
   const propagation: PropagationFigures[] = [];
   let drift: DriftFigures | undefined;
   let hostile: HostileFigures | undefined;
@@ -35,6 +37,15 @@ async function main(): Promise<void> {
   } catch (error) {
     failures.push(
       `pod-create-latency: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+  }
+
+  say('');
+  try {
+    admission = await runAdmissionPaths(say);
+  } catch (error) {
+    failures.push(
+      `admission-paths: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
     );
   }
 
@@ -89,6 +100,7 @@ async function main(): Promise<void> {
   );
   if (throughput) for (const line of throughputSummary(throughput)) say(line);
   if (pods) for (const line of podCreateSummary(pods)) say(line);
+  if (admission) for (const line of admissionPathSummary(admission)) say(line);
   for (const p of propagation) for (const line of propagationSummary(p)) say(line);
   if (drift) for (const line of driftSummary(drift)) say(line);
   if (hostile) for (const line of hostileSummary(hostile)) say(line);

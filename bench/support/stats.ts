@@ -4,6 +4,7 @@ export interface LatencySummary {
   readonly mean: number;
   readonly p50: number;
   readonly p90: number;
+  readonly p95: number;
   readonly p99: number;
   readonly p999: number;
   readonly max: number;
@@ -26,6 +27,7 @@ export function summarize(samples: ArrayLike<number>): LatencySummary {
     mean: sorted.length > 0 ? sum / sorted.length : Number.NaN,
     p50: percentile(sorted, 50),
     p90: percentile(sorted, 90),
+    p95: percentile(sorted, 95),
     p99: percentile(sorted, 99),
     p999: percentile(sorted, 99.9),
     max: sorted.length > 0 ? (sorted[sorted.length - 1] ?? Number.NaN) : Number.NaN,
