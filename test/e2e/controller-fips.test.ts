@@ -11,7 +11,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { connect, type SecureVersion } from 'node:tls';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
 import { RUNTIME_NAMESPACE, WEBHOOK_TLS_SECRET } from '../../src/api/runtime-names.js';
@@ -22,6 +21,7 @@ import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { WATCH_EVENT_PATH, encodeWatchEvent } from '../../src/drift/watch-event.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { tlsProtocol } from '../support/tls-protocol.js';
 import { writeDriftClientFiles } from '../support/direct-fleet.js';
 import { httpsCall } from '../support/https-call.js';
 import {
@@ -30,6 +30,7 @@ import {
   RB_PATH,
   coreOf,
   createRuntimeBootstrapper,
+  kubeconfigFor,
   markDeploymentAvailable,
   putAdminKubeconfigSecret,
   putSources,
@@ -54,24 +55,6 @@ async function imageEnv(layoutDir: string): Promise<Record<string, string>> {
   return Object.fromEntries(pairs) as Record<string, string>;
 }
 
-/** The protocol a client speaking only `version` agrees on with the listener, or 'refused'. */
-function protocolWith(
-  port: number,
-  version: SecureVersion,
-  files: { cert: Buffer; key: Buffer; ca: Buffer },
-): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port, ...files, minVersion: version, maxVersion: version });
-    socket.on('secureConnect', () => {
-      resolve(socket.getProtocol() ?? 'none');
-      socket.destroy();
-    });
-    socket.on('error', () => {
-      resolve('refused');
-    });
-  });
-}
-
 describe('rtb controller --fips in the image, direct mode against real API servers', () => {
   let scratch: string;
   let rootfs: string;
@@ -79,6 +62,7 @@ describe('rtb controller --fips in the image, direct mode against real API serve
   let child: ChildProcess;
   let output = '';
   let driftPort: number;
+  let metricsPort: number;
   // As the image's user, in its root filesystem, on this host's network (the API servers on loopback).
   const chrootRtb = (args: readonly string[]): string[] => [
     '--userspec=65532:65532',
@@ -106,6 +90,7 @@ describe('rtb controller --fips in the image, direct mode against real API serve
     await putAdminKubeconfigSecret(kcp, plane().cluster('rt-f'), 'rt-f');
     await writeFile(join(rootfs, 'tmp', 'kcp.kubeconfig'), kcp.kubeconfig, { mode: 0o644 });
     driftPort = await freePort();
+    metricsPort = await freePort();
     child = spawn(
       CHROOT,
       chrootRtb([
@@ -117,7 +102,7 @@ describe('rtb controller --fips in the image, direct mode against real API serve
         `--cluster-trust-bundle=${CTB_NAME}`,
         '--no-leader-elect',
         '--metrics-host=127.0.0.1',
-        '--metrics-port=0',
+        `--metrics-port=${metricsPort}`,
         '--coalesce=200ms',
         `--drift-listen=127.0.0.1:${driftPort}`,
         `--drift-url=https://127.0.0.1:${driftPort}`,
@@ -187,8 +172,9 @@ describe('rtb controller --fips in the image, direct mode against real API serve
       const [cert, key, ca] = await Promise.all(
         [files.certFile, files.keyFile, files.caFile].map((f) => readFile(f)),
       );
-      assert.equal(await protocolWith(driftPort, 'TLSv1.3', { cert: cert!, key: key!, ca: ca! }), 'TLSv1.3');
-      assert.equal(await protocolWith(driftPort, 'TLSv1.2', { cert: cert!, key: key!, ca: ca! }), 'refused');
+      const target = { port: driftPort, cert, key, ca };
+      assert.equal(await tlsProtocol(target, 'TLSv1.3'), 'TLSv1.3');
+      assert.match(await tlsProtocol(target, 'TLSv1.2'), /^refused: /);
       const reply = await httpsCall({
         port: driftPort,
         caPem: ca!.toString(),
@@ -207,6 +193,66 @@ describe('rtb controller --fips in the image, direct mode against real API serve
       );
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a webhook with --fips in the same root filesystem attests to the listener: the drift client's mutual TLS in FIPS mode too", async () => {
+    const runtime = plane().cluster('rt-f');
+    const dir = join(rootfs, 'tmp', 'rt');
+    await writeDriftClientFiles(runtime, join(dir, 'drift'));
+    const serving = await coreOf(runtime).readNamespacedSecret({
+      name: WEBHOOK_TLS_SECRET,
+      namespace: RUNTIME_NAMESPACE,
+    });
+    await writeFile(join(dir, 'tls.crt'), Buffer.from(serving.data?.['tls.crt'] ?? '', 'base64'));
+    await writeFile(join(dir, 'tls.key'), Buffer.from(serving.data?.['tls.key'] ?? '', 'base64'), {
+      mode: 0o644,
+    });
+    await writeFile(join(dir, 'kubeconfig'), await kubeconfigFor(runtime, 'rtb-webhook', ['system:masters']));
+    let webhookOutput = '';
+    const webhook = spawn(
+      CHROOT,
+      chrootRtb([
+        'webhook',
+        '--fips',
+        '--kubeconfig=/tmp/rt/kubeconfig',
+        '--tls-cert=/tmp/rt/tls.crt',
+        '--tls-key=/tmp/rt/tls.key',
+        '--host=127.0.0.1',
+        `--port=${await freePort()}`,
+        `--metrics-port=${await freePort()}`,
+        `--drift-url=https://127.0.0.1:${driftPort}`,
+        '--drift-cert=/tmp/rt/drift/tls.crt',
+        '--drift-key=/tmp/rt/drift/tls.key',
+        '--drift-ca=/tmp/rt/drift/ca.crt',
+        '--no-trust-restart',
+        '--shutdown-delay=0s',
+      ]),
+      {
+        env: { ...env, POD_NAMESPACE: RUNTIME_NAMESPACE, POD_NAME: 'fips-webhook' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    webhook.stdout.on('data', (c: Buffer) => (webhookOutput += c.toString()));
+    webhook.stderr.on('data', (c: Buffer) => (webhookOutput += c.toString()));
+    try {
+      // The attestor, on the runtime agent's leader, sends its first attestation within 30 s.
+      const received = await eventually(
+        async () => {
+          assert.equal(webhook.exitCode, null, `the webhook exited:\n${webhookOutput.slice(-3000)}`);
+          const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+          const counts = [...metrics.matchAll(/^rtb_attestations_received_total\{[^}]*\} (\d+)$/gm)];
+          const total = counts.reduce((sum, m) => sum + Number(m[1]), 0);
+          return total > 0 ? total : undefined;
+        },
+        120_000,
+        `an attestation from the FIPS webhook (webhook output:\n${webhookOutput.slice(-3000)})`,
+      );
+      assert.ok(received > 0);
+      assert.match(webhookOutput, /"msg":"FIPS mode: the FIPS provider serves every algorithm, MD5 refused"/);
+    } finally {
+      webhook.kill('SIGTERM');
+      await new Promise((r) => webhook.once('exit', r));
     }
   });
 

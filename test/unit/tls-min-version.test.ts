@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { connect, type SecureVersion, type TLSSocket } from 'node:tls';
+import type { SecureVersion, TLSSocket } from 'node:tls';
 import { Registry } from 'prom-client';
 import { EventListener } from '../../src/drift/event-listener.js';
 import { ReloadingTlsAgent } from '../../src/drift/reloading-tls-agent.js';
@@ -17,34 +17,16 @@ import type { CertificateAuthority } from '../../src/pki/certificate-authority.j
 import type { IssuedCertificate } from '../../src/pki/issue-certificate.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { startUnitWebhook } from '../support/unit-webhook.js';
+import { tlsProtocol } from '../support/tls-protocol.js';
 import { loopbackServingCert, newCa, runtimeClientCert, writeClientFiles } from './drift/tls-fixtures.js';
 
 /** The protocol a client speaking only `version` agrees on, or the handshake's error. */
-function handshake(
+const handshake = (
   port: number,
   version: SecureVersion,
   caPem: string,
   client?: IssuedCertificate,
-): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect({
-      host: '127.0.0.1',
-      port,
-      ca: caPem,
-      minVersion: version,
-      maxVersion: version,
-      cert: client?.certPem,
-      key: client?.keyPem,
-    });
-    socket.on('secureConnect', () => {
-      resolve(socket.getProtocol() ?? 'none');
-      socket.destroy();
-    });
-    socket.on('error', (error: Error) => {
-      resolve(`refused: ${error.message}`);
-    });
-  });
-}
+): Promise<string> => tlsProtocol({ port, ca: caPem, cert: client?.certPem, key: client?.keyPem }, version);
 
 describe('TLS 1.3 by default, 1.2 on request', () => {
   let ca: CertificateAuthority;
