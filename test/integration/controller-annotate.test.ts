@@ -191,6 +191,17 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
     await kim.stop();
   });
 
+  /** Waits until the controller reports `source` as a problem for `reason` (`what` for the failure). */
+  const problemReported = (source: string, reason: string, what: string) =>
+    eventually(
+      async () =>
+        (await metricValue(app, 'rtb_controller_source_problem', { source, reason })) === 1
+          ? true
+          : undefined,
+      15_000,
+      what,
+    );
+
   test('the first start records the current sources and signals nobody', async () => {
     await passCompleted('the baseline');
     await nobodySignalled(new Map(), 'first start');
@@ -273,49 +284,24 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
   test('an invalid or missing source is reported and never propagated; the same content back is no change', async (t) => {
     const before = new Map(kim.consumed);
     await setConfigText(kcp, '{"availableFeatures":["rt-cfg.kyma-project.io/not-a-feature"]}');
-    await eventually(
-      async () =>
-        (await metricValue(app, 'rtb_controller_source_problem', {
-          source: 'configMap',
-          reason: 'invalid',
-        })) === 1
-          ? true
-          : undefined,
-      15_000,
-      'the invalid ConfigMap to be reported',
-    );
+    await problemReported('configMap', 'invalid', 'the invalid ConfigMap to be reported');
     const events = kcp.kc.makeApiClient(EventsV1Api);
     const reasons = async (): Promise<string[]> =>
       (await events.listNamespacedEvent({ namespace: NS })).items.map(
         (e) => `${e.reason ?? ''}/${e.regarding?.name ?? ''}`,
       );
-    await eventually(
-      async () => ((await reasons()).includes(`SourceInvalid/${CONFIG_MAP}`) ? true : undefined),
-      15_000,
-      'a SourceInvalid event',
-    );
+    /** Waits until an event `reason/name` is recorded. */
+    const eventSeen = (reasonAndName: string, what: string) =>
+      eventually(async () => ((await reasons()).includes(reasonAndName) ? true : undefined), 15_000, what);
+    await eventSeen(`SourceInvalid/${CONFIG_MAP}`, 'a SourceInvalid event');
     assert.ok(logs.text().includes('source not usable'), 'logged');
     await nobodySignalled(before, 'invalid config');
 
     // A missing Secret is a problem too; recreated with the content last signalled, it is no change.
     const secret = await kcp.core.readNamespacedSecret({ name: PULL_SECRET, namespace: NS });
     await kcp.core.deleteNamespacedSecret({ name: PULL_SECRET, namespace: NS });
-    await eventually(
-      async () =>
-        (await metricValue(app, 'rtb_controller_source_problem', {
-          source: 'pullSecret',
-          reason: 'missing',
-        })) === 1
-          ? true
-          : undefined,
-      15_000,
-      'the missing Secret to be reported',
-    );
-    await eventually(
-      async () => ((await reasons()).includes(`SourceMissing/${PULL_SECRET}`) ? true : undefined),
-      15_000,
-      'a SourceMissing event',
-    );
+    await problemReported('pullSecret', 'missing', 'the missing Secret to be reported');
+    await eventSeen(`SourceMissing/${PULL_SECRET}`, 'a SourceMissing event');
     await kcp.core.createNamespacedSecret({
       namespace: NS,
       body: { metadata: { name: PULL_SECRET }, type: secret.type, data: secret.data },
@@ -440,17 +426,7 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
   test('a manifests ConfigMap without manifests.yaml is reported and held, not a crash; fixed, it is signalled once', async (t) => {
     const before = new Map(kim.consumed);
     await setManifests({ 'rt-bootstrapper-config.json': '{}' });
-    await eventually(
-      async () =>
-        (await metricValue(app, 'rtb_controller_source_problem', {
-          source: 'manifestsConfigMap',
-          reason: 'invalid',
-        })) === 1
-          ? true
-          : undefined,
-      15_000,
-      'the invalid manifests ConfigMap to be reported',
-    );
+    await problemReported('manifestsConfigMap', 'invalid', 'the invalid manifests ConfigMap to be reported');
     const events = kcp.kc.makeApiClient(EventsV1Api);
     await eventually(
       async () =>

@@ -158,6 +158,16 @@ describe('the webhook through a real kube-apiserver', () => {
   test('the copies follow the source, and an edited or deleted copy is restored', async () => {
     await core.createNamespace({ body: { metadata: { name: 'copies' } } });
     const read = () => core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'copies' });
+    /** Waits until the copy holds the source's v2 credentials (`what` brought them there). */
+    const holdsV2 = (what: string) =>
+      eventually(
+        async () =>
+          (await read()).data?.['.dockerconfigjson'] === dockerConfig('v2')['.dockerconfigjson']
+            ? true
+            : undefined,
+        15_000,
+        what,
+      );
     await eventually(async () => (await read()).data, 15_000, 'a copy in a new namespace');
     await core.replaceNamespacedSecret({
       name: 'registry-credentials',
@@ -168,28 +178,14 @@ describe('the webhook through a real kube-apiserver', () => {
         data: dockerConfig('v2'),
       },
     });
-    await eventually(
-      async () =>
-        (await read()).data?.['.dockerconfigjson'] === dockerConfig('v2')['.dockerconfigjson']
-          ? true
-          : undefined,
-      15_000,
-      'the copy to follow the source',
-    );
+    await holdsV2('the copy to follow the source');
     const current = await read();
     await core.replaceNamespacedSecret({
       name: 'registry-credentials',
       namespace: 'copies',
       body: { ...current, data: dockerConfig('tampered') },
     });
-    await eventually(
-      async () =>
-        (await read()).data?.['.dockerconfigjson'] === dockerConfig('v2')['.dockerconfigjson']
-          ? true
-          : undefined,
-      15_000,
-      'the edited copy to be restored',
-    );
+    await holdsV2('the edited copy to be restored');
     await core.deleteNamespacedSecret({ name: 'registry-credentials', namespace: 'copies' });
     await eventually(async () => (await read()).data, 15_000, 'the deleted copy to be restored');
   });
