@@ -38,6 +38,7 @@ export function fleet(n: number, now: number): FleetRuntime[] {
     runtimeId: `5a0c6f3e-${String(i).padStart(4, '0')}-4b1e-9c2d-${String(i * 7919).padStart(12, '0')}`,
     state: stateOf(i),
     driftNotAfter: now + (1 + (i % 90)) * DAY_MS,
+    admissionPath: i % 2 === 0 ? ('policy' as const) : ('webhook' as const),
   }));
 }
 

@@ -48,6 +48,12 @@ export type ConditionType =
    */
   | 'TrustBundleProjection'
   /**
+   * Whether our MutatingAdmissionPolicy mutates Pods inside the runtime's API server (reason
+   * `Served`); False (`NotServed`: the runtime serves no version we speak; `ConfigNotCarried`: the
+   * set's config is more than a policy carries): the webhook alone mutates Pods there.
+   */
+  | 'AdmissionPolicy'
+  /**
    * False (reason `HeldByAnother`) when an older RuntimeBootstrapper names the same runtime ID: this
    * one is not served (nothing on the runtime is touched) until that one is deleted.
    */
@@ -167,6 +173,12 @@ export interface RuntimeBootstrapperStatus {
    * `TrustBundleAPI`) or the set has no bundle.
    */
   clusterTrustBundleAPI?: string;
+  /**
+   * The MutatingAdmissionPolicy API version the runtime serves and our policy is written at
+   * (`admissionregistration.k8s.io/v1` or `…/v1beta1`); absent where it serves none and the webhook
+   * alone mutates Pods (condition `AdmissionPolicy`).
+   */
+  admissionPolicyAPI?: string;
   /**
    * The webhook's figures for the Pods changed under the set applied (zeros: none was); absent
    * while the webhook reports no workloads. Condition `Degraded` says whether any failed.

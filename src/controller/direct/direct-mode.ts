@@ -1,3 +1,4 @@
+import { admissionPathOf } from './admission-policy-plan.js';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { KeepAliveAccess } from '../../kube/keep-alive-access.js';
 import { UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
@@ -334,6 +335,7 @@ export function assembleDirectMode(o: DirectModeOptions): { parts: PartGroup; mo
                   runtimeId: rb.spec.runtimeID,
                   state: rb.status?.state ?? 'Pending',
                   driftNotAfter: reconciler.driftCertificateNotAfter(key),
+                  admissionPath: admissionPathOf(rb.status),
                 };
               }
             },

@@ -17,7 +17,7 @@ import {
   type ServedTrustBundleApi,
   type TrustBundleApi,
 } from '../../kube/trust-bundle-api.js';
-import { ApiDiscoveryError } from '../../kube/api-discovery.js';
+import { ApiDiscoveryError, discoverApi } from '../../kube/api-discovery.js';
 import { trustBundleApis, type TrustBundleApis } from '../../kube/trust-bundle-discovery.js';
 import type { ServingSecretContent } from '../../serving-cert/serving-secret-state.js';
 import { foreignServersAmong, FOREIGN_SERVER_SELECTOR } from '../../serving-cert/foreign-servers.js';
@@ -38,6 +38,8 @@ import {
 } from '../../api/runtime-names.js';
 import { FIELD_MANAGER } from '../../api/runtime-names.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../api/managed-labels.js';
+import { ADMISSION_POLICY_NAME } from '../../render/admission-policy.js';
+import { ADMISSION_POLICY_API, type AdmissionPolicyApi } from './admission-policy-plan.js';
 import { applyInStages } from './apply-stages.js';
 import type { WrittenObject } from './foreign-writers.js';
 import type { RuntimePlan } from './runtime-manifests.js';
@@ -127,6 +129,11 @@ export class RuntimeInstaller {
     const version = TRUST_BUNDLE_VERSIONS.find((v) => trustBundleApiVersion(v) === hint);
     const seed = version === undefined ? undefined : servedTrustBundleApi(version);
     return unwrapUnreachable(this.apis.get(this.access, this.discoveryGet, seed));
+  }
+
+  /** The runtime's MutatingAdmissionPolicy API, discovered now (1-2 GETs; asked on set and install passes only). */
+  admissionPolicyApi(): Promise<AdmissionPolicyApi> {
+    return unwrapUnreachable(discoverApi(ADMISSION_POLICY_API, this.discoveryGet));
   }
 
   /** Runs `call` at the served version, discovering it again after a 404 for the resource. */
@@ -235,6 +242,15 @@ export class RuntimeInstaller {
    */
   async uninstall(plan: Pick<RuntimePlan, 'registration' | 'webhook' | 'manifests'>): Promise<void> {
     for (const o of plan.registration) await this.remove(o);
+    // The policy goes with the registration, its binding first: it admits by parameters that go next.
+    const policyApi = await this.admissionPolicyApi();
+    if (policyApi.served)
+      for (const kind of ['MutatingAdmissionPolicyBinding', 'MutatingAdmissionPolicy'])
+        await this.remove({
+          apiVersion: policyApi.apiVersion,
+          kind,
+          metadata: { name: ADMISSION_POLICY_NAME },
+        });
     for (const o of [...plan.webhook].reverse()) await this.remove(o);
     // The serving certificate's Secret and the Lease of the writer a KIM install's webhook ran.
     const namespace = plan.manifests.namespace.metadata?.name;

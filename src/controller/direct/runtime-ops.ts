@@ -192,6 +192,7 @@ export function runtimeOps(
     // rotation costs no discovery requests, and an upgrade that took that version away shows as
     // a 404, which discovers.
     trustBundleApi: () => need().trustBundleApi(rb.status?.clusterTrustBundleAPI),
+    admissionPolicyApi: () => need().admissionPolicyApi(),
     deploymentReadiness: () => need().deploymentReadiness(namespace),
     followRollout: (readiness) =>
       client !== undefined &&

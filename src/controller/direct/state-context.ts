@@ -11,6 +11,7 @@ import type { WebhookStatusReport } from '../../api/webhook-status.js';
 import type { LeaseFence } from '../../kube/lease-fence.js';
 import type { TrustBundleApi } from '../../kube/trust-bundle-api.js';
 import type { SecretWrite } from '../../serving-cert/serving-secret-plan.js';
+import type { AdmissionPolicyApi } from './admission-policy-plan.js';
 import type { BootstrapperIdentity } from './bootstrapper-index.js';
 import type { ForeignWrite } from './foreign-writers.js';
 import type { PreflightCandidate } from './preflight-candidate.js';
@@ -50,6 +51,8 @@ export interface BootstrapperOps {
   written?(): WrittenRecord | undefined;
   /** The ClusterTrustBundle API the runtime serves (remembered per runtime client). */
   trustBundleApi(): Promise<TrustBundleApi>;
+  /** The MutatingAdmissionPolicy API the runtime serves (discovered on each call). */
+  admissionPolicyApi(): Promise<AdmissionPolicyApi>;
   deploymentReadiness(): Promise<DeploymentReadiness>;
   /**
    * Follows the webhook Deployment's rollout from what `readiness` read: its next move wakes this

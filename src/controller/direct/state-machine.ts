@@ -27,6 +27,15 @@ import {
   type StateFn,
 } from './state-context.js';
 import { sFnObserve } from './observe-state.js';
+import {
+  mountsTrustBundle,
+  planAdmissionPolicy,
+  recordAdmissionPolicy,
+  withPolicy,
+  withPolicyParams,
+  type AdmissionPolicyApi,
+  type PolicyPlan,
+} from './admission-policy-plan.js';
 
 /** Bound on transitions, so a bug in a state cannot spin forever (a full pass takes about 25). */
 const MAX_TRANSITIONS = 40;
@@ -206,8 +215,10 @@ export const sFnSyncConfiguration: StateFn = async (ctx, found) => {
   let wakeAfterMs = found.wakeAfterMs;
   try {
     const api = setHasTrustBundle(ctx.set.set) ? await ctx.ops.trustBundleApi() : undefined;
+    const policyApi = await ctx.ops.admissionPolicyApi();
+    const policy = policyFor(ctx, policyApi);
     await ctx.ops.apply(
-      setWrites(sourcesFor(planSources(ctx.set.set), api), {
+      setWrites(withPolicyParams(sourcesFor(planSources(ctx.set.set), api), policy.params), {
         written: ctx.ops.written?.(),
         held: ctx.rb.status?.appliedVersion,
         full: ctx.forceResync || !installedAtRelease(ctx),
@@ -216,6 +227,7 @@ export const sFnSyncConfiguration: StateFn = async (ctx, found) => {
     );
     // A write that met an upgrade found the version anew: the status says what it was written at.
     recordTrustBundleApi(ctx.status, api?.served ? await ctx.ops.trustBundleApi() : api);
+    recordAdmissionPolicy(ctx.status, policyApi, policy.refusal);
     if (api?.served === false)
       wakeAfterMs = Math.min(wakeAfterMs ?? TRUST_API_RECHECK_MS, TRUST_API_RECHECK_MS);
   } catch (error) {
@@ -232,7 +244,8 @@ export const sFnInstallWebhook: StateFn = async (ctx, found) => {
   if (!ctx.set.ok) return sFnCheckSources;
   if (installedAtRelease(ctx) && !ctx.forceResync) return sFnServingCertificate;
   try {
-    await ctx.ops.apply((await planFor(ctx)).webhook);
+    const policy = policyFor(ctx, await ctx.ops.admissionPolicyApi());
+    await ctx.ops.apply(withPolicy((await planFor(ctx)).webhook, policy.manifests));
   } catch (error) {
     return failed(ctx, error, 'Installed', 'False', 'ApplyFailed');
   }
@@ -338,6 +351,12 @@ async function planFor(ctx: StateContext): Promise<ReturnType<typeof planWebhook
     registrationUrl: ctx.registrationUrl,
     drift: await ctx.ops.drift(),
   });
+}
+
+/** The admission policy's objects for this runtime's set (./admission-policy-plan.ts). */
+function policyFor(ctx: StateContext, api: AdmissionPolicyApi): PolicyPlan {
+  if (!ctx.set.ok) throw new Error('internal: planned without a consistent source set');
+  return planAdmissionPolicy(ctx.set.set, api, mountsTrustBundle(ctx.rb.status?.conditions));
 }
 
 /** Deletion: registration first, then everything else, then the finalizer. */

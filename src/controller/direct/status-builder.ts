@@ -87,6 +87,13 @@ export class StatusBuilder {
     return this;
   }
 
+  /** Records the MutatingAdmissionPolicy API version the policy is written at (none: the field is cleared). */
+  admissionPolicyApi(apiVersion: string | undefined): this {
+    if (apiVersion === undefined) delete this.next.admissionPolicyAPI;
+    else this.next.admissionPolicyAPI = apiVersion;
+    return this;
+  }
+
   /** Records the webhook's figures for the set applied (none: the field is cleared). */
   workloads(summary: WorkloadsSummary | undefined): this {
     if (summary === undefined) delete this.next.workloads;

@@ -57,6 +57,13 @@ export const PULL_SECRET_LAST_CHANGE: MetricSpec<never> = {
   labelNames: [],
 };
 
+/** The runtimes this replica works, by how Pods are mutated there (DESIGN.md §13). */
+export const RUNTIMES_BY_ADMISSION_PATH: MetricSpec<'path'> = {
+  name: 'rtb_runtimes_admission_path',
+  help: 'Runtimes this replica works, by admission path: policy (our MutatingAdmissionPolicy mutates Pods inside the API server, the webhook stays registered) or webhook (the webhook alone, failing open when it cannot answer).',
+  labelNames: ['path'],
+};
+
 /** Opt-in (`--per-runtime-metrics`): each runtime's state, value 1. */
 export const RUNTIME_STATE: MetricSpec<'runtime_id' | 'state'> = {
   name: 'rtb_runtime_state',

@@ -15,6 +15,7 @@ import {
   NOT_READY_SINCE,
   RUNTIME_DRIFT_CLIENT_CERT_EXPIRY,
   RUNTIME_STATE,
+  RUNTIMES_BY_ADMISSION_PATH,
 } from './expiry-metric-specs.js';
 import { NotReadyClock } from './not-ready-clock.js';
 
@@ -26,6 +27,8 @@ export interface FleetRuntime {
   readonly state: BootstrapperState;
   /** notAfter (epoch ms) of the drift client certificate last given to the runtime; undefined without one. */
   readonly driftNotAfter: number | undefined;
+  /** How Pods are mutated there: our admission policy, or the webhook alone. */
+  readonly admissionPath: 'policy' | 'webhook';
 }
 
 /** What the metrics read at a scrape. */
@@ -97,6 +100,13 @@ export function attachFleetExpiryMetrics(
     });
     scrapedGauge(registry, DRIFT_CLIENT_CERTS_EXPIRING, (g) => {
       for (const [state, n] of summary()?.expiringSoon ?? []) g.set({ state }, n);
+    });
+    scrapedGauge(registry, RUNTIMES_BY_ADMISSION_PATH, (g) => {
+      const a = s.current();
+      if (a === undefined) return;
+      const counts = { policy: 0, webhook: 0 };
+      for (const r of a.source.runtimes()) counts[r.admissionPath] += 1;
+      for (const [path, n] of Object.entries(counts)) g.set({ path }, n);
     });
     scrapedGauge(registry, NOT_READY_SINCE, (g) => {
       const a = s.current();

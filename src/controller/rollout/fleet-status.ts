@@ -14,6 +14,8 @@ export interface FleetStatus {
    * `none` where condition TrustBundleAPI says NotServed, `(none)` where not known yet).
    */
   readonly byTrustBundleAPI: Record<string, number>;
+  /** How Pods are mutated: `policy <apiVersion>` (our MutatingAdmissionPolicy) or `webhook` alone. */
+  readonly byAdmissionPath: Record<string, number>;
   /** Runtimes whose webhook mounts no trust bundle (no API served, or the projection dropped), with why. */
   readonly noTrustBundleMount: readonly { runtime: string; reason: string; message: string }[];
   /** The rollout, or null without a RolloutPolicy (one wave of everything). */
@@ -92,6 +94,7 @@ export function fleetStatus(
   const bySetVersion: Record<string, number> = {};
   const byWebhookVersion: Record<string, number> = {};
   const byTrustBundleAPI: Record<string, number> = {};
+  const byAdmissionPath: Record<string, number> = {};
   const noTrustBundleMount: { runtime: string; reason: string; message: string }[] = [];
   const failing: { runtime: string; state: string; reason: string }[] = [];
   const degraded: DegradedRuntime[] = [];
@@ -104,6 +107,10 @@ export function fleetStatus(
     count(byWebhookVersion, s?.webhookVersion);
     const api = s?.conditions?.find((c) => c.type === 'TrustBundleAPI');
     count(byTrustBundleAPI, api?.status === 'False' ? 'none' : s?.clusterTrustBundleAPI);
+    count(
+      byAdmissionPath,
+      s?.admissionPolicyAPI === undefined ? 'webhook' : `policy ${s.admissionPolicyAPI}`,
+    );
     const projection = s?.conditions?.find((c) => c.type === 'TrustBundleProjection');
     const against = api?.status === 'False' ? api : projection?.status === 'False' ? projection : undefined;
     if (against)
@@ -160,6 +167,7 @@ export function fleetStatus(
     bySetVersion,
     byWebhookVersion,
     byTrustBundleAPI,
+    byAdmissionPath,
     noTrustBundleMount,
     rollout: policy
       ? {
@@ -198,6 +206,7 @@ export function formatFleetStatus(f: FleetStatus): string {
     `Set versions: ${tally(f.bySetVersion)}`,
     `Webhook releases: ${tally(f.byWebhookVersion)}`,
     `ClusterTrustBundle API: ${tally(f.byTrustBundleAPI)}`,
+    `Admission: ${tally(f.byAdmissionPath)}`,
   ];
   const r = f.rollout;
   if (!r) lines.push('Rollout: no RolloutPolicy (every change goes to every runtime at once)');

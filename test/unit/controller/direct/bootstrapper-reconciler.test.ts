@@ -77,6 +77,8 @@ class FakeOps implements RuntimeOps {
   register = (): ReturnType<RuntimeOps['register']> => refuse('register the webhook');
   trustBundleApi = (): ReturnType<RuntimeOps['trustBundleApi']> =>
     Promise.resolve(servedTrustBundleApi('v1'));
+  admissionPolicyApi = (): ReturnType<RuntimeOps['admissionPolicyApi']> =>
+    Promise.resolve({ served: false, found: 'none' });
   deploymentReadiness = (): ReturnType<RuntimeOps['deploymentReadiness']> => refuse('read readiness');
   uninstall = (): Promise<void> => refuse('uninstall');
   foreignWrites = (): ReturnType<RuntimeOps['foreignWrites']> => refuse('read foreign writes');

@@ -49,6 +49,7 @@ export function unusedOps(over: Partial<BootstrapperOps>): BootstrapperOps {
     apply: none,
     register: none,
     trustBundleApi: none,
+    admissionPolicyApi: none,
     deploymentReadiness: none,
     uninstall: none,
     foreignWrites: none,

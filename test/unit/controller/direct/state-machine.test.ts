@@ -28,6 +28,7 @@ import { UNFENCED } from '../../../../src/kube/lease-fence.js';
 import { silentLogger } from '../../../../src/telemetry/logger.js';
 import { endOfWork, FakeServingRuntime, START } from './fake-serving-runtime.js';
 import { servedTrustBundleApi, type TrustBundleApi } from '../../../../src/kube/trust-bundle-api.js';
+import type { AdmissionPolicyApi } from '../../../../src/controller/direct/admission-policy-plan.js';
 
 let kcpCa: CertificateAuthority;
 before(async () => {
@@ -62,7 +63,13 @@ class RecordingOps implements BootstrapperOps {
   /** The runtime's ClusterTrustBundle API (asked without a recorded call: it is remembered per client). */
   api: TrustBundleApi = servedTrustBundleApi('v1');
   trustBundleApi = () => Promise.resolve(this.api);
+  /** The runtime's MutatingAdmissionPolicy API (none: the webhook alone). */
+  policyApi: AdmissionPolicyApi = { served: false, found: 'discovery found: none' };
+  admissionPolicyApi = () => Promise.resolve(this.policyApi);
+  /** Every object applied, in order. */
+  readonly appliedObjects: KubernetesObject[] = [];
   apply = async (objects: readonly KubernetesObject[], _set?: string) => {
+    this.appliedObjects.push(...objects);
     await this.step(`apply:${objects.map((o) => o.kind).join(',')}`);
     this.runtime.register(objects.filter((o) => o.kind?.endsWith('WebhookConfiguration')));
   };
@@ -634,5 +641,109 @@ describe("the runtime's ClusterTrustBundle API", () => {
     assert.deepEqual(a.set.objects, b.set.objects);
     const ctb = a.set.objects.find((o) => o.kind === 'ClusterTrustBundle');
     assert.equal(ctb?.apiVersion, 'certificates.k8s.io/v1', 'each runtime writes it at its own version');
+  });
+});
+
+describe("the runtime's admission policy", () => {
+  const policyKinds = ['MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding'];
+  const paramsOf = (ops: RecordingOps): Record<string, string> | undefined => {
+    const params = ops.appliedObjects.find(
+      (o) => o.kind === 'ConfigMap' && o.metadata?.name === 'rt-bootstrapper-pod-mutation',
+    );
+    return params === undefined ? undefined : (params as { data?: Record<string, string> }).data;
+  };
+
+  test('served: its parameters go with the set (stamped with it), policy and binding with the webhook; the status names the version', async () => {
+    for (const version of ['v1', 'v1beta1'] as const) {
+      const ops = new RecordingOps();
+      ops.policyApi = {
+        served: true,
+        version,
+        apiVersion: `admissionregistration.k8s.io/${version}`,
+        path: '',
+      };
+      const { status } = await run(rb(), ops);
+      assert.ok(
+        ops.calls.includes('apply:Namespace,ClusterTrustBundle,Secret,ConfigMap,ConfigMap'),
+        ops.calls.join(' '),
+      );
+      assert.equal(paramsOf(ops)?.revision, 'v-1', 'the parameters carry the set they came with');
+      assert.equal(paramsOf(ops)?.trustBundleHash, trustBundleHash('PEM'));
+      const policy = ops.appliedObjects.filter((o) => policyKinds.includes(o.kind ?? ''));
+      assert.deepEqual(
+        policy.map((o) => [o.kind, o.apiVersion]),
+        policyKinds.map((k) => [k, `admissionregistration.k8s.io/${version}`]),
+      );
+      assert.equal(status.admissionPolicyAPI, `admissionregistration.k8s.io/${version}`);
+      assert.equal(cond(status, 'AdmissionPolicy')?.reason, 'Served');
+    }
+  });
+
+  test('a new set: new parameters with it; where the projection is dropped, the policy mounts nothing', async () => {
+    const served: AdmissionPolicyApi = {
+      served: true,
+      version: 'v1',
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      path: '',
+    };
+    const first = new RecordingOps();
+    first.policyApi = served;
+    const ready = await run(rb(), first);
+    assert.ok(paramsOf(first)?.trustBundleName, 'mounted where not reported otherwise');
+    const dropped = {
+      ...ready.status,
+      conditions: [
+        ...(ready.status.conditions ?? []),
+        {
+          type: 'TrustBundleProjection' as const,
+          status: 'False' as const,
+          reason: 'Dropped',
+          message: '',
+          lastTransitionTime: '',
+        },
+      ],
+    };
+    const ops = new RecordingOps(first.runtime);
+    ops.policyApi = served;
+    await run(rb({}, {}, dropped), ops, { set: set2 });
+    assert.equal(paramsOf(ops)?.revision, 'v-2');
+    assert.equal(paramsOf(ops)?.trustBundleName, undefined);
+  });
+
+  test('not served: the webhook alone, nothing of the policy written, the condition says what discovery found', async () => {
+    const ops = new RecordingOps();
+    const { status } = await run(rb(), ops);
+    assert.equal(paramsOf(ops), undefined, 'no parameters');
+    assert.ok(!ops.appliedObjects.some((o) => policyKinds.includes(o.kind ?? '')));
+    assert.equal(status.admissionPolicyAPI, undefined);
+    assert.equal(cond(status, 'AdmissionPolicy')?.reason, 'NotServed');
+    assert.match(cond(status, 'AdmissionPolicy')?.message ?? '', /discovery found: none/);
+  });
+
+  test("a config the policy cannot carry: empty parameters replace the last set's, the webhook alone admits", async () => {
+    const config = JSON.parse(seedConfigText()) as Record<string, unknown>;
+    const overrides = Object.fromEntries(
+      Array.from({ length: 65 }, (_, i) => [`r${i}.example.com`, 'mirror.example.com']),
+    );
+    const many = buildSyncSet({
+      version: 'v-3',
+      clusterTrustBundle: {
+        metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' },
+        spec: { trustBundle: 'PEM' },
+      },
+      configMap: {
+        metadata: { name: 'c', namespace: 'kcp-system' },
+        data: { 'rt-bootstrapper-config.json': JSON.stringify({ ...config, overrides }) },
+      },
+      pullSecret: { metadata: { name: 's', namespace: 'kcp-system' }, data: {} },
+    });
+    assert.ok(many.ok);
+    const ops = new RecordingOps();
+    ops.policyApi = { served: true, version: 'v1', apiVersion: 'admissionregistration.k8s.io/v1', path: '' };
+    const { status } = await run(rb(), ops, { set: many });
+    assert.deepEqual(paramsOf(ops), {});
+    assert.equal(status.admissionPolicyAPI, undefined);
+    assert.equal(cond(status, 'AdmissionPolicy')?.reason, 'ConfigNotCarried');
+    assert.match(cond(status, 'AdmissionPolicy')?.message ?? '', /overrides/);
   });
 });

@@ -25,11 +25,17 @@ async function samples(registry: Registry, name: string): Promise<Map<string, nu
   return new Map(got.values.map((v) => [JSON.stringify(v.labels), v.value]));
 }
 
-const runtime = (id: string, state: BootstrapperState, driftNotAfter?: number): FleetRuntime => ({
+const runtime = (
+  id: string,
+  state: BootstrapperState,
+  driftNotAfter?: number,
+  admissionPath: FleetRuntime['admissionPath'] = 'webhook',
+): FleetRuntime => ({
   key: `kcp-system/${id}`,
   runtimeId: id,
   state,
   driftNotAfter,
+  admissionPath,
 });
 
 describe('fleet expiry metrics', () => {
@@ -114,6 +120,35 @@ describe('fleet expiry metrics', () => {
       new Map([
         ['{"runtime_id":"rt-a"}', notAfter(clientA)],
         ['{"runtime_id":"rt-b"}', notAfter(clientB)],
+      ]),
+    );
+  });
+
+  test('the runtimes by admission path: both paths always present, counted from the status', async () => {
+    const runtimes = [
+      runtime('rt-a', 'Ready', undefined, 'policy'),
+      runtime('rt-b', 'Ready', undefined, 'webhook'),
+      runtime('rt-c', 'Error', undefined, 'policy'),
+    ];
+    const registry = new Registry();
+    attachFleetExpiryMetrics(
+      registry,
+      { caNotAfter: () => undefined, listenerNotAfter: () => undefined, runtimes: () => runtimes },
+      { perRuntime: false },
+    );
+    assert.deepEqual(
+      await samples(registry, 'rtb_runtimes_admission_path'),
+      new Map([
+        ['{"path":"policy"}', 2],
+        ['{"path":"webhook"}', 1],
+      ]),
+    );
+    runtimes.length = 0;
+    assert.deepEqual(
+      await samples(registry, 'rtb_runtimes_admission_path'),
+      new Map([
+        ['{"path":"policy"}', 0],
+        ['{"path":"webhook"}', 0],
       ]),
     );
   });

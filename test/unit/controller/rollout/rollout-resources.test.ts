@@ -264,9 +264,28 @@ describe('fleet status (rtb status)', () => {
     assert.deepEqual(f.failing, [], 'a runtime without the mount is not failing');
     const text = formatFleetStatus(f);
     assert.match(text, /ClusterTrustBundle API: .*certificates\.k8s\.io\/v1 1/);
+    assert.match(text, /Admission: webhook 4\n/);
     assert.match(
       text,
       /No trust-bundle mount:\n {2}rt-b {2}Dropped {2}Dropped because\n {2}rt-c {2}NotServed/,
     );
+  });
+
+  test('how each runtime admits Pods: our policy at its version, or the webhook alone', () => {
+    const f = fleetStatus(
+      [
+        rb('rt-a', { state: 'Ready', admissionPolicyAPI: 'admissionregistration.k8s.io/v1' }),
+        rb('rt-b', { state: 'Ready', admissionPolicyAPI: 'admissionregistration.k8s.io/v1beta1' }),
+        rb('rt-c', { state: 'Ready', admissionPolicyAPI: 'admissionregistration.k8s.io/v1' }),
+        rb('rt-d', { state: 'Ready' }),
+      ],
+      undefined,
+    );
+    assert.deepEqual(f.byAdmissionPath, {
+      'policy admissionregistration.k8s.io/v1': 2,
+      'policy admissionregistration.k8s.io/v1beta1': 1,
+      webhook: 1,
+    });
+    assert.match(formatFleetStatus(f), /Admission: .*policy admissionregistration\.k8s\.io\/v1 2/);
   });
 });
