@@ -11,6 +11,15 @@ import { ScriptedListerWatcher, obj, until, type Obj } from './scripted-lister-w
 const harness = (lw: ScriptedListerWatcher<Obj>, extra: Partial<ReflectorOptions<Obj>> = {}) =>
   reflectorHarness(lw, { pageSize: 2, logs: true, markRelistDeletes: true }, extra);
 
+/** A lister-watcher of one object whose first `failures` lists fail with `error`. */
+function listsFailingFirst(failures: number, error: KubeApiError): ScriptedListerWatcher<Obj> {
+  let left = failures;
+  return new ScriptedListerWatcher<Obj>((opts) => {
+    if (left-- > 0) throw error;
+    return oneObjectList()(opts);
+  });
+}
+
 /** A reflector over a lister-watcher of one object, started. */
 function started(extra: Partial<ReflectorOptions<Obj>> = {}) {
   const lw = oneObjectLw();
@@ -226,11 +235,7 @@ void describe('Reflector', () => {
   });
 
   void test('errors back off exponentially; a healthy watch resets the backoff', async () => {
-    let listFailures = 2;
-    const lw = new ScriptedListerWatcher<Obj>((opts) => {
-      if (listFailures-- > 0) throw new KubeApiError('etcd is sad', { statusCode: 500 });
-      return oneObjectList()(opts);
-    });
+    const lw = listsFailingFirst(2, new KubeApiError('etcd is sad', { statusCode: 500 }));
     let failWatches = 3;
     lw.onWatch = (s) => {
       if (failWatches-- > 0) s.fail(new KubeApiError('connection reset', { cause: new Error('ECONNRESET') }));
@@ -316,11 +321,7 @@ void describe('Reflector', () => {
   });
 
   void test('a throwing logger does not break the loop', async () => {
-    let failures = 2;
-    const lw = new ScriptedListerWatcher<Obj>((opts) => {
-      if (failures-- > 0) throw new KubeApiError('unavailable', { statusCode: 503 });
-      return oneObjectList()(opts);
-    });
+    const lw = listsFailingFirst(2, new KubeApiError('unavailable', { statusCode: 503 }));
     const throwing = (): never => {
       throw new Error('log sink closed');
     };

@@ -306,11 +306,7 @@ describe('the serving-secret plan', () => {
 
   test('an expired CA leaves ca.crt and the caBundle', async () => {
     const w = await bootstrapped();
-    const old = await createCertificateAuthority({
-      commonName: 'old',
-      validityMs: DAY,
-      now: new Date(w.now),
-    });
+    const old = await caFrom('old', w.now, DAY);
     w.secret = { ...w.secret, caCrt: `${w.secret?.caCrt ?? ''}${old.certPem}` };
     await w.settle(own);
     assert.equal(parseCertificates(w.bundles[0]).certificates.length, 2);
@@ -401,11 +397,7 @@ describe('the serving-secret plan', () => {
 
   test('an expired certificate of another install leaves the caBundle even while its Pods run', async () => {
     const w = await bootstrapped();
-    const upstream = await createCertificateAuthority({
-      commonName: 'upstream',
-      validityMs: DAY,
-      now: new Date(w.now),
-    });
+    const upstream = await caFrom('upstream', w.now, DAY);
     w.setBundles([`${w.bundles[0] ?? ''}${upstream.certPem}`]);
     w.foreignServers = true;
     assert.equal((await w.settle(own)).pending, true, 'held while it is valid');
