@@ -64,6 +64,10 @@ function postEvent(cert: { certPem: string; keyPem: string }, event: unknown): P
   });
 }
 
+/** The runtime's pull Secret and config ConfigMap, as the core API names them. */
+const PULL_SECRET = { name: 'registry-credentials', namespace: 'kyma-system' };
+const CONFIG_MAP = { name: 'rt-bootstrapper-config', namespace: 'kyma-system' };
+
 describe('drift channel: runtimes report tampering over mutual TLS and the KCP repairs it', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'rtb-drift-'));
@@ -102,36 +106,28 @@ describe('drift channel: runtimes report tampering over mutual TLS and the KCP r
     const acceptedBefore = await accepted();
     for (const id of RUNTIMES) {
       const core = coreOf(rt(id));
-      const original = await core.readNamespacedSecret({
-        name: 'registry-credentials',
-        namespace: 'kyma-system',
-      });
+      const original = await core.readNamespacedSecret(PULL_SECRET);
       const ms1 = await timeRepair(
         () =>
           core.replaceNamespacedSecret({
-            name: 'registry-credentials',
-            namespace: 'kyma-system',
+            ...PULL_SECRET,
             body: { ...original, data: dockerConfig('tampered') },
           }),
         async () =>
-          (await core.readNamespacedSecret({ name: 'registry-credentials', namespace: 'kyma-system' }))
-            .data?.['.dockerconfigjson'] === original.data?.['.dockerconfigjson'],
+          (await core.readNamespacedSecret(PULL_SECRET)).data?.['.dockerconfigjson'] ===
+          original.data?.['.dockerconfigjson'],
         `${id}: pull Secret restored`,
       );
-      const cm = await core.readNamespacedConfigMap({
-        name: 'rt-bootstrapper-config',
-        namespace: 'kyma-system',
-      });
+      const cm = await core.readNamespacedConfigMap(CONFIG_MAP);
       const ms2 = await timeRepair(
         () =>
           core.replaceNamespacedConfigMap({
-            name: 'rt-bootstrapper-config',
-            namespace: 'kyma-system',
+            ...CONFIG_MAP,
             body: { ...cm, data: { 'rt-bootstrapper-config.json': '{}' } },
           }),
         async () =>
-          (await core.readNamespacedConfigMap({ name: 'rt-bootstrapper-config', namespace: 'kyma-system' }))
-            .data?.['rt-bootstrapper-config.json'] === cm.data?.['rt-bootstrapper-config.json'],
+          (await core.readNamespacedConfigMap(CONFIG_MAP)).data?.['rt-bootstrapper-config.json'] ===
+          cm.data?.['rt-bootstrapper-config.json'],
         `${id}: ConfigMap restored`,
       );
       const kc = rt(id).kubeConfig();

@@ -86,17 +86,18 @@ async function statusData(): Promise<Record<string, string>> {
   }
 }
 
+/** The report in the ConfigMap if it is of `version` and in `phase`. */
+async function reportOf(
+  version: string,
+  phase: PreflightReport['phase'],
+): Promise<PreflightReport | undefined> {
+  const report = readPreflight((await statusData())[PREFLIGHT_KEY]);
+  return report?.version === version && report.phase === phase ? report : undefined;
+}
+
 /** The finished report of `version`, once the ConfigMap holds it. */
 const finished = (version: string): Promise<PreflightReport> =>
-  eventually(
-    async () => {
-      const report = readPreflight((await statusData())[PREFLIGHT_KEY]);
-      return report?.version === version && report.phase === 'done' ? report : undefined;
-    },
-    30_000,
-    `the preflight of ${version}`,
-    100,
-  );
+  eventually(() => reportOf(version, 'done'), 30_000, `the preflight of ${version}`, 100);
 
 describe('the preflight on a real API server and the local registry', () => {
   const PASSWORD = 'preflight-Pa55word';
@@ -250,10 +251,7 @@ describe('the preflight on a real API server and the local registry', () => {
   /** Waits until the ConfigMap shows `version` running. */
   const running = (version: string): Promise<true> =>
     eventually(
-      async () => {
-        const report = readPreflight((await statusData())[PREFLIGHT_KEY]);
-        return report?.version === version && report.phase === 'running' ? true : undefined;
-      },
+      async () => ((await reportOf(version, 'running')) ? true : undefined),
       10_000,
       `the preflight of ${version} running`,
       50,
