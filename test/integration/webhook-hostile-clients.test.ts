@@ -6,11 +6,10 @@ import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../../src/envtest/eventually.js';
-import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { MAX_REQUESTS_IN_FLIGHT } from '../../src/api/serving-limits.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { HOSTILE_SHAPES, startHostileCrowd, type HostileCrowd } from '../support/hostile-clients.js';
-import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
+import { registerFailingOpen, startTestWebhook, type TestWebhook } from '../support/webhook.js';
 import { putSeedConfig } from '../support/webhook-runtime.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
@@ -32,13 +31,7 @@ describe('hostile clients on the webhook port, through a real kube-apiserver', (
     core = cluster.kubeConfig().makeApiClient(CoreV1Api);
     await putSeedConfig(cluster);
     webhook = await startTestWebhook(cluster);
-    const manifests = renderWebhookManifests({
-      image: 'unused',
-      url: webhook.url,
-      caBundlePem: webhook.ca.certPem,
-      failurePolicy: 'Ignore',
-    });
-    await registerWebhook(cluster, manifests.mutatingWebhookConfiguration, pod('probe'));
+    await registerFailingOpen(cluster, webhook, pod('probe'));
   });
 
   after(async () => {

@@ -22,7 +22,6 @@ import {
   type RevisionHealth,
 } from '../../src/api/workload-health.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
-import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { MAX_MESSAGE_LENGTH } from '../../src/runtime-agent/workload-health/redact-message.js';
 import {
@@ -30,7 +29,7 @@ import {
   type WorkloadFollower,
 } from '../../src/runtime-agent/workload-health/workload-follower.js';
 import { useControlPlane } from '../support/control-plane.js';
-import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
+import { registerFailingOpen, startTestWebhook, type TestWebhook } from '../support/webhook.js';
 import { applyWebhookRights, putSeedConfig, writeContainerStatus } from '../support/webhook-runtime.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
@@ -93,13 +92,7 @@ describe("a tenant's hostile kubelet messages", () => {
         },
       });
     webhook = await startTestWebhook(cluster);
-    const manifests = renderWebhookManifests({
-      image: 'unused',
-      url: webhook.url,
-      caBundlePem: webhook.ca.certPem,
-      failurePolicy: 'Ignore',
-    });
-    await registerWebhook(cluster, manifests.mutatingWebhookConfiguration, probe('probe'));
+    await registerFailingOpen(cluster, webhook, probe('probe'));
   });
 
   after(async () => {

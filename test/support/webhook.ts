@@ -15,6 +15,7 @@ import {
 import { issueCertificate } from '../../src/pki/issue-certificate.js';
 import { silentLogger, type Logger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp, type WebhookAppOptions } from '../../src/webhook/webhook-app.js';
+import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { eventually } from '../../src/envtest/eventually.js';
 
 /** A webhook running in this process against a real cluster, with its own serving PKI. */
@@ -90,4 +91,22 @@ export async function registerWebhook(
     20_000,
     'the API server to call the webhook',
   );
+}
+
+/**
+ * Registers `hook` as the runtime's mutating webhook as rendered, failing open (a Pod is admitted
+ * unchanged when the webhook does not answer), and waits until the API server calls it for `probe`.
+ */
+export async function registerFailingOpen(
+  cluster: LocalCluster,
+  hook: TestWebhook,
+  probe: V1Pod,
+): Promise<void> {
+  const manifests = renderWebhookManifests({
+    image: 'unused',
+    url: hook.url,
+    caBundlePem: hook.ca.certPem,
+    failurePolicy: 'Ignore',
+  });
+  await registerWebhook(cluster, manifests.mutatingWebhookConfiguration, probe);
 }
