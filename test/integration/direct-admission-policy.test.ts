@@ -1,0 +1,102 @@
+// test-matrix: kubernetes
+/**
+ * Direct mode installs the admission policy where a runtime serves it (DESIGN.md §13), on real API
+ * servers: `v1` on 1.37, `v1beta1` on 1.34 with its gate. No kubelet runs the webhook here, so its
+ * registration fails open: a Pod the runtime stores mutated was mutated by the policy alone.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
+import { eventually } from '../../src/envtest/eventually.js';
+import { defaultKubernetesVersion, KUBERNETES_VERSIONS } from '../../src/envtest/kubernetes-versions.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { statusCodeOf } from '../../src/kube/kube-errors.js';
+import { ADMISSION_POLICY_NAME } from '../../src/render/admission-policy.js';
+import { useControlPlane } from '../support/control-plane.js';
+import { conditionOf, DirectFleet } from '../support/direct-fleet.js';
+import { RB_PATH } from '../support/kcp.js';
+
+const ID = 'rt-policy';
+const { api, apiserverArgs } = KUBERNETES_VERSIONS[defaultKubernetesVersion()].admissionPolicy;
+const API_VERSION = `admissionregistration.k8s.io/${api}`;
+const plane = useControlPlane({ clusters: ['kcp', ID], apiserverArgs });
+const kcp = () => plane().cluster('kcp');
+const rt = () => plane().cluster(ID);
+const fleet = new DirectFleet(kcp);
+
+/** The runtime's object at `path`, or undefined once it is gone. */
+async function read<T>(path: string): Promise<T | undefined> {
+  try {
+    return await kubeRequest<T>(rt().kubeConfig(), { method: 'GET', path });
+  } catch (error) {
+    if (statusCodeOf(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+const policyPath = `/apis/${API_VERSION}/mutatingadmissionpolicies/${ADMISSION_POLICY_NAME}`;
+const bindingPath = `/apis/${API_VERSION}/mutatingadmissionpolicybindings/${ADMISSION_POLICY_NAME}`;
+const paramsPath = `/api/v1/namespaces/${RUNTIME_NAMESPACE}/configmaps/${ADMISSION_POLICY_NAME}`;
+
+/** A dry-run create in kyma-system (every feature on there), as the runtime stores it. */
+const created = (name: string): Promise<V1Pod> =>
+  rt()
+    .kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .createNamespacedPod({
+      namespace: RUNTIME_NAMESPACE,
+      dryRun: 'All',
+      body: { metadata: { name }, spec: { containers: [{ name: 'app', image: 'replace.me/team/app:1' }] } },
+    });
+
+describe('direct mode: the admission policy where the runtime serves it', () => {
+  before(async () => {
+    await fleet.prepare({ [ID]: rt() });
+    await fleet.start({ runtimeTimeoutMs: 5_000 });
+  });
+  after(() => fleet.stop());
+
+  test('installed with the set: the status names the API, and Pods are mutated with no webhook answering', async () => {
+    await fleet.create(ID);
+    const ready = await fleet.waitReady(ID, rt());
+    assert.equal(ready.status?.admissionPolicyAPI, API_VERSION);
+    assert.equal(conditionOf(ready, 'AdmissionPolicy')?.reason, 'Served');
+    const params = await read<{ data?: Record<string, string> }>(paramsPath);
+    assert.equal(params?.data?.revision, ready.status.appliedVersion, 'the parameters of the set applied');
+    assert.ok(await read(policyPath), 'the policy');
+    assert.ok(await read(bindingPath), 'its binding');
+    assert.equal(await fleet.metric('rtb_runtimes_admission_path', { path: 'policy' }), 1);
+
+    // The API server takes a new policy into its admission chain a moment after it is stored.
+    const pod = await eventually(
+      async () => {
+        const p = await created('through-the-policy');
+        return p.spec?.containers[0]?.image === 'ghcr.io/team/app:1' ? p : undefined;
+      },
+      30_000,
+      'a Pod mutated by the policy',
+    );
+    assert.deepEqual(
+      pod.spec?.imagePullSecrets?.map((s) => s.name),
+      ['registry-credentials'],
+    );
+    assert.equal(pod.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/defaulted'], 'true');
+  });
+
+  test('removed with the runtime: policy, binding and parameters are gone', async () => {
+    await kubeRequest(kcp().kubeConfig(), { method: 'DELETE', path: `${RB_PATH}/${ID}` });
+    await eventually(
+      async () =>
+        (await read(policyPath)) === undefined &&
+        (await read(bindingPath)) === undefined &&
+        (await read(paramsPath)) === undefined
+          ? true
+          : undefined,
+      30_000,
+      'the policy removed',
+    );
+    const pod = await created('after-removal');
+    assert.equal(pod.spec?.containers[0]?.image, 'replace.me/team/app:1');
+  });
+});
