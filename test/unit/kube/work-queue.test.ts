@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ItemExponentialBackoff, TokenBucketRateLimiter } from '../../../src/kube/backoff.js';
+import {
+  ItemExponentialBackoff,
+  TokenBucketRateLimiter,
+  type RateLimiter,
+} from '../../../src/kube/backoff.js';
 import type { ReconcileResultKind, WorkQueueMetrics } from '../../../src/kube/metrics-hooks.js';
 import { WorkQueue, WorkQueueError } from '../../../src/kube/work-queue.js';
 
@@ -25,6 +29,10 @@ async function until(cond: () => boolean, what: string, timeoutMs = 5_000): Prom
 }
 
 const fastLimiter = (): ItemExponentialBackoff => new ItemExponentialBackoff({ baseMs: 1, maxMs: 10 });
+
+/** A queue named `name` that rate-limits by `rateLimiter` alone. */
+const limitedQueue = (name: string, rateLimiter: RateLimiter): WorkQueue =>
+  new WorkQueue({ name, rateLimiter });
 
 void describe('WorkQueue', () => {
   void test('de-duplicates keys queued more than once', async () => {
@@ -122,10 +130,7 @@ void describe('WorkQueue', () => {
   });
 
   void test('failures back off per key with growing delays; success forgets', async () => {
-    const q = new WorkQueue({
-      name: 'backoff',
-      rateLimiter: new ItemExponentialBackoff({ baseMs: 10, maxMs: 1_000 }),
-    });
+    const q = limitedQueue('backoff', new ItemExponentialBackoff({ baseMs: 10, maxMs: 1_000 }));
     const times: number[] = [];
     const retriesSeen: number[] = [];
     const errors: unknown[] = [];
@@ -190,10 +195,7 @@ void describe('WorkQueue', () => {
   });
 
   void test('the global token bucket spreads rate-limited adds of distinct keys', async () => {
-    const q = new WorkQueue({
-      name: 'bucket',
-      rateLimiter: new TokenBucketRateLimiter({ qps: 50, burst: 1 }),
-    });
+    const q = limitedQueue('bucket', new TokenBucketRateLimiter({ qps: 50, burst: 1 }));
     const times: number[] = [];
     const running = q.start(
       async () => {
@@ -286,10 +288,7 @@ void describe('WorkQueue', () => {
   });
 
   void test('a rejected handler neither rejects start() nor leaks an unhandled rejection', async () => {
-    const q = new WorkQueue({
-      name: 'errors',
-      rateLimiter: new ItemExponentialBackoff({ baseMs: 1_000, maxMs: 1_000 }),
-    });
+    const q = limitedQueue('errors', new ItemExponentialBackoff({ baseMs: 1_000, maxMs: 1_000 }));
     let calls = 0;
     const running = q.start(() => {
       calls++;
