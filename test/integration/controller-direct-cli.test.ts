@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { type RuntimeBootstrapper, runtimeBootstrappersPath } from '../../src/api/runtime-bootstrapper.js';
 import { runtimeBootstrapperCrd } from '../../src/api/runtime-bootstrapper-crd.js';
@@ -8,11 +8,10 @@ import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { spawnDirectController } from '../support/direct-controller-process.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { runtimeObject } from '../support/runtime-object.js';
 import {
-  CTB_NAME,
-  KCP_PULL_SECRET,
   coreOf,
   kubeconfigFor,
   markDeploymentAvailable,
@@ -37,35 +36,19 @@ describe('rtb controller --mode direct (the real process)', () => {
       await kubeconfigFor(plane().cluster('rt-x'), 'rtb', ['system:masters']),
     );
     await applyObjects(kcp.kubeConfig(), [runtimeObject('rt-x', { tier: 'test' })]);
-    child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'controller',
-        '--mode',
-        'direct',
-        '--kubeconfig',
-        kcp.kubeconfigPath,
-        '--pull-secret',
-        KCP_PULL_SECRET,
-        '--cluster-trust-bundle',
-        CTB_NAME,
-        '--auto-create',
-        'tier=test',
-        '--no-leader-elect',
-        '--metrics-port',
-        '0',
-        '--coalesce',
-        '200ms',
-        '--webhook-image',
-        'example.com/rtb:9.9.9',
-        '--webhook-version',
-        '9.9.9',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    child = spawnDirectController(kcp.kubeconfigPath, [
+      '--auto-create',
+      'tier=test',
+      '--no-leader-elect',
+      '--metrics-port',
+      '0',
+      '--coalesce',
+      '200ms',
+      '--webhook-image',
+      'example.com/rtb:9.9.9',
+      '--webhook-version',
+      '9.9.9',
+    ]);
     child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { connect as netConnect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -14,6 +14,7 @@ import { RUNTIME_ANSWER_MAX_BYTES } from '../../src/controller/direct/runtime-cl
 import { eventually } from '../../src/envtest/eventually.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { spawnDirectController } from '../support/direct-controller-process.js';
 import { putTrustBundle, readTrustBundle } from '../support/trust-bundles.js';
 import { reportPullSecretDriftTo } from '../support/drift-report.js';
 import { startHostileRuntime, FLOOD_BYTES, type HostileRuntime } from '../support/hostile-runtime.js';
@@ -371,32 +372,16 @@ describe('SIGTERM ends `rtb controller` within its grace period while a runtime 
   });
 
   test('the call in flight is abandoned after the drain, the reflectors stop, the process exits 0', async (t) => {
-    const proc = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'controller',
-        '--mode',
-        'direct',
-        '--kubeconfig',
-        kcp().kubeconfigPath,
-        '--pull-secret',
-        KCP_PULL_SECRET,
-        '--cluster-trust-bundle',
-        CTB_NAME,
-        '--no-leader-elect',
-        '--metrics-port',
-        '0',
-        // Longer than the grace period: only the stop's abandon can end the call.
-        '--runtime-deadline',
-        '10m',
-        '--runtime-timeout',
-        '5s',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const proc = spawnDirectController(kcp().kubeconfigPath, [
+      '--no-leader-elect',
+      '--metrics-port',
+      '0',
+      // Longer than the grace period: only the stop's abandon can end the call.
+      '--runtime-deadline',
+      '10m',
+      '--runtime-timeout',
+      '5s',
+    ]);
     child = proc;
     proc.stdout.on('data', (c: Buffer) => (output += c.toString()));
     proc.stderr.on('data', (c: Buffer) => (output += c.toString()));
