@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
 import { deploymentRollout, type RolloutDeployment } from '../../src/controller/direct/deployment-rollout.js';
-import { RolloutWatches } from '../../src/controller/direct/rollout-watch.js';
+import { RolloutWatches, trustSeen, type SeenRollout } from '../../src/controller/direct/rollout-watch.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { createListerWatcher } from '../../src/kube/list-watch.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
@@ -32,11 +32,12 @@ const lw = () =>
   createListerWatcher<RolloutDeployment>(rt().kubeConfig(), `/apis/apps/v1/namespaces/${NS}/deployments`);
 
 /** What a pass saw of the test Deployment now. */
-async function seen(): Promise<{ resourceVersion: string; message: string }> {
+async function seen(): Promise<SeenRollout> {
   const d = await apps().readNamespacedDeployment({ name: NAME, namespace: NS });
   return {
     resourceVersion: d.metadata?.resourceVersion ?? '',
     message: deploymentRollout(d).message,
+    trust: trustSeen(undefined),
   };
 }
 

@@ -2,7 +2,7 @@
  * A runtime whose webhook Deployment is rolling out is woken when the rollout moves, instead of
  * being polled: a pass that finds the rollout under way follows the Deployment with a watch from
  * the resourceVersion it read, and the first event that changes what the pass saw (available at
- * last, a replica more, deleted), or the watch's end, enqueues the runtime's next pass, which
+ * last, a replica more, deleted, a new restarter's report), or the watch's end, enqueues the runtime's next pass, which
  * reads again and follows again while it still waits.
  *
  * A runtime is an adversary (DESIGN §14): each watch is bounded in time (the server ends it after
@@ -14,6 +14,7 @@
 import type { Logger } from 'pino';
 import type { ListerWatcher, WatchEventType } from '../../kube/lister-watcher.js';
 import type { Lifecycle } from '../../process/part-group.js';
+import { readTrustStatus, type TrustRestartStatus } from '../../api/trust-stamp.js';
 import { deploymentRollout, type RolloutDeployment } from './deployment-rollout.js';
 
 /** The server ends a watch after this long; the pass then reads again (and follows again). */
@@ -31,7 +32,12 @@ export const DEFAULT_MAX_ROLLOUT_WATCHES = 50;
 export interface SeenRollout {
   readonly resourceVersion: string;
   readonly message: string;
+  /** The trust-bundle restarter's report as read ({@link trustSeen}): a new one is looked at too. */
+  readonly trust: string;
 }
+
+/** The restarter's report as a pass reads it off the Deployment, comparable (pure). */
+export const trustSeen = (report: TrustRestartStatus | undefined): string => JSON.stringify(report ?? null);
 
 /** Settings of {@link RolloutWatches}. */
 export interface RolloutWatchesOptions {
@@ -130,7 +136,9 @@ export class RolloutWatches implements Lifecycle {
       else if (type === 'ERROR') end('failed');
       else if (type === 'DELETED') end('moved');
       else if (type === 'ADDED' || type === 'MODIFIED') {
-        if (deploymentRollout(object as RolloutDeployment).message !== seen.message) end('moved');
+        const d = object as RolloutDeployment;
+        const trust = trustSeen(readTrustStatus(d.metadata?.annotations));
+        if (deploymentRollout(d).message !== seen.message || trust !== seen.trust) end('moved');
       }
     };
     try {

@@ -38,7 +38,7 @@ import { preflightSecret } from './preflight-candidate.js';
 import { RuntimeIdentities } from './runtime-identity.js';
 import { RuntimeInstaller } from './runtime-installer.js';
 import type { RolloutDeployment } from './deployment-rollout.js';
-import type { RolloutWatches } from './rollout-watch.js';
+import { trustSeen, type RolloutWatches } from './rollout-watch.js';
 import { isSetObject, type SetLedger } from './set-writes.js';
 import type { DriftSettings } from './runtime-manifests.js';
 import { registrationAnswers, type ServingSettings } from './serving-certificate.js';
@@ -201,7 +201,11 @@ export function runtimeOps(
         crKey,
         createListerWatcher<RolloutDeployment>(client, `/apis/apps/v1/namespaces/${namespace}/deployments`),
         WEBHOOK_DEPLOYMENT,
-        { resourceVersion: readiness.resourceVersion, message: readiness.message },
+        {
+          resourceVersion: readiness.resourceVersion,
+          message: readiness.message,
+          trust: trustSeen(readiness.trust),
+        },
       ) === true,
     uninstall: async (plan) => {
       // Whatever happens to the removal, what the runtime holds is no longer what was written.

@@ -269,9 +269,10 @@ export const sFnWaitForWebhook: StateFn = async (ctx, found) => {
   ctx.status.trustRestart(trustSummary(readiness.trust));
   if (!readiness.ready) {
     ctx.status.state('Installing').condition('WebhookReady', 'False', 'RollingOut', readiness.message);
-    // Woken by the rollout's next move where a watch follows it, not a poll's next tick.
-    const watched = ctx.ops.followRollout?.(readiness) === true;
-    return { requeueAfterMs: watched ? ROLLOUT_WATCHED_MS : ROLLOUT_POLL_MS };
+    // Woken by the rollout's next move where a watch follows it, not a poll's next tick; a
+    // trust-bundle rotation under way is looked at as often as a Ready runtime's.
+    if (ctx.ops.followRollout?.(readiness) !== true) return { requeueAfterMs: ROLLOUT_POLL_MS };
+    return { requeueAfterMs: trustLooksDue(ctx) ? ctx.trustPollMs : ROLLOUT_WATCHED_MS };
   }
   return goTo(sFnRegister, { ...found, trustRead: true });
 };
@@ -303,15 +304,7 @@ export const sFnReady: StateFn = async (ctx, found) => {
   ctx.status
     .state('Ready')
     .condition('WebhookReady', 'True', 'Available', 'the webhook is available and registered');
-  const due = (): boolean => {
-    const s = ctx.status.build();
-    return trustLookDue({
-      current: s.trustRestart,
-      setBundle: setBundleOf(ctx.set),
-      appliedAt: s.appliedAt,
-      nowMs: ctx.serving.now(),
-    });
-  };
+  const due = (): boolean => trustLooksDue(ctx);
   if (!found.trustRead && due()) {
     try {
       ctx.status.trustRestart(trustSummary((await ctx.ops.deploymentReadiness()).trust));
@@ -331,6 +324,17 @@ export const sFnServingCertificate: StateFn = servingCertificateState(sFnWaitFor
 });
 /** The serving certificate once more after the registration was applied: its caBundle. */
 export const sFnTrustRegistration: StateFn = servingCertificateState(sFnReady);
+
+/** Whether the restarter's count, as the status now holds it, is to be read again soon. */
+function trustLooksDue(ctx: StateContext): boolean {
+  const s = ctx.status.build();
+  return trustLookDue({
+    current: s.trustRestart,
+    setBundle: setBundleOf(ctx.set),
+    appliedAt: s.appliedAt,
+    nowMs: ctx.serving.now(),
+  });
+}
 
 /** The webhook's objects of this release are installed (as the status says). */
 function installedAtRelease(ctx: StateContext): boolean {

@@ -8,8 +8,11 @@ import {
   FAILED_WATCH_BACKOFF_MS,
   MAX_EVENTS,
   RolloutWatches,
+  trustSeen,
   WATCH_SECONDS,
 } from '../../../../src/controller/direct/rollout-watch.js';
+import { TRUST_STATUS_ANNOTATION } from '../../../../src/api/trust-stamp.js';
+import { trustStatusValue } from '../../../../src/runtime-agent/trust-restart/restart-status.js';
 import { silentLogger } from '../../../../src/telemetry/logger.js';
 import { ScriptedListerWatcher, until } from '../../kube/scripted-lister-watcher.js';
 
@@ -24,6 +27,7 @@ const deployment = (rv: string, available: number): RolloutDeployment => ({
 const seenAt = (rv: string, available: number) => ({
   resourceVersion: rv,
   message: deploymentRollout(deployment(rv, available)).message,
+  trust: trustSeen(undefined),
 });
 
 function harness(o: { max?: number } = {}) {
@@ -76,6 +80,29 @@ describe('rollout watches: a rollout wakes its runtime when it moves, not a poll
     assert.deepEqual(h.woken, ['ns/rt-1']);
     assert.equal(s.isEnded(), true, 'the watch ends with the wake');
     assert.equal(h.watches.size, 0);
+  });
+
+  test('a new report of the trust-bundle restarter on the Deployment wakes the runtime too (its count rides on the read)', async () => {
+    const h = harness();
+    const lw = h.lw();
+    h.watches.follow('ns/rt-1', lw, NAME, seenAt('7', 0));
+    const s = await lw.watchNo(0);
+    const reported = deployment('8', 0);
+    s.emit('MODIFIED', {
+      ...reported,
+      metadata: {
+        ...reported.metadata,
+        annotations: {
+          [TRUST_STATUS_ANNOTATION]: trustStatusValue(
+            'abc',
+            { stalePods: 3, barePods: 0, optedOutPods: 0 },
+            new Date(),
+          ),
+        },
+      },
+    });
+    await until(() => h.woken.length > 0, 'the wake');
+    assert.deepEqual(h.woken, ['ns/rt-1']);
   });
 
   test('the Deployment deleted, or the watch ended by the server, wakes the runtime (it reads again)', async () => {
