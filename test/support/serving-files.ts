@@ -1,4 +1,4 @@
-/** A serving certificate for 127.0.0.1 written to files, as `rtb webhook --tls-cert/--tls-key` reads them. */
+/** The webhook's serving certificate for 127.0.0.1 and localhost written to files, as `rtb webhook --tls-cert/--tls-key` reads them. */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -14,11 +14,12 @@ export interface ServingFiles {
   readonly keyFile: string;
 }
 
-/** Creates a CA named `caName` and writes a 127.0.0.1 serving certificate by it to `dir`'s tls.crt and tls.key. */
+/** Creates a CA named `caName` and writes a serving certificate by it for 127.0.0.1 and localhost to `dir`'s tls.crt and tls.key. */
 export async function writeServingFiles(dir: string, caName: string): Promise<ServingFiles> {
   const ca = await createCertificateAuthority({ commonName: caName });
   const serving = await issueCertificate(ca, {
-    commonName: 'w',
+    commonName: 'rt-bootstrapper-webhook',
+    dnsNames: ['localhost'],
     ipAddresses: ['127.0.0.1'],
     usage: 'server',
   });

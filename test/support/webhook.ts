@@ -4,18 +4,15 @@ import {
   type V1MutatingWebhookConfiguration,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
-import {
-  createCertificateAuthority,
-  type CertificateAuthority,
-} from '../../src/pki/certificate-authority.js';
-import { issueCertificate } from '../../src/pki/issue-certificate.js';
+import type { CertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { silentLogger, type Logger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp, type WebhookAppOptions } from '../../src/webhook/webhook-app.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
+import { writeServingFiles } from './serving-files.js';
 import { eventually } from '../../src/envtest/eventually.js';
 
 /** A webhook running in this process against a real cluster, with its own serving PKI. */
@@ -34,17 +31,7 @@ export async function startTestWebhook(
   options: Partial<WebhookAppOptions> & { logger?: Logger } = {},
 ): Promise<TestWebhook> {
   const dir = await mkdtemp(join(tmpdir(), 'rtb-webhook-'));
-  const ca = await createCertificateAuthority({ commonName: 'webhook-test-ca' });
-  const serving = await issueCertificate(ca, {
-    commonName: 'rt-bootstrapper-webhook',
-    dnsNames: ['localhost'],
-    ipAddresses: ['127.0.0.1'],
-    usage: 'server',
-  });
-  const certFile = join(dir, 'tls.crt');
-  const keyFile = join(dir, 'tls.key');
-  await writeFile(certFile, serving.certPem);
-  await writeFile(keyFile, serving.keyPem);
+  const { ca, certFile, keyFile } = await writeServingFiles(dir, 'webhook-test-ca');
   const app = await startWebhookApp({
     kubeConfig: cluster.kubeConfig(),
     tls: { certFile, keyFile },
