@@ -98,6 +98,11 @@ export interface RuntimeBootstrapperSpec {
   runtimeID: string;
   kubeconfigSecretRef?: { name?: string; namespace?: string; key?: string };
   paused?: boolean;
+  /**
+   * The runtime agent restarts the owners of escaped Pods through the trust restarter's paced path
+   * (`rtb webhook --repair-escaped`, docs/runtime-agent.md); bare Pods are only reported. Default off.
+   */
+  repairEscapedPods?: boolean;
 }
 
 /**

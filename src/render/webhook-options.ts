@@ -54,6 +54,11 @@ export interface WebhookManifestOptions {
    * {@link HOST_IP_REFERENCE}: each Pod's node IP (a registry every node forwards to its Pods).
    */
   readonly registryServers?: Readonly<Record<string, string>>;
+  /**
+   * `rtb webhook --repair-escaped`: the runtime agent restarts the owners of escaped Pods
+   * (docs/runtime-agent.md); off by default.
+   */
+  readonly repairEscaped?: boolean;
 }
 
 /** In a registry server's URL, the IP of the node the webhook Pod runs on (the downward API's). */

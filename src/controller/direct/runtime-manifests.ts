@@ -55,6 +55,8 @@ export interface WebhookPlanOptions {
   readonly drift?: DriftSettings;
   /** Register this URL instead of the in-cluster Service (tests: no kubelet runs the Pods there). */
   readonly registrationUrl?: string;
+  /** The runtime agent repairs escaped Pods (the RuntimeBootstrapper's `spec.repairEscapedPods`). */
+  readonly repairEscaped?: boolean;
 }
 
 /** What a runtime should hold, in the order it is applied. */
@@ -103,6 +105,7 @@ export function planWebhook(
     priorityClassName: release.priorityClassName,
     restartNamespaces: release.restartNamespaces,
     registryServers: release.registryServers,
+    repairEscaped: options.repairEscaped,
   });
   const watcherSecret: KubernetesObject[] = drift
     ? [

@@ -336,10 +336,16 @@ function trustLooksDue(ctx: StateContext): boolean {
   });
 }
 
-/** The webhook's objects of this release are installed (as the status says). */
+/**
+ * The webhook's objects of this release are installed (as the status says), for this spec: a
+ * changed spec (its generation not yet observed, e.g. `repairEscapedPods`) installs again.
+ */
 function installedAtRelease(ctx: StateContext): boolean {
+  const observed = ctx.rb.status?.observedGeneration;
   return (
-    ctx.rb.status?.webhookVersion === ctx.release.version && ctx.status.get('Installed')?.status === 'True'
+    ctx.rb.status?.webhookVersion === ctx.release.version &&
+    ctx.status.get('Installed')?.status === 'True' &&
+    (observed === undefined || observed >= (ctx.rb.metadata.generation ?? 0))
   );
 }
 
@@ -354,6 +360,7 @@ async function planFor(ctx: StateContext): Promise<ReturnType<typeof planWebhook
   return planWebhook(ctx.set.set, ctx.release, {
     registrationUrl: ctx.registrationUrl,
     drift: await ctx.ops.drift(),
+    repairEscaped: ctx.rb.spec.repairEscapedPods,
   });
 }
 

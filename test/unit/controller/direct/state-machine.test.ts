@@ -747,3 +747,34 @@ describe("the runtime's admission policy", () => {
     assert.match(cond(status, 'AdmissionPolicy')?.message ?? '', /overrides/);
   });
 });
+
+describe("the runtime's spec: repairEscapedPods", () => {
+  const argsOf = (ops: RecordingOps): string[] => {
+    const d = ops.appliedObjects.find((o) => o.kind === 'Deployment') as
+      { spec?: { template?: { spec?: { containers?: { args?: string[] }[] } } } } | undefined;
+    return d?.spec?.template?.spec?.containers?.[0]?.args ?? [];
+  };
+
+  test('turned on for an installed runtime: its webhook is installed again with --repair-escaped', async () => {
+    const first = new RecordingOps();
+    const ready = await run(rb(), first);
+    assert.ok(!argsOf(first).includes('--repair-escaped'), 'off by default');
+    // The spec changed: a new generation, not yet observed.
+    const ops = new RecordingOps(first.runtime);
+    await run(rb({ generation: 4 }, { repairEscapedPods: true }, ready.status), ops, {
+      servingCurrentUntil: ready.servingCheckedUntil,
+    });
+    assert.ok(argsOf(ops).includes('--repair-escaped'), ops.calls.join(' '));
+    // Observed: the next pass installs nothing.
+    const rest = new RecordingOps(first.runtime);
+    const again = await run(
+      rb({ generation: 4 }, { repairEscapedPods: true }, { ...ready.status, observedGeneration: 4 }),
+      rest,
+      {
+        servingCurrentUntil: ready.servingCheckedUntil,
+      },
+    );
+    assert.equal(again.status.state, 'Ready');
+    assert.ok(!rest.calls.some((c) => c.includes('Deployment')), rest.calls.join(' '));
+  });
+});
