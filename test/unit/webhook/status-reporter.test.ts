@@ -33,6 +33,7 @@ describe('webhook status report', () => {
       workloads: undefined,
       preflight: undefined,
       refused: undefined,
+      escapedPods: undefined,
     };
     const r = { loadedVersion: 's1', refusedVersion: 's2', refusal: 'x' };
     assert.deepEqual(readReport({ data: reportData(r) }), { ...none, ...r });
