@@ -68,6 +68,15 @@ async function arrived(gate: RequestGate, size: number, sent: number) {
   return [request, pending] as const;
 }
 
+/** A request whose whole `body` arrives (declared, sent and ended), admitted to `gate`: its admission. */
+function sentWhole(gate: RequestGate, body: string): Promise<AdmittedBody> {
+  const request = fakeRequest(Buffer.byteLength(body));
+  const pending = gate.admit(request.req);
+  request.send(body);
+  request.end();
+  return pending;
+}
+
 describe('the request gate: what a request holds', () => {
   test('a declared length costs nothing: requests declaring the whole budget and sending nothing do not keep a sent one out', async () => {
     const gate = new RequestGate(LIMITS);
@@ -75,10 +84,7 @@ describe('the request gate: what a request holds', () => {
     const pending = liars.map((l) => gate.admit(l.req));
     await settle();
     assert.deepEqual(gate.state, { inFlight: 0, readBytes: 0, decodeBytes: 0, waiting: 0 });
-    const honest = fakeRequest(10);
-    const admitted = gate.admit(honest.req);
-    honest.send('{"a":"b"}x');
-    honest.end();
+    const admitted = sentWhole(gate, '{"a":"b"}x');
     const body = await admitted;
     assert.equal(body.body.toString(), '{"a":"b"}x');
     assert.equal(gate.state.inFlight, 1);
@@ -96,10 +102,7 @@ describe('the request gate: what a request holds', () => {
     await settle();
     assert.equal(gate.state.inFlight, 0);
     assert.equal(gate.state.readBytes, 15);
-    const complete = fakeRequest(4);
-    const admitted = gate.admit(complete.req);
-    complete.send('1234');
-    complete.end();
+    const admitted = sentWhole(gate, '1234');
     (await admitted).release();
     for (const t of trickles) t.close();
     await Promise.all(pending.map(refusal));
@@ -163,30 +166,15 @@ describe('the request gate: what a request holds', () => {
 
   test('a complete body waits for a place, gets the one given back, and is refused 503 (connection kept) when none comes in time', async () => {
     const gate = new RequestGate({ ...LIMITS, maxRequests: 1, queueTimeoutMs: 30 });
-    const first = fakeRequest(2);
-    const firstPending = gate.admit(first.req);
-    first.send('{}');
-    first.end();
-    const held = await firstPending;
-    const late = fakeRequest(2);
-    const latePending = gate.admit(late.req);
-    late.send('{}');
-    late.end();
-    const refused = await refusal(latePending);
+    const held = await sentWhole(gate, '{}');
+    const refused = await refusal(sentWhole(gate, '{}'));
     assert.equal(refused.reason, 'timeout');
     assert.equal(refused.status, 503);
     assert.equal(refused.closeConnection, false, 'the body was read');
 
     const patient = new RequestGate({ ...LIMITS, maxRequests: 1 });
-    const a = fakeRequest(2);
-    const aPending = patient.admit(a.req);
-    a.send('{}');
-    a.end();
-    const aHeld = await aPending;
-    const b = fakeRequest(2);
-    const bPending = patient.admit(b.req);
-    b.send('[]');
-    b.end();
+    const aHeld = await sentWhole(patient, '{}');
+    const bPending = sentWhole(patient, '[]');
     await settle();
     assert.equal(patient.state.waiting, 1);
     assert.equal(patient.state.readBytes, 2, 'the waiting body stays counted as read');
