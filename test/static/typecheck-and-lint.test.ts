@@ -11,32 +11,31 @@ const run = (cmd: string, args: string[]): Promise<{ code: number; out: string }
     });
   });
 
-test('the whole project type-checks (tsc --noEmit)', async () => {
-  const { code, out } = await run(process.execPath, [
-    'node_modules/typescript/bin/tsc',
-    '--noEmit',
-    '-p',
-    'tsconfig.json',
-  ]);
-  assert.equal(code, 0, out);
-});
+const checks: readonly [name: string, args: readonly string[]][] = [
+  [
+    'the whole project type-checks (tsc --noEmit)',
+    ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json'],
+  ],
+  ['ESLint with typescript-eslint type-checked rules is clean', ['node_modules/eslint/bin/eslint.js', '.']],
+  [
+    'the code is formatted with Prettier',
+    [
+      'node_modules/prettier/bin/prettier.cjs',
+      '--check',
+      'src',
+      'test',
+      'scripts',
+      'bench',
+      'config',
+      'docs',
+      'README.md',
+    ],
+  ],
+];
 
-test('ESLint with typescript-eslint type-checked rules is clean', async () => {
-  const { code, out } = await run(process.execPath, ['node_modules/eslint/bin/eslint.js', '.']);
-  assert.equal(code, 0, out);
-});
-
-test('the code is formatted with Prettier', async () => {
-  const { code, out } = await run(process.execPath, [
-    'node_modules/prettier/bin/prettier.cjs',
-    '--check',
-    'src',
-    'test',
-    'scripts',
-    'bench',
-    'config',
-    'docs',
-    'README.md',
-  ]);
-  assert.equal(code, 0, out);
-});
+for (const [name, args] of checks) {
+  test(name, async () => {
+    const { code, out } = await run(process.execPath, [...args]);
+    assert.equal(code, 0, out);
+  });
+}
