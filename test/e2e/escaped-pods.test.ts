@@ -4,15 +4,28 @@
  * webhook is scaled to zero are admitted unmutated (it fails open) and run; once the webhook is
  * back its agent counts them by reason, and with `--repair-escaped` it restarts their owner, whose
  * new Pod the webhook mutates, so the count returns to 0. A bare Pod is reported, never deleted.
+ * On a runtime with the admission policy (rendered from the same config), a Pod created while the
+ * webhook is scaled to zero is mutated by the API server itself and runs from the secured registry.
  */
 import { AppsV1Api, CoreV1Api, type KubeConfig, type V1Deployment } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ESCAPED_REPAIR_ANNOTATION } from '../../src/api/escaped-pods.js';
-import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
-import { FEATURE_ADD_IMG_PULL_SECRET, FEATURE_ALTER_IMG_REGISTRY } from '../../src/api/webhook-features.js';
+import { MUTATING_WEBHOOK_NAME, RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
+import { apiServerMetric } from '../support/apiserver-metrics.js';
+import {
+  ANNOTATION_DEFAULTED,
+  FEATURE_ADD_IMG_PULL_SECRET,
+  FEATURE_ALTER_IMG_REGISTRY,
+} from '../../src/api/webhook-features.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import { httpPod, isMutated, isReady, POD_READY_MS, POLL_MS } from './support/pods.js';
+import { KUBERNETES_VERSIONS, NODE_KUBERNETES_VERSION } from '../../src/envtest/kubernetes-versions.js';
+import { parseWebhookConfig } from '../../src/api/webhook-config.js';
+import { applyObjects } from '../../src/kube/apply.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { objectPath } from '../../src/kube/resource-path.js';
+import { admissionPolicyManifestList, renderAdmissionPolicy } from '../../src/render/admission-policy.js';
+import { createMutatedPod, httpPod, isMutated, isReady, POD_READY_MS, POLL_MS } from './support/pods.js';
 import {
   podProxyGet,
   useWebhookOnNode,
@@ -21,8 +34,11 @@ import {
   webhookPods,
 } from './support/webhook-on-node.js';
 
-const webhook = useWebhookOnNode('apply');
+// The node's minor serves the policy only behind its gate (1.34: v1beta1).
+const { api: POLICY_API, apiserverArgs } = KUBERNETES_VERSIONS[NODE_KUBERNETES_VERSION].admissionPolicy;
+const webhook = useWebhookOnNode('apply', apiserverArgs);
 const NAMESPACE = 'e2e-escaped';
+const POLICY_NAMESPACE = 'e2e-policy';
 const METRICS_PORT = 8080;
 
 /** Sets the webhook's replicas and extra flags (beside the rendered ones) in one update. */
@@ -51,6 +67,29 @@ async function reshape(kc: KubeConfig, replicas: number, extraArgs: readonly str
     },
     30_000,
     'the webhook Deployment updated',
+  );
+}
+
+/**
+ * Scales the webhook to zero and waits until none of its Pods is left, terminating ones included
+ * (a terminating Pod still answers while it drains): the outage.
+ */
+async function scaleToZero(kc: KubeConfig): Promise<void> {
+  const apps = kc.makeApiClient(AppsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  await reshape(kc, 0, []);
+  const d = await apps.readNamespacedDeployment({ name: WEBHOOK_DEPLOYMENT, namespace: RUNTIME_NAMESPACE });
+  const labelSelector = Object.entries(d.spec?.selector.matchLabels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  await eventually(
+    async () =>
+      (await core.listNamespacedPod({ namespace: RUNTIME_NAMESPACE, labelSelector })).items.length === 0
+        ? true
+        : undefined,
+    POD_READY_MS,
+    'no webhook Pod, not even a terminating one',
+    POLL_MS,
   );
 }
 
@@ -94,21 +133,7 @@ describe('escaped Pods on a real node', () => {
     });
     try {
       // The outage: no webhook Pod at all; the API server fails open (failurePolicy Ignore).
-      await reshape(kc, 0, []);
-      await eventually(
-        async () =>
-          (
-            await webhookPods(
-              kc,
-              await apps.readNamespacedDeployment({ name: WEBHOOK_DEPLOYMENT, namespace: RUNTIME_NAMESPACE }),
-            )
-          ).length === 0
-            ? true
-            : undefined,
-        POD_READY_MS,
-        'no webhook Pod',
-        POLL_MS,
-      );
+      await scaleToZero(kc);
       await apps.createNamespacedDeployment({ namespace: NAMESPACE, body: appDeployment(l.openImage) });
       await core.createNamespacedPod({ namespace: NAMESPACE, body: httpPod('bare', l.openImage) });
       const escaped = await eventually(
@@ -185,6 +210,104 @@ describe('escaped Pods on a real node', () => {
       throw error;
     } finally {
       await reshape(kc, replicas, []);
+    }
+  });
+});
+
+describe(`the admission policy (${POLICY_API}) on a real node`, () => {
+  test('a Pod created while the webhook is scaled to zero is mutated by the policy and runs from the secured registry', async (t) => {
+    const { kc, landscape: l, sources } = webhook();
+    const core = kc.makeApiClient(CoreV1Api);
+    const apps = kc.makeApiClient(AppsV1Api);
+    const replicas = (await webhookAvailable(kc)).spec?.replicas ?? 1;
+    // The config the webhook reads, as the landscape wrote it into its ConfigMap.
+    const configText = sources.configMapData['rt-bootstrapper-config.json'];
+    assert.ok(configText !== undefined);
+    const config = parseWebhookConfig(JSON.parse(configText));
+    const manifests = admissionPolicyManifestList(
+      renderAdmissionPolicy(config, { apiVersion: POLICY_API, trustBundleMount: false }),
+    );
+    await core.createNamespace({
+      body: {
+        metadata: {
+          name: POLICY_NAMESPACE,
+          annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true', [FEATURE_ADD_IMG_PULL_SECRET]: 'true' },
+        },
+      },
+    });
+    try {
+      // The webhook copies the pull Secret into the namespace with its first Pod there; the
+      // policy only adds the reference (docs/admission-policy.md).
+      const first = await createMutatedPod(core, POLICY_NAMESPACE, 'first', (name) =>
+        httpPod(name, l.openImage),
+      );
+      await core.deleteNamespacedPod({
+        name: first.metadata?.name ?? '',
+        namespace: POLICY_NAMESPACE,
+        gracePeriodSeconds: 0,
+      });
+      await applyObjects(kc, manifests);
+      const failedOpen = (): Promise<number> =>
+        apiServerMetric(l.plane.cluster('runtime'), 'apiserver_admission_webhook_fail_open_count', {
+          name: MUTATING_WEBHOOK_NAME,
+        });
+      const failedOpenBefore = await failedOpen();
+
+      await scaleToZero(kc);
+      // Only the policy can mutate now: a dry-run probe tells when it is in force.
+      await eventually(
+        async () => {
+          const probe = await core.createNamespacedPod({
+            namespace: POLICY_NAMESPACE,
+            body: httpPod('probe', l.openImage),
+            dryRun: 'All',
+          });
+          return probe.metadata?.annotations?.[ANNOTATION_DEFAULTED] === 'true' ? true : undefined;
+        },
+        60_000,
+        'the policy in force',
+        POLL_MS,
+      );
+      await apps.createNamespacedDeployment({
+        namespace: POLICY_NAMESPACE,
+        body: appDeployment(l.openImage),
+      });
+      const pod = await eventually(
+        async () => {
+          const pods = (
+            await core.listNamespacedPod({ namespace: POLICY_NAMESPACE, labelSelector: 'app=app' })
+          ).items;
+          return pods.length === 1 && pods[0] !== undefined && isReady(pods[0]) ? pods[0] : undefined;
+        },
+        POD_READY_MS,
+        'the app’s Pod Ready',
+        POLL_MS,
+      );
+      const image = pod.spec?.containers[0]?.image ?? '';
+      t.diagnostic(`stored image ${image}`);
+      assert.equal(image, l.openImage.replace(l.open.host, l.secured.host), 'its image rewritten');
+      assert.deepEqual(
+        pod.spec?.imagePullSecrets?.map((r) => r.name),
+        [config.imagePullSecret.name],
+      );
+      assert.equal(pod.metadata?.annotations?.[ANNOTATION_DEFAULTED], 'true');
+      assert.ok(isMutated(pod), 'marked modified');
+      t.diagnostic(`fail-open calls meanwhile: ${(await failedOpen()) - failedOpenBefore}`);
+      assert.equal(
+        (
+          await webhookPods(
+            kc,
+            await apps.readNamespacedDeployment({ name: WEBHOOK_DEPLOYMENT, namespace: RUNTIME_NAMESPACE }),
+          )
+        ).length,
+        0,
+        'no webhook Pod served meanwhile',
+      );
+    } finally {
+      for (const m of manifests.slice(1).reverse())
+        await kubeRequest(kc, { method: 'DELETE', path: objectPath(m) });
+      await reshape(kc, replicas, []);
+      await webhookAvailable(kc);
     }
   });
 });

@@ -28,12 +28,14 @@ export interface NodeLandscape {
 /**
  * Starts the landscape for the calling test file (before its tests) and stops it after them;
  * `then` runs once it is up, in the same hook (two top-level hooks of node:test do not wait for
- * each other). `others` are clusters without a node beside it (a KCP).
+ * each other). `others` are clusters without a node beside it (a KCP); `apiserverArgs` are extra
+ * kube-apiserver flags for every cluster (a gate the node's minor keeps off by default).
  */
 export function useNodeLandscape(
   then?: (landscape: NodeLandscape) => Promise<void>,
   cluster = 'runtime',
   others: readonly string[] = [],
+  apiserverArgs: readonly string[] = [],
 ): () => NodeLandscape {
   let landscape: NodeLandscape | undefined;
   let dir: string | undefined;
@@ -55,6 +57,7 @@ export function useNodeLandscape(
       clusters: [cluster, ...others],
       nodes: [cluster],
       nodeBinaries,
+      apiserverArgs,
     });
     stops.unshift(() => plane.stop());
     const node = plane.cluster(cluster).node;

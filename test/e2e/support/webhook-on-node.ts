@@ -157,20 +157,29 @@ export interface WebhookOnNode {
  * Starts the calling file's landscape and installs the webhook from the open registry's image on
  * it (before its tests; nothing waits for the rollout): `kim` copies the sources and applies
  * `renderKimManifests` as KIM's code does, `apply` applies `renderWebhookManifests` as our
- * installer does.
+ * installer does. `apiserverArgs` are extra kube-apiserver flags (useNodeLandscape's).
  */
-export function useWebhookOnNode(way: InstallWay): () => WebhookOnNode {
+export function useWebhookOnNode(
+  way: InstallWay,
+  apiserverArgs: readonly string[] = [],
+): () => WebhookOnNode {
   let installed: WebhookOnNode | undefined;
-  useNodeLandscape(async (l) => {
-    const kc = l.plane.cluster('runtime').kubeConfig();
-    const { sources, caPem } = await e2eSources(l);
-    await configureRuntime(kc, sources);
-    const version = packageVersion();
-    const kimManifests = renderKimManifests({ image: l.openImage, version }).text;
-    if (way === 'kim') await kimInstall(kc, kimManifests);
-    else await applyObjects(kc, webhookManifestList(renderWebhookManifests({ image: l.openImage, version })));
-    installed = { landscape: l, kc, sources, caPem, kimManifests };
-  });
+  useNodeLandscape(
+    async (l) => {
+      const kc = l.plane.cluster('runtime').kubeConfig();
+      const { sources, caPem } = await e2eSources(l);
+      await configureRuntime(kc, sources);
+      const version = packageVersion();
+      const kimManifests = renderKimManifests({ image: l.openImage, version }).text;
+      if (way === 'kim') await kimInstall(kc, kimManifests);
+      else
+        await applyObjects(kc, webhookManifestList(renderWebhookManifests({ image: l.openImage, version })));
+      installed = { landscape: l, kc, sources, caPem, kimManifests };
+    },
+    'runtime',
+    [],
+    apiserverArgs,
+  );
   return () => {
     if (!installed) throw new Error('the webhook is not installed (use it inside a test)');
     return installed;
