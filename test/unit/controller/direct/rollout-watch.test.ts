@@ -130,26 +130,36 @@ describe('rollout watches: a rollout wakes its runtime when it moves, not a poll
     h.watches.stop();
   });
 
-  test('a failed watch wakes its runtime, which is then polled for a while before it is watched again', async () => {
-    const h = harness();
-    const lw = h.lw();
-    h.watches.follow('ns/rt-1', lw, NAME, seenAt('7', 0));
-    (await lw.watchNo(0)).fail(new Error('403 forbidden'));
-    await until(() => h.woken.length === 1, 'the wake');
-    assert.equal(h.watches.follow('ns/rt-1', h.lw(), NAME, seenAt('7', 0)), false);
-    h.advance(FAILED_WATCH_BACKOFF_MS);
-    assert.equal(h.watches.follow('ns/rt-1', h.lw(), NAME, seenAt('7', 0)), true);
-    h.watches.stop();
-  });
-
-  test('an ERROR event (the resourceVersion expired) fails the watch the same way', async () => {
-    const h = harness();
-    const lw = h.lw();
-    h.watches.follow('ns/rt-1', lw, NAME, seenAt('7', 0));
-    (await lw.watchNo(0)).emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
-    await until(() => h.woken.length === 1, 'the wake');
-    assert.equal(h.watches.follow('ns/rt-1', h.lw(), NAME, seenAt('7', 0)), false);
-  });
+  const failures: readonly [
+    how: string,
+    fail: (s: Awaited<ReturnType<ScriptedListerWatcher<RolloutDeployment>['watchNo']>>) => void,
+  ][] = [
+    [
+      'a failed watch',
+      (s) => {
+        s.fail(new Error('403 forbidden'));
+      },
+    ],
+    [
+      'an ERROR event (the resourceVersion expired)',
+      (s) => {
+        s.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+      },
+    ],
+  ];
+  for (const [how, fail] of failures) {
+    test(`${how} wakes its runtime, which is then polled for a while before it is watched again`, async () => {
+      const h = harness();
+      const lw = h.lw();
+      h.watches.follow('ns/rt-1', lw, NAME, seenAt('7', 0));
+      fail(await lw.watchNo(0));
+      await until(() => h.woken.length === 1, 'the wake');
+      assert.equal(h.watches.follow('ns/rt-1', h.lw(), NAME, seenAt('7', 0)), false);
+      h.advance(FAILED_WATCH_BACKOFF_MS);
+      assert.equal(h.watches.follow('ns/rt-1', h.lw(), NAME, seenAt('7', 0)), true);
+      h.watches.stop();
+    });
+  }
 
   test('a runtime streaming events that change nothing is cut off after MAX_EVENTS and polled', async () => {
     const h = harness();
