@@ -22,7 +22,7 @@ import {
   type CertificateAuthority,
 } from '../../../../src/pki/certificate-authority.js';
 import type { SecretWrite } from '../../../../src/serving-cert/serving-secret-plan.js';
-import { seedConfigText } from '../../../support/fixtures.js';
+import { seedConfigText, syncSources } from '../../../support/fixtures.js';
 import { TRUST_POLL_MS } from '../../../../src/controller/direct/trust-restart-status.js';
 import { UNFENCED } from '../../../../src/kube/lease-fence.js';
 import { silentLogger } from '../../../../src/telemetry/logger.js';
@@ -725,18 +725,15 @@ describe("the runtime's admission policy", () => {
     const overrides = Object.fromEntries(
       Array.from({ length: 65 }, (_, i) => [`r${i}.example.com`, 'mirror.example.com']),
     );
-    const many = buildSyncSet({
-      version: 'v-3',
-      clusterTrustBundle: {
-        metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' },
-        spec: { trustBundle: 'PEM' },
-      },
-      configMap: {
-        metadata: { name: 'c', namespace: 'kcp-system' },
-        data: { 'rt-bootstrapper-config.json': JSON.stringify({ ...config, overrides }) },
-      },
-      pullSecret: { metadata: { name: 's', namespace: 'kcp-system' }, data: {} },
-    });
+    const many = buildSyncSet(
+      syncSources({
+        version: 'v-3',
+        configMap: {
+          metadata: { name: 'c', namespace: 'kcp-system' },
+          data: { 'rt-bootstrapper-config.json': JSON.stringify({ ...config, overrides }) },
+        },
+      }),
+    );
     assert.ok(many.ok);
     const ops = new RecordingOps();
     ops.policyApi = { served: true, version: 'v1', apiVersion: 'admissionregistration.k8s.io/v1', path: '' };

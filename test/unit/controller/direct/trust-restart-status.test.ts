@@ -8,7 +8,7 @@ import {
   trustLookDue,
   trustSummary,
 } from '../../../../src/controller/direct/trust-restart-status.js';
-import { seedConfigText } from '../../../support/fixtures.js';
+import { syncSources } from '../../../support/fixtures.js';
 
 const NOW = Date.parse('2026-11-24T10:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -36,18 +36,7 @@ describe("the runtime's trust-restart count on the KCP", () => {
   });
 
   test("the set's bundle named as the restarter names it", () => {
-    const set = buildSyncSet({
-      version: 'v',
-      clusterTrustBundle: {
-        metadata: { name: 'rt-bootstrapper-k3d.test:ctb:1' },
-        spec: { trustBundle: 'PEM' },
-      },
-      configMap: {
-        metadata: { name: 'c', namespace: 'kcp-system' },
-        data: { 'rt-bootstrapper-config.json': seedConfigText() },
-      },
-      pullSecret: { metadata: { name: 's', namespace: 'kcp-system' }, data: {} },
-    });
+    const set = buildSyncSet(syncSources());
     assert.equal(setBundleOf(set), trustBundleHash('PEM').slice(0, 12));
     assert.equal(setBundleOf({ ok: false, reason: 'x' }), undefined);
   });
