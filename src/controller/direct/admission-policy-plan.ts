@@ -86,9 +86,8 @@ export function planAdmissionPolicy(
   mount: boolean,
 ): PolicyPlan {
   if (!api.served) return { manifests: undefined, params: undefined, refusal: undefined };
-  const bundle = set.objects.find((o) => o.kind === TRUST_BUNDLE_KIND) as
-    (KubernetesObject & { spec?: { trustBundle?: string } }) | undefined;
-  const pem = bundle?.spec?.trustBundle;
+  const bundle = set.objects.find((o) => o.kind === TRUST_BUNDLE_KIND);
+  const pem = (bundle as { spec?: { trustBundle?: string } } | undefined)?.spec?.trustBundle;
   try {
     const manifests = renderAdmissionPolicy(set.config, {
       apiVersion: api.version,
