@@ -77,6 +77,16 @@ const allContainers = (pod: Pod): Container[] => [
   ...(pod.spec?.containers ?? []),
 ];
 
+/** What every case of pod_defaulter_landscape_test.go shares: the landscape feature alone. */
+const landscapeCase = {
+  source: 'pod_defaulter_landscape_test.go',
+  config: { overrides: { x: 'y' }, availableFeatures: [LAND] },
+} as const;
+/** The single container's env is exactly KYMA_LANDSCAPE=NS2. */
+const setsNs2 = (pod: Pod): void => {
+  assert.deepEqual(pod.spec?.containers[0]?.env, [landscapeEnv('NS2')]);
+};
+
 const webhookConfig = {
   namespaceFeatures: {},
   overrides,
@@ -184,18 +194,14 @@ const cases: readonly Case[] = [
   // pod_defaulter_landscape_test.go, TestSetLandscapeEnvVar (one container, through the whole webhook)
   {
     name: 'adds env var when not present',
-    source: 'pod_defaulter_landscape_test.go',
-    config: { overrides: { x: 'y' }, availableFeatures: [LAND] },
+    ...landscapeCase,
     landscape: 'NS2',
     pod: makeLandscapePod({ [LAND]: 'true' }),
-    expect: (pod) => {
-      assert.deepEqual(pod.spec?.containers[0]?.env, [landscapeEnv('NS2')]);
-    },
+    expect: setsNs2,
   },
   {
     name: 'no modification when env var already has correct value',
-    source: 'pod_defaulter_landscape_test.go',
-    config: { overrides: { x: 'y' }, availableFeatures: [LAND] },
+    ...landscapeCase,
     landscape: 'NS2',
     pod: {
       ...makeLandscapePod({ [LAND]: 'true' }),
@@ -207,19 +213,15 @@ const cases: readonly Case[] = [
   },
   {
     name: 'replaces env var when value differs',
-    source: 'pod_defaulter_landscape_test.go',
-    config: { overrides: { x: 'y' }, availableFeatures: [LAND] },
+    ...landscapeCase,
     landscape: 'NS2',
     pod: makeLandscapePod({ [LAND]: 'true' }, [landscapeEnv('OLD')]),
-    expect: (pod) => {
-      assert.deepEqual(pod.spec?.containers[0]?.env, [landscapeEnv('NS2')]);
-    },
+    expect: setsNs2,
   },
   // pod_defaulter_landscape_test.go, TestBuildDefaulterSetLandscape
   {
     name: 'injects env var when annotation present and landscape non-empty',
-    source: 'pod_defaulter_landscape_test.go',
-    config: { overrides: { x: 'y' }, availableFeatures: [LAND] },
+    ...landscapeCase,
     landscape: 'NS2',
     pod: makeLandscapePod({ [LAND]: 'true' }),
     expect: (pod) => {
@@ -232,8 +234,7 @@ const cases: readonly Case[] = [
   },
   {
     name: 'no injection when annotation absent',
-    source: 'pod_defaulter_landscape_test.go',
-    config: { overrides: { x: 'y' }, availableFeatures: [LAND] },
+    ...landscapeCase,
     landscape: 'NS2',
     pod: makeLandscapePod(),
     expect: (pod) => {
@@ -242,8 +243,7 @@ const cases: readonly Case[] = [
   },
   {
     name: 'injection via namespace annotation',
-    source: 'pod_defaulter_landscape_test.go',
-    config: { overrides: { x: 'y' }, availableFeatures: [LAND] },
+    ...landscapeCase,
     landscape: 'CN',
     namespaceAnnotations: { [LAND]: 'true' },
     pod: makeLandscapePod(),
