@@ -127,11 +127,7 @@ describe('the request gate: what a request holds', () => {
     const [next, nextPending] = await arrived(gate, 60, 50);
     assert.equal(gate.state.readBytes, 130, 'what arrived is counted, whether it fits or not');
     assert.equal(gate.state.waiting, 1, 'the incomplete body waits for room');
-    const whole = fakeRequest(40);
-    const wholePending = gate.admit(whole.req);
-    whole.send(40);
-    whole.end();
-    const wholeBody = await wholePending;
+    const wholeBody = await sentWhole(gate, 'x'.repeat(40));
     assert.equal(wholeBody.body.length, 40, 'a body complete in its chunk is not held back');
     wholeBody.release();
     big.close();
