@@ -50,6 +50,14 @@ function harness(o: { max?: number } = {}) {
   };
 }
 
+/** A harness following runtime `ns/rt-1` from resourceVersion 7: it, and the watch it opened. */
+async function following() {
+  const h = harness();
+  const lw = h.lw();
+  h.watches.follow('ns/rt-1', lw, NAME, seenAt('7', 0));
+  return { h, s: await lw.watchNo(0) };
+}
+
 describe('rollout watches: a rollout wakes its runtime when it moves, not a poll', () => {
   test('one watch of the Deployment by name from the resourceVersion the pass read', async () => {
     const h = harness();
@@ -66,10 +74,7 @@ describe('rollout watches: a rollout wakes its runtime when it moves, not a poll
   });
 
   test('an event that leaves the rollout as the pass saw it wakes nothing; one that moves it wakes its runtime once', async () => {
-    const h = harness();
-    const lw = h.lw();
-    h.watches.follow('ns/rt-1', lw, NAME, seenAt('7', 0));
-    const s = await lw.watchNo(0);
+    const { h, s } = await following();
     s.emit('BOOKMARK', deployment('8', 0));
     s.emit('MODIFIED', deployment('9', 0));
     await new Promise((r) => setTimeout(r, 20));
@@ -83,10 +88,7 @@ describe('rollout watches: a rollout wakes its runtime when it moves, not a poll
   });
 
   test('a new report of the trust-bundle restarter on the Deployment wakes the runtime too (its count rides on the read)', async () => {
-    const h = harness();
-    const lw = h.lw();
-    h.watches.follow('ns/rt-1', lw, NAME, seenAt('7', 0));
-    const s = await lw.watchNo(0);
+    const { h, s } = await following();
     const reported = deployment('8', 0);
     s.emit('MODIFIED', {
       ...reported,
@@ -149,10 +151,8 @@ describe('rollout watches: a rollout wakes its runtime when it moves, not a poll
   ];
   for (const [how, fail] of failures) {
     test(`${how} wakes its runtime, which is then polled for a while before it is watched again`, async () => {
-      const h = harness();
-      const lw = h.lw();
-      h.watches.follow('ns/rt-1', lw, NAME, seenAt('7', 0));
-      fail(await lw.watchNo(0));
+      const { h, s } = await following();
+      fail(s);
       await until(() => h.woken.length === 1, 'the wake');
       assert.equal(h.watches.follow('ns/rt-1', h.lw(), NAME, seenAt('7', 0)), false);
       h.advance(FAILED_WATCH_BACKOFF_MS);
@@ -162,10 +162,7 @@ describe('rollout watches: a rollout wakes its runtime when it moves, not a poll
   }
 
   test('a runtime streaming events that change nothing is cut off after MAX_EVENTS and polled', async () => {
-    const h = harness();
-    const lw = h.lw();
-    h.watches.follow('ns/rt-1', lw, NAME, seenAt('7', 0));
-    const s = await lw.watchNo(0);
+    const { h, s } = await following();
     for (let i = 0; i < MAX_EVENTS; i++) s.emit('MODIFIED', deployment(String(8 + i), 0));
     assert.equal(s.isEnded(), false);
     s.emit('MODIFIED', deployment('999', 0));
