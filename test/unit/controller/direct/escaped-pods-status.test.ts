@@ -10,22 +10,14 @@ import { readReport } from '../../../../src/api/webhook-status.js';
 import { recordEscaped } from '../../../../src/controller/direct/escaped-pods-status.js';
 import { StatusBuilder } from '../../../../src/controller/direct/status-builder.js';
 import { fleetStatus, formatFleetStatus } from '../../../../src/controller/rollout/fleet-status.js';
+import { escapedPodsReport } from '../../../support/escaped-pods-report.js';
 
 const rb: RuntimeBootstrapper = {
   metadata: { name: 'r1', namespace: 'kcp-system', generation: 1 },
   spec: { runtimeID: 'r1' },
 };
 const NOW = new Date('2026-01-01T00:00:00Z');
-const count = {
-  pods: 3,
-  reasons: { unstamped: 3, registry: 2 },
-  bare: 1,
-  scanned: 40,
-  repair: false,
-  restarted: 0,
-  revision: 'v1',
-  at: '2026-01-01T00:00:00.000Z',
-};
+const count = escapedPodsReport();
 const cm = (data: Record<string, string>) => ({ data });
 
 describe('the escaped-Pod count in the status', () => {

@@ -22,6 +22,7 @@ import {
 import { repairAction } from '../../../../src/runtime-agent/escaped-pods/escaped-repair.js';
 import { EscapedTally, MAX_REPAIR_OWNERS } from '../../../../src/runtime-agent/escaped-pods/escaped-tally.js';
 import { deepFreeze, makeConfig } from '../../mutation/support.js';
+import { escapedPodsReport } from '../../../support/escaped-pods-report.js';
 
 const NS = 'team';
 /** Every feature for namespace `team` through the config's namespace list. */
@@ -280,16 +281,7 @@ describe('repairAction', () => {
 });
 
 describe('the report in the status ConfigMap', () => {
-  const report = {
-    pods: 2,
-    reasons: { unstamped: 2, registry: 1 },
-    bare: 0,
-    scanned: 10,
-    repair: true,
-    restarted: 1,
-    revision: 'v1',
-    at: '2026-01-01T00:00:00.000Z',
-  };
+  const report = escapedPodsReport({ repair: true, restarted: 1 });
   test('round trip', () => {
     assert.deepEqual(readEscaped(writeEscaped(report)), report);
   });
