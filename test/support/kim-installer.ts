@@ -125,41 +125,36 @@ export interface KimSources {
 
 /** KIM's Configure: copies the sources, applying only what differs from the runtime's copy. */
 export async function kimConfigure(runtime: KubeConfig, sources: KimSources): Promise<void> {
-  const copies: { o: KubernetesObject; same: (current: Record<string, unknown>) => boolean }[] = [
-    {
-      o: {
+  // A copy is the same as the runtime's when the members KIM copies are (absent reads as {}).
+  const copy = (o: Record<string, unknown>, copied: readonly string[]) => ({
+    o: o as KubernetesObject,
+    same: (c: Record<string, unknown>) =>
+      copied.every((k) => JSON.stringify(c[k] ?? {}) === JSON.stringify(o[k] ?? {})),
+  });
+  const copies = [
+    copy(
+      {
         apiVersion: 'v1',
         kind: 'ConfigMap',
         metadata: { name: 'rt-bootstrapper-config', namespace: 'kyma-system' },
         data: sources.configMapData,
-      } as KubernetesObject,
-      same: (c) => JSON.stringify(c.data ?? {}) === JSON.stringify(sources.configMapData),
-    },
+      },
+      ['data'],
+    ),
   ];
-  if (sources.pullSecret) {
-    const s = sources.pullSecret;
-    copies.push({
-      o: {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: 'registry-credentials', namespace: 'kyma-system' },
-        type: s.type,
-        data: s.data,
-      } as KubernetesObject,
-      same: (c) => c.type === s.type && JSON.stringify(c.data ?? {}) === JSON.stringify(s.data),
-    });
+  const s = sources.pullSecret;
+  if (s) {
+    const metadata = { name: 'registry-credentials', namespace: 'kyma-system' };
+    copies.push(
+      copy({ apiVersion: 'v1', kind: 'Secret', metadata, type: s.type, data: s.data }, ['type', 'data']),
+    );
   }
-  if (sources.clusterTrustBundle) {
-    const b = sources.clusterTrustBundle;
-    copies.push({
-      o: {
-        apiVersion: 'certificates.k8s.io/v1beta1',
-        kind: 'ClusterTrustBundle',
-        metadata: { name: b.name },
-        spec: b.spec,
-      } as KubernetesObject,
-      same: (c) => JSON.stringify(c.spec ?? {}) === JSON.stringify(b.spec),
-    });
+  const b = sources.clusterTrustBundle;
+  if (b) {
+    const apiVersion = 'certificates.k8s.io/v1beta1';
+    copies.push(
+      copy({ apiVersion, kind: 'ClusterTrustBundle', metadata: { name: b.name }, spec: b.spec }, ['spec']),
+    );
   }
   for (const { o, same } of copies) {
     const { item } = await objectPath(runtime, o);
