@@ -23,15 +23,19 @@ describe('coalescing a burst of changes', () => {
       now += ms;
       mock.timers.tick(ms);
     };
-    return { c, advance, fired: () => fired };
+    /** A change, then `ms` of time, for each of `waits`. */
+    const changesApart = (...waits: number[]): void => {
+      for (const ms of waits) {
+        c.trigger();
+        advance(ms);
+      }
+    };
+    return { c, advance, changesApart, fired: () => fired };
   };
 
   test('a burst within the window fires once, a window after the last trigger', () => {
-    const { c, advance, fired } = setup(1000);
-    c.trigger();
-    advance(400);
-    c.trigger();
-    advance(400);
+    const { c, advance, changesApart, fired } = setup(1000);
+    changesApart(400, 400);
     c.trigger();
     assert.equal(c.pending(), true);
     advance(999);
@@ -54,11 +58,8 @@ describe('coalescing a burst of changes', () => {
   });
 
   test('changes after a fire make a new burst; cancel drops a pending one', () => {
-    const { c, advance, fired } = setup(100);
-    c.trigger();
-    advance(100);
-    c.trigger();
-    advance(100);
+    const { c, advance, changesApart, fired } = setup(100);
+    changesApart(100, 100);
     assert.equal(fired(), 2);
     c.trigger();
     c.cancel();
