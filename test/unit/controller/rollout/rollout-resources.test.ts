@@ -26,6 +26,13 @@ const rb = (
   status,
 });
 
+/** The fleet status of runtimes named by their ids, outside any rollout. */
+const fleetOf = (statuses: Record<string, RuntimeBootstrapperStatus>) =>
+  fleetStatus(
+    Object.entries(statuses).map(([id, status]) => rb(id, status)),
+    undefined,
+  );
+
 describe('rollout policy resource', () => {
   test('the spec becomes a policy: durations parsed, defaults filled', () => {
     const { policy, problem } = policyOf(
@@ -238,19 +245,16 @@ describe('fleet status (rtb status)', () => {
       message: `${reason} because`,
       lastTransitionTime: '',
     });
-    const f = fleetStatus(
-      [
-        rb('rt-a', { state: 'Ready', clusterTrustBundleAPI: 'certificates.k8s.io/v1' }),
-        rb('rt-b', {
-          state: 'Ready',
-          clusterTrustBundleAPI: 'certificates.k8s.io/v1beta1',
-          conditions: [condition('TrustBundleProjection', 'False', 'Dropped')],
-        }),
-        rb('rt-c', { state: 'Ready', conditions: [condition('TrustBundleAPI', 'False', 'NotServed')] }),
-        rb('rt-d', { state: 'Installing' }),
-      ],
-      undefined,
-    );
+    const f = fleetOf({
+      'rt-a': { state: 'Ready', clusterTrustBundleAPI: 'certificates.k8s.io/v1' },
+      'rt-b': {
+        state: 'Ready',
+        clusterTrustBundleAPI: 'certificates.k8s.io/v1beta1',
+        conditions: [condition('TrustBundleProjection', 'False', 'Dropped')],
+      },
+      'rt-c': { state: 'Ready', conditions: [condition('TrustBundleAPI', 'False', 'NotServed')] },
+      'rt-d': { state: 'Installing' },
+    });
     assert.deepEqual(f.byTrustBundleAPI, {
       'certificates.k8s.io/v1': 1,
       'certificates.k8s.io/v1beta1': 1,
@@ -272,15 +276,12 @@ describe('fleet status (rtb status)', () => {
   });
 
   test('how each runtime admits Pods: our policy at its version, or the webhook alone', () => {
-    const f = fleetStatus(
-      [
-        rb('rt-a', { state: 'Ready', admissionPolicyAPI: 'admissionregistration.k8s.io/v1' }),
-        rb('rt-b', { state: 'Ready', admissionPolicyAPI: 'admissionregistration.k8s.io/v1beta1' }),
-        rb('rt-c', { state: 'Ready', admissionPolicyAPI: 'admissionregistration.k8s.io/v1' }),
-        rb('rt-d', { state: 'Ready' }),
-      ],
-      undefined,
-    );
+    const f = fleetOf({
+      'rt-a': { state: 'Ready', admissionPolicyAPI: 'admissionregistration.k8s.io/v1' },
+      'rt-b': { state: 'Ready', admissionPolicyAPI: 'admissionregistration.k8s.io/v1beta1' },
+      'rt-c': { state: 'Ready', admissionPolicyAPI: 'admissionregistration.k8s.io/v1' },
+      'rt-d': { state: 'Ready' },
+    });
     assert.deepEqual(f.byAdmissionPath, {
       'policy admissionregistration.k8s.io/v1': 2,
       'policy admissionregistration.k8s.io/v1beta1': 1,
