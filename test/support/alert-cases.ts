@@ -50,6 +50,11 @@ export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
   const c = (name: string, labels = ''): string => s('controller', name, labels);
   const w = (name: string, labels = ''): string => s('webhook', name, labels);
   const constant = (value: number, minutes = 40): string => `${value}x${minutes}`;
+  /** Prometheus's `up` of one target of `job`. */
+  const up = (job: string, instance: string, value: number): InputSeries => ({
+    series: s('prometheus', 'up', `job="${job}",instance="${instance}"`),
+    values: constant(value),
+  });
   const firing = (severity: Severity, labels?: Record<string, string>) => [
     { severity, ...(labels ? { labels } : {}) },
   ];
@@ -105,24 +110,19 @@ export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
       scenarios: [
         {
           what: 'no replica up',
-          series: [
-            { series: s('prometheus', 'up', `job="${o.controllerJob}",instance="a"`), values: constant(0) },
-          ],
+          series: [up(o.controllerJob, 'a', 0)],
           evalMinutes: 20,
           expect: firing('critical'),
         },
         {
           what: 'no target at all',
-          series: [{ series: s('prometheus', 'up', `job="other",instance="a"`), values: constant(1) }],
+          series: [up('other', 'a', 1)],
           evalMinutes: 20,
           expect: firing('critical'),
         },
         {
           what: 'one replica up',
-          series: [
-            { series: s('prometheus', 'up', `job="${o.controllerJob}",instance="a"`), values: constant(1) },
-            { series: s('prometheus', 'up', `job="${o.controllerJob}",instance="b"`), values: constant(0) },
-          ],
+          series: [up(o.controllerJob, 'a', 1), up(o.controllerJob, 'b', 0)],
           evalMinutes: 20,
           expect: [],
         },
@@ -272,18 +272,13 @@ export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
       scenarios: [
         {
           what: 'no replica up',
-          series: [
-            { series: s('prometheus', 'up', `job="${o.webhookJob}",instance="a"`), values: constant(0) },
-          ],
+          series: [up(o.webhookJob, 'a', 0)],
           evalMinutes: 20,
           expect: firing('critical'),
         },
         {
           what: 'one replica up',
-          series: [
-            { series: s('prometheus', 'up', `job="${o.webhookJob}",instance="a"`), values: constant(0) },
-            { series: s('prometheus', 'up', `job="${o.webhookJob}",instance="b"`), values: constant(1) },
-          ],
+          series: [up(o.webhookJob, 'a', 0), up(o.webhookJob, 'b', 1)],
           evalMinutes: 20,
           expect: [],
         },
