@@ -50,6 +50,16 @@ function harness(o: { max?: number } = {}) {
   };
 }
 
+/** `h` follows each of `keys` from resourceVersion `rv`, each through its own lister-watcher: those. */
+function followEach(h: ReturnType<typeof harness>, keys: readonly [string, string], rv: string) {
+  const follow = (key: string) => {
+    const lw = h.lw();
+    h.watches.follow(key, lw, NAME, seenAt(rv, 0));
+    return lw;
+  };
+  return [follow(keys[0]), follow(keys[1])] as const;
+}
+
 /** A harness following runtime `ns/rt-1` from resourceVersion 7: it, and the watch it opened. */
 async function following() {
   const h = harness();
@@ -109,10 +119,7 @@ describe('rollout watches: a rollout wakes its runtime when it moves, not a poll
 
   test('the Deployment deleted, or the watch ended by the server, wakes the runtime (it reads again)', async () => {
     const h = harness();
-    const deleted = h.lw();
-    const ended = h.lw();
-    h.watches.follow('ns/rt-1', deleted, NAME, seenAt('7', 0));
-    h.watches.follow('ns/rt-2', ended, NAME, seenAt('7', 0));
+    const [deleted, ended] = followEach(h, ['ns/rt-1', 'ns/rt-2'], '7');
     (await deleted.watchNo(0)).emit('DELETED', deployment('8', 0));
     (await ended.watchNo(0)).end();
     await until(() => h.woken.length === 2, 'both wakes');
@@ -173,10 +180,7 @@ describe('rollout watches: a rollout wakes its runtime when it moves, not a poll
 
   test('forgotten (CR gone, handed over) or stopped: the watch ends and wakes nothing', async () => {
     const h = harness();
-    const a = h.lw();
-    const b = h.lw();
-    h.watches.follow('ns/a', a, NAME, seenAt('1', 0));
-    h.watches.follow('ns/b', b, NAME, seenAt('1', 0));
+    const [a, b] = followEach(h, ['ns/a', 'ns/b'], '1');
     h.watches.forget('ns/a');
     assert.equal((await a.watchNo(0)).isEnded(), true);
     h.watches.stop();
