@@ -6,6 +6,17 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 
 const stringMap = { type: 'object', additionalProperties: { type: 'string' } };
+/** A Go duration, as the operator's schemas spell it. */
+const duration = {
+  type: 'string',
+  pattern: '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$',
+};
+/** An object schema with its `required` members. */
+const objectSchema = (required: string[], properties: Record<string, unknown>) => ({
+  type: 'object',
+  required,
+  properties,
+});
 
 function crd(kind: string, plural: string, spec: object): KubernetesObject {
   return {
@@ -22,16 +33,12 @@ function crd(kind: string, plural: string, spec: object): KubernetesObject {
           served: true,
           storage: true,
           schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              required: ['spec'],
-              properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
-                spec,
-              },
-            },
+            openAPIV3Schema: objectSchema(['spec'], {
+              apiVersion: { type: 'string' },
+              kind: { type: 'string' },
+              metadata: { type: 'object' },
+              spec,
+            }),
           },
         },
       ],
@@ -47,40 +54,28 @@ export function prometheusOperatorCrds(): KubernetesObject[] {
       properties: {
         groups: {
           type: 'array',
-          items: {
-            type: 'object',
-            required: ['name'],
-            properties: {
-              name: { type: 'string', minLength: 1 },
-              interval: { type: 'string' },
-              rules: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  required: ['expr'],
-                  properties: {
-                    alert: { type: 'string' },
-                    record: { type: 'string' },
-                    expr: { 'x-kubernetes-int-or-string': true },
-                    for: {
-                      type: 'string',
-                      pattern:
-                        '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$',
-                    },
-                    labels: stringMap,
-                    annotations: stringMap,
-                  },
-                },
-              },
+          items: objectSchema(['name'], {
+            name: { type: 'string', minLength: 1 },
+            interval: { type: 'string' },
+            rules: {
+              type: 'array',
+              items: objectSchema(['expr'], {
+                alert: { type: 'string' },
+                record: { type: 'string' },
+                expr: { 'x-kubernetes-int-or-string': true },
+                for: duration,
+                labels: stringMap,
+                annotations: stringMap,
+              }),
             },
-          },
+          }),
         },
       },
     }),
-    crd('ServiceMonitor', 'servicemonitors', {
-      type: 'object',
-      required: ['selector'],
-      properties: {
+    crd(
+      'ServiceMonitor',
+      'servicemonitors',
+      objectSchema(['selector'], {
         jobLabel: { type: 'string' },
         selector: {
           type: 'object',
@@ -105,15 +100,11 @@ export function prometheusOperatorCrds(): KubernetesObject[] {
               targetPort: { 'x-kubernetes-int-or-string': true },
               path: { type: 'string' },
               scheme: { type: 'string', enum: ['http', 'https'] },
-              interval: {
-                type: 'string',
-                pattern:
-                  '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$',
-              },
+              interval: duration,
             },
           },
         },
-      },
-    }),
+      }),
+    ),
   ];
 }
