@@ -15,6 +15,7 @@ import type { ApiChoice, ApiFamily } from '../../kube/served-api.js';
 import { TRUST_BUNDLE_KIND } from '../../kube/trust-bundle-api.js';
 import { AdmissionPolicyConfigError } from '../../render/admission-policy-params.js';
 import {
+  ADMISSION_POLICY_NAME,
   renderAdmissionPolicy,
   type AdmissionPolicyApiVersion,
   type AdmissionPolicyManifests,
@@ -45,6 +46,17 @@ export function admissionPathOf(status: { readonly admissionPolicyAPI?: string }
 }
 
 const asObject = (o: object): KubernetesObject => o;
+
+const POLICY_KINDS: ReadonlySet<string | undefined> = new Set([
+  'ConfigMap',
+  'MutatingAdmissionPolicy',
+  'MutatingAdmissionPolicyBinding',
+]);
+
+/** One of the policy's three objects (parameters, policy, binding). */
+export function isAdmissionPolicyObject(o: KubernetesObject): boolean {
+  return o.metadata?.name === ADMISSION_POLICY_NAME && POLICY_KINDS.has(o.kind);
+}
 
 /** The policy's objects for one runtime and set. */
 export interface PolicyPlan {
@@ -165,10 +177,11 @@ export function recordAdmissionPolicy(
 }
 
 /**
- * Whether the policy mounts the trust bundle on the runtime: as its webhook does, unless the
- * webhook found the API server drops the projection or serves no ClusterTrustBundle API (condition
- * `TrustBundleProjection` False); not reported yet, the webhook mounts it, and so does the policy.
+ * Whether the policy mounts the trust bundle on the runtime: only where its webhook found that the
+ * API server keeps the projection (condition `TrustBundleProjection` True). Elsewhere, also while it
+ * has not reported, the policy mounts nothing and the webhook, which follows its own finding, adds
+ * the mount after it: a Pod never gets a mount its runtime drops.
  */
 export function mountsTrustBundle(conditions: readonly Condition[] | undefined): boolean {
-  return !(conditions ?? []).some((c) => c.type === 'TrustBundleProjection' && c.status === 'False');
+  return (conditions ?? []).some((c) => c.type === 'TrustBundleProjection' && c.status === 'True');
 }

@@ -4,6 +4,7 @@
  * {@link RuntimeInstaller} made from its kubeconfig Secret, whose writes are fenced by `fence`
  * (a sharded replica's Lease).
  */
+import { isAdmissionPolicyObject } from './admission-policy-plan.js';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { AttestedObject } from '../../api/attestation.js';
 import {
@@ -101,7 +102,9 @@ export function runtimeOps(
     if (resourceVersion) observed.push(attestedOf(o, resourceVersion));
   };
   const applied = (o: KubernetesObject, stored: KubernetesObject | undefined): void => {
-    note(o, stored?.metadata?.resourceVersion);
+    // The runtime's attestor may read only what the webhook's RBAC names: the admission policy's
+    // objects are not among them, so they are not attested (docs/admission-policy.md).
+    if (!isAdmissionPolicyObject(o)) note(o, stored?.metadata?.resourceVersion);
     if (isSetObject(o)) ledger.wrote(serverKey, o);
   };
   const need = (): RuntimeInstaller => {

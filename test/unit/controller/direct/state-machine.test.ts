@@ -668,7 +668,6 @@ describe("the runtime's admission policy", () => {
         ops.calls.join(' '),
       );
       assert.equal(paramsOf(ops)?.revision, 'v-1', 'the parameters carry the set they came with');
-      assert.equal(paramsOf(ops)?.trustBundleHash, trustBundleHash('PEM'));
       const policy = ops.appliedObjects.filter((o) => policyKinds.includes(o.kind ?? ''));
       assert.deepEqual(
         policy.map((o) => [o.kind, o.apiVersion]),
@@ -679,7 +678,7 @@ describe("the runtime's admission policy", () => {
     }
   });
 
-  test('a new set: new parameters with it; where the projection is dropped, the policy mounts nothing', async () => {
+  test('a new set: new parameters with it; the policy mounts the bundle only where the projection is kept', async () => {
     const served: AdmissionPolicyApi = {
       served: true,
       version: 'v1',
@@ -689,25 +688,24 @@ describe("the runtime's admission policy", () => {
     const first = new RecordingOps();
     first.policyApi = served;
     const ready = await run(rb(), first);
-    assert.ok(paramsOf(first)?.trustBundleName, 'mounted where not reported otherwise');
-    const dropped = {
+    assert.equal(paramsOf(first)?.trustBundleName, undefined, 'not reported yet: the webhook mounts it');
+    const withProjection = (status: 'True' | 'False') => ({
       ...ready.status,
       conditions: [
         ...(ready.status.conditions ?? []),
-        {
-          type: 'TrustBundleProjection' as const,
-          status: 'False' as const,
-          reason: 'Dropped',
-          message: '',
-          lastTransitionTime: '',
-        },
+        { type: 'TrustBundleProjection' as const, status, reason: 'x', message: '', lastTransitionTime: '' },
       ],
-    };
-    const ops = new RecordingOps(first.runtime);
-    ops.policyApi = served;
-    await run(rb({}, {}, dropped), ops, { set: set2 });
-    assert.equal(paramsOf(ops)?.revision, 'v-2');
-    assert.equal(paramsOf(ops)?.trustBundleName, undefined);
+    });
+    const kept = new RecordingOps(first.runtime);
+    kept.policyApi = served;
+    await run(rb({}, {}, withProjection('True')), kept, { set: set2 });
+    assert.equal(paramsOf(kept)?.revision, 'v-2');
+    assert.ok(paramsOf(kept)?.trustBundleName, 'kept: the policy mounts it');
+    assert.equal(paramsOf(kept)?.trustBundleHash, trustBundleHash('PEM'));
+    const dropped = new RecordingOps(first.runtime);
+    dropped.policyApi = served;
+    await run(rb({}, {}, withProjection('False')), dropped, { set: setOf('v-3') });
+    assert.equal(paramsOf(dropped)?.trustBundleName, undefined, 'dropped: nothing mounted');
   });
 
   test('not served: the webhook alone, nothing of the policy written, the condition says what discovery found', async () => {
