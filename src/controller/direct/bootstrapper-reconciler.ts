@@ -28,6 +28,9 @@ import type { AttestationBook } from './attestation-book.js';
 import type { BootstrapperIdentity } from './bootstrapper-index.js';
 import type { RolloutWatches } from './rollout-watch.js';
 
+/** How soon a pass whose status write met a newer CR runs again (the cache brings it within ms). */
+export const STATUS_CONFLICT_REQUEUE_MS = 500;
+
 /** Direct mode's settings the reconciler reads, resolved once (./direct-mode-options.ts) and passed by reference. */
 export type ReconcilerSettings = Pick<
   DirectModeSettings,
@@ -67,8 +70,15 @@ export interface ReconcilerDeps {
    * that ends the states' work at once, so the last state runs as in production).
    */
   readonly firstState?: StateFn;
-  /** Writes a CR's status to the KCP (default: a merge patch of its status subresource; unit tests: a fake). */
-  readonly writeStatus?: (rb: RuntimeBootstrapper, status: RuntimeBootstrapper['status']) => Promise<void>;
+  /**
+   * Writes a CR's status to the KCP if the CR is still at `resourceVersion`, else fails with 409
+   * (default: a merge patch of its status subresource; unit tests: a fake).
+   */
+  readonly writeStatus?: (
+    rb: RuntimeBootstrapper,
+    status: RuntimeBootstrapper['status'],
+    resourceVersion: string | undefined,
+  ) => Promise<void>;
 }
 
 /**
@@ -82,10 +92,7 @@ export class BootstrapperReconciler {
   private readonly opsDeps: RuntimeOpsDeps;
   private readonly opsFor: (rb: RuntimeBootstrapper, fence: LeaseFence, urgent?: boolean) => RuntimeOps;
   private readonly firstState: StateFn;
-  private readonly writeStatus: (
-    rb: RuntimeBootstrapper,
-    status: RuntimeBootstrapper['status'],
-  ) => Promise<void>;
+  private readonly writeStatus: NonNullable<ReconcilerDeps['writeStatus']>;
 
   constructor(private readonly d: ReconcilerDeps) {
     const s = d.settings;
@@ -115,7 +122,7 @@ export class BootstrapperReconciler {
     };
     this.opsFor = d.opsFor ?? ((rb, fence, urgent) => runtimeOps(rb, this.opsDeps, fence, urgent));
     this.firstState = d.firstState ?? sFnInitialize;
-    this.writeStatus = d.writeStatus ?? ((rb, status) => this.patchStatus(rb, status));
+    this.writeStatus = d.writeStatus ?? ((rb, status, rv) => this.patchStatus(rb, status, rv));
   }
 
   /** notAfter (epoch ms) of the drift client certificate on the runtime of `key`, as far as this process knows. */
@@ -244,11 +251,18 @@ export class BootstrapperReconciler {
       this.d.metrics.propagationSeconds.observe((Date.now() - live.changedAt) / 1000);
     }
     if (statusChanged(rb.status, next)) {
-      await this.writeStatus(rb, next).catch((error: unknown) => {
+      try {
+        await this.writeStatus(rb, next, ops.resourceVersion());
+      } catch (error) {
         // The KCP is every pass's: its 429 slows the whole fan-out, not only this runtime.
         if (statusCodeOf(error) === 429) this.d.kcpThrottled?.();
-        throw error;
-      });
+        if (statusCodeOf(error) !== 409 || outcome.error) throw error;
+        // The status was built on a copy the CR has moved past (the cache had not yet brought the
+        // last pass's write): written, it would drop what that write added. The pass runs again
+        // once the cache has the CR as it is (controller-runtime's requeue on conflict).
+        log.debug({ appliedVersion: next.appliedVersion }, 'status built on an old copy of the CR; again');
+        return { requeueAfter: STATUS_CONFLICT_REQUEUE_MS };
+      }
     }
     this.d.onReconciled?.(key, outcome.error === undefined && next.state !== 'Error');
     if (outcome.error) {
@@ -291,13 +305,18 @@ export class BootstrapperReconciler {
     );
   }
 
-  private async patchStatus(rb: RuntimeBootstrapper, status: RuntimeBootstrapper['status']): Promise<void> {
+  private async patchStatus(
+    rb: RuntimeBootstrapper,
+    status: RuntimeBootstrapper['status'],
+    resourceVersion: string | undefined,
+  ): Promise<void> {
     try {
       await kubeRequest(this.d.kcp, {
         method: 'PATCH',
         path: bootstrapperPath(rb, '/status'),
-        // Fields dropped from the status (a wave, a report's refusal) are removed, not kept.
-        body: { status: replacingPatch(rb.status, status ?? {}) },
+        // Fields dropped from the status (a wave, a report's refusal) are removed, not kept; the
+        // resourceVersion makes the patch apply only to the copy it was computed from.
+        body: { metadata: { resourceVersion }, status: replacingPatch(rb.status, status ?? {}) },
         timeoutMs: 15_000,
         // The watch brings the CR back; the answer is not read.
         parseResponse: false,

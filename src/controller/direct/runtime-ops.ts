@@ -78,6 +78,11 @@ const identities = new RuntimeIdentities();
 export interface RuntimeOps extends BootstrapperOps {
   /** notAfter (epoch ms) of the drift client certificate this pass gave the runtime, if it got to it. */
   driftNotAfter(): number | undefined;
+  /**
+   * The CR's resourceVersion this pass's status is based on: the one it read, or what its own
+   * finalizer write left (that write bumps it, and must not make the pass's status conflict).
+   */
+  resourceVersion(): string | undefined;
 }
 
 /** The ops of one reconcile of `rb`; runtime writes are sent only while `fence` holds. */
@@ -111,16 +116,20 @@ export function runtimeOps(
     if (!installer) throw new Error('internal: runtime not connected');
     return installer;
   };
+  let resourceVersion = rb.metadata.resourceVersion;
   return {
-    addFinalizer: () => setFinalizers(d.kcp, rb, [...(rb.metadata.finalizers ?? []), RTB_FINALIZER]),
+    addFinalizer: async () => {
+      resourceVersion = await setFinalizers(d.kcp, rb, [...(rb.metadata.finalizers ?? []), RTB_FINALIZER]);
+    },
     releaseFinalizer: async () => {
-      await setFinalizers(
+      resourceVersion = await setFinalizers(
         d.kcp,
         rb,
         (rb.metadata.finalizers ?? []).filter((f) => f !== RTB_FINALIZER),
       );
       d.pool.drop(rb.spec.runtimeID);
     },
+    resourceVersion: () => resourceVersion,
     connect: () => {
       const ref = kubeconfigSecretOf(rb);
       const secret = d.kubeconfigSecrets.get(`${ref.namespace}/${ref.name}`);
@@ -277,16 +286,18 @@ export function bootstrapperPath(rb: RuntimeBootstrapper, sub = ''): string {
   return `${runtimeBootstrappersPath(rb.metadata.namespace)}/${rb.metadata.name}${sub}`;
 }
 
+/** Sets the CR's finalizers; resolves the resourceVersion the write stored. */
 async function setFinalizers(
   kcp: ClusterAccess,
   rb: RuntimeBootstrapper,
   finalizers: string[],
-): Promise<void> {
+): Promise<string | undefined> {
   // resourceVersion makes it a compare-and-swap: a concurrent change fails with 409 and retries.
-  await kubeRequest(kcp, {
+  const stored = await kubeRequest<RuntimeBootstrapper>(kcp, {
     method: 'PATCH',
     path: bootstrapperPath(rb),
     body: { metadata: { finalizers, resourceVersion: rb.metadata.resourceVersion } },
     timeoutMs: 15_000,
   });
+  return stored.metadata.resourceVersion;
 }

@@ -12,6 +12,7 @@ import { servedTrustBundleApi } from '../../../../src/kube/trust-bundle-api.js';
 import { silentLogger } from '../../../../src/telemetry/logger.js';
 import {
   BootstrapperReconciler,
+  STATUS_CONFLICT_REQUEUE_MS,
   type ReconcilerDeps,
 } from '../../../../src/controller/direct/bootstrapper-reconciler.js';
 import { createDirectMetrics, type DirectMetrics } from '../../../../src/controller/direct/direct-metrics.js';
@@ -35,7 +36,7 @@ const KEY = 'kcp-system/rb-a';
 const bootstrapper = (status: RuntimeBootstrapper['status'] = {}, spec = {}): RuntimeBootstrapper => ({
   apiVersion: 'rt-bootstrapper.kyma-project.io/v1alpha1',
   kind: 'RuntimeBootstrapper',
-  metadata: { name: 'rb-a', namespace: 'kcp-system', generation: 1, uid: 'u-1' },
+  metadata: { name: 'rb-a', namespace: 'kcp-system', generation: 1, uid: 'u-1', resourceVersion: '1' },
   spec: { runtimeID: 'runtime-a', ...spec },
   status,
 });
@@ -63,6 +64,9 @@ class FakeOps implements RuntimeOps {
   connected = 0;
   refused: RuntimeUnreachableError | undefined;
   driftAfter: number | undefined;
+  /** The resourceVersion of the CR the pass was given, or what its own writes left. */
+  rv: string | undefined;
+  resourceVersion = (): string | undefined => this.rv;
   addFinalizer = (): Promise<void> => refuse('add a finalizer');
   releaseFinalizer = (): Promise<void> => refuse('release a finalizer');
   connect = (): void => {
@@ -133,6 +137,8 @@ interface Harness {
   readonly servingGiven: (number | undefined)[];
   /** Status writes, in order. */
   readonly writes: RuntimeBootstrapper['status'][];
+  /** The CR as the API server stores it (the cache, `store`, may lag it). */
+  readonly server: { resourceVersion: string | undefined };
   readonly reconciled: [string, boolean][];
   readonly metrics: DirectMetrics;
   readonly registry: Registry;
@@ -155,6 +161,7 @@ function harness(
     forced: [],
     servingGiven: [],
     writes: [],
+    server: { resourceVersion: rb?.metadata.resourceVersion },
     reconciled: [],
     metrics,
     registry,
@@ -179,7 +186,10 @@ function harness(
     onReconciled: (key, ok) => {
       h.reconciled.push([key, ok]);
     },
-    opsFor: () => ops,
+    opsFor: (rb) => {
+      ops.rv = rb.metadata.resourceVersion;
+      return ops;
+    },
     firstState: async (ctx, found) => {
       h.forced.push(ctx.forceResync);
       h.servingGiven.push(ctx.servingCurrentUntil);
@@ -187,10 +197,17 @@ function harness(
       assert.ok(pass);
       return pass(ctx, ops, found);
     },
-    writeStatus: (written, status) => {
+    writeStatus: (written, status, resourceVersion) => {
+      // As the API server does: only onto the copy it was computed from.
+      if (resourceVersion !== h.server.resourceVersion) {
+        return Promise.reject(new KubeApiError('status write', { statusCode: 409, reason: 'Conflict' }));
+      }
       h.writes.push(status);
+      h.server.resourceVersion = String(Number(resourceVersion) + 1);
       // As the watch would bring it back.
-      store.replace([{ ...written, status }]);
+      store.replace([
+        { ...written, metadata: { ...written.metadata, resourceVersion: h.server.resourceVersion }, status },
+      ]);
       return Promise.resolve();
     },
     ...extra,
@@ -470,7 +487,6 @@ describe('BootstrapperReconciler', () => {
     for (const [code, slowed] of [
       [429, 1],
       [500, 0],
-      [409, 0],
     ] as const) {
       let throttled = 0;
       const h = harness(bootstrapper(), {
@@ -483,6 +499,45 @@ describe('BootstrapperReconciler', () => {
       await assert.rejects(h.reconciler.reconcile(KEY), /status write/);
       assert.equal(throttled, slowed, String(code));
     }
+  });
+
+  test('a status built on a copy of the CR older than the stored one is not written: the pass runs again, quietly', async () => {
+    const h = harness();
+    const marked: Pass = (ctx) => {
+      ctx.status.state('Ready').condition('Degraded', 'True', 'WorkloadsFailing', 'failing Pods');
+      return {};
+    };
+    h.passes = [marked];
+    // A write stored by the API server that the cache has not brought yet.
+    h.server.resourceVersion = '2';
+    assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: STATUS_CONFLICT_REQUEUE_MS });
+    assert.deepEqual(h.writes, []);
+    assert.deepEqual(h.reconciled, [], 'not counted as reconciled');
+    assert.equal(await counterValue(h.registry, 'rtb_runtime_sync_errors_total'), 0, 'not a sync error');
+    // The cache brings the CR as stored: the next pass writes.
+    const rb = h.store.get(KEY);
+    assert.ok(rb);
+    h.store.replace([{ ...rb, metadata: { ...rb.metadata, resourceVersion: '2' } }]);
+    await h.reconciler.reconcile(KEY);
+    assert.equal(h.writes.length, 1);
+  });
+
+  test("the status write is based on the pass's own finalizer write, not the copy it read", async () => {
+    const h = harness();
+    h.ops.addFinalizer = () => {
+      // The finalizer write bumps the stored resourceVersion, as the API server does.
+      h.server.resourceVersion = '2';
+      h.ops.rv = '2';
+      return Promise.resolve();
+    };
+    h.passes = [
+      async (ctx, _ops, found) => {
+        await ctx.ops.addFinalizer();
+        return goTo(() => Promise.resolve(ready(ctx)), found);
+      },
+    ];
+    await h.reconciler.reconcile(KEY);
+    assert.equal(h.writes.length, 1);
   });
 
   test('a repair stopped by its fence says so; any other failure is thrown', async () => {
