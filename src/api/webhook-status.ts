@@ -6,6 +6,7 @@
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { ESCAPED_PODS_KEY, readEscaped, type EscapedPodsReport } from './escaped-pods.js';
+import { readRegistryCaches, REGISTRY_CACHES_KEY, type RegistryCachesReport } from './registry-caches.js';
 import type { ProjectionFinding, TrustBundleCapability } from './trust-bundle-capability.js';
 import {
   PREFLIGHT_KEY,
@@ -38,6 +39,8 @@ export interface WebhookStatusReport {
   readonly preflight?: PreflightReport;
   /** The agent's last count of escaped Pods (./escaped-pods.ts); absent when none was written. */
   readonly escapedPods?: EscapedPodsReport;
+  /** The agent's last look at customers' registry caches (./registry-caches.ts); absent: none written. */
+  readonly registryCaches?: RegistryCachesReport;
   /** Set when the KCP refused the report, or a part of it, when reading it (never written). */
   readonly refused?: ReportRefusal;
 }
@@ -91,6 +94,7 @@ const READ_KEYS: readonly string[] = [
   WORKLOADS_KEY,
   PREFLIGHT_KEY,
   ESCAPED_PODS_KEY,
+  REGISTRY_CACHES_KEY,
 ];
 
 /** The bytes of the values the KCP reads (linear in their length, nothing parsed). */
@@ -130,10 +134,12 @@ export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
   const workloads = readWorkloads(d[WORKLOADS_KEY]);
   const preflight = readPreflight(d[PREFLIGHT_KEY]);
   const escapedPods = readEscaped(d[ESCAPED_PODS_KEY]);
+  const registryCaches = readRegistryCaches(d[REGISTRY_CACHES_KEY]);
   const outOfBounds = [
     ...(workloads === undefined && d[WORKLOADS_KEY] !== undefined ? [WORKLOADS_KEY] : []),
     ...(preflight === undefined && d[PREFLIGHT_KEY] !== undefined ? [PREFLIGHT_KEY] : []),
     ...(escapedPods === undefined && d[ESCAPED_PODS_KEY] !== undefined ? [ESCAPED_PODS_KEY] : []),
+    ...(registryCaches === undefined && d[REGISTRY_CACHES_KEY] !== undefined ? [REGISTRY_CACHES_KEY] : []),
   ];
   const refused: ReportRefusal | undefined =
     outOfBounds.length > 0
@@ -150,6 +156,7 @@ export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
     workloads,
     preflight,
     escapedPods,
+    registryCaches,
     refused,
   };
 }

@@ -34,6 +34,7 @@ describe('webhook status report', () => {
       preflight: undefined,
       refused: undefined,
       escapedPods: undefined,
+      registryCaches: undefined,
     };
     const r = { loadedVersion: 's1', refusedVersion: 's2', refusal: 'x' };
     assert.deepEqual(readReport({ data: reportData(r) }), { ...none, ...r });
