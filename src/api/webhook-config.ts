@@ -2,7 +2,7 @@
  * The webhook configuration: the JSON in ConfigMap `kyma-system/rt-bootstrapper-config`, key
  * `rt-bootstrapper-config.json`. Same shape as the upstream Go implementation (its `NewConfig`),
  * so existing landscapes' ConfigMaps work unchanged, plus optional fields of ours
- * (`imagePullSecret`, `failOpen`, `landscape`).
+ * (`imagePullSecret`, `failOpen`, `landscape`, `overrideExclusions`).
  *
  * Every config upstream accepts is accepted: it is read as Go's decoder reads it (first JSON
  * value only, field names matched case-insensitively, unknown fields ignored), and what upstream
@@ -17,6 +17,8 @@
  */
 import { z } from 'zod';
 import { overrideFindings } from '../image/registry-rewrite.js';
+import { MAX_REFERENCE_LENGTH } from '../image/image-reference.js';
+import { MAX_OVERRIDE_EXCLUSIONS, overrideExclusionProblem } from '../image/override-exclusions.js';
 import { parseFirstJsonValue, pickFieldTree, type FieldTree } from './go-json.js';
 import {
   resolveTrustBundle,
@@ -74,6 +76,8 @@ export const webhookConfigSchema = z.object({
   failOpen: z.boolean().default(true),
   /** Ours: the landscape for `set-landscape` when the webhook has no `--landscape`. */
   landscape: z.string().optional(),
+  /** Ours: images the overrides never rewrite (../image/override-exclusions.ts); bounded, read per image. */
+  overrideExclusions: z.array(z.string().max(MAX_REFERENCE_LENGTH)).max(MAX_OVERRIDE_EXCLUSIONS).nullish(),
 });
 
 /** The config as accepted on input (optional fields may be omitted). */
@@ -94,6 +98,8 @@ export interface WebhookConfig {
   readonly failOpen: boolean;
   /** The landscape in force: `--landscape` when given, else the config's `landscape`. */
   readonly landscape?: string | undefined;
+  /** Image references and repository prefixes the overrides never rewrite; absent when none. */
+  readonly overrideExclusions?: readonly string[] | undefined;
 }
 
 /** Where a config is read, which decides what a missing landscape means. */
@@ -264,6 +270,11 @@ export function readWebhookConfig(json: unknown, options: ReadWebhookConfigOptio
     );
   }
   const landscape = resolveLandscape(decoded, available, options, warn, refuse);
+  const overrideExclusions = decoded.overrideExclusions ?? [];
+  overrideExclusions.forEach((entry, index) => {
+    const problem = overrideExclusionProblem(entry);
+    if (problem !== undefined) refuse(['overrideExclusions', index], problem);
+  });
   if (issues.length > 0) throw new ConfigError(issues);
 
   const namespaceFeatures = Object.fromEntries(
@@ -277,6 +288,7 @@ export function readWebhookConfig(json: unknown, options: ReadWebhookConfigOptio
     imagePullSecret: decoded.imagePullSecret,
     failOpen: decoded.failOpen,
     landscape,
+    ...(overrideExclusions.length > 0 ? { overrideExclusions } : {}),
   };
   return { config, warnings };
 }

@@ -13,6 +13,7 @@ import {
   parseImageReference,
   repositoryPathProblem,
 } from './image-reference.js';
+import { createExclusionMatcher } from './override-exclusions.js';
 
 /** An override target split into its host and its (possibly empty) path prefix. */
 export interface RegistryTarget {
@@ -132,15 +133,22 @@ export function usableOverrides(overrides: Readonly<Record<string, string>>): Ma
  * - an image already under any target (host equal and path inside the prefix) is left alone, so
  *   a second pass over a rewritten Pod is a no-op; this check wins over a matching key;
  * - a non-matching image is returned as undefined, never canonicalised (`nginx` stays `nginx`);
+ * - an image `exclusions` names (the config's `overrideExclusions`, ./override-exclusions.ts) is
+ *   left alone whatever the overrides say;
  * - overrides that cannot take effect are skipped (see usableOverrides), never an error.
  *
  * The returned function throws ImageReferenceError for an unparseable image (and its subclass
  * UnsupportedDigestError for a digest algorithm runtimes do not know), so callers can report it;
  * the rewriter itself never produces an invalid reference (it throws instead, with the parse error
- * as `cause`).
+ * as `cause`). It throws ImageReferenceError itself for an entry of `exclusions` that is no
+ * reference (the config loader refuses such a config first).
  */
-export function createRegistryRewriter(overrides: Readonly<Record<string, string>>): ImageRewriter {
+export function createRegistryRewriter(
+  overrides: Readonly<Record<string, string>>,
+  exclusions: readonly string[] = [],
+): ImageRewriter {
   const bySource = usableOverrides(overrides);
+  const excluded = createExclusionMatcher(exclusions);
   if (bySource.size === 0) {
     // Still parse, so an invalid image is reported the same way with and without overrides.
     return (image) => {
@@ -154,7 +162,7 @@ export function createRegistryRewriter(overrides: Readonly<Record<string, string
     const ref = parseImageReference(image);
     if (targets.some((t) => isAtTarget(ref.registry, ref.repository, t))) return undefined;
     const target = bySource.get(ref.registry);
-    if (target === undefined) return undefined;
+    if (target === undefined || excluded(ref)) return undefined;
 
     const prefix = target.pathPrefix === '' ? '' : `${target.pathPrefix}/`;
     const tag = ref.tag === undefined ? '' : `:${ref.tag}`;
@@ -179,11 +187,15 @@ export function createRegistryRewriter(overrides: Readonly<Record<string, string
 
 /**
  * Rewrites the registry of one image by `overrides` (see createRegistryRewriter for the rules).
- * Returns undefined when the image is unchanged. Seed example: with `{ "replace.me": "ghcr.io" }`,
+ * Returns undefined when the image is unchanged (also where `exclusions` names it). Seed example: with `{ "replace.me": "ghcr.io" }`,
  * `replace.me/kyma-project/rt-bootstrapper/pause:e2e` becomes `ghcr.io/kyma-project/rt-bootstrapper/pause:e2e`.
  *
  * @throws ImageReferenceError for an unparseable image.
  */
-export function rewriteImage(image: string, overrides: Readonly<Record<string, string>>): string | undefined {
-  return createRegistryRewriter(overrides)(image);
+export function rewriteImage(
+  image: string,
+  overrides: Readonly<Record<string, string>>,
+  exclusions: readonly string[] = [],
+): string | undefined {
+  return createRegistryRewriter(overrides, exclusions)(image);
 }

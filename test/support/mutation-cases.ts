@@ -438,3 +438,74 @@ export const rewriteCases: readonly [name: string, image: string, expected: stri
   ['prefix must end at a path boundary', 'mirror.example.com/dockerhub2/x', undefined],
   ['target host outside the prefix is not a target', 'mirror.example.com/other/x', undefined],
 ];
+
+/**
+ * The exclusions of the exclusion table (the config's `overrideExclusions`), with rewriteOverrides:
+ * repository prefixes and images, named in each spelling runtimes read alike.
+ */
+export const rewriteExclusions: readonly string[] = [
+  'nginx',
+  'replace.me/kyma-project/keep',
+  'replace.me/pinned:1.0',
+  `replace.me/bydigest@${SHA256_B}`,
+  'bitnami/redis:latest',
+  'index.docker.io/library/busybox:1.36',
+  'localhost:5000/keep',
+];
+
+const SHA256_C = `sha256:${'c'.repeat(64)}`;
+
+/** Images under rewriteOverrides and rewriteExclusions: the rewrite, or undefined where left alone. */
+export const exclusionCases: readonly [name: string, image: string, expected: string | undefined][] = [
+  ['prefix: the short name', 'nginx', undefined],
+  ['prefix: any tag', 'nginx:1.25', undefined],
+  ['prefix: any digest', `nginx@${SHA256_B}`, undefined],
+  ['prefix: explicit docker.io/library', 'docker.io/library/nginx:1', undefined],
+  ['prefix: index.docker.io is Docker Hub', 'index.docker.io/nginx', undefined],
+  ['prefix: library/ spelled out', 'library/nginx:2', undefined],
+  ['prefix: a repository below it', 'docker.io/library/nginx/sub:1', undefined],
+  [
+    'prefix ends at a path boundary (-foo)',
+    'nginx-foo:1',
+    'mirror.example.com/dockerhub/library/nginx-foo:1',
+  ],
+  [
+    'prefix ends at a path boundary (longer name)',
+    'docker.io/library/nginxx',
+    'mirror.example.com/dockerhub/library/nginxx',
+  ],
+  ['prefix of a path: the repository', 'replace.me/kyma-project/keep:2', undefined],
+  ['prefix of a path: below it', 'replace.me/kyma-project/keep/sub', undefined],
+  ['prefix of a path: a longer sibling', 'replace.me/kyma-project/keeper:2', 'ghcr.io/kyma-project/keeper:2'],
+  [
+    'prefix of a path: its parent is not excluded',
+    'replace.me/kyma-project/other:2',
+    'ghcr.io/kyma-project/other:2',
+  ],
+  ['image by tag: that tag', 'replace.me/pinned:1.0', undefined],
+  ['image by tag: another tag', 'replace.me/pinned:1.1', 'ghcr.io/pinned:1.1'],
+  ['image by tag: the tag with a digest', `replace.me/pinned:1.0@${SHA256_B}`, undefined],
+  ['image by tag: no tag is latest', 'replace.me/pinned', 'ghcr.io/pinned'],
+  ['image by tag: no prefix', 'replace.me/pinned/sub:1.0', 'ghcr.io/pinned/sub:1.0'],
+  ['image by digest: that digest', `replace.me/bydigest@${SHA256_B}`, undefined],
+  ['image by digest: with a tag', `replace.me/bydigest:v1@${SHA256_B}`, undefined],
+  ['image by digest: another digest', `replace.me/bydigest@${SHA256_C}`, `ghcr.io/bydigest@${SHA256_C}`],
+  ['image by digest: a tag alone', 'replace.me/bydigest:v1', 'ghcr.io/bydigest:v1'],
+  ['image :latest: no tag', 'bitnami/redis', undefined],
+  ['image :latest: latest', 'docker.io/bitnami/redis:latest', undefined],
+  ['image :latest: another tag', 'bitnami/redis:7', 'mirror.example.com/dockerhub/bitnami/redis:7'],
+  [
+    'image :latest: a digest alone is no tag',
+    `bitnami/redis@${SHA256_B}`,
+    `mirror.example.com/dockerhub/bitnami/redis@${SHA256_B}`,
+  ],
+  ['image on index.docker.io: short name', 'busybox:1.36', undefined],
+  [
+    'image on index.docker.io: another tag',
+    'busybox:1.37',
+    'mirror.example.com/dockerhub/library/busybox:1.37',
+  ],
+  ['port: the excluded repository', 'localhost:5000/keep:1', undefined],
+  ['port: another repository', 'localhost:5000/other:1', 'registry.internal:5443/other:1'],
+  ['not excluded: an image of no exclusion', 'replace.me/app:1', 'ghcr.io/app:1'],
+];

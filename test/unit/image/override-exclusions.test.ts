@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ImageReferenceError, parseImageReference } from '../../../src/image/image-reference.js';
+import {
+  createExclusionMatcher,
+  overrideExclusionProblem,
+  parseOverrideExclusion,
+} from '../../../src/image/override-exclusions.js';
+import { createRegistryRewriter, rewriteImage } from '../../../src/image/registry-rewrite.js';
+import {
+  exclusionCases,
+  rewriteCases,
+  rewriteExclusions,
+  rewriteOverrides,
+} from '../../support/mutation-cases.js';
+
+const SHA256 = `sha256:${'b'.repeat(64)}`;
+const excludes = (entries: readonly string[], image: string): boolean =>
+  createExclusionMatcher(entries)(parseImageReference(image));
+
+describe('parseOverrideExclusion', () => {
+  test('without tag and digest an entry is a repository prefix, normalized as runtimes read it', () => {
+    for (const entry of ['nginx', 'library/nginx', 'docker.io/nginx', 'index.docker.io/library/nginx']) {
+      assert.deepEqual(
+        parseOverrideExclusion(entry),
+        { kind: 'repository', registry: 'docker.io', repository: 'library/nginx' },
+        entry,
+      );
+    }
+    assert.deepEqual(parseOverrideExclusion('localhost:5000/a/b'), {
+      kind: 'repository',
+      registry: 'localhost:5000',
+      repository: 'a/b',
+    });
+  });
+
+  test('with a tag, a digest or both an entry is an image', () => {
+    assert.deepEqual(parseOverrideExclusion('nginx:1.25'), {
+      kind: 'image',
+      registry: 'docker.io',
+      repository: 'library/nginx',
+      tag: '1.25',
+      digest: undefined,
+    });
+    assert.deepEqual(parseOverrideExclusion(`ghcr.io/a:1@${SHA256}`), {
+      kind: 'image',
+      registry: 'ghcr.io',
+      repository: 'a',
+      tag: '1',
+      digest: SHA256,
+    });
+  });
+
+  test('refused: no reference, an uppercase repository, a bare registry', () => {
+    for (const [entry, reason] of [
+      ['', /empty/],
+      ['ghcr.io/', /repository path is empty/],
+      ['docker.io/library/NGINX', /lowercase/],
+      ['NGINX', /lowercase/],
+      ['a b', /whitespace/],
+      ['nginx@md5:abc', /digest/],
+      [`reg.io/${'a/'.repeat(600)}a`, /longer than 1024/],
+      ['ghcr.io', /not a registry; a registry is kept by giving it no override/],
+      ['localhost', /not a registry/],
+      ['localhost:5000', /not a registry/],
+      ['quay.io:443', /not a registry/],
+    ] as const) {
+      assert.throws(() => parseOverrideExclusion(entry), ImageReferenceError, entry);
+      assert.match(overrideExclusionProblem(entry) ?? '', reason, entry);
+    }
+    assert.equal(overrideExclusionProblem('nginx'), undefined);
+  });
+});
+
+describe('createExclusionMatcher', () => {
+  test('no entries excludes nothing', () => {
+    assert.equal(excludes([], 'nginx'), false);
+  });
+
+  test('a repository prefix ends at a path boundary', () => {
+    const e = ['docker.io/library/nginx'];
+    assert.equal(excludes(e, 'nginx'), true);
+    assert.equal(excludes(e, 'nginx:1'), true);
+    assert.equal(excludes(e, `nginx@${SHA256}`), true);
+    assert.equal(excludes(e, 'docker.io/library/nginx/sub'), true);
+    assert.equal(excludes(e, 'docker.io/library/nginx-foo'), false);
+    assert.equal(excludes(e, 'docker.io/library/nginxx'), false);
+    assert.equal(excludes(e, 'docker.io/library/ngin'), false);
+    assert.equal(excludes(e, 'docker.io/library'), false);
+    assert.equal(excludes(e, 'ghcr.io/library/nginx'), false);
+  });
+
+  test('a prefix covers everything below it, and two prefixes share their path', () => {
+    const e = ['ghcr.io/org/team', 'ghcr.io/org/other/deep'];
+    assert.equal(excludes(e, 'ghcr.io/org/team/a/b:1'), true);
+    assert.equal(excludes(e, 'ghcr.io/org/other/deep/x'), true);
+    assert.equal(excludes(e, 'ghcr.io/org/other/x'), false);
+    assert.equal(excludes(e, 'ghcr.io/org/x'), false);
+  });
+
+  test('an image: each part the entry names must be the image’s; no tag reads as latest', () => {
+    assert.equal(excludes(['nginx:1.25'], 'nginx:1.25'), true);
+    assert.equal(excludes(['nginx:1.25'], `nginx:1.25@${SHA256}`), true);
+    assert.equal(excludes(['nginx:1.25'], 'nginx:1.26'), false);
+    assert.equal(excludes(['nginx:1.25'], `nginx@${SHA256}`), false);
+    assert.equal(excludes(['nginx:1.25'], 'nginx/sub:1.25'), false);
+    assert.equal(excludes(['nginx:latest'], 'nginx'), true);
+    assert.equal(excludes(['nginx:latest'], `nginx@${SHA256}`), false);
+    assert.equal(excludes([`nginx@${SHA256}`], `nginx:any@${SHA256}`), true);
+    assert.equal(excludes([`nginx@${SHA256}`], 'nginx:any'), false);
+    assert.equal(excludes([`nginx:1@${SHA256}`], `nginx@${SHA256}`), false);
+    assert.equal(excludes([`nginx:1@${SHA256}`], `nginx:1@${SHA256}`), true);
+    // Tags are case-sensitive, as registries read them.
+    assert.equal(excludes(['nginx:V1'], 'nginx:v1'), false);
+  });
+
+  test('registries compare exactly: port included, index.docker.io is docker.io, no case folding', () => {
+    assert.equal(excludes(['localhost:5000/a'], 'localhost:5000/a'), true);
+    assert.equal(excludes(['localhost:5000/a'], 'localhost:5001/a'), false);
+    assert.equal(excludes(['localhost:5000/a'], 'localhost/a'), false);
+    assert.equal(excludes(['index.docker.io/x/y'], 'x/y'), true);
+    assert.equal(excludes(['x/y:1'], 'index.docker.io/x/y:1'), true);
+    assert.equal(excludes(['Ghcr.io/a'], 'Ghcr.io/a'), true);
+    assert.equal(excludes(['Ghcr.io/a'], 'ghcr.io/a'), false);
+    assert.equal(excludes(['ghcr.io/a'], 'Ghcr.io/a'), false);
+  });
+
+  test('names of Object.prototype are plain keys', () => {
+    assert.equal(excludes(['a.io/constructor'], 'a.io/constructor/x'), true);
+    assert.equal(excludes(['a.io/x'], 'a.io/constructor'), false);
+    assert.equal(excludes(['a.io/x'], 'a.io/x/tostring'), true);
+    assert.equal(excludes(['a.io/x/y'], 'a.io/x/hasownproperty'), false);
+  });
+
+  test('an invalid entry throws', () => {
+    assert.throws(() => createExclusionMatcher(['nginx', 'ghcr.io']), ImageReferenceError);
+  });
+});
+
+describe('createRegistryRewriter with exclusions', () => {
+  for (const [name, image, expected] of exclusionCases) {
+    test(`${name}: ${image}`, () => {
+      assert.equal(rewriteImage(image, rewriteOverrides, rewriteExclusions), expected);
+      if (expected !== undefined)
+        assert.equal(rewriteImage(expected, rewriteOverrides, rewriteExclusions), undefined);
+    });
+  }
+
+  test('no exclusions: every case of the rewrite table as before', () => {
+    for (const [name, image, expected] of rewriteCases) {
+      assert.equal(rewriteImage(image, rewriteOverrides, []), expected, name);
+      assert.equal(createRegistryRewriter(rewriteOverrides)(image), expected, name);
+    }
+  });
+
+  test('an excluded image is still parsed: an invalid one throws as without exclusions', () => {
+    assert.throws(
+      () => rewriteImage('replace.me/UPPER', rewriteOverrides, ['replace.me/x']),
+      ImageReferenceError,
+    );
+    assert.throws(() => rewriteImage('', {}, ['nginx']), ImageReferenceError);
+  });
+
+  test('an invalid exclusion makes no rewriter', () => {
+    assert.throws(() => createRegistryRewriter(rewriteOverrides, ['ghcr.io']), ImageReferenceError);
+  });
+});
