@@ -20,6 +20,7 @@ import { overrideFindings } from '../image/registry-rewrite.js';
 import { MAX_REFERENCE_LENGTH } from '../image/image-reference.js';
 import { MAX_OVERRIDE_EXCLUSIONS, overrideExclusionProblem } from '../image/override-exclusions.js';
 import { parseFirstJsonValue, pickFieldTree, type FieldTree } from './go-json.js';
+import { REGISTRY_CACHE_MODES, type RegistryCacheMode } from './registry-caches.js';
 import {
   resolveTrustBundle,
   TRUST_BUNDLE_FIELDS,
@@ -74,6 +75,8 @@ export const webhookConfigSchema = z.object({
   imagePullSecret: imagePullSecret.prefault({}),
   /** Ours: on an internal error answer "allowed" without a patch (true) or refuse the Pod. */
   failOpen: z.boolean().default(true),
+  /** Ours: whether hosts with a customer's registry cache are still rewritten (./registry-caches.ts). */
+  registryCaches: z.enum(REGISTRY_CACHE_MODES).nullish(),
   /** Ours: the landscape for `set-landscape` when the webhook has no `--landscape`. */
   landscape: z.string().optional(),
   /** Ours: images the overrides never rewrite (../image/override-exclusions.ts); bounded, read per image. */
@@ -96,6 +99,8 @@ export interface WebhookConfig {
   readonly namespaceFeatures: Readonly<Record<string, readonly FeatureKey[]>>;
   readonly imagePullSecret: ImagePullSecretConfig;
   readonly failOpen: boolean;
+  /** `leave`: images of a host with a customer's cache on the runtime are not rewritten; absent: `rewrite`. */
+  readonly registryCaches?: RegistryCacheMode | undefined;
   /** The landscape in force: `--landscape` when given, else the config's `landscape`. */
   readonly landscape?: string | undefined;
   /** Image references and repository prefixes the overrides never rewrite; absent when none. */
@@ -287,6 +292,7 @@ export function readWebhookConfig(json: unknown, options: ReadWebhookConfigOptio
     namespaceFeatures,
     imagePullSecret: decoded.imagePullSecret,
     failOpen: decoded.failOpen,
+    ...(decoded.registryCaches === 'leave' ? { registryCaches: decoded.registryCaches } : {}),
     landscape,
     ...(overrideExclusions.length > 0 ? { overrideExclusions } : {}),
   };
