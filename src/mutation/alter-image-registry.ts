@@ -1,6 +1,6 @@
 /**
  * Feature `rt-cfg.kyma-project.io/alter-img-registry`: rewrite each container image's registry
- * by the config's `overrides`.
+ * by the config's `overrides`, but for the images its `overrideExclusions` names.
  */
 import type { ImageRewriter } from '../image/registry-rewrite.js';
 import {
@@ -15,7 +15,7 @@ import type { Pod } from './pod.js';
 
 /** Options of alterImageRegistry. */
 export interface AlterImageRegistryOptions {
-  /** The rewriter built from the config's overrides (createRegistryRewriter). */
+  /** The rewriter built from the config's overrides and exclusions (createRegistryRewriter). */
   readonly rewrite: ImageRewriter;
   /** The container lists to visit; all three by default. */
   readonly containerKinds?: readonly ContainerKind[] | undefined;

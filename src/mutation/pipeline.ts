@@ -111,23 +111,27 @@ function scopeOf(operation: AdmissionOperation, subResource: string | undefined)
   return { kind: 'none', reason: `subresource ${JSON.stringify(subResource)} is not mutated` };
 }
 
-// Configs are replaced, never edited, so the overrides object identifies its rewriter; this
-// keeps target parsing off the per-request path.
-const rewriters = new WeakMap<object, ImageRewriter>();
+// Configs are replaced, never edited, so the overrides object (with the exclusions beside it)
+// identifies its rewriter; this keeps target parsing off the per-request path.
+const rewriters = new WeakMap<
+  object,
+  { readonly exclusions: readonly string[] | undefined; readonly rewrite: ImageRewriter }
+>();
 
-function rewriterFor(overrides: Readonly<Record<string, string>>): ImageRewriter {
-  let rewriter = rewriters.get(overrides);
-  if (rewriter === undefined) {
-    rewriter = createRegistryRewriter(overrides);
-    rewriters.set(overrides, rewriter);
-  }
-  return rewriter;
+type RewriteRules = Pick<WebhookConfig, 'overrides' | 'overrideExclusions'>;
+
+function rewriterFor({ overrides, overrideExclusions }: RewriteRules): ImageRewriter {
+  const known = rewriters.get(overrides);
+  if (known !== undefined && known.exclusions === overrideExclusions) return known.rewrite;
+  const rewrite = createRegistryRewriter(overrides, overrideExclusions);
+  rewriters.set(overrides, { exclusions: overrideExclusions, rewrite });
+  return rewrite;
 }
 
-/** The rewriter of `overrides` for reading a stamp back; none where the overrides are unusable. */
-function stampRewriter(overrides: Readonly<Record<string, string>>): ImageRewriter | undefined {
+/** The rewriter of the config's rules for reading a stamp back; none where they are unusable. */
+function stampRewriter(rules: RewriteRules): ImageRewriter | undefined {
   try {
-    return rewriterFor(overrides);
+    return rewriterFor(rules);
   } catch {
     return undefined;
   }
@@ -205,7 +209,7 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
       previous === undefined &&
       selected.length > 0 &&
       input.revision !== undefined &&
-      isOwnStamp(pod, input.revision, stampRewriter(config.overrides))
+      isOwnStamp(pod, input.revision, stampRewriter(config))
     )
       return untouched(warnings, selected);
     const scrub = new PatchBuilder(pod);
@@ -241,7 +245,7 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
   if (features.has(FEATURE_ALTER_IMG_REGISTRY)) {
     let rewrite: ImageRewriter | undefined;
     try {
-      rewrite = rewriterFor(config.overrides);
+      rewrite = rewriterFor(config);
     } catch (error) {
       warnings.push(
         `overrides unusable, images left unchanged: ${error instanceof Error ? error.message : String(error)}`,
@@ -289,7 +293,7 @@ export function mutatePod(input: MutatePodInput): MutatePodResult {
   if (!builder.changed) return { ...unchanged(warnings, selected), pullSecretSkipped, trustBundleSkipped };
   markChanged(builder);
   if (input.revision !== undefined)
-    stampRevision(builder, pod, input.revision, previous, stampRewriter(config.overrides));
+    stampRevision(builder, pod, input.revision, previous, stampRewriter(config));
   else scrubRevision(builder, previous);
   return {
     pod: builder.current,

@@ -73,8 +73,18 @@ const DIGEST_RE = `^(?:${Object.entries(KNOWN_DIGEST_RE)
 const INDEX_NAME_RE = '^(?:0|[1-9][0-9]*)$';
 
 /**
+ * Whether `variables.overrideExclusions` names the image read as `registry`, `repo` and its tag
+ * and digest (createExclusionMatcher): a repository prefix at a path boundary, or an image whose
+ * named tag (no tag nor digest reads as `latest`) and digest are the image's.
+ */
+const EXCLUDED =
+  "variables.overrideExclusions.exists(e, e[0] == registry && (e[2] == 'repository' ? " +
+  "(repo == e[1] || repo.startsWith(e[1] + '/')) : " +
+  "(repo == e[1] && (e[3] == '' || e[3] == (colon > slash ? tag : at >= 0 ? '' : 'latest')) && (e[4] == '' || e[4] == digest))))";
+
+/**
  * The image `img` rewritten by `variables.overrides`, or '' where the webhook leaves it as it is
- * (no override matches, already at a target, or a reference runtimes would not read).
+ * (no override matches, already at a target, excluded, or a reference runtimes would not read).
  */
 function rewriteExpression(img: string): string {
   const tail = bind(
@@ -94,7 +104,7 @@ function rewriteExpression(img: string): string {
   const afterRepo =
     `size(repo) > ${NAME_MAX_LENGTH} ? '' : ` +
     "variables.overrides.exists(o, registry == o[2] && (o[3] == '' || repo == o[3] || repo.startsWith(o[3] + '/'))) ? '' : " +
-    `!variables.overrides.exists(o, o[0] == registry) ? '' : ${tail}`;
+    `!variables.overrides.exists(o, o[0] == registry) ? '' : ${EXCLUDED} ? '' : ${tail}`;
   const afterPath = bind(
     'registry',
     `!explicit || first == ${celString(DOCKER_HUB_LEGACY_REGISTRY)} ? ${celString(DOCKER_HUB_REGISTRY)} : first`,
@@ -246,6 +256,11 @@ export function policyVariables(): PolicyVariable[] {
     {
       name: 'overrides',
       expression: `${param(K.overrides)} == '' ? [] : ${param(K.overrides)}.split('\\n').map(l, l.split(' '))`,
+    },
+    {
+      // Absent from the parameters of a config without exclusions (and of sets older than them).
+      name: 'overrideExclusions',
+      expression: `${hasParam(K.overrideExclusions)} ? ${param(K.overrideExclusions)}.split('\\n').map(l, l.split(' ')) : []`,
     },
     {
       name: 'images',

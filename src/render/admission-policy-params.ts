@@ -8,6 +8,7 @@ import { expandFeatureKeys, FEATURES } from '../api/webhook-features.js';
 import { isLabelValue } from '../mutation/stamp-revision.js';
 import { usableOverrides } from '../image/registry-rewrite.js';
 import { canonicalRegistry } from '../image/image-reference.js';
+import { parseOverrideExclusion } from '../image/override-exclusions.js';
 import { normalizeMountPath } from '../mutation/add-cluster-trust-bundle.js';
 
 /**
@@ -24,6 +25,7 @@ export const PARAM_KEYS = {
   available: 'available',
   namespacePrefix: 'namespace.',
   overrides: 'overrides',
+  overrideExclusions: 'overrideExclusions',
   pullSecret: 'pullSecret',
   landscape: 'landscape',
   revision: 'revision',
@@ -116,6 +118,15 @@ export function admissionPolicyParamData(
   data[PARAM_KEYS.overrides] = [...overrides]
     .map(([source, t]) => `${source} ${t.host} ${canonicalRegistry(t.host)} ${t.pathPrefix}`)
     .join('\n');
+  // One line per exclusion, as runtimes read it: registry, repository, then `repository` for a
+  // prefix or `image` with its tag and digest ('' for one not named). Absent when there is none.
+  const exclusions = (config.overrideExclusions ?? []).map((entry) => {
+    const e = parseOverrideExclusion(entry);
+    return e.kind === 'repository'
+      ? `${e.registry} ${e.repository} repository`
+      : `${e.registry} ${e.repository} image ${e.tag ?? ''} ${e.digest ?? ''}`;
+  });
+  if (exclusions.length > 0) data[PARAM_KEYS.overrideExclusions] = exclusions.join('\n');
   if (config.landscape !== undefined) data[PARAM_KEYS.landscape] = checkValue('landscape', config.landscape);
   if (options.revision !== undefined) {
     data[PARAM_KEYS.revision] = checkValue('revision', options.revision);

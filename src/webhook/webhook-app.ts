@@ -440,6 +440,7 @@ function wireWebhookApp(o: WebhookAppOptions) {
             ];
             return {
               overrides: config.overrides,
+              overrideExclusions: config.overrideExclusions,
               dockerConfigJson: data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8'),
             };
           },

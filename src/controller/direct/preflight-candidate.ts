@@ -43,9 +43,9 @@ export function preflightCandidateOf(set: SyncSet): PreflightCandidate {
 
 /**
  * Whether moving from `stable` to `target` can send a running image somewhere new or pull it with
- * other credentials: the overrides, the features (which decide what is rewritten) or the pull
- * Secret's content differ. A trust bundle or a failOpen change moves no image. Without a stable
- * set to compare with, it can.
+ * other credentials: the overrides, their exclusions, the features (which decide what is
+ * rewritten) or the pull Secret's content differ. A trust bundle or a failOpen change moves no
+ * image. Without a stable set to compare with, it can.
  */
 export function needsPreflight(target: SyncSet, stable: SyncSet | undefined): boolean {
   if (stable === undefined) return true;
@@ -53,6 +53,7 @@ export function needsPreflight(target: SyncSet, stable: SyncSet | undefined): bo
   const b = stable.config;
   return (
     !isDeepStrictEqual(a.overrides, b.overrides) ||
+    !isDeepStrictEqual(a.overrideExclusions ?? [], b.overrideExclusions ?? []) ||
     !isDeepStrictEqual([...a.availableFeatures].sort(), [...b.availableFeatures].sort()) ||
     !isDeepStrictEqual(a.namespaceFeatures, b.namespaceFeatures) ||
     dataOf(target, 'Secret')[DOCKER_CONFIG] !== dataOf(stable, 'Secret')[DOCKER_CONFIG]

@@ -59,7 +59,10 @@ export interface PreflightPlanInput {
   readonly pods: readonly PlanPod[];
   readonly namespaces: readonly PlanNamespace[];
   /** The candidate set's webhook configuration. */
-  readonly config: Pick<WebhookConfig, 'overrides' | 'availableFeatures' | 'namespaceFeatures'>;
+  readonly config: Pick<
+    WebhookConfig,
+    'overrides' | 'overrideExclusions' | 'availableFeatures' | 'namespaceFeatures'
+  >;
   /** Targets kept at most (default {@link DEFAULT_PREFLIGHT_MAX_IMAGES}); the rest are counted as skipped. */
   readonly maxImages?: number | undefined;
   /** Namespaces the webhook never mutates (its `--excluded-namespaces`): their Pods are not checked. */
@@ -97,7 +100,8 @@ export function readOriginalImages(value: string | undefined): ReadonlyMap<strin
  * Plans a preflight. For each Pod the candidate's alter-img-registry feature applies to (the
  * decision table of DESIGN §3 with the candidate's `availableFeatures` and `namespaceFeatures`, the
  * Namespace's and the Pod's annotations), each container's original image (from our
- * original-images annotation, else its image) is rewritten by the candidate's overrides; the
+ * original-images annotation, else its image) is rewritten by the candidate's overrides (not one
+ * its `overrideExclusions` names); the
  * images it moves are kept, one per target. Phase and node do not matter: a Pod's images are
  * what any of its restarts pulls. Targets are sorted so that the count bound keeps the same ones
  * on every replica and every run.
@@ -110,7 +114,8 @@ export function planPreflight(input: PreflightPlanInput): PreflightPlan {
     const name = ns.metadata?.name;
     if (name !== undefined) namespaceAnnotations.set(name, ns.metadata?.annotations);
   }
-  const rewrite = createRegistryRewriter(input.config.overrides);
+  // An image the candidate excludes stays where it is: nothing new to check.
+  const rewrite = createRegistryRewriter(input.config.overrides, input.config.overrideExclusions);
   // Rewriting is a parse; many Pods share images, so each original is rewritten once.
   const rewritten = new Map<string, string | null | undefined>();
   const byTarget = new Map<string, string>();

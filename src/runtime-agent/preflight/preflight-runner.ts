@@ -86,6 +86,8 @@ export interface PreflightOptions {
 /** The set in force on the runtime, as the stable check needs it. */
 export interface StableSet {
   readonly overrides: Readonly<Record<string, string>>;
+  /** Its `overrideExclusions`: images it leaves where they are. */
+  readonly overrideExclusions?: readonly string[] | undefined;
   /** Its pull Secret's `.dockerconfigjson`; undefined: probed without credentials. */
   readonly dockerConfigJson: string | undefined;
 }
@@ -269,7 +271,7 @@ export function startPreflight(o: PreflightOptions): Preflight {
     if (stable === undefined) return result;
     let rewrite;
     try {
-      rewrite = createRegistryRewriter(stable.overrides);
+      rewrite = createRegistryRewriter(stable.overrides, stable.overrideExclusions);
     } catch {
       return result;
     }
