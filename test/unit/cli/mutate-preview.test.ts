@@ -148,6 +148,42 @@ describe('rtb mutate (preview)', () => {
     }
   });
 
+  test('the CLI honours overrideExclusions, and refuses a bad entry naming it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rtb-mutate-'));
+    try {
+      const write = (exclusions: unknown): string => {
+        const path = join(dir, 'config.json');
+        const seed = JSON.parse(configText) as Record<string, unknown>;
+        writeFileSync(path, JSON.stringify({ ...seed, overrideExclusions: exclusions }));
+        return path;
+      };
+      const two =
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {"rt-cfg.kyma-project.io/all": "true"}}\n' +
+        'spec: {containers: [{name: kept, image: replace.me/kyma-project/keep:1}, {name: moved, image: replace.me/kyma-project/app:1}]}\n';
+      const run = (config: string) =>
+        spawnSync(
+          process.execPath,
+          ['--import', 'tsx', 'src/cli/main.ts', 'mutate', '-f', '-', '--config', config, '-o', 'json'],
+          { input: two, encoding: 'utf8' },
+        );
+      const ok = run(write(['replace.me/kyma-project/keep']));
+      assert.equal(ok.status, 0, ok.stderr);
+      const out = JSON.parse(ok.stdout) as {
+        spec: { containers: { image: string; env?: unknown }[]; imagePullSecrets?: unknown };
+      };
+      assert.deepEqual(
+        out.spec.containers.map((c) => c.image),
+        ['replace.me/kyma-project/keep:1', 'ghcr.io/kyma-project/app:1'],
+      );
+      assert.ok(out.spec.containers[0]?.env, 'the excluded container still gets the other features');
+      const bad = run(write(['nginx', 'replace.me']));
+      assert.equal(bad.status, 2);
+      assert.match(bad.stderr, /^rtb mutate: invalid config: overrideExclusions\[1\]: .*not a registry/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('warnings reach onWarning: doubtful config fields and skipped manipulations', () => {
     const warnings: string[] = [];
     previewMutation({

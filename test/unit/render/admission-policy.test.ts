@@ -127,6 +127,7 @@ describe('renderAdmissionPolicy: the objects', () => {
         availableFeatures: [FEATURE_SET_FIPS_MODE],
         namespaceFeatures: { team: [FEATURE_ALL] },
         landscape: 'eu10',
+        overrideExclusions: ['nginx', 'mirror.io/hub/x:1'],
       },
       { revision: 'set-2', trustBundleHash: 'b'.repeat(64), trustBundleMount: false },
     );
@@ -185,6 +186,26 @@ describe('renderAdmissionPolicy: the parameters', () => {
       'quay.io index.docker.io docker.io mirror',
     ]);
     assert.equal(dataOf({ overrides: {} }).overrides, '');
+  });
+
+  test('overrideExclusions: one a line as runtimes read it (registry, repository, kind, tag, digest); absent without', () => {
+    const digest = `sha256:${'d'.repeat(64)}`;
+    const data = dataOf({
+      overrideExclusions: [
+        'nginx',
+        'index.docker.io/bitnami/redis:7',
+        `localhost:5000/a/b@${digest}`,
+        'ghcr.io/x:1',
+      ],
+    });
+    assert.deepEqual(data.overrideExclusions?.split('\n'), [
+      'docker.io library/nginx repository',
+      'docker.io bitnami/redis image 7 ',
+      `localhost:5000 a/b image  ${digest}`,
+      'ghcr.io x image 1 ',
+    ]);
+    assert.equal('overrideExclusions' in dataOf(), false);
+    assert.equal('overrideExclusions' in dataOf({ overrideExclusions: [] }), false);
   });
 
   test("landscape: the config's, or none", () => {

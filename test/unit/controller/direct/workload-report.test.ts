@@ -212,6 +212,27 @@ describe('the preflight candidate', () => {
     );
   });
 
+  test('needed where the overrideExclusions change (an image no longer excluded moves), not for none vs empty', () => {
+    const stable = built();
+    const excluding = withConfig((c) => (c.overrideExclusions = ['nginx']), 'v-6');
+    assert.equal(needsPreflight(excluding, stable), true);
+    assert.equal(needsPreflight(stable, excluding), true);
+    assert.equal(
+      needsPreflight(
+        withConfig((c) => (c.overrideExclusions = ['nginx']), 'v-7'),
+        excluding,
+      ),
+      false,
+    );
+    assert.equal(
+      needsPreflight(
+        withConfig((c) => (c.overrideExclusions = []), 'v-8'),
+        stable,
+      ),
+      false,
+    );
+  });
+
   test('the Secret holds the config text and the credentials, named by the set version and ours', () => {
     const candidate = preflightCandidateOf(built());
     assert.equal(candidate.version, 'v-1');

@@ -80,6 +80,31 @@ describe('planPreflight', () => {
     );
   });
 
+  test("images the candidate's overrideExclusions name are not moved, so not checked", () => {
+    const pods = [
+      pod('apps', ['nginx:1.27', 'nginx-foo:1', 'ghcr.io/org/keep/app:1', 'ghcr.io/org/app:1'], {
+        init: ['busybox:1.36'],
+        ephemeral: ['busybox:1.37'],
+      }),
+    ];
+    const excluding = {
+      ...config(),
+      overrideExclusions: ['docker.io/library/nginx', 'ghcr.io/org/keep', 'busybox:1.36'],
+    };
+    assert.deepEqual(targets({ pods, config: excluding }), [
+      'mirror.example.com/ghcr/org/app:1',
+      'mirror.example.com/hub/library/busybox:1.37',
+      'mirror.example.com/hub/library/nginx-foo:1',
+    ]);
+    // Without them every image is checked.
+    assert.equal(targets({ pods }).length, 6);
+    // A Pod we rewrote before the exclusion: its original, now excluded, is not checked either.
+    const rewritten = pod('apps', ['mirror.example.com/hub/library/nginx:1'], {
+      annotations: { [ORIGINAL_IMAGES_ANNOTATION]: JSON.stringify({ c0: 'nginx:1' }) },
+    });
+    assert.deepEqual(targets({ pods: [rewritten], config: excluding }), []);
+  });
+
   test('init and ephemeral containers count too', () => {
     assert.deepEqual(
       targets({ pods: [pod('apps', [], { init: ['busybox:1'], ephemeral: ['ghcr.io/a/debug:2'] })] }),
