@@ -43,8 +43,9 @@ export type ConditionType =
   | 'TrustBundleAPI'
   /**
    * Whether the runtime's API server keeps a Pod's projected `clusterTrustBundle` source, as the
-   * webhook found out (reason `Kept`); False (`Dropped`, `NotServed`): the webhook mounts nothing
-   * there; Unknown (`ProbeFailed`, `NotReported`): it mounts as ever.
+   * webhook found out (reason `Kept`); False (`Dropped`, `NotServed`, `KubeletTooOld`: node pools
+   * whose kubelets cannot read the version served, named): the webhook mounts nothing there;
+   * Unknown (`ProbeFailed`, `NotReported`): it mounts as ever.
    */
   | 'TrustBundleProjection'
   /**

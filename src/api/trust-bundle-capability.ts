@@ -26,10 +26,20 @@ export interface TrustBundleCapability {
   readonly projection: ProjectionFinding;
   /** One line: what discovery found where none is served, or why the probe failed. */
   readonly detail?: string;
+  /**
+   * Every ClusterTrustBundle version served that a kubelet may read at, e.g. `['v1', 'v1beta1']`
+   * on a 1.37 that still serves v1beta1 (absent: the version of {@link api} alone).
+   */
+  readonly servedVersions?: readonly string[];
+  /**
+   * Node pools whose kubelets read none of the served versions, in one line (./kubelet-skew.ts);
+   * absent when every node can (or the nodes are not known).
+   */
+  readonly kubelets?: string;
 }
 
 /** Why the trust bundle was not mounted, the label of `rtb_webhook_trust_bundle_skipped_total`. */
-export type TrustBundleSkipReason = 'api_not_served' | 'projection_dropped';
+export type TrustBundleSkipReason = 'api_not_served' | 'projection_dropped' | 'kubelet_too_old';
 
 /** Whether the trust-bundle feature mounts, and if not, why (for the response's warnings). */
 export type TrustBundleMount =
@@ -53,15 +63,31 @@ const SKIP_PROJECTION: TrustBundleMount = {
     "rt-bootstrapper: trust bundle not mounted: this cluster's API server drops projected clusterTrustBundle volume sources (feature gate ClusterTrustBundleProjection off), and an empty volume would hide the image's CA certificates",
 };
 
+/** What kubectl shows of a warning in full: a longer one is cut there. */
+const WARNING_MAX_CHARS = 256;
+
+/**
+ * The warning where some nodes' kubelets cannot read the served version (`kubelets`: who; the
+ * report and the RuntimeBootstrapper name them all).
+ */
+export function kubeletSkipWarning(kubelets: string): string {
+  const text = `rt-bootstrapper: trust bundle not mounted: ${kubelets}`;
+  return text.length <= WARNING_MAX_CHARS ? text : `${text.slice(0, WARNING_MAX_CHARS - 1)}…`;
+}
+
 /**
  * The mount decision from a finding (pure). Only a finding that says the mount would do harm
- * turns it off: no API served, or the projection dropped. Not probed yet, or a probe that failed
- * (a policy refusing the probe Pod, say) changes nothing: the webhook mounts as it always did.
+ * turns it off: no API served, the projection dropped, or nodes whose kubelets cannot read the
+ * version served (a Pod is admitted before it is scheduled: any such node rules the mount out).
+ * Not probed yet, or a probe that failed (a policy refusing the probe Pod, say) changes nothing:
+ * the webhook mounts as it always did.
  */
 export function trustBundleMount(capability: TrustBundleCapability | undefined): TrustBundleMount {
   if (capability === undefined) return MOUNT;
   if (capability.api === API_NOT_SERVED) return SKIP_API;
   if (capability.projection === 'dropped') return SKIP_PROJECTION;
+  if (capability.kubelets !== undefined)
+    return { mount: false, reason: 'kubelet_too_old', warning: kubeletSkipWarning(capability.kubelets) };
   return MOUNT;
 }
 
@@ -70,5 +96,11 @@ export function sameCapability(
   a: TrustBundleCapability | undefined,
   b: TrustBundleCapability | undefined,
 ): boolean {
-  return a?.api === b?.api && a?.projection === b?.projection && a?.detail === b?.detail;
+  return (
+    a?.api === b?.api &&
+    a?.projection === b?.projection &&
+    a?.detail === b?.detail &&
+    a?.kubelets === b?.kubelets &&
+    a?.servedVersions?.join(',') === b?.servedVersions?.join(',')
+  );
 }

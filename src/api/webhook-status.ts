@@ -64,6 +64,9 @@ export const REPORT_MAX_BYTES = 512 * 1024;
 const API_KEY = 'trustBundleAPI';
 const PROJECTION_KEY = 'trustBundleProjection';
 const DETAIL_KEY = 'trustBundleDetail';
+const KUBELETS_KEY = 'trustBundleKubelets';
+/** The longest kubelet finding read (the webhook writes at most 1,000 characters). */
+const KUBELETS_MAX_CHARS = 2_000;
 const PROJECTIONS: readonly string[] = ['kept', 'dropped', 'unknown'] satisfies ProjectionFinding[];
 
 /** The report as ConfigMap data (the keys every replica writes). */
@@ -77,6 +80,7 @@ export function reportData(report: WebhookStatusReport): Record<string, string> 
     data[API_KEY] = t.api;
     data[PROJECTION_KEY] = t.projection;
     if (t.detail !== undefined) data[DETAIL_KEY] = t.detail;
+    if (t.kubelets !== undefined) data[KUBELETS_KEY] = t.kubelets;
   }
   // `workloads` and `preflight` are not here: the leader writes them under their own field
   // manager (./workload-health.ts WORKLOAD_FIELD_MANAGER), and this data is every replica's apply.
@@ -91,6 +95,7 @@ const READ_KEYS: readonly string[] = [
   API_KEY,
   PROJECTION_KEY,
   DETAIL_KEY,
+  KUBELETS_KEY,
   WORKLOADS_KEY,
   PREFLIGHT_KEY,
   ESCAPED_PODS_KEY,
@@ -127,9 +132,10 @@ export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
   const api = d[API_KEY];
   const projection = d[PROJECTION_KEY];
   const detail = d[DETAIL_KEY];
+  const kubelets = d[KUBELETS_KEY]?.slice(0, KUBELETS_MAX_CHARS);
   const trustBundle: TrustBundleCapability | undefined =
     api !== undefined && projection !== undefined && PROJECTIONS.includes(projection)
-      ? { api, projection: projection as ProjectionFinding, detail }
+      ? { api, projection: projection as ProjectionFinding, detail, ...(kubelets ? { kubelets } : {}) }
       : undefined;
   const workloads = readWorkloads(d[WORKLOADS_KEY]);
   const preflight = readPreflight(d[PREFLIGHT_KEY]);

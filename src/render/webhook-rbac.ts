@@ -51,7 +51,7 @@ function cleanupRules(leftovers: readonly UpstreamLeftover[]): V1PolicyRule[] {
 
 /**
  * The webhook's cluster-wide rules (least privilege: by name wherever the verb allows it; list
- * and watch by name work through a `metadata.name` field selector): namespaces read-only; the
+ * and watch by name work through a `metadata.name` field selector): namespaces read-only; nodes listed and watched (kubelet versions); the
  * pull Secret and its copies in every namespace (create cannot be limited by name, the name is in
  * the body; delete by any name, for copies under earlier names, the policy narrowing it); events; the caBundle of our two webhook configurations (patch also removes the
  * annotation an upstream overlay left, ../api/upstream-leftovers.ts); removing upstream's leftovers outside `namespace`;
@@ -66,6 +66,9 @@ export function webhookClusterRules(
   return [
     ...trustRestartRules(perNamespace),
     { apiGroups: [''], resources: ['namespaces'], verbs: read() },
+    // The nodes' kubelet versions: a kubelet that cannot read the served ClusterTrustBundle
+    // version rules the mount out (../webhook/trust-capability/node-kubelets.ts).
+    { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
     // Create and delete by any name: the name of a create is in the body, and the sweep deletes
     // copies under earlier pull-Secret names (../runtime-agent/pull-secret/renamed-copy-sweeper.ts). The API server's
     // policy (./webhook-secret-policy.ts) narrows both to our own copies; neither reads a Secret.

@@ -38,6 +38,7 @@ import type { TrustRestarter } from '../runtime-agent/trust-restart/trust-restar
 import { followTrustBundle } from '../runtime-agent/trust-restart/trust-bundle-follower.js';
 import { DEFAULT_RESTART_PACING } from '../runtime-agent/trust-restart/trust-restarter.js';
 import { EscapedPods } from '../runtime-agent/escaped-pods/escaped-pods.js';
+import { RegistryCaches } from '../runtime-agent/registry-caches/registry-caches.js';
 import { startUpstreamCleanup, type UpstreamCleanup } from '../runtime-agent/upstream-cleanup.js';
 import { workloadSettingsOf } from '../runtime-agent/workload-health/workload-follower.js';
 import type { ServingCertSettings } from '../serving-cert/serving-cert-settings.js';
@@ -55,6 +56,7 @@ import { followPullSecret, pullSecretPart, pullSecretRefOf } from './pull-secret
 import { ServingCertificate } from './serving-certificate.js';
 import { UNKNOWN_PART } from './set-revision.js';
 import { capabilityProber, type CapabilityProbeSettings } from './trust-capability/capability-prober.js';
+import { NodeKubelets, trustCapability } from './trust-capability/node-kubelets.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer, type DrainOptions } from './webhook-server.js';
 import type { TlsMinVersion } from '../api/tls-min-version.js';
@@ -150,6 +152,11 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
         readonly repairPollMs?: number;
       }
     | false;
+  /**
+   * Customers' registry caches on the runtime (../runtime-agent/registry-caches/; every replica
+   * looks, default every minute, the agent's leader reports); false: never looked at, none known.
+   */
+  readonly registryCaches?: { readonly intervalMs?: number } | false;
 }
 
 /** A running webhook process: the admission server and the runtime agent. */
@@ -319,6 +326,24 @@ function wireWebhookApp(o: WebhookAppOptions) {
     config.revision?.recompute();
   };
 
+  // Hosts with a customer's registry cache: admission reads them on every replica (registryCaches: leave).
+  const caches =
+    o.registryCaches === false
+      ? undefined
+      : new RegistryCaches({
+          access: o.kubeConfig,
+          logger,
+          config: () => holder.get(),
+          statusConfigMap: o.statusConfigMap,
+          intervalMs: o.registryCaches?.intervalMs,
+        });
+  if (caches) {
+    group.add(caches.part);
+    holder.onChange(() => {
+      caches.refresh();
+    });
+  }
+
   const prober = s.capabilityProbe
     ? capabilityProber({
         access: o.kubeConfig,
@@ -326,19 +351,26 @@ function wireWebhookApp(o: WebhookAppOptions) {
         logger: logger.child({ part: 'trust-capability' }),
       })
     : undefined;
-  if (prober) {
+  // The nodes' kubelets: where one cannot read the version served, no mount (docs/trust-bundle-api.md).
+  const nodeKubelets = prober ? new NodeKubelets(o.kubeConfig, reflectorLogger) : undefined;
+  const capability = prober
+    ? trustCapability(prober, nodeKubelets, logger.child({ part: 'trust-capability' }))
+    : undefined;
+  if (prober && capability) {
     const reporter = config.reporter;
     if (reporter)
-      prober.onChange((capability) => {
-        reporter.trustBundle(capability);
+      capability.onChange((found) => {
+        reporter.trustBundle(found);
       });
     group.add(
       part('trust-capability probe', {
         start: () => {
+          nodeKubelets?.start();
           prober.start();
         },
-        stop: () => {
+        stop: async () => {
           prober.stop();
+          await nodeKubelets?.stop();
         },
       }),
     );
@@ -449,13 +481,14 @@ function wireWebhookApp(o: WebhookAppOptions) {
   const context: AdmissionContext = {
     config: () => holder.get(),
     revision: () => holder.revision,
+    cachedRegistries: () => caches?.cachedRegistries() ?? NO_HOSTS,
     knownMissing: (image) => preflight?.knownMissing(image) ?? false,
     namespaceAnnotations: namespaceAnnotationLookup(namespaces, core, missingNamespaces, logger, logLimit),
     pullSecret: {
       ensure: async (namespace, opts) => (await copiers.current?.copier.ensure(namespace, opts)) ?? false,
     },
     trustBundleHash: () => bundle.current()?.hash,
-    trustBundleMount: () => trustBundleMount(prober?.current()),
+    trustBundleMount: () => trustBundleMount(capability?.current()),
     metrics,
     logger,
     logLimit,
@@ -465,10 +498,11 @@ function wireWebhookApp(o: WebhookAppOptions) {
   };
   const ready = (): boolean =>
     holder.get() !== undefined &&
+    (caches?.looked() ?? true) &&
     namespaces.hasSynced() &&
     (copiers.current?.secrets.hasSynced() ?? false) &&
     certificate.ready() &&
-    (prober === undefined || prober.current() !== undefined);
+    (capability === undefined || capability.current() !== undefined);
   const server = new WebhookServer({
     validate: forwarder ? (body: Buffer) => handleDriftValidation(body, forwarder) : undefined,
     tls: certificate,
@@ -531,6 +565,7 @@ function wireWebhookApp(o: WebhookAppOptions) {
     resweepMs: o.renamedCopyResweepMs,
   });
   const leaderParts: LeaderPart[] = [sweeper.leaderPart];
+  if (caches) leaderParts.push(caches.leaderPart);
   if (restarter) leaderParts.push(restarter.leaderPart);
   if (s.drift)
     leaderParts.push(
@@ -575,9 +610,10 @@ function wireWebhookApp(o: WebhookAppOptions) {
         registry,
         logger,
         config: () => holder.get(),
+        cachedRegistries: () => caches?.cachedRegistries() ?? NO_HOSTS,
         revision: () => holder.revision,
         namespaceAnnotations: (name) => namespaces.store.get(name)?.metadata?.annotations,
-        trustBundleMount: () => trustBundleMount(prober?.current()),
+        trustBundleMount: () => trustBundleMount(capability?.current()),
         statusConfigMap: o.statusConfigMap,
         intervalMs: e.intervalMs,
         repair:
@@ -610,3 +646,6 @@ function wireWebhookApp(o: WebhookAppOptions) {
     metricsPort: () => metricsPort,
   };
 }
+
+/** No hosts with a registry cache (where none are looked for). */
+const NO_HOSTS: ReadonlySet<string> = new Set();

@@ -93,7 +93,7 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     }),
     trustBundleSkipped: new Counter({
       name: 'rtb_webhook_trust_bundle_skipped_total',
-      help: 'Pods that asked for the trust bundle and got no mount because the runtime cannot take it: it serves no ClusterTrustBundle API (api_not_served), or its API server drops the projected source (projection_dropped).',
+      help: 'Pods that asked for the trust bundle and got no mount because the runtime cannot take it: it serves no ClusterTrustBundle API (api_not_served), its API server drops the projected source (projection_dropped), or the kubelet of some node cannot read the version served (kubelet_too_old).',
       labelNames: ['reason'],
       registers,
     }),

@@ -68,6 +68,15 @@ export function recordProjection(status: StatusBuilder, finding: TrustBundleCapa
       'Dropped',
       "the runtime's API server drops projected clusterTrustBundle volume sources (feature gate ClusterTrustBundleProjection off): the webhook mounts no trust bundle, so Pods keep their images' CA certificates; turn the gate on (API server and kubelets) for the mount",
     );
+  } else if (finding.kubelets !== undefined) {
+    // Nodes whose kubelets cannot read the version served: a Pod with the mount would not start
+    // there. False, so the admission policy mounts nothing either (./admission-policy-plan.ts).
+    status.condition(
+      'TrustBundleProjection',
+      'False',
+      'KubeletTooOld',
+      `the webhook mounts no trust bundle: ${finding.kubelets}; upgrade those node pools, or serve certificates.k8s.io/v1beta1 beside v1, for the mount`,
+    );
   } else if (finding.projection === 'kept') {
     status.condition(
       'TrustBundleProjection',

@@ -14,7 +14,10 @@ import {
   type TrustBundleCapability,
 } from '../../api/trust-bundle-capability.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
+import { discoveryGet } from '../../kube/api-discovery.js';
 import { kubeRequest } from '../../kube/kube-request.js';
+import { resourceNames } from '../../kube/served-api.js';
+import { TRUST_BUNDLE_GROUP, TRUST_BUNDLE_RESOURCE } from '../../kube/trust-bundle-api.js';
 import { trustBundleApis, type TrustBundleApis } from '../../kube/trust-bundle-discovery.js';
 import { errorLine } from '../../telemetry/error-line.js';
 import { projectionFinding, projectionProbePod } from './probe-pod.js';
@@ -54,10 +57,14 @@ export async function probeCapability(
   const timeoutMs = settings.timeoutMs ?? 10_000;
   const why: string[] = [];
   let api: string;
+  let servedVersions: readonly string[] | undefined;
   try {
     const found = await apis.refresh(access);
     api = found.served ? found.apiVersion : API_NOT_SERVED;
     if (!found.served) why.push(found.found);
+    // Kubelets before 1.37 read v1beta1 only: whether it is served beside v1 decides for them.
+    else if (found.version === 'v1' && (await alsoServesV1beta1(access, timeoutMs)))
+      servedVersions = ['v1', 'v1beta1'];
   } catch (error) {
     api = API_UNKNOWN;
     why.push(errorLine(error));
@@ -78,7 +85,26 @@ export async function probeCapability(
     why.push(`the dry-run probe Pod failed: ${errorLine(error)}`);
   }
   const detail = why.join('; ').slice(0, 1_000);
-  return detail === '' ? { api, projection } : { api, projection, detail };
+  return {
+    api,
+    projection,
+    ...(detail === '' ? {} : { detail }),
+    ...(servedVersions === undefined ? {} : { servedVersions }),
+  };
+}
+
+/**
+ * Whether `certificates.k8s.io/v1beta1` lists ClusterTrustBundles too (one discovery GET). Any
+ * failure reads as no: older kubelets are then held to v1, which keeps the mount off rather than
+ * letting Pods fail to start.
+ */
+async function alsoServesV1beta1(access: ClusterAccess, timeoutMs: number): Promise<boolean> {
+  try {
+    const list = await discoveryGet(access, timeoutMs)(`/apis/${TRUST_BUNDLE_GROUP}/v1beta1`);
+    return resourceNames(list).includes(TRUST_BUNDLE_RESOURCE);
+  } catch {
+    return false;
+  }
 }
 
 /** Starts probing; the first probe starts at once. */

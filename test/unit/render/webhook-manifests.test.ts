@@ -253,7 +253,8 @@ describe('rendered webhook manifests', () => {
     for (const r of all) {
       if (restarter.has(JSON.stringify(r))) continue;
       assert.ok(!r.verbs.includes('*') && !r.resources!.includes('*'), JSON.stringify(r));
-      // create cannot be limited by name; namespaces and events need no write by name.
+      // create cannot be limited by name; namespaces and events need no write by name; nodes are
+      // only listed and watched (their kubelet versions).
       // The certificate writer lists the Pods of an install it takes over by label. Secrets are
       // deleted by any name (copies under earlier names), the Secret policy narrowing it.
       const podsByLabel = m.role.rules!.includes(r) && r.resources!.join() === 'pods';
@@ -261,12 +262,14 @@ describe('rendered webhook manifests', () => {
       const unnamed =
         r.verbs.every((v) => v === 'create') ||
         secretDelete ||
-        r.resources!.some((x) => x === 'namespaces' || x === 'events') ||
+        r.resources!.some((x) => x === 'namespaces' || x === 'events' || x === 'nodes') ||
         podsByLabel;
       if (!unnamed) assert.ok(r.resourceNames && r.resourceNames.length > 0, `named: ${JSON.stringify(r)}`);
     }
     const namespaces = m.clusterRole.rules!.find((r) => r.resources!.includes('namespaces'))!;
     assert.deepEqual(namespaces.verbs, ['get', 'list', 'watch']);
+    const nodes = m.clusterRole.rules!.find((r) => r.resources!.includes('nodes'))!;
+    assert.deepEqual(nodes.verbs, ['list', 'watch']);
     const events = m.clusterRole.rules!.find((r) => r.resources!.includes('events'))!;
     assert.deepEqual(events.verbs, ['create', 'patch']);
     const secretNames = all

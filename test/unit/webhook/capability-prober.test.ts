@@ -97,6 +97,13 @@ describe('probing the trust-bundle capability', () => {
     });
     world.dryRun = 'drop';
     world.v1 = ['certificatesigningrequests', 'clustertrustbundles'];
+    // v1beta1 beside v1: kubelets before 1.37 can still read the bundle.
+    assert.deepEqual(await probeCapability(access, settings, new TrustBundleApis()), {
+      api: 'certificates.k8s.io/v1',
+      projection: 'dropped',
+      servedVersions: ['v1', 'v1beta1'],
+    });
+    world.v1beta1 = undefined;
     assert.deepEqual(await probeCapability(access, settings, new TrustBundleApis()), {
       api: 'certificates.k8s.io/v1',
       projection: 'dropped',
