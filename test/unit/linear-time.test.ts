@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { parseAttestation } from '../../src/api/attestation.js';
+import { readEscaped } from '../../src/api/escaped-pods.js';
+import { TRUST_STATUS_ANNOTATION, readTrustStatus } from '../../src/api/trust-stamp.js';
 import { readReport } from '../../src/api/webhook-status.js';
+import { parseWatchEvent } from '../../src/drift/watch-event.js';
+import { parseOriginals } from '../../src/mutation/stamp-revision.js';
+import { readOriginalImages } from '../../src/runtime-agent/preflight/preflight-plan.js';
+import { readRememberedNames } from '../../src/runtime-agent/pull-secret/renamed-copies.js';
 import { parseDnsNames } from '../../src/drift/peer-identity.js';
 import { parseImageReference } from '../../src/image/image-reference.js';
 import { createRegistryRewriter } from '../../src/image/registry-rewrite.js';
@@ -97,6 +104,14 @@ interface Reader {
 }
 
 const rewrite = createRegistryRewriter({ 'docker.io': 'mirror.example.com/hub' });
+// Exclusions a tenant's image is walked against: prefixes sharing their path, images by tag.
+const excludingRewrite = createRegistryRewriter({ 'docker.io': 'mirror.example.com/hub' }, [
+  'a',
+  'a/a/a/a/b',
+  'library/a/a/a/c',
+  'a/a:a',
+  'a/a/a@sha256:' + 'a'.repeat(64),
+]);
 
 const READERS: readonly Reader[] = [
   {
@@ -127,6 +142,7 @@ const READERS: readonly Reader[] = [
   },
   { name: "parseImageReference (a Pod's image)", read: parseImageReference, n: 120 },
   { name: "the registry rewrite of a Pod's image", read: rewrite, n: 120 },
+  { name: "the registry rewrite of a Pod's image, with overrideExclusions", read: excludingRewrite, n: 120 },
   { name: "parseImageReference past its bound (a Pod's image)", read: parseImageReference, n: 4096 },
   {
     name: 'credentialsKeyRegistry (keys of a pull Secret in kyma-system)',
@@ -144,6 +160,65 @@ const READERS: readonly Reader[] = [
     name: "readReport (a runtime admin's status ConfigMap)",
     read: (s) => readReport({ data: { refusal: s, workloads: s, preflight: `{"x":"${s}"}` } }),
     n: 4096,
+  },
+  // The JSON readers get the text as it comes and inside valid JSON, so a parse runs through it.
+  {
+    name: "parseOriginals (a Pod's original-images annotation: the follower, the admission)",
+    read: (s) => [parseOriginals(s), parseOriginals(JSON.stringify({ [s]: s, app: s }))],
+    n: 4096,
+  },
+  {
+    name: "readOriginalImages (a Pod's original-images annotation: the preflight)",
+    read: (s) => [readOriginalImages(s), readOriginalImages(JSON.stringify({ [s]: s, app: s }))],
+    n: 1024,
+  },
+  {
+    name: "readRememberedNames (pullSecretNames in a runtime admin's status ConfigMap)",
+    read: readRememberedNames,
+    n: 250,
+  },
+  { name: 'readRememberedNames past its bound', read: readRememberedNames, n: 4096 },
+  {
+    name: "readTrustStatus (the restarter's annotation a runtime admin can write, read by the KCP)",
+    read: (s) =>
+      [s, JSON.stringify({ bundle: s, stalePods: 1, at: s })].map((text) =>
+        readTrustStatus({ [TRUST_STATUS_ANNOTATION]: text }),
+      ),
+    n: 48,
+  },
+  {
+    name: "readEscaped (escapedPods in a runtime admin's status ConfigMap, read by the KCP)",
+    read: (s) => [readEscaped(s), readEscaped(JSON.stringify({ at: s, running: 1 }))],
+    n: 96,
+  },
+  {
+    name: 'parseAttestation (a body a holder of the drift key posts to the KCP)',
+    read: (s) => {
+      const ref = { apiVersion: s, kind: s, namespace: s, name: s, resourceVersion: s };
+      return [s, JSON.stringify({ objects: [ref, ref], challenge: s })].map((body) => {
+        try {
+          return parseAttestation(body);
+        } catch {
+          return undefined;
+        }
+      });
+    },
+    n: 4096,
+  },
+  {
+    name: 'parseWatchEvent (a drift report a holder of the drift key posts to the KCP)',
+    read: (s) =>
+      [
+        s,
+        JSON.stringify({ watched: { Namespace: s, Name: s }, watchedGvk: { group: s, version: s, kind: s } }),
+      ].map((body) => {
+        try {
+          return parseWatchEvent(body);
+        } catch {
+          return undefined;
+        }
+      }),
+    n: 1024,
   },
 ];
 
