@@ -10,6 +10,7 @@
  * both sides share.
  */
 import { z } from 'zod';
+import { REGISTRY_HOST_RE } from '../image/image-reference.js';
 import type { ApiFamily } from '../kube/served-api.js';
 
 /** The versions of RegistryCacheConfig spoken, most preferred first. */
@@ -52,7 +53,9 @@ export const MAX_HOST_CHARS = 260;
 /** `api` when the runtime serves no RegistryCacheConfig version we speak. */
 export const CACHE_API_NOT_SERVED = 'none';
 
-const host = z.string().min(1).max(MAX_HOST_CHARS);
+// A registry host (the pattern runs in linear time; the text is bounded before parsing): the KCP's
+// messages name them.
+const host = z.string().min(1).max(MAX_HOST_CHARS).regex(REGISTRY_HOST_RE);
 const hosts = z.array(host).max(MAX_REPORTED_HOSTS);
 
 const reportShape = z.object({

@@ -82,7 +82,14 @@ export type ConditionType =
    * webhook answered), as the runtime's webhook counted them: True (reason `Found`, the counts by
    * reason in the message), False (`None`); absent while the webhook reports no count.
    */
-  | 'EscapedPods';
+  | 'EscapedPods'
+  /**
+   * Whether hosts the overrides rewrite have a customer's registry cache on the runtime, as its
+   * webhook reports (docs/registry-caches.md): True (reason `Bypassed`: still rewritten, the cache
+   * bypassed; `LeftToCache`: config `registryCaches: leave`), the hosts in the message; False
+   * (`NotRewritten`, `NoCaches`); absent while the webhook reports none.
+   */
+  | 'RegistryCache';
 
 /** A status condition (metav1.Condition). */
 export interface Condition {

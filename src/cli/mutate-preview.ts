@@ -2,6 +2,7 @@ import { parse, stringify } from 'yaml';
 import { ConfigError, readWebhookConfig, type WebhookConfig } from '../api/webhook-config.js';
 import { mutatePod, type AdmissionOperation } from '../mutation/pipeline.js';
 import { asJsonObject } from '../api/json-object.js';
+import { canonicalRegistry, isValidRegistryHost } from '../image/image-reference.js';
 
 /** Output format of `rtb mutate`. */
 export type PreviewOutput = 'yaml' | 'json' | 'patch';
@@ -23,6 +24,11 @@ export interface PreviewInput {
   readonly output?: PreviewOutput;
   /** As `rtb webhook --landscape`: the landscape for set-landscape; wins over the config's. */
   readonly landscape?: string | undefined;
+  /**
+   * Upstream hosts with a customer's registry cache on the runtime previewed, as the webhook finds
+   * them there (RegistryCacheConfig, docs/registry-caches.md); none by default.
+   */
+  readonly registryCaches?: readonly string[] | undefined;
   /** Told each warning: doubtful config fields (`path: message`) and manipulations skipped. */
   readonly onWarning?: (message: string) => void;
 }
@@ -72,8 +78,21 @@ export function previewMutation(input: PreviewInput): string {
     if (typeof meta?.name === 'string') namespaceName = meta.name;
     namespaceAnnotations = asJsonObject(meta?.annotations) as Record<string, string> | undefined;
   }
+  const cachedRegistries = new Set<string>();
+  for (const host of input.registryCaches ?? []) {
+    if (!isValidRegistryHost(host))
+      throw new PreviewInputError(
+        `--registry-cache ${JSON.stringify(host)} is not a registry host (host or host:port)`,
+      );
+    cachedRegistries.add(canonicalRegistry(host));
+  }
+  if (cachedRegistries.size > 0 && config.registryCaches !== 'leave')
+    input.onWarning?.(
+      '--registry-cache changes nothing: the config rewrites cached hosts (registryCaches is not "leave")',
+    );
   const result = mutatePod({
     pod,
+    cachedRegistries,
     operation: input.operation ?? 'CREATE',
     namespace: { name: namespaceName, annotations: namespaceAnnotations },
     config,

@@ -15,6 +15,7 @@ import {
   type Feature,
 } from '../api/webhook-features.js';
 import { createRegistryRewriter, type ImageRewriter } from '../image/registry-rewrite.js';
+import { cachedSourcesOf, overridesLeaving } from '../image/cached-registries.js';
 import { addClusterTrustBundle } from './add-cluster-trust-bundle.js';
 import { addImagePullSecret } from './add-image-pull-secret.js';
 import { alterImageRegistry } from './alter-image-registry.js';
@@ -69,6 +70,26 @@ export interface MutatePodInput {
    * it. Undefined where the configuration is no set of the KCP's (a file): then nothing is stamped.
    */
   readonly revision?: string | undefined;
+  /**
+   * Canonical registry hosts with a customer's registry cache on the runtime
+   * (../api/registry-caches.ts). Where the config's `registryCaches` is `leave`, the overrides of
+   * those hosts are not applied; otherwise (and when absent) this changes nothing.
+   */
+  readonly cachedRegistries?: ReadonlySet<string> | undefined;
+}
+
+/**
+ * The config as it applies on the runtime: with `registryCaches: "leave"`, without the overrides
+ * of hosts the runtime caches (the same overrides object for the same hosts, so the rewriter
+ * cache below holds).
+ */
+export function configOnRuntime(
+  config: WebhookConfig,
+  cached: ReadonlySet<string> | undefined,
+): WebhookConfig {
+  if (config.registryCaches !== 'leave' || cached === undefined) return config;
+  const overrides = overridesLeaving(config.overrides, cachedSourcesOf(config.overrides, cached));
+  return overrides === config.overrides ? config : { ...config, overrides };
 }
 
 /** What mutatePod decided and did. */
@@ -188,7 +209,8 @@ function podShapeProblem(pod: Pod): string | undefined {
  * @throws PodTooLargeError for a Pod with more containers than the webhook mutates (./pod-size.ts).
  */
 export function mutatePod(input: MutatePodInput): MutatePodResult {
-  const { pod, config } = input;
+  const { pod } = input;
+  const config = configOnRuntime(input.config, input.cachedRegistries);
   assertMutableSize(pod);
   const scope = scopeOf(input.operation, input.subResource);
   // The stored Pod of an UPDATE: the revision keys it has are ours (or older than our webhook).

@@ -28,6 +28,8 @@ export interface AdmissionContext {
   trustBundleMount?(): TrustBundleMount;
   /** The set version of the configuration in force (DESIGN §11); undefined for a file. */
   revision?(): string | undefined;
+  /** Hosts with a customer's registry cache on the runtime (../api/registry-caches.ts); none when absent. */
+  cachedRegistries?(): ReadonlySet<string>;
   /**
    * Whether the last preflight found `image` missing at its registry, or refused with the set's
    * credentials: a Pod rewritten to it gets a warning.
@@ -154,6 +156,7 @@ async function decide(
     config,
     pullSecretAvailable,
     revision: ctx.revision?.(),
+    cachedRegistries: ctx.cachedRegistries?.(),
   });
   report(result, config, ctx, log);
   const missing = ctx.knownMissing

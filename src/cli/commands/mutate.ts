@@ -9,6 +9,7 @@ interface MutateFlags {
   operation: 'CREATE' | 'UPDATE';
   output: PreviewOutput;
   landscape?: string;
+  registryCache: string[];
 }
 
 function readInput(path: string, what: string, InputError: typeof PreviewInputError): string {
@@ -31,6 +32,12 @@ export function registerMutateCommand(program: Command): void {
     .requiredOption('--config <config.json>', 'the webhook config (rt-bootstrapper-config.json)')
     .option('--namespace <namespace.yaml>', "the Pod's Namespace, for its annotations")
     .option('--landscape <landscape>', 'as rtb webhook --landscape: the value of KYMA_LANDSCAPE')
+    .option(
+      '--registry-cache <host>',
+      "an upstream host with a customer's registry cache on the runtime (repeat for more); with the config's registryCaches: leave, its images are not rewritten",
+      (host: string, all: string[]) => [...all, host],
+      [] as string[],
+    )
     .addOption(
       new Option('--operation <op>', 'admission operation').choices(['CREATE', 'UPDATE']).default('CREATE'),
     )
@@ -49,6 +56,7 @@ export function registerMutateCommand(program: Command): void {
           operation: flags.operation,
           output: flags.output,
           landscape: flags.landscape,
+          registryCaches: flags.registryCache,
           onWarning: (message) => process.stderr.write(`rtb mutate: warning: ${message}\n`),
         });
         process.stdout.write(out);

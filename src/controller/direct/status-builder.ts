@@ -165,6 +165,7 @@ const ORDER: readonly ConditionType[] = [
   'TrustBundleProjection',
   'Degraded',
   'EscapedPods',
+  'RegistryCache',
 ];
 const order = (t: ConditionType): number => ORDER.indexOf(t);
 

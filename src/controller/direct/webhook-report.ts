@@ -1,6 +1,7 @@
 import type { WebhookStatusReport } from '../../api/webhook-status.js';
 import type { StatusBuilder } from './status-builder.js';
 import { recordEscaped } from './escaped-pods-status.js';
+import { recordRegistryCaches } from './registry-cache-status.js';
 import { workloadsSummaryOf } from './workloads-summary.js';
 import {
   PROJECTION_REPORT_POLL_MS,
@@ -146,14 +147,15 @@ export function workloadLookDue(look: WorkloadLook): boolean {
 
 /**
  * Puts what the webhook reports of the Pods under the set applied into the status (pure): the
- * `workloads` figures, condition `Degraded`, the last `preflight`, and the count of escaped Pods
- * (./escaped-pods-status.ts). A report without workloads
+ * `workloads` figures, condition `Degraded`, the last `preflight`, the count of escaped Pods
+ * (./escaped-pods-status.ts) and the customers' registry caches (./registry-cache-status.ts). A report without workloads
  * (a webhook that does not follow Pods) clears both; one without an entry for the set applied says
  * no Pod was changed under it.
  */
 export function recordWorkloads(status: StatusBuilder, report: WebhookStatusReport): void {
   status.preflight(report.preflight);
   recordEscaped(status, report);
+  recordRegistryCaches(status, report);
   const applied = status.build().appliedVersion;
   if (report.workloads === undefined || applied === undefined) {
     status.workloads(undefined).dropCondition('Degraded');

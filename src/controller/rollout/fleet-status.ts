@@ -47,6 +47,11 @@ export interface FleetStatus {
   readonly preflight: readonly PreflightFinding[];
   /** Runtimes with running Pods that do not follow the set in force (condition EscapedPods True). */
   readonly escaped: readonly EscapedRuntime[];
+  /**
+   * Runtimes where hosts the overrides rewrite have a customer's registry cache (condition
+   * RegistryCache True): `Bypassed` (still rewritten) or `LeftToCache`, the hosts in the message.
+   */
+  readonly registryCaches: readonly { runtime: string; reason: string; message: string }[];
 }
 
 /** A runtime with escaped Pods, as `rtb status` shows it. */
@@ -100,6 +105,7 @@ export function fleetStatus(
   const degraded: DegradedRuntime[] = [];
   const preflight: PreflightFinding[] = [];
   const escaped: EscapedRuntime[] = [];
+  const registryCaches: { runtime: string; reason: string; message: string }[] = [];
   for (const rb of [...rbs].sort((a, b) => a.spec.runtimeID.localeCompare(b.spec.runtimeID))) {
     const s = rb.status;
     count(byState, s?.state ?? 'Pending');
@@ -129,6 +135,9 @@ export function fleetStatus(
         bare: e.bare,
         repair: e.repair,
       });
+    const cache = s?.conditions?.find((c) => c.type === 'RegistryCache' && c.status === 'True');
+    if (cache)
+      registryCaches.push({ runtime: rb.spec.runtimeID, reason: cache.reason, message: cache.message });
     const isDegraded = s?.conditions?.some((c) => c.type === 'Degraded' && c.status === 'True') === true;
     if (isDegraded && w !== undefined)
       degraded.push({
@@ -190,6 +199,7 @@ export function fleetStatus(
     degraded,
     preflight,
     escaped,
+    registryCaches,
   };
 }
 
@@ -257,6 +267,10 @@ export function formatFleetStatus(f: FleetStatus): string {
       lines.push(
         `  ${x.runtime}  ${x.pods} Pod(s) (${tally(x.reasons)}), ${x.bare} bare, repair ${x.repair ? 'on' : 'off'}`,
       );
+  }
+  if (f.registryCaches.length > 0) {
+    lines.push("Customers' registry caches on hosts the overrides rewrite (docs/registry-caches.md):");
+    for (const x of f.registryCaches) lines.push(`  ${x.runtime}  ${x.reason}  ${x.message}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -31,6 +31,8 @@ export interface EscapeContext {
   readonly trustBundleMount?: TrustBundleMount | undefined;
   /** The set version in force (undefined where the config is no set of the KCP's). */
   readonly revision?: string | undefined;
+  /** Hosts with a customer's registry cache: with `registryCaches: "leave"`, their images follow the set. */
+  readonly cachedRegistries?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -72,6 +74,7 @@ export function escapeReasons(pod: Pod, c: EscapeContext): EscapeReason[] {
       trustBundleHash: pod.metadata?.annotations?.[CTB_HASH_ANNOTATION],
       trustBundleMount: c.trustBundleMount,
       revision: c.revision,
+      cachedRegistries: c.cachedRegistries,
     });
   } catch (err) {
     if (err instanceof PodTooLargeError) return [];

@@ -52,6 +52,8 @@ export interface EscapedPodsOptions {
   readonly namespaceAnnotations: (name: string) => Readonly<Record<string, string>> | undefined;
   /** Whether the runtime takes the trust-bundle mount now. */
   readonly trustBundleMount: () => TrustBundleMount;
+  /** Hosts with a customer's registry cache on the runtime (as admission reads them); none when absent. */
+  readonly cachedRegistries?: () => ReadonlySet<string>;
   /** Where the report goes (direct mode); undefined: metrics and logs only. */
   readonly statusConfigMap: { readonly namespace: string; readonly name: string } | undefined;
   /** Time between two counts (default {@link DEFAULT_ESCAPED_INTERVAL_MS}). */
@@ -156,6 +158,7 @@ export class EscapedPods {
       config,
       revision: this.o.revision(),
       trustBundleMount: this.o.trustBundleMount(),
+      cachedRegistries: this.o.cachedRegistries?.(),
     };
     await forEachPage(
       new KubeListWatch<Pod>(this.o.access, '/api/v1/pods'),
