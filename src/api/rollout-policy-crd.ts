@@ -5,3 +5,8 @@ import { loadCrd } from './crds.js';
 export function rolloutPolicyCrd(): KubernetesObject {
   return loadCrd('rolloutpolicy.yaml');
 }
+
+/** The RolloutDecision CustomResourceDefinition (people's approvals, rejections, pauses, resumes). */
+export function rolloutDecisionCrd(): KubernetesObject {
+  return loadCrd('rolloutdecision.yaml');
+}

@@ -22,7 +22,16 @@ export interface RolloutWaveSpec {
   percent?: number;
   /** Go duration. */
   soak?: string;
+  /**
+   * The wave starts only once a person approved it for the target (`rtb rollout approve`): for
+   * every change, or, with `sources`, only for a target that changes one of them.
+   */
+  approval?: { sources?: RolloutSourceChange[] };
 }
+
+/** What a target can change against the stable revision (what an approval may be asked for). */
+export type RolloutSourceChange =
+  'pullCredentials' | 'overrides' | 'trustBundle' | 'config' | 'webhookRelease';
 
 /** `spec` of a RolloutPolicy. */
 export interface RolloutPolicySpec {
@@ -50,7 +59,7 @@ export interface RolloutPolicySpec {
 /** `status` of a RolloutPolicy: the rollout's persisted state (docs/rollout.md). */
 export interface RolloutPolicyStatus {
   observedGeneration?: number;
-  phase?: 'Preflight' | 'Progressing' | 'Soaking' | 'Halted' | 'Complete';
+  phase?: 'Preflight' | 'Progressing' | 'AwaitingApproval' | 'Paused' | 'Soaking' | 'Halted' | 'Complete';
   target?: string;
   stable?: string;
   wave?: number;
@@ -63,7 +72,39 @@ export interface RolloutPolicyStatus {
   /** Why the spec could not be used (the default policy is in force meanwhile). */
   policyProblem?: string;
   failures?: { runtime: string; reason: string }[];
+  /** What the target changes against the stable revision (absent: not known; every approval applies). */
+  changes?: RolloutSourceChange[];
+  /** People's decisions that acted on the target: who approved which wave, or rejected it, and when. */
+  decisions?: RolloutDecisionRecord[];
+  /** Who paused the rollout and when (no wave starts until a resume). */
+  paused?: { user: string; at: string; decision: string };
+  /** The wave that waits to start (phases AwaitingApproval and Paused), since when, and for what. */
+  awaiting?: { wave: string; since: string; approval: boolean; paused: boolean };
+  /** `Approved` (a wave waits for an approval, or was approved or rejected), `Paused`. */
+  conditions?: RolloutPolicyCondition[];
   runtimes?: { total: number; atTarget: number; healthy: number };
+}
+
+/** A decision on the target that acted, as the status records it. */
+export interface RolloutDecisionRecord {
+  wave: string;
+  decision: 'Approved' | 'Rejected';
+  /** The user as the API server authenticated the request that created the RolloutDecision. */
+  user: string;
+  /** When the API server stored the RolloutDecision. */
+  at: string;
+  /** The RolloutDecision's name. */
+  name: string;
+}
+
+/** A condition of a RolloutPolicy (metav1.Condition). */
+export interface RolloutPolicyCondition {
+  type: 'Approved' | 'Paused';
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
 }
 
 /** The cluster-scoped custom resource. */

@@ -6,6 +6,7 @@ import { registerLocalCommand } from './commands/local.js';
 import { registerWebhookCommand } from './commands/webhook.js';
 import { registerMutateCommand } from './commands/mutate.js';
 import { registerRenderCommand } from './commands/render.js';
+import { registerRolloutCommand } from './commands/rollout.js';
 import { registerStatusCommand } from './commands/status.js';
 
 /** Builds the `rtb` command tree. Each sub-command lives in its own file and registers itself here. */
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerMutateCommand(program);
   registerRenderCommand(program);
   registerStatusCommand(program);
+  registerRolloutCommand(program);
   registerControlPlaneCommand(program);
   return program;
 }

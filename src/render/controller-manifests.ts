@@ -192,6 +192,8 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
   if (o.mode === 'direct') {
     clusterRules.push(
       { apiGroups: ['rt-bootstrapper.kyma-project.io'], resources: ['rolloutpolicies'], verbs: read() },
+      // People's approvals, rejections, pauses and resumes: read only (they are theirs).
+      { apiGroups: ['rt-bootstrapper.kyma-project.io'], resources: ['rolloutdecisions'], verbs: read() },
       {
         apiGroups: ['rt-bootstrapper.kyma-project.io'],
         resources: ['rolloutpolicies/status'],

@@ -5,7 +5,8 @@ import { kimConfigMapYaml, renderKimManifests } from '../../render/kim-manifests
 import { renderWebhookManifests, webhookManifestList } from '../../render/webhook-manifests.js';
 import { packageVersion, releaseImage } from '../../version.js';
 import { restartNamespacesOf } from './restart-namespaces.js';
-import { rolloutPolicyCrd } from '../../api/rollout-policy-crd.js';
+import { rolloutDecisionCrd, rolloutPolicyCrd } from '../../api/rollout-policy-crd.js';
+import { renderRolloutDecisionObjects } from '../../render/rollout-decisions.js';
 import { runtimeBootstrapperCrd } from '../../api/runtime-bootstrapper-crd.js';
 import { monitoringManifestList, renderMonitoring } from '../../monitoring/monitoring-manifests.js';
 import { trimEndChar } from '../../text/trim-char.js';
@@ -196,8 +197,11 @@ export function renderController(flags: RenderControllerFlags): void {
     sharding: flags.sharding === true,
     perRuntimeMetrics: flags.perRuntimeMetrics === true,
   });
-  const crds = flags.mode === 'direct' ? [runtimeBootstrapperCrd(), rolloutPolicyCrd()] : [];
-  process.stdout.write(toYamlStream([...crds, ...controllerManifestList(manifests)]));
+  const direct = flags.mode === 'direct';
+  const crds = direct ? [runtimeBootstrapperCrd(), rolloutPolicyCrd(), rolloutDecisionCrd()] : [];
+  // Who may decide on a rollout, and the check that records who did.
+  const decisions = direct ? renderRolloutDecisionObjects() : [];
+  process.stdout.write(toYamlStream([...crds, ...controllerManifestList(manifests), ...decisions]));
 }
 
 /** `rtb render monitoring`. */

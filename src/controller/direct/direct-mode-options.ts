@@ -8,6 +8,7 @@ import type { WebhookRelease, WebhookTestRouting } from './runtime-manifests.js'
 import type { SyncSources } from './sync-set.js';
 import { TRUST_POLL_MS } from './trust-restart-status.js';
 import type { DirectShardSettings } from './sharded-work.js';
+import type { EventRecorder } from '../../kube/event-recorder.js';
 
 /** The sources as direct mode needs them (the source watcher satisfies this). */
 export interface DirectSources {
@@ -144,6 +145,8 @@ export interface DirectModeEnv {
   readonly registry: Registry;
   /** A CA store shared with the drift listener (loaded); otherwise one is made from `caSecretName`. */
   readonly caStore?: CaStore;
+  /** Kubernetes Events (the rollout's, about its RolloutPolicy); none when undefined. */
+  readonly events?: EventRecorder;
 }
 
 /** Options of startDirectMode: where it runs, and its settings (defaults applied there, once). */

@@ -156,6 +156,7 @@ export function assembleDirectMode(o: DirectModeOptions): { parts: PartGroup; mo
         logger: log.child({ part: 'rollout' }),
         queueMetrics: new PrometheusWorkQueueMetrics(o.registry),
         enqueue,
+        events: o.events,
       })
     : undefined;
   if (rollout) {
@@ -434,6 +435,7 @@ export function directModeStarter(
       sources: ctx.sources,
       logger: ctx.logger,
       registry: ctx.registry,
+      events: ctx.events,
       ...settings,
       concurrency: ctx.options.concurrency,
       resyncMs: ctx.options.resyncMs,

@@ -35,6 +35,21 @@ export interface FleetStatus {
      * `minFailedRuntimes` (capped at the runtimes of the waves started), as the spec says or defaults.
      */
     readonly halt: { readonly failureThreshold: number; readonly minFailedRuntimes: number };
+    /** What the target changes against the stable revision (absent: not known). */
+    readonly changes?: readonly string[];
+    /**
+     * What waits for whom: the wave that waits to start, since when, and the decisions it waits
+     * for (`approve`: a person's approval; `resume`: the end of a pause), each with its command.
+     */
+    readonly waiting?: {
+      readonly wave: string;
+      readonly since: string;
+      readonly for: readonly { readonly decision: 'approve' | 'resume'; readonly command: string }[];
+    };
+    /** Who paused the rollout, and when. */
+    readonly paused?: { readonly user: string; readonly at: string };
+    /** Who approved or rejected which wave of the target, and when. */
+    readonly decisions: readonly { wave: string; decision: string; user: string; at: string }[];
   } | null;
   /** Runtimes in Error or whose webhook refused the set applied, with why. */
   readonly failing: readonly { runtime: string; state: string; reason: string }[];
@@ -193,6 +208,15 @@ export function fleetStatus(
             failureThreshold: policy.spec.failureThreshold ?? 0,
             minFailedRuntimes: policy.spec.minFailedRuntimes ?? DEFAULT_MIN_FAILED_RUNTIMES,
           },
+          ...(st?.changes !== undefined ? { changes: st.changes } : {}),
+          ...waitingOf(policy),
+          ...(st?.paused ? { paused: { user: st.paused.user, at: st.paused.at } } : {}),
+          decisions: (st?.decisions ?? []).map((d) => ({
+            wave: d.wave,
+            decision: d.decision,
+            user: d.user,
+            at: d.at,
+          })),
         }
       : null,
     failing,
@@ -201,6 +225,20 @@ export function fleetStatus(
     escaped,
     registryCaches,
   };
+}
+
+/** What the policy's waiting wave waits for, with the commands that give it. */
+function waitingOf(policy: RolloutPolicyResource): {
+  waiting?: NonNullable<FleetStatus['rollout']>['waiting'];
+} {
+  const a = policy.status?.awaiting;
+  if (a === undefined) return {};
+  const name = policy.metadata.name;
+  const wants: { decision: 'approve' | 'resume'; command: string }[] = [];
+  if (a.paused) wants.push({ decision: 'resume', command: `rtb rollout resume ${name}` });
+  if (a.approval)
+    wants.push({ decision: 'approve', command: `rtb rollout approve ${name} (or reject ${name})` });
+  return { waiting: { wave: a.wave, since: a.since, for: wants } };
 }
 
 const tally = (m: Record<string, number>): string =>
@@ -227,6 +265,18 @@ export function formatFleetStatus(f: FleetStatus): string {
     if (r.message) lines.push(`  ${r.message}`);
     if (r.target) lines.push(`  target ${r.target}, stable ${r.stable ?? '-'}`);
     if (r.policyProblem) lines.push(`  policy refused (default in force): ${r.policyProblem}`);
+    if (r.changes) lines.push(`  the target changes: ${r.changes.join(', ') || 'no source'}`);
+    if (r.waiting) {
+      const wants = r.waiting.for.map(
+        (w) => `${w.decision === 'approve' ? 'an approval' : 'a resume'}: ${w.command}`,
+      );
+      lines.push(
+        `  wave ${r.waiting.wave} waits since ${r.waiting.since} for ${wants.join('; ') || 'its next pass'}`,
+      );
+    }
+    if (r.paused) lines.push(`  paused by ${r.paused.user} at ${r.paused.at}`);
+    for (const d of r.decisions)
+      lines.push(`  ${d.decision.toLowerCase()}: wave ${d.wave} by ${d.user} at ${d.at}`);
     if (r.failures.length > 0)
       lines.push(
         `  ${r.failures.length} runtime(s) failed; a halt needs more than ${r.halt.failureThreshold} and at least ${r.halt.minFailedRuntimes} (or every runtime of the waves started)`,

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
+import { rolloutDecisionPath, type RolloutDecisionResource } from '../../api/rollout-decision.js';
 import {
   rolloutPolicyPath,
   type RolloutPolicyResource,
@@ -21,16 +22,21 @@ export interface PolicyFollowerOptions {
   /** The RolloutPolicy's name (cluster-scoped). */
   readonly name: string;
   readonly logger: Logger;
-  /** Called on every change of the policy: created, changed (spec, annotation, status), deleted. */
+  /**
+   * Called on every change of the policy (created, changed: spec, annotation, status; deleted) and
+   * of any RolloutDecision.
+   */
   readonly onChange: () => void;
 }
 
 /**
  * The RolloutPolicy the controller follows, watched (a reflector on that one name; no CRD reads
- * as no policy), and the compare-and-swap write of its status.
+ * as no policy), the RolloutDecisions (people's approvals, rejections, pauses and resumes; no CRD
+ * reads as none), and the compare-and-swap write of the policy's status.
  */
 export class PolicyFollower {
   private readonly reflector: Reflector<RolloutPolicyResource>;
+  private readonly decisionReflector: Reflector<RolloutDecisionResource>;
   /**
    * Our status writes the watch has not brought yet: the resourceVersions they replaced, and the
    * policy the last one made. Without them a pass right after a write would plan from the state
@@ -60,6 +66,16 @@ export class PolicyFollower {
         onDelete: changed,
       },
     });
+    // Few and small (a person's word each): all of them, the pass picks its policy's.
+    this.decisionReflector = new Reflector<RolloutDecisionResource>({
+      name: 'rolloutdecisions',
+      listerWatcher: optionalCollection(
+        createListerWatcher<RolloutDecisionResource>(o.kcp, rolloutDecisionPath()),
+      ),
+      transform: stripManagedFields,
+      logger: o.logger,
+      handlers: { onAdd: changed, onUpdate: changed, onDelete: changed },
+    });
   }
 
   /**
@@ -68,8 +84,11 @@ export class PolicyFollower {
    */
   async start(waitMs: number): Promise<void> {
     this.reflector.start();
+    this.decisionReflector.start();
     try {
-      await this.reflector.waitForSync(AbortSignal.timeout(waitMs));
+      const signal = AbortSignal.timeout(waitMs);
+      await this.reflector.waitForSync(signal);
+      await this.decisionReflector.waitForSync(signal);
     } catch (error) {
       if (!(error instanceof LatchWaitAbortedError)) throw error;
       this.o.logger.warn({ waitMs }, 'the RolloutPolicy is not listed yet; nothing is written until it is');
@@ -78,11 +97,17 @@ export class PolicyFollower {
 
   /** Whether the policy (or its absence) is known. */
   synced(): boolean {
-    return this.reflector.hasSynced();
+    return this.reflector.hasSynced() && this.decisionReflector.hasSynced();
   }
 
   async stop(): Promise<void> {
     await this.reflector.stop();
+    await this.decisionReflector.stop();
+  }
+
+  /** Every RolloutDecision as last seen. */
+  decisions(): RolloutDecisionResource[] {
+    return this.decisionReflector.store.list();
   }
 
   /** The policy as last seen (undefined: there is none), our own latest status write included. */

@@ -3,7 +3,12 @@
  * policy, the status holds the rollout's state.
  */
 import { parseGoDuration } from '../../api/go-duration.js';
-import type { RolloutPolicyResource, RolloutPolicyStatus } from '../../api/rollout-policy.js';
+import type {
+  RolloutPolicyCondition,
+  RolloutPolicyResource,
+  RolloutPolicyStatus,
+} from '../../api/rollout-policy.js';
+import type { Decider } from './decisions.js';
 import {
   DEFAULT_MIN_FAILED_RUNTIMES,
   DEFAULT_ROLLOUT_POLICY,
@@ -13,6 +18,7 @@ import {
   type RolloutPolicy,
 } from './rollout-policy.js';
 import type { RolloutState } from './rollout-state.js';
+import type { Awaiting } from './wave-planner.js';
 
 const msOf = (text: string | undefined, fallbackMs: number, field: string): number => {
   if (text === undefined) return fallbackMs;
@@ -42,6 +48,7 @@ export function policyOf(
         selector: w.selector,
         percent: w.percent,
         soakMs: msOf(w.soak, 0, `waves[${i}].soak`),
+        ...(w.approval ? { approval: w.approval.sources ? { sources: [...w.approval.sources] } : {} } : {}),
       })),
       failureThreshold: s.failureThreshold ?? 0,
       minFailedRuntimes: s.minFailedRuntimes ?? DEFAULT_MIN_FAILED_RUNTIMES,
@@ -93,6 +100,18 @@ export function stateOf(status: RolloutPolicyStatus | undefined): RolloutState |
     haltReason: status.haltReason,
     failures: (status.failures ?? []).map((f) => ({ id: f.runtime, reason: f.reason })),
     resumeToken: status.resumeToken,
+    ...(status.changes !== undefined ? { changes: status.changes } : {}),
+    ...(status.decisions !== undefined && status.decisions.length > 0
+      ? {
+          decisions: status.decisions.map((d) => ({
+            wave: d.wave,
+            decision: d.decision,
+            by: d.user,
+            at: time(d.at) ?? 0,
+            name: d.name,
+          })),
+        }
+      : {}),
   };
 }
 
@@ -104,8 +123,17 @@ export function statusOf(input: {
   readonly message: string;
   readonly problem?: string;
   readonly runtimes: { total: number; atTarget: number; healthy: number };
+  /** Who paused the rollout, if it is paused. */
+  readonly paused?: Decider;
+  /** The wave waiting at its gate (the plan's). */
+  readonly awaiting?: Awaiting;
+  /** The status read: its conditions keep their transition times while they hold. */
+  readonly previous?: RolloutPolicyStatus;
+  /** Now (epoch ms): a condition's transition time when it changes. */
+  readonly now?: number;
 }): RolloutPolicyStatus {
   const { state, policy } = input;
+  const iso = (ms: number): string => new Date(ms).toISOString();
   const waveName = state.wave > policy.waves.length ? 'done' : (policy.waves[state.wave]?.name ?? 'rest');
   return {
     observedGeneration: input.generation,
@@ -121,6 +149,90 @@ export function statusOf(input: {
     message: input.message.slice(0, 4000),
     policyProblem: input.problem?.slice(0, 4000),
     failures: state.failures.map((f) => ({ runtime: f.id, reason: f.reason.slice(0, 2000) })),
+    changes: state.changes === undefined ? undefined : [...state.changes],
+    decisions:
+      state.decisions === undefined
+        ? undefined
+        : state.decisions.map((d) => ({
+            wave: d.wave,
+            decision: d.decision,
+            user: d.by,
+            at: iso(d.at),
+            name: d.name,
+          })),
+    paused:
+      input.paused === undefined
+        ? undefined
+        : { user: input.paused.by, at: iso(input.paused.at), decision: input.paused.name },
+    awaiting:
+      input.awaiting === undefined
+        ? undefined
+        : {
+            wave: input.awaiting.wave,
+            since: iso(input.awaiting.since),
+            approval: input.awaiting.approval,
+            paused: input.awaiting.paused,
+          },
+    conditions: conditionsOf(input),
     runtimes: input.runtimes,
   };
+}
+
+/**
+ * The policy's conditions: `Approved` once a wave of the target asks for an approval (False while
+ * it waits, True once given, False when rejected), `Paused` while paused; a condition keeps its
+ * transition time while its status holds.
+ */
+function conditionsOf(input: Parameters<typeof statusOf>[0]): RolloutPolicyCondition[] | undefined {
+  const { state, generation } = input;
+  const iso = (ms: number): string => new Date(ms).toISOString();
+  const now = input.now ?? Date.now();
+  const out: RolloutPolicyCondition[] = [];
+  const add = (
+    type: RolloutPolicyCondition['type'],
+    status: 'True' | 'False',
+    reason: string,
+    message: string,
+  ) => {
+    const before = input.previous?.conditions?.find((c) => c.type === type);
+    out.push({
+      type,
+      status,
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      lastTransitionTime: before?.status === status ? before.lastTransitionTime : iso(now),
+      reason,
+      message: message.slice(0, 1000),
+    });
+  };
+  const rejected = state.decisions?.find((d) => d.decision === 'Rejected');
+  const approved = state.decisions?.filter((d) => d.decision === 'Approved').at(-1);
+  if (input.awaiting?.approval === true)
+    add(
+      'Approved',
+      'False',
+      'AwaitingApproval',
+      `wave ${input.awaiting.wave} waits since ${iso(input.awaiting.since)} for an approval of ${state.target}`,
+    );
+  else if (rejected)
+    add(
+      'Approved',
+      'False',
+      'Rejected',
+      `${state.target} rejected by ${rejected.by} at ${iso(rejected.at)} (wave ${rejected.wave})`,
+    );
+  else if (approved)
+    add(
+      'Approved',
+      'True',
+      'Approved',
+      `wave ${approved.wave} approved by ${approved.by} at ${iso(approved.at)}`,
+    );
+  if (input.paused)
+    add(
+      'Paused',
+      'True',
+      'Paused',
+      `paused by ${input.paused.by} at ${iso(input.paused.at)}: no wave starts until a resume`,
+    );
+  return out.length > 0 ? out : undefined;
 }

@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
-import { RESUME_ANNOTATION } from '../../api/rollout-policy.js';
+import { RESUME_ANNOTATION, type RolloutPolicyResource } from '../../api/rollout-policy.js';
 import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
 import { ItemExponentialBackoff } from '../../kube/backoff.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
+import { nullEventRecorder, type EventRecorder } from '../../kube/event-recorder.js';
 import { Latch } from '../../kube/latch.js';
 import type { WorkQueueMetricsProvider } from '../../kube/metrics-hooks.js';
 import type { ReadonlyStore } from '../../kube/store.js';
@@ -11,6 +12,9 @@ import type { HandlerResult } from '../../kube/work-queue-options.js';
 import type { RolloutChoice, RolloutChooser } from '../direct/rollout-chooser.js';
 import type { WebhookRelease } from '../direct/runtime-manifests.js';
 import { buildSyncSet, type SyncSetResult, type SyncSources } from '../direct/sync-set.js';
+import { decisionsOf, resumeTokenOf } from './decisions.js';
+import { changesBetween } from './source-changes.js';
+import type { SourceChange } from './rollout-policy.js';
 import {
   needsPreflight,
   preflightCandidateOf,
@@ -24,7 +28,7 @@ import { clearPhase, recordPlan, type RolloutMetrics } from './rollout-metrics.j
 import type { RolloutPolicy } from './rollout-policy.js';
 import type { RolloutState } from './rollout-state.js';
 import { planningViews } from './regression.js';
-import { planRollout, type RolloutPlan } from './wave-planner.js';
+import { planRollout, type RolloutEvent, type RolloutPlan } from './wave-planner.js';
 
 /**
  * Least time between the starts of two passes: the RuntimeBootstrappers' status updates of a
@@ -56,7 +60,25 @@ export interface RolloutCoordinatorOptions {
   readonly logger: Logger;
   /** Runtimes whose revision changed: reconcile them. */
   readonly enqueue: (key: string) => void;
+  /** Kubernetes Events about the policy (a wave waits, approved, rejected, halted...); none when undefined. */
+  readonly events?: EventRecorder;
 }
+
+/** The Event each rollout event records on the policy (reason, type). */
+const EVENT_OF: Readonly<Record<RolloutEvent, { reason: string; type: 'Normal' | 'Warning' }>> = {
+  adopted: { reason: 'Adopted', type: 'Normal' },
+  started: { reason: 'Started', type: 'Normal' },
+  preflighted: { reason: 'Preflighted', type: 'Normal' },
+  advanced: { reason: 'WaveDone', type: 'Normal' },
+  awaiting: { reason: 'AwaitingApproval', type: 'Normal' },
+  approved: { reason: 'Approved', type: 'Normal' },
+  rejected: { reason: 'Rejected', type: 'Warning' },
+  paused: { reason: 'Paused', type: 'Normal' },
+  unpaused: { reason: 'Unpaused', type: 'Normal' },
+  halted: { reason: 'Halted', type: 'Warning' },
+  resumed: { reason: 'Resumed', type: 'Normal' },
+  completed: { reason: 'Completed', type: 'Normal' },
+};
 
 /** The plan in force, with what it needs to answer `choose` at once. */
 interface Decided {
@@ -189,16 +211,26 @@ export class RolloutCoordinator implements RolloutChooser {
   }
 
   /**
-   * Whether a new target can move running images or pull them with other credentials, compared
-   * with the stable revision it would start from (a new rollout only; see ./wave-planner.ts).
+   * What a new target changes against the stable revision it would start from (a new rollout
+   * only; see ./wave-planner.ts): whether it can move running images or pull them with other
+   * credentials (the preflight), and which kinds of source it changes (the approvals).
    */
-  private async preflightNeeded(target: Revision, previous: RolloutState): Promise<boolean> {
+  private async changesOf(
+    target: Revision,
+    previous: RolloutState,
+  ): Promise<{ preflightNeeded: boolean; changes: SourceChange[] | undefined }> {
     const t = this.setOf(target);
-    if (!t.ok) return false;
     const stableId = previous.phase === 'Complete' ? previous.target : previous.stable;
     const stable = await this.o.revisions.load(stableId);
     const s = stable ? this.setOf(stable) : undefined;
-    return needsPreflight(t.set, s?.ok ? s.set : undefined);
+    const stableSet = s?.ok ? s.set : undefined;
+    return {
+      preflightNeeded: t.ok ? needsPreflight(t.set, stableSet) : false,
+      changes: changesBetween(
+        { set: t.ok ? t.set : undefined, releaseVersion: target.release.version },
+        stable ? { set: stableSet, releaseVersion: stable.release.version } : undefined,
+      ),
+    };
   }
 
   private setOf(revision: Revision): SyncSetResult {
@@ -254,16 +286,21 @@ export class RolloutCoordinator implements RolloutChooser {
     // Failures count only as regressions (./regression.ts): what the planner's failedPods means.
     const views = planningViews(rbs);
     const starting = target !== undefined && previous !== undefined && previous.target !== target.id;
-    const preflightNeeded = starting ? await this.preflightNeeded(target, previous) : false;
+    const found = starting ? await this.changesOf(target, previous) : undefined;
+    // Inconsistent sources: the rollout in progress goes on with the target it has.
+    const targetId = target?.id ?? previous?.target ?? '';
+    const decisions = decisionsOf(this.policies.decisions(), resource.metadata.name, targetId);
+    const now = Date.now();
     const plan = planRollout({
-      preflightNeeded,
+      preflightNeeded: found?.preflightNeeded ?? false,
+      ...(found?.changes !== undefined ? { changes: found.changes } : {}),
+      decisions,
       policy,
       runtimes: views,
-      // Inconsistent sources: the rollout in progress goes on with the target it has.
-      target: target?.id ?? previous?.target ?? '',
+      target: targetId,
       state: previous,
-      now: Date.now(),
-      resumeToken: resource.metadata.annotations?.[RESUME_ANNOTATION],
+      now,
+      resumeToken: resumeTokenOf(resource.metadata.annotations?.[RESUME_ANNOTATION], decisions.resume),
     });
     const revisions = new Map<string, Revision>();
     for (const id of new Set([plan.state.stable, plan.state.target])) {
@@ -282,10 +319,15 @@ export class RolloutCoordinator implements RolloutChooser {
         atTarget: atTarget.length,
         healthy: atTarget.filter((v) => v.health === 'healthy').length,
       },
+      ...(decisions.paused ? { paused: decisions.paused } : {}),
+      ...(plan.awaiting ? { awaiting: plan.awaiting } : {}),
+      ...(resource.status ? { previous: resource.status } : {}),
+      now,
     });
     // Another writer won: its write comes on the watch and asks for a pass.
     if (!(await this.policies.writeStatus(resource, status))) return undefined;
     this.record(plan, policy, rbs);
+    this.recordEvents(plan, resource);
     this.decided = { plan, policy, revisions };
     this.known = true;
     this.enqueueChanged();
@@ -298,6 +340,26 @@ export class RolloutCoordinator implements RolloutChooser {
     const { target, stable } = plan.state;
     const waves = policy.waves.length + 1;
     this.o.logger.info({ events: plan.events, target, stable, waves }, `rollout: ${plan.message}`);
+  }
+
+  /** Records the plan's events on the policy, once its state is stored (best effort). */
+  private recordEvents(plan: RolloutPlan, resource: RolloutPolicyResource): void {
+    const events = this.o.events ?? nullEventRecorder;
+    for (const e of plan.events) {
+      const { reason, type } = EVENT_OF[e];
+      events.record({
+        regarding: {
+          apiVersion: resource.apiVersion ?? 'rt-bootstrapper.kyma-project.io/v1alpha1',
+          kind: 'RolloutPolicy',
+          name: resource.metadata.name,
+          ...(resource.metadata.uid !== undefined ? { uid: resource.metadata.uid } : {}),
+        },
+        type,
+        reason,
+        action: 'Rollout',
+        note: plan.message,
+      });
+    }
   }
 
   /**

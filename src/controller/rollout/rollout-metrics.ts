@@ -17,7 +17,15 @@ export interface RolloutMetrics {
   readonly runtimesByWebhookVersion: Gauge<'version'>;
 }
 
-const PHASES: readonly RolloutPhase[] = ['Preflight', 'Progressing', 'Soaking', 'Halted', 'Complete'];
+const PHASES: readonly RolloutPhase[] = [
+  'Preflight',
+  'Progressing',
+  'AwaitingApproval',
+  'Paused',
+  'Soaking',
+  'Halted',
+  'Complete',
+];
 
 /** Registers the rollout metrics (get-or-create: direct mode restarts with each leadership term). */
 export function createRolloutMetrics(registry: Registry): RolloutMetrics {

@@ -1,4 +1,23 @@
+import type { RolloutSourceChange } from '../../api/rollout-policy.js';
 import type { LabelSelector } from './label-selector.js';
+
+/** What a target can change against the stable revision (docs/rollout.md, approvals). */
+export type SourceChange = RolloutSourceChange;
+
+/** Every kind of change, in the order the status lists them. */
+export const SOURCE_CHANGES: readonly SourceChange[] = [
+  'pullCredentials',
+  'overrides',
+  'trustBundle',
+  'config',
+  'webhookRelease',
+];
+
+/** A wave that starts only once approved for the target. */
+export interface ApprovalGate {
+  /** Only a target that changes one of these needs the approval; undefined: every target does. */
+  readonly sources?: readonly SourceChange[];
+}
 
 /**
  * One wave: the RuntimeBootstrappers its selector matches and/or a percentage of those no
@@ -12,6 +31,8 @@ export interface RolloutWave {
   readonly percent?: number;
   /** How long the wave must stay healthy before the next one starts (ms). */
   readonly soakMs: number;
+  /** The wave waits for a person's approval before it starts (phase AwaitingApproval). */
+  readonly approval?: ApprovalGate;
 }
 
 /** How the Pods changed under a revision count in its rollout (DESIGN §11). */

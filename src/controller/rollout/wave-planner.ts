@@ -1,5 +1,12 @@
-import type { RolloutPolicy } from './rollout-policy.js';
-import { FAILURES_KEPT, type RolloutFailure, type RolloutState } from './rollout-state.js';
+import { NO_DECISIONS, type Decisions } from './decisions.js';
+import type { RolloutPolicy, SourceChange } from './rollout-policy.js';
+import {
+  FAILURES_KEPT,
+  GATED_PHASES,
+  type DecisionRecord,
+  type RolloutFailure,
+  type RolloutState,
+} from './rollout-state.js';
 import { assignWaves } from './wave-assignment.js';
 
 /** A runtime as the planner sees it. */
@@ -79,11 +86,40 @@ export interface PlanInput {
    * a new target starts): then, with the policy's preflight on, phase Preflight comes first.
    */
   readonly preflightNeeded?: boolean;
+  /**
+   * What `target` changes against the stable revision (only read when a new target starts, then
+   * kept in the state); undefined: not known, so every approval a wave asks for applies.
+   */
+  readonly changes?: readonly SourceChange[];
+  /** People's decisions on the policy about `target` (./decisions.ts); none when undefined. */
+  readonly decisions?: Decisions;
 }
 
 /** What happened in this step (for events, logs and metrics). */
 export type RolloutEvent =
-  'started' | 'adopted' | 'preflighted' | 'advanced' | 'halted' | 'resumed' | 'completed';
+  | 'started'
+  | 'adopted'
+  | 'preflighted'
+  | 'advanced'
+  | 'halted'
+  | 'resumed'
+  | 'completed'
+  | 'awaiting'
+  | 'approved'
+  | 'rejected'
+  | 'paused'
+  | 'unpaused';
+
+/** The wave that waits to start (phases AwaitingApproval and Paused), and for what. */
+export interface Awaiting {
+  readonly wave: string;
+  /** When the wait began (epoch ms). */
+  readonly since: number;
+  /** It needs an approval not given yet. */
+  readonly approval: boolean;
+  /** The rollout is paused. */
+  readonly paused: boolean;
+}
 
 /** The planner's answer. */
 export interface RolloutPlan {
@@ -109,6 +145,8 @@ export interface RolloutPlan {
    * when only a change of the runtimes, the policy or the target can.
    */
   readonly wakeAt?: number;
+  /** The wave waiting at its gate, and for what; undefined while none waits. */
+  readonly awaiting?: Awaiting;
 }
 
 /**
@@ -126,15 +164,37 @@ export function planRollout(input: PlanInput): RolloutPlan {
   const active = runtimes.filter((r) => r.excluded !== true);
   const waves = assignWaves(policy.waves, active);
   const lastWave = policy.waves.length;
+  const decisions = input.decisions ?? NO_DECISIONS;
+  const gate = (s: RolloutState, wave: number): RolloutState => startWave(s, wave, input, events);
   let state = begin(input, events);
   if (input.resumeToken !== undefined && input.resumeToken !== state.resumeToken) {
     const halted = state.phase === 'Halted';
     state = { ...state, resumeToken: input.resumeToken };
     if (halted) {
       const { haltReason: _dropped, ...rest } = state;
-      state = { ...rest, phase: 'Progressing', waveStartedAt: now, failures: [] };
       events.push('resumed');
+      // The halted wave starts again, through its gate: a pause or a missing approval holds it.
+      state = gate({ ...rest, failures: [] }, rest.wave);
     }
+  }
+  const rejected = decisions.rejected;
+  if (rejected && state.phase !== 'Halted' && state.phase !== 'Complete') {
+    // A person's rejection halts like failures do: nobody else gets the target, and the runtimes
+    // on it go back to the stable revision (unless auto rollback is off).
+    const record: DecisionRecord = {
+      wave: waveName(policy, state.wave),
+      decision: 'Rejected',
+      by: rejected.by,
+      at: rejected.at,
+      name: rejected.name,
+    };
+    state = {
+      ...state,
+      phase: 'Halted',
+      haltReason: `rejected by ${rejected.by} at ${isoOf(rejected.at)} (RolloutDecision ${rejected.name})${rejected.reason ? `: ${rejected.reason}` : ''}`,
+      decisions: [...(state.decisions ?? []), record],
+    };
+    events.push('rejected', 'halted');
   }
   let observeUntil: number | undefined;
   let discoverUntil: number | undefined;
@@ -144,19 +204,26 @@ export function planRollout(input: PlanInput): RolloutPlan {
     state = next.state;
     discoverUntil = next.wakeAt;
     if (next.event) events.push(next.event);
+    if (next.event === 'preflighted') state = gate(state, 0);
+  }
+  if (GATED_PHASES.has(state.phase)) {
+    // The waves before the waiting one keep the target: their failures halt as during a soak.
+    const members = active.filter((r) => (waves.get(r.id) ?? lastWave) < state.wave);
+    const failures = failuresOf(members, state, policy, now);
+    const halt = haltOf(failures, members.length, state, policy, state.wave - 1);
+    if (halt) {
+      state = halt;
+      events.push('halted');
+    } else {
+      state = gate({ ...state, failures: failures.slice(0, FAILURES_KEPT) }, state.wave);
+    }
   }
   while (state.phase === 'Progressing' || state.phase === 'Soaking') {
     const members = active.filter((r) => (waves.get(r.id) ?? lastWave) <= state.wave);
     const failures = failuresOf(members, state, policy, now);
-    const minimum = haltMinimum(policy, members.length);
-    if (failures.length > policy.failureThreshold && failures.length >= minimum) {
-      const first = failures[0];
-      state = {
-        ...state,
-        phase: 'Halted',
-        haltReason: `${failures.length} runtime(s) failed in wave ${waveName(policy, state.wave)} (threshold ${policy.failureThreshold}, minimum ${minimum})${first ? `; ${first.id}: ${first.reason}` : ''}`,
-        failures: failures.slice(0, FAILURES_KEPT),
-      };
+    const halt = haltOf(failures, members.length, state, policy, state.wave);
+    if (halt) {
+      state = halt;
       events.push('halted');
       break;
     }
@@ -191,6 +258,8 @@ export function planRollout(input: PlanInput): RolloutPlan {
     if (state.wave > lastWave) {
       state = { ...state, phase: 'Complete', stable: state.target };
       events.push('completed');
+    } else {
+      state = gate(state, state.wave);
     }
   }
   const desired = new Map<string, string>();
@@ -202,6 +271,15 @@ export function planRollout(input: PlanInput): RolloutPlan {
   }
   const wakeAt = observeUntil ?? discoverUntil ?? wakeAtOf(state, policy, now);
   const { preflight, watch } = watchedBy(state, active, waves, lastWave);
+  const awaiting = GATED_PHASES.has(state.phase)
+    ? {
+        wave: waveName(policy, state.wave),
+        since: state.waveStartedAt,
+        approval:
+          needsApproval(policy, state, state.wave) && !approvalOf(state, decisions, policy, state.wave),
+        paused: decisions.paused !== undefined,
+      }
+    : undefined;
   return {
     state,
     desired,
@@ -210,8 +288,96 @@ export function planRollout(input: PlanInput): RolloutPlan {
     preflight,
     watch,
     events,
-    message: describe(state, policy, active, waves, now),
+    message: describe(state, policy, active, waves, now, decisions),
     wakeAt,
+    ...(awaiting ? { awaiting } : {}),
+  };
+}
+
+/**
+ * Whether wave `wave` asks for an approval of the target: it has an approval gate, and the gate
+ * names no sources, or one the target changes (changes not known: every gate applies).
+ */
+export function needsApproval(policy: RolloutPolicy, state: RolloutState, wave: number): boolean {
+  const gate = policy.waves[wave]?.approval;
+  if (gate === undefined) return false;
+  if (gate.sources === undefined || gate.sources.length === 0 || state.changes === undefined) return true;
+  const changes = state.changes;
+  return gate.sources.some((s) => changes.includes(s));
+}
+
+/**
+ * The approval that lets wave `wave` start: one the state recorded (a resumed wave was approved
+ * before), else a decision approving it for the target; undefined when there is none.
+ */
+function approvalOf(
+  state: RolloutState,
+  decisions: Decisions,
+  policy: RolloutPolicy,
+  wave: number,
+): DecisionRecord | undefined {
+  const name = waveName(policy, wave);
+  const recorded = state.decisions?.find((d) => d.decision === 'Approved' && d.wave === name);
+  if (recorded) return recorded;
+  const given = decisions.approvals.find((a) => a.wave === name);
+  return given
+    ? { wave: name, decision: 'Approved', by: given.by, at: given.at, name: given.name }
+    : undefined;
+}
+
+/**
+ * Wave `wave` starts now, unless its gate holds it (pure): a pause holds every wave, a missing
+ * approval the waves that ask for one. A wave that waits keeps when its wait began; one that
+ * starts records the approval that let it, and its health deadline counts from now.
+ */
+function startWave(
+  state: RolloutState,
+  wave: number,
+  input: PlanInput,
+  events: RolloutEvent[],
+): RolloutState {
+  const { policy, now } = input;
+  const decisions = input.decisions ?? NO_DECISIONS;
+  const waiting = GATED_PHASES.has(state.phase) && state.wave === wave;
+  const since = waiting ? state.waveStartedAt : now;
+  const { healthySince: _none, ...base } = state;
+  if (decisions.paused) {
+    if (state.phase !== 'Paused') events.push('paused');
+    return { ...base, phase: 'Paused', wave, waveStartedAt: since };
+  }
+  if (state.phase === 'Paused') events.push('unpaused');
+  const approval = needsApproval(policy, state, wave) ? approvalOf(state, decisions, policy, wave) : null;
+  if (approval === undefined) {
+    if (state.phase !== 'AwaitingApproval' || state.wave !== wave) events.push('awaiting');
+    return { ...base, phase: 'AwaitingApproval', wave, waveStartedAt: since };
+  }
+  const recorded = approval === null || (state.decisions ?? []).some((d) => d.name === approval.name);
+  if (approval !== null && !recorded) events.push('approved');
+  return {
+    ...base,
+    phase: 'Progressing',
+    wave,
+    waveStartedAt: now,
+    ...(recorded ? {} : { decisions: [...(state.decisions ?? []), approval] }),
+  };
+}
+
+/** The halted state when `failures` of `members` runtimes halt the rollout; undefined otherwise. */
+function haltOf(
+  failures: readonly RolloutFailure[],
+  members: number,
+  state: RolloutState,
+  policy: RolloutPolicy,
+  wave: number,
+): RolloutState | undefined {
+  const minimum = haltMinimum(policy, members);
+  if (!(failures.length > policy.failureThreshold && failures.length >= minimum)) return undefined;
+  const first = failures[0];
+  return {
+    ...state,
+    phase: 'Halted',
+    haltReason: `${failures.length} runtime(s) failed in wave ${waveName(policy, wave)} (threshold ${policy.failureThreshold}, minimum ${minimum})${first ? `; ${first.id}: ${first.reason}` : ''}`,
+    failures: failures.slice(0, FAILURES_KEPT),
   };
 }
 
@@ -338,7 +504,8 @@ function watchedBy(
 /** The next moment the plan would change with nothing else changing (see {@link RolloutPlan.wakeAt}). */
 function wakeAtOf(state: RolloutState, policy: RolloutPolicy, now: number): number | undefined {
   if (state.phase === 'Soaking') return (state.healthySince ?? now) + soakOf(policy, state.wave);
-  if (state.phase !== 'Progressing' && state.phase !== 'Preflight') return undefined;
+  if (state.phase !== 'Progressing' && state.phase !== 'Preflight' && !GATED_PHASES.has(state.phase))
+    return undefined;
   // Past the deadline the laggards already count as failed; until then, the deadline may halt.
   const deadline = state.waveStartedAt + policy.healthDeadlineMs;
   return deadline > now ? deadline : undefined;
@@ -365,7 +532,7 @@ function begin(input: PlanInput, events: RolloutEvent[]): RolloutState {
   // Resuming by a new change keeps the stable revision: a halted or unfinished target never was
   // healthy everywhere.
   const preflight = input.preflightNeeded === true && input.policy.workloads.preflight;
-  return {
+  const started: RolloutState = {
     target,
     stable: state.phase === 'Complete' ? state.target : state.stable,
     wave: 0,
@@ -374,7 +541,10 @@ function begin(input: PlanInput, events: RolloutEvent[]): RolloutState {
     failures: [],
     // The state is compared whole (a restart plans the same): no undefined fields in it.
     ...(state.resumeToken !== undefined ? { resumeToken: state.resumeToken } : {}),
+    ...(input.changes !== undefined ? { changes: [...input.changes] } : {}),
   };
+  // The preflight goes first (it gives nobody the target): wave 0's gate follows it.
+  return preflight ? started : startWave(started, 0, input, events);
 }
 
 function healthyAt(r: RuntimeView, revision: string): boolean {
@@ -436,7 +606,9 @@ function desiredOf(r: RuntimeView, wave: number, state: RolloutState, policy: Ro
   }
   // Checking the target's images: nobody has it yet.
   if (state.phase === 'Preflight') return state.stable;
-  return r.excluded !== true && wave <= state.wave ? state.target : state.stable;
+  // Wave state.wave waits at its gate: only the waves before it have the target.
+  const started = GATED_PHASES.has(state.phase) ? wave < state.wave : wave <= state.wave;
+  return r.excluded !== true && started ? state.target : state.stable;
 }
 
 function waveName(policy: RolloutPolicy, wave: number): string {
@@ -449,9 +621,24 @@ function describe(
   active: readonly RuntimeView[],
   waves: ReadonlyMap<string, number>,
   now: number,
+  decisions: Decisions,
 ): string {
   const total = policy.waves.length + 1;
   if (state.phase === 'Halted') return `halted: ${state.haltReason ?? ''}`;
+  if (GATED_PHASES.has(state.phase)) {
+    const started = active.filter((r) => (waves.get(r.id) ?? policy.waves.length) < state.wave);
+    const healthy = started.filter((r) => healthyAt(r, state.target)).length;
+    const approval =
+      needsApproval(policy, state, state.wave) && !approvalOf(state, decisions, policy, state.wave);
+    const why = [
+      ...(decisions.paused
+        ? [`paused by ${decisions.paused.by} at ${isoOf(decisions.paused.at)} (a resume lets it start)`]
+        : []),
+      ...(approval ? [`awaiting approval of ${state.target} (it changes ${changesOf(state)})`] : []),
+    ].join('; ');
+    const failed = shortOfHalt(state, policy, started.length);
+    return `wave ${state.wave + 1}/${total} (${waveName(policy, state.wave)}) waits since ${isoOf(state.waveStartedAt)}: ${why}; the waves before it: ${healthy}/${started.length} healthy at ${state.target}${failed}`;
+  }
   if (state.phase === 'Preflight') {
     const set = setOf(state.target);
     const members = active.filter((r) => (waves.get(r.id) ?? policy.waves.length) <= 0);
@@ -486,6 +673,12 @@ function describe(
     .map((r) => r.id);
   const watching = observing.length > 0 ? `; Pods under observation: ${list(observing)}` : '';
   return `${state.phase === 'Soaking' ? 'soaking' : 'progressing'}, ${where}${watching}${unseen}${failed}`;
+}
+
+/** What a target changes, for people. */
+function changesOf(state: RolloutState): string {
+  if (state.changes === undefined) return 'what, not known';
+  return state.changes.length > 0 ? state.changes.join(', ') : 'no source';
 }
 
 /** A reported time for people (a tenant's number: never throws). */
