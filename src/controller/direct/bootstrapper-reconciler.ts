@@ -10,6 +10,7 @@ import { leaseLostIn, UNFENCED, type LeaseFence } from '../../kube/lease-fence.j
 import type { ReadonlyStore } from '../../kube/store.js';
 import type { HandlerResult } from '../../kube/work-queue-options.js';
 import { RUNTIME_NAMESPACE, webhookServiceDnsNames } from '../../api/runtime-names.js';
+import { mountsTrustBundle } from './admission-policy-plan.js';
 import type { DirectMetrics } from './direct-metrics.js';
 import type { RuntimeClientPool } from './runtime-clients.js';
 import { planSources } from './runtime-manifests.js';
@@ -30,6 +31,8 @@ import type { RolloutWatches } from './rollout-watch.js';
 
 /** How soon a pass whose status write met a newer CR runs again (the cache brings it within ms). */
 export const STATUS_CONFLICT_REQUEUE_MS = 500;
+/** How soon a runtime whose admission policy must stop mounting the trust bundle gets its forced pass. */
+export const UNMOUNT_REQUEUE_MS = 1_000;
 
 /** Direct mode's settings the reconciler reads, resolved once (./direct-mode-options.ts) and passed by reference. */
 export type ReconcilerSettings = Pick<
@@ -271,6 +274,18 @@ export class BootstrapperReconciler {
       // A forced pass that does not end well is forced again, until one does.
       record.forced ||= forceResync;
       throw outcome.error;
+    }
+    // The admission policy was written to mount the trust bundle, and the runtime now says it must
+    // not (a node pool whose kubelets cannot read the bundle came): its parameters are written
+    // again by a forced pass now, not at the next full resync. The other way round waits: the
+    // webhook adds the mount meanwhile.
+    if (
+      next.admissionPolicyAPI !== undefined &&
+      mountsTrustBundle(rb.status?.conditions) &&
+      !mountsTrustBundle(next.conditions)
+    ) {
+      record.forced = true;
+      return { requeueAfter: UNMOUNT_REQUEUE_MS };
     }
     log.debug({ state: next.state, appliedVersion: next.appliedVersion }, 'reconciled');
     return outcome.requeueAfterMs === undefined ? undefined : { requeueAfter: outcome.requeueAfterMs };

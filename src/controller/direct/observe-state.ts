@@ -8,6 +8,7 @@ import type { WebhookStatusReport } from '../../api/webhook-status.js';
 import type { PreflightCandidate } from './preflight-candidate.js';
 import { firstLine, type Found, type Outcome, type PassResult, type StateContext } from './state-context.js';
 import { setHasTrustBundle } from './trust-bundle-api-status.js';
+import { recordProjection } from './trust-projection-status.js';
 import {
   observeTrustProjection,
   observeWebhookReport,
@@ -76,6 +77,23 @@ export async function sFnObserve(ctx: StateContext, found: Found, outcome: Outco
     const retry = await placePreflight(ctx, choice?.preflight);
     if (retry !== undefined) pollAfterMs = Math.min(pollAfterMs, retry);
   }
+  // A report read anyway (the rollout's, the workloads') tells the projection too, at no cost:
+  // nodes whose kubelets cannot read the bundle come and go with node pools, and the admission
+  // policy must stop mounting it there long before the next full resync.
+  const reportRead = report;
+  if (
+    reportRead !== undefined &&
+    !outcome.error &&
+    ctx.set.ok &&
+    setHasTrustBundle(ctx.set.set) &&
+    status.build().state === 'Ready'
+  )
+    await reportRead.then(
+      (r) => {
+        recordProjection(status, r.trustBundle);
+      },
+      () => undefined,
+    );
   // A call that broke a bound (too slow, too much) where a state caught the failure and went on,
   // or in a look at the report: the pass failed all the same, and RuntimeReachable says why. One
   // abandoned because this process stops is the reconciler's: it reports nothing.

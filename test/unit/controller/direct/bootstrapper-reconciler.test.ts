@@ -13,6 +13,7 @@ import { silentLogger } from '../../../../src/telemetry/logger.js';
 import {
   BootstrapperReconciler,
   STATUS_CONFLICT_REQUEUE_MS,
+  UNMOUNT_REQUEUE_MS,
   type ReconcilerDeps,
 } from '../../../../src/controller/direct/bootstrapper-reconciler.js';
 import { createDirectMetrics, type DirectMetrics } from '../../../../src/controller/direct/direct-metrics.js';
@@ -322,6 +323,51 @@ describe('BootstrapperReconciler', () => {
     assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: 5_000 });
     // Ready with nothing else due: the slow look at the runtime's workloads.
     assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: WORKLOAD_SLOW_LOOK_MS });
+  });
+
+  test('where the policy mounted the bundle and the runtime now says it must not: a forced pass, soon', async () => {
+    // A set with a bundle, a runtime whose policy was written while the projection was Kept.
+    const bundle = {
+      apiVersion: 'certificates.k8s.io/v1',
+      kind: 'ClusterTrustBundle',
+      metadata: { name: 'kyma-ca' },
+    };
+    const withBundle: SyncSetResult = {
+      ok: true,
+      set: { ...SET.set, objects: [...SET.set.objects, bundle] },
+    };
+    const kept = {
+      type: 'TrustBundleProjection' as const,
+      status: 'True' as const,
+      reason: 'Kept',
+      message: '',
+      lastTransitionTime: new Date().toISOString(),
+    };
+    const h = harness(
+      bootstrapper({
+        state: 'Ready',
+        appliedVersion: 'v2',
+        admissionPolicyAPI: 'admissionregistration.k8s.io/v1',
+        conditions: [kept],
+      }),
+      { currentSet: () => ({ result: withBundle, changedAt: Date.now() - 1_000 }) },
+    );
+    h.passes = [
+      (ctx) => {
+        ready(ctx);
+        ctx.status.condition(
+          'TrustBundleProjection',
+          'False',
+          'KubeletTooOld',
+          'pool legacy (v1.34.4, 1 node)',
+        );
+        return {};
+      },
+      ready,
+    ];
+    assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: UNMOUNT_REQUEUE_MS });
+    await h.reconciler.reconcile(KEY);
+    assert.deepEqual(h.forced, [false, true], 'the forced pass writes the policy parameters again');
   });
 
   test('a pass that wrote a new set reads no report for its workloads; the next pass at rest does', async () => {

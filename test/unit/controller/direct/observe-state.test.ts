@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
+import type { TrustBundleCapability } from '../../../../src/api/trust-bundle-capability.js';
 import { readWebhookConfig } from '../../../../src/api/webhook-config.js';
 import { sFnObserve } from '../../../../src/controller/direct/observe-state.js';
 import type { PreflightCandidate } from '../../../../src/controller/direct/preflight-candidate.js';
@@ -47,13 +48,15 @@ const bootstrapper = (status: RuntimeBootstrapper['status']): RuntimeBootstrappe
 /** The runtime's webhook as the last state sees it (serving v2): reads of its report and preflight writes, counted. */
 class Webhook {
   reads = 0;
+  /** What the webhook found out about the trust-bundle mount, when it says. */
+  trustBundle: TrustBundleCapability | undefined;
   preflights: (string | undefined)[] = [];
   preflightFails = false;
   refused: RuntimeUnreachableError | undefined;
   readonly ops: BootstrapperOps = unusedOps({
     readWebhookReport: () => {
       this.reads++;
-      return Promise.resolve({ loadedVersion: 'v2' });
+      return Promise.resolve({ loadedVersion: 'v2', trustBundle: this.trustBundle });
     },
     writePreflight: (candidate: PreflightCandidate | undefined) => {
       this.preflights.push(candidate?.version);
@@ -66,11 +69,11 @@ class Webhook {
 function contextOf(
   rb: RuntimeBootstrapper,
   webhook: Webhook,
-  o: { rollout?: RolloutChoice; fence?: LeaseFence; workloadsLookedAt?: number } = {},
+  o: { rollout?: RolloutChoice; fence?: LeaseFence; workloadsLookedAt?: number; set?: SyncSetResult } = {},
 ): StateContext {
   return {
     rb,
-    set: SET,
+    set: o.set ?? SET,
     release: { image: 'i', version: '1.0.0' },
     registrationUrl: undefined,
     forceResync: false,
@@ -98,6 +101,39 @@ const readyAfter =
 const AT_REST = bootstrapper({ state: 'Ready', appliedVersion: 'v2', rolloutWave: 'earlier' });
 
 describe('the last state of a pass', () => {
+  test('a report read anyway at rest tells the projection too: kubelets too old turn a Kept runtime False', async () => {
+    const bundle = {
+      apiVersion: 'certificates.k8s.io/v1',
+      kind: 'ClusterTrustBundle',
+      metadata: { name: 'b' },
+    };
+    const withBundle: SyncSetResult = { ok: true, set: { ...SET.set, objects: [bundle] } };
+    const kept = {
+      type: 'TrustBundleProjection' as const,
+      status: 'True' as const,
+      reason: 'Kept',
+      message: '',
+      lastTransitionTime: new Date(NOW).toISOString(),
+    };
+    const webhook = new Webhook();
+    webhook.trustBundle = {
+      api: 'certificates.k8s.io/v1',
+      projection: 'kept',
+      kubelets:
+        'kubelets that cannot read the ClusterTrustBundle API served (certificates.k8s.io/v1): pool legacy (v1.34.4, 1 node)',
+    };
+    const ctx = contextOf(
+      bootstrapper({ state: 'Ready', appliedVersion: 'v2', conditions: [kept] }),
+      webhook,
+      {
+        set: withBundle,
+      },
+    );
+    await runStateMachine(readyAfter(), ctx);
+    assert.equal(webhook.reads, 1, 'one read: the workloads look, which the projection shares');
+    assert.equal(ctx.status.get('TrustBundleProjection')?.reason, 'KubeletTooOld');
+  });
+
   test('runs after every end of the states’ work: a wave only where it ended well, and no stale one without a rollout', async () => {
     const paused: StateFn = (ctx) => {
       ctx.status.state('Paused');
