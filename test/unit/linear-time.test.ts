@@ -104,6 +104,14 @@ interface Reader {
 }
 
 const rewrite = createRegistryRewriter({ 'docker.io': 'mirror.example.com/hub' });
+// Exclusions a tenant's image is walked against: prefixes sharing their path, images by tag.
+const excludingRewrite = createRegistryRewriter({ 'docker.io': 'mirror.example.com/hub' }, [
+  'a',
+  'a/a/a/a/b',
+  'library/a/a/a/c',
+  'a/a:a',
+  'a/a/a@sha256:' + 'a'.repeat(64),
+]);
 
 const READERS: readonly Reader[] = [
   {
@@ -134,6 +142,7 @@ const READERS: readonly Reader[] = [
   },
   { name: "parseImageReference (a Pod's image)", read: parseImageReference, n: 120 },
   { name: "the registry rewrite of a Pod's image", read: rewrite, n: 120 },
+  { name: "the registry rewrite of a Pod's image, with overrideExclusions", read: excludingRewrite, n: 120 },
   { name: "parseImageReference past its bound (a Pod's image)", read: parseImageReference, n: 4096 },
   {
     name: 'credentialsKeyRegistry (keys of a pull Secret in kyma-system)',
