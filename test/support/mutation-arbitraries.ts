@@ -142,7 +142,7 @@ export const arbitraryPod: fc.Arbitrary<Pod> = fc.oneof(
 
 const featureSubset = fc.subarray<FeatureKey>([...FEATURE_KEYS]);
 
-/** Configs over the features, overrides (usable or not), landscapes and trust bundles. */
+/** Configs over the features, overrides (usable or not), exclusions, landscapes and trust bundles. */
 export const arbitraryConfig: fc.Arbitrary<WebhookConfig> = fc
   .record({
     available: fc.oneof(
@@ -158,11 +158,24 @@ export const arbitraryConfig: fc.Arbitrary<WebhookConfig> = fc
       ['nodot', 'ghcr.io'],
       ['quay.io', 'nodot'],
     ] as const),
+    exclusions: fc.subarray(
+      [
+        'nginx',
+        'replace.me/kyma-project',
+        'docker.io/team',
+        'team/app:1',
+        `ghcr.io/app@${DIGEST}`,
+        'localhost:5000/app:latest',
+        'library/nginx:e2e',
+        'replace.me/app:1',
+      ],
+      { maxLength: 3 },
+    ),
     landscape: fc.constantFrom(undefined, 'NS2', 'eu10'),
     trustBundle: fc.constantFrom(seedTrustBundle, customTrustBundle),
     defaults: fc.dictionary(fc.constantFrom('default', 'team'), featureSubset, { maxKeys: 2 }),
   })
-  .map(({ available, overrides, trustBundle, defaults, landscape }) => {
+  .map(({ available, overrides, exclusions, trustBundle, defaults, landscape }) => {
     const offered = new Set<FeatureKey>(available.includes(FEATURE_ALL) ? FEATURE_KEYS : available);
     const namespaceFeatures = Object.fromEntries(
       Object.entries(defaults).map(([ns, keys]) => [
@@ -176,6 +189,7 @@ export const arbitraryConfig: fc.Arbitrary<WebhookConfig> = fc
       availableFeatures: available,
       namespaceFeatures,
       landscape,
+      overrideExclusions: exclusions,
     });
   });
 
