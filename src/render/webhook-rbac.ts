@@ -1,4 +1,5 @@
 import type { V1PolicyRule } from '@kubernetes/client-node';
+import { REGISTRY_CACHE_API } from '../api/registry-caches.js';
 import { WEBHOOK_STATUS_CONFIG_MAP } from '../api/webhook-status.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
@@ -69,6 +70,8 @@ export function webhookClusterRules(
     // The nodes' kubelet versions: a kubelet that cannot read the served ClusterTrustBundle
     // version rules the mount out (../webhook/trust-capability/node-kubelets.ts).
     { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
+    // Customers' registry caches, listed (their hosts alone are read; ../runtime-agent/registry-caches/).
+    { apiGroups: [REGISTRY_CACHE_API.group], resources: [REGISTRY_CACHE_API.resource], verbs: ['list'] },
     // Create and delete by any name: the name of a create is in the body, and the sweep deletes
     // copies under earlier pull-Secret names (../runtime-agent/pull-secret/renamed-copy-sweeper.ts). The API server's
     // policy (./webhook-secret-policy.ts) narrows both to our own copies; neither reads a Secret.

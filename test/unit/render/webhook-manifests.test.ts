@@ -262,7 +262,7 @@ describe('rendered webhook manifests', () => {
       const unnamed =
         r.verbs.every((v) => v === 'create') ||
         secretDelete ||
-        r.resources!.some((x) => x === 'namespaces' || x === 'events' || x === 'nodes') ||
+        r.resources!.some((x) => ['namespaces', 'events', 'nodes', 'registrycacheconfigs'].includes(x)) ||
         podsByLabel;
       if (!unnamed) assert.ok(r.resourceNames && r.resourceNames.length > 0, `named: ${JSON.stringify(r)}`);
     }
@@ -270,6 +270,9 @@ describe('rendered webhook manifests', () => {
     assert.deepEqual(namespaces.verbs, ['get', 'list', 'watch']);
     const nodes = m.clusterRole.rules!.find((r) => r.resources!.includes('nodes'))!;
     assert.deepEqual(nodes.verbs, ['list', 'watch']);
+    // Customers' registry caches: listed only (their hosts), never watched, read by name or written.
+    const caches = m.clusterRole.rules!.find((r) => r.resources!.includes('registrycacheconfigs'))!;
+    assert.deepEqual([caches.apiGroups, caches.verbs], [['core.kyma-project.io'], ['list']]);
     const events = m.clusterRole.rules!.find((r) => r.resources!.includes('events'))!;
     assert.deepEqual(events.verbs, ['create', 'patch']);
     const secretNames = all
