@@ -114,6 +114,14 @@ export function admissionPolicyParamData(
       'overrides',
       `${overrides.size} usable overrides, more than the ${MAX_POLICY_OVERRIDES} a policy carries`,
     );
+  // Which hosts a runtime caches is known on the runtime alone, and may change between two sets:
+  // the policy cannot leave them, so Pods are left to the webhook, which reads them
+  // (docs/registry-caches.md).
+  if (config.registryCaches === 'leave' && overrides.size > 0)
+    throw new AdmissionPolicyConfigError(
+      'registryCaches',
+      "leave: which hosts have a customer's registry cache is known on each runtime alone; the webhook alone admits",
+    );
   // One line per override: source, target host, the host as a registry, path prefix ('' for none).
   data[PARAM_KEYS.overrides] = [...overrides]
     .map(([source, t]) => `${source} ${t.host} ${canonicalRegistry(t.host)} ${t.pathPrefix}`)

@@ -26,6 +26,10 @@ import { StatusBuilder } from '../../../../src/controller/direct/status-builder.
 import { fleetStatus, formatFleetStatus } from '../../../../src/controller/rollout/fleet-status.js';
 import { cachedSourcesOf, overridesLeaving } from '../../../../src/image/cached-registries.js';
 import { mutatePod } from '../../../../src/mutation/pipeline.js';
+import {
+  AdmissionPolicyConfigError,
+  admissionPolicyParamData,
+} from '../../../../src/render/admission-policy-params.js';
 import type { Pod } from '../../../../src/mutation/pod.js';
 import {
   cachedHostOf,
@@ -296,5 +300,19 @@ describe('condition RegistryCache and rtb status', () => {
       undefined,
     );
     assert.deepEqual(fleetStatus([{ ...rb, status: again.build() }], undefined).registryCaches, []);
+  });
+});
+
+describe('the admission policy and registryCaches', () => {
+  const config = (registryCaches?: string, overrides: Record<string, string> = OVERRIDES) =>
+    parseWebhookConfig({ overrides, availableFeatures: [FEATURE_ALTER_IMG_REGISTRY], registryCaches });
+
+  test('"leave" with overrides is not carried (the webhook alone admits); otherwise as before', () => {
+    assert.throws(
+      () => admissionPolicyParamData(config('leave')),
+      (e: unknown) => e instanceof AdmissionPolicyConfigError && e.field === 'registryCaches',
+    );
+    assert.deepEqual(admissionPolicyParamData(config('rewrite')), admissionPolicyParamData(config()));
+    assert.doesNotThrow(() => admissionPolicyParamData(config('leave', {})));
   });
 });
