@@ -49,6 +49,7 @@ import { renderMetricsScrape, type MetricsScrape } from './metrics-scrape.js';
 import { renderWebhookWritePolicy, type WebhookWritePolicy } from './webhook-write-policy.js';
 import { renderWebhookSecretPolicy } from './webhook-secret-policy.js';
 import { renderWebhookRegistrationPolicy } from './webhook-registration-policy.js';
+import { renderWebhookAdmissionPolicyRights } from './webhook-admission-policy-rights.js';
 
 /** The trust-bundle restarter's rights in one namespace. */
 export interface RestartRights {
@@ -84,6 +85,11 @@ export interface WebhookManifests {
    * each webhook's caBundle only; and its binding.
    */
   readonly registrationPolicy: WebhookWritePolicy;
+  /**
+   * Which admission policy, binding and parameters the ServiceAccount may write
+   * (./webhook-admission-policy-rights.ts): ours by name only; and its binding.
+   */
+  readonly admissionPolicyRights: WebhookWritePolicy;
   readonly deployment: V1Deployment;
   readonly podDisruptionBudget: V1PodDisruptionBudget;
   readonly service: V1Service;
@@ -179,6 +185,7 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
       objectLabels(o),
     ),
     registrationPolicy: renderWebhookRegistrationPolicy(namespace, objectLabels(o)),
+    admissionPolicyRights: renderWebhookAdmissionPolicyRights(namespace, objectLabels(o)),
     deployment: renderWebhookDeployment(o, namespace, configMap),
     podDisruptionBudget: {
       apiVersion: 'policy/v1',
@@ -221,7 +228,10 @@ export function renderWebhookManifests(o: WebhookManifestOptions): WebhookManife
  * binding, in apply order (with the rights they narrow, before the Pods that use them).
  */
 export function webhookPolicyList(m: WebhookManifests): readonly object[] {
-  return [m.writePolicy, m.secretPolicy, m.registrationPolicy].flatMap((p) => [p.policy, p.binding]);
+  return [m.writePolicy, m.secretPolicy, m.registrationPolicy, m.admissionPolicyRights].flatMap((p) => [
+    p.policy,
+    p.binding,
+  ]);
 }
 
 /** The manifests as a list in apply order (the webhook configurations last, once their backend exists). */

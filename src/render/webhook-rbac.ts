@@ -24,9 +24,16 @@ import { UPSTREAM_LEFTOVERS, type UpstreamLeftover } from '../api/upstream-lefto
 import { WEBHOOK_WRITE_POLICY } from './webhook-write-policy.js';
 import { WEBHOOK_SECRET_POLICY } from './webhook-secret-policy.js';
 import { WEBHOOK_REGISTRATION_POLICY } from './webhook-registration-policy.js';
+import { WEBHOOK_ADMISSION_POLICY_POLICY } from './webhook-admission-policy-rights.js';
+import { ADMISSION_POLICY_NAME } from './admission-policy.js';
 
 /** The admission policies narrowing the ServiceAccount's writes; each binding has its policy's name. */
-const POLICIES = [WEBHOOK_WRITE_POLICY, WEBHOOK_SECRET_POLICY, WEBHOOK_REGISTRATION_POLICY];
+const POLICIES = [
+  WEBHOOK_WRITE_POLICY,
+  WEBHOOK_SECRET_POLICY,
+  WEBHOOK_REGISTRATION_POLICY,
+  WEBHOOK_ADMISSION_POLICY_POLICY,
+];
 
 const read = (): string[] => ['get', 'list', 'watch'];
 const groupOf = (apiVersion: string): string =>
@@ -95,7 +102,26 @@ export function webhookClusterRules(
       resourceNames: [VALIDATING_WEBHOOK_CONFIGURATION],
       verbs: [...read(), 'patch'],
     },
+    ...admissionPolicyRules(),
     ...cleanupRules(UPSTREAM_LEFTOVERS.filter((l) => l.namespace !== namespace)),
+  ];
+}
+
+/**
+ * The runtime agent installs the admission policy and its binding
+ * (../runtime-agent/admission-policy/): by name, but create (its name is in the body), which
+ * ./webhook-admission-policy-rights.ts narrows to our name, our policy and our parameters.
+ */
+export function admissionPolicyRules(): V1PolicyRule[] {
+  const resources = ['mutatingadmissionpolicies', 'mutatingadmissionpolicybindings'];
+  return [
+    { apiGroups: ['admissionregistration.k8s.io'], resources, verbs: ['create'] },
+    {
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources,
+      resourceNames: [ADMISSION_POLICY_NAME],
+      verbs: ['get', 'update', 'patch', 'delete'],
+    },
   ];
 }
 
@@ -202,6 +228,15 @@ export function webhookNamespaceRules(
           },
         ]
       : []),
+    // The admission policy's parameters, which the runtime agent writes (create is by any name:
+    // ./webhook-admission-policy-rights.ts narrows it to these and the status report).
+    ...(own ? [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }] : []),
+    {
+      apiGroups: [''],
+      resources: ['configmaps'],
+      resourceNames: [ADMISSION_POLICY_NAME],
+      verbs: ['get', 'update', 'patch'],
+    },
   ];
 }
 

@@ -6,12 +6,18 @@ import { buildSyncSet } from '../../../src/controller/direct/sync-set.js';
 import { renderKimManifests, splitAsKim } from '../../../src/render/kim-manifests.js';
 import { renderWebhookManifests, webhookManifestList } from '../../../src/render/webhook-manifests.js';
 import { WEBHOOK_REGISTRATION_POLICY } from '../../../src/render/webhook-registration-policy.js';
+import { WEBHOOK_ADMISSION_POLICY_POLICY } from '../../../src/render/webhook-admission-policy-rights.js';
 import { attestationClusterRules } from '../../../src/render/webhook-rbac.js';
 import { WEBHOOK_SECRET_POLICY } from '../../../src/render/webhook-secret-policy.js';
 import { WEBHOOK_WRITE_POLICY } from '../../../src/render/webhook-write-policy.js';
 import { syncSources } from '../../support/fixtures.js';
 
-const NAMES = [WEBHOOK_WRITE_POLICY, WEBHOOK_SECRET_POLICY, WEBHOOK_REGISTRATION_POLICY];
+const NAMES = [
+  WEBHOOK_WRITE_POLICY,
+  WEBHOOK_SECRET_POLICY,
+  WEBHOOK_REGISTRATION_POLICY,
+  WEBHOOK_ADMISSION_POLICY_POLICY,
+];
 const named = (objects: readonly object[], kind: string): string[] =>
   objects
     .map((o) => o as { kind?: string; metadata?: { name?: string } })

@@ -31,6 +31,8 @@ import { upstreamInstall } from '../../support/upstream-install.js';
 import { WEBHOOK_WRITE_POLICY } from '../../../src/render/webhook-write-policy.js';
 import { WEBHOOK_SECRET_POLICY } from '../../../src/render/webhook-secret-policy.js';
 import { WEBHOOK_REGISTRATION_POLICY } from '../../../src/render/webhook-registration-policy.js';
+import { WEBHOOK_ADMISSION_POLICY_POLICY } from '../../../src/render/webhook-admission-policy-rights.js';
+import { ADMISSION_POLICY_NAME } from '../../../src/render/admission-policy.js';
 import { WEBHOOK_NODE_OPTIONS, WEBHOOK_OLD_SPACE_MB } from '../../../src/render/webhook-deployment.js';
 import {
   DRAIN_TIMEOUT_SECONDS,
@@ -63,6 +65,8 @@ describe('rendered webhook manifests', () => {
       `ValidatingAdmissionPolicyBinding /${WEBHOOK_SECRET_POLICY}`,
       `ValidatingAdmissionPolicy /${WEBHOOK_REGISTRATION_POLICY}`,
       `ValidatingAdmissionPolicyBinding /${WEBHOOK_REGISTRATION_POLICY}`,
+      `ValidatingAdmissionPolicy /${WEBHOOK_ADMISSION_POLICY_POLICY}`,
+      `ValidatingAdmissionPolicyBinding /${WEBHOOK_ADMISSION_POLICY_POLICY}`,
       `Service kyma-system/${WEBHOOK_SERVICE}`,
       `NetworkPolicy kyma-system/${NETWORK_POLICY_WEBHOOK_INGRESS}`,
       `NetworkPolicy kyma-system/${NETWORK_POLICY_METRICS_INGRESS}`,
@@ -413,8 +417,10 @@ describe('rendered webhook manifests', () => {
     ]);
     assert.deepEqual(
       direct.role.rules!.slice(7),
-      m.role.rules!.slice(5),
-      'the rest as when the webhook writes itself, but the Pods of a takeover',
+      m.role
+        .rules!.slice(5)
+        .filter((r) => !(r.resources!.includes('configmaps') && r.verbs.includes('create'))),
+      'the rest as when the webhook writes itself, but the Pods of a takeover (and the ConfigMap create, above)',
     );
     assert.ok(!container.args!.some((a) => a.startsWith('--serving-cert-issuer')), 'own: the default');
   });
@@ -441,7 +447,11 @@ describe('rendered webhook manifests', () => {
     const deletable = [...m.clusterRole.rules!, ...m.role.rules!]
       .filter((r) => r.verbs.includes('delete') && !(r.resources!.includes('secrets') && !r.resourceNames))
       .flatMap((r) => r.resourceNames ?? ['*']);
-    assert.deepEqual(new Set(deletable), new Set(UPSTREAM_LEFTOVERS.map((l) => l.name)));
+    // And the admission policy and its binding the runtime agent installs, by name.
+    assert.deepEqual(
+      new Set(deletable),
+      new Set([...UPSTREAM_LEFTOVERS.map((l) => l.name), ADMISSION_POLICY_NAME]),
+    );
     const secretDeletes = [...m.clusterRole.rules!, ...m.role.rules!].filter(
       (r) => r.resources!.includes('secrets') && r.verbs.includes('delete') && !r.resourceNames,
     );
