@@ -74,12 +74,13 @@ const INDEX_NAME_RE = '^(?:0|[1-9][0-9]*)$';
 
 /**
  * Whether `variables.overrideExclusions` names the image read as `registry`, `repo` and its tag
- * and digest (createExclusionMatcher): a repository prefix at a path boundary, or an image whose
- * named tag (no tag nor digest reads as `latest`) and digest are the image's.
+ * and digest (createExclusionMatcher): a repository prefix at a path boundary, the repositories
+ * below a path, or an image whose named tag (no tag nor digest reads as `latest`) and digest are
+ * the image's.
  */
 const EXCLUDED =
   "variables.overrideExclusions.exists(e, e[0] == registry && (e[2] == 'repository' ? " +
-  "(repo == e[1] || repo.startsWith(e[1] + '/')) : " +
+  "(repo == e[1] || repo.startsWith(e[1] + '/')) : e[2] == 'below' ? repo.startsWith(e[1] + '/') : " +
   "(repo == e[1] && (e[3] == '' || e[3] == (colon > slash ? tag : at >= 0 ? '' : 'latest')) && (e[4] == '' || e[4] == digest))))";
 
 /**

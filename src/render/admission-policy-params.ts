@@ -126,10 +126,12 @@ export function admissionPolicyParamData(
   data[PARAM_KEYS.overrides] = [...overrides]
     .map(([source, t]) => `${source} ${t.host} ${canonicalRegistry(t.host)} ${t.pathPrefix}`)
     .join('\n');
-  // One line per exclusion, as runtimes read it: registry, repository, then `repository` for a
-  // prefix or `image` with its tag and digest ('' for one not named). Absent when there is none.
+  // One line per exclusion, as runtimes read it: registry, repository or path, then its kind
+  // (`repository`, `below`, or `image` with its tag and digest, '' for one not named). Absent when
+  // there is none.
   const exclusions = (config.overrideExclusions ?? []).map((entry) => {
     const e = parseOverrideExclusion(entry);
+    if (e.kind === 'below') return `${e.registry} ${e.path} below`;
     return e.kind === 'repository'
       ? `${e.registry} ${e.repository} repository`
       : `${e.registry} ${e.repository} image ${e.tag ?? ''} ${e.digest ?? ''}`;
