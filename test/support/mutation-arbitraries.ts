@@ -163,6 +163,7 @@ export const arbitraryConfig: fc.Arbitrary<WebhookConfig> = fc
         'nginx',
         'replace.me/kyma-project',
         'docker.io/team',
+        'docker.io/team/*',
         'team/app:1',
         `ghcr.io/app@${DIGEST}`,
         'localhost:5000/app:latest',

@@ -451,6 +451,8 @@ export const rewriteExclusions: readonly string[] = [
   'bitnami/redis:latest',
   'index.docker.io/library/busybox:1.36',
   'localhost:5000/keep',
+  'team/*',
+  'replace.me/org/*',
 ];
 
 const SHA256_C = `sha256:${'c'.repeat(64)}`;
@@ -507,5 +509,15 @@ export const exclusionCases: readonly [name: string, image: string, expected: st
   ],
   ['port: the excluded repository', 'localhost:5000/keep:1', undefined],
   ['port: another repository', 'localhost:5000/other:1', 'registry.internal:5443/other:1'],
+  ['below a Docker Hub namespace', 'team/app:1', undefined],
+  ['below a Docker Hub namespace, deeper', 'docker.io/team/sub/app', undefined],
+  [
+    'below a namespace: not the library image of its name',
+    'team',
+    'mirror.example.com/dockerhub/library/team',
+  ],
+  ['below a namespace: a longer namespace', 'teams/app', 'mirror.example.com/dockerhub/teams/app'],
+  ['below a path', 'replace.me/org/a:1', undefined],
+  ['below a path: not the path itself', 'replace.me/org:1', 'ghcr.io/org:1'],
   ['not excluded: an image of no exclusion', 'replace.me/app:1', 'ghcr.io/app:1'],
 ];

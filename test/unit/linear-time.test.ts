@@ -108,6 +108,7 @@ const rewrite = createRegistryRewriter({ 'docker.io': 'mirror.example.com/hub' }
 const excludingRewrite = createRegistryRewriter({ 'docker.io': 'mirror.example.com/hub' }, [
   'a',
   'a/a/a/a/b',
+  'a/a/a/*',
   'library/a/a/a/c',
   'a/a:a',
   'a/a/a@sha256:' + 'a'.repeat(64),

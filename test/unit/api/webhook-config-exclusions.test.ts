@@ -45,6 +45,10 @@ describe('overrideExclusions in the webhook config', () => {
       },
       { path: 'overrideExclusions[3]', message: 'invalid image reference "": empty' },
     ]);
+    assert.deepEqual(
+      issuesOf({ ...base, overrideExclusions: ['bitnami/*', 'ghcr.io/*'] }).map((i) => i.path),
+      ['overrideExclusions[1]'],
+    );
   });
 
   test('wrong types are refused with the path', () => {

@@ -51,6 +51,26 @@ describe('parseOverrideExclusion', () => {
     });
   });
 
+  test('a path and `/*`: the repositories below it, read without Docker Hub’s library/', () => {
+    for (const entry of ['bitnami/*', 'docker.io/bitnami/*', 'index.docker.io/bitnami/*']) {
+      assert.deepEqual(
+        parseOverrideExclusion(entry),
+        { kind: 'below', registry: 'docker.io', path: 'bitnami' },
+        entry,
+      );
+    }
+    assert.deepEqual(parseOverrideExclusion('library/*'), {
+      kind: 'below',
+      registry: 'docker.io',
+      path: 'library',
+    });
+    assert.deepEqual(parseOverrideExclusion('localhost:5000/org/team/*'), {
+      kind: 'below',
+      registry: 'localhost:5000',
+      path: 'org/team',
+    });
+  });
+
   test('refused: no reference, an uppercase repository, a bare registry', () => {
     for (const [entry, reason] of [
       ['', /empty/],
@@ -64,6 +84,17 @@ describe('parseOverrideExclusion', () => {
       ['localhost', /not a registry/],
       ['localhost:5000', /not a registry/],
       ['quay.io:443', /not a registry/],
+      ['ghcr.io/*', /names no path under registry "ghcr.io"; a registry is kept by giving it no override/],
+      ['localhost/*', /names no path/],
+      ['/*', /repository path is empty/],
+      ['a//*', /empty component/],
+      ['x/*/*', /invalid repository path component "\*"/],
+      ['ghcr.io/Org/*', /lowercase/],
+      ['bad_host:x/a/*', /invalid registry/],
+      [`ghcr.io/${'a'.repeat(254)}/*`, /no repository below a path of 254 characters/],
+      [`ghcr.io/${'a/'.repeat(600)}*`, /longer than 1024/],
+      ['*', /invalid repository path component/],
+      ['nginx:*', /invalid tag/],
     ] as const) {
       assert.throws(() => parseOverrideExclusion(entry), ImageReferenceError, entry);
       assert.match(overrideExclusionProblem(entry) ?? '', reason, entry);
@@ -123,6 +154,22 @@ describe('createExclusionMatcher', () => {
     assert.equal(excludes(['Ghcr.io/a'], 'Ghcr.io/a'), true);
     assert.equal(excludes(['Ghcr.io/a'], 'ghcr.io/a'), false);
     assert.equal(excludes(['ghcr.io/a'], 'Ghcr.io/a'), false);
+  });
+
+  test('a path and `/*` keeps the repositories below it, not the path itself', () => {
+    const e = ['bitnami/*', 'ghcr.io/org/*'];
+    assert.equal(excludes(e, 'bitnami/redis'), true);
+    assert.equal(excludes(e, 'docker.io/bitnami/redis/x:1'), true);
+    assert.equal(excludes(e, 'index.docker.io/bitnami/redis'), true);
+    assert.equal(excludes(e, 'bitnami'), false, 'docker.io/library/bitnami');
+    assert.equal(excludes(e, 'docker.io/bitnamix/redis'), false);
+    assert.equal(excludes(e, 'ghcr.io/org/a'), true);
+    assert.equal(excludes(e, 'ghcr.io/org/a/b@' + SHA256), true);
+    assert.equal(excludes(e, 'ghcr.io/org:1'), false);
+    assert.equal(excludes(e, 'ghcr.io/organ/a'), false);
+    // With the repository itself named too, both.
+    assert.equal(excludes([...e, 'ghcr.io/org'], 'ghcr.io/org:1'), true);
+    assert.equal(excludes(['library/*'], 'nginx'), true);
   });
 
   test('names of Object.prototype are plain keys', () => {

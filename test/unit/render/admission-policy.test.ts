@@ -188,7 +188,7 @@ describe('renderAdmissionPolicy: the parameters', () => {
     assert.equal(dataOf({ overrides: {} }).overrides, '');
   });
 
-  test('overrideExclusions: one a line as runtimes read it (registry, repository, kind, tag, digest); absent without', () => {
+  test('overrideExclusions: one a line as runtimes read it (registry, repository or path, kind, tag, digest); absent without', () => {
     const digest = `sha256:${'d'.repeat(64)}`;
     const data = dataOf({
       overrideExclusions: [
@@ -196,6 +196,7 @@ describe('renderAdmissionPolicy: the parameters', () => {
         'index.docker.io/bitnami/redis:7',
         `localhost:5000/a/b@${digest}`,
         'ghcr.io/x:1',
+        'index.docker.io/bitnami/*',
       ],
     });
     assert.deepEqual(data.overrideExclusions?.split('\n'), [
@@ -203,6 +204,7 @@ describe('renderAdmissionPolicy: the parameters', () => {
       'docker.io bitnami/redis image 7 ',
       `localhost:5000 a/b image  ${digest}`,
       'ghcr.io x image 1 ',
+      'docker.io bitnami below',
     ]);
     assert.equal('overrideExclusions' in dataOf(), false);
     assert.equal('overrideExclusions' in dataOf({ overrideExclusions: [] }), false);

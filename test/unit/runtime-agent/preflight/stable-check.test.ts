@@ -45,7 +45,7 @@ describe('preflight: a finding counts only where the stable set resolves the ima
   });
 
   test('an image the stable set excludes is probed where it is (its origin)', () => {
-    const rewrite = createRegistryRewriter({ 'docker.io': 'mirror.old/hub' }, ['docker.io/someone']);
+    const rewrite = createRegistryRewriter({ 'docker.io': 'mirror.old/hub' }, ['docker.io/someone/*']);
     assert.deepEqual(
       stableTargets(candidate, rewrite).map((t) => t.target),
       ['mirror.old/hub/library/app:1', 'docker.io/someone/private:1', 'mirror.old/hub/library/refused:1'],
