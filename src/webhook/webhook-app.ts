@@ -38,6 +38,7 @@ import type { TrustRestarter } from '../runtime-agent/trust-restart/trust-restar
 import { followTrustBundle } from '../runtime-agent/trust-restart/trust-bundle-follower.js';
 import { DEFAULT_RESTART_PACING } from '../runtime-agent/trust-restart/trust-restarter.js';
 import { EscapedPods } from '../runtime-agent/escaped-pods/escaped-pods.js';
+import { AdmissionPolicyInstaller } from '../runtime-agent/admission-policy/admission-policy-installer.js';
 import { RegistryCaches } from '../runtime-agent/registry-caches/registry-caches.js';
 import { startUpstreamCleanup, type UpstreamCleanup } from '../runtime-agent/upstream-cleanup.js';
 import { workloadSettingsOf } from '../runtime-agent/workload-health/workload-follower.js';
@@ -157,6 +158,20 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
    * looks, default every minute, the agent's leader reports); false: never looked at, none known.
    */
   readonly registryCaches?: { readonly intervalMs?: number } | false;
+  /**
+   * The admission policy (../runtime-agent/admission-policy/, on the agent's leader): where the
+   * runtime serves MutatingAdmissionPolicy, the agent installs it from the config loaded here,
+   * unless the KCP does (default: where the KCP writes the serving certificate, direct mode,
+   * the agent only reports the path). Absent or false: never looked at (`rtb webhook` turns it
+   * on unless `--admission-policy=off`).
+   */
+  readonly admissionPolicy?:
+    | {
+        readonly intervalMs?: number;
+        /** Whether the agent installs the policy (default: not in direct mode). */
+        readonly install?: boolean;
+      }
+    | false;
 }
 
 /** A running webhook process: the admission server and the runtime agent. */
@@ -622,6 +637,38 @@ function wireWebhookApp(o: WebhookAppOptions) {
             : undefined,
       }).leaderPart,
     );
+  }
+  // The admission policy: installed by the agent where no KCP installs it (KIM's runtimes), from
+  // the very config, revision, bundle and capability admission uses; its path reported.
+  const policy = o.admissionPolicy;
+  if (policy !== undefined && policy !== false) {
+    const installer = new AdmissionPolicyInstaller({
+      access: o.kubeConfig,
+      logger,
+      installsHere: policy.install ?? o.servingCert?.issuer !== 'external',
+      statusConfigMap: o.statusConfigMap,
+      intervalMs: policy.intervalMs,
+      loaded: () => {
+        const known = bundle.current();
+        const found = capability?.current();
+        return {
+          config: holder.get(),
+          revision: holder.revision,
+          trustBundle: known === undefined ? undefined : { name: known.name, hash: known.hash },
+          // Only where the webhook's own probe found the projection kept (else the webhook mounts).
+          trustBundleMount:
+            found !== undefined && found.projection === 'kept' && trustBundleMount(found).mount,
+          namespace: s.agent.namespace,
+        };
+      },
+    });
+    const refresh = (): void => {
+      installer.refresh();
+    };
+    holder.onChange(refresh);
+    bundle.onChange(refresh);
+    capability?.onChange(refresh);
+    leaderParts.push(installer.leaderPart);
   }
   const agent = group.add(
     new RuntimeAgent({

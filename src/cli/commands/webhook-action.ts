@@ -57,6 +57,8 @@ export interface WebhookFlags {
   escapedInterval?: string;
   /** `--repair-escaped`. */
   repairEscaped?: boolean;
+  /** `auto`, `install`, `report` or `off`. */
+  admissionPolicy?: string;
 }
 
 /** `rtb webhook`'s settings: every flag parsed and checked; the app's options but its cluster and logger. */
@@ -115,7 +117,24 @@ export function webhookSettings(flags: WebhookFlags): WebhookSettings {
       repair: flags.repairEscaped === true,
       repairDeadlineMs: parseDuration(flags.restartDeadline),
     },
+    admissionPolicy: admissionPolicyOf(flags.admissionPolicy),
   };
+}
+
+/** `--admission-policy`: who installs the policy (auto: the agent, unless the KCP does). */
+function admissionPolicyOf(mode: string | undefined): WebhookSettings['admissionPolicy'] {
+  switch (mode ?? 'auto') {
+    case 'auto':
+      return {};
+    case 'install':
+      return { install: true };
+    case 'report':
+      return { install: false };
+    case 'off':
+      return false;
+    default:
+      throw new Error(`--admission-policy must be auto, install, report or off, got ${String(mode)}`);
+  }
 }
 
 /** `namespace/name` of a ConfigMap flag. */

@@ -132,6 +132,11 @@ export function registerWebhookCommand(program: Command): void {
       'restart the owners of escaped Pods (one at a time, each waited for up to --restart-deadline); bare Pods are only reported',
     )
     .option(
+      '--admission-policy <mode>',
+      'the admission policy (docs/admission-policy.md): auto (the runtime agent installs it where the runtime serves MutatingAdmissionPolicy, unless the KCP writes the serving certificate and installs it), install, report (only report the admission path), off',
+      'auto',
+    )
+    .option(
       '--registry-server <registry=url>',
       'where the preflight reaches a registry not at https://<registry> (as containerd hosts.toml server), e.g. 127.0.0.1:5000=http://10.0.0.1:5000 (repeatable)',
       (value: string, previous: string[]) => [...previous, value],

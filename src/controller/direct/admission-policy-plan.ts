@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Condition } from '../../api/runtime-bootstrapper.js';
 import { CONTENT_VERSION_ANNOTATION } from '../../api/set-version.js';
 import { trustBundleHash } from '../../api/trust-stamp.js';
-import type { ApiChoice, ApiFamily } from '../../kube/served-api.js';
+import type { ApiChoice } from '../../kube/served-api.js';
 import { TRUST_BUNDLE_KIND } from '../../kube/trust-bundle-api.js';
 import { AdmissionPolicyConfigError } from '../../render/admission-policy-params.js';
 import {
@@ -23,13 +23,8 @@ import {
 import type { StatusBuilder } from './status-builder.js';
 import type { SyncSet } from './sync-set.js';
 
-/** MutatingAdmissionPolicy as discovery looks for it. */
-export const ADMISSION_POLICY_API: ApiFamily<AdmissionPolicyApiVersion> = {
-  group: 'admissionregistration.k8s.io',
-  resource: 'mutatingadmissionpolicies',
-  kind: 'MutatingAdmissionPolicy',
-  versions: ['v1', 'v1beta1'],
-};
+/** MutatingAdmissionPolicy as discovery looks for it (shared with the runtime agent). */
+export { ADMISSION_POLICY_API } from '../../api/admission-path-report.js';
 
 /** What discovery found on a runtime. */
 export type AdmissionPolicyApi = ApiChoice<AdmissionPolicyApiVersion>;

@@ -1,0 +1,190 @@
+/**
+ * The runtime agent's installer of the admission policy (docs/admission-policy.md, "Who installs
+ * it"): on the agent's leader, every `intervalMs` and at once when the webhook's config, trust
+ * bundle or trust capability changes, discovery says which MutatingAdmissionPolicy version the
+ * runtime serves (../../kube/api-discovery.ts: `v1`, else `v1beta1`, else none), the policy's three
+ * objects are read by name, ./install-decision.ts decides, and what changed is server-side applied
+ * under the agent's own field manager, while this replica still leads. The admission path in force
+ * goes into the status report (direct mode) under its own key, when it changed or a term began.
+ *
+ * The identity that installs is the webhook's ServiceAccount, whose rights reach only our names
+ * (../../render/webhook-rbac.ts, ../../render/webhook-admission-policy-rights.ts). KIM applies one
+ * manifest set to runtimes of every version and cannot create a kind a runtime does not serve, so
+ * KIM's manifests carry only those rights; the kinds that depend on the version come from here.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import {
+  ADMISSION_PATH_KEY,
+  ADMISSION_POLICY_API,
+  ADMISSION_POLICY_FIELD_MANAGER,
+  writeAdmissionPath,
+  type AdmissionPathReport,
+} from '../../api/admission-path-report.js';
+import { abortableSleep } from '../../kube/abortable-sleep.js';
+import { discoverApi, discoveryGet } from '../../kube/api-discovery.js';
+import { applyObjects } from '../../kube/apply.js';
+import type { ClusterAccess } from '../../kube/cluster-access.js';
+import { statusCodeOf } from '../../kube/kube-errors.js';
+import { kubeRequest } from '../../kube/kube-request.js';
+import { part } from '../../process/part-group.js';
+import { ADMISSION_POLICY_NAME } from '../../render/admission-policy.js';
+import type { LeaderPart } from '../runtime-agent.js';
+import {
+  ADMISSION_POLICY_HASH_ANNOTATION,
+  decideInstall,
+  type FoundObject,
+  type FoundObjects,
+  type LoadedState,
+} from './install-decision.js';
+
+/** Default time between two passes (a runtime upgraded to a minor that serves the API is found then). */
+export const DEFAULT_ADMISSION_POLICY_INTERVAL_MS = 5 * 60_000;
+/** Bound of each call. */
+const CALL_TIMEOUT_MS = 10_000;
+
+/** Settings of {@link AdmissionPolicyInstaller}. */
+export interface AdmissionPolicyInstallerOptions {
+  readonly access: ClusterAccess;
+  readonly logger: Logger;
+  /** The webhook's state the policy is rendered from, read at each pass. */
+  readonly loaded: () => LoadedState;
+  /** false where the KCP installs the policy (direct mode): the agent only reports. */
+  readonly installsHere: boolean;
+  /** Where the report goes (direct mode); undefined: logs only. */
+  readonly statusConfigMap: { readonly namespace: string; readonly name: string } | undefined;
+  /** Time between two passes (default {@link DEFAULT_ADMISSION_POLICY_INTERVAL_MS}). */
+  readonly intervalMs?: number;
+}
+
+/** The installer across terms: {@link refresh} reaches the pass of the term under way. */
+export class AdmissionPolicyInstaller {
+  private readonly log: Logger;
+  private wake = new AbortController();
+  private last: AdmissionPathReport | undefined;
+
+  constructor(private readonly o: AdmissionPolicyInstallerOptions) {
+    this.log = o.logger.child({ part: 'admission-policy' });
+  }
+
+  /** The path last found (tests, debugging); undefined before a first pass of a term. */
+  report(): AdmissionPathReport | undefined {
+    return this.last;
+  }
+
+  /** Pass again now (the config, the bundle or the capability changed). */
+  refresh(): void {
+    this.wake.abort();
+  }
+
+  /** The passes of one term of the agent's leadership. */
+  readonly leaderPart: LeaderPart = (leadership) => {
+    const term = new AbortController();
+    let running: Promise<void> = Promise.resolve();
+    return part('admission-policy installer', {
+      start: () => {
+        running = this.run(term.signal, () => leadership.isLeader());
+      },
+      stop: async () => {
+        term.abort();
+        await running;
+      },
+    });
+  };
+
+  private async run(signal: AbortSignal, leads: () => boolean): Promise<void> {
+    const interval = this.o.intervalMs ?? DEFAULT_ADMISSION_POLICY_INTERVAL_MS;
+    let written: string | undefined;
+    while (!signal.aborted) {
+      this.wake = new AbortController();
+      try {
+        written = await this.pass(leads, written);
+      } catch (err) {
+        if (stopped(signal)) return;
+        this.log.warn({ err }, 'cannot install the admission policy; trying again at the next interval');
+      }
+      await abortableSleep(interval, AbortSignal.any([signal, this.wake.signal]));
+    }
+  }
+
+  /** One pass; resolves with the report text written (or kept). */
+  private async pass(leads: () => boolean, written: string | undefined): Promise<string | undefined> {
+    const api = await discoverApi(ADMISSION_POLICY_API, discoveryGet(this.o.access, CALL_TIMEOUT_MS));
+    const loaded = this.o.loaded();
+    const found: FoundObjects = api.served
+      ? {
+          params: await this.read(
+            `/api/v1/namespaces/${loaded.namespace}/configmaps/${ADMISSION_POLICY_NAME}`,
+          ),
+          policy: await this.read(`${api.path}/${ADMISSION_POLICY_NAME}`),
+          binding: await this.read(
+            `/apis/${api.apiVersion}/mutatingadmissionpolicybindings/${ADMISSION_POLICY_NAME}`,
+          ),
+        }
+      : { params: undefined, policy: undefined, binding: undefined };
+    const decision = decideInstall({ api, installsHere: this.o.installsHere, found, loaded });
+    if (!leads()) return written;
+    if (decision.apply.length > 0) {
+      await applyObjects(this.o.access, decision.apply.map(asObject), {
+        fieldManager: ADMISSION_POLICY_FIELD_MANAGER,
+        timeoutMs: CALL_TIMEOUT_MS,
+      });
+      this.log.info(
+        { objects: decision.apply.map((m) => m.kind), api: decision.report.api },
+        'admission policy installed',
+      );
+    }
+    this.last = decision.report;
+    return await this.publish(decision.report, written);
+  }
+
+  /** One object by path: its writers and our hash; undefined where there is none. */
+  private async read(path: string): Promise<FoundObject | undefined> {
+    try {
+      const o = await kubeRequest<KubernetesObject>(this.o.access, {
+        method: 'GET',
+        path,
+        timeoutMs: CALL_TIMEOUT_MS,
+      });
+      return {
+        managers: (o.metadata?.managedFields ?? []).flatMap((f) =>
+          f.manager === undefined ? [] : [f.manager],
+        ),
+        hash: o.metadata?.annotations?.[ADMISSION_POLICY_HASH_ANNOTATION],
+      };
+    } catch (error) {
+      if (statusCodeOf(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** Writes the report where it goes and it changed; resolves with the text now written. */
+  private async publish(
+    report: AdmissionPathReport,
+    written: string | undefined,
+  ): Promise<string | undefined> {
+    const text = writeAdmissionPath(report);
+    if (text === written) return written;
+    this.log.info(report, 'admission path');
+    const target = this.o.statusConfigMap;
+    if (target === undefined) return text;
+    await applyObjects(
+      this.o.access,
+      [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: target.name, namespace: target.namespace },
+          data: { [ADMISSION_PATH_KEY]: text },
+        } as KubernetesObject,
+      ],
+      { fieldManager: ADMISSION_POLICY_FIELD_MANAGER, timeoutMs: CALL_TIMEOUT_MS },
+    );
+    return text;
+  }
+}
+
+const asObject = (o: object): KubernetesObject => o;
+
+/** Whether the term ended (a function: the loop's own check narrows `aborted` to false). */
+const stopped = (signal: AbortSignal): boolean => signal.aborted;
