@@ -214,7 +214,7 @@ describe('the per-runtime state machine', () => {
       'foreignWrites',
       'apply:Namespace,ClusterTrustBundle,Secret,ConfigMap',
       // No serving Secret among the webhook's objects: the protocol writes it.
-      'apply:ServiceAccount,ClusterRole,ClusterRoleBinding,Role,RoleBinding,ValidatingAdmissionPolicy,ValidatingAdmissionPolicyBinding,ValidatingAdmissionPolicy,ValidatingAdmissionPolicyBinding,ValidatingAdmissionPolicy,ValidatingAdmissionPolicyBinding,Service,NetworkPolicy,NetworkPolicy,NetworkPolicy,Deployment,PodDisruptionBudget',
+      'apply:ServiceAccount,ClusterRole,ClusterRoleBinding,Role,RoleBinding,ValidatingAdmissionPolicy,ValidatingAdmissionPolicyBinding,ValidatingAdmissionPolicy,ValidatingAdmissionPolicyBinding,ValidatingAdmissionPolicy,ValidatingAdmissionPolicyBinding,ValidatingAdmissionPolicy,ValidatingAdmissionPolicyBinding,Service,NetworkPolicy,NetworkPolicy,NetworkPolicy,Deployment,PodDisruptionBudget',
       // Nobody calls the webhook yet: the CA, then at once the certificate, so the Pods can become
       // ready; each step is planned from the answer of the write before it, not from a read.
       'readServing',
