@@ -1,6 +1,6 @@
 /**
  * The ValidatingAdmissionPolicy that narrows what the webhook's ServiceAccount may write of the
- * admission policy (pure; docs/admission-policy.md, "Who installs it and with which rights").
+ * admission policy (pure; docs/admission-policy.md, "Per runtime: who installs it").
  *
  * The runtime agent installs the MutatingAdmissionPolicy, its binding and its parameters
  * (../runtime-agent/admission-policy/). RBAC grants get, update, patch and delete of them by name,

@@ -1,6 +1,6 @@
 /**
- * The runtime agent's installer of the admission policy (docs/admission-policy.md, "Who installs
- * it"): on the agent's leader, every `intervalMs` and at once when the webhook's config, trust
+ * The runtime agent's installer of the admission policy (docs/admission-policy.md, "Per runtime:
+ * who installs it"): on the agent's leader, every `intervalMs` and at once when the webhook's config, trust
  * bundle or trust capability changes, discovery says which MutatingAdmissionPolicy version the
  * runtime serves (../../kube/api-discovery.ts: `v1`, else `v1beta1`, else none), the policy's three
  * objects are read by name, ./install-decision.ts decides, and what changed is server-side applied

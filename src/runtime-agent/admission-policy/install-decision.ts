@@ -1,7 +1,8 @@
 /**
  * What the runtime agent does with the admission policy on its runtime (pure;
- * docs/admission-policy.md, "Who installs it"): from what discovery found, what the runtime holds
- * and the config the webhook has loaded, the objects to apply and the admission path to report.
+ * docs/admission-policy.md, "Per runtime: who installs it"): from what discovery found, what the
+ * runtime holds and the config the webhook has loaded, the objects to apply and the admission path
+ * to report.
  *
  * One installer per runtime: where the KCP installs the policy (direct mode: the webhook is told
  * so, and objects it wrote carry its field manager), the agent writes nothing and only reports;
