@@ -20,7 +20,16 @@ import {
   sameCapability,
   type TrustBundleCapability,
 } from '../../api/trust-bundle-capability.js';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
+import { KubeApiError, statusCodeOf } from '../../kube/kube-errors.js';
+import type {
+  ListerWatcher,
+  ListOptions,
+  ListResult,
+  WatchEventCallback,
+  WatchOptions,
+} from '../../kube/lister-watcher.js';
 import { KubeListWatch } from '../../kube/list-watch.js';
 import { Reflector } from '../../kube/reflector.js';
 import type { ReflectorLogger } from '../../kube/reflector-options.js';
@@ -57,18 +66,71 @@ const sameView = (a: NodeView, b: NodeView): boolean =>
   a.metadata?.labels?.[NODE_POOL_LABEL] === b.metadata?.labels?.[NODE_POOL_LABEL] &&
   a.status?.nodeInfo?.kubeletVersion === b.status?.nodeInfo?.kubeletVersion;
 
+/** The resourceVersion of the empty list that stands for nodes the webhook may not list. */
+const FORBIDDEN = 'forbidden';
+
+/**
+ * Nodes the webhook may not list (a 403: RBAC of a release before this check) read as none, so
+ * the reflector syncs and the webhook becomes ready and mounts as it did before; listed again
+ * every `recheckMs` (the watch of that empty list ends as expired).
+ */
+export function forbiddenAsNone<T>(
+  inner: ListerWatcher<T>,
+  onForbidden: (forbidden: boolean) => void,
+  recheckMs = 60_000,
+): ListerWatcher<T> {
+  return {
+    async list(opts: ListOptions, signal: AbortSignal): Promise<ListResult<T>> {
+      try {
+        const listed = await inner.list(opts, signal);
+        onForbidden(false);
+        return listed;
+      } catch (error) {
+        if (statusCodeOf(error) !== 403) throw error;
+        onForbidden(true);
+        return { items: [], resourceVersion: FORBIDDEN };
+      }
+    },
+    async watch(opts: WatchOptions, onEvent: WatchEventCallback<T>, signal: AbortSignal): Promise<void> {
+      if (opts.resourceVersion !== FORBIDDEN) {
+        await inner.watch(opts, onEvent, signal);
+        return;
+      }
+      try {
+        await delay(recheckMs, undefined, { signal });
+      } catch {
+        return; // aborted: the reflector stops
+      }
+      throw new KubeApiError('nodes were forbidden; listing again', { statusCode: 410, reason: 'Expired' });
+    },
+  };
+}
+
 /** The nodes' kubelets, followed. */
 export class NodeKubelets {
   private readonly reflector: Reflector<NodeView>;
   private readonly listeners = new Set<() => void>();
+  private forbidden = false;
 
-  constructor(access: ClusterAccess, logger: ReflectorLogger) {
+  constructor(access: ClusterAccess, logger: ReflectorLogger, recheckMs?: number) {
     const changed = (): void => {
       for (const l of [...this.listeners]) l();
     };
+    const onForbidden = (forbidden: boolean): void => {
+      if (forbidden && !this.forbidden)
+        logger.warn(
+          { reflector: 'nodes' },
+          "nodes may not be listed (403): the nodes' kubelet versions are not checked before the trust-bundle mount",
+        );
+      this.forbidden = forbidden;
+    };
     this.reflector = new Reflector<NodeView>({
       name: 'nodes',
-      listerWatcher: new KubeListWatch<NodeView>(access, '/api/v1/nodes'),
+      listerWatcher: forbiddenAsNone(
+        new KubeListWatch<NodeView>(access, '/api/v1/nodes'),
+        onForbidden,
+        recheckMs,
+      ),
       transform: nodeViewOf,
       logger,
       // A heartbeat rewrites a Node's status every few minutes: only a new pool or version counts.
