@@ -1,10 +1,14 @@
 import { mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
+import { join, relative } from 'node:path';
 
 /**
  * cgroup v1 helpers of the node (this machine mounts v1 controllers plus a v2 `unified` tree;
  * kubelet and runc use the v1 controllers). Synchronous, because exit hooks use them.
  */
+
+/** cpu.shares of a node's cgroups: four busy host processes per core of the machine. */
+export const NODE_CPU_SHARES = 4 * 1024 * availableParallelism();
 
 /** Mount points of the mounted cgroup v1 hierarchies (`/sys/fs/cgroup/pids`, …). */
 export function cgroupV1Hierarchies(): string[] {
@@ -31,10 +35,15 @@ function cgroupMounts(types: readonly string[] = ['cgroup', 'cgroup2']): string[
  * that whoever accounts (or ends) this process's memory covers its containers too.
  */
 export function ownCgroupBase(): string {
+  return ownCgroupOf('memory');
+}
+
+/** This process's cgroup in the v1 hierarchy of `controller` (the root where none is named). */
+function ownCgroupOf(controller: string): string {
   try {
     for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
       const [, controllers, path] = line.split(':');
-      if (controllers?.split(',').includes('memory') && path) return path;
+      if (controllers?.split(',').includes(controller) && path) return path;
     }
   } catch {
     // No /proc: the root.
@@ -53,6 +62,19 @@ export function createCgroupRoot(root: string): string[] {
     const dir = join(hierarchy, root);
     const first = mkdirSync(join(dir, 'runtime'), { recursive: true });
     if (first !== undefined) created.push(first);
+    if (hierarchy.endsWith('/cpu')) {
+      // A cgroup weighs as much as one process of its parent: a node's Pods, all in it, got about
+      // one host process's share of the CPU and stalled for seconds on a busy machine (its
+      // webhook's calls timing out), where a real node's Pods own its cores. Every cgroup on the
+      // way from this process's own cpu cgroup (the node's root may sit under another
+      // controller's path) down to the node gets a node's weight.
+      const own = join(hierarchy, ownCgroupOf('cpu'));
+      for (const [, child] of chain(hierarchy, root)) {
+        const below = relative(own, child);
+        if (below !== '' && !below.startsWith('..') && !child.endsWith('/runtime'))
+          writeFileSync(join(child, 'cpu.shares'), String(NODE_CPU_SHARES));
+      }
+    }
     if (hierarchy.endsWith('/cpuset')) {
       for (const [parent, child] of chain(hierarchy, root)) {
         for (const file of ['cpuset.cpus', 'cpuset.mems']) {

@@ -1,13 +1,13 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ControlPlane } from '../../src/envtest/control-plane.js';
-import { cgroupTreePids, cgroupV1Hierarchies } from '../../src/envtest/node-cgroups.js';
+import { cgroupTreePids, cgroupV1Hierarchies, NODE_CPU_SHARES } from '../../src/envtest/node-cgroups.js';
 import { resolveNodeBinaries } from '../../src/envtest/node-binaries.js';
 import { PAUSE_IMAGE_NAME } from '../../src/envtest/node-config.js';
 import { sweepOrphans } from '../../src/envtest/process-registry.js';
@@ -24,6 +24,26 @@ interface Held {
 
 const bridgeExists = (bridge: string): boolean =>
   spawnSync('ip', ['link', 'show', bridge], { stdio: 'ignore' }).status === 0;
+
+/** This process's cgroup in the cpu hierarchy. */
+const ownCpuCgroup = (): string =>
+  readFileSync('/proc/self/cgroup', 'utf8')
+    .split('\n')
+    .map((line) => line.split(':'))
+    .find(([, controllers]) => controllers?.split(',').includes('cpu'))?.[2] ?? '/';
+
+/** cpu.shares of each cgroup from below this process's own down to `root`, in the cpu hierarchy. */
+function cpuSharesBelowOwn(root: string): number[] {
+  const hierarchy = cgroupV1Hierarchies().find((h) => h.endsWith('/cpu'));
+  assert.ok(hierarchy, 'a cpu hierarchy');
+  const own = ownCpuCgroup().split('/').filter(Boolean);
+  const parts = root.split('/').filter(Boolean);
+  return parts
+    .slice(own.length)
+    .map((_, i) =>
+      Number(readFileSync(join(hierarchy, ...parts.slice(0, own.length + i + 1), 'cpu.shares'), 'utf8')),
+    );
+}
 
 const cgroupExists = (root: string): boolean => cgroupV1Hierarchies().some((h) => existsSync(join(h, root)));
 
@@ -43,6 +63,14 @@ describe('two nodes on one machine', () => {
         assert.ok(node);
         // Mounted over the machine-wide folder in the node's mount namespace: the file is here.
         assert.ok(existsSync(join(node.paths.dir, 'device-plugins', 'kubelet.sock')), `${name}'s socket`);
+        // Its Pods weigh as a node, not as one host process, on the way up to this process's cgroup.
+        const shares = cpuSharesBelowOwn(node.cgroupRoot);
+        assert.ok(shares.length > 0, node.cgroupRoot);
+        assert.deepEqual(
+          shares,
+          shares.map(() => NODE_CPU_SHARES),
+          node.cgroupRoot,
+        );
       }
     } finally {
       await plane.stop();
