@@ -109,19 +109,24 @@ export function webhookClusterRules(
 
 /**
  * The runtime agent installs the admission policy and its binding
- * (../runtime-agent/admission-policy/): by name, but create (its name is in the body), which
- * ./webhook-admission-policy-rights.ts narrows to our name, our policy and our parameters.
+ * (../runtime-agent/admission-policy/), by name only: it creates them by server-side apply, whose
+ * create the API server authorizes with the object's name (a POST has none, so it is refused), and
+ * the API server exempts these kinds from admission policies, so RBAC's name is their only bound.
+ * And the API server's check that the writer of a policy may read its kind of parameters, passed
+ * without a read of any ConfigMap.
  */
 export function admissionPolicyRules(): V1PolicyRule[] {
-  const resources = ['mutatingadmissionpolicies', 'mutatingadmissionpolicybindings'];
   return [
-    { apiGroups: ['admissionregistration.k8s.io'], resources, verbs: ['create'] },
     {
       apiGroups: ['admissionregistration.k8s.io'],
-      resources,
+      resources: ['mutatingadmissionpolicies', 'mutatingadmissionpolicybindings'],
       resourceNames: [ADMISSION_POLICY_NAME],
-      verbs: ['get', 'update', 'patch', 'delete'],
+      verbs: ['create', 'get', 'update', 'patch', 'delete'],
     },
+    // The API server writes a policy with ConfigMap parameters only for a user who may get every
+    // ConfigMap: it asks for `get` of name "*" in namespace "*". RBAC compares resourceNames
+    // literally and no ConfigMap can be named "*", so this passes that check and reads nothing.
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: ['*'], verbs: ['get'] },
   ];
 }
 
@@ -228,14 +233,13 @@ export function webhookNamespaceRules(
           },
         ]
       : []),
-    // The admission policy's parameters, which the runtime agent writes (create is by any name:
-    // ./webhook-admission-policy-rights.ts narrows it to these and the status report).
-    ...(own ? [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }] : []),
+    // The admission policy's parameters, which the runtime agent writes (created by server-side
+    // apply, authorized with the name).
     {
       apiGroups: [''],
       resources: ['configmaps'],
       resourceNames: [ADMISSION_POLICY_NAME],
-      verbs: ['get', 'update', 'patch'],
+      verbs: ['create', 'get', 'update', 'patch'],
     },
   ];
 }

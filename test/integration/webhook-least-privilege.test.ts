@@ -1,8 +1,9 @@
 // test-matrix: kubernetes
 /**
  * The admission policies that bound the webhook ServiceAccount's Secret writes
- * (src/render/webhook-secret-policy.ts) and its webhook-configuration writes
- * (src/render/webhook-registration-policy.ts) on a real API server: the rendered manifests applied
+ * (src/render/webhook-secret-policy.ts), its webhook-configuration writes
+ * (src/render/webhook-registration-policy.ts) and its admission-policy writes
+ * (src/render/webhook-admission-policy-rights.ts) on a real API server: the rendered manifests applied
  * (with a pull Secret name of the landscape's, not the default), then the ServiceAccount (a client
  * certificate with its user name, so exactly the rendered RBAC and the policies apply) writes what
  * our code writes, through our own calls, and what an attacker holding its token would.
@@ -45,8 +46,15 @@ import { removeUpstreamLeftovers } from '../../src/runtime-agent/upstream-cleanu
 import { createWebhookMetrics } from '../../src/webhook/webhook-metrics.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { asWebhookServiceAccount } from '../support/kcp.js';
+import { defaultKubernetesVersion, KUBERNETES_VERSIONS } from '../../src/envtest/kubernetes-versions.js';
+import { FEATURE_ALL } from '../../src/api/webhook-features.js';
+import { parseWebhookConfig } from '../../src/api/webhook-config.js';
+import { ADMISSION_POLICY_NAME } from '../../src/render/admission-policy.js';
+import { AdmissionPolicyInstaller } from '../../src/runtime-agent/admission-policy/admission-policy-installer.js';
 
-const plane = useControlPlane({ clusters: ['runtime'] });
+// MutatingAdmissionPolicy served on every version of the matrix (1.34: its gate).
+const { api: policyVersion, apiserverArgs } = KUBERNETES_VERSIONS[defaultKubernetesVersion()].admissionPolicy;
+const plane = useControlPlane({ clusters: ['runtime'], apiserverArgs });
 /** A landscape's pull Secret name (not the default): the policy must carry the configured one. */
 const PULL = 'landscape-pull';
 const TENANT = 'tenant';
@@ -54,6 +62,9 @@ const DOCKER = 'kubernetes.io/dockerconfigjson';
 const dockerData = { '.dockerconfigjson': Buffer.from('{"auths":{}}').toString('base64') };
 const SECRETS_POLICY_SAYS = new RegExp(WEBHOOK_SECRET_POLICY);
 const REGISTRATION_POLICY_SAYS = new RegExp(WEBHOOK_REGISTRATION_POLICY);
+const POLICY_GROUP = `/apis/admissionregistration.k8s.io/${policyVersion}`;
+const policiesPath = `${POLICY_GROUP}/mutatingadmissionpolicies`;
+const bindingsPath = `${POLICY_GROUP}/mutatingadmissionpolicybindings`;
 
 const secretsPath = (namespace: string): string => `/api/v1/namespaces/${namespace}/secrets`;
 const mutatingPath = `${MUTATING.path}/${MUTATING_WEBHOOK_CONFIGURATION}`;
@@ -502,5 +513,145 @@ describe('the least-privilege policies on a real API server: what the webhook Se
         });
       })(),
     );
+  });
+  test("the admission policy: the agent installs ours as the ServiceAccount; another name, a plain create, another's policy, binding and parameters are refused", async () => {
+    const policyBody = (name: string): Record<string, unknown> => ({
+      apiVersion: `admissionregistration.k8s.io/${policyVersion}`,
+      kind: 'MutatingAdmissionPolicy',
+      metadata: { name },
+      spec: {
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] },
+          ],
+        },
+        failurePolicy: 'Ignore',
+        reinvocationPolicy: 'Never',
+        mutations: [
+          {
+            patchType: 'ApplyConfiguration',
+            applyConfiguration: { expression: 'Object{metadata: Object.metadata{labels: {"x": "y"}}}' },
+          },
+        ],
+      },
+    });
+    const bindingBody = (
+      name: string,
+      policyName: string,
+      paramName = ADMISSION_POLICY_NAME,
+    ): Record<string, unknown> => ({
+      apiVersion: `admissionregistration.k8s.io/${policyVersion}`,
+      kind: 'MutatingAdmissionPolicyBinding',
+      metadata: { name },
+      spec: {
+        policyName,
+        paramRef: { name: paramName, namespace: RUNTIME_NAMESPACE, parameterNotFoundAction: 'Allow' },
+      },
+    });
+    const forbidden = (what: string, p: Promise<unknown>): Promise<void> =>
+      assert.rejects(p, (e) => statusCodeOf(e) === 403, what);
+    const create = (path: string, body: unknown): Promise<unknown> =>
+      kubeRequest(sa, { method: 'POST', path, body, timeoutMs: 10_000 });
+    // A server-side apply as the ServiceAccount: a create authorized with the object's name.
+    const applyAs = (path: string, body: unknown): Promise<unknown> =>
+      kubeRequest(sa, {
+        method: 'PATCH',
+        path,
+        body,
+        query: { fieldManager: 'attacker', force: true },
+        contentType: 'application/apply-patch+yaml',
+        timeoutMs: 10_000,
+      });
+
+    // Ours: the agent's installer, as the ServiceAccount, under the rendered RBAC alone.
+    const installer = new AdmissionPolicyInstaller({
+      access: sa,
+      logger: silentLogger(),
+      installsHere: true,
+      statusConfigMap: undefined,
+      loaded: () => ({
+        config: parseWebhookConfig({
+          overrides: { 'replace.me': 'ghcr.io' },
+          availableFeatures: [FEATURE_ALL],
+          namespaceFeatures: { 'policy-only': [FEATURE_ALL] },
+          imagePullSecret: { name: PULL, namespace: RUNTIME_NAMESPACE },
+        }),
+        revision: undefined,
+        trustBundle: undefined,
+        trustBundleMount: false,
+        namespace: RUNTIME_NAMESPACE,
+      }),
+    });
+    const term = installer.leaderPart({ isLeader: () => true });
+    await term.start();
+    try {
+      await eventually(
+        () => (installer.report()?.path === 'policy' ? true : undefined),
+        30_000,
+        'the agent to install the policy',
+      );
+    } finally {
+      await term.stop();
+    }
+    await read(admin, `${policiesPath}/${ADMISSION_POLICY_NAME}`);
+    const binding = await read<{ spec: { policyName: string } }>(
+      admin,
+      `${bindingsPath}/${ADMISSION_POLICY_NAME}`,
+    );
+    assert.equal(binding.spec.policyName, ADMISSION_POLICY_NAME);
+    await read(admin, `/api/v1/namespaces/${RUNTIME_NAMESPACE}/configmaps/${ADMISSION_POLICY_NAME}`);
+
+    // Another name, by apply or by a plain create (whose name RBAC never sees: refused, ours too).
+    await forbidden(
+      'a policy of another name',
+      applyAs(`${policiesPath}/someone-elses`, policyBody('someone-elses')),
+    );
+    await forbidden('a policy created by POST', create(policiesPath, policyBody('someone-elses')));
+    await forbidden('our policy created by POST', create(policiesPath, policyBody(ADMISSION_POLICY_NAME)));
+    await forbidden(
+      'a binding of another name (naming another policy)',
+      applyAs(`${bindingsPath}/someone-elses`, bindingBody('someone-elses', 'someone-elses')),
+    );
+    await forbidden(
+      'a binding created by POST',
+      create(bindingsPath, bindingBody('someone-elses', ADMISSION_POLICY_NAME)),
+    );
+    await forbidden(
+      'a ConfigMap of another name',
+      applyAs(`/api/v1/namespaces/${RUNTIME_NAMESPACE}/configmaps/someone-elses`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'someone-elses', namespace: RUNTIME_NAMESPACE },
+      }),
+    );
+    // Another's policy, binding and parameters: RBAC names ours alone.
+    await applyObjects(admin, [
+      policyBody('someone-elses'),
+      bindingBody('someone-elses', 'someone-elses', 'someone-elses'),
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'someone-elses', namespace: RUNTIME_NAMESPACE },
+      },
+    ]);
+    // The API server's parameter check is passed without reading any ConfigMap.
+    for (const path of [
+      `/api/v1/namespaces/${RUNTIME_NAMESPACE}/configmaps/someone-elses`,
+      '/api/v1/namespaces/default/configmaps/kube-root-ca.crt',
+    ])
+      await forbidden(`reading ${path}`, read(sa, path));
+    for (const path of [
+      `${policiesPath}/someone-elses`,
+      `${bindingsPath}/someone-elses`,
+      `/api/v1/namespaces/${RUNTIME_NAMESPACE}/configmaps/someone-elses`,
+    ]) {
+      await forbidden(`changing ${path}`, mergePatch(sa, path, { metadata: { labels: { taken: 'yes' } } }));
+      await forbidden(`deleting ${path}`, kubeRequest(sa, { method: 'DELETE', path }));
+    }
+    // Ours may change: the agent's own write passes again.
+    await mergePatch(sa, `${policiesPath}/${ADMISSION_POLICY_NAME}`, {
+      metadata: { labels: { ours: 'yes' } },
+    });
   });
 });
