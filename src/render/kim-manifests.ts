@@ -182,6 +182,9 @@ export function renderKimManifests(o: KimManifestOptions): KimManifests {
       logLevel: o.logLevel,
       priorityClassName: o.priorityClassName,
       restartNamespaces: o.restartNamespaces,
+      // KIM applies one manifest set to every minor: the version-dependent policy comes from the
+      // agent, by discovery on each runtime (docs/admission-policy.md).
+      admissionPolicyInstall: true,
     }),
   );
   const docs = objects.map((obj) => stringify(obj, { lineWidth: 0 }).trim());

@@ -148,6 +148,7 @@ export function renderWebhookDeployment(
                   : [`--restart-namespaces=${o.restartNamespaces.join(',')}`]),
                 ...Object.entries(o.registryServers ?? {}).map(([r, url]) => `--registry-server=${r}=${url}`),
                 ...(o.repairEscaped === true ? ['--repair-escaped'] : []),
+                ...(o.admissionPolicyInstall === true ? ['--admission-policy=install'] : []),
                 // Direct mode: the KCP writes the serving certificate and reads the status report.
                 ...(o.servingCertIssuer === 'external'
                   ? [

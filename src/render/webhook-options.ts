@@ -59,6 +59,11 @@ export interface WebhookManifestOptions {
    * (docs/runtime-agent.md); off by default.
    */
   readonly repairEscaped?: boolean;
+  /**
+   * `rtb webhook --admission-policy=install`: the runtime agent installs the admission policy
+   * where the runtime serves it (KIM's manifests; direct mode leaves it to the KCP).
+   */
+  readonly admissionPolicyInstall?: boolean;
 }
 
 /** In a registry server's URL, the IP of the node the webhook Pod runs on (the downward API's). */

@@ -160,15 +160,14 @@ export interface WebhookAppOptions extends ConfigSourceSettings {
   readonly registryCaches?: { readonly intervalMs?: number } | false;
   /**
    * The admission policy (../runtime-agent/admission-policy/, on the agent's leader): where the
-   * runtime serves MutatingAdmissionPolicy, the agent installs it from the config loaded here,
-   * unless the KCP does (default: where the KCP writes the serving certificate, direct mode,
-   * the agent only reports the path). Absent or false: never looked at (`rtb webhook` turns it
-   * on unless `--admission-policy=off`).
+   * runtime serves MutatingAdmissionPolicy, the agent installs it from the config loaded here
+   * with `install` (KIM's manifests), else only reports the path (direct mode: the KCP installs
+   * it). Absent or false: never looked at.
    */
   readonly admissionPolicy?:
     | {
         readonly intervalMs?: number;
-        /** Whether the agent installs the policy (default: not in direct mode). */
+        /** Whether the agent installs the policy (default false: it reports only). */
         readonly install?: boolean;
       }
     | false;
@@ -638,14 +637,14 @@ function wireWebhookApp(o: WebhookAppOptions) {
       }).leaderPart,
     );
   }
-  // The admission policy: installed by the agent where no KCP installs it (KIM's runtimes), from
+  // The admission policy: installed by the agent where told to (KIM's runtimes), from
   // the very config, revision, bundle and capability admission uses; its path reported.
   const policy = o.admissionPolicy;
   if (policy !== undefined && policy !== false) {
     const installer = new AdmissionPolicyInstaller({
       access: o.kubeConfig,
       logger,
-      installsHere: policy.install ?? o.servingCert?.issuer !== 'external',
+      installsHere: policy.install === true,
       statusConfigMap: o.statusConfigMap,
       intervalMs: policy.intervalMs,
       loaded: () => {

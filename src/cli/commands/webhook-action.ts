@@ -57,7 +57,7 @@ export interface WebhookFlags {
   escapedInterval?: string;
   /** `--repair-escaped`. */
   repairEscaped?: boolean;
-  /** `auto`, `install`, `report` or `off`. */
+  /** `install`, `report` or `off`. */
   admissionPolicy?: string;
 }
 
@@ -121,11 +121,9 @@ export function webhookSettings(flags: WebhookFlags): WebhookSettings {
   };
 }
 
-/** `--admission-policy`: who installs the policy (auto: the agent, unless the KCP does). */
+/** `--admission-policy`: whether the agent installs the policy or only reports the path. */
 function admissionPolicyOf(mode: string | undefined): WebhookSettings['admissionPolicy'] {
-  switch (mode ?? 'auto') {
-    case 'auto':
-      return {};
+  switch (mode ?? 'report') {
     case 'install':
       return { install: true };
     case 'report':
@@ -133,7 +131,7 @@ function admissionPolicyOf(mode: string | undefined): WebhookSettings['admission
     case 'off':
       return false;
     default:
-      throw new Error(`--admission-policy must be auto, install, report or off, got ${String(mode)}`);
+      throw new Error(`--admission-policy must be install, report or off, got ${String(mode)}`);
   }
 }
 

@@ -133,8 +133,8 @@ export function registerWebhookCommand(program: Command): void {
     )
     .option(
       '--admission-policy <mode>',
-      'the admission policy (docs/admission-policy.md): auto (the runtime agent installs it where the runtime serves MutatingAdmissionPolicy, unless the KCP writes the serving certificate and installs it), install, report (only report the admission path), off',
-      'auto',
+      "the admission policy (docs/admission-policy.md): install (the runtime agent installs it where the runtime serves MutatingAdmissionPolicy and no KCP wrote it, as KIM's manifests ask), report (only report the admission path; direct mode, where the KCP installs it), off",
+      'report',
     )
     .option(
       '--registry-server <registry=url>',

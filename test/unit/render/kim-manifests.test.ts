@@ -59,7 +59,13 @@ describe('rtb render kim', () => {
   test('cut as KIM cuts it, the text gives back exactly our objects, each with a kind', () => {
     const objects = asKimReadsIt(kim.text);
     const expected = webhookManifestList(
-      renderWebhookManifests({ image: 'example.com/rtb:2.0.0', version: '2.0.0', landscape: 'eu10' }),
+      renderWebhookManifests({
+        image: 'example.com/rtb:2.0.0',
+        version: '2.0.0',
+        landscape: 'eu10',
+        // KIM's runtimes get the admission policy from the agent (docs/admission-policy.md).
+        admissionPolicyInstall: true,
+      }),
     );
     assert.deepEqual(objects, JSON.parse(JSON.stringify(expected)));
     for (const o of objects) assert.ok(o.kind, 'every document has a kind');
@@ -108,7 +114,7 @@ describe('rtb render kim', () => {
     assert.equal(kinds.at(-1), 'MutatingWebhookConfiguration');
   });
 
-  test("direct mode installs KIM's Deployment for the same release, but for who writes the certificate and the status report", () => {
+  test("direct mode installs KIM's Deployment for the same release, but for who writes the certificate and the status report, and who installs the admission policy", () => {
     const direct = planWebhook(undefined, { image: 'example.com/rtb:2.0.0', version: '2.0.0' }).manifests
       .deployment;
     const viaKim = asKimReadsIt(
@@ -121,7 +127,9 @@ describe('rtb render kim', () => {
       '--status-config-map=kyma-system/rt-bootstrapper-webhook-status',
     ];
     assert.ok(container && directOnly.every((a) => args.includes(a)));
-    container.args = args.filter((a) => !directOnly.includes(a));
+    assert.ok(!args.includes('--admission-policy=install'), 'direct mode: the KCP installs the policy');
+    // KIM's: the agent installs the policy, where the runtime serves it.
+    container.args = [...args.filter((a) => !directOnly.includes(a)), '--admission-policy=install'];
     assert.deepEqual(viaKim, JSON.parse(JSON.stringify(direct)));
   });
 });
