@@ -38,13 +38,16 @@ import fc from 'fast-check';
 import { mutationRequest } from '../support/mutation-arbitraries.js';
 import { renderAdmissionPolicy } from '../../src/render/admission-policy.js';
 import { MAX_POLICY_OVERRIDES } from '../../src/render/admission-policy-params.js';
+import { MAX_OVERRIDE_EXCLUSIONS } from '../../src/image/override-exclusions.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { seedConfigText, seedPodBefore } from '../support/fixtures.js';
 import { httpsCall } from '../support/https-call.js';
 import {
+  exclusionCases,
   featureRows,
   invalidReferences,
   rewriteCases,
+  rewriteExclusions,
   rewriteOverrides,
   validReferences,
 } from '../support/mutation-cases.js';
@@ -116,9 +119,10 @@ const featureCases: DiffCase[] = featureRows.map((row) => ({
 }));
 
 const imageConfig: WebhookConfigInput = { ...BASE_CONFIG, overrides: { ...rewriteOverrides } };
-const imageCase = (name: string, image: string, revision?: string): DiffCase => ({
+const excludingConfig: WebhookConfigInput = { ...imageConfig, overrideExclusions: [...rewriteExclusions] };
+const imageCase = (name: string, image: string, revision?: string, config = imageConfig): DiffCase => ({
   name,
-  config: imageConfig,
+  config,
   namespace: 'team',
   pod: pod(app(image), { [FEATURE_ALTER_IMG_REGISTRY]: 'true' }),
   revision,
@@ -127,6 +131,20 @@ const imageCases: DiffCase[] = [
   ...validReferences.map(([input]) => imageCase(`valid reference ${input}`, input)),
   ...invalidReferences.map(([input]) => imageCase(`invalid reference ${JSON.stringify(input)}`, input)),
   ...rewriteCases.map(([name, image]) => imageCase(`rewrite: ${name}`, image, 'set-3')),
+  ...exclusionCases.map(([name, image]) => imageCase(`exclusion: ${name}`, image, 'set-3', excludingConfig)),
+  {
+    name: 'exclusion: excluded and rewritten images side by side, under a set',
+    config: excludingConfig,
+    namespace: 'team',
+    pod: pod(
+      {
+        containers: exclusionCases.slice(0, 12).map(([, image], i) => ({ name: `c${i}`, image })),
+        initContainers: [{ name: 'init', image: 'busybox:1.36' }],
+      },
+      { [FEATURE_ALL]: 'true' },
+    ),
+    revision: 'set-3',
+  },
 ];
 
 const ALL_ON = { [FEATURE_ALL]: 'true' };
@@ -364,6 +382,21 @@ const largest: DiffCase = {
   ),
 };
 
+// The same with the most exclusions a config lists, each compared at length against every image
+// (the last names one container's image exactly).
+const LONG_REPO = 'r'.repeat(240);
+const largestExcluding: DiffCase = {
+  ...largest,
+  name: 'the costliest Pod with the most overrideExclusions, within the API server cost limits',
+  config: {
+    ...largest.config,
+    overrideExclusions: [
+      ...Array.from({ length: MAX_OVERRIDE_EXCLUSIONS - 1 }, (_, i) => `${LONG_REPO}/y${i}`),
+      `${LONG_REPO}/x1:${'t'.repeat(128)}@sha512:${'0123456789abcdef'.repeat(8)}`,
+    ],
+  },
+};
+
 // A fixed sample of the property tests' requests: CREATEs of every shape, half under a set.
 const sampled: DiffCase[] = fc.sample(mutationRequest, { seed: 47, numRuns: 120 }).map((r, i) => ({
   name: `sample ${i}`,
@@ -375,7 +408,14 @@ const sampled: DiffCase[] = fc.sample(mutationRequest, { seed: 47, numRuns: 120 
   trustBundleMount: r.mount,
 }));
 
-const cases: readonly DiffCase[] = [...pipelineCases, largest, ...featureCases, ...imageCases, ...sampled];
+const cases: readonly DiffCase[] = [
+  ...pipelineCases,
+  largest,
+  largestExcluding,
+  ...featureCases,
+  ...imageCases,
+  ...sampled,
+];
 
 function copy<V>(m: Readonly<Record<string, readonly V[]>> | undefined): Record<string, V[]> | undefined {
   return m === undefined ? undefined : Object.fromEntries(Object.entries(m).map(([k, v]) => [k, [...v]]));

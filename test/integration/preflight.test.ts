@@ -55,10 +55,16 @@ const pod = (
 });
 
 /** The candidate Secret of a set: its config's override sends SOURCE to `target`. */
-async function offer(version: string, target: string, password: string): Promise<void> {
+async function offer(
+  version: string,
+  target: string,
+  password: string,
+  overrideExclusions?: readonly string[],
+): Promise<void> {
   const config = JSON.stringify({
     overrides: { [SOURCE]: target },
     availableFeatures: [FEATURE_ALTER_IMG_REGISTRY],
+    overrideExclusions,
   });
   const docker = JSON.stringify({
     auths: { [registry.host]: { auth: Buffer.from(`rtb:${password}`).toString('base64') } },
@@ -202,6 +208,16 @@ describe('the preflight on a real API server and the local registry', () => {
     assert.ok(!preflight!.knownMissing(`${mirror}/team/app:1.0`));
     assert.ok(report.finishedAt !== undefined && report.finishedAt >= report.startedAt);
     assert.equal((await statusData())[WORKLOADS_KEY], '{}', "the other writer's key stays");
+  });
+
+  test('a candidate that excludes the image its mirror lacks: that image is not checked, nothing missing', async () => {
+    await offer('v1-excluding', mirror, PASSWORD, [`${SOURCE}/team/db`]);
+    const report = await finished('v1-excluding');
+    assert.deepEqual(
+      { checked: report.checked, missing: report.missing, refused: report.refused, samples: report.samples },
+      { checked: 2, missing: 0, refused: 0, samples: [] },
+    );
+    assert.ok(!preflight!.knownMissing(`${mirror}/team/db:3.0`));
   });
 
   test('wrong credentials: every image refused, no password in the report', async () => {

@@ -263,6 +263,72 @@ describe('the webhook through a real kube-apiserver', () => {
     );
   });
 
+  test('images the overrideExclusions name are left alone, the others rewritten; an UPDATE to an excluded one too', async () => {
+    const seed = JSON.parse(seedConfigText()) as Record<string, unknown>;
+    const setConfig = async (config: Record<string, unknown>): Promise<void> => {
+      await core.replaceNamespacedConfigMap({
+        name: 'rt-bootstrapper-config',
+        namespace: 'kyma-system',
+        body: {
+          metadata: { name: 'rt-bootstrapper-config' },
+          data: { 'rt-bootstrapper-config.json': JSON.stringify(config) },
+        },
+      });
+    };
+    await setConfig({ ...seed, overrideExclusions: ['replace.me/keep', 'replace.me/pinned:1'] });
+    await eventually(
+      () => (webhook.app.config.get()?.overrideExclusions?.length === 2 ? true : undefined),
+      15_000,
+      'the exclusions in force',
+    );
+    try {
+      const stored = await core.createNamespacedPod({
+        namespace: 'default',
+        body: {
+          metadata: { name: 'excluded', annotations: { [REGISTRY]: 'true', [FIPS]: 'true' } },
+          spec: {
+            initContainers: [{ name: 'init', image: 'replace.me/keep/setup:1' }],
+            containers: [
+              { name: 'kept', image: 'replace.me/keep' },
+              { name: 'pinned', image: 'replace.me/pinned:1' },
+              { name: 'next', image: 'replace.me/pinned:2' },
+              { name: 'near', image: 'replace.me/keeper:1' },
+            ],
+          },
+        },
+      });
+      assert.deepEqual(
+        [...stored.spec!.initContainers!, ...stored.spec!.containers].map((c) => c.image),
+        [
+          'replace.me/keep/setup:1',
+          'replace.me/keep',
+          'replace.me/pinned:1',
+          'ghcr.io/pinned:2',
+          'ghcr.io/keeper:1',
+        ],
+      );
+      assert.ok(
+        stored.spec!.containers.every((c) => c.env?.some((e) => e.name === 'KYMA_FIPS_MODE_ENABLED')),
+        'the other features still apply to every container',
+      );
+      const current = await core.readNamespacedPod({ name: 'excluded', namespace: 'default' });
+      current.spec!.containers[3]!.image = 'replace.me/keep/other:2';
+      const updated = await core.replaceNamespacedPod({
+        name: 'excluded',
+        namespace: 'default',
+        body: current,
+      });
+      assert.equal(updated.spec!.containers[3]!.image, 'replace.me/keep/other:2');
+    } finally {
+      await setConfig(seed);
+      await eventually(
+        () => (webhook.app.config.get()?.overrideExclusions === undefined ? true : undefined),
+        15_000,
+        'seed config back',
+      );
+    }
+  });
+
   test('an UPDATE rewrites only the image', async () => {
     await core.createNamespacedPod({
       namespace: 'default',
