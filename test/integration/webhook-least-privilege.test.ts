@@ -18,6 +18,7 @@ import {
   MUTATING_WEBHOOK_CONFIGURATION,
   RUNTIME_NAMESPACE,
   VALIDATING_WEBHOOK_CONFIGURATION,
+  WEBHOOK_SERVICE_ACCOUNT,
   WEBHOOK_TLS_SECRET,
 } from '../../src/api/runtime-names.js';
 import { UPSTREAM_ANNOTATIONS } from '../../src/api/upstream-leftovers.js';
@@ -51,6 +52,8 @@ import { FEATURE_ALL } from '../../src/api/webhook-features.js';
 import { parseWebhookConfig } from '../../src/api/webhook-config.js';
 import { ADMISSION_POLICY_NAME } from '../../src/render/admission-policy.js';
 import { AdmissionPolicyInstaller } from '../../src/runtime-agent/admission-policy/admission-policy-installer.js';
+import { WEBHOOK_ADMISSION_POLICY_POLICY } from '../../src/render/webhook-admission-policy-rights.js';
+import { WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
 
 // MutatingAdmissionPolicy served on every version of the matrix (1.34: its gate).
 const { api: policyVersion, apiserverArgs } = KUBERNETES_VERSIONS[defaultKubernetesVersion()].admissionPolicy;
@@ -649,6 +652,51 @@ describe('the least-privilege policies on a real API server: what the webhook Se
       await forbidden(`changing ${path}`, mergePatch(sa, path, { metadata: { labels: { taken: 'yes' } } }));
       await forbidden(`deleting ${path}`, kubeRequest(sa, { method: 'DELETE', path }));
     }
+    // Direct mode's Role lets the ServiceAccount create a ConfigMap by any name (the status
+    // report, by POST); the policy keeps it to the report and the parameters, in its namespace.
+    await applyObjects(
+      admin,
+      [
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: { name: 'direct-mode-configmap-create', namespace: RUNTIME_NAMESPACE },
+          rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }],
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: 'direct-mode-configmap-create', namespace: RUNTIME_NAMESPACE },
+          roleRef: {
+            apiGroup: 'rbac.authorization.k8s.io',
+            kind: 'Role',
+            name: 'direct-mode-configmap-create',
+          },
+          subjects: [{ kind: 'ServiceAccount', name: WEBHOOK_SERVICE_ACCOUNT, namespace: RUNTIME_NAMESPACE }],
+        },
+      ].map((o): KubernetesObject => o),
+    );
+    const configMap = (name: string): Record<string, unknown> => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: RUNTIME_NAMESPACE },
+    });
+    const configMaps = `/api/v1/namespaces/${RUNTIME_NAMESPACE}/configmaps`;
+    await eventually(
+      async () => {
+        try {
+          await create(configMaps, configMap('probe-of-another-name'));
+        } catch (err) {
+          if (new RegExp(WEBHOOK_ADMISSION_POLICY_POLICY).test(String(err))) return true;
+          throw err;
+        }
+        await kubeRequest(admin, { method: 'DELETE', path: `${configMaps}/probe-of-another-name` });
+        return undefined;
+      },
+      30_000,
+      'a ConfigMap of another name refused by the policy',
+    );
+    await create(configMaps, configMap(WEBHOOK_STATUS_CONFIG_MAP));
     // Ours may change: the agent's own write passes again.
     await mergePatch(sa, `${policiesPath}/${ADMISSION_POLICY_NAME}`, {
       metadata: { labels: { ours: 'yes' } },
