@@ -7,9 +7,7 @@
  * mounts the bundle only where it is kept, says why in the response's warnings where not, counts
  * it, and reports its finding, which the KCP puts on the RuntimeBootstrapper.
  */
-import type { V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { request, type RequestOptions } from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { CTB_HASH_ANNOTATION } from '../../src/api/trust-stamp.js';
@@ -17,14 +15,13 @@ import { readReport, WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-sta
 import { runStatus } from '../../src/cli/commands/status-action.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { useControlPlane } from '../support/control-plane.js';
-import { seedPodBefore } from '../support/fixtures.js';
 import { DirectFleet, conditionOf as condition } from '../support/direct-fleet.js';
 import { CTB_NAME, markDeploymentAvailable } from '../support/kcp.js';
 import { listTrustBundles } from '../support/trust-bundles.js';
+import { createPodWithWarnings, seedPodNamed, trustBundleSkipped } from '../support/trust-mount.js';
 import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
 
 // Three planes: flags are per plane. The KCP and the runtime that takes the mount share one.
@@ -54,58 +51,6 @@ const rt = (id: string): LocalCluster => {
 };
 const fleet = new DirectFleet(kcp);
 
-/** Creates a Pod through the API server; the stored Pod and the response's Warning headers. */
-async function createPod(kc: ClusterAccess, pod: V1Pod): Promise<{ pod: V1Pod; warnings: string[] }> {
-  const options: RequestOptions = {};
-  await kc.applyToHTTPSOptions(options);
-  const url = new URL(`${kc.getCurrentCluster()?.server ?? ''}/api/v1/namespaces/${RUNTIME_NAMESPACE}/pods`);
-  const body = JSON.stringify(pod);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        ...options,
-        method: 'POST',
-        headers: {
-          ...(options.headers as Record<string, string>),
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(body),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if ((res.statusCode ?? 0) >= 300) {
-            reject(new Error(`create Pod: ${res.statusCode ?? 0} ${text}`));
-            return;
-          }
-          const header = res.headers.warning;
-          const warnings = header === undefined ? [] : Array.isArray(header) ? header : [header];
-          resolve({ pod: JSON.parse(text) as V1Pod, warnings });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** The seed Pod under a new name (every feature applies in kyma-system by the seed config). */
-const seedPod = (name: string): V1Pod => {
-  const pod = seedPodBefore() as V1Pod;
-  return { ...pod, metadata: { ...pod.metadata, name, namespace: RUNTIME_NAMESPACE } };
-};
-
-async function skippedCount(hook: TestWebhook, reason: string): Promise<number> {
-  const text = await hook.app.registry.metrics();
-  const m = new RegExp(`^rtb_webhook_trust_bundle_skipped_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(
-    text,
-  );
-  return Number(m?.[1] ?? 0);
-}
-
 const hooks = new Map<string, TestWebhook>();
 
 describe('runtimes that cannot take the trust-bundle mount', () => {
@@ -132,7 +77,7 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
   after(() => fleet.stop());
 
   test('where the projection is kept: the mount, no warning, the API version in the status', async () => {
-    const { pod, warnings } = await createPod(rt('rt-kept').kubeConfig(), seedPod('kept'));
+    const { pod, warnings } = await createPodWithWarnings(rt('rt-kept').kubeConfig(), seedPodNamed('kept'));
     assert.ok(pod.spec?.volumes?.some((v) => v.name === 'rt-bootstrapper-certs'));
     assert.ok(pod.metadata?.annotations?.[CTB_HASH_ANNOTATION]);
     assert.deepEqual(
@@ -147,7 +92,10 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
   test('where the API server drops the projection: no volume, no mount, no stamp; a warning, a count, a condition', async () => {
     const hook = hooks.get('rt-dropped');
     assert.ok(hook);
-    const { pod, warnings } = await createPod(rt('rt-dropped').kubeConfig(), seedPod('dropped'));
+    const { pod, warnings } = await createPodWithWarnings(
+      rt('rt-dropped').kubeConfig(),
+      seedPodNamed('dropped'),
+    );
     assert.equal(
       pod.spec?.volumes?.find((v) => v.name === 'rt-bootstrapper-certs'),
       undefined,
@@ -162,7 +110,7 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
       warnings.some((w) => /trust bundle not mounted.*ClusterTrustBundleProjection off/.test(w)),
       warnings.join(' | '),
     );
-    assert.equal(await skippedCount(hook, 'projection_dropped'), 1);
+    assert.equal(await trustBundleSkipped(hook, 'projection_dropped'), 1);
 
     const report = await eventually(
       async () => {
@@ -211,7 +159,7 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
 
     const hook = hooks.get('rt-none');
     assert.ok(hook);
-    const { pod, warnings } = await createPod(rt('rt-none').kubeConfig(), seedPod('none'));
+    const { pod, warnings } = await createPodWithWarnings(rt('rt-none').kubeConfig(), seedPodNamed('none'));
     assert.equal(
       pod.spec?.volumes?.find((v) => v.name === 'rt-bootstrapper-certs'),
       undefined,
@@ -220,7 +168,7 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
       warnings.some((w) => /trust bundle not mounted.*serves no ClusterTrustBundle API/.test(w)),
       warnings.join(' | '),
     );
-    assert.equal(await skippedCount(hook, 'api_not_served'), 1);
+    assert.equal(await trustBundleSkipped(hook, 'api_not_served'), 1);
   });
 
   test('rtb status shows each runtime’s API version and the runtimes without the mount', async () => {
