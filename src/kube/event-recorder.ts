@@ -50,7 +50,10 @@ export const nullEventRecorder: EventRecorder = {
 export interface EventRecorderOptions {
   /** The cluster (client-node's `KubeConfig` fits); events are raw requests, no client-node code. */
   readonly kubeConfig: ClusterAccess;
-  /** Where events about cluster-scoped objects go (the controller's namespace). */
+  /**
+   * Where events about cluster-scoped objects go: the API server takes an events.k8s.io/v1 Event
+   * about one only in `default` or `kube-system`, so any other namespace given here means `default`.
+   */
   readonly namespace: string;
   /** `reportingController`, e.g. `rt-bootstrapper.kyma-project.io/controller`. */
   readonly reportingController: string;
@@ -67,12 +70,14 @@ const MAX_REMEMBERED = 1000;
 /** A recorder writing events.k8s.io/v1 Events through the API server. */
 export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
   const windowMs = o.dedupeWindowMs ?? 10 * 60_000;
+  // The API server refuses an Event about a cluster-scoped object (a RolloutPolicy, a
+  // ClusterTrustBundle) in any other namespace.
+  const clusterScoped = o.namespace === 'kube-system' ? o.namespace : 'default';
   const lastSent = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
 
   const send = async (e: ControllerEvent): Promise<void> => {
-    // Events about cluster-scoped objects live in the controller's namespace.
-    const namespace = e.regarding.namespace ?? o.namespace;
+    const namespace = e.regarding.namespace ?? clusterScoped;
     const note = Buffer.byteLength(e.note) > NOTE_LIMIT ? `${e.note.slice(0, NOTE_LIMIT - 3)}...` : e.note;
     try {
       await kubeRequest(o.kubeConfig, {

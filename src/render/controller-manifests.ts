@@ -194,6 +194,8 @@ export function renderControllerManifests(o: ControllerManifestOptions): Control
       { apiGroups: ['rt-bootstrapper.kyma-project.io'], resources: ['rolloutpolicies'], verbs: read() },
       // People's approvals, rejections, pauses and resumes: read only (they are theirs).
       { apiGroups: ['rt-bootstrapper.kyma-project.io'], resources: ['rolloutdecisions'], verbs: read() },
+      // Events about the cluster-scoped policy: the API server takes them only in `default`.
+      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
       {
         apiGroups: ['rt-bootstrapper.kyma-project.io'],
         resources: ['rolloutpolicies/status'],
