@@ -9,7 +9,7 @@ import {
   type RolloutPolicyResource,
   type RolloutPolicySpec,
 } from '../../src/api/rollout-policy.js';
-import { rolloutPolicyCrd } from '../../src/api/rollout-policy-crd.js';
+import { rolloutDecisionCrd, rolloutPolicyCrd } from '../../src/api/rollout-policy-crd.js';
 import { newRuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
 import type { SourceWatcher } from '../../src/controller/sources/source-watcher.js';
@@ -17,6 +17,7 @@ import type { ControlPlane } from '../../src/envtest/control-plane.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
+import type { EventRecorder } from '../../src/kube/event-recorder.js';
 import { createLogger, silentLogger } from '../../src/telemetry/logger.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { DirectFleet } from './direct-fleet.js';
@@ -46,6 +47,8 @@ export function config(change: (c: { availableFeatures: string[]; landscape?: st
 /** The KCP (cluster `kcp`) and runtimes of a control plane; `rt-1` is labelled `canary: 'true'`. */
 export class RolloutFleet {
   readonly webhooks = new Map<string, TestWebhook>();
+  /** Where the controller records its Events (none when undefined); set before `start`. */
+  events: EventRecorder | undefined;
   private readonly fleet: DirectFleet;
 
   constructor(private readonly plane: () => ControlPlane) {
@@ -70,7 +73,7 @@ export class RolloutFleet {
   /** The KCP with the CRDs, the sources, a kubeconfig Secret per runtime, and the policy `spec`. */
   async setUp(runtimes: readonly string[], spec: RolloutPolicySpec): Promise<void> {
     await this.fleet.prepare(Object.fromEntries(runtimes.map((id) => [id, this.rt(id)])));
-    await ensureCrds(this.kcp().kubeConfig(), [rolloutPolicyCrd()]);
+    await ensureCrds(this.kcp().kubeConfig(), [rolloutPolicyCrd(), rolloutDecisionCrd()]);
     await this.createPolicy(spec);
   }
 
@@ -88,6 +91,7 @@ export class RolloutFleet {
       release: { image: `example.com/rt-bootstrapper:${releaseVersion}`, version: releaseVersion },
       runtimeTimeoutMs: 3_000,
       rollout: { policyName: 'default', autoRollback: true },
+      ...(this.events ? { events: this.events } : {}),
     });
   }
 
