@@ -225,7 +225,11 @@ describe('a tenant with 400 Pods of 250 KB annotations leaves the webhook servin
         PODS,
         'the restarter listed every Pod (its label-selected list)',
       );
-      assert.ok(said('following the Pods the webhook changed'), 'the follower listed its Pods');
+      assert.equal(
+        said('following the Pods the webhook changed')?.pods,
+        PODS,
+        'the follower listed every Pod (its label-selected list)',
+      );
       assert.ok(await preflightDone(), 'the preflight listed every Pod and reported');
       const metrics = await call(port, '/metrics');
       assert.ok(!(metrics instanceof Error));
