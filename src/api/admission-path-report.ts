@@ -54,7 +54,7 @@ export const ADMISSION_PATH_REPORT_MAX_CHARS = 2 * MAX_ADMISSION_REASON_CHARS + 
 /** The report as the ConfigMap value (JSON; `reason` cut to its bound). */
 export function writeAdmissionPath(report: AdmissionPathReport): string {
   const reason = report.reason?.replace(/[\r\n]+/g, ' ').slice(0, MAX_ADMISSION_REASON_CHARS);
-  return JSON.stringify({ ...report, ...(reason === undefined ? {} : { reason }) });
+  return JSON.stringify({ ...report, reason });
 }
 
 /** The report a ConfigMap value holds; undefined when absent, too long or malformed. */

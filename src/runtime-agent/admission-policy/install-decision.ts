@@ -83,7 +83,7 @@ function observed(api: string, found: FoundObjects, reason: string): InstallDeci
       path: installed ? 'policy' : 'webhook',
       api,
       installer: 'kcp',
-      ...(installed ? {} : { reason: `${reason}; the policy is not installed yet` }),
+      reason: installed ? undefined : `${reason}; the policy is not installed yet`,
     },
   };
 }

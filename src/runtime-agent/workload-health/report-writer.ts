@@ -107,7 +107,7 @@ export class ReportWriter {
             metadata: { name: this.o.target.name, namespace: this.o.target.namespace },
             data: {
               [WORKLOADS_KEY]: writeWorkloads(report),
-              ...(rules !== undefined ? { [REVISION_RULES_KEY]: rules } : {}),
+              [REVISION_RULES_KEY]: rules,
             },
           } as KubernetesObject,
         ],

@@ -156,6 +156,7 @@ describe('the runtime agent installs the admission policy (the decision)', () =>
       path: 'policy',
       api: 'admissionregistration.k8s.io/v1',
       installer: 'kcp',
+      reason: undefined,
     });
     const notYet = decideInstall(input({ installsHere: false }));
     assert.deepEqual(notYet.apply, []);
