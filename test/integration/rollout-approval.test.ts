@@ -1,7 +1,7 @@
 /**
  * A wave behind an approval (docs/rollout.md, approvals): the rollout of new pull credentials
- * stops after the canary until a person runs `rtb rollout approve`, and `rtb rollout reject` rolls
- * the canary back like a halt. The decisions are RolloutDecisions that an operator without the
+ * stops after the canary until a person runs `rtb rollout approve`, `rtb rollout reject` rolls
+ * the canary back like a halt, and `rtb rollout pause` holds even the canary until a resume. The decisions are RolloutDecisions that an operator without the
  * right to edit the policy may create, and the status names the user the API server authenticated.
  */
 import assert from 'node:assert/strict';
@@ -218,5 +218,45 @@ describe('a wave behind an approval', () => {
     await runRollout('resume', 'default', {}, alice);
     await f.waitServed('rt-1', target);
     await f.waitPhase('AwaitingApproval');
+  });
+
+  test('rtb rollout pause holds even the canary of a new change until rtb rollout resume', async () => {
+    // The rejected target of the test before waits for its approval: it is left for a new one.
+    const before = f.sources.snapshot().version;
+    await runRollout('pause', 'default', { reason: 'change freeze' }, alice);
+    await f.putPullSecret('v4');
+    const target = await f.nextVersion(before);
+    // (The rollout of the target before pauses too, at its wave all: waited past.)
+    const paused = await eventually(
+      async () => {
+        const s = (await f.readPolicy()).status;
+        return s?.phase === 'Paused' && s.target === `${target}/1.0.0` ? s : undefined;
+      },
+      60_000,
+      'the new target to wait, paused',
+    );
+    assert.equal(paused.waveName, 'canary');
+    assert.equal(paused.paused?.user, ALICE);
+    assert.deepEqual(paused.awaiting && { ...paused.awaiting, since: '' }, {
+      wave: 'canary',
+      since: '',
+      approval: false,
+      paused: true,
+    });
+    assert.match(await f.statusText(), /wave canary waits since .* for a resume: rtb rollout resume default/);
+    // Paused before wave 0: the canary keeps what it had.
+    assert.notEqual((await f.readRb('rt-1')).status?.appliedVersion, target);
+
+    await runRollout('resume', 'default', {}, alice);
+    await f.waitServed('rt-1', target);
+    await f.waitPhase('AwaitingApproval');
+    await runRollout('approve', 'default', {}, alice);
+    for (const id of ['rt-2', 'rt-3']) await f.waitServed(id, target);
+    const done = (await f.waitPhase('Complete')).status;
+    assert.equal(done?.paused, undefined);
+    assert.deepEqual(
+      done?.decisions?.map((d) => [d.wave, d.decision, d.user]),
+      [['all', 'Approved', ALICE]],
+    );
   });
 });
