@@ -99,10 +99,12 @@ export function nodeKubeletOf(node: NodeLike): NodeKubelet {
   const pool = typeof label === 'string' && label !== '' ? label.slice(0, MAX_NAME_CHARS) : undefined;
   const raw = node.status?.nodeInfo?.kubeletVersion;
   const parsed = parseKubeletVersion(raw);
+  const understood = parsed !== undefined && typeof raw === 'string';
   return {
     name,
-    ...(pool !== undefined ? { pool } : {}),
-    ...(parsed !== undefined && typeof raw === 'string' ? { version: raw, parsed } : {}),
+    pool,
+    version: understood ? raw : undefined,
+    parsed: understood ? parsed : undefined,
   };
 }
 

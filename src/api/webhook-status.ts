@@ -135,7 +135,12 @@ export function readReport(cm: V1ConfigMap | undefined): WebhookStatusReport {
   const kubelets = d[KUBELETS_KEY]?.slice(0, KUBELETS_MAX_CHARS);
   const trustBundle: TrustBundleCapability | undefined =
     api !== undefined && projection !== undefined && PROJECTIONS.includes(projection)
-      ? { api, projection: projection as ProjectionFinding, detail, ...(kubelets ? { kubelets } : {}) }
+      ? {
+          api,
+          projection: projection as ProjectionFinding,
+          detail,
+          kubelets: kubelets === '' ? undefined : kubelets,
+        }
       : undefined;
   const workloads = readWorkloads(d[WORKLOADS_KEY]);
   const preflight = readPreflight(d[PREFLIGHT_KEY]);

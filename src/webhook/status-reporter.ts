@@ -107,7 +107,7 @@ export function nextReport(
   if (offer.accepted) return { loadedVersion: version, ...trust };
   return {
     ...trust,
-    ...(report.loadedVersion !== undefined ? { loadedVersion: report.loadedVersion } : {}),
+    loadedVersion: report.loadedVersion,
     refusedVersion: version,
     refusal: offer.error.issues
       .map((i) => `${i.path}: ${i.message}`)

@@ -88,8 +88,8 @@ export async function probeCapability(
   return {
     api,
     projection,
-    ...(detail === '' ? {} : { detail }),
-    ...(servedVersions === undefined ? {} : { servedVersions }),
+    detail: detail === '' ? undefined : detail,
+    servedVersions,
   };
 }
 

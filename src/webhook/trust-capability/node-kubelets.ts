@@ -50,7 +50,7 @@ export function nodeViewOf(node: NodeView): NodeView {
     metadata: {
       name: m.name,
       resourceVersion: m.resourceVersion,
-      ...(typeof pool === 'string' ? { labels: { [NODE_POOL_LABEL]: pool } } : {}),
+      labels: typeof pool === 'string' ? { [NODE_POOL_LABEL]: pool } : undefined,
     },
     // One character past the bound, so a longer version still reads as not understood.
     status: {

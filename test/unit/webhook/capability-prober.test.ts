@@ -94,6 +94,8 @@ describe('probing the trust-bundle capability', () => {
     assert.deepEqual(await probeCapability(access, settings, new TrustBundleApis()), {
       api: 'certificates.k8s.io/v1beta1',
       projection: 'kept',
+      detail: undefined,
+      servedVersions: undefined,
     });
     world.dryRun = 'drop';
     world.v1 = ['certificatesigningrequests', 'clustertrustbundles'];
@@ -101,12 +103,15 @@ describe('probing the trust-bundle capability', () => {
     assert.deepEqual(await probeCapability(access, settings, new TrustBundleApis()), {
       api: 'certificates.k8s.io/v1',
       projection: 'dropped',
+      detail: undefined,
       servedVersions: ['v1', 'v1beta1'],
     });
     world.v1beta1 = undefined;
     assert.deepEqual(await probeCapability(access, settings, new TrustBundleApis()), {
       api: 'certificates.k8s.io/v1',
       projection: 'dropped',
+      detail: undefined,
+      servedVersions: undefined,
     });
     world.v1 = ['certificatesigningrequests'];
     world.v1beta1 = undefined;
