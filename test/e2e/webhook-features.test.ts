@@ -15,6 +15,7 @@ import {
   MUTATING_WEBHOOK_NAME,
   WEBHOOK_SERVICE,
 } from '../../src/api/runtime-names.js';
+import { kubeletReads, parseKubeletVersion } from '../../src/api/kubelet-skew.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { apiServerMetric } from '../support/apiserver-metrics.js';
@@ -208,6 +209,16 @@ describe('upstream e2e on a real node, installed as KIM installs it', () => {
     const core = await createNamespace('e2e-namespace', { [ALL]: 'true' });
     const pod = await createMutatedPod(core, 'e2e-namespace', 'all', (name) => reportingPod(name));
     await assertAllFeatures(core, pod);
+    // The node's side of the kubelet check (docs/trust-bundle-api.md): the real kubelet's version
+    // parses as 1.34, which reads v1beta1, the version this control plane serves; so the webhook
+    // mounted, and the Pod above read the bundle through that kubelet.
+    const nodes = (await core.listNode()).items;
+    assert.ok(nodes.length > 0);
+    for (const node of nodes) {
+      const version = parseKubeletVersion(node.status?.nodeInfo?.kubeletVersion);
+      assert.deepEqual(version, { major: 1, minor: 34 }, node.status?.nodeInfo?.kubeletVersion);
+      assert.deepEqual(kubeletReads(version), ['v1beta1']);
+    }
   });
 
   test('all features on at Pod level: the Pod runs with everything', async () => {
