@@ -67,18 +67,19 @@ describe('progressive rollout: waves gated on health, halt and rollback, resume,
     await f.putConfig(config((c) => c.availableFeatures.push('rt-cfg.kyma-project.io/set-landscape')));
     const bad = await f.nextVersion(stable);
     const halted = await f.waitPhase('Halted');
-    assert.match(halted.status?.haltReason ?? '', /rt-1: the webhook refused set/);
+    // The halt read the refusal from the canary's status holding the bad set: it got it.
+    assert.ok(
+      halted.status?.haltReason?.includes(`rt-1: the webhook refused set ${bad}`),
+      halted.status?.haltReason,
+    );
     assert.match(halted.status?.haltReason ?? '', /set-landscape/);
     assert.deepEqual(
       halted.status?.failures?.map((f) => f.runtime),
       ['rt-1'],
     );
     await f.waitServed('rt-1', stable);
+    // Sampled every 100 ms, the canary's short time with the bad set can fall between two reads.
     const samples = await t.stop();
-    assert.ok(
-      samples.some((s) => s['rt-1']?.applied === bad),
-      'the canary got the bad set',
-    );
     for (const s of samples) for (const id of REST) assert.equal(s[id]?.applied, stable, `${id} was touched`);
     const cm = await coreOf(f.rt('rt-1')).readNamespacedConfigMap({
       name: 'rt-bootstrapper-config',
