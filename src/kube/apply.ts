@@ -47,3 +47,23 @@ export async function applyObjects(
   }
   return stored;
 }
+
+/**
+ * Server-side applies `data` keys of one ConfigMap under `fieldManager`: each writer of a shared
+ * ConfigMap (the webhook's status report) owns only its own keys, and leaves the others' alone.
+ */
+export async function applyConfigMapData(
+  access: ClusterAccess,
+  target: { readonly name: string; readonly namespace: string },
+  data: Readonly<Record<string, string | undefined>>,
+  o: ApplyOptions & { readonly fieldManager: string },
+): Promise<void> {
+  // A key whose value is undefined is left out (JSON), so the writer lets go of it.
+  const configMap: KubernetesObject & { data: Readonly<Record<string, string | undefined>> } = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: target.name, namespace: target.namespace },
+    data,
+  };
+  await applyObjects(access, [configMap], { timeoutMs: 10_000, ...o });
+}

@@ -1,10 +1,9 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { isDeepStrictEqual } from 'node:util';
 import { reportData, type WebhookStatusReport } from '../api/webhook-status.js';
 import type { ConfigError } from '../api/webhook-config.js';
 import type { TrustBundleCapability } from '../api/trust-bundle-capability.js';
-import { applyObjects } from '../kube/apply.js';
+import { applyConfigMapData } from '../kube/apply.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 
 /** Field manager of the report (not the controller's: the two never write each other's objects). */
@@ -60,18 +59,9 @@ export class WebhookStatusReporter {
     if (this.writing || this.stopped || isDeepStrictEqual(this.report, this.written)) return;
     this.writing = true;
     const report = this.report;
-    void applyObjects(
-      this.access,
-      [
-        {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: this.target.name, namespace: this.target.namespace },
-          data: reportData(report),
-        } as KubernetesObject,
-      ],
-      { fieldManager: STATUS_FIELD_MANAGER, timeoutMs: 10_000 },
-    ).then(
+    void applyConfigMapData(this.access, this.target, reportData(report), {
+      fieldManager: STATUS_FIELD_MANAGER,
+    }).then(
       () => {
         this.written = report;
         this.writing = false;

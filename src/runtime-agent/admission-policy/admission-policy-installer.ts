@@ -23,7 +23,7 @@ import {
 } from '../../api/admission-path-report.js';
 import { abortableSleep } from '../../kube/abortable-sleep.js';
 import { discoverApi, discoveryGet } from '../../kube/api-discovery.js';
-import { applyObjects } from '../../kube/apply.js';
+import { applyConfigMapData, applyObjects } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
@@ -168,16 +168,10 @@ export class AdmissionPolicyInstaller {
     this.log.info(report, 'admission path');
     const target = this.o.statusConfigMap;
     if (target === undefined) return text;
-    await applyObjects(
+    await applyConfigMapData(
       this.o.access,
-      [
-        {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: target.name, namespace: target.namespace },
-          data: { [ADMISSION_PATH_KEY]: text },
-        } as KubernetesObject,
-      ],
+      target,
+      { [ADMISSION_PATH_KEY]: text },
       { fieldManager: ADMISSION_POLICY_FIELD_MANAGER, timeoutMs: CALL_TIMEOUT_MS },
     );
     return text;

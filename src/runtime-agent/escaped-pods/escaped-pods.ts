@@ -7,7 +7,6 @@
  * with the repair on, restarts the owners of escaped Pods (./escaped-repair.ts) and counts again.
  */
 import { createHash } from 'node:crypto';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import {
@@ -20,7 +19,7 @@ import {
 import type { TrustBundleMount } from '../../api/trust-bundle-capability.js';
 import type { WebhookConfig } from '../../api/webhook-config.js';
 import { abortableSleep } from '../../kube/abortable-sleep.js';
-import { applyObjects } from '../../kube/apply.js';
+import { applyConfigMapData } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { KubeListWatch } from '../../kube/list-watch.js';
 import { forEachPage } from '../../kube/pager.js';
@@ -204,17 +203,11 @@ export class EscapedPods {
     const target = this.o.statusConfigMap;
     if (target === undefined || !leadership.isLeader()) return;
     try {
-      await applyObjects(
+      await applyConfigMapData(
         this.o.access,
-        [
-          {
-            apiVersion: 'v1',
-            kind: 'ConfigMap',
-            metadata: { name: target.name, namespace: target.namespace },
-            data: { [ESCAPED_PODS_KEY]: writeEscaped(report) },
-          } as KubernetesObject,
-        ],
-        { fieldManager: ESCAPED_FIELD_MANAGER, timeoutMs: 10_000 },
+        target,
+        { [ESCAPED_PODS_KEY]: writeEscaped(report) },
+        { fieldManager: ESCAPED_FIELD_MANAGER },
       );
     } catch (err) {
       this.log.warn({ err }, 'cannot write the escaped-Pod report; written with the next count');

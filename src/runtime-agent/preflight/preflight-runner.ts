@@ -5,7 +5,7 @@
  * that the candidate's overrides would move resolves at its new location; the outcome goes under
  * key `preflight` of the status ConfigMap, where the KCP reads it.
  */
-import type { KubernetesObject, V1Namespace, V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { V1Namespace, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { SET_VERSION_ANNOTATION } from '../../api/runtime-bootstrapper.js';
@@ -22,7 +22,7 @@ import {
   writePreflight,
   type PreflightReport,
 } from '../../api/workload-health.js';
-import { applyObjects } from '../../kube/apply.js';
+import { applyConfigMapData } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { kubeRequest } from '../../kube/kube-request.js';
 import { KubeListWatch } from '../../kube/list-watch.js';
@@ -174,17 +174,11 @@ export function startPreflight(o: PreflightOptions): Preflight {
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) return false;
       try {
-        await applyObjects(
+        await applyConfigMapData(
           o.access,
-          [
-            {
-              apiVersion: 'v1',
-              kind: 'ConfigMap',
-              metadata: { name: statusName, namespace },
-              data: { [PREFLIGHT_KEY]: writePreflight(report) },
-            } as KubernetesObject,
-          ],
-          { fieldManager: PREFLIGHT_FIELD_MANAGER, timeoutMs: 10_000 },
+          { name: statusName, namespace },
+          { [PREFLIGHT_KEY]: writePreflight(report) },
+          { fieldManager: PREFLIGHT_FIELD_MANAGER },
         );
         return true;
       } catch (error) {

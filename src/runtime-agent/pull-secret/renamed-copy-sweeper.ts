@@ -1,7 +1,7 @@
-import type { KubernetesObject, V1ConfigMap, V1Namespace, V1Pod } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Namespace, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
-import { applyObjects } from '../../kube/apply.js';
+import { applyConfigMapData } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { KubeApiError, statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
@@ -123,17 +123,11 @@ export function renamedCopyCalls(
       record === undefined
         ? undefined
         : async (text) => {
-            await applyObjects(
+            await applyConfigMapData(
               access,
-              [
-                {
-                  apiVersion: 'v1',
-                  kind: 'ConfigMap',
-                  metadata: { name: record.name, namespace: record.namespace },
-                  data: { [RENAMED_COPIES_KEY]: text },
-                } as KubernetesObject,
-              ],
-              { fieldManager: RENAMED_COPIES_FIELD_MANAGER, timeoutMs: 10_000 },
+              record,
+              { [RENAMED_COPIES_KEY]: text },
+              { fieldManager: RENAMED_COPIES_FIELD_MANAGER },
             );
           },
   };

@@ -9,7 +9,6 @@
  * agent's leader writes the report into the status ConfigMap under its own field manager
  * ({@link RegistryCaches.leaderPart}), when it changed or its term began.
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
   DEFAULT_REGISTRY_CACHE_MODE,
@@ -23,7 +22,7 @@ import type { WebhookConfig } from '../../api/webhook-config.js';
 import { cachedSourcesOf } from '../../image/cached-registries.js';
 import { abortableSleep } from '../../kube/abortable-sleep.js';
 import { discoverApi, discoveryGet } from '../../kube/api-discovery.js';
-import { applyObjects } from '../../kube/apply.js';
+import { applyConfigMapData } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { KubeListWatch } from '../../kube/list-watch.js';
 import { forEachPage } from '../../kube/pager.js';
@@ -180,17 +179,11 @@ export class RegistryCaches {
       return;
     }
     try {
-      await applyObjects(
+      await applyConfigMapData(
         this.o.access,
-        [
-          {
-            apiVersion: 'v1',
-            kind: 'ConfigMap',
-            metadata: { name: target.name, namespace: target.namespace },
-            data: { [REGISTRY_CACHES_KEY]: writeRegistryCaches(report) },
-          } as KubernetesObject,
-        ],
-        { fieldManager: REGISTRY_CACHES_FIELD_MANAGER, timeoutMs: 10_000 },
+        target,
+        { [REGISTRY_CACHES_KEY]: writeRegistryCaches(report) },
+        { fieldManager: REGISTRY_CACHES_FIELD_MANAGER },
       );
       this.written = text;
     } catch (err) {

@@ -4,7 +4,6 @@
  * rest of that ConfigMap under theirs, and a server-side apply only removes fields its own manager
  * owned and no longer sends, so neither write takes away the other's keys.
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import {
@@ -14,7 +13,7 @@ import {
   writeWorkloads,
   type WorkloadHealthReport,
 } from '../../api/workload-health.js';
-import { applyObjects } from '../../kube/apply.js';
+import { applyConfigMapData } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 
 /** Options of a {@link ReportWriter}. */
@@ -98,20 +97,11 @@ export class ReportWriter {
     const { report, rules } = snapshot;
     if (this.stopped || isDeepStrictEqual(snapshot, this.written)) return;
     try {
-      await applyObjects(
+      await applyConfigMapData(
         this.o.access,
-        [
-          {
-            apiVersion: 'v1',
-            kind: 'ConfigMap',
-            metadata: { name: this.o.target.name, namespace: this.o.target.namespace },
-            data: {
-              [WORKLOADS_KEY]: writeWorkloads(report),
-              [REVISION_RULES_KEY]: rules,
-            },
-          } as KubernetesObject,
-        ],
-        { fieldManager: WORKLOAD_FIELD_MANAGER, timeoutMs: 10_000 },
+        this.o.target,
+        { [WORKLOADS_KEY]: writeWorkloads(report), [REVISION_RULES_KEY]: rules },
+        { fieldManager: WORKLOAD_FIELD_MANAGER },
       );
       this.written = snapshot;
       this.lastWriteAt = performance.now();
