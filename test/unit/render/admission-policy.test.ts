@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseWebhookConfig, type WebhookConfigInput } from '../../../src/api/webhook-config.js';
+import type { WebhookConfigInput } from '../../../src/api/webhook-config.js';
 import {
   FEATURE_ADD_CLUSTER_TRUST_BUNDLE,
   FEATURE_ALL,
@@ -27,15 +27,7 @@ import {
   type AdmissionPolicyOptions,
 } from '../../../src/render/admission-policy.js';
 import { renderMutatingWebhookConfiguration } from '../../../src/render/webhook-registration.js';
-import { seedTrustBundle } from '../mutation/support.js';
-
-const config = (patch: Partial<WebhookConfigInput> = {}) =>
-  parseWebhookConfig({
-    overrides: { 'replace.me': 'ghcr.io' },
-    clusterTrustBundle: seedTrustBundle,
-    availableFeatures: [FEATURE_ALL],
-    ...patch,
-  });
+import { makeConfig, seedTrustBundle } from '../mutation/support.js';
 
 // The rendered objects are plain JSON; read them as such.
 type Json = Record<string, unknown> & {
@@ -52,7 +44,7 @@ type Json = Record<string, unknown> & {
   data: Record<string, string>;
 };
 const render = (patch: Partial<WebhookConfigInput> = {}, options: AdmissionPolicyOptions = {}) => {
-  const m = renderAdmissionPolicy(config(patch), options);
+  const m = renderAdmissionPolicy(makeConfig(patch), options);
   return { params: m.params as Json, policy: m.policy as Json, binding: m.binding as Json };
 };
 const dataOf = (patch: Partial<WebhookConfigInput> = {}, options: AdmissionPolicyOptions = {}) =>
@@ -60,7 +52,7 @@ const dataOf = (patch: Partial<WebhookConfigInput> = {}, options: AdmissionPolic
 
 describe('renderAdmissionPolicy: the objects', () => {
   test('parameters, policy and binding, in the order they are applied, all of one name', () => {
-    const m = renderAdmissionPolicy(config());
+    const m = renderAdmissionPolicy(makeConfig());
     assert.deepEqual(
       admissionPolicyManifestList(m).map((o) => [o.kind, o.apiVersion]),
       [
@@ -241,7 +233,7 @@ describe('renderAdmissionPolicy: the parameters', () => {
       Object.keys(off).filter((k) => k.startsWith('trustBundle')),
       [],
     );
-    const { clusterTrustBundle: _none, ...rest } = config();
+    const { clusterTrustBundle: _none, ...rest } = makeConfig();
     assert.deepEqual(
       Object.keys((renderAdmissionPolicy(rest).params as Json).data).filter((k) =>
         k.startsWith('trustBundle'),
@@ -271,7 +263,7 @@ describe('renderAdmissionPolicy: what a policy cannot carry is refused, naming t
   });
 
   test('a trust-bundle name without a trust bundle', () => {
-    const { clusterTrustBundle: _none, ...rest } = config();
+    const { clusterTrustBundle: _none, ...rest } = makeConfig();
     refused('clusterTrustBundle', () => renderAdmissionPolicy(rest, { trustBundleName: 'x' }));
   });
 

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FEATURE_ALL } from '../../../../src/api/webhook-features.js';
 import { FIELD_MANAGER } from '../../../../src/api/runtime-names.js';
-import { parseWebhookConfig, type WebhookConfigInput } from '../../../../src/api/webhook-config.js';
 import { ADMISSION_POLICY_API } from '../../../../src/api/admission-path-report.js';
 import { servedApi } from '../../../../src/kube/served-api.js';
 import { MAX_POLICY_OVERRIDES } from '../../../../src/render/admission-policy-params.js';
@@ -17,22 +15,14 @@ import {
   type Manifest,
 } from '../../../../src/runtime-agent/admission-policy/install-decision.js';
 import { ADMISSION_POLICY_FIELD_MANAGER } from '../../../../src/api/admission-path-report.js';
-import { seedTrustBundle } from '../../mutation/support.js';
-
-const config = (patch: Partial<WebhookConfigInput> = {}) =>
-  parseWebhookConfig({
-    overrides: { 'replace.me': 'ghcr.io' },
-    clusterTrustBundle: seedTrustBundle,
-    availableFeatures: [FEATURE_ALL],
-    ...patch,
-  });
+import { makeConfig, seedTrustBundle } from '../../mutation/support.js';
 
 const HASH = 'a'.repeat(64);
 const v1 = servedApi(ADMISSION_POLICY_API, 'v1');
 const v1beta1 = servedApi(ADMISSION_POLICY_API, 'v1beta1');
 const NONE: FoundObjects = { params: undefined, policy: undefined, binding: undefined };
 const loaded = (patch: Partial<LoadedState> = {}): LoadedState => ({
-  config: config(),
+  config: makeConfig(),
   revision: 'set-1',
   trustBundle: { name: seedTrustBundle.name, hash: HASH },
   trustBundleMount: true,
@@ -126,7 +116,7 @@ describe('the runtime agent installs the admission policy (the decision)', () =>
     const changed = decideInstall(
       input({
         found: holding(first.apply),
-        loaded: loaded({ config: config({ overrides: { 'replace.me': 'other.io' } }) }),
+        loaded: loaded({ config: makeConfig({ overrides: { 'replace.me': 'other.io' } }) }),
       }),
     );
     assert.deepEqual(kinds(changed.apply), ['ConfigMap']);
@@ -181,7 +171,7 @@ describe('the runtime agent installs the admission policy (the decision)', () =>
     const overrides = Object.fromEntries(
       Array.from({ length: MAX_POLICY_OVERRIDES + 1 }, (_, i) => [`r${i}.example`, 'ghcr.io']),
     );
-    const d = decideInstall(input({ loaded: loaded({ config: config({ overrides }) }) }));
+    const d = decideInstall(input({ loaded: loaded({ config: makeConfig({ overrides }) }) }));
     assert.deepEqual(kinds(d.apply), [
       'ConfigMap',
       'MutatingAdmissionPolicy',
