@@ -24,7 +24,7 @@ import {
   type RuntimeView,
 } from '../../../../src/controller/rollout/wave-planner.js';
 import { seedConfigText, syncSources } from '../../../support/fixtures.js';
-import { runtimeViews } from '../../../support/wave-planner-inputs.js';
+import { runtimeViews, WAVE0 } from '../../../support/wave-planner-inputs.js';
 
 const CANARY = { matchLabels: { canary: 'true' } };
 const IDS = ['rt-1', 'rt-2', 'rt-3', 'rt-4', 'rt-5'];
@@ -49,15 +49,7 @@ const ALICE = { by: 'alice', at: Date.parse('2026-12-02T10:00:00Z'), name: 'defa
 const BOB = { by: 'bob', at: Date.parse('2026-12-02T11:00:00Z'), name: 'default.reject.1' };
 const CAROL = { by: 'carol', at: Date.parse('2026-12-02T12:00:00Z'), name: 'default.pause.1' };
 
-const base: RolloutState = {
-  target: 'v2',
-  stable: 'v1',
-  wave: 0,
-  waveStartedAt: 0,
-  phase: 'Progressing',
-  failures: [],
-  changes: ['pullCredentials'],
-};
+const base: RolloutState = { ...WAVE0, changes: ['pullCredentials'] };
 
 const plan = (p: Partial<PlanInput>): RolloutPlan =>
   planRollout({ policy: POLICY, runtimes: CANARY_ON_V2, target: 'v2', state: base, now: 60_000, ...p });
@@ -82,8 +74,23 @@ const DECISIONS: Record<string, Decisions> = {
   'paused and approved': { approvals: [{ ...ALICE, wave: 'early' }], paused: CAROL },
 };
 
+type Outcomes = Record<string, [RolloutPhase, number]>;
+
+/** Wave 1 next or waiting for its approval: a rejection halts at `haltedAt`, a pause holds wave 1. */
+const towardWave1 = (haltedAt: number): Outcomes => ({
+  none: ['AwaitingApproval', 1],
+  approved: ['Progressing', 1],
+  rejected: ['Halted', haltedAt],
+  paused: ['Paused', 1],
+  'paused and approved': ['Paused', 1],
+});
+
+/** A phase no decision moves: every decision leaves `phase` at `wave`. */
+const unmoved = (phase: RolloutPhase, wave: number): Outcomes =>
+  Object.fromEntries(Object.keys(DECISIONS).map((name) => [name, [phase, wave]]));
+
 /** Where each phase goes with each decision: phase and wave after the pass. */
-const EXPECTED: Record<RolloutPhase, Record<string, [RolloutPhase, number]>> = {
+const EXPECTED: Record<RolloutPhase, Outcomes> = {
   // The preflight done, wave 0 starts; its canary already healthy, wave 1 is next.
   Preflight: {
     none: ['AwaitingApproval', 1],
@@ -93,48 +100,12 @@ const EXPECTED: Record<RolloutPhase, Record<string, [RolloutPhase, number]>> = {
     'paused and approved': ['Paused', 0],
   },
   // The canary is healthy and does not soak: wave 1 is next, and it asks for an approval.
-  Progressing: {
-    none: ['AwaitingApproval', 1],
-    approved: ['Progressing', 1],
-    rejected: ['Halted', 0],
-    paused: ['Paused', 1],
-    'paused and approved': ['Paused', 1],
-  },
-  Soaking: {
-    none: ['AwaitingApproval', 1],
-    approved: ['Progressing', 1],
-    rejected: ['Halted', 0],
-    paused: ['Paused', 1],
-    'paused and approved': ['Paused', 1],
-  },
-  AwaitingApproval: {
-    none: ['AwaitingApproval', 1],
-    approved: ['Progressing', 1],
-    rejected: ['Halted', 1],
-    paused: ['Paused', 1],
-    'paused and approved': ['Paused', 1],
-  },
-  Paused: {
-    none: ['AwaitingApproval', 1],
-    approved: ['Progressing', 1],
-    rejected: ['Halted', 1],
-    paused: ['Paused', 1],
-    'paused and approved': ['Paused', 1],
-  },
-  Halted: {
-    none: ['Halted', 1],
-    approved: ['Halted', 1],
-    rejected: ['Halted', 1],
-    paused: ['Halted', 1],
-    'paused and approved': ['Halted', 1],
-  },
-  Complete: {
-    none: ['Complete', 2],
-    approved: ['Complete', 2],
-    rejected: ['Complete', 2],
-    paused: ['Complete', 2],
-    'paused and approved': ['Complete', 2],
-  },
+  Progressing: towardWave1(0),
+  Soaking: towardWave1(0),
+  AwaitingApproval: towardWave1(1),
+  Paused: towardWave1(1),
+  Halted: unmoved('Halted', 1),
+  Complete: unmoved('Complete', 2),
 };
 
 /** Whether runtime `id`'s wave has started under `state` (a waiting wave has not). */
@@ -146,10 +117,7 @@ function started(p: RolloutPlan, id: string): boolean {
 }
 
 describe('approval gate of the wave planner', () => {
-  for (const [phase, byDecision] of Object.entries(EXPECTED) as [
-    RolloutPhase,
-    Record<string, [RolloutPhase, number]>,
-  ][])
+  for (const [phase, byDecision] of Object.entries(EXPECTED) as [RolloutPhase, Outcomes][])
     for (const [name, [wantPhase, wantWave]] of Object.entries(byDecision))
       test(`${phase}, decisions ${name}: ${wantPhase} at wave ${wantWave}`, () => {
         const decisions = DECISIONS[name];
@@ -437,14 +405,20 @@ describe('what a target changes', () => {
 });
 
 describe('approvals in the status and rtb status', () => {
+  type StatusInput = Parameters<typeof statusOf>[0];
+  /** The status of policy generation 4 after `p`, the canary alone at the target unless `over` says. */
+  const statusAfter = (p: RolloutPlan, over: Partial<StatusInput>) =>
+    statusOf({
+      state: p.state,
+      policy: POLICY,
+      generation: 4,
+      message: p.message,
+      runtimes: { total: 5, atTarget: 1, healthy: 1 },
+      ...over,
+    });
   // Paused at wave 1, which asks for an approval too.
   const waiting = plan({ decisions: DECISIONS.paused });
-  const status = statusOf({
-    state: waiting.state,
-    policy: POLICY,
-    generation: 4,
-    message: waiting.message,
-    runtimes: { total: 5, atTarget: 1, healthy: 1 },
+  const status = statusAfter(waiting, {
     ...(waiting.awaiting ? { awaiting: waiting.awaiting } : {}),
     paused: CAROL,
     now: 60_000,
@@ -462,15 +436,7 @@ describe('approvals in the status and rtb status', () => {
     );
     // A condition keeps its transition time while its status holds.
     const approved = plan({ state: waiting.state, decisions: DECISIONS.approved, now: 70_000 });
-    const next = statusOf({
-      state: approved.state,
-      policy: POLICY,
-      generation: 4,
-      message: approved.message,
-      runtimes: { total: 5, atTarget: 1, healthy: 1 },
-      previous: status,
-      now: 70_000,
-    });
+    const next = statusAfter(approved, { previous: status, now: 70_000 });
     assert.deepEqual(next.decisions, [
       {
         wave: 'early',
@@ -484,10 +450,7 @@ describe('approvals in the status and rtb status', () => {
     assert.equal(cond?.status, 'True');
     assert.equal(cond.message, 'wave early approved by alice at 2026-12-02T10:00:00.000Z');
     assert.equal(cond.lastTransitionTime, new Date(70_000).toISOString());
-    const same = statusOf({
-      state: approved.state,
-      policy: POLICY,
-      generation: 4,
+    const same = statusAfter(approved, {
       message: '',
       runtimes: { total: 5, atTarget: 5, healthy: 5 },
       previous: next,
