@@ -31,6 +31,7 @@ import {
 import { resolveDirectModeSettings } from '../../../../src/controller/direct/direct-mode-options.js';
 import type { SyncSetResult } from '../../../../src/controller/direct/sync-set.js';
 import { seedConfigText } from '../../../support/fixtures.js';
+import { keptTrustProjection } from '../../../support/trust-projection-condition.js';
 
 const KEY = 'kcp-system/rb-a';
 
@@ -336,13 +337,7 @@ describe('BootstrapperReconciler', () => {
       ok: true,
       set: { ...SET.set, objects: [...SET.set.objects, bundle] },
     };
-    const kept = {
-      type: 'TrustBundleProjection' as const,
-      status: 'True' as const,
-      reason: 'Kept',
-      message: '',
-      lastTransitionTime: new Date().toISOString(),
-    };
+    const kept = keptTrustProjection(new Date());
     const h = harness(
       bootstrapper({
         state: 'Ready',

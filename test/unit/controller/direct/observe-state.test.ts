@@ -26,6 +26,7 @@ import type { LeaseFence } from '../../../../src/kube/lease-fence.js';
 import { silentLogger } from '../../../../src/telemetry/logger.js';
 import { seedConfigText } from '../../../support/fixtures.js';
 import { unusedOps } from './fake-serving-runtime.js';
+import { keptTrustProjection } from '../../../support/trust-projection-condition.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
@@ -108,13 +109,7 @@ describe('the last state of a pass', () => {
       metadata: { name: 'b' },
     };
     const withBundle: SyncSetResult = { ok: true, set: { ...SET.set, objects: [bundle] } };
-    const kept = {
-      type: 'TrustBundleProjection' as const,
-      status: 'True' as const,
-      reason: 'Kept',
-      message: '',
-      lastTransitionTime: new Date(NOW).toISOString(),
-    };
+    const kept = keptTrustProjection(new Date(NOW));
     const webhook = new Webhook();
     webhook.trustBundle = {
       api: 'certificates.k8s.io/v1',

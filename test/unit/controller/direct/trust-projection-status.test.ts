@@ -9,6 +9,7 @@ import {
   projectionLookDue,
 } from '../../../../src/controller/direct/trust-projection-status.js';
 import { observeTrustProjection } from '../../../../src/controller/direct/webhook-report.js';
+import { keptTrustProjection } from '../../../support/trust-projection-condition.js';
 
 const NOW = Date.parse('2026-11-27T12:00:00Z');
 
@@ -76,13 +77,7 @@ describe('the trust-bundle projection in the RuntimeBootstrapper status', () => 
   });
 
   test('at rest nothing is read; a forced or writing pass reads; no condition yet reads once', async () => {
-    const kept = {
-      type: 'TrustBundleProjection' as const,
-      status: 'True' as const,
-      reason: 'Kept',
-      message: '',
-      lastTransitionTime: new Date(NOW).toISOString(),
-    };
+    const kept = keptTrustProjection(new Date(NOW));
     const at = reader({ trustBundle: { api: 'certificates.k8s.io/v1', projection: 'dropped' } });
     await observeTrustProjection(ready(0, [kept]), at, pass);
     assert.equal(at.calls, 0, 'a runtime at rest costs nothing');
