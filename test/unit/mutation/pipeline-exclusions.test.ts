@@ -7,9 +7,9 @@ import {
   FEATURE_SET_FIPS_MODE,
 } from '../../../src/api/webhook-features.js';
 import { ORIGINAL_IMAGES_ANNOTATION } from '../../../src/api/workload-health.js';
-import { mutatePod, type MutatePodInput, type MutatePodResult } from '../../../src/mutation/pipeline.js';
+import type { MutatePodInput, MutatePodResult } from '../../../src/mutation/pipeline.js';
 import type { Pod } from '../../../src/mutation/pod.js';
-import { applyOps, deepFreeze } from './support.js';
+import { ephemeralUpdate, mutateChecked } from './support.js';
 
 const config = (overrideExclusions?: string[]): WebhookConfig =>
   parseWebhookConfig({
@@ -20,12 +20,9 @@ const config = (overrideExclusions?: string[]): WebhookConfig =>
   });
 const EXCLUSIONS = ['replace.me/keep', 'nginx:1.25'];
 
-function run(input: Omit<MutatePodInput, 'namespace' | 'pullSecretAvailable'>): MutatePodResult {
-  const pod = deepFreeze(structuredClone(input.pod));
-  const result = mutatePod({ namespace: { name: 'team' }, pullSecretAvailable: true, ...input, pod });
-  assert.deepEqual(applyOps(pod, result.patch), result.pod, 'patch(input) equals the returned Pod');
-  return result;
-}
+/** Runs mutatePod in namespace `team`, the pull Secret available, through mutateChecked. */
+const run = (input: Omit<MutatePodInput, 'namespace' | 'pullSecretAvailable'>): MutatePodResult =>
+  mutateChecked({ namespace: { name: 'team' }, pullSecretAvailable: true, ...input });
 
 const ALL_ON = { [FEATURE_ALL]: 'true' };
 const pod: Pod = {
@@ -118,23 +115,11 @@ describe('mutatePod: overrideExclusions', () => {
       imagesOf(run({ pod: moved, oldPod: running, operation: 'UPDATE', config: config(EXCLUSIONS) }).pod),
       ['ghcr.io/a:2'],
     );
-    const debug: Pod = {
-      ...running,
-      spec: {
-        ...running.spec!,
-        ephemeralContainers: [
-          { name: 'd1', image: 'nginx:1.25' },
-          { name: 'd2', image: 'replace.me/debug:1' },
-        ],
-      },
-    };
-    const result = run({
-      pod: debug,
-      oldPod: running,
-      operation: 'UPDATE',
-      subResource: 'ephemeralcontainers',
-      config: config(EXCLUSIONS),
-    });
+    const debug = ephemeralUpdate(running, [
+      { name: 'd1', image: 'nginx:1.25' },
+      { name: 'd2', image: 'replace.me/debug:1' },
+    ]);
+    const result = run({ ...debug, config: config(EXCLUSIONS) });
     assert.deepEqual(imagesOf(result.pod), ['ghcr.io/a:1', 'nginx:1.25', 'ghcr.io/debug:1']);
   });
 

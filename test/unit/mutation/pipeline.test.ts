@@ -14,9 +14,9 @@ import {
   FEATURE_SET_LANDSCAPE,
   FEATURES,
 } from '../../../src/api/webhook-features.js';
-import { mutatePod, type MutatePodInput, type MutatePodResult } from '../../../src/mutation/pipeline.js';
+import type { MutatePodInput, MutatePodResult } from '../../../src/mutation/pipeline.js';
 import type { Pod } from '../../../src/mutation/pod.js';
-import { applyOps, deepFreeze, makeConfig } from './support.js';
+import { ephemeralUpdate, makeConfig, mutateChecked } from './support.js';
 import { API_NOT_SERVED, trustBundleMount } from '../../../src/api/trust-bundle-capability.js';
 
 function fixture(name: string): string {
@@ -30,16 +30,10 @@ const seedConfig = parseWebhookConfig(fixture('seed-config.json'));
 const SEED_FEATURES = FEATURES.filter((f) => f !== FEATURE_SET_LANDSCAPE);
 const MARKS = { [ANNOTATION_DEFAULTED]: 'true', [ANNOTATION_MODIFIED]: 'true' };
 
-/** Runs mutatePod on a frozen input and checks that the patch reproduces the returned Pod. */
-function run(
+/** Runs mutatePod (namespace `default`, pull Secret available unless `input` says) through mutateChecked. */
+const run = (
   input: Omit<MutatePodInput, 'namespace' | 'pullSecretAvailable'> & Partial<MutatePodInput>,
-): MutatePodResult {
-  const pod = deepFreeze(structuredClone(input.pod));
-  const result = mutatePod({ namespace: { name: 'default' }, pullSecretAvailable: true, ...input, pod });
-  assert.deepEqual(applyOps(pod, result.patch), result.pod, 'patch(input) equals the returned Pod');
-  if (result.patch.length === 0) assert.equal(result.pod, pod, 'an unchanged Pod is returned as it came');
-  return result;
-}
+): MutatePodResult => mutateChecked({ namespace: { name: 'default' }, pullSecretAvailable: true, ...input });
 
 const plainPod: Pod = {
   apiVersion: 'v1',
@@ -359,21 +353,8 @@ describe('mutatePod: UPDATE and subresources', () => {
   });
 
   test('pods/ephemeralcontainers: only new ephemeral containers', () => {
-    const withNew: Pod = {
-      ...running,
-      spec: {
-        ...running.spec!,
-        ephemeralContainers: [
-          ...running.spec!.ephemeralContainers!,
-          { name: 'dbg2', image: 'replace.me/dbg:2' },
-        ],
-      },
-    };
     const result = run({
-      pod: withNew,
-      oldPod: running,
-      operation: 'UPDATE',
-      subResource: 'ephemeralcontainers',
+      ...ephemeralUpdate(running, [{ name: 'dbg2', image: 'replace.me/dbg:2' }]),
       config: makeConfig(),
     });
     assert.deepEqual(result.patch[0], imageReplaced('/spec/ephemeralContainers/1/image', 'ghcr.io/dbg:2'));

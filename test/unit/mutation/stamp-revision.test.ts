@@ -6,7 +6,7 @@ import {
   REVISION_ANNOTATION,
   REVISION_LABEL,
 } from '../../../src/api/workload-health.js';
-import { mutatePod, type MutatePodInput, type MutatePodResult } from '../../../src/mutation/pipeline.js';
+import type { MutatePodInput, MutatePodResult } from '../../../src/mutation/pipeline.js';
 import type { Pod } from '../../../src/mutation/pod.js';
 import {
   isLabelValue,
@@ -14,25 +14,21 @@ import {
   rewrittenImages,
   stampRevision,
 } from '../../../src/mutation/stamp-revision.js';
-import { applyOps, deepFreeze, edit, makeConfig } from './support.js';
+import { edit, makeConfig, mutateChecked } from './support.js';
 
 const REVISION = '3f9a0c1d2e4b5a69';
 const ann = (p: Pod): Record<string, string> => p.metadata?.annotations ?? {};
 const lab = (p: Pod): Record<string, string> => p.metadata?.labels ?? {};
 
-function run(input: Partial<MutatePodInput> & Pick<MutatePodInput, 'pod'>): MutatePodResult {
-  const pod = deepFreeze(structuredClone(input.pod));
-  const result = mutatePod({
+/** Runs mutatePod through mutateChecked: a CREATE in `team`, which asks for the registry rewrite, unless `input` says. */
+const run = (input: Partial<MutatePodInput> & Pick<MutatePodInput, 'pod'>): MutatePodResult =>
+  mutateChecked({
     operation: 'CREATE',
     namespace: { name: 'team', annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true' } },
     config: makeConfig(),
     pullSecretAvailable: true,
     ...input,
-    pod,
   });
-  assert.deepEqual(applyOps(pod, result.patch), result.pod, 'patch(input) equals the returned Pod');
-  return result;
-}
 
 const pod = (o: { init?: string; app?: string; sidecar?: string; meta?: Pod['metadata'] } = {}): Pod => ({
   apiVersion: 'v1',

@@ -9,8 +9,9 @@ import {
 import { FEATURE_ALL } from '../../../src/api/webhook-features.js';
 import type { ClusterTrustBundleConfig } from '../../../src/api/trust-bundle-config.js';
 import type { PodPatchBuilder } from '../../../src/mutation/manipulation.js';
+import { mutatePod, type MutatePodInput, type MutatePodResult } from '../../../src/mutation/pipeline.js';
 import { PatchBuilder, type PatchOperation } from '../../../src/mutation/patch-builder.js';
-import type { Pod } from '../../../src/mutation/pod.js';
+import type { EphemeralContainer, Pod } from '../../../src/mutation/pod.js';
 
 /** Freezes a value and everything in it, so any write to it throws (ES modules are strict). */
 export function deepFreeze<T>(value: T): T {
@@ -67,4 +68,33 @@ export function makeConfig(patch: Partial<WebhookConfigInput> = {}): WebhookConf
     availableFeatures: [FEATURE_ALL],
     ...patch,
   });
+}
+
+/**
+ * Runs mutatePod on a frozen copy of `input.pod` and checks what holds of every run: the patch
+ * reproduces the returned Pod, and a Pod nothing changes is returned as it came.
+ */
+export function mutateChecked(input: MutatePodInput): MutatePodResult {
+  const pod = deepFreeze(structuredClone(input.pod));
+  const result = mutatePod({ ...input, pod });
+  assert.deepEqual(applyOps(pod, result.patch), result.pod, 'patch(input) equals the returned Pod');
+  if (result.patch.length === 0) assert.equal(result.pod, pod, 'an unchanged Pod is returned as it came');
+  return result;
+}
+
+/** The `pods/ephemeralcontainers` UPDATE of `running` that adds `added` to its ephemeral containers. */
+export function ephemeralUpdate(
+  running: Pod,
+  added: readonly EphemeralContainer[],
+): Pick<MutatePodInput, 'pod' | 'oldPod' | 'operation' | 'subResource'> {
+  const spec = running.spec ?? { containers: [] };
+  return {
+    pod: {
+      ...running,
+      spec: { ...spec, ephemeralContainers: [...(spec.ephemeralContainers ?? []), ...added] },
+    },
+    oldPod: running,
+    operation: 'UPDATE',
+    subResource: 'ephemeralcontainers',
+  };
 }
