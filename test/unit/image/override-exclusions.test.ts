@@ -5,6 +5,7 @@ import {
   createExclusionMatcher,
   overrideExclusionProblem,
   parseOverrideExclusion,
+  type OverrideExclusion,
 } from '../../../src/image/override-exclusions.js';
 import { createRegistryRewriter, rewriteImage } from '../../../src/image/registry-rewrite.js';
 import {
@@ -18,58 +19,39 @@ const SHA256 = `sha256:${'b'.repeat(64)}`;
 const excludes = (entries: readonly string[], image: string): boolean =>
   createExclusionMatcher(entries)(parseImageReference(image));
 
+const NGINX = { kind: 'repository', registry: 'docker.io', repository: 'library/nginx' } as const;
+const BELOW_BITNAMI = { kind: 'below', registry: 'docker.io', path: 'bitnami' } as const;
+
+/** What entries read as, by rule: each entry and its parse. */
+const parsedEntries: Record<string, readonly [entry: string, parsed: OverrideExclusion][]> = {
+  'without tag and digest an entry is a repository prefix, normalized as runtimes read it': [
+    ['nginx', NGINX],
+    ['library/nginx', NGINX],
+    ['docker.io/nginx', NGINX],
+    ['index.docker.io/library/nginx', NGINX],
+    ['localhost:5000/a/b', { kind: 'repository', registry: 'localhost:5000', repository: 'a/b' }],
+  ],
+  'with a tag, a digest or both an entry is an image': [
+    ['nginx:1.25', { ...NGINX, kind: 'image', tag: '1.25', digest: undefined }],
+    [
+      `ghcr.io/a:1@${SHA256}`,
+      { kind: 'image', registry: 'ghcr.io', repository: 'a', tag: '1', digest: SHA256 },
+    ],
+  ],
+  'a path and `/*`: the repositories below it, read without Docker Hub’s library/': [
+    ['bitnami/*', BELOW_BITNAMI],
+    ['docker.io/bitnami/*', BELOW_BITNAMI],
+    ['index.docker.io/bitnami/*', BELOW_BITNAMI],
+    ['library/*', { kind: 'below', registry: 'docker.io', path: 'library' }],
+    ['localhost:5000/org/team/*', { kind: 'below', registry: 'localhost:5000', path: 'org/team' }],
+  ],
+};
+
 describe('parseOverrideExclusion', () => {
-  test('without tag and digest an entry is a repository prefix, normalized as runtimes read it', () => {
-    for (const entry of ['nginx', 'library/nginx', 'docker.io/nginx', 'index.docker.io/library/nginx']) {
-      assert.deepEqual(
-        parseOverrideExclusion(entry),
-        { kind: 'repository', registry: 'docker.io', repository: 'library/nginx' },
-        entry,
-      );
-    }
-    assert.deepEqual(parseOverrideExclusion('localhost:5000/a/b'), {
-      kind: 'repository',
-      registry: 'localhost:5000',
-      repository: 'a/b',
+  for (const [rule, entries] of Object.entries(parsedEntries))
+    test(rule, () => {
+      for (const [entry, parsed] of entries) assert.deepEqual(parseOverrideExclusion(entry), parsed, entry);
     });
-  });
-
-  test('with a tag, a digest or both an entry is an image', () => {
-    assert.deepEqual(parseOverrideExclusion('nginx:1.25'), {
-      kind: 'image',
-      registry: 'docker.io',
-      repository: 'library/nginx',
-      tag: '1.25',
-      digest: undefined,
-    });
-    assert.deepEqual(parseOverrideExclusion(`ghcr.io/a:1@${SHA256}`), {
-      kind: 'image',
-      registry: 'ghcr.io',
-      repository: 'a',
-      tag: '1',
-      digest: SHA256,
-    });
-  });
-
-  test('a path and `/*`: the repositories below it, read without Docker Hub’s library/', () => {
-    for (const entry of ['bitnami/*', 'docker.io/bitnami/*', 'index.docker.io/bitnami/*']) {
-      assert.deepEqual(
-        parseOverrideExclusion(entry),
-        { kind: 'below', registry: 'docker.io', path: 'bitnami' },
-        entry,
-      );
-    }
-    assert.deepEqual(parseOverrideExclusion('library/*'), {
-      kind: 'below',
-      registry: 'docker.io',
-      path: 'library',
-    });
-    assert.deepEqual(parseOverrideExclusion('localhost:5000/org/team/*'), {
-      kind: 'below',
-      registry: 'localhost:5000',
-      path: 'org/team',
-    });
-  });
 
   test('refused: no reference, an uppercase repository, a bare registry', () => {
     for (const [entry, reason] of [
