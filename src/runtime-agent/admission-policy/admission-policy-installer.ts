@@ -18,8 +18,8 @@ import {
   ADMISSION_PATH_KEY,
   ADMISSION_POLICY_API,
   ADMISSION_POLICY_FIELD_MANAGER,
-  writeAdmissionPath,
   type AdmissionPathReport,
+  type AdmissionPolicyVersion,
 } from '../../api/admission-path-report.js';
 import { abortableSleep } from '../../kube/abortable-sleep.js';
 import { discoverApi, discoveryGet } from '../../kube/api-discovery.js';
@@ -27,21 +27,39 @@ import { applyConfigMapData, applyObjects } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
+import type { ApiChoice, ServedApi } from '../../kube/served-api.js';
 import { part } from '../../process/part-group.js';
 import { ADMISSION_POLICY_NAME } from '../../render/admission-policy.js';
 import type { LeaderPart } from '../runtime-agent.js';
 import {
   ADMISSION_POLICY_HASH_ANNOTATION,
   decideInstall,
+  passWrites,
   type FoundObject,
   type FoundObjects,
   type LoadedState,
+  type Manifest,
 } from './install-decision.js';
 
 /** Default time between two passes (a runtime upgraded to a minor that serves the API is found then). */
 export const DEFAULT_ADMISSION_POLICY_INTERVAL_MS = 5 * 60_000;
 /** Bound of each call. */
 const CALL_TIMEOUT_MS = 10_000;
+
+/** Where the report goes. */
+type StatusTarget = { readonly namespace: string; readonly name: string } | undefined;
+
+/** The installer's calls to the runtime's API server (see {@link clusterCalls}). */
+export interface AdmissionPolicyCalls {
+  /** Which MutatingAdmissionPolicy version the runtime serves. */
+  discover(): Promise<ApiChoice<AdmissionPolicyVersion>>;
+  /** The parameters (in `namespace`), the policy and the binding at `api`, each read by name. */
+  found(api: ServedApi<AdmissionPolicyVersion>, namespace: string): Promise<FoundObjects>;
+  /** Server-side applies `objects`, in order, under the agent's field manager. */
+  apply(objects: readonly Manifest[]): Promise<void>;
+  /** Writes the report's text into the status ConfigMap, where there is one. */
+  publish(text: string): Promise<void>;
+}
 
 /** Settings of {@link AdmissionPolicyInstaller}. */
 export interface AdmissionPolicyInstallerOptions {
@@ -52,19 +70,25 @@ export interface AdmissionPolicyInstallerOptions {
   /** false where the KCP installs the policy (direct mode): the agent only reports. */
   readonly installsHere: boolean;
   /** Where the report goes (direct mode); undefined: logs only. */
-  readonly statusConfigMap: { readonly namespace: string; readonly name: string } | undefined;
+  readonly statusConfigMap: StatusTarget;
   /** Time between two passes (default {@link DEFAULT_ADMISSION_POLICY_INTERVAL_MS}). */
   readonly intervalMs?: number;
+  /** Replace the calls to the API server (unit tests; default {@link clusterCalls}). */
+  readonly calls?: AdmissionPolicyCalls;
+  /** Replaces the wait between passes (unit tests; default {@link abortableSleep}). */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 /** The installer across terms: {@link refresh} reaches the pass of the term under way. */
 export class AdmissionPolicyInstaller {
   private readonly log: Logger;
+  private readonly calls: AdmissionPolicyCalls;
   private wake = new AbortController();
   private last: AdmissionPathReport | undefined;
 
   constructor(private readonly o: AdmissionPolicyInstallerOptions) {
     this.log = o.logger.child({ part: 'admission-policy' });
+    this.calls = o.calls ?? clusterCalls(o.access, o.statusConfigMap);
   }
 
   /** The path last found (tests, debugging); undefined before a first pass of a term. */
@@ -94,8 +118,11 @@ export class AdmissionPolicyInstaller {
 
   private async run(signal: AbortSignal, leads: () => boolean): Promise<void> {
     const interval = this.o.intervalMs ?? DEFAULT_ADMISSION_POLICY_INTERVAL_MS;
+    const sleep = this.o.sleep ?? abortableSleep;
+    // Per term: a new term writes its report again.
     let written: string | undefined;
     while (!signal.aborted) {
+      // Before the pass: a refresh during it ends the wait after it.
       this.wake = new AbortController();
       try {
         written = await this.pass(leads, written);
@@ -103,45 +130,40 @@ export class AdmissionPolicyInstaller {
         if (stopped(signal)) return;
         this.log.warn({ err }, 'cannot install the admission policy; trying again at the next interval');
       }
-      await abortableSleep(interval, AbortSignal.any([signal, this.wake.signal]));
+      await sleep(interval, AbortSignal.any([signal, this.wake.signal]));
     }
   }
 
   /** One pass; resolves with the report text written (or kept). */
   private async pass(leads: () => boolean, written: string | undefined): Promise<string | undefined> {
-    const api = await discoverApi(ADMISSION_POLICY_API, discoveryGet(this.o.access, CALL_TIMEOUT_MS));
+    const api = await this.calls.discover();
     const loaded = this.o.loaded();
     const found: FoundObjects = api.served
-      ? {
-          params: await this.read(
-            `/api/v1/namespaces/${loaded.namespace}/configmaps/${ADMISSION_POLICY_NAME}`,
-          ),
-          policy: await this.read(`${api.path}/${ADMISSION_POLICY_NAME}`),
-          binding: await this.read(
-            `/apis/${api.apiVersion}/mutatingadmissionpolicybindings/${ADMISSION_POLICY_NAME}`,
-          ),
-        }
+      ? await this.calls.found(api, loaded.namespace)
       : { params: undefined, policy: undefined, binding: undefined };
     const decision = decideInstall({ api, installsHere: this.o.installsHere, found, loaded });
-    if (!leads()) return written;
-    if (decision.apply.length > 0) {
-      await applyObjects(this.o.access, decision.apply.map(asObject), {
-        fieldManager: ADMISSION_POLICY_FIELD_MANAGER,
-        timeoutMs: CALL_TIMEOUT_MS,
-      });
+    const writes = passWrites(decision, leads(), written);
+    if (writes === undefined) return written;
+    if (writes.apply.length > 0) {
+      await this.calls.apply(writes.apply);
       this.log.info(
-        { objects: decision.apply.map((m) => m.kind), api: decision.report.api },
+        { objects: writes.apply.map((m) => m.kind), api: decision.report.api },
         'admission policy installed',
       );
     }
     this.last = decision.report;
-    return await this.publish(decision.report, written);
+    if (writes.report === undefined) return written;
+    this.log.info(decision.report, 'admission path');
+    await this.calls.publish(writes.report);
+    return writes.report;
   }
+}
 
-  /** One object by path: its writers and our hash; undefined where there is none. */
-  private async read(path: string): Promise<FoundObject | undefined> {
+/** The calls through `access`, each bounded by {@link CALL_TIMEOUT_MS}; the report to `target`. */
+export function clusterCalls(access: ClusterAccess, target: StatusTarget): AdmissionPolicyCalls {
+  const read = async (path: string): Promise<FoundObject | undefined> => {
     try {
-      const o = await kubeRequest<KubernetesObject>(this.o.access, {
+      const o = await kubeRequest<KubernetesObject>(access, {
         method: 'GET',
         path,
         timeoutMs: CALL_TIMEOUT_MS,
@@ -156,26 +178,30 @@ export class AdmissionPolicyInstaller {
       if (statusCodeOf(error) === 404) return undefined;
       throw error;
     }
-  }
-
-  /** Writes the report where it goes and it changed; resolves with the text now written. */
-  private async publish(
-    report: AdmissionPathReport,
-    written: string | undefined,
-  ): Promise<string | undefined> {
-    const text = writeAdmissionPath(report);
-    if (text === written) return written;
-    this.log.info(report, 'admission path');
-    const target = this.o.statusConfigMap;
-    if (target === undefined) return text;
-    await applyConfigMapData(
-      this.o.access,
-      target,
-      { [ADMISSION_PATH_KEY]: text },
-      { fieldManager: ADMISSION_POLICY_FIELD_MANAGER, timeoutMs: CALL_TIMEOUT_MS },
-    );
-    return text;
-  }
+  };
+  return {
+    discover: () => discoverApi(ADMISSION_POLICY_API, discoveryGet(access, CALL_TIMEOUT_MS)),
+    found: async (api, namespace) => ({
+      params: await read(`/api/v1/namespaces/${namespace}/configmaps/${ADMISSION_POLICY_NAME}`),
+      policy: await read(`${api.path}/${ADMISSION_POLICY_NAME}`),
+      binding: await read(`/apis/${api.apiVersion}/mutatingadmissionpolicybindings/${ADMISSION_POLICY_NAME}`),
+    }),
+    apply: async (objects) => {
+      await applyObjects(access, objects.map(asObject), {
+        fieldManager: ADMISSION_POLICY_FIELD_MANAGER,
+        timeoutMs: CALL_TIMEOUT_MS,
+      });
+    },
+    publish: async (text) => {
+      if (target === undefined) return;
+      await applyConfigMapData(
+        access,
+        target,
+        { [ADMISSION_PATH_KEY]: text },
+        { fieldManager: ADMISSION_POLICY_FIELD_MANAGER, timeoutMs: CALL_TIMEOUT_MS },
+      );
+    },
+  };
 }
 
 const asObject = (o: object): KubernetesObject => o;

@@ -10,7 +10,11 @@
  * policy and the binding, each only when its content changed. It never removes an object.
  */
 import { createHash } from 'node:crypto';
-import { ADMISSION_API_NOT_SERVED, type AdmissionPathReport } from '../../api/admission-path-report.js';
+import {
+  ADMISSION_API_NOT_SERVED,
+  writeAdmissionPath,
+  type AdmissionPathReport,
+} from '../../api/admission-path-report.js';
 import { FIELD_MANAGER } from '../../api/runtime-names.js';
 import type { WebhookConfig } from '../../api/webhook-config.js';
 import type { ApiChoice } from '../../kube/served-api.js';
@@ -168,4 +172,26 @@ export function decideInstall(input: InstallInput): InstallDecision {
             reason: `the config is more than the policy carries (${refusal.message})`,
           },
   };
+}
+
+/** What one pass writes: the objects to apply and the report's text, where it changed. */
+export interface PassWrites {
+  readonly apply: readonly Manifest[];
+  /** The report's text to write; undefined where it is what this term wrote already. */
+  readonly report: string | undefined;
+}
+
+/**
+ * What a pass writes after `decision`, given whether this replica still leads (read after the
+ * reads, just before writing) and the report's text this term wrote last (pure). Undefined where
+ * it no longer leads: it writes nothing and keeps its last report (a new leader writes its own).
+ */
+export function passWrites(
+  decision: InstallDecision,
+  leads: boolean,
+  written: string | undefined,
+): PassWrites | undefined {
+  if (!leads) return undefined;
+  const text = writeAdmissionPath(decision.report);
+  return { apply: decision.apply, report: text === written ? undefined : text };
 }
