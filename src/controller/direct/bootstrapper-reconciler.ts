@@ -233,7 +233,6 @@ export class BootstrapperReconciler {
       return undefined;
     }
     record.servingCurrentUntil = pass.servingCheckedUntil;
-    if (pass.workloadsLookedAt !== undefined) record.workloadsLookedAt = pass.workloadsLookedAt;
     const driftNotAfter = ops.driftNotAfter();
     if (!outcome.error && driftNotAfter !== undefined) record.driftNotAfter = driftNotAfter;
     const refusal = ops.refusal();
@@ -267,6 +266,9 @@ export class BootstrapperReconciler {
         return { requeueAfter: STATUS_CONFLICT_REQUEUE_MS };
       }
     }
+    // A look counts once its result is in the status: a write lost (a conflict, an error) leaves
+    // the next pass's look due, or the figures would wait for the next look at rest.
+    if (pass.workloadsLookedAt !== undefined) record.workloadsLookedAt = pass.workloadsLookedAt;
     this.d.onReconciled?.(key, outcome.error === undefined && next.state !== 'Error');
     if (outcome.error) {
       this.d.metrics.syncErrors.inc({ reason: reasonOf(next) });

@@ -563,6 +563,26 @@ describe('BootstrapperReconciler', () => {
     assert.equal(h.writes.length, 1);
   });
 
+  test('a look at the workloads whose status write was lost is made again by the next pass', async () => {
+    const h = harness(bootstrapper({ state: 'Ready', appliedVersion: 'v2' }));
+    let reads = 0;
+    h.ops.readWebhookReport = () => {
+      reads++;
+      return Promise.resolve({ workloads: {} });
+    };
+    h.passes = [ready, ready];
+    // The copy the pass read is older than the stored CR: its status write is refused (409).
+    h.server.resourceVersion = '2';
+    assert.deepEqual(await h.reconciler.reconcile(KEY), { requeueAfter: STATUS_CONFLICT_REQUEUE_MS });
+    assert.equal(reads, 1);
+    const rb = h.store.get(KEY);
+    assert.ok(rb);
+    h.store.replace([{ ...rb, metadata: { ...rb.metadata, resourceVersion: '2' } }]);
+    await h.reconciler.reconcile(KEY);
+    assert.equal(reads, 2, 'the lost look is due again, not 60 s later');
+    assert.equal(h.writes[0]?.workloads?.revision, 'v2');
+  });
+
   test("the status write is based on the pass's own finalizer write, not the copy it read", async () => {
     const h = harness();
     h.ops.addFinalizer = () => {
