@@ -1,6 +1,6 @@
 import { parse, stringify } from 'yaml';
 import { ConfigError, readWebhookConfig, type WebhookConfig } from '../api/webhook-config.js';
-import { mutatePod, type AdmissionOperation } from '../mutation/pipeline.js';
+import { configOnRuntime, mutatePod, type AdmissionOperation } from '../mutation/pipeline.js';
 import { asJsonObject } from '../api/json-object.js';
 import { canonicalRegistry, isValidRegistryHost } from '../image/image-reference.js';
 
@@ -92,10 +92,9 @@ export function previewMutation(input: PreviewInput): string {
     );
   const result = mutatePod({
     pod,
-    cachedRegistries,
     operation: input.operation ?? 'CREATE',
     namespace: { name: namespaceName, annotations: namespaceAnnotations },
-    config,
+    config: configOnRuntime(config, cachedRegistries),
     pullSecretAvailable: true,
   });
   for (const warning of result.warnings) input.onWarning?.(warning);

@@ -16,42 +16,20 @@ export function cachedSourcesOf(
   cached: ReadonlySet<string>,
 ): string[] {
   if (cached.size === 0) return [];
-  return sourcesOf(overrides).filter((source) => cached.has(source));
+  return [...usableOverrides(overrides).keys()].filter((source) => cached.has(source)).sort();
 }
-
-// The usable sources of each overrides object, sorted, read once (admission asks per request).
-const sources = new WeakMap<object, readonly string[]>();
-
-function sourcesOf(overrides: Readonly<Record<string, string>>): readonly string[] {
-  let known = sources.get(overrides);
-  if (known === undefined) {
-    known = [...usableOverrides(overrides).keys()].sort();
-    sources.set(overrides, known);
-  }
-  return known;
-}
-
-// Configs are replaced, never edited: one reduced copy per overrides object and set of hosts left,
-// so the pipeline's rewriter cache (keyed by the overrides object) keeps working.
-const reduced = new WeakMap<object, { readonly key: string; readonly overrides: Record<string, string> }>();
 
 /**
  * `overrides` without the entries whose source (read as runtimes read it: `index.docker.io` is
- * `docker.io`) is in `leave`; the object itself where none is. The same object for the same
- * overrides and hosts, as long as those are the last asked for.
+ * `docker.io`) is in `leave`; the object itself where none is.
  */
 export function overridesLeaving(
   overrides: Readonly<Record<string, string>>,
   leave: readonly string[],
 ): Readonly<Record<string, string>> {
   if (leave.length === 0) return overrides;
-  const key = leave.join(' ');
-  const known = reduced.get(overrides);
-  if (known?.key === key) return known.overrides;
   const left = new Set(leave);
-  const kept = Object.fromEntries(
+  return Object.fromEntries(
     Object.entries(overrides).filter(([source]) => !left.has(canonicalRegistry(source))),
   );
-  reduced.set(overrides, { key, overrides: kept });
-  return kept;
 }

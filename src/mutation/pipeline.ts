@@ -51,6 +51,10 @@ export interface MutatePodInput {
     readonly name: string;
     readonly annotations?: Readonly<Record<string, string>> | undefined;
   };
+  /**
+   * The config as it applies on the runtime ({@link configOnRuntime}): derived by the caller once
+   * per config and cached hosts, not per Pod (the rewriter below is kept per overrides object).
+   */
   readonly config: WebhookConfig;
   /** Whether the pull Secret exists in the Pod's namespace. */
   readonly pullSecretAvailable: boolean;
@@ -70,18 +74,12 @@ export interface MutatePodInput {
    * it. Undefined where the configuration is no set of the KCP's (a file): then nothing is stamped.
    */
   readonly revision?: string | undefined;
-  /**
-   * Canonical registry hosts with a customer's registry cache on the runtime
-   * (../api/registry-caches.ts). Where the config's `registryCaches` is `leave`, the overrides of
-   * those hosts are not applied; otherwise (and when absent) this changes nothing.
-   */
-  readonly cachedRegistries?: ReadonlySet<string> | undefined;
 }
 
 /**
  * The config as it applies on the runtime: with `registryCaches: "leave"`, without the overrides
- * of hosts the runtime caches (the same overrides object for the same hosts, so the rewriter
- * cache below holds).
+ * of hosts with a customer's registry cache there (`cached`: canonical hosts,
+ * ../api/registry-caches.ts); otherwise the config itself.
  */
 export function configOnRuntime(
   config: WebhookConfig,
@@ -209,8 +207,7 @@ function podShapeProblem(pod: Pod): string | undefined {
  * @throws PodTooLargeError for a Pod with more containers than the webhook mutates (./pod-size.ts).
  */
 export function mutatePod(input: MutatePodInput): MutatePodResult {
-  const { pod } = input;
-  const config = configOnRuntime(input.config, input.cachedRegistries);
+  const { pod, config } = input;
   assertMutableSize(pod);
   const scope = scopeOf(input.operation, input.subResource);
   // The stored Pod of an UPDATE: the revision keys it has are ours (or older than our webhook).

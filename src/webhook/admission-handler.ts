@@ -17,7 +17,10 @@ export interface PullSecretEnsurer {
 
 /** What the admission handler reads from the rest of the process. */
 export interface AdmissionContext {
-  /** The configuration in force, or undefined before the first good one arrived. */
+  /**
+   * The configuration in force as it applies on the runtime (../mutation/pipeline.ts
+   * `configOnRuntime`), or undefined before the first good one arrived.
+   */
   config(): WebhookConfig | undefined;
   /** Annotations of a namespace (from a cache); undefined when unknown. */
   namespaceAnnotations(name: string): Promise<Readonly<Record<string, string>> | undefined>;
@@ -28,8 +31,6 @@ export interface AdmissionContext {
   trustBundleMount?(): TrustBundleMount;
   /** The set version of the configuration in force (DESIGN §11); undefined for a file. */
   revision?(): string | undefined;
-  /** Hosts with a customer's registry cache on the runtime (../api/registry-caches.ts); none when absent. */
-  cachedRegistries?(): ReadonlySet<string>;
   /**
    * Whether the last preflight found `image` missing at its registry, or refused with the set's
    * credentials: a Pod rewritten to it gets a warning.
@@ -156,7 +157,6 @@ async function decide(
     config,
     pullSecretAvailable,
     revision: ctx.revision?.(),
-    cachedRegistries: ctx.cachedRegistries?.(),
   });
   report(result, config, ctx, log);
   const missing = ctx.knownMissing

@@ -58,6 +58,7 @@ import { ServingCertificate } from './serving-certificate.js';
 import { UNKNOWN_PART } from './set-revision.js';
 import { capabilityProber, type CapabilityProbeSettings } from './trust-capability/capability-prober.js';
 import { NodeKubelets, trustCapability } from './trust-capability/node-kubelets.js';
+import { followRuntimeConfig } from './runtime-config.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 import { WebhookServer, type DrainOptions } from './webhook-server.js';
 import type { TlsMinVersion } from '../api/tls-min-version.js';
@@ -357,6 +358,8 @@ function wireWebhookApp(o: WebhookAppOptions) {
       caches.refresh();
     });
   }
+  // What admission and the escaped-Pod count apply: the config less what is left to a cache.
+  const onRuntime = followRuntimeConfig(holder, caches);
 
   const prober = s.capabilityProbe
     ? capabilityProber({
@@ -493,9 +496,8 @@ function wireWebhookApp(o: WebhookAppOptions) {
         });
 
   const context: AdmissionContext = {
-    config: () => holder.get(),
+    config: onRuntime,
     revision: () => holder.revision,
-    cachedRegistries: () => caches?.cachedRegistries() ?? NO_HOSTS,
     knownMissing: (image) => preflight?.knownMissing(image) ?? false,
     namespaceAnnotations: namespaceAnnotationLookup(namespaces, core, missingNamespaces, logger, logLimit),
     pullSecret: {
@@ -623,8 +625,7 @@ function wireWebhookApp(o: WebhookAppOptions) {
         access: o.kubeConfig,
         registry,
         logger,
-        config: () => holder.get(),
-        cachedRegistries: () => caches?.cachedRegistries() ?? NO_HOSTS,
+        config: onRuntime,
         revision: () => holder.revision,
         namespaceAnnotations: (name) => namespaces.store.get(name)?.metadata?.annotations,
         trustBundleMount: () => trustBundleMount(capability?.current()),
@@ -692,6 +693,3 @@ function wireWebhookApp(o: WebhookAppOptions) {
     metricsPort: () => metricsPort,
   };
 }
-
-/** No hosts with a registry cache (where none are looked for). */
-const NO_HOSTS: ReadonlySet<string> = new Set();

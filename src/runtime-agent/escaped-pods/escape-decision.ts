@@ -24,6 +24,7 @@ import { PodTooLargeError } from '../../mutation/pod-size.js';
 
 /** What the decision needs besides the Pod. */
 export interface EscapeContext {
+  /** The config as it applies on the runtime (../../mutation/pipeline.ts `configOnRuntime`). */
   readonly config: WebhookConfig;
   /** The annotations of the Pod's Namespace (undefined: none, or the Namespace is not known). */
   readonly namespaceAnnotations?: Readonly<Record<string, string>> | undefined;
@@ -31,8 +32,6 @@ export interface EscapeContext {
   readonly trustBundleMount?: TrustBundleMount | undefined;
   /** The set version in force (undefined where the config is no set of the KCP's). */
   readonly revision?: string | undefined;
-  /** Hosts with a customer's registry cache: with `registryCaches: "leave"`, their images follow the set. */
-  readonly cachedRegistries?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -74,7 +73,6 @@ export function escapeReasons(pod: Pod, c: EscapeContext): EscapeReason[] {
       trustBundleHash: pod.metadata?.annotations?.[CTB_HASH_ANNOTATION],
       trustBundleMount: c.trustBundleMount,
       revision: c.revision,
-      cachedRegistries: c.cachedRegistries,
     });
   } catch (err) {
     if (err instanceof PodTooLargeError) return [];

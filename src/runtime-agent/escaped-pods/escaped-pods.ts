@@ -43,7 +43,10 @@ export interface EscapedPodsOptions {
   readonly access: ClusterAccess;
   readonly registry: Registry;
   readonly logger: Logger;
-  /** The configuration in force (undefined: none yet, nothing is counted). */
+  /**
+   * The configuration in force as admission applies it on the runtime (../../mutation/pipeline.ts
+   * `configOnRuntime`; undefined: none yet, nothing is counted).
+   */
   readonly config: () => WebhookConfig | undefined;
   /** The set version in force. */
   readonly revision: () => string | undefined;
@@ -51,8 +54,6 @@ export interface EscapedPodsOptions {
   readonly namespaceAnnotations: (name: string) => Readonly<Record<string, string>> | undefined;
   /** Whether the runtime takes the trust-bundle mount now. */
   readonly trustBundleMount: () => TrustBundleMount;
-  /** Hosts with a customer's registry cache on the runtime (as admission reads them); none when absent. */
-  readonly cachedRegistries?: () => ReadonlySet<string>;
   /** Where the report goes (direct mode); undefined: metrics and logs only. */
   readonly statusConfigMap: { readonly namespace: string; readonly name: string } | undefined;
   /** Time between two counts (default {@link DEFAULT_ESCAPED_INTERVAL_MS}). */
@@ -157,7 +158,6 @@ export class EscapedPods {
       config,
       revision: this.o.revision(),
       trustBundleMount: this.o.trustBundleMount(),
-      cachedRegistries: this.o.cachedRegistries?.(),
     };
     await forEachPage(
       new KubeListWatch<Pod>(this.o.access, '/api/v1/pods'),

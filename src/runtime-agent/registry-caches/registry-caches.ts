@@ -57,6 +57,7 @@ export class RegistryCaches {
   private leadership: Leadership | undefined;
   private written: string | undefined;
   private wake = new AbortController();
+  private readonly listeners: (() => void)[] = [];
 
   constructor(private readonly o: RegistryCachesOptions) {
     this.log = o.logger.child({ part: 'registry-caches' });
@@ -84,6 +85,11 @@ export class RegistryCaches {
       mode: config?.registryCaches ?? DEFAULT_REGISTRY_CACHE_MODE,
       at: this.o.now?.() ?? new Date(),
     });
+  }
+
+  /** Calls `listener` after each look ({@link cachedRegistries} may have changed). */
+  onLook(listener: () => void): void {
+    this.listeners.push(listener);
   }
 
   /** Look again now (the config changed: what is rewritten may have). */
@@ -132,6 +138,7 @@ export class RegistryCaches {
         this.found ??= NO_CACHED_HOSTS;
         this.log.warn({ err }, 'cannot read the registry caches; trying again at the next interval');
       }
+      for (const l of this.listeners) l();
       await this.publish();
       await abortableSleep(interval, AbortSignal.any([signal, this.wake.signal]));
     }
