@@ -97,10 +97,7 @@ describe('RuntimeAttestor', () => {
     const registry = new Registry();
     const waits = new Waits();
     const a = new RuntimeAttestor({
-      url: l.url,
-      tls: l.files,
-      logger: silentLogger(),
-      registry,
+      ...l.clientOptions(registry),
       readVersion,
       sleep: waits.sleep,
       random: () => 0,

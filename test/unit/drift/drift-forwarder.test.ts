@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { silentLogger } from '../../../src/telemetry/logger.js';
 import {
   DriftForwarder,
   DriftForwarderError,
@@ -26,10 +25,7 @@ describe('DriftForwarder', () => {
   ): { f: DriftForwarder; registry: Registry } => {
     const registry = new Registry();
     const f = new DriftForwarder({
-      url: l.url,
-      tls: l.files,
-      logger: silentLogger(),
-      registry,
+      ...l.clientOptions(registry),
       backoff: { baseMs: 10, maxMs: 50 },
       ...opts,
     });

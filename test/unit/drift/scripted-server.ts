@@ -7,7 +7,9 @@ import { after, before } from 'node:test';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CertificateAuthority } from '../../../src/pki/certificate-authority.js';
+import type { Registry } from 'prom-client';
 import type { ClientTlsFiles } from '../../../src/drift/reloading-tls-agent.js';
+import { silentLogger, type Logger } from '../../../src/telemetry/logger.js';
 import { loopbackServingCert, newCa, runtimeClientCert, writeClientFiles } from './tls-fixtures.js';
 
 /** One request the server received. */
@@ -102,6 +104,16 @@ export interface SuiteListener extends ScriptedListener {
   track(client: () => Promise<void>): void;
   /** Stops every client tracked so far (their requests would reach the next test's script). */
   stopClients(): Promise<void>;
+  /** What a client of the listener starts from: its URL, rt-1's files, no logs, metrics in `registry`. */
+  clientOptions(registry: Registry): ListenerClientOptions;
+}
+
+/** The options every client of the listener is built with. */
+export interface ListenerClientOptions {
+  readonly url: string;
+  readonly tls: ClientTlsFiles;
+  readonly logger: Logger;
+  readonly registry: Registry;
 }
 
 /**
@@ -141,5 +153,6 @@ export function useScriptedListener(name: string): SuiteListener {
     },
     track: (client) => clients.push(client),
     stopClients,
+    clientOptions: (registry) => ({ url: get().url, tls: get().files, logger: silentLogger(), registry }),
   };
 }
