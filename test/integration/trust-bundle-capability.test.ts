@@ -21,7 +21,12 @@ import { useControlPlane } from '../support/control-plane.js';
 import { DirectFleet, conditionOf as condition } from '../support/direct-fleet.js';
 import { CTB_NAME, markDeploymentAvailable } from '../support/kcp.js';
 import { listTrustBundles } from '../support/trust-bundles.js';
-import { createPodWithWarnings, seedPodNamed, trustBundleSkipped } from '../support/trust-mount.js';
+import {
+  assertNoTrustMount,
+  createPodWithWarnings,
+  seedPodNamed,
+  trustBundleSkipped,
+} from '../support/trust-mount.js';
 import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
 
 // Three planes: flags are per plane. The KCP and the runtime that takes the mount share one.
@@ -96,13 +101,7 @@ describe('runtimes that cannot take the trust-bundle mount', () => {
       rt('rt-dropped').kubeConfig(),
       seedPodNamed('dropped'),
     );
-    assert.equal(
-      pod.spec?.volumes?.find((v) => v.name === 'rt-bootstrapper-certs'),
-      undefined,
-    );
-    for (const c of pod.spec?.containers ?? [])
-      assert.ok(!(c.volumeMounts ?? []).some((m) => m.mountPath === '/etc/ssl/certs'), c.name);
-    assert.equal(pod.metadata?.annotations?.[CTB_HASH_ANNOTATION], undefined);
+    assertNoTrustMount(pod);
     // The rest of the mutation still applies.
     assert.equal(pod.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/modified'], 'true');
     assert.ok(pod.spec?.containers[0]?.env?.some((e) => e.name === 'KYMA_FIPS_MODE_ENABLED'));

@@ -20,7 +20,12 @@ import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { DirectFleet, conditionOf as condition } from '../support/direct-fleet.js';
 import { markDeploymentAvailable } from '../support/kcp.js';
-import { createPodWithWarnings, seedPodNamed, trustBundleSkipped } from '../support/trust-mount.js';
+import {
+  assertNoTrustMount,
+  createPodWithWarnings,
+  seedPodNamed,
+  trustBundleSkipped,
+} from '../support/trust-mount.js';
 import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
 
 // 1.37 whatever the matrix runs: its flags serve ClusterTrustBundle at v1 and turn v1beta1 off.
@@ -88,13 +93,7 @@ describe('a 1.37 runtime serving ClusterTrustBundle at v1 only, with a node whos
   test('no mount, a warning naming the pool and its kubelet, a count; the report and the status say why', async () => {
     const kc = runtime().kubeConfig();
     const { pod, warnings } = await createPodWithWarnings(kc, seedPodNamed('on-old-nodes'));
-    assert.equal(
-      pod.spec?.volumes?.find((v) => v.name === 'rt-bootstrapper-certs'),
-      undefined,
-    );
-    for (const c of pod.spec?.containers ?? [])
-      assert.ok(!(c.volumeMounts ?? []).some((m) => m.mountPath === '/etc/ssl/certs'), c.name);
-    assert.equal(pod.metadata?.annotations?.[CTB_HASH_ANNOTATION], undefined);
+    assertNoTrustMount(pod);
     assert.equal(pod.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/modified'], 'true');
     assert.ok(
       warnings.some((w) =>

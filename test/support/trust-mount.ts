@@ -1,11 +1,13 @@
 /**
  * What the trust-bundle tests on real API servers share: a Pod created in kyma-system with the
- * warnings of its admission, the seed Pod under a name, and the webhook's count of Pods that got
- * no mount.
+ * warnings of its admission, the seed Pod under a name, the check that a Pod got no mount, and the
+ * webhook's count of Pods that got no mount.
  */
 import type { V1Pod } from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
 import { request, type RequestOptions } from 'node:https';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
+import { CTB_HASH_ANNOTATION } from '../../src/api/trust-stamp.js';
 import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { seedPodBefore } from './fixtures.js';
 import type { TestWebhook } from './webhook.js';
@@ -59,6 +61,20 @@ export async function createPodWithWarnings(
 export function seedPodNamed(name: string): V1Pod {
   const pod = seedPodBefore() as V1Pod;
   return { ...pod, metadata: { ...pod.metadata, name, namespace: RUNTIME_NAMESPACE } };
+}
+
+/**
+ * Asserts that the webhook gave `pod` nothing of the trust bundle: no volume (the seed config's
+ * `rt-bootstrapper-certs`), no container mounting `/etc/ssl/certs`, no bundle hash stamped.
+ */
+export function assertNoTrustMount(pod: V1Pod): void {
+  assert.equal(
+    pod.spec?.volumes?.find((v) => v.name === 'rt-bootstrapper-certs'),
+    undefined,
+  );
+  for (const c of pod.spec?.containers ?? [])
+    assert.ok(!(c.volumeMounts ?? []).some((m) => m.mountPath === '/etc/ssl/certs'), c.name);
+  assert.equal(pod.metadata?.annotations?.[CTB_HASH_ANNOTATION], undefined);
 }
 
 /** The webhook's count of Pods that asked for the trust bundle and got no mount, for `reason`. */
