@@ -17,12 +17,12 @@ import {
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { apiserverModuleDir } from '../../src/envtest/binaries.js';
-import { ControlPlane, type ControlPlaneOptions } from '../../src/envtest/control-plane.js';
 import { requiredVersion } from '../../src/envtest/go-binary.js';
 import { KUBERNETES_VERSION_LIST, KUBERNETES_VERSIONS } from '../../src/envtest/kubernetes-versions.js';
 import { createCertificateAuthority } from '../../src/pki/certificate-authority.js';
+import { useControlPlane } from '../support/control-plane.js';
 
 const bundleName = 'rt-test.example.com:ctb:1';
 const podWithProjection = (name: string): V1Pod => ({
@@ -38,21 +38,6 @@ const podWithProjection = (name: string): V1Pod => ({
   },
 });
 
-/** A control plane for the tests of the enclosing suite only (one minor's planes at a time). */
-function suitePlane(options: ControlPlaneOptions): () => ControlPlane {
-  let plane: ControlPlane | undefined;
-  before(async () => {
-    plane = await ControlPlane.start(options);
-  });
-  after(async () => {
-    await plane?.stop();
-  });
-  return () => {
-    if (!plane) throw new Error('the control plane is not started');
-    return plane;
-  };
-}
-
 /** The resources an API group version lists, or undefined when it is not served (404). */
 async function resources(list: () => Promise<V1APIResourceList>): Promise<string[] | undefined> {
   try {
@@ -66,8 +51,8 @@ async function resources(list: () => Promise<V1APIResourceList>): Promise<string
 for (const kubernetes of KUBERNETES_VERSION_LIST) {
   const served = KUBERNETES_VERSIONS[kubernetes].clusterTrustBundleApi;
   describe(`the API server of Kubernetes ${kubernetes}`, () => {
-    const plane = suitePlane({ kubernetes, clusters: ['projection-on'] });
-    const gateOff = suitePlane({
+    const plane = useControlPlane({ kubernetes, clusters: ['projection-on'] });
+    const gateOff = useControlPlane({
       kubernetes,
       clusters: ['projection-off'],
       clusterTrustBundleProjection: false,

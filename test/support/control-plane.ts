@@ -3,8 +3,9 @@ import { after, before } from 'node:test';
 import { ControlPlane, type ControlPlaneOptions } from '../../src/envtest/control-plane.js';
 
 /**
- * Starts one real control plane for the calling test file (before its tests) and stops it
- * after them. Returns a getter because the plane exists only once `before` has run.
+ * Starts one real control plane for the calling test file, or for the enclosing `describe` when
+ * called inside one (before its tests), and stops it after them. Returns a getter because the
+ * plane exists only once `before` has run.
  */
 export function useControlPlane(options: ControlPlaneOptions = {}): () => ControlPlane {
   let plane: ControlPlane | undefined;
