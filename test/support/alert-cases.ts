@@ -50,11 +50,17 @@ export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
   const c = (name: string, labels = ''): string => s('controller', name, labels);
   const w = (name: string, labels = ''): string => s('webhook', name, labels);
   const constant = (value: number, minutes = 40): string => `${value}x${minutes}`;
+  /** `series` holding `value` all along. */
+  const steady = (series: string, value: number): InputSeries => ({ series, values: constant(value) });
   /** Prometheus's `up` of one target of `job`. */
-  const up = (job: string, instance: string, value: number): InputSeries => ({
-    series: s('prometheus', 'up', `job="${job}",instance="${instance}"`),
-    values: constant(value),
-  });
+  const up = (job: string, instance: string, value: number): InputSeries =>
+    steady(s('prometheus', 'up', `job="${job}",instance="${instance}"`), value);
+  /** The case of `alert`: its scenarios, each evaluated `evalMinutes` after the start. */
+  const evaluatedAt = (
+    alert: string,
+    evalMinutes: number,
+    scenarios: readonly Omit<Scenario, 'evalMinutes'>[],
+  ): AlertCase => ({ alert, scenarios: scenarios.map((scenario) => ({ ...scenario, evalMinutes })) });
   const firing = (severity: Severity, labels?: Record<string, string>) => [
     { severity, ...(labels ? { labels } : {}) },
   ];
@@ -63,37 +69,25 @@ export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
   const expiry = (alert: string, series: (value: string) => InputSeries): AlertCase => {
     const at = 20;
     const left = (days: number): string => constant(at * 60 + days * DAY);
-    return {
-      alert,
-      scenarios: [
-        { what: '10 days left', series: [series(left(10))], evalMinutes: at, expect: firing('warning') },
-        {
-          what: '2 days left',
-          series: [series(left(2))],
-          evalMinutes: at,
-          expect: [{ severity: 'warning' }, { severity: 'critical' }],
-        },
-        { what: '20 days left', series: [series(left(20))], evalMinutes: at, expect: [] },
-      ],
-    };
+    return evaluatedAt(alert, at, [
+      { what: '10 days left', series: [series(left(10))], expect: firing('warning') },
+      {
+        what: '2 days left',
+        series: [series(left(2))],
+        expect: [{ severity: 'warning' }, { severity: 'critical' }],
+      },
+      { what: '20 days left', series: [series(left(20))], expect: [] },
+    ]);
   };
-  const memory = (alert: string, name: string, limit: number): AlertCase => ({
-    alert,
-    scenarios: [
+  const memory = (alert: string, name: string, limit: number): AlertCase =>
+    evaluatedAt(alert, 20, [
       {
         what: 'at 95 % of the limit',
-        series: [{ series: name, values: constant(Math.round(0.95 * limit)) }],
-        evalMinutes: 20,
+        series: [steady(name, Math.round(0.95 * limit))],
         expect: firing('warning'),
       },
-      {
-        what: 'at half the limit',
-        series: [{ series: name, values: constant(Math.round(0.5 * limit)) }],
-        evalMinutes: 20,
-        expect: [],
-      },
-    ],
-  });
+      { what: 'at half the limit', series: [steady(name, Math.round(0.5 * limit))], expect: [] },
+    ]);
   const apiserverBuckets = (slow: boolean): InputSeries[] =>
     ['0.25', '0.5', '1', '+Inf'].map((le) => ({
       series: s(
@@ -105,153 +99,107 @@ export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
     }));
 
   return [
-    {
-      alert: 'RtbControllerDown',
-      scenarios: [
-        {
-          what: 'no replica up',
-          series: [up(o.controllerJob, 'a', 0)],
-          evalMinutes: 20,
-          expect: firing('critical'),
-        },
-        {
-          what: 'no target at all',
-          series: [up('other', 'a', 1)],
-          evalMinutes: 20,
-          expect: firing('critical'),
-        },
-        {
-          what: 'one replica up',
-          series: [up(o.controllerJob, 'a', 1), up(o.controllerJob, 'b', 0)],
-          evalMinutes: 20,
-          expect: [],
-        },
-      ],
-    },
-    {
-      alert: 'RtbControllerNoLeader',
-      scenarios: [
-        {
-          what: 'two replicas, neither leads',
-          series: [
-            {
-              series: c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="a"'),
-              values: constant(0),
-            },
-            {
-              series: c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="b"'),
-              values: constant(0),
-            },
-          ],
-          evalMinutes: 20,
-          expect: firing('critical'),
-        },
-        {
-          what: 'one leads',
-          series: [
-            {
-              series: c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="a"'),
-              values: constant(1),
-            },
-            {
-              series: c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="b"'),
-              values: constant(0),
-            },
-          ],
-          evalMinutes: 20,
-          expect: [],
-        },
-      ],
-    },
-    {
-      alert: 'RtbRolloutHalted',
-      scenarios: [
-        {
-          what: 'halted',
-          series: [
-            { series: c('rtb_rollout_phase', 'phase="Halted"'), values: constant(1) },
-            { series: c('rtb_rollout_phase', 'phase="Progressing"'), values: constant(0) },
-          ],
-          evalMinutes: 10,
-          expect: firing('warning'),
-        },
-        {
-          what: 'progressing',
-          series: [
-            { series: c('rtb_rollout_phase', 'phase="Halted"'), values: constant(0) },
-            { series: c('rtb_rollout_phase', 'phase="Progressing"'), values: constant(1) },
-          ],
-          evalMinutes: 10,
-          expect: [],
-        },
-      ],
-    },
-    {
-      alert: 'RtbRuntimeNotReady',
-      scenarios: [
-        {
-          what: 'not Ready since the start, evaluated 20 minutes later',
-          series: [{ series: c(NOT_READY_SINCE.name), values: constant(0) }],
-          evalMinutes: 20,
-          expect: firing('warning'),
-        },
-        {
-          what: 'not Ready for 10 minutes',
-          series: [{ series: c(NOT_READY_SINCE.name), values: constant(600) }],
-          evalMinutes: 20,
-          expect: [],
-        },
-      ],
-    },
-    {
-      alert: 'RtbDriftRepairsFailing',
-      scenarios: [
-        {
-          what: 'retried every minute',
-          series: [{ series: c('workqueue_retries_total', 'name="drift-repair"'), values: '0+1x40' }],
-          evalMinutes: 30,
-          expect: firing('warning'),
-        },
-        {
-          what: 'retries long ago only; another queue retrying',
-          series: [
-            { series: c('workqueue_retries_total', 'name="drift-repair"'), values: constant(5) },
-            { series: c('workqueue_retries_total', 'name="runtimebootstrapper"'), values: '0+1x40' },
-          ],
-          evalMinutes: 30,
-          expect: [],
-        },
-      ],
-    },
-    {
-      alert: 'RtbWorkQueueNotDraining',
-      scenarios: [
-        {
-          what: 'keys waiting, no work done',
-          series: [
-            { series: c('workqueue_depth', 'name="runtimebootstrapper"'), values: constant(3) },
-            {
-              series: c('workqueue_work_duration_seconds_count', 'name="runtimebootstrapper"'),
-              values: constant(10),
-            },
-          ],
-          evalMinutes: 30,
-          expect: firing('warning', { name: 'runtimebootstrapper' }),
-        },
-        {
-          what: 'keys waiting, work going on',
-          series: [
-            { series: c('workqueue_depth', 'name="runtimebootstrapper"'), values: constant(3) },
-            {
-              series: c('workqueue_work_duration_seconds_count', 'name="runtimebootstrapper"'),
-              values: '10+5x40',
-            },
-          ],
-          evalMinutes: 30,
-          expect: [],
-        },
-      ],
-    },
+    evaluatedAt('RtbControllerDown', 20, [
+      {
+        what: 'no replica up',
+        series: [up(o.controllerJob, 'a', 0)],
+        expect: firing('critical'),
+      },
+      {
+        what: 'no target at all',
+        series: [up('other', 'a', 1)],
+        expect: firing('critical'),
+      },
+      {
+        what: 'one replica up',
+        series: [up(o.controllerJob, 'a', 1), up(o.controllerJob, 'b', 0)],
+        expect: [],
+      },
+    ]),
+    evaluatedAt('RtbControllerNoLeader', 20, [
+      {
+        what: 'two replicas, neither leads',
+        series: [
+          steady(c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="a"'), 0),
+          steady(c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="b"'), 0),
+        ],
+        expect: firing('critical'),
+      },
+      {
+        what: 'one leads',
+        series: [
+          steady(c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="a"'), 1),
+          steady(c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="b"'), 0),
+        ],
+        expect: [],
+      },
+    ]),
+    evaluatedAt('RtbRolloutHalted', 10, [
+      {
+        what: 'halted',
+        series: [
+          steady(c('rtb_rollout_phase', 'phase="Halted"'), 1),
+          steady(c('rtb_rollout_phase', 'phase="Progressing"'), 0),
+        ],
+        expect: firing('warning'),
+      },
+      {
+        what: 'progressing',
+        series: [
+          steady(c('rtb_rollout_phase', 'phase="Halted"'), 0),
+          steady(c('rtb_rollout_phase', 'phase="Progressing"'), 1),
+        ],
+        expect: [],
+      },
+    ]),
+    evaluatedAt('RtbRuntimeNotReady', 20, [
+      {
+        what: 'not Ready since the start, evaluated 20 minutes later',
+        series: [steady(c(NOT_READY_SINCE.name), 0)],
+        expect: firing('warning'),
+      },
+      {
+        what: 'not Ready for 10 minutes',
+        series: [steady(c(NOT_READY_SINCE.name), 600)],
+        expect: [],
+      },
+    ]),
+    evaluatedAt('RtbDriftRepairsFailing', 30, [
+      {
+        what: 'retried every minute',
+        series: [{ series: c('workqueue_retries_total', 'name="drift-repair"'), values: '0+1x40' }],
+        expect: firing('warning'),
+      },
+      {
+        what: 'retries long ago only; another queue retrying',
+        series: [
+          steady(c('workqueue_retries_total', 'name="drift-repair"'), 5),
+          { series: c('workqueue_retries_total', 'name="runtimebootstrapper"'), values: '0+1x40' },
+        ],
+        expect: [],
+      },
+    ]),
+    evaluatedAt('RtbWorkQueueNotDraining', 30, [
+      {
+        what: 'keys waiting, no work done',
+        series: [
+          steady(c('workqueue_depth', 'name="runtimebootstrapper"'), 3),
+          steady(c('workqueue_work_duration_seconds_count', 'name="runtimebootstrapper"'), 10),
+        ],
+        expect: firing('warning', { name: 'runtimebootstrapper' }),
+      },
+      {
+        what: 'keys waiting, work going on',
+        series: [
+          steady(c('workqueue_depth', 'name="runtimebootstrapper"'), 3),
+          {
+            series: c('workqueue_work_duration_seconds_count', 'name="runtimebootstrapper"'),
+            values: '10+5x40',
+          },
+        ],
+        expect: [],
+      },
+    ]),
     memory(
       'RtbControllerMemoryNearLimit',
       c('process_resident_memory_bytes', 'instance="a"'),
@@ -267,116 +215,91 @@ export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
       values,
     })),
     expiry('RtbTrustBundleExpiring', (values) => ({ series: c(TRUST_BUNDLE_EXPIRY.name), values })),
-    {
-      alert: 'RtbWebhookDown',
-      scenarios: [
-        {
-          what: 'no replica up',
-          series: [up(o.webhookJob, 'a', 0)],
-          evalMinutes: 20,
-          expect: firing('critical'),
-        },
-        {
-          what: 'one replica up',
-          series: [up(o.webhookJob, 'a', 0), up(o.webhookJob, 'b', 1)],
-          evalMinutes: 20,
-          expect: [],
-        },
-      ],
-    },
-    {
-      alert: 'RtbWebhookFailingOpen',
-      scenarios: [
-        {
-          what: 'the API server fails open',
-          series: [
-            {
-              series: s(
-                'apiserver',
-                'apiserver_admission_webhook_fail_open_count',
-                `${OUR_WEBHOOK},type="admit"`,
-              ),
-              values: '0+1x40',
-            },
-            { series: w('rtb_webhook_requests_total', 'result="error"'), values: constant(0) },
-          ],
-          evalMinutes: 20,
-          expect: firing('critical'),
-        },
-        {
-          what: 'the webhook answers with errors',
-          series: [{ series: w('rtb_webhook_requests_total', 'result="error"'), values: '0+2x40' }],
-          evalMinutes: 20,
-          expect: firing('critical'),
-        },
-        {
-          what: 'another webhook fails open; ours answers',
-          series: [
-            {
-              series: s(
-                'apiserver',
-                'apiserver_admission_webhook_fail_open_count',
-                'name="other.example.com",type="admit"',
-              ),
-              values: '0+1x40',
-            },
-            { series: w('rtb_webhook_requests_total', 'result="error"'), values: constant(3) },
-            { series: w('rtb_webhook_requests_total', 'result="mutated"'), values: '0+50x40' },
-          ],
-          evalMinutes: 20,
-          expect: [],
-        },
-      ],
-    },
-    {
-      alert: 'RtbWebhookLatencyHigh',
-      scenarios: [
-        {
-          what: 'calls take 0.5–1 s',
-          series: apiserverBuckets(true),
-          evalMinutes: 30,
-          expect: firing('warning'),
-        },
-        { what: 'calls take under 0.25 s', series: apiserverBuckets(false), evalMinutes: 30, expect: [] },
-      ],
-    },
-    {
-      alert: 'RtbWebhookConfigRefused',
-      scenarios: [
-        {
-          what: 'refused for 20 minutes',
-          series: [{ series: w('rtb_webhook_config_refused', 'instance="a"'), values: constant(1) }],
-          evalMinutes: 20,
-          expect: firing('warning'),
-        },
-        {
-          what: 'refused for 5 minutes, then a good text',
-          series: [{ series: w('rtb_webhook_config_refused', 'instance="a"'), values: '1x5 0x35' }],
-          evalMinutes: 20,
-          expect: [],
-        },
-      ],
-    },
-    {
-      alert: 'RtbEscapedPods',
-      scenarios: [
-        {
-          what: 'the leader counts escaped Pods for 40 minutes, a standby says 0',
-          series: [
-            { series: w('rtb_webhook_escaped_pods', 'instance="a"'), values: constant(3) },
-            { series: w('rtb_webhook_escaped_pods', 'instance="b"'), values: constant(0) },
-          ],
-          evalMinutes: 40,
-          expect: firing('warning'),
-        },
-        {
-          what: 'escaped Pods for 20 minutes, then repaired',
-          series: [{ series: w('rtb_webhook_escaped_pods', 'instance="a"'), values: '2x20 0x25' }],
-          evalMinutes: 40,
-          expect: [],
-        },
-      ],
-    },
+    evaluatedAt('RtbWebhookDown', 20, [
+      {
+        what: 'no replica up',
+        series: [up(o.webhookJob, 'a', 0)],
+        expect: firing('critical'),
+      },
+      {
+        what: 'one replica up',
+        series: [up(o.webhookJob, 'a', 0), up(o.webhookJob, 'b', 1)],
+        expect: [],
+      },
+    ]),
+    evaluatedAt('RtbWebhookFailingOpen', 20, [
+      {
+        what: 'the API server fails open',
+        series: [
+          {
+            series: s(
+              'apiserver',
+              'apiserver_admission_webhook_fail_open_count',
+              `${OUR_WEBHOOK},type="admit"`,
+            ),
+            values: '0+1x40',
+          },
+          steady(w('rtb_webhook_requests_total', 'result="error"'), 0),
+        ],
+        expect: firing('critical'),
+      },
+      {
+        what: 'the webhook answers with errors',
+        series: [{ series: w('rtb_webhook_requests_total', 'result="error"'), values: '0+2x40' }],
+        expect: firing('critical'),
+      },
+      {
+        what: 'another webhook fails open; ours answers',
+        series: [
+          {
+            series: s(
+              'apiserver',
+              'apiserver_admission_webhook_fail_open_count',
+              'name="other.example.com",type="admit"',
+            ),
+            values: '0+1x40',
+          },
+          steady(w('rtb_webhook_requests_total', 'result="error"'), 3),
+          { series: w('rtb_webhook_requests_total', 'result="mutated"'), values: '0+50x40' },
+        ],
+        expect: [],
+      },
+    ]),
+    evaluatedAt('RtbWebhookLatencyHigh', 30, [
+      {
+        what: 'calls take 0.5–1 s',
+        series: apiserverBuckets(true),
+        expect: firing('warning'),
+      },
+      { what: 'calls take under 0.25 s', series: apiserverBuckets(false), expect: [] },
+    ]),
+    evaluatedAt('RtbWebhookConfigRefused', 20, [
+      {
+        what: 'refused for 20 minutes',
+        series: [steady(w('rtb_webhook_config_refused', 'instance="a"'), 1)],
+        expect: firing('warning'),
+      },
+      {
+        what: 'refused for 5 minutes, then a good text',
+        series: [{ series: w('rtb_webhook_config_refused', 'instance="a"'), values: '1x5 0x35' }],
+        expect: [],
+      },
+    ]),
+    evaluatedAt('RtbEscapedPods', 40, [
+      {
+        what: 'the leader counts escaped Pods for 40 minutes, a standby says 0',
+        series: [
+          steady(w('rtb_webhook_escaped_pods', 'instance="a"'), 3),
+          steady(w('rtb_webhook_escaped_pods', 'instance="b"'), 0),
+        ],
+        expect: firing('warning'),
+      },
+      {
+        what: 'escaped Pods for 20 minutes, then repaired',
+        series: [{ series: w('rtb_webhook_escaped_pods', 'instance="a"'), values: '2x20 0x25' }],
+        expect: [],
+      },
+    ]),
     memory(
       'RtbWebhookMemoryNearLimit',
       w('process_resident_memory_bytes', 'instance="a"'),
