@@ -23,7 +23,11 @@ import {
 import { eventually } from '../../src/envtest/eventually.js';
 import { LocalRegistry } from '../../src/envtest/local-registry.js';
 import { applyObjects } from '../../src/kube/apply.js';
-import { startPreflight, type Preflight } from '../../src/runtime-agent/preflight/preflight-runner.js';
+import {
+  startPreflight,
+  type Preflight,
+  type PreflightOptions,
+} from '../../src/runtime-agent/preflight/preflight-runner.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { startFakeRegistry, type FakeRegistry } from '../support/fake-registry.js';
 import { pushTinyImage } from '../support/registry-push.js';
@@ -104,6 +108,17 @@ async function reportOf(
 /** The finished report of `version`, once the ConfigMap holds it. */
 const finished = (version: string): Promise<PreflightReport> =>
   eventually(() => reportOf(version, 'done'), 30_000, `the preflight of ${version}`, 100);
+
+/** Another replica's preflight, leading from the start, reaching the local registry; `over` adds. */
+const anotherLeader = (over: Partial<PreflightOptions> = {}): Preflight =>
+  startPreflight({
+    access: kc,
+    isActive: () => true,
+    logger: silentLogger(),
+    registryServers: { [registry.host]: `http://${registry.host}` },
+    activeCheckMs: 100,
+    ...over,
+  });
 
 describe('the preflight on a real API server and the local registry', () => {
   const PASSWORD = 'preflight-Pa55word';
@@ -248,13 +263,7 @@ describe('the preflight on a real API server and the local registry', () => {
 
   test('a new leader finds the finished report of the same version and does not check again', async () => {
     await offer('v3', full, PASSWORD);
-    const second = startPreflight({
-      access: kc,
-      isActive: () => true,
-      logger: silentLogger(),
-      registryServers: { [registry.host]: `http://${registry.host}` },
-      activeCheckMs: 100,
-    });
+    const second = anotherLeader();
     try {
       const before = (await statusData())[PREFLIGHT_KEY];
       const adopted = await eventually(() => second.report('v3'), 10_000, 'the adopted report');
@@ -316,12 +325,7 @@ describe('the preflight on a real API server and the local registry', () => {
     const docker = JSON.stringify({
       auths: { [registry.host]: { auth: Buffer.from(`rtb:${PASSWORD}`).toString('base64') } },
     });
-    const stable = startPreflight({
-      access: kc,
-      isActive: () => true,
-      logger: silentLogger(),
-      registryServers: { [registry.host]: `http://${registry.host}` },
-      activeCheckMs: 100,
+    const stable = anotherLeader({
       budgetMs: BUDGET_MS,
       // The set in force sends the source to the full registry, with the credentials it holds.
       stable: () => ({ overrides: { [SOURCE]: full }, dockerConfigJson: docker }),
