@@ -5,7 +5,7 @@
  * registration fails open: a Pod the runtime stores mutated was mutated by the policy alone.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { eventually } from '../../src/envtest/eventually.js';
@@ -51,11 +51,7 @@ const created = (name: string): Promise<V1Pod> =>
     });
 
 describe('direct mode: the admission policy where the runtime serves it', () => {
-  before(async () => {
-    await fleet.prepare({ [ID]: rt() });
-    await fleet.start({ runtimeTimeoutMs: 5_000 });
-  });
-  after(() => fleet.stop());
+  fleet.use(() => ({ [ID]: rt() }), { runtimeTimeoutMs: 5_000 });
 
   test('installed with the set: the status names the API, and Pods are mutated with no webhook answering', async () => {
     await fleet.create(ID);

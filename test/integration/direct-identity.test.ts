@@ -7,7 +7,7 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { newRuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
@@ -18,6 +18,7 @@ import { useControlPlane } from '../support/control-plane.js';
 import { reportPullSecretDriftTo } from '../support/drift-report.js';
 import { DirectFleet, conditionOf as condition } from '../support/direct-fleet.js';
 import { RB_PATH } from '../support/kcp.js';
+import { eventuallyFailsWith } from '../support/fails-with.js';
 
 const ID = 'rt-id';
 const DOMAIN = `${ID}.kyma.example.com`;
@@ -52,11 +53,7 @@ async function driftRepaired(): Promise<void> {
 }
 
 describe('one RuntimeBootstrapper per runtime ID', () => {
-  before(async () => {
-    await fleet.prepare({ [ID]: rt() });
-    await fleet.start({ withDriftListener: true });
-  });
-  after(() => fleet.stop());
+  fleet.use(() => ({ [ID]: rt() }), { withDriftListener: true });
 
   test('the CRD refuses a runtime ID that is not a DNS label', async () => {
     for (const bad of ['../x', 'Rt', 'rt\u202e', 'rt_1', '-rt']) {
@@ -82,15 +79,7 @@ describe('one RuntimeBootstrapper per runtime ID', () => {
 
   test('deleting the refused CR touches nothing; the holder keeps the ID and its warning goes', async () => {
     await remove('second');
-    await eventually(
-      () =>
-        read('second').then(
-          () => undefined,
-          (e: unknown) => (statusCodeOf(e) === 404 ? true : undefined),
-        ),
-      20_000,
-      'the second CR gone',
-    );
+    await eventuallyFailsWith(() => read('second'), 404, 20_000, 'the second CR gone');
     const first = await fleet.waitCondition('first', 'KubeconfigExclusive', { status: 'True' }, 20_000);
     assert.equal(first.status?.state, 'Ready');
     await driftRepaired();

@@ -6,6 +6,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { Registry } from 'prom-client';
 import type { Condition, RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { RUNTIME_NAMESPACE, WATCHER_TLS_SECRET } from '../../src/api/runtime-names.js';
@@ -150,6 +151,19 @@ export class DirectFleet {
       }),
     );
     return this.running;
+  }
+
+  /**
+   * Direct mode for the enclosing suite: before its tests, the KCP prepared for `runtimes` (read
+   * then: the clusters exist once the control plane runs) and direct mode started with `options`;
+   * after them, everything stopped.
+   */
+  use(runtimes: () => Readonly<Record<string, LocalCluster>>, options: DirectFleetStart = {}): void {
+    before(async () => {
+      await this.prepare(runtimes());
+      await this.start(options);
+    });
+    after(() => this.stop());
   }
 
   /** Stops direct mode (if it runs), leaving the sources and the runtimes. */
