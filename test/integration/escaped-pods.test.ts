@@ -30,7 +30,8 @@ import { createLogger } from '../../src/telemetry/logger.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { Workloads } from '../support/trust-workloads.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
-import { applyWebhookRights, putSeedConfig } from '../support/webhook-runtime.js';
+import { putSeedConfig, webhookRuntime } from '../support/webhook-runtime.js';
+import { eventuallyFailsWith } from '../support/fails-with.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 let cluster: LocalCluster;
@@ -139,12 +140,9 @@ const templateAnnotation = async (ns: string, name: string): Promise<string | un
 
 describe('escaped Pods', () => {
   before(async () => {
-    cluster = plane().cluster('runtime');
-    admin = cluster.kubeConfig();
-    core = admin.makeApiClient(CoreV1Api);
+    ({ cluster, admin, core, sa } = await webhookRuntime(plane().cluster('runtime')));
     w = new Workloads(admin);
     await putSeedConfig(cluster);
-    sa = await applyWebhookRights(cluster);
   });
 
   test('are counted by reason; without the repair nothing is touched', async () => {
@@ -213,15 +211,7 @@ describe('escaped Pods', () => {
         parseResponse: false,
       });
     // The API server takes a moment to enforce a policy created in `before`.
-    await eventually(
-      () =>
-        write('a b').then(
-          () => undefined,
-          (err: unknown) => (statusCodeOf(err) === 403 ? true : undefined),
-        ),
-      20_000,
-      'the write policy enforced',
-    );
+    await eventuallyFailsWith(() => write('a b'), 403, 20_000, 'the write policy enforced');
     await write('config-0123456789abcdef');
     assert.equal(await templateAnnotation(ns, 'web'), 'config-0123456789abcdef');
     for (const bad of ['', 'a b', 'x'.repeat(65), '-leading'])

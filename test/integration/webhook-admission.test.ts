@@ -7,6 +7,7 @@ import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText, seedPodAfter, seedPodBefore } from '../support/fixtures.js';
 import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/webhook.js';
+import { replaceConfigText } from '../support/webhook-runtime.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 let webhook: TestWebhook;
@@ -193,14 +194,7 @@ describe('the webhook through a real kube-apiserver', () => {
   test('a live config change takes effect without a restart; a bad one is refused and the last good stays', async () => {
     const config = JSON.parse(seedConfigText()) as { overrides: Record<string, string> };
     config.overrides = { 'replace.me': 'mirror.example.com/ghcr' };
-    await core.replaceNamespacedConfigMap({
-      name: 'rt-bootstrapper-config',
-      namespace: 'kyma-system',
-      body: {
-        metadata: { name: 'rt-bootstrapper-config' },
-        data: { 'rt-bootstrapper-config.json': JSON.stringify(config) },
-      },
-    });
+    await replaceConfigText(plane().cluster('runtime'), JSON.stringify(config));
     let n = 0;
     await eventually(
       async () => {
@@ -219,14 +213,10 @@ describe('the webhook through a real kube-apiserver', () => {
       (await webhook.app.registry.getSingleMetric('rtb_webhook_config_reloads_total')?.get())?.values.find(
         (v) => v.labels.result === 'failure',
       )?.value ?? 0;
-    await core.replaceNamespacedConfigMap({
-      name: 'rt-bootstrapper-config',
-      namespace: 'kyma-system',
-      body: {
-        metadata: { name: 'rt-bootstrapper-config' },
-        data: { 'rt-bootstrapper-config.json': '{"availableFeatures":["rt-cfg.kyma-project.io/nope"]}' },
-      },
-    });
+    await replaceConfigText(
+      plane().cluster('runtime'),
+      '{"availableFeatures":["rt-cfg.kyma-project.io/nope"]}',
+    );
     await eventually(
       async () => {
         const v =
@@ -248,14 +238,7 @@ describe('the webhook through a real kube-apiserver', () => {
       'the last good config stays in force',
     );
     // Put the seed config back for the other tests.
-    await core.replaceNamespacedConfigMap({
-      name: 'rt-bootstrapper-config',
-      namespace: 'kyma-system',
-      body: {
-        metadata: { name: 'rt-bootstrapper-config' },
-        data: { 'rt-bootstrapper-config.json': seedConfigText() },
-      },
-    });
+    await replaceConfigText(plane().cluster('runtime'), seedConfigText());
     await eventually(
       () => (webhook.app.config.get()?.overrides['replace.me'] === 'ghcr.io' ? true : undefined),
       15_000,
@@ -265,16 +248,8 @@ describe('the webhook through a real kube-apiserver', () => {
 
   test('images the overrideExclusions name are left alone, the others rewritten; an UPDATE to an excluded one too', async () => {
     const seed = JSON.parse(seedConfigText()) as Record<string, unknown>;
-    const setConfig = async (config: Record<string, unknown>): Promise<void> => {
-      await core.replaceNamespacedConfigMap({
-        name: 'rt-bootstrapper-config',
-        namespace: 'kyma-system',
-        body: {
-          metadata: { name: 'rt-bootstrapper-config' },
-          data: { 'rt-bootstrapper-config.json': JSON.stringify(config) },
-        },
-      });
-    };
+    const setConfig = (config: Record<string, unknown>): Promise<void> =>
+      replaceConfigText(plane().cluster('runtime'), JSON.stringify(config));
     await setConfig({ ...seed, overrideExclusions: ['replace.me/keep', 'replace.me/pinned:1'] });
     await eventually(
       () => (webhook.app.config.get()?.overrideExclusions?.length === 2 ? true : undefined),

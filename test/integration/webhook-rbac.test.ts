@@ -1,13 +1,13 @@
-import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { applyObjects } from '../../src/kube/apply.js';
-import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { asWebhookServiceAccount } from '../support/kcp.js';
 import { startTestWebhook } from '../support/webhook.js';
+import { unregisteredWebhookObjects } from '../support/webhook-runtime.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 
@@ -15,13 +15,8 @@ describe('the rendered runtime manifests on a real API server', () => {
   test('apply cleanly, and the webhook works with exactly the rendered RBAC and no more', async () => {
     const cluster = plane().cluster('runtime');
     const admin = cluster.kubeConfig();
-    const manifests = renderWebhookManifests({
-      image: 'example.com/rtb:test',
-      url: 'https://127.0.0.1:1/mutate',
-    });
     // Everything but the registration (it would point at nothing here).
-    const objects = webhookManifestList(manifests).slice(0, -1) as KubernetesObject[];
-    await applyObjects(admin, objects);
+    await applyObjects(admin, unregisteredWebhookObjects());
     const core = admin.makeApiClient(CoreV1Api);
     // A pull Secret's type (the Secret policy lets the ServiceAccount copy no other).
     const pullData = { '.dockerconfigjson': Buffer.from('{"auths":{}}').toString('base64') };

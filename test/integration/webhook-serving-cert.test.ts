@@ -23,7 +23,7 @@ import { createLogger } from '../../src/telemetry/logger.js';
 import { startWebhookApp, type WebhookApp } from '../../src/webhook/webhook-app.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
-import { seedConfigText } from '../support/fixtures.js';
+import { putSeedConfig } from '../support/webhook-runtime.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 const NS = 'kyma-system';
@@ -146,20 +146,10 @@ describe('the webhook keeps its own serving certificate', () => {
     core = cluster.kubeConfig().makeApiClient(CoreV1Api);
     admission = cluster.kubeConfig().makeApiClient(AdmissionregistrationV1Api);
     leases = cluster.kubeConfig().makeApiClient(CoordinationV1Api);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
+    // NS is kyma-system, where the seed config goes.
+    await putSeedConfig(cluster);
     await core.createNamespace({
       body: { metadata: { name: LOAD_NS, labels: { 'serving-cert-load': 'true' } } },
-    });
-    await core.createNamespacedSecret({
-      namespace: NS,
-      body: { metadata: { name: 'registry-credentials' }, type: 'Opaque', data: { token: 'dG9rZW4=' } },
-    });
-    await core.createNamespacedConfigMap({
-      namespace: NS,
-      body: {
-        metadata: { name: 'rt-bootstrapper-config' },
-        data: { 'rt-bootstrapper-config.json': seedConfigText() },
-      },
     });
     for (const identity of ['replica-a', 'replica-b'])
       replicas.push({ identity, port: await freePort(), app: undefined });

@@ -20,9 +20,9 @@ import { eventually } from '../../src/envtest/eventually.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { statusCodeOf } from '../../src/kube/kube-errors.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
-import { renderWebhookManifests, webhookManifestList } from '../../src/render/webhook-manifests.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { asWebhookServiceAccount } from '../support/kcp.js';
+import { unregisteredWebhookObjects } from '../support/webhook-runtime.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 const NS = 'apps';
@@ -83,13 +83,9 @@ describe('the write policy on a real API server: what the webhook ServiceAccount
   before(async () => {
     const cluster = plane().cluster('runtime');
     admin = cluster.kubeConfig();
-    const manifests = renderWebhookManifests({ image: 'example.com/rtb:test', url: 'https://127.0.0.1:1/m' });
     // Everything but the registration (it would point at nothing here).
-    const objects = webhookManifestList(manifests).filter(
-      (o) => (o as KubernetesObject).kind !== 'MutatingWebhookConfiguration',
-    ) as KubernetesObject[];
     await applyObjects(admin, [
-      ...objects,
+      ...unregisteredWebhookObjects(),
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
       {
         apiVersion: 'apps/v1',
@@ -262,14 +258,7 @@ describe('restart rights per namespace on a real API server (rtb render webhook 
   test('the ServiceAccount restarts in the listed namespaces only, and still writes its status', async () => {
     const cluster = plane().cluster('runtime');
     const admin = cluster.kubeConfig();
-    const scoped = renderWebhookManifests({
-      image: 'example.com/rtb:test',
-      url: 'https://127.0.0.1:1/m',
-      restartNamespaces: [NS],
-    });
-    const objects = webhookManifestList(scoped).filter(
-      (o) => (o as KubernetesObject).kind !== 'MutatingWebhookConfiguration',
-    ) as KubernetesObject[];
+    const objects = unregisteredWebhookObjects({ restartNamespaces: [NS] });
     await applyObjects(admin, [
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'unlisted' } },

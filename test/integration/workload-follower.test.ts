@@ -26,7 +26,6 @@ import {
   writeWorkloads,
   type RevisionHealth,
 } from '../../src/api/workload-health.js';
-import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { applyObjects } from '../../src/kube/apply.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
@@ -39,7 +38,7 @@ import {
   type WorkloadFollower,
 } from '../../src/runtime-agent/workload-health/workload-follower.js';
 import { useControlPlane } from '../support/control-plane.js';
-import { applyWebhookRights } from '../support/webhook-runtime.js';
+import { webhookRuntime } from '../support/webhook-runtime.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 /** The set's overrides: Docker Hub to the mirror, as the webhook would rewrite `docker.io/app:1`. */
@@ -50,7 +49,6 @@ let inForce: RevisionInForce = { revision: 'v1', overrides: MIRROR };
 const SECRET = 'registry-credentials';
 const WITH_SECRET = 'wf-with-secret';
 const WITHOUT_SECRET = 'wf-without-secret';
-let cluster: LocalCluster;
 let admin: KubeConfig;
 let core: CoreV1Api;
 let sa: KubeConfig;
@@ -195,10 +193,7 @@ async function reported(
 
 describe('the workload follower', () => {
   before(async () => {
-    cluster = plane().cluster('runtime');
-    admin = cluster.kubeConfig();
-    core = admin.makeApiClient(CoreV1Api);
-    sa = await applyWebhookRights(cluster);
+    ({ admin, core, sa } = await webhookRuntime(plane().cluster('runtime')));
     for (const name of [WITH_SECRET, WITHOUT_SECRET])
       await core.createNamespace({ body: { metadata: { name } } });
     await core.createNamespacedSecret({
