@@ -47,6 +47,8 @@ import { removeUpstreamLeftovers } from '../../src/runtime-agent/upstream-cleanu
 import { createWebhookMetrics } from '../../src/webhook/webhook-metrics.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { asWebhookServiceAccount } from '../support/kcp.js';
+import { eventuallyFailsWith } from '../support/fails-with.js';
+import { podNamingPullSecret } from '../support/pull-secret-user.js';
 import { defaultKubernetesVersion, KUBERNETES_VERSIONS } from '../../src/envtest/kubernetes-versions.js';
 import { FEATURE_ALL } from '../../src/api/webhook-features.js';
 import { parseWebhookConfig } from '../../src/api/webhook-config.js';
@@ -445,13 +447,7 @@ describe('the least-privilege policies on a real API server: what the webhook Se
     await kubeRequest(admin, {
       method: 'POST',
       path: '/api/v1/namespaces/sweep-in-use/pods',
-      body: {
-        metadata: { name: 'uses-earlier' },
-        spec: {
-          containers: [{ name: 'app', image: 'example.com/app:1' }],
-          imagePullSecrets: [{ name: 'earlier-pull' }],
-        },
-      },
+      body: podNamingPullSecret('uses-earlier', 'earlier-pull'),
     });
     // The rendered RBAC: no right to list Secrets, with or without a selector.
     await assert.rejects(read(sa, '/api/v1/secrets'), (e) => statusCodeOf(e) === 403);
@@ -481,15 +477,9 @@ describe('the least-privilege policies on a real API server: what the webhook Se
       path: '/api/v1/namespaces/sweep-in-use/pods/uses-earlier',
       query: { gracePeriodSeconds: 0 },
     });
-    await eventually(
-      async () => {
-        try {
-          await read(admin, '/api/v1/namespaces/sweep-in-use/pods/uses-earlier');
-          return undefined;
-        } catch (e) {
-          return statusCodeOf(e) === 404 ? true : undefined;
-        }
-      },
+    await eventuallyFailsWith(
+      () => read(admin, '/api/v1/namespaces/sweep-in-use/pods/uses-earlier'),
+      404,
       15_000,
       'the Pod gone',
     );

@@ -22,6 +22,7 @@ import { useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { asWebhookServiceAccount, bindClusterAdmin } from '../support/kcp.js';
 import { startTestWebhook, type TestWebhook } from '../support/webhook.js';
+import { podNamingPullSecret } from '../support/pull-secret-user.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 let core: CoreV1Api;
@@ -148,13 +149,7 @@ describe('a rename of the pull Secret on a real API server', () => {
     // A Pod that names the old copy (no node here: it stays Pending, which is live).
     await core.createNamespacedPod({
       namespace: 'in-use',
-      body: {
-        metadata: { name: 'old-pod' },
-        spec: {
-          containers: [{ name: 'app', image: 'example.com/app:1' }],
-          imagePullSecrets: [{ name: 'old-creds' }],
-        },
-      },
+      body: podNamingPullSecret('old-pod', 'old-creds'),
     });
 
     // The KCP renders the policy again with the new name, then the configuration follows.
