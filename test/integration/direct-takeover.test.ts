@@ -7,13 +7,7 @@
  * Deployment causes is played as the deployment controller would: a new replica up, an old one
  * out of the endpoints and stopped, and again.
  */
-import {
-  AdmissionregistrationV1Api,
-  AppsV1Api,
-  CoreV1Api,
-  type V1Pod,
-  type V1Secret,
-} from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod, type V1Secret } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -47,6 +41,7 @@ import {
   startReplica,
   type Replica,
 } from '../support/webhook-replicas.js';
+import { readWebhookDeployment } from '../support/webhook-deployment.js';
 
 const plane = useControlPlane({ clusters: ['kcp', 'rt'] });
 const kcp = () => plane().cluster('kcp');
@@ -241,13 +236,9 @@ describe('direct mode takes over a runtime KIM installed, without a window', () 
       await fleet.create('rt');
 
       // The KCP's Deployment rolls the Pods: a new replica up, an old one out, and again.
-      const apps = kc.makeApiClient(AppsV1Api);
       await eventually(
         async () => {
-          const d = await apps.readNamespacedDeployment({
-            name: WEBHOOK_DEPLOYMENT,
-            namespace: RUNTIME_NAMESPACE,
-          });
+          const d = await readWebhookDeployment(kc);
           const args = d.spec?.template.spec?.containers[0]?.args ?? [];
           return args.includes('--serving-cert-issuer=external') ? true : undefined;
         },

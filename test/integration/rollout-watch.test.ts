@@ -7,8 +7,7 @@
 import { AppsV1Api, CoreV1Api, type V1Deployment } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, test } from 'node:test';
-import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT } from '../../src/api/runtime-names.js';
+import { before, describe, test } from 'node:test';
 import { deploymentRollout, type RolloutDeployment } from '../../src/controller/direct/deployment-rollout.js';
 import { RolloutWatches, trustSeen, type SeenRollout } from '../../src/controller/direct/rollout-watch.js';
 import { eventually } from '../../src/envtest/eventually.js';
@@ -19,6 +18,7 @@ import { apiServerMetric } from '../support/apiserver-metrics.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { DirectFleet } from '../support/direct-fleet.js';
 import { markDeploymentAvailable } from '../support/kcp.js';
+import { readWebhookDeployment } from '../support/webhook-deployment.js';
 
 const ID = 'rt-rollout';
 const plane = useControlPlane({ clusters: ['kcp', ID] });
@@ -129,11 +129,7 @@ describe('a rollout under way is followed by a watch on a real API server', () =
 
 describe('direct mode waits for the webhook rollout on a watch, not a poll', () => {
   const fleet = new DirectFleet(kcp);
-  before(async () => {
-    await fleet.prepare({ [ID]: rt() });
-    await fleet.start({ runtimeTimeoutMs: 3_000 });
-  });
-  after(() => fleet.stop());
+  fleet.use(() => ({ [ID]: rt() }), { runtimeTimeoutMs: 3_000 });
 
   test('Installing: one watch follows the Deployment and no pass runs until it moves; available: Ready, the watch gone', async () => {
     await fleet.create(ID);
@@ -147,10 +143,6 @@ describe('direct mode waits for the webhook rollout on a watch, not a poll', () 
     const ready = await fleet.waitState(ID, 'Ready');
     assert.equal(ready.status?.conditions?.find((c) => c.type === 'WebhookReady')?.status, 'True');
     await eventually(async () => ((await deploymentWatches()) === 0 ? true : undefined), 10_000, 'the end');
-    const d = await apps().readNamespacedDeployment({
-      name: WEBHOOK_DEPLOYMENT,
-      namespace: RUNTIME_NAMESPACE,
-    });
-    assert.equal(deploymentRollout(d).ready, true);
+    assert.equal(deploymentRollout(await readWebhookDeployment(rt().kubeConfig())).ready, true);
   });
 });
