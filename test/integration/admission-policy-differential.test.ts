@@ -30,7 +30,7 @@ import { defaultKubernetesVersion, KUBERNETES_VERSIONS } from '../../src/envtest
 import { eventually } from '../../src/envtest/eventually.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { mutatePod } from '../../src/mutation/pipeline.js';
-import type { Pod } from '../../src/mutation/pod.js';
+import type { Container, EnvVar, Pod } from '../../src/mutation/pod.js';
 import { rewrittenImages } from '../../src/mutation/stamp-revision.js';
 import { POLICY_MAX_CONTAINERS, POLICY_MAX_LIST } from '../../src/render/admission-policy-cel.js';
 import type { TrustBundleMount } from '../../src/api/trust-bundle-capability.js';
@@ -105,6 +105,10 @@ const app = (image = 'replace.me/app:1'): NonNullable<Pod['spec']> => ({
   initContainers: [{ name: 'init', image: 'busybox' }],
 });
 
+/** A Pod whose container `app` (nginx) has `env`, beside `others`, annotated `annotations`. */
+const envPod = (env: EnvVar[], annotations: Record<string, string>, others: Container[] = []): Pod =>
+  pod({ containers: [{ name: 'app', image: 'nginx', env }, ...others] }, annotations);
+
 const featureCases: DiffCase[] = featureRows.map((row) => ({
   name: `features: ${row.name}`,
   config: {
@@ -172,43 +176,27 @@ const pipelineCases: DiffCase[] = [
   {
     name: 'env: valueFrom, other values and duplicates of ours are replaced; the rest kept',
     ...TEAM,
-    pod: pod(
-      {
-        containers: [
-          {
-            name: 'app',
-            image: 'nginx',
-            env: [
-              { name: 'A', value: '1' },
-              { name: 'FIPS_MODE_ENABLED', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-              { name: 'KYMA_FIPS_MODE_ENABLED', value: 'false' },
-              { name: 'KYMA_LANDSCAPE', value: 'other' },
-              { name: 'KYMA_FIPS_MODE_ENABLED', value: 'true' },
-              { name: 'B', value: '2' },
-            ],
-          },
-          { name: 'ok', image: 'nginx', env: [{ name: 'KYMA_FIPS_MODE_ENABLED', value: 'true' }] },
-        ],
-      },
+    pod: envPod(
+      [
+        { name: 'A', value: '1' },
+        { name: 'FIPS_MODE_ENABLED', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'KYMA_FIPS_MODE_ENABLED', value: 'false' },
+        { name: 'KYMA_LANDSCAPE', value: 'other' },
+        { name: 'KYMA_FIPS_MODE_ENABLED', value: 'true' },
+        { name: 'B', value: '2' },
+      ],
       { [FEATURE_SET_FIPS_MODE]: 'true', [FEATURE_SET_LANDSCAPE]: 'true' },
+      [{ name: 'ok', image: 'nginx', env: [{ name: 'KYMA_FIPS_MODE_ENABLED', value: 'true' }] }],
     ),
   },
   {
     name: 'env already as wanted: nothing changes, no marks',
     ...TEAM,
-    pod: pod(
-      {
-        containers: [
-          {
-            name: 'app',
-            image: 'nginx',
-            env: [
-              { name: 'KYMA_FIPS_MODE_ENABLED', value: 'true' },
-              { name: 'FIPS_MODE_ENABLED', value: 'true' },
-            ],
-          },
-        ],
-      },
+    pod: envPod(
+      [
+        { name: 'KYMA_FIPS_MODE_ENABLED', value: 'true' },
+        { name: 'FIPS_MODE_ENABLED', value: 'true' },
+      ],
       { [FEATURE_SET_FIPS_MODE]: 'true' },
     ),
   },
