@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { RESUME_ANNOTATION, rolloutPolicyPath } from '../../src/api/rollout-policy.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { useControlPlane } from '../support/control-plane.js';
@@ -24,18 +24,12 @@ async function completeRelease(id: string, version: string): Promise<void> {
 }
 
 describe('progressive rollout, the operator: resume by annotation, policy deleted', () => {
-  before(async () => {
-    // Halting only: what fails keeps the new release, so the operator can fix it and resume.
-    await f.setUp(RUNTIMES, {
-      waves: [CANARY_WAVE],
-      failureThreshold: 0,
-      healthDeadline: '5s',
-      autoRollback: false,
-    });
-    await f.startInstalled(RUNTIMES);
-  });
-  after(async () => {
-    await f.stopAll();
+  // Halting only: what fails keeps the new release, so the operator can fix it and resume.
+  f.useFleet(RUNTIMES, {
+    waves: [CANARY_WAVE],
+    failureThreshold: 0,
+    healthDeadline: '5s',
+    autoRollback: false,
   });
 
   test('a halted rollout stays halted after the fix until the operator annotates the policy; then it continues', async () => {
@@ -80,8 +74,7 @@ describe('progressive rollout, the operator: resume by annotation, policy delete
       'the renamed wave in the status of rt-1',
     );
     const before = f.sources.snapshot().version;
-    await f.putPullSecret('v2');
-    const target = await f.nextVersion(before);
+    const target = await f.newPullSecretSet('v2', before);
     await f.waitServed('rt-1', target);
     await f.waitPhase('Soaking');
     for (const id of REST) assert.equal((await f.readRb(id)).status?.appliedVersion, before, id);

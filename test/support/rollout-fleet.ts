@@ -2,6 +2,7 @@
  * A KCP and runtimes under a RolloutPolicy, for the rollout's integration tests: real API servers,
  * the real webhook on each runtime reporting what it serves, direct mode in this process.
  */
+import { after, before } from 'node:test';
 import type { Registry } from 'prom-client';
 import {
   newRolloutPolicy,
@@ -77,6 +78,23 @@ export class RolloutFleet {
     await this.createPolicy(spec);
   }
 
+  /**
+   * The fleet of the enclosing suite: before its tests, the KCP set up with `runtimes` and the
+   * policy `spec`, then `start` (by default direct mode started with every runtime installed and
+   * the rollout Complete); after them, everything stopped.
+   */
+  useFleet(
+    runtimes: readonly string[],
+    spec: RolloutPolicySpec,
+    start: () => Promise<void> = () => this.startInstalled(runtimes),
+  ): void {
+    before(async () => {
+      await this.setUp(runtimes, spec);
+      await start();
+    });
+    after(() => this.stopAll());
+  }
+
   async createPolicy(spec: RolloutPolicySpec): Promise<void> {
     await kubeRequest(this.kcp().kubeConfig(), {
       method: 'POST',
@@ -125,6 +143,12 @@ export class RolloutFleet {
   /** Waits for a new source-set version on the KCP and returns it. */
   nextVersion(previous: string): Promise<string> {
     return this.fleet.nextVersion(previous);
+  }
+
+  /** Replaces the KCP's pull Secret (auth `auth`) and returns the set version that makes after `previous`. */
+  async newPullSecretSet(auth: string, previous: string): Promise<string> {
+    await this.putPullSecret(auth);
+    return this.nextVersion(previous);
   }
 
   /** Waits until runtime `id` has set `version` applied and its webhook serves it. */
