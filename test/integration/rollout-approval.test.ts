@@ -5,7 +5,7 @@
  * right to edit the policy may create, and the status names the user the API server authenticated.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   newRolloutDecision,
@@ -57,8 +57,9 @@ async function createAs(kc: KubeConfig, d: RolloutDecisionResource): Promise<num
 }
 
 describe('a wave behind an approval', () => {
-  before(async () => {
-    await f.setUp(RUNTIMES, {
+  f.useFleet(
+    RUNTIMES,
+    {
       waves: [
         { name: 'canary', selector: { matchLabels: { canary: 'true' } }, soak: '2s' },
         // Everyone else, once a person approved a change of the pull credentials.
@@ -67,65 +68,63 @@ describe('a wave behind an approval', () => {
       failureThreshold: 0,
       healthDeadline: '60s',
       workloads: { toleratedFailures: 0, observeFor: '0s', preflight: false },
-    });
-    // As rendered with the controller: the admission policy and the operators' ClusterRole.
-    await applyObjects(f.kcp().kubeConfig(), renderRolloutDecisionObjects(), { fieldManager: 'test' });
-    await applyObjects(
-      f.kcp().kubeConfig(),
-      [
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'ClusterRoleBinding',
-          metadata: { name: 'test-rollout-operator' },
-          roleRef: {
-            apiGroup: 'rbac.authorization.k8s.io',
-            kind: 'ClusterRole',
-            name: ROLLOUT_OPERATOR_ROLE,
-          },
-          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: ALICE }],
-        } as never,
-      ],
-      { fieldManager: 'test' },
-    );
-    alice = await clientAs(f.kcp(), ALICE);
-    // The API server enforces a new admission policy a moment after it is stored: until a
-    // decision naming another user is refused (a probe of another policy, removed if admitted).
-    await eventually(
-      async () => {
-        const probe = newRolloutDecision(`probe-${Date.now()}`, {
-          policy: 'probe',
-          action: 'Pause',
-          user: 'mallory',
-        });
-        const code = await createAs(alice, probe);
-        if (code === 201)
-          await kubeRequest(f.kcp().kubeConfig(), {
-            method: 'DELETE',
-            path: rolloutDecisionPath(probe.metadata.name),
+    },
+    async () => {
+      // As rendered with the controller: the admission policy and the operators' ClusterRole.
+      await applyObjects(f.kcp().kubeConfig(), renderRolloutDecisionObjects(), { fieldManager: 'test' });
+      await applyObjects(
+        f.kcp().kubeConfig(),
+        [
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'ClusterRoleBinding',
+            metadata: { name: 'test-rollout-operator' },
+            roleRef: {
+              apiGroup: 'rbac.authorization.k8s.io',
+              kind: 'ClusterRole',
+              name: ROLLOUT_OPERATOR_ROLE,
+            },
+            subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: ALICE }],
+          } as never,
+        ],
+        { fieldManager: 'test' },
+      );
+      alice = await clientAs(f.kcp(), ALICE);
+      // The API server enforces a new admission policy a moment after it is stored: until a
+      // decision naming another user is refused (a probe of another policy, removed if admitted).
+      await eventually(
+        async () => {
+          const probe = newRolloutDecision(`probe-${Date.now()}`, {
+            policy: 'probe',
+            action: 'Pause',
+            user: 'mallory',
           });
-        return code === 422 || code === 403 ? true : undefined;
-      },
-      30_000,
-      'the admission policy of RolloutDecisions to be in force',
-      500,
-    );
-    f.events = createEventRecorder({
-      kubeConfig: f.kcp().kubeConfig(),
-      namespace: 'kcp-system',
-      reportingController: 'rt-bootstrapper.kyma-project.io/controller',
-      reportingInstance: 'rollout-approval-test',
-      logger: silentLogger(),
-    });
-    await f.startInstalled(RUNTIMES);
-  });
-  after(async () => {
-    await f.stopAll();
-  });
+          const code = await createAs(alice, probe);
+          if (code === 201)
+            await kubeRequest(f.kcp().kubeConfig(), {
+              method: 'DELETE',
+              path: rolloutDecisionPath(probe.metadata.name),
+            });
+          return code === 422 || code === 403 ? true : undefined;
+        },
+        30_000,
+        'the admission policy of RolloutDecisions to be in force',
+        500,
+      );
+      f.events = createEventRecorder({
+        kubeConfig: f.kcp().kubeConfig(),
+        namespace: 'kcp-system',
+        reportingController: 'rt-bootstrapper.kyma-project.io/controller',
+        reportingInstance: 'rollout-approval-test',
+        logger: silentLogger(),
+      });
+      await f.startInstalled(RUNTIMES);
+    },
+  );
 
   test('new pull credentials wait after the canary until rtb rollout approve; the status records who approved', async () => {
     const stable = f.sources.snapshot().version;
-    await f.putPullSecret('v2');
-    const target = await f.nextVersion(stable);
+    const target = await f.newPullSecretSet('v2', stable);
     await f.waitServed('rt-1', target);
     const waiting = (await f.waitPhase('AwaitingApproval')).status;
     assert.ok(waiting);
@@ -193,8 +192,7 @@ describe('a wave behind an approval', () => {
 
   test('rtb rollout reject rolls the canary back like a halt and names who rejected; a resume lifts it', async () => {
     const stable = f.sources.snapshot().version;
-    await f.putPullSecret('v3');
-    const target = await f.nextVersion(stable);
+    const target = await f.newPullSecretSet('v3', stable);
     await f.waitServed('rt-1', target);
     await f.waitPhase('AwaitingApproval');
 
@@ -224,8 +222,7 @@ describe('a wave behind an approval', () => {
     // The rejected target of the test before waits for its approval: it is left for a new one.
     const before = f.sources.snapshot().version;
     await runRollout('pause', 'default', { reason: 'change freeze' }, alice);
-    await f.putPullSecret('v4');
-    const target = await f.nextVersion(before);
+    const target = await f.newPullSecretSet('v4', before);
     // (The rollout of the target before pauses too, at its wave all: waited past.)
     const paused = await eventually(
       async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { V1Secret } from '@kubernetes/client-node';
 import { SET_VERSION_ANNOTATION } from '../../src/api/runtime-bootstrapper.js';
 import {
@@ -10,6 +10,8 @@ import {
   writePreflight,
   writeWorkloads,
   type PreflightReport,
+  type RevisionHealth,
+  type WorkloadFailureSample,
   type WorkloadHealthReport,
 } from '../../src/api/workload-health.js';
 import { eventually } from '../../src/envtest/eventually.js';
@@ -36,6 +38,44 @@ async function report(
   if (keys.workloads !== undefined) data[WORKLOADS_KEY] = writeWorkloads(keys.workloads);
   if (keys.preflight !== undefined) data[PREFLIGHT_KEY] = writePreflight(keys.preflight);
   await f.writeStatusKeys(id, data, TEST_MANAGER);
+}
+
+/** Pods failing under a revision, as reportFailing reports them. */
+interface FailingPods {
+  readonly pods: number;
+  readonly started: number;
+  readonly failing: number;
+  readonly sample: Omit<WorkloadFailureSample, 'at'>;
+  readonly more?: Partial<RevisionHealth>;
+}
+
+/**
+ * Plays `id`'s webhook reporting Pods under `revision`, first seen now: `failing` of `pods` fail
+ * now (and so far), `sample` the one failure it shows; `more` adds to the revision's figures.
+ */
+async function reportFailing(id: string, revision: string, o: FailingPods): Promise<void> {
+  const now = new Date().toISOString();
+  await report(id, {
+    workloads: {
+      [revision]: {
+        pods: o.pods,
+        started: o.started,
+        failing: o.failing,
+        failedPods: o.failing,
+        firstPodAt: now,
+        samples: [{ ...o.sample, at: now }],
+        ...o.more,
+      },
+    },
+  });
+}
+
+/** A new pull Secret's set after `stable`, once the canary serves it and reports `failing` under it. */
+async function canaryFailingUnder(auth: string, stable: string, failing: FailingPods): Promise<string> {
+  const target = await f.newPullSecretSet(auth, stable);
+  await f.waitServed('rt-1', target);
+  await reportFailing('rt-1', target, failing);
+  return target;
 }
 
 /** A config whose overrides send `replace.me` to `mirror`. */
@@ -77,31 +117,31 @@ const stableSet = async (): Promise<string> =>
   ((await f.readPolicy()).status?.stable ?? '').split('/')[0] ?? '';
 
 describe('rollouts that see the workloads: preflight and Pods failing under the target', () => {
-  before(async () => {
-    await f.setUp(RUNTIMES, {
+  f.useFleet(
+    RUNTIMES,
+    {
       waves: [CANARY],
       failureThreshold: 0,
       healthDeadline: '60s',
       workloads: { toleratedFailures: 0, observeFor: '2s', preflight: true },
-    });
-    await f.start();
-    for (const id of RUNTIMES) {
-      // A webhook that follows Pods reports workloads from the start (none yet).
-      await kubeRequest(f.rt(id).kubeConfig(), {
-        method: 'POST',
-        path: '/api/v1/namespaces',
-        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kyma-system' } },
-      });
-      await report(id, { workloads: {} });
-      await f.install(id);
-    }
-    const version = f.sources.snapshot().version;
-    for (const id of RUNTIMES) await f.waitServed(id, version);
-    await f.waitPhase('Complete');
-  });
-  after(async () => {
-    await f.stopAll();
-  });
+    },
+    async () => {
+      await f.start();
+      for (const id of RUNTIMES) {
+        // A webhook that follows Pods reports workloads from the start (none yet).
+        await kubeRequest(f.rt(id).kubeConfig(), {
+          method: 'POST',
+          path: '/api/v1/namespaces',
+          body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kyma-system' } },
+        });
+        await report(id, { workloads: {} });
+        await f.install(id);
+      }
+      const version = f.sources.snapshot().version;
+      for (const id of RUNTIMES) await f.waitServed(id, version);
+      await f.waitPhase('Complete');
+    },
+  );
 
   test('the report is read without a change: the figures and Degraded False (no Pods) per runtime', async () => {
     const rb = await eventually(async () => {
@@ -181,33 +221,18 @@ describe('rollouts that see the workloads: preflight and Pods failing under the 
   test("a namespace user's forged Pods failing on the canary halt nothing: failures that are no regression", async () => {
     await f.patchPolicy({ workloads: { toleratedFailures: 0, observeFor: '2s', preflight: false } });
     const stable = await stableSet();
-    await f.putPullSecret('v8');
-    const target = await f.nextVersion(stable);
-    await f.waitServed('rt-1', target);
-    const now = new Date().toISOString();
     // What the webhook reports of Pods whose image never ran under an earlier set anywhere.
-    await report('rt-1', {
-      workloads: {
-        [target]: {
-          pods: 3,
-          started: 0,
-          failing: 3,
-          failedPods: 3,
-          firstPodAt: now,
-          samples: [
-            {
-              kind: 'image-pull',
-              pod: 'tenant/private-0',
-              image: 'mirror.example/someone/private:1',
-              reason: 'ErrImagePull',
-              at: now,
-            },
-          ],
-          regressions: 0,
-          unproven: [{ image: '0123456789abcdef', pods: 3 }],
-          ran: [],
-        },
+    const target = await canaryFailingUnder('v8', stable, {
+      pods: 3,
+      started: 0,
+      failing: 3,
+      sample: {
+        kind: 'image-pull',
+        pod: 'tenant/private-0',
+        image: 'mirror.example/someone/private:1',
+        reason: 'ErrImagePull',
       },
+      more: { regressions: 0, unproven: [{ image: '0123456789abcdef', pods: 3 }], ran: [] },
     });
     for (const id of RUNTIMES) await f.waitServed(id, target, 120_000);
     await f.waitPhase('Complete', 60_000);
@@ -221,31 +246,18 @@ describe('rollouts that see the workloads: preflight and Pods failing under the 
     const stable = await stableSet();
     assert.equal(stable, f.sources.snapshot().version, 'the last rollout completed');
     const t = f.trace(RUNTIMES);
-    await f.putPullSecret('v9');
-    const target = await f.nextVersion(stable);
-    await f.waitServed('rt-1', target);
-    const now = new Date().toISOString();
-    await report('rt-1', {
-      workloads: {
-        [target]: {
-          pods: 2,
-          started: 1,
-          failing: 1,
-          failedPods: 1,
-          firstPodAt: now,
-          // Its original ran under the stable set on this runtime: a regression.
-          regressions: 1,
-          samples: [
-            {
-              kind: 'image-pull',
-              pod: 'apps/web-0',
-              image: 'ghcr.io/library/app:1.0',
-              reason: 'ImagePullBackOff',
-              at: now,
-            },
-          ],
-        },
+    await canaryFailingUnder('v9', stable, {
+      pods: 2,
+      started: 1,
+      failing: 1,
+      sample: {
+        kind: 'image-pull',
+        pod: 'apps/web-0',
+        image: 'ghcr.io/library/app:1.0',
+        reason: 'ImagePullBackOff',
       },
+      // Its original ran under the stable set on this runtime: a regression.
+      more: { regressions: 1 },
     });
     const halted = await f.waitPhase('Halted', 30_000);
     assert.match(
@@ -268,25 +280,15 @@ describe('rollouts that see the workloads: preflight and Pods failing under the 
 
   test('rtb status shows a Degraded runtime with the image (read with or without a change)', async () => {
     const applied = (await f.readRb('rt-2')).status?.appliedVersion ?? '';
-    const now = new Date().toISOString();
-    await report('rt-2', {
-      workloads: {
-        [applied]: {
-          pods: 1,
-          started: 0,
-          failing: 1,
-          failedPods: 1,
-          firstPodAt: now,
-          samples: [
-            {
-              kind: 'pull-secret-missing',
-              pod: 'apps/api-0',
-              image: 'ghcr.io/library/api:2',
-              reason: 'PullSecretMissing',
-              at: now,
-            },
-          ],
-        },
+    await reportFailing('rt-2', applied, {
+      pods: 1,
+      started: 0,
+      failing: 1,
+      sample: {
+        kind: 'pull-secret-missing',
+        pod: 'apps/api-0',
+        image: 'ghcr.io/library/api:2',
+        reason: 'PullSecretMissing',
       },
     });
     // Not watched (no wave under way): the next look after the rest bound, on a pass made anyway.
