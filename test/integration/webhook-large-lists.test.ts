@@ -7,7 +7,6 @@
 // page was the whole 100 MB and the process died of its heap (docs/webhook-hardening.md).
 import { CoreV1Api } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +30,7 @@ import { writeServingFiles } from '../support/serving-files.js';
 import { putSeedConfig } from '../support/webhook-runtime.js';
 import { podReview, seedPodBefore } from '../support/fixtures.js';
 import { httpsCall, type Reply } from '../support/https-call.js';
+import { spawnWebhookProcess } from '../support/webhook-process.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 const TENANT = 'tenant-large';
@@ -142,47 +142,28 @@ describe('a tenant with 400 Pods of 250 KB annotations leaves the webhook servin
 
   test('rtb webhook at the production heap lists them all, answers every review and /healthz, and does not crash', async () => {
     const port = await freePort();
-    const child: ChildProcess = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'webhook',
-        `--kubeconfig=${plane().cluster('runtime').kubeconfigPath}`,
-        `--tls-cert=${certFile}`,
-        `--tls-key=${keyFile}`,
-        '--host=127.0.0.1',
-        `--port=${port}`,
-        `--status-config-map=${NS}/${WEBHOOK_STATUS_CONFIG_MAP}`,
-        '--log-level=debug',
-      ],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        // As the rendered Deployment runs it: the old generation capped at its 96 MB.
-        env: { ...process.env, ...WEBHOOK_MALLOC_ENV, NODE_OPTIONS: WEBHOOK_NODE_OPTIONS, POD_NAMESPACE: NS },
+    const w = spawnWebhookProcess({
+      kubeconfigPath: plane().cluster('runtime').kubeconfigPath,
+      certFile,
+      keyFile,
+      port,
+      extraArgs: [`--status-config-map=${NS}/${WEBHOOK_STATUS_CONFIG_MAP}`, '--log-level=debug'],
+      // As the rendered Deployment runs it: the old generation capped at its 96 MB.
+      env: {
+        ...process.env,
+        ...WEBHOOK_MALLOC_ENV,
+        NODE_OPTIONS: WEBHOOK_NODE_OPTIONS,
+        POD_NAMESPACE: NS,
       },
-    );
-    let out = '';
-    let err = '';
-    child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-    // Set by the exit handler (an object: the compiler would narrow a variable across awaits).
-    const ended: { exit?: { code: number | null; signal: NodeJS.Signals | null } } = {};
-    const exited = new Promise<void>((resolve) => {
-      child.on('exit', (code, signal) => {
-        ended.exit = { code, signal };
-        resolve();
-      });
     });
     const tail = (): string =>
-      `exit ${JSON.stringify(ended.exit)}; stderr: ${err.slice(-2000)}; stdout: ${out.slice(-2000)}`;
-    const said = (msg: string): LogLine | undefined => logLines(out).find((l) => l.msg === msg);
+      `exit ${JSON.stringify(w.ended())}; stderr: ${w.stderr().slice(-2000)}; stdout: ${w.output().slice(-2000)}`;
+    const said = (msg: string): LogLine | undefined => logLines(w.output()).find((l) => l.msg === msg);
     try {
       // Serving first (the lists of the agent's parts start once it serves).
       await eventually(
         async () => {
-          if (ended.exit) throw new Error(`the webhook exited: ${tail()}`);
+          if (w.ended()) throw new Error(`the webhook exited: ${tail()}`);
           const r = await call(port, '/healthz');
           return r instanceof Error || r.status !== 200 ? undefined : true;
         },
@@ -206,7 +187,7 @@ describe('a tenant with 400 Pods of 250 KB annotations leaves the webhook servin
         said('active trust-bundle restarter') !== undefined &&
         (await preflightDone());
       const deadline = Date.now() + 600_000;
-      while (!ended.exit && Date.now() < deadline) {
+      while (!w.ended() && Date.now() < deadline) {
         const uid = `large-${n++}`;
         const review = await call(port, '/mutate', podReview(seedPodBefore(), { uid }));
         if (review instanceof Error || review.status !== 200 || !review.body.includes(`"uid":"${uid}"`))
@@ -218,7 +199,7 @@ describe('a tenant with 400 Pods of 250 KB annotations leaves the webhook servin
         else answered.healthz++;
         if (n >= 20 && (await listed())) break;
       }
-      assert.equal(ended.exit, undefined, `the webhook is alive: ${tail()}`);
+      assert.equal(w.ended(), undefined, `the webhook is alive: ${tail()}`);
       assert.deepEqual(failures, [], `every call answered (${JSON.stringify(answered)})`);
       assert.equal(
         said('active trust-bundle restarter')?.pods,
@@ -241,11 +222,10 @@ describe('a tenant with 400 Pods of 250 KB annotations leaves the webhook servin
       );
       assert.ok(answered.reviews >= 20);
     } finally {
-      if (!ended.exit) child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 60_000).unref())]);
-      if (!ended.exit) child.kill('SIGKILL');
+      if (!w.ended()) w.child.kill('SIGTERM');
+      // Killed if it has not exited by then; the assertion below says how it ended.
+      await w.exited(60_000).catch(() => undefined);
     }
-    const exitCode = (): number | null | undefined => ended.exit?.code;
-    assert.equal(exitCode(), 0, `a clean exit on SIGTERM: ${tail()}`);
+    assert.equal(w.ended()?.code, 0, `a clean exit on SIGTERM: ${tail()}`);
   });
 });

@@ -1,7 +1,6 @@
 // `rtb webhook` as its own process, as the kubelet runs it: a start that fails exits at once with
 // the reason on one line; SIGTERM drains without losing a request that reached it, and exits 0.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { createServer, connect as tcpConnect, type Socket } from 'node:net';
@@ -17,6 +16,7 @@ import { putSeedConfig } from '../support/webhook-runtime.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { podReview, seedPodBefore } from '../support/fixtures.js';
 import { httpsCall } from '../support/https-call.js';
+import { spawnWebhookProcess, type WebhookProcess } from '../support/webhook-process.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
 let dir = '';
@@ -24,65 +24,17 @@ let ca: CertificateAuthority;
 let certFile = '';
 let keyFile = '';
 
-/** A spawned `rtb webhook`, with its output and its exit. */
-interface Spawned {
-  readonly child: ChildProcess;
-  readonly port: number;
-  output(): string;
-  stderr(): string;
-  /** Resolves with the exit code; rejects if the process has not exited within `ms`. */
-  exited(ms?: number): Promise<number | null>;
-}
-
-function spawnWebhook(port: number, extra: string[] = []): Spawned {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
-      'webhook',
-      `--kubeconfig=${plane().cluster('runtime').kubeconfigPath}`,
-      `--tls-cert=${certFile}`,
-      `--tls-key=${keyFile}`,
-      '--host=127.0.0.1',
-      `--port=${port}`,
-      ...extra,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const exit = new Promise<number | null>((resolve) => {
-    child.on('exit', (code) => {
-      resolve(code);
-    });
-  });
-  return {
-    child,
+/** `rtb webhook` on the runtime cluster with the serving files of `before`, on `port`. */
+const spawnWebhook = (port: number, extraArgs: string[] = []): WebhookProcess =>
+  spawnWebhookProcess({
+    kubeconfigPath: plane().cluster('runtime').kubeconfigPath,
+    certFile,
+    keyFile,
     port,
-    output: () => out,
-    stderr: () => err,
-    exited: (ms = 60_000) =>
-      Promise.race([
-        exit,
-        new Promise<never>((_, reject) =>
-          setTimeout(() => {
-            child.kill('SIGKILL');
-            reject(
-              new Error(
-                `rtb webhook did not exit within ${ms} ms; stderr: ${err}; stdout tail: ${out.slice(-2000)}`,
-              ),
-            );
-          }, ms).unref(),
-        ),
-      ]),
-  };
-}
+    extraArgs,
+  });
 
-async function ready(w: Spawned): Promise<void> {
+async function ready(w: WebhookProcess): Promise<void> {
   await eventually(
     async () =>
       (await httpsCall({ port: w.port, caPem: ca.certPem, path: '/readyz', method: 'GET' })).status === 200
@@ -192,7 +144,7 @@ describe('rtb webhook as its own process', () => {
   });
 
   describe('rtb webhook: a start that fails exits at once, non-zero, with the reason on one line', () => {
-    const assertOneLineFailure = (w: Spawned, code: number | null, reason: RegExp): void => {
+    const assertOneLineFailure = (w: WebhookProcess, code: number | null, reason: RegExp): void => {
       assert.notEqual(code, 0);
       assert.notEqual(code, null, 'exited on its own, not killed');
       const lines = w.stderr().trimEnd().split('\n');
