@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SET_VERSION_ANNOTATION } from '../../src/api/runtime-bootstrapper.js';
+import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
+import { WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
 import { FEATURE_ALTER_IMG_REGISTRY } from '../../src/api/webhook-features.js';
 import {
   ORIGINAL_IMAGES_ANNOTATION,
@@ -34,8 +36,6 @@ import { pushTinyImage } from '../support/registry-push.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 
 const plane = useControlPlane({ clusters: ['runtime'] });
-const NS = 'kyma-system';
-const STATUS = 'rt-bootstrapper-webhook-status';
 const SOURCE = 'src.example.com';
 
 let dir: string;
@@ -82,15 +82,18 @@ async function offer(
     },
   };
   try {
-    await core.replaceNamespacedSecret({ name: PREFLIGHT_SECRET, namespace: NS, body });
+    await core.replaceNamespacedSecret({ name: PREFLIGHT_SECRET, namespace: RUNTIME_NAMESPACE, body });
   } catch {
-    await core.createNamespacedSecret({ namespace: NS, body });
+    await core.createNamespacedSecret({ namespace: RUNTIME_NAMESPACE, body });
   }
 }
 
 async function statusData(): Promise<Record<string, string>> {
   try {
-    return (await core.readNamespacedConfigMap({ name: STATUS, namespace: NS })).data ?? {};
+    return (
+      (await core.readNamespacedConfigMap({ name: WEBHOOK_STATUS_CONFIG_MAP, namespace: RUNTIME_NAMESPACE }))
+        .data ?? {}
+    );
   } catch {
     return {};
   }
@@ -146,7 +149,7 @@ describe('the preflight on a real API server and the local registry', () => {
 
     kc = plane().cluster('runtime').kubeConfig();
     core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
+    await core.createNamespace({ body: { metadata: { name: RUNTIME_NAMESPACE } } });
     await core.createNamespace({
       body: { metadata: { name: 'apps', annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true' } } },
     });
@@ -171,7 +174,7 @@ describe('the preflight on a real API server and the local registry', () => {
         {
           apiVersion: 'v1',
           kind: 'ConfigMap',
-          metadata: { name: STATUS, namespace: NS },
+          metadata: { name: WEBHOOK_STATUS_CONFIG_MAP, namespace: RUNTIME_NAMESPACE },
           data: { [WORKLOADS_KEY]: '{}' },
         } as never,
       ],
@@ -255,7 +258,7 @@ describe('the preflight on a real API server and the local registry', () => {
       [3, 0, 0, 0, 0],
     );
     assert.ok(!preflight!.knownMissing(`${mirror}/team/db:3.0`), 'only the last finished preflight counts');
-    await core.deleteNamespacedSecret({ name: PREFLIGHT_SECRET, namespace: NS });
+    await core.deleteNamespacedSecret({ name: PREFLIGHT_SECRET, namespace: RUNTIME_NAMESPACE });
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(readPreflight((await statusData())[PREFLIGHT_KEY])?.version, 'v3');
     assert.equal(preflight!.report('v3')?.phase, 'done');
