@@ -117,20 +117,25 @@ const appDeployment = (image: string): V1Deployment => ({
   },
 });
 
+/** Creates namespace `name`, whose Pods ask for the registry rewrite and the pull Secret. */
+async function createRewritingNamespace(core: CoreV1Api, name: string): Promise<void> {
+  await core.createNamespace({
+    body: {
+      metadata: {
+        name,
+        annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true', [FEATURE_ADD_IMG_PULL_SECRET]: 'true' },
+      },
+    },
+  });
+}
+
 describe('escaped Pods on a real node', () => {
   test('Pods created while the webhook is scaled to zero are counted, and with the repair their owner is restarted and the count returns to 0', async (t) => {
     const { kc, landscape: l } = webhook();
     const core = kc.makeApiClient(CoreV1Api);
     const apps = kc.makeApiClient(AppsV1Api);
     const replicas = (await webhookAvailable(kc)).spec?.replicas ?? 1;
-    await core.createNamespace({
-      body: {
-        metadata: {
-          name: NAMESPACE,
-          annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true', [FEATURE_ADD_IMG_PULL_SECRET]: 'true' },
-        },
-      },
-    });
+    await createRewritingNamespace(core, NAMESPACE);
     try {
       // The outage: no webhook Pod at all; the API server fails open (failurePolicy Ignore).
       await scaleToZero(kc);
@@ -227,14 +232,7 @@ describe(`the admission policy (${POLICY_API}) on a real node`, () => {
     const manifests = admissionPolicyManifestList(
       renderAdmissionPolicy(config, { apiVersion: POLICY_API, trustBundleMount: false }),
     );
-    await core.createNamespace({
-      body: {
-        metadata: {
-          name: POLICY_NAMESPACE,
-          annotations: { [FEATURE_ALTER_IMG_REGISTRY]: 'true', [FEATURE_ADD_IMG_PULL_SECRET]: 'true' },
-        },
-      },
-    });
+    await createRewritingNamespace(core, POLICY_NAMESPACE);
     try {
       // The webhook copies the pull Secret into the namespace with its first Pod there; the
       // policy only adds the reference (docs/admission-policy.md).

@@ -26,6 +26,15 @@ function processesUsing(dir: string): number[] {
 
 const count = (text: string, re: RegExp): number => text.match(new RegExp(re.source, 'g'))?.length ?? 0;
 
+/** How often a node says it pulled the seed Pod's pause image from `registry`. */
+const pausePulls = (out: string, registry: string): number =>
+  count(
+    out,
+    new RegExp(
+      `Running on runtime-\\d-node: Successfully pulled image "${registry}/kyma-project/rt-bootstrapper/pause:e2e"`,
+    ),
+  );
+
 describe('rtb local with the webhooks on nodes', () => {
   test('--once --webhooks node: webhook Pods, the seed Pod running from the secured registry, the bundle read inside it', async () => {
     const run = await runLocal(['--once', '--webhooks', 'node']);
@@ -51,16 +60,7 @@ describe('rtb local with the webhooks on nodes', () => {
     assert.ok(rewrite, out);
     const secured = rewrite[1] ?? '';
     assert.notEqual(secured, open);
-    assert.equal(
-      count(
-        out,
-        new RegExp(
-          `Running on runtime-\\d-node: Successfully pulled image "${secured}/kyma-project/rt-bootstrapper/pause:e2e"`,
-        ),
-      ),
-      2,
-      out,
-    );
+    assert.equal(pausePulls(out, secured), 2, out);
     assert.equal(count(out, /pull secret\s+imagePullSecrets \+= registry-credentials/), 4);
     // Read inside each running seed container: the bundle's PEM and the FIPS variable.
     assert.equal(
@@ -84,16 +84,7 @@ describe('rtb local with the webhooks on nodes', () => {
     // The rotation: the new mirror (the open registry) reaches both runtimes and the Pods run from it.
     assert.match(out, /runtime-1: set [0-9a-f]{16} applied \d+ ms after the change/);
     assert.match(out, /runtime-2: set [0-9a-f]{16} applied \d+ ms after the change/);
-    assert.equal(
-      count(
-        out,
-        new RegExp(
-          `Running on runtime-\\d-node: Successfully pulled image "${open}/kyma-project/rt-bootstrapper/pause:e2e"`,
-        ),
-      ),
-      2,
-      out,
-    );
+    assert.equal(pausePulls(out, open), 2, out);
     assert.match(out, /stopped\.\n$/);
 
     // Everything it started is gone: processes by PID and by the scratch folder they used.
