@@ -17,6 +17,7 @@ import {
   type RuntimeAttestorOptions,
 } from '../../../src/drift/attestor.js';
 import { captureLogs } from '../../support/log-capture.js';
+import { ManualSleep } from '../../support/manual-sleep.js';
 import { useScriptedListener, ScriptedServer, type ScriptedAnswer } from './scripted-server.js';
 import { metricValue, waitFor } from './tls-fixtures.js';
 
@@ -55,31 +56,12 @@ const ok = (answer: AttestationAnswer): ScriptedAnswer => ({
 });
 
 /** Records the attestor's waits and lets the test end each one. */
-class Waits {
-  readonly asked: number[] = [];
-  private wake: (() => void) | undefined;
-
-  readonly sleep = (ms: number, signal: AbortSignal): Promise<void> => {
-    this.asked.push(ms);
-    return new Promise((resolve) => {
-      this.wake = resolve;
-      signal.addEventListener(
-        'abort',
-        () => {
-          resolve();
-        },
-        { once: true },
-      );
-    });
-  };
-
+class Waits extends ManualSleep {
   /** Waits until the attestor waits for the `n`-th time (1-based), then ends that wait. */
   async pass(n: number): Promise<number> {
     await waitFor(() => this.asked.length >= n, `wait #${n}`);
     const ms = this.asked[n - 1]!;
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
+    this.wake();
     return ms;
   }
 }

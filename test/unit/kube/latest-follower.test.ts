@@ -1,21 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LatestFollower } from '../../../src/kube/latest-follower.js';
-
-interface Deferred {
-  readonly promise: Promise<void>;
-  resolve(): void;
-  reject(error: Error): void;
-}
-function deferred(): Deferred {
-  let resolve!: () => void;
-  let reject!: (error: Error) => void;
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+import { deferred, type Deferred } from '../../support/deferred.js';
 
 /** Lets every queued promise continuation run. */
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

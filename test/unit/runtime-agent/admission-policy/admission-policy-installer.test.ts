@@ -27,6 +27,8 @@ import {
 } from '../../../../src/runtime-agent/admission-policy/install-decision.js';
 import type { ClusterAccess } from '../../../../src/kube/cluster-access.js';
 import { makeConfig } from '../../mutation/support.js';
+import { deferred } from '../../../support/deferred.js';
+import { ManualSleep } from '../../../support/manual-sleep.js';
 
 const NONE: FoundObjects = { params: undefined, policy: undefined, binding: undefined };
 const KINDS = ['ConfigMap', 'MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding'];
@@ -97,32 +99,6 @@ class FakeRuntime implements AdmissionPolicyCalls {
   }
 }
 
-/** The wait between passes: it records each wait and ends it when told (or on its signal). */
-class FakeClock {
-  readonly waits: number[] = [];
-  private pending: (() => void) | undefined;
-  readonly sleep = (ms: number, signal: AbortSignal): Promise<void> => {
-    this.waits.push(ms);
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.pending = undefined;
-        resolve();
-      };
-      if (signal.aborted) {
-        done();
-        return;
-      }
-      this.pending = done;
-      signal.addEventListener('abort', done, { once: true });
-    });
-  };
-  /** The interval elapses. */
-  elapse(): void {
-    assert.ok(this.pending, 'the loop waits');
-    this.pending();
-  }
-}
-
 /** Resolves once `cond` holds; rejects after a second (a loop that never gets there). */
 async function until(cond: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 1_000;
@@ -132,20 +108,14 @@ async function until(cond: () => boolean, what: string): Promise<void> {
   }
 }
 
-/** A gate a pass waits at, and its release. */
-function gate(): { promise: Promise<void>; open: () => void; fail: (e: Error) => void } {
-  let open!: () => void;
-  let fail!: (e: Error) => void;
-  const promise = new Promise<void>((resolve, reject) => {
-    open = resolve;
-    fail = reject;
-  });
-  return { promise, open, fail };
-}
-
+/**
+ * An installer over a fake runtime and a hand-ended wait, leading until told; `startTerm` starts a
+ * term and returns it once its first pass is done (the loop waits), `nextPass` ends the wait and
+ * returns once the pass after it is done.
+ */
 function setup(patch: Partial<AdmissionPolicyInstallerOptions> = {}) {
   const runtime = new FakeRuntime();
-  const clock = new FakeClock();
+  const clock = new ManualSleep();
   const logs: { level: number; msg: string }[] = [];
   const logger = pino({ level: 'info' }, { write: (s: string) => logs.push(JSON.parse(s) as never) });
   let state: LoadedState = {
@@ -168,11 +138,24 @@ function setup(patch: Partial<AdmissionPolicyInstallerOptions> = {}) {
     ...patch,
   });
   const term = () => installer.leaderPart({ isLeader: () => leading });
+  const waited = (n: number, what: string) => until(() => clock.asked.length === n, what);
   return {
     runtime,
     clock,
     installer,
     term,
+    startTerm: async () => {
+      const n = clock.asked.length;
+      const t = term();
+      await t.start();
+      await waited(n + 1, 'the first wait of the term');
+      return t;
+    },
+    nextPass: async () => {
+      const n = clock.asked.length;
+      assert.ok(clock.wake(), 'the loop waits');
+      await waited(n + 1, 'the wait after the next pass');
+    },
     warnings: () => logs.filter((l) => l.level === 40).map((l) => l.msg),
     load: (p: Partial<LoadedState>) => (state = { ...state, ...p }),
     lead: (yes: boolean) => (leading = yes),
@@ -184,15 +167,12 @@ function setup(patch: Partial<AdmissionPolicyInstallerOptions> = {}) {
 describe('the runtime agent installs the admission policy (the loop)', { timeout: 5_000 }, () => {
   test('a leader applies parameters, policy and binding and reports the policy path; the next pass, after the interval, writes nothing', async () => {
     const h = setup();
-    const t = h.term();
-    await t.start();
-    await until(() => h.clock.waits.length === 1, 'the first wait');
+    const t = await h.startTerm();
     assert.deepEqual(h.runtime.applied, [KINDS]);
     assert.deepEqual(h.reports(), [POLICY_V1]);
     assert.deepEqual(h.installer.report(), POLICY_V1);
-    assert.deepEqual(h.clock.waits, [1_234]);
-    h.clock.elapse();
-    await until(() => h.clock.waits.length === 2, 'the second wait');
+    assert.deepEqual(h.clock.asked, [1_234]);
+    await h.nextPass();
     assert.equal(h.runtime.reads, 2);
     assert.deepEqual(h.runtime.applied, [KINDS], 'what the runtime holds is not applied again');
     assert.equal(h.runtime.published.length, 1, 'an unchanged report is not written again');
@@ -201,12 +181,10 @@ describe('the runtime agent installs the admission policy (the loop)', { timeout
 
   test('a changed config: the next pass applies the parameters alone and keeps the report', async () => {
     const h = setup();
-    const t = h.term();
-    await t.start();
-    await until(() => h.clock.waits.length === 1, 'the first wait');
+    const t = await h.startTerm();
     h.load({ config: makeConfig({ overrides: { 'replace.me': 'other.io' } }) });
     h.installer.refresh();
-    await until(() => h.clock.waits.length === 2, 'the pass the refresh asked for');
+    await until(() => h.clock.asked.length === 2, 'the pass the refresh asked for');
     assert.deepEqual(h.runtime.applied, [KINDS, ['ConfigMap']]);
     assert.equal(h.runtime.published.length, 1);
     await t.stop();
@@ -214,23 +192,18 @@ describe('the runtime agent installs the admission policy (the loop)', { timeout
 
   test('the interval is five minutes unless set', async () => {
     const h = setup({ intervalMs: undefined });
-    const t = h.term();
-    await t.start();
-    await until(() => h.clock.waits.length === 1, 'the first wait');
-    assert.deepEqual(h.clock.waits, [DEFAULT_ADMISSION_POLICY_INTERVAL_MS]);
+    const t = await h.startTerm();
+    assert.deepEqual(h.clock.asked, [DEFAULT_ADMISSION_POLICY_INTERVAL_MS]);
     assert.equal(DEFAULT_ADMISSION_POLICY_INTERVAL_MS, 300_000);
     await t.stop();
   });
 
   test('a replica that no longer leads applies nothing, writes no report and keeps its last one', async () => {
     const h = setup();
-    const t = h.term();
-    await t.start();
-    await until(() => h.clock.waits.length === 1, 'the first wait');
+    const t = await h.startTerm();
     h.lead(false);
     h.load({ config: makeConfig({ overrides: { 'replace.me': 'other.io' } }), revision: 'set-2' });
-    h.clock.elapse();
-    await until(() => h.clock.waits.length === 2, 'the second wait');
+    await h.nextPass();
     assert.equal(h.runtime.reads, 2, 'it still reads');
     assert.deepEqual(h.runtime.applied, [KINDS]);
     assert.equal(h.runtime.published.length, 1);
@@ -241,18 +214,15 @@ describe('the runtime agent installs the admission policy (the loop)', { timeout
   test('a failed apply is logged and tried again after the interval; no report before the objects are in', async () => {
     const h = setup();
     h.runtime.failApply = 1;
-    const t = h.term();
-    await t.start();
-    await until(() => h.clock.waits.length === 1, 'the first wait');
+    const t = await h.startTerm();
     assert.deepEqual(h.runtime.applied, []);
     assert.deepEqual(h.runtime.published, []);
     assert.equal(h.installer.report(), undefined);
     assert.deepEqual(h.warnings(), [
       'cannot install the admission policy; trying again at the next interval',
     ]);
-    assert.deepEqual(h.clock.waits, [1_234], 'a failure waits the interval, as a success does');
-    h.clock.elapse();
-    await until(() => h.clock.waits.length === 2, 'the second wait');
+    assert.deepEqual(h.clock.asked, [1_234], 'a failure waits the interval, as a success does');
+    await h.nextPass();
     assert.deepEqual(h.runtime.applied, [KINDS]);
     assert.deepEqual(h.reports(), [POLICY_V1]);
     await t.stop();
@@ -261,14 +231,11 @@ describe('the runtime agent installs the admission policy (the loop)', { timeout
   test('a report that could not be written is written by the next pass', async () => {
     const h = setup();
     h.runtime.failPublish = 1;
-    const t = h.term();
-    await t.start();
-    await until(() => h.clock.waits.length === 1, 'the first wait');
+    const t = await h.startTerm();
     assert.deepEqual(h.runtime.applied, [KINDS]);
     assert.deepEqual(h.runtime.published, []);
     assert.equal(h.warnings().length, 1);
-    h.clock.elapse();
-    await until(() => h.clock.waits.length === 2, 'the second wait');
+    await h.nextPass();
     assert.deepEqual(h.runtime.applied, [KINDS], 'the objects are in');
     assert.deepEqual(h.reports(), [POLICY_V1]);
     await t.stop();
@@ -276,52 +243,44 @@ describe('the runtime agent installs the admission policy (the loop)', { timeout
 
   test('a refresh during the wait passes at once; one during a pass ends the wait after it', async () => {
     const h = setup();
-    const t = h.term();
-    await t.start();
-    await until(() => h.clock.waits.length === 1, 'the first wait');
+    const t = await h.startTerm();
     h.installer.refresh();
-    await until(() => h.runtime.discovers === 2 && h.clock.waits.length === 2, 'the refreshed pass');
-    const g = gate();
+    await until(() => h.runtime.discovers === 2 && h.clock.asked.length === 2, 'the refreshed pass');
+    const g = deferred();
     h.runtime.gate = g.promise;
-    h.clock.elapse();
+    assert.ok(h.clock.wake(), 'the loop waits');
     await until(() => h.runtime.discovers === 3, 'the third pass to start');
     h.installer.refresh();
     h.runtime.gate = undefined;
-    g.open();
+    g.resolve();
     // No elapse: the refresh during the third pass ends the wait after it.
-    await until(() => h.runtime.discovers === 4 && h.clock.waits.length === 4, 'a pass without waiting');
+    await until(() => h.runtime.discovers === 4 && h.clock.asked.length === 4, 'a pass without waiting');
     await t.stop();
   });
 
   test('stopping the term ends the wait and the loop; a pass failing after the stop is not logged', async () => {
     const h = setup();
-    const t = h.term();
-    await t.start();
-    await until(() => h.clock.waits.length === 1, 'the first wait');
+    const t = await h.startTerm();
     await t.stop();
     assert.equal(h.runtime.discovers, 1);
 
     const t2 = h.term();
-    const g = gate();
+    const g = deferred();
     h.runtime.gate = g.promise;
     await t2.start();
     await until(() => h.runtime.discovers === 2, 'the pass to start');
     const stopping = t2.stop();
-    g.fail(new Error('connection reset by the stop'));
+    g.reject(new Error('connection reset by the stop'));
     await stopping;
     assert.deepEqual(h.warnings(), []);
-    assert.equal(h.clock.waits.length, 1, 'no wait after the stop');
+    assert.equal(h.clock.asked.length, 1, 'no wait after the stop');
   });
 
   test('each term writes its report again, unchanged as it is', async () => {
     const h = setup();
-    const t = h.term();
-    await t.start();
-    await until(() => h.clock.waits.length === 1, 'the first wait');
+    const t = await h.startTerm();
     await t.stop();
-    const t2 = h.term();
-    await t2.start();
-    await until(() => h.clock.waits.length === 2, 'the second term waits');
+    const t2 = await h.startTerm();
     assert.deepEqual(h.reports(), [POLICY_V1, POLICY_V1]);
     assert.deepEqual(h.runtime.applied, [KINDS]);
     await t2.stop();
@@ -330,9 +289,7 @@ describe('the runtime agent installs the admission policy (the loop)', { timeout
   test('on a runtime serving neither version: nothing read nor applied, the webhook path reported', async () => {
     const h = setup();
     h.runtime.api = { served: false, found: 'v1: absent, v1beta1: absent' };
-    const t = h.term();
-    await t.start();
-    await until(() => h.clock.waits.length === 1, 'the first wait');
+    const t = await h.startTerm();
     assert.equal(h.runtime.reads, 0);
     assert.deepEqual(h.runtime.applied, []);
     assert.deepEqual(h.reports(), [
