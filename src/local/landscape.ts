@@ -10,7 +10,7 @@ import { ControlPlaneError } from '../envtest/errors.js';
 import { heldSetVersion, startKcpLandscape, waitReady, type KcpLandscape } from './kcp-landscape.js';
 import { landscapeSourceObjects, trustBundleApiVersionOf } from './landscape-sources.js';
 import { eventually } from '../envtest/eventually.js';
-import { startNodeHosting } from './node-hosting.js';
+import { SEED_RUNNING_STEP, startNodeHosting } from './node-hosting.js';
 import { PhaseClock, phaseLines } from './phase-timings.js';
 import { createSeedPod, firstImage, waitWebhookServes } from './seed-pod.js';
 import { readWebhookPodTimes } from './webhook-pod-times.js';
@@ -117,8 +117,10 @@ export async function startLandscape(o: LandscapeOptions): Promise<Landscape> {
       const pod = await createSeedPod(rt, 'pause-test1', say, first);
       if (first) clock.mark('seed Pod created');
       await hosting.showRunning(rt, pod, say, first ? clock : undefined);
-      if (first && hosting.onNode)
-        say(`  first mutated Pod running ${process.uptime().toFixed(1)} s after this process started`);
+      // When it ran, not when the look from inside it ended.
+      const runningMs = clock.phases.find((p) => p.name === SEED_RUNNING_STEP)?.endMs;
+      if (first && runningMs !== undefined)
+        say(`  first mutated Pod running ${(runningMs / 1000).toFixed(1)} s after this process started`);
     }
     await showRotation(plane, kcp, runtimes, hosting, say);
     const until = hosting.onNode ? 'the first mutated Pod ran' : 'the first mutated Pod was stored';

@@ -25,6 +25,9 @@ const portOf = (host: string): number => Number(host.slice(host.lastIndexOf(':')
  * secured registry, whose credentials are the KCP's pull Secret; the rotation moves the seed image
  * to the open registry as a new mirror.
  */
+/** The step at which the first mutated Pod runs: the figure `rtb local` prints for it. */
+export const SEED_RUNNING_STEP = 'seed Pod Running (its image pulled with the injected Secret)';
+
 export async function startNodeHosting(o: {
   plane: ControlPlane;
   runtimes: readonly LocalCluster[];
@@ -75,7 +78,7 @@ export async function startNodeHosting(o: {
     async showRunning(rt: LocalCluster, pod: V1Pod, say: (l: string) => void, clock?: PhaseClock) {
       const name = pod.metadata?.name ?? '';
       const running = await waitPodRunning(rt, name);
-      clock?.mark('seed Pod Running (its image pulled with the injected Secret)');
+      clock?.mark(SEED_RUNNING_STEP);
       say(
         `  ✓ Running on ${running.spec?.nodeName ?? 'the node'}: ${(await pulledMessage(rt, name)) ?? 'image present'}`,
       );

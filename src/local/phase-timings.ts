@@ -11,8 +11,8 @@ export interface Phase {
 
 /**
  * Records when each step of the local landscape's start ended, against a clock that reads ms
- * since this process started (by default `process.uptime()`), so that the summary adds up to
- * the figure printed for the first mutated Pod.
+ * since this process started (by default `process.uptime()`), so that the figure printed for the
+ * first mutated Pod is the summary's step at which it ran.
  */
 export class PhaseClock {
   private readonly list: Phase[] = [];

@@ -79,7 +79,12 @@ describe('rtb local with the webhooks on nodes', () => {
       4,
       out,
     );
-    assert.match(out, /first mutated Pod running [\d.]+ s after this process started/);
+    // The figure printed is the summary's step at which the Pod ran (the look inside comes after).
+    const ran = /first mutated Pod running ([\d.]+) s after this process started/.exec(out)?.[1];
+    const step =
+      /seed Pod Running \(its image pulled with the injected Secret\)\s+[\d.]+ s\s+([\d.]+) s/.exec(out)?.[1];
+    assert.ok(ran !== undefined && step !== undefined, out);
+    assert.equal(ran, step);
 
     // The rotation: the new mirror (the open registry) reaches both runtimes and the Pods run from it.
     assert.match(out, /runtime-1: set [0-9a-f]{16} applied \d+ ms after the change/);
