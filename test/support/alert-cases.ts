@@ -52,6 +52,28 @@ export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
   const constant = (value: number, minutes = 40): string => `${value}x${minutes}`;
   /** `series` holding `value` all along. */
   const steady = (series: string, value: number): InputSeries => ({ series, values: constant(value) });
+  /**
+   * One steady series of `name` (`of` the controller `c` or the webhook `w`) per entry of
+   * `byValue`: its `label` set to the key (after the fixed `labels`), holding the entry's number;
+   * in the entries' order.
+   */
+  const steadyPer = (
+    of: typeof c,
+    name: string,
+    label: string,
+    byValue: Readonly<Record<string, number>>,
+    labels = '',
+  ): InputSeries[] =>
+    Object.entries(byValue).map(([key, value]) => steady(of(name, `${labels}${label}="${key}"`), value));
+  /** The controller replicas' leader status, instance by instance. */
+  const leaderStatus = (byInstance: Readonly<Record<string, number>>): InputSeries[] =>
+    steadyPer(
+      c,
+      'leader_election_master_status',
+      'instance',
+      byInstance,
+      'name="rt-bootstrapper-controller",',
+    );
   /** Prometheus's `up` of one target of `job`. */
   const up = (job: string, instance: string, value: number): InputSeries =>
     steady(s('prometheus', 'up', `job="${job}",instance="${instance}"`), value);
@@ -119,36 +141,24 @@ export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
     evaluatedAt('RtbControllerNoLeader', 20, [
       {
         what: 'two replicas, neither leads',
-        series: [
-          steady(c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="a"'), 0),
-          steady(c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="b"'), 0),
-        ],
+        series: leaderStatus({ a: 0, b: 0 }),
         expect: firing('critical'),
       },
       {
         what: 'one leads',
-        series: [
-          steady(c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="a"'), 1),
-          steady(c('leader_election_master_status', 'name="rt-bootstrapper-controller",instance="b"'), 0),
-        ],
+        series: leaderStatus({ a: 1, b: 0 }),
         expect: [],
       },
     ]),
     evaluatedAt('RtbRolloutHalted', 10, [
       {
         what: 'halted',
-        series: [
-          steady(c('rtb_rollout_phase', 'phase="Halted"'), 1),
-          steady(c('rtb_rollout_phase', 'phase="Progressing"'), 0),
-        ],
+        series: steadyPer(c, 'rtb_rollout_phase', 'phase', { Halted: 1, Progressing: 0 }),
         expect: firing('warning'),
       },
       {
         what: 'progressing',
-        series: [
-          steady(c('rtb_rollout_phase', 'phase="Halted"'), 0),
-          steady(c('rtb_rollout_phase', 'phase="Progressing"'), 1),
-        ],
+        series: steadyPer(c, 'rtb_rollout_phase', 'phase', { Halted: 0, Progressing: 1 }),
         expect: [],
       },
     ]),
@@ -288,10 +298,7 @@ export function alertCases(o: MonitoringOptions): readonly AlertCase[] {
     evaluatedAt('RtbEscapedPods', 40, [
       {
         what: 'the leader counts escaped Pods for 40 minutes, a standby says 0',
-        series: [
-          steady(w('rtb_webhook_escaped_pods', 'instance="a"'), 3),
-          steady(w('rtb_webhook_escaped_pods', 'instance="b"'), 0),
-        ],
+        series: steadyPer(w, 'rtb_webhook_escaped_pods', 'instance', { a: 3, b: 0 }),
         expect: firing('warning'),
       },
       {
