@@ -47,6 +47,9 @@ const LIMITS: GateLimits = {
   bodyTimeoutMs: 60_000,
 };
 
+/** What a gate holds once every request is done with: nothing. */
+const IDLE = { inFlight: 0, readBytes: 0, decodeBytes: 0, waiting: 0 };
+
 /** Lets the streams deliver what was written. */
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -68,13 +71,27 @@ async function arrived(gate: RequestGate, size: number, sent: number) {
   return [request, pending] as const;
 }
 
+/** The rest of `request`'s body (`bytes`, or that text) arrives and it ends: its admission, `pending`. */
+function rest(
+  request: FakeRequest,
+  bytes: number | string,
+  pending: Promise<AdmittedBody>,
+): Promise<AdmittedBody> {
+  request.send(bytes);
+  request.end();
+  return pending;
+}
+
 /** A request whose whole `body` arrives (declared, sent and ended), admitted to `gate`: its admission. */
 function sentWhole(gate: RequestGate, body: string): Promise<AdmittedBody> {
   const request = fakeRequest(Buffer.byteLength(body));
-  const pending = gate.admit(request.req);
-  request.send(body);
-  request.end();
-  return pending;
+  return rest(request, body, gate.admit(request.req));
+}
+
+/** Asserts that `admitted` holds its whole body, `length` bytes, and gives its place back. */
+function releaseWhole(admitted: AdmittedBody, length: number, message?: string): void {
+  assert.equal(admitted.body.length, length, message);
+  admitted.release();
 }
 
 describe('the request gate: what a request holds', () => {
@@ -83,7 +100,7 @@ describe('the request gate: what a request holds', () => {
     const liars = Array.from({ length: 10 }, () => fakeRequest(1000));
     const pending = liars.map((l) => gate.admit(l.req));
     await settle();
-    assert.deepEqual(gate.state, { inFlight: 0, readBytes: 0, decodeBytes: 0, waiting: 0 });
+    assert.deepEqual(gate.state, IDLE);
     const admitted = sentWhole(gate, '{"a":"b"}x');
     const body = await admitted;
     assert.equal(body.body.toString(), '{"a":"b"}x');
@@ -91,7 +108,7 @@ describe('the request gate: what a request holds', () => {
     body.release();
     for (const l of liars) l.close();
     for (const p of pending) assert.equal((await refusal(p)).reason, 'gone');
-    assert.deepEqual(gate.state, { inFlight: 0, readBytes: 0, decodeBytes: 0, waiting: 0 });
+    assert.deepEqual(gate.state, IDLE);
   });
 
   test('requests whose bodies are still arriving hold no place; each holds only the bytes it sent', async () => {
@@ -118,7 +135,7 @@ describe('the request gate: what a request holds', () => {
     assert.equal(refused.reason, 'body_timeout');
     assert.equal(refused.status, 408);
     assert.equal(refused.closeConnection, true);
-    assert.deepEqual(gate.state, { inFlight: 0, readBytes: 0, decodeBytes: 0, waiting: 0 });
+    assert.deepEqual(gate.state, IDLE);
   });
 
   test('while the read budget is full an incomplete body stops being read until room is given back; a complete one goes on', async () => {
@@ -127,19 +144,13 @@ describe('the request gate: what a request holds', () => {
     const [next, nextPending] = await arrived(gate, 60, 50);
     assert.equal(gate.state.readBytes, 130, 'what arrived is counted, whether it fits or not');
     assert.equal(gate.state.waiting, 1, 'the incomplete body waits for room');
-    const wholeBody = await sentWhole(gate, 'x'.repeat(40));
-    assert.equal(wholeBody.body.length, 40, 'a body complete in its chunk is not held back');
-    wholeBody.release();
+    releaseWhole(await sentWhole(gate, 'x'.repeat(40)), 40, 'a body complete in its chunk is not held back');
     big.close();
     assert.equal((await refusal(bigPending)).reason, 'gone');
     await settle();
     assert.equal(gate.state.waiting, 0, 'room given back: reading goes on');
-    next.send(10);
-    next.end();
-    const admitted = await nextPending;
-    assert.equal(admitted.body.length, 60);
-    admitted.release();
-    assert.deepEqual(gate.state, { inFlight: 0, readBytes: 0, decodeBytes: 0, waiting: 0 });
+    releaseWhole(await rest(next, 10, nextPending), 60);
+    assert.deepEqual(gate.state, IDLE);
   });
 
   test('the oldest request reading goes on while the budget is full, so some body always completes', async () => {
@@ -147,17 +158,11 @@ describe('the request gate: what a request holds', () => {
     const [oldest, oldestPending] = await arrived(gate, 300, 60);
     const [younger, youngerPending] = await arrived(gate, 300, 60);
     assert.equal(gate.state.waiting, 1, 'the younger one waits');
-    oldest.send(240);
-    oldest.end();
-    const done = await oldestPending;
-    assert.equal(done.body.length, 300, 'the oldest completes beyond the budget');
-    done.release();
+    releaseWhole(await rest(oldest, 240, oldestPending), 300, 'the oldest completes beyond the budget');
     await settle();
     assert.equal(gate.state.waiting, 0, 'the younger one is now the oldest, and reads on');
-    younger.send(240);
-    younger.end();
-    (await youngerPending).release();
-    assert.deepEqual(gate.state, { inFlight: 0, readBytes: 0, decodeBytes: 0, waiting: 0 });
+    (await rest(younger, 240, youngerPending)).release();
+    assert.deepEqual(gate.state, IDLE);
   });
 
   test('a complete body waits for a place, gets the one given back, and is refused 503 (connection kept) when none comes in time', async () => {
@@ -180,7 +185,7 @@ describe('the request gate: what a request holds', () => {
     assert.equal(patient.state.readBytes, 0, 'read bytes given back once the place is taken');
     bHeld.release();
     held.release();
-    assert.deepEqual(patient.state, { inFlight: 0, readBytes: 0, decodeBytes: 0, waiting: 0 });
+    assert.deepEqual(patient.state, IDLE);
   });
 
   test('a body declared or sent beyond the limit is refused 413; the read part is given back', async () => {
