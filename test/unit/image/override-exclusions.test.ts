@@ -85,81 +85,135 @@ describe('parseOverrideExclusion', () => {
   });
 });
 
-describe('createExclusionMatcher', () => {
-  test('no entries excludes nothing', () => {
-    assert.equal(excludes([], 'nginx'), false);
-  });
-
-  test('a repository prefix ends at a path boundary', () => {
-    const e = ['docker.io/library/nginx'];
-    assert.equal(excludes(e, 'nginx'), true);
-    assert.equal(excludes(e, 'nginx:1'), true);
-    assert.equal(excludes(e, `nginx@${SHA256}`), true);
-    assert.equal(excludes(e, 'docker.io/library/nginx/sub'), true);
-    assert.equal(excludes(e, 'docker.io/library/nginx-foo'), false);
-    assert.equal(excludes(e, 'docker.io/library/nginxx'), false);
-    assert.equal(excludes(e, 'docker.io/library/ngin'), false);
-    assert.equal(excludes(e, 'docker.io/library'), false);
-    assert.equal(excludes(e, 'ghcr.io/library/nginx'), false);
-  });
-
-  test('a prefix covers everything below it, and two prefixes share their path', () => {
-    const e = ['ghcr.io/org/team', 'ghcr.io/org/other/deep'];
-    assert.equal(excludes(e, 'ghcr.io/org/team/a/b:1'), true);
-    assert.equal(excludes(e, 'ghcr.io/org/other/deep/x'), true);
-    assert.equal(excludes(e, 'ghcr.io/org/other/x'), false);
-    assert.equal(excludes(e, 'ghcr.io/org/x'), false);
-  });
-
-  test('an image: each part the entry names must be the image’s; no tag reads as latest', () => {
-    assert.equal(excludes(['nginx:1.25'], 'nginx:1.25'), true);
-    assert.equal(excludes(['nginx:1.25'], `nginx:1.25@${SHA256}`), true);
-    assert.equal(excludes(['nginx:1.25'], 'nginx:1.26'), false);
-    assert.equal(excludes(['nginx:1.25'], `nginx@${SHA256}`), false);
-    assert.equal(excludes(['nginx:1.25'], 'nginx/sub:1.25'), false);
-    assert.equal(excludes(['nginx:latest'], 'nginx'), true);
-    assert.equal(excludes(['nginx:latest'], `nginx@${SHA256}`), false);
-    assert.equal(excludes([`nginx@${SHA256}`], `nginx:any@${SHA256}`), true);
-    assert.equal(excludes([`nginx@${SHA256}`], 'nginx:any'), false);
-    assert.equal(excludes([`nginx:1@${SHA256}`], `nginx@${SHA256}`), false);
-    assert.equal(excludes([`nginx:1@${SHA256}`], `nginx:1@${SHA256}`), true);
+/**
+ * Whether entries exclude an image, by rule: groups of entries, each with the images matched
+ * against them and whether they are excluded (and why, where it is not plain).
+ */
+const matchedImages: Record<
+  string,
+  readonly [entries: readonly string[], images: readonly [image: string, excluded: boolean, why?: string][]][]
+> = {
+  'no entries excludes nothing': [[[], [['nginx', false]]]],
+  'a repository prefix ends at a path boundary': [
+    [
+      ['docker.io/library/nginx'],
+      [
+        ['nginx', true],
+        ['nginx:1', true],
+        [`nginx@${SHA256}`, true],
+        ['docker.io/library/nginx/sub', true],
+        ['docker.io/library/nginx-foo', false],
+        ['docker.io/library/nginxx', false],
+        ['docker.io/library/ngin', false],
+        ['docker.io/library', false],
+        ['ghcr.io/library/nginx', false],
+      ],
+    ],
+  ],
+  'a prefix covers everything below it, and two prefixes share their path': [
+    [
+      ['ghcr.io/org/team', 'ghcr.io/org/other/deep'],
+      [
+        ['ghcr.io/org/team/a/b:1', true],
+        ['ghcr.io/org/other/deep/x', true],
+        ['ghcr.io/org/other/x', false],
+        ['ghcr.io/org/x', false],
+      ],
+    ],
+  ],
+  'an image: each part the entry names must be the image’s; no tag reads as latest': [
+    [
+      ['nginx:1.25'],
+      [
+        ['nginx:1.25', true],
+        [`nginx:1.25@${SHA256}`, true],
+        ['nginx:1.26', false],
+        [`nginx@${SHA256}`, false],
+        ['nginx/sub:1.25', false],
+      ],
+    ],
+    [
+      ['nginx:latest'],
+      [
+        ['nginx', true],
+        [`nginx@${SHA256}`, false],
+      ],
+    ],
+    [
+      [`nginx@${SHA256}`],
+      [
+        [`nginx:any@${SHA256}`, true],
+        ['nginx:any', false],
+      ],
+    ],
+    [
+      [`nginx:1@${SHA256}`],
+      [
+        [`nginx@${SHA256}`, false],
+        [`nginx:1@${SHA256}`, true],
+      ],
+    ],
     // Tags are case-sensitive, as registries read them.
-    assert.equal(excludes(['nginx:V1'], 'nginx:v1'), false);
-  });
-
-  test('registries compare exactly: port included, index.docker.io is docker.io, no case folding', () => {
-    assert.equal(excludes(['localhost:5000/a'], 'localhost:5000/a'), true);
-    assert.equal(excludes(['localhost:5000/a'], 'localhost:5001/a'), false);
-    assert.equal(excludes(['localhost:5000/a'], 'localhost/a'), false);
-    assert.equal(excludes(['index.docker.io/x/y'], 'x/y'), true);
-    assert.equal(excludes(['x/y:1'], 'index.docker.io/x/y:1'), true);
-    assert.equal(excludes(['Ghcr.io/a'], 'Ghcr.io/a'), true);
-    assert.equal(excludes(['Ghcr.io/a'], 'ghcr.io/a'), false);
-    assert.equal(excludes(['ghcr.io/a'], 'Ghcr.io/a'), false);
-  });
-
-  test('a path and `/*` keeps the repositories below it, not the path itself', () => {
-    const e = ['bitnami/*', 'ghcr.io/org/*'];
-    assert.equal(excludes(e, 'bitnami/redis'), true);
-    assert.equal(excludes(e, 'docker.io/bitnami/redis/x:1'), true);
-    assert.equal(excludes(e, 'index.docker.io/bitnami/redis'), true);
-    assert.equal(excludes(e, 'bitnami'), false, 'docker.io/library/bitnami');
-    assert.equal(excludes(e, 'docker.io/bitnamix/redis'), false);
-    assert.equal(excludes(e, 'ghcr.io/org/a'), true);
-    assert.equal(excludes(e, 'ghcr.io/org/a/b@' + SHA256), true);
-    assert.equal(excludes(e, 'ghcr.io/org:1'), false);
-    assert.equal(excludes(e, 'ghcr.io/organ/a'), false);
+    [['nginx:V1'], [['nginx:v1', false]]],
+  ],
+  'registries compare exactly: port included, index.docker.io is docker.io, no case folding': [
+    [
+      ['localhost:5000/a'],
+      [
+        ['localhost:5000/a', true],
+        ['localhost:5001/a', false],
+        ['localhost/a', false],
+      ],
+    ],
+    [['index.docker.io/x/y'], [['x/y', true]]],
+    [['x/y:1'], [['index.docker.io/x/y:1', true]]],
+    [
+      ['Ghcr.io/a'],
+      [
+        ['Ghcr.io/a', true],
+        ['ghcr.io/a', false],
+      ],
+    ],
+    [['ghcr.io/a'], [['Ghcr.io/a', false]]],
+  ],
+  'a path and `/*` keeps the repositories below it, not the path itself': [
+    [
+      ['bitnami/*', 'ghcr.io/org/*'],
+      [
+        ['bitnami/redis', true],
+        ['docker.io/bitnami/redis/x:1', true],
+        ['index.docker.io/bitnami/redis', true],
+        ['bitnami', false, 'docker.io/library/bitnami'],
+        ['docker.io/bitnamix/redis', false],
+        ['ghcr.io/org/a', true],
+        ['ghcr.io/org/a/b@' + SHA256, true],
+        ['ghcr.io/org:1', false],
+        ['ghcr.io/organ/a', false],
+      ],
+    ],
     // With the repository itself named too, both.
-    assert.equal(excludes([...e, 'ghcr.io/org'], 'ghcr.io/org:1'), true);
-    assert.equal(excludes(['library/*'], 'nginx'), true);
-  });
+    [['bitnami/*', 'ghcr.io/org/*', 'ghcr.io/org'], [['ghcr.io/org:1', true]]],
+    [['library/*'], [['nginx', true]]],
+  ],
+  'names of Object.prototype are plain keys': [
+    [['a.io/constructor'], [['a.io/constructor/x', true]]],
+    [
+      ['a.io/x'],
+      [
+        ['a.io/constructor', false],
+        ['a.io/x/tostring', true],
+      ],
+    ],
+    [['a.io/x/y'], [['a.io/x/hasownproperty', false]]],
+  ],
+};
 
-  test('names of Object.prototype are plain keys', () => {
-    assert.equal(excludes(['a.io/constructor'], 'a.io/constructor/x'), true);
-    assert.equal(excludes(['a.io/x'], 'a.io/constructor'), false);
-    assert.equal(excludes(['a.io/x'], 'a.io/x/tostring'), true);
-    assert.equal(excludes(['a.io/x/y'], 'a.io/x/hasownproperty'), false);
-  });
+describe('createExclusionMatcher', () => {
+  for (const [rule, groups] of Object.entries(matchedImages))
+    test(rule, () => {
+      for (const [entries, images] of groups)
+        for (const [image, excluded, why] of images) assert.equal(excludes(entries, image), excluded, why);
+    });
 
   test('an invalid entry throws', () => {
     assert.throws(() => createExclusionMatcher(['nginx', 'ghcr.io']), ImageReferenceError);
