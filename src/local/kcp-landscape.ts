@@ -34,9 +34,22 @@ export interface KcpLandscape {
 const RB_PATH = runtimeBootstrappersPath('kcp-system');
 
 /**
+ * The RuntimeBootstrapper CRD, the namespace and one CR per runtime on the KCP. Apart from the controller, so it
+ * can run while the rest starts: the API server's first create of a new resource waits about 2 s
+ * (its quota evaluator for the resource), and direct mode takes the CRs up whenever it starts.
+ */
+export async function createRuntimeBootstrappers(kcp: LocalCluster, ids: readonly string[]): Promise<void> {
+  const kc = kcp.kubeConfig();
+  await ensureCrds(kc, [runtimeBootstrapperCrd()]);
+  await applyObjects(kc, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kcp-system' } }]);
+  for (const id of ids)
+    await kubeRequest(kc, { method: 'POST', path: RB_PATH, body: newRuntimeBootstrapper(id, 'kcp-system') });
+}
+
+/**
  * Sets up the KCP as KIM would leave it (namespace, the three sources, one kubeconfig Secret
- * per runtime) plus our CRD, starts the controller in direct mode in this process and creates a
- * RuntimeBootstrapper per runtime.
+ * per runtime) and starts the controller in direct mode in this process (the CRD and the CRs:
+ * {@link createRuntimeBootstrappers}).
  */
 export async function startKcpLandscape(o: {
   kcp: LocalCluster;
@@ -53,7 +66,6 @@ export async function startKcpLandscape(o: {
   logger: Logger;
 }): Promise<KcpLandscape> {
   const kc = o.kcp.kubeConfig();
-  await ensureCrds(kc, [runtimeBootstrapperCrd()]);
   await applyObjects(
     kc,
     await landscapeSourceObjects({
@@ -101,13 +113,6 @@ export async function startKcpLandscape(o: {
     },
     coalesceMs: 100,
   });
-  for (const rt of o.runtimes) {
-    await kubeRequest(kc, {
-      method: 'POST',
-      path: RB_PATH,
-      body: newRuntimeBootstrapper(rt.name, 'kcp-system'),
-    });
-  }
   // Without a node: report the webhook Deployments available once they exist (and after every
   // new generation), as the deployment controller would.
   const kubelet = o.simulateKubelet

@@ -7,7 +7,13 @@ import { nodeHostProblem } from '../envtest/node-host.js';
 import { resolveRtbImage } from '../envtest/rtb-image.js';
 import { applyObjects } from '../kube/apply.js';
 import { ControlPlaneError } from '../envtest/errors.js';
-import { heldSetVersion, startKcpLandscape, waitReady, type KcpLandscape } from './kcp-landscape.js';
+import {
+  createRuntimeBootstrappers,
+  heldSetVersion,
+  startKcpLandscape,
+  waitReady,
+  type KcpLandscape,
+} from './kcp-landscape.js';
 import { landscapeSourceObjects, trustBundleApiVersionOf } from './landscape-sources.js';
 import { eventually } from '../envtest/eventually.js';
 import { SEED_RUNNING_STEP, startNodeHosting } from './node-hosting.js';
@@ -81,12 +87,22 @@ export async function startLandscape(o: LandscapeOptions): Promise<Landscape> {
     for (const c of plane.clusters)
       say(`cluster ${c.name.padEnd(10)} ${c.server}  kubeconfig: ${c.kubeconfigPath}`);
     const runtimes = names.map((n) => plane.cluster(n));
-    const hosting: WebhookHosting =
+    // The KCP's CRs go in while the registries start (see createRuntimeBootstrappers).
+    const [started, created] = await Promise.allSettled([
       nodeBinaries && image
-        ? await startNodeHosting({ plane, runtimes, image, pause: nodeBinaries.pause })
-        : inProcessHosting(o.logger);
+        ? startNodeHosting({ plane, runtimes, image, pause: nodeBinaries.pause })
+        : Promise.resolve(inProcessHosting(o.logger)),
+      createRuntimeBootstrappers(plane.cluster('kcp'), names),
+    ]);
+    if (started.status === 'rejected') throw started.reason;
+    const hosting: WebhookHosting = started.value;
     stops.unshift(() => hosting.stop());
-    clock.mark(hosting.onNode ? 'local registries, the rtb image pushed' : 'webhook hosting');
+    if (created.status === 'rejected') throw created.reason;
+    clock.mark(
+      hosting.onNode
+        ? 'local registries, the rtb image pushed; the CRs created'
+        : 'webhook hosting; the CRs created',
+    );
     if (hosting.releaseImage)
       say(`webhook image ${hosting.releaseImage} (pushed to the landscape's open registry)`);
     const kcp = await startKcpLandscape({
@@ -100,7 +116,7 @@ export async function startLandscape(o: LandscapeOptions): Promise<Landscape> {
       logger: o.logger,
     });
     stops.unshift(() => kcp.stop());
-    const controllerStarted = clock.mark('controller (direct mode) started, a CR per runtime');
+    const controllerStarted = clock.mark('controller (direct mode) started');
     say(`\ncontroller (direct mode) on kcp: one RuntimeBootstrapper per runtime`);
     await hosting.serve(runtimes);
     // On a node: the image is pulled and both replicas must pass their probes.
