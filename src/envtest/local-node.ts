@@ -256,6 +256,7 @@ function createBridge(network: NodeNetwork): void {
       throw new ControlPlaneError(`ip ${args.join(' ')} failed: ${result.stderr || String(result.error)}`);
   };
   ip('link', 'add', network.bridge, 'type', 'bridge');
+  ip('link', 'set', network.bridge, 'address', network.bridgeMac);
   ip('addr', 'add', `${network.nodeIp}/24`, 'dev', network.bridge);
   ip('addr', 'add', `${network.apiServiceIp}/32`, 'dev', network.bridge);
   ip('link', 'set', network.bridge, 'up');

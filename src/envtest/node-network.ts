@@ -8,6 +8,12 @@
 export interface NodeNetwork {
   readonly slot: number;
   readonly bridge: string;
+  /**
+   * The bridge's MAC address, set explicitly: a bridge whose address was not set takes the lowest
+   * of its ports', so a Pod's new veth could change it, and every Pod's ARP entry for its gateway
+   * went stale (connections to and from the Pods hung for seconds: calls to a webhook Pod timed out).
+   */
+  readonly bridgeMac: string;
   readonly podCidr: string;
   /** The bridge's address: the Pods' gateway and the node's InternalIP. */
   readonly nodeIp: string;
@@ -28,6 +34,8 @@ export function nodeNetwork(slot: number): NodeNetwork {
   return {
     slot,
     bridge: `rtbnode${slot}`,
+    // Locally administered (02:…), one per slot.
+    bridgeMac: `02:72:74:62:${(slot >> 8).toString(16).padStart(2, '0')}:${(slot & 0xff).toString(16).padStart(2, '0')}`,
     podCidr: `10.213.${slot}.0/24`,
     nodeIp: `10.213.${slot}.1`,
     serviceCidr: `10.214.${slot}.0/24`,

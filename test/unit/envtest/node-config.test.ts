@@ -36,11 +36,21 @@ describe('node network', () => {
     const seen = new Set<string>();
     for (let slot = 0; slot < MAX_NODE_SLOTS; slot++) {
       const n = nodeNetwork(slot);
-      for (const value of [n.bridge, n.podCidr, n.serviceCidr, n.cgroupRoot, n.nodeIp, n.apiServiceIp]) {
+      for (const value of [
+        n.bridge,
+        n.bridgeMac,
+        n.podCidr,
+        n.serviceCidr,
+        n.cgroupRoot,
+        n.nodeIp,
+        n.apiServiceIp,
+      ]) {
         assert.ok(!seen.has(value), `${value} reused by slot ${slot}`);
         seen.add(value);
       }
       assert.ok(n.bridge.length <= 15, 'Linux interface names have at most 15 characters');
+      // Unicast and locally administered: the first octet's low two bits are 1 0.
+      assert.match(n.bridgeMac, /^02(:[0-9a-f]{2}){5}$/);
       assert.ok(n.podCidr.startsWith(n.nodeIp.replace(/\.1$/, '.')));
       assert.equal(n.apiServiceIp, n.serviceCidr.replace('.0/24', '.1'));
     }
