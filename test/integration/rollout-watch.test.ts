@@ -13,6 +13,8 @@ import { RolloutWatches, trustSeen, type SeenRollout } from '../../src/controlle
 import { eventually } from '../../src/envtest/eventually.js';
 import { createListerWatcher } from '../../src/kube/list-watch.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
+import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, WEBHOOK_SERVICE } from '../../src/api/runtime-names.js';
+import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import { apiServerMetric } from '../support/apiserver-metrics.js';
 import { useControlPlane } from '../support/control-plane.js';
@@ -21,9 +23,12 @@ import { markDeploymentAvailable } from '../support/kcp.js';
 import { readWebhookDeployment } from '../support/webhook-deployment.js';
 
 const ID = 'rt-rollout';
-const plane = useControlPlane({ clusters: ['kcp', ID] });
+/** A runtime whose first install is registered on Ready Pods the Service lists. */
+const FIRST = 'rt-first';
+const plane = useControlPlane({ clusters: ['kcp', ID, FIRST] });
 const kcp = () => plane().cluster('kcp');
 const rt = () => plane().cluster(ID);
+const first = () => plane().cluster(FIRST);
 const NS = 'rollout-watch';
 const NAME = 'web';
 
@@ -53,6 +58,41 @@ async function setStatus(status: NonNullable<V1Deployment['status']>): Promise<v
 /** Watch requests open on the runtime's API server for Deployments. */
 const deploymentWatches = (): Promise<number> =>
   apiServerMetric(rt(), 'apiserver_longrunning_requests', { verb: 'WATCH', resource: 'deployments' });
+
+/** Writes the webhook Deployment's rollout counts on `c` (no deployment controller runs here). */
+async function setWebhookStatus(
+  c: LocalCluster,
+  counts: { replicas: number; updatedReplicas: number; readyReplicas: number },
+): Promise<void> {
+  const d = await readWebhookDeployment(c.kubeConfig());
+  await kubeRequest(c.kubeConfig(), {
+    method: 'PATCH',
+    path: `/apis/apps/v1/namespaces/${RUNTIME_NAMESPACE}/deployments/${WEBHOOK_DEPLOYMENT}/status`,
+    body: { status: { observedGeneration: d.metadata?.generation ?? 1, availableReplicas: 0, ...counts } },
+  });
+}
+
+/** An EndpointSlice of the webhook Service on `c` listing `n` ready endpoints (no endpoint controller runs). */
+async function putReadyEndpoints(c: LocalCluster, n: number): Promise<void> {
+  await kubeRequest(c.kubeConfig(), {
+    method: 'POST',
+    path: `/apis/discovery.k8s.io/v1/namespaces/${RUNTIME_NAMESPACE}/endpointslices`,
+    body: {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: {
+        name: `${WEBHOOK_SERVICE}-test`,
+        labels: { 'kubernetes.io/service-name': WEBHOOK_SERVICE },
+      },
+      addressType: 'IPv4',
+      endpoints: Array.from({ length: n }, (_, i) => ({
+        addresses: [`10.0.0.${i + 1}`],
+        conditions: { ready: true },
+      })),
+      ports: [{ name: 'https', port: 9443, protocol: 'TCP' }],
+    },
+  });
+}
 
 describe('a rollout under way is followed by a watch on a real API server', () => {
   before(async () => {
@@ -129,7 +169,7 @@ describe('a rollout under way is followed by a watch on a real API server', () =
 
 describe('direct mode waits for the webhook rollout on a watch, not a poll', () => {
   const fleet = new DirectFleet(kcp);
-  fleet.use(() => ({ [ID]: rt() }), { runtimeTimeoutMs: 3_000 });
+  fleet.use(() => ({ [ID]: rt(), [FIRST]: first() }), { runtimeTimeoutMs: 3_000 });
 
   test('Installing: one watch follows the Deployment and no pass runs until it moves; available: Ready, the watch gone', async () => {
     await fleet.create(ID);
@@ -144,5 +184,29 @@ describe('direct mode waits for the webhook rollout on a watch, not a poll', () 
     assert.equal(ready.status?.conditions?.find((c) => c.type === 'WebhookReady')?.status, 'True');
     await eventually(async () => ((await deploymentWatches()) === 0 ? true : undefined), 10_000, 'the end');
     assert.equal(deploymentRollout(await readWebhookDeployment(rt().kubeConfig())).ready, true);
+  });
+  test('a first install is registered once its new Pods are Ready and listed by the Service, before minReadySeconds', async () => {
+    await fleet.create(FIRST);
+    await fleet.waitState(FIRST, 'Installing');
+    const installing = async (why: string): Promise<void> => {
+      // Passes look again every 500 ms while Pods wait to be listed: 2 s is several of them.
+      await sleep(2_000);
+      assert.equal((await fleet.readRb(FIRST)).status?.state, 'Installing', why);
+    };
+    // Both new Pods Ready, none available yet (minReadySeconds), the Service lists none.
+    await setWebhookStatus(first(), { replicas: 2, updatedReplicas: 2, readyReplicas: 2 });
+    await installing('the Service lists no Pod yet');
+    // A Pod of the old template left (a takeover's): its endpoints are handed over by availability.
+    await setWebhookStatus(first(), { replicas: 3, updatedReplicas: 2, readyReplicas: 2 });
+    await putReadyEndpoints(first(), 2);
+    await installing('an old Pod is left');
+    await setWebhookStatus(first(), { replicas: 2, updatedReplicas: 2, readyReplicas: 2 });
+    const ready = await fleet.waitState(FIRST, 'Ready');
+    assert.equal(ready.status?.conditions?.find((c) => c.type === 'WebhookReady')?.status, 'True');
+    assert.equal(
+      deploymentRollout(await readWebhookDeployment(first().kubeConfig())).ready,
+      false,
+      'none available',
+    );
   });
 });

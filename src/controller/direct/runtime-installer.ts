@@ -36,7 +36,7 @@ import {
   WEBHOOK_DEPLOYMENT,
   WEBHOOK_TLS_SECRET,
 } from '../../api/runtime-names.js';
-import { FIELD_MANAGER } from '../../api/runtime-names.js';
+import { FIELD_MANAGER, WEBHOOK_SERVICE } from '../../api/runtime-names.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../api/managed-labels.js';
 import { ADMISSION_POLICY_NAME } from '../../render/admission-policy.js';
 import { ADMISSION_POLICY_API, type AdmissionPolicyApi } from './admission-policy-plan.js';
@@ -48,11 +48,22 @@ import { AnswerTooLargeError, requestBoundIn, type RequestBoundError } from '../
 import { smallerPageLimit } from '../../kube/list-budget.js';
 import { METADATA_LIST_ACCEPT } from '../../kube/list-watch.js';
 import type { ServingView } from './serving-certificate.js';
-import { deploymentRollout, type RolloutDeployment } from './deployment-rollout.js';
+import {
+  deploymentRollout,
+  readyEndpointsOf,
+  type RolloutDeployment,
+  type ServiceEndpointSlices,
+} from './deployment-rollout.js';
 
 /** Readiness of the webhook Deployment, as a kubelet and the deployment controller report it. */
 export interface DeploymentReadiness {
+  /**
+   * The webhook may be registered: the Deployment is available, or its new Pods are all Ready with
+   * no old Pod left and the Service lists them (a first install need not wait `minReadySeconds`).
+   */
   readonly ready: boolean;
+  /** New Pods all Ready with no old Pod left, but the Service does not list them yet: look again soon. */
+  readonly endpointsPending?: boolean;
   readonly message: string;
   /** The trust-bundle restarter's report on the same Deployment (same read), if any. */
   readonly trust?: TrustRestartStatus;
@@ -227,11 +238,30 @@ export class RuntimeInstaller {
       }),
     );
     if (d === undefined) return { ready: false, message: 'the webhook Deployment does not exist' };
+    const rollout = deploymentRollout(d);
+    const listed = rollout.newPodsReady && (await this.readyEndpoints(namespace)) >= rollout.want;
     return {
-      ...deploymentRollout(d),
+      ready: rollout.ready || listed,
+      endpointsPending: rollout.newPodsReady && !listed,
+      message: listed
+        ? `${rollout.want}/${rollout.want} new replicas ready, listed by the Service`
+        : rollout.message,
       trust: readTrustStatus(d.metadata?.annotations),
       resourceVersion: d.metadata?.resourceVersion,
     };
+  }
+
+  /** The ready endpoints the webhook Service's EndpointSlices list (one short page: a few Pods). */
+  private async readyEndpoints(namespace: string): Promise<number> {
+    const slices = await this.call(() =>
+      kubeRequest<ServiceEndpointSlices>(this.access, {
+        method: 'GET',
+        path: `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
+        query: { labelSelector: `kubernetes.io/service-name=${WEBHOOK_SERVICE}`, limit: 10 },
+        timeoutMs: this.timeoutMs,
+      }),
+    );
+    return readyEndpointsOf(slices);
   }
 
   /**

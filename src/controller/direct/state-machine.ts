@@ -83,6 +83,8 @@ export const ROLLOUT_POLL_MS = 5_000;
  * rollout moves, or when it ends within ./rollout-watch.ts's deadline; this is a backstop only.
  */
 export const ROLLOUT_WATCHED_MS = 120_000;
+/** How soon a pass looks again while a first install's Ready Pods wait to be listed by the Service. */
+export const ENDPOINTS_RECHECK_MS = 500;
 
 /** Entry: a runtime ID held by another CR, deletion, finalizer, pause. */
 export const sFnInitialize: StateFn = async (ctx) => {
@@ -269,6 +271,8 @@ export const sFnWaitForWebhook: StateFn = async (ctx, found) => {
   ctx.status.trustRestart(trustSummary(readiness.trust));
   if (!readiness.ready) {
     ctx.status.state('Installing').condition('WebhookReady', 'False', 'RollingOut', readiness.message);
+    // The Service lists new Pods moments after they turn Ready: sooner than minReadySeconds.
+    if (readiness.endpointsPending === true) return { requeueAfterMs: ENDPOINTS_RECHECK_MS };
     // Woken by the rollout's next move where a watch follows it, not a poll's next tick; a
     // trust-bundle rotation under way is looked at as often as a Ready runtime's.
     if (ctx.ops.followRollout?.(readiness) !== true) return { requeueAfterMs: ROLLOUT_POLL_MS };

@@ -4,6 +4,7 @@ import { before, describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
 import { trustBundleHash, type TrustRestartStatus } from '../../../../src/api/trust-stamp.js';
 import {
+  ENDPOINTS_RECHECK_MS,
   ROLLOUT_POLL_MS,
   ROLLOUT_WATCHED_MS,
   runStateMachine,
@@ -42,6 +43,7 @@ class RecordingOps implements BootstrapperOps {
   /** Steps that get no answer at all from the runtime. */
   unreachable = new Set<string>();
   ready = true;
+  endpointsPending = false;
   /** The trust-bundle restarter's report on the webhook Deployment. */
   trust: TrustRestartStatus | undefined;
   private reached = false;
@@ -82,6 +84,7 @@ class RecordingOps implements BootstrapperOps {
     await this.step('readiness');
     return {
       ready: this.ready,
+      endpointsPending: this.endpointsPending,
       message: this.ready ? 'ok' : 'rolling',
       ...(this.trust ? { trust: this.trust } : {}),
     };
@@ -287,6 +290,20 @@ describe('the per-runtime state machine', () => {
     assert.equal(cond(status, 'WebhookReady')?.status, 'False');
     assert.ok(!ops.calls.includes('apply:MutatingWebhookConfiguration'));
     assert.equal(outcome.requeueAfterMs, ROLLOUT_POLL_MS);
+  });
+
+  test('new Pods Ready but not yet listed by the Service: Installing, looked at again soon, not followed', async () => {
+    const followed: DeploymentReadiness[] = [];
+    const ops = Object.assign(new RecordingOps(), {
+      followRollout: (readiness: DeploymentReadiness) => followed.push(readiness) > 0,
+    });
+    ops.ready = false;
+    ops.endpointsPending = true;
+    const { outcome, status } = await run(rb(), ops);
+    assert.equal(status.state, 'Installing');
+    assert.ok(!ops.calls.includes('apply:MutatingWebhookConfiguration'));
+    assert.equal(outcome.requeueAfterMs, ENDPOINTS_RECHECK_MS);
+    assert.deepEqual(followed, [], 'the Deployment will not move again before minReadySeconds');
   });
 
   test('a rollout in progress that a watch follows: its next move wakes the runtime, the poll is only a backstop', async () => {
