@@ -26,6 +26,7 @@ import { applyConfigMapData } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { KubeListWatch } from '../../kube/list-watch.js';
 import { forEachPage } from '../../kube/pager.js';
+import { Listeners } from '../../process/listeners.js';
 import { part, type Part } from '../../process/part-group.js';
 import type { Leadership, LeaderPart } from '../runtime-agent.js';
 import { CachedHostTally, cachesReportOf, NO_CACHED_HOSTS, type CachedHosts } from './cache-hosts.js';
@@ -57,7 +58,7 @@ export class RegistryCaches {
   private leadership: Leadership | undefined;
   private written: string | undefined;
   private wake = new AbortController();
-  private readonly listeners: (() => void)[] = [];
+  private readonly lookListeners = new Listeners<[]>();
 
   constructor(private readonly o: RegistryCachesOptions) {
     this.log = o.logger.child({ part: 'registry-caches' });
@@ -89,7 +90,7 @@ export class RegistryCaches {
 
   /** Calls `listener` after each look ({@link cachedRegistries} may have changed). */
   onLook(listener: () => void): void {
-    this.listeners.push(listener);
+    this.lookListeners.add(listener);
   }
 
   /** Look again now (the config changed: what is rewritten may have). */
@@ -138,7 +139,7 @@ export class RegistryCaches {
         this.found ??= NO_CACHED_HOSTS;
         this.log.warn({ err }, 'cannot read the registry caches; trying again at the next interval');
       }
-      for (const l of this.listeners) l();
+      this.lookListeners.emit();
       await this.publish();
       await abortableSleep(interval, AbortSignal.any([signal, this.wake.signal]));
     }
