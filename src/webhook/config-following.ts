@@ -10,6 +10,7 @@ import { CONFIG_MAP_KEY, CONFIG_MAP_NAME, CONFIG_MAP_NAMESPACE } from '../api/we
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { KubeListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
+import type { DriftForwarder } from '../drift/drift-forwarder.js';
 import type { ConfigHolder } from './config-holder.js';
 import { connectConfigMapSource } from './configmap-config-source.js';
 import { FileConfigSource } from './file-config-source.js';
@@ -35,6 +36,11 @@ export interface ConfigFollowingParts {
   readonly reflectorLogger: Logger;
   /** Reads the set's other parts (the pull Secret's and the bundle's watches) for its version. */
   readonly setParts: () => SetParts;
+  /**
+   * The drift channel, told of each new trust-bundle finding the report holds
+   * (./status-reporter.ts); none without it.
+   */
+  readonly kcp?: Pick<DriftForwarder, 'send'>;
 }
 
 /** The config's source, to start as a part of the process. */
@@ -80,7 +86,12 @@ export function configSource(o: ConfigSourceSettings, parts: ConfigFollowingPart
     logger: parts.reflectorLogger,
   });
   const reporter = o.statusConfigMap
-    ? new WebhookStatusReporter(o.kubeConfig, o.statusConfigMap, parts.logger.child({ part: 'status' }))
+    ? new WebhookStatusReporter(
+        o.kubeConfig,
+        o.statusConfigMap,
+        parts.logger.child({ part: 'status' }),
+        parts.kcp,
+      )
     : undefined;
   const revision = new SetRevision(
     parts.holder,

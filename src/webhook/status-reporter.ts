@@ -2,7 +2,9 @@ import type { Logger } from 'pino';
 import { isDeepStrictEqual } from 'node:util';
 import { reportData, type WebhookStatusReport } from '../api/webhook-status.js';
 import type { ConfigError } from '../api/webhook-config.js';
-import type { TrustBundleCapability } from '../api/trust-bundle-capability.js';
+import { sameCapability, type TrustBundleCapability } from '../api/trust-bundle-capability.js';
+import type { DriftForwarder } from '../drift/drift-forwarder.js';
+import type { WatchEvent } from '../drift/watch-event.js';
 import { applyConfigMapData } from '../kube/apply.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 
@@ -15,7 +17,10 @@ const RETRY_MAX_MS = 30_000;
  * Writes the webhook's report ConfigMap (../api/webhook-status.ts) whenever what it loaded or
  * refused, or its runtime's trust-bundle capability, changes: one write in flight, the latest
  * report wins, retried with backoff. Every replica writes the same report (they read the same
- * ConfigMap and probe the same API server), so they need no election.
+ * ConfigMap and probe the same API server), so they need no election. With the drift channel, a
+ * write that carried a new trust-bundle finding is told to the KCP ({@link reportWrittenEvent}):
+ * the KCP reads the finding at once rather than at its next full resync, and stops an admission
+ * policy mounting the bundle where nodes cannot read it (docs/trust-bundle-api.md).
  */
 export class WebhookStatusReporter {
   private report: WebhookStatusReport = {};
@@ -25,10 +30,15 @@ export class WebhookStatusReporter {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
+  /**
+   * `kcp`: the drift channel to the KCP, where there is one; told of each trust-bundle finding
+   * written (the first one of this process too: it cannot know what the ConfigMap held before).
+   */
   constructor(
     private readonly access: ClusterAccess,
     private readonly target: { readonly namespace: string; readonly name: string },
     private readonly logger: Logger,
+    private readonly kcp?: Pick<DriftForwarder, 'send'>,
   ) {}
 
   /**
@@ -63,8 +73,11 @@ export class WebhookStatusReporter {
       fieldManager: STATUS_FIELD_MANAGER,
     }).then(
       () => {
+        const told = newFindingWritten(this.written, report);
         this.written = report;
         this.writing = false;
+        // Only once stored: the pass the KCP runs for it reads the ConfigMap.
+        if (told && !this.stopped) this.kcp?.send(reportWrittenEvent(this.target));
         this.retryMs = RETRY_MIN_MS;
         this.flush();
       },
@@ -103,5 +116,27 @@ export function nextReport(
       .map((i) => `${i.path}: ${i.message}`)
       .join('; ')
       .slice(0, 2_000),
+  };
+}
+
+/** Whether `next`, written over `written`, carries a trust-bundle finding not yet told to the KCP (pure). */
+export function newFindingWritten(
+  written: WebhookStatusReport | undefined,
+  next: WebhookStatusReport,
+): boolean {
+  return next.trustBundle !== undefined && !sameCapability(next.trustBundle, written?.trustBundle);
+}
+
+/**
+ * The drift event that tells the KCP the report ConfigMap `target` holds a new finding: the KCP
+ * forces a full pass of this runtime, which reads it (../controller/direct/drift-repairs.ts).
+ */
+export function reportWrittenEvent(target: {
+  readonly namespace: string;
+  readonly name: string;
+}): WatchEvent {
+  return {
+    watched: { Namespace: target.namespace, Name: target.name },
+    watchedGvk: { group: '', version: 'v1', kind: 'ConfigMap' },
   };
 }

@@ -321,6 +321,17 @@ function wireWebhookApp(o: WebhookAppOptions) {
     }),
   );
 
+  // The drift channel to the KCP (built here, before the report that tells it of new trust-bundle
+  // findings; stopped after the server drained, see its part below).
+  const forwarder = s.drift
+    ? new DriftForwarder({
+        url: s.drift.url,
+        tls: s.drift.tls,
+        logger: logger.child({ part: 'drift-forwarder' }),
+        registry,
+      })
+    : undefined;
+
   // The pull Secret and the bundle count in the set version (./set-revision.ts): the revision
   // reads their watches, built below, and they tell it when they change. Neither runs before the
   // group starts, after all three exist.
@@ -335,6 +346,7 @@ function wireWebhookApp(o: WebhookAppOptions) {
           ? { known: true, version: bundle.current()?.contentVersion }
           : UNKNOWN_PART,
       }),
+      kcp: forwarder,
     }),
   );
   const recompute = (): void => {
@@ -433,14 +445,7 @@ function wireWebhookApp(o: WebhookAppOptions) {
   bundle.onChange(recompute);
   group.add(part('trust bundle', { stop: () => bundle.close() }));
 
-  const forwarder = s.drift
-    ? new DriftForwarder({
-        url: s.drift.url,
-        tls: s.drift.tls,
-        logger: logger.child({ part: 'drift-forwarder' }),
-        registry,
-      })
-    : undefined;
+  // The forwarder's part here, in the order: it stops after the server drained.
   if (forwarder)
     group.add(
       part('drift forwarder', {

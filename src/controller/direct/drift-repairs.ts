@@ -4,12 +4,17 @@
  * queue of its own so it never waits behind the runtime's full reconcile: only the reported
  * objects when the report names them (one write, not the whole set), the whole set when it came
  * relayed or names a Namespace (whose removal takes what is in it along); a forced full reconcile
- * follows a moment after the runtime's last report (repair-confirmations.ts). A report for a
- * runtime another replica works is relayed to it (drift-relay.ts). Each repair is measured from
- * the time its report was received (repair-latency.ts), relayed or not.
+ * follows a moment after the runtime's last report (repair-confirmations.ts). A report naming the
+ * webhook's status ConfigMap is no drift: the webhook wrote a new finding there (its trust-bundle
+ * capability, docs/trust-bundle-api.md), so nothing is repaired and only the forced full reconcile
+ * follows, which reads the report. A report for a runtime another replica works is relayed to it
+ * (drift-relay.ts). Each repair is measured from the time its report was received
+ * (repair-latency.ts), relayed or not.
  */
 import type { Registry } from 'prom-client';
 import type { RuntimeBootstrapper } from '../../api/runtime-bootstrapper.js';
+import { RUNTIME_NAMESPACE } from '../../api/runtime-names.js';
+import { WEBHOOK_STATUS_CONFIG_MAP } from '../../api/webhook-status.js';
 import type { LeaseFence } from '../../kube/lease-fence.js';
 import type { ShardDecision } from '../../kube/shard-view.js';
 import { WorkQueue } from '../../kube/work-queue.js';
@@ -18,6 +23,22 @@ import type { BootstrapperReconciler } from './bootstrapper-reconciler.js';
 import { relayedReportAt } from './drift-relay.js';
 import { RepairConfirmations } from './repair-confirmations.js';
 import type { RepairLatency } from './repair-latency.js';
+import { setObjectKey } from './set-writes.js';
+
+/** The {@link setObjectKey} of the webhook's status ConfigMap on a runtime (../../api/webhook-status.ts). */
+export const WEBHOOK_REPORT_OBJECT = setObjectKey({
+  kind: 'ConfigMap',
+  metadata: { namespace: RUNTIME_NAMESPACE, name: WEBHOOK_STATUS_CONFIG_MAP },
+});
+
+/**
+ * What a drift report of `object` (its {@link setObjectKey}; undefined: not known) asks of its
+ * runtime (pure): `look`, only a forced full pass, when it names the webhook's status ConfigMap
+ * (the webhook tells that it wrote a new finding there; the pass reads it); `repair` otherwise.
+ */
+export function reportAsks(object: string | undefined): 'repair' | 'look' {
+  return object === WEBHOOK_REPORT_OBJECT ? 'look' : 'repair';
+}
 
 /** What {@link DriftRepairs} needs of direct mode. */
 export interface DriftRepairsOptions {
@@ -86,7 +107,8 @@ export class DriftRepairs {
   /**
    * A drift report for `runtimeId`, received at `receivedAt` (epoch ms), of `object` (its
    * `kind/namespace/name`; undefined: unknown, the whole set is repaired): repaired here if this
-   * replica works the runtime, relayed to the replica that does otherwise.
+   * replica works the runtime, relayed to the replica that does otherwise. One naming the
+   * webhook's status ConfigMap ({@link reportAsks}) only forces the runtime's full pass.
    */
   report(runtimeId: string, receivedAt: number, object?: string): void {
     const key = this.o.keyOfRuntime(runtimeId);
@@ -96,6 +118,13 @@ export class DriftRepairs {
     if (decision === 'wait') return;
     if (decision !== 'work') {
       this.o.shard?.relayDrift(key, receivedAt);
+      return;
+    }
+    if (reportAsks(object) === 'look') {
+      // Nothing of the set to write and no repair to measure. The runtime (whose client
+      // certificate named it) gets one forced pass, coalesced and bounded like any report's
+      // confirmation, behind the listener's per-runtime rate limit.
+      this.confirmations.event(key);
       return;
     }
     this.latency.reported(key, receivedAt);

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../../src/api/webhook-config.js';
 import { readReport, reportData } from '../../../src/api/webhook-status.js';
-import { nextReport } from '../../../src/webhook/status-reporter.js';
+import { encodeWatchEvent, parseWatchEvent } from '../../../src/drift/watch-event.js';
+import { newFindingWritten, nextReport, reportWrittenEvent } from '../../../src/webhook/status-reporter.js';
 
 const refusal = new ConfigError([{ path: 'availableFeatures[4]', message: 'no landscape is known' }]);
 
@@ -64,5 +65,23 @@ describe('webhook status report', () => {
     const taken = nextReport({ trustBundle }, 's1', { accepted: true });
     assert.deepEqual(taken, { loadedVersion: 's1', trustBundle });
     assert.deepEqual(nextReport(taken, 's2', { accepted: false, error: refusal }).trustBundle, trustBundle);
+  });
+
+  test('the KCP is told a write that carried a new trust-bundle finding, not one that kept it', () => {
+    const kept = { api: 'certificates.k8s.io/v1', projection: 'kept' as const };
+    const tooOld = { ...kept, kubelets: 'pool legacy (v1.34.4, 1 node)' };
+    assert.equal(newFindingWritten(undefined, { loadedVersion: 's1' }), false, 'no finding yet');
+    assert.equal(newFindingWritten(undefined, { trustBundle: kept }), true, "the process's first");
+    assert.equal(newFindingWritten({ trustBundle: kept }, { loadedVersion: 's2', trustBundle: kept }), false);
+    assert.equal(newFindingWritten({ trustBundle: kept }, { trustBundle: tooOld }), true, 'nodes too old');
+    assert.equal(newFindingWritten({ trustBundle: tooOld }, { trustBundle: kept }), true, 'and gone');
+  });
+
+  test("the event names the report ConfigMap, and the listener's parser takes it", () => {
+    const event = reportWrittenEvent({ namespace: 'kyma-system', name: 'rt-bootstrapper-webhook-status' });
+    assert.deepEqual(parseWatchEvent(encodeWatchEvent(event)), {
+      watched: { Namespace: 'kyma-system', Name: 'rt-bootstrapper-webhook-status' },
+      watchedGvk: { group: '', version: 'v1', kind: 'ConfigMap' },
+    });
   });
 });
