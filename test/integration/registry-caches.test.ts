@@ -3,28 +3,30 @@
  * CRD (test/support/registry-cache-crd.ts, the group, version and kind KIM's module serves), a
  * ready cache for the host the seed's overrides rewrite. The webhook runs in this process as its
  * ServiceAccount under exactly the rendered RBAC; the KCP's reading of the report is its own code
- * on the real ConfigMap.
+ * on the real ConfigMap. Direct mode installing runtimes with and without the CRD, the condition on
+ * their RuntimeBootstrappers and `rtb status`: ./direct-registry-caches.test.ts.
  */
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import {
-  readRegistryCaches,
-  REGISTRY_CACHES_KEY,
-  type RegistryCachesReport,
-} from '../../src/api/registry-caches.js';
+import type { RegistryCachesReport } from '../../src/api/registry-caches.js';
 import type { RuntimeBootstrapper } from '../../src/api/runtime-bootstrapper.js';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { FEATURE_ALTER_IMG_REGISTRY } from '../../src/api/webhook-features.js';
-import { readReport, WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
+import { readReport } from '../../src/api/webhook-status.js';
 import { recordWorkloads } from '../../src/controller/direct/webhook-report.js';
 import { StatusBuilder } from '../../src/controller/direct/status-builder.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
-import { eventually } from '../../src/envtest/eventually.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { seedConfigText } from '../support/fixtures.js';
-import { createRegistryCache, deleteRegistryCache, registryCacheCrd } from '../support/registry-cache-crd.js';
+import {
+  createRegistryCache,
+  deleteRegistryCache,
+  registryCacheCrd,
+  registryCachesReported,
+  STATUS_CONFIG_MAP as STATUS,
+} from '../support/registry-cache-crd.js';
 import { registerFailingOpen, startTestWebhook, type TestWebhook } from '../support/webhook.js';
 import { applyWebhookRights, putSeedConfig } from '../support/webhook-runtime.js';
 
@@ -33,7 +35,6 @@ let cluster: LocalCluster;
 let admin: KubeConfig;
 let core: CoreV1Api;
 let hook: TestWebhook;
-const STATUS = { namespace: RUNTIME_NAMESPACE, name: WEBHOOK_STATUS_CONFIG_MAP };
 const NS = 'team';
 
 const pod = (name: string, images: string[]): V1Pod => ({
@@ -48,22 +49,13 @@ async function admitted(images: string[]): Promise<string[]> {
 }
 
 /** Waits until the report in the status ConfigMap is as `ok` wants it. */
-async function reported(
-  ok: (r: RegistryCachesReport) => boolean,
-  what: string,
-): Promise<RegistryCachesReport> {
-  return eventually(
-    async () => {
-      const cm = await core.readNamespacedConfigMap(STATUS).catch(() => undefined);
-      const r = readRegistryCaches(cm?.data?.[REGISTRY_CACHES_KEY]);
-      return r !== undefined && ok(r) ? r : undefined;
-    },
-    30_000,
-    what,
-  );
-}
+const reported = (ok: (r: RegistryCachesReport) => boolean, what: string): Promise<RegistryCachesReport> =>
+  registryCachesReported(admin, ok, what);
 
-/** Condition RegistryCache as the KCP sets it from the report on the runtime. */
+/**
+ * Condition RegistryCache as the KCP's code builds it from the report on the runtime (direct mode
+ * writing it into a real RuntimeBootstrapper, and `rtb status`: ./direct-registry-caches.test.ts).
+ */
 async function kcpCondition(): Promise<{ status: string; reason: string; message: string } | undefined> {
   const rb: RuntimeBootstrapper = {
     metadata: { name: 'r1', namespace: 'kcp-system' },
