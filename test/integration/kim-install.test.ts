@@ -12,6 +12,12 @@ import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, WEBHOOK_TLS_SECRET } from '../..
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
 import type { ServingPolicy } from '../../src/serving-cert/serving-policy.js';
 import { renderKimManifests } from '../../src/render/kim-manifests.js';
+import { ADMISSION_POLICY_NAME } from '../../src/render/admission-policy.js';
+import { ADMISSION_POLICY_FIELD_MANAGER } from '../../src/api/admission-path-report.js';
+import { defaultKubernetesVersion, KUBERNETES_VERSIONS } from '../../src/envtest/kubernetes-versions.js';
+import { kubeRequest } from '../../src/kube/kube-request.js';
+import { statusCodeOf } from '../../src/kube/kube-errors.js';
+import type { WebhookAppOptions } from '../../src/webhook/webhook-app.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from '../support/fixtures.js';
@@ -34,7 +40,10 @@ import {
   type Replica,
 } from '../support/webhook-replicas.js';
 
-const plane = useControlPlane({ clusters: ['fresh', 'upstream'] });
+// Whatever minor runs here, its API server serves MutatingAdmissionPolicy (the last test).
+const { api: policyApi, apiserverArgs } = KUBERNETES_VERSIONS[defaultKubernetesVersion()].admissionPolicy;
+const POLICY_API = `admissionregistration.k8s.io/${policyApi}`;
+const plane = useControlPlane({ clusters: ['fresh', 'upstream'], apiserverArgs });
 const IMAGE = 'europe-docker.pkg.dev/kyma-project/prod/rt-bootstrapper:1.0.0';
 const SOURCES: KimSources = {
   configMapData: { 'rt-bootstrapper-config.json': seedConfigText() },
@@ -51,8 +60,9 @@ async function startReplica(
   cluster: LocalCluster,
   identity: string,
   policy?: ServingPolicy,
+  admissionPolicy?: WebhookAppOptions['admissionPolicy'],
 ): Promise<Replica> {
-  const replica = await startSupportReplica(cluster, identity, policy ? { policy } : {});
+  const replica = await startSupportReplica(cluster, identity, { policy, admissionPolicy });
   running.push(replica);
   return replica;
 }
@@ -229,5 +239,60 @@ describe('KIM installs rt-bootstrapper as it installs upstream today', () => {
     assert.ok(rotated, 'the first CA left the caBundle');
     assert.ok(created > 10, `created ${created} Pods`);
     assert.deepEqual(failures, []);
+  });
+
+  test("KIM's manifests on a runtime serving MutatingAdmissionPolicy: the agent installs the policy as its ServiceAccount, and Pods are mutated with no replica serving", async () => {
+    const cluster = plane().cluster('fresh');
+    const kc = cluster.kubeConfig();
+    // The Deployment as KIM applied it tells the agent to install (one manifest set for every minor).
+    const d = await kc
+      .makeApiClient(AppsV1Api)
+      .readNamespacedDeployment({ name: WEBHOOK_DEPLOYMENT, namespace: RUNTIME_NAMESPACE });
+    const args = d.spec?.template.spec?.containers[0]?.args ?? [];
+    assert.ok(args.includes('--admission-policy=install'), args.join(' '));
+    for (const r of running.filter((x) => x.identity.startsWith('fresh-'))) {
+      running.splice(running.indexOf(r), 1);
+      await r.app.stop();
+    }
+    const agent = await startReplica(cluster, 'policy-a', undefined, { install: true });
+    const policyPath = `/apis/${POLICY_API}/mutatingadmissionpolicies/${ADMISSION_POLICY_NAME}`;
+    const bindingPath = `/apis/${POLICY_API}/mutatingadmissionpolicybindings/${ADMISSION_POLICY_NAME}`;
+    type Managed = { metadata?: { managedFields?: { manager?: string }[] } };
+    const managers = async (path: string): Promise<string[] | undefined> => {
+      try {
+        const o = await kubeRequest<Managed>(kc, { method: 'GET', path });
+        return (o.metadata?.managedFields ?? []).map((f) => f.manager ?? '');
+      } catch (error) {
+        if (statusCodeOf(error) === 404) return undefined;
+        throw error;
+      }
+    };
+    await eventually(
+      async () => ((await managers(bindingPath)) === undefined ? undefined : true),
+      60_000,
+      'the agent to install the policy and its binding',
+    );
+    for (const path of [policyPath, bindingPath])
+      assert.deepEqual(await managers(path), [ADMISSION_POLICY_FIELD_MANAGER], path);
+
+    // No replica answers now: our registration fails open, and only the policy can mutate.
+    running.splice(running.indexOf(agent), 1);
+    await agent.app.stop();
+    const pod = await eventually(
+      async () => {
+        const p = await kc.makeApiClient(CoreV1Api).createNamespacedPod({
+          namespace: RUNTIME_NAMESPACE,
+          dryRun: 'All',
+          body: {
+            metadata: { name: 'through-the-policy' },
+            spec: { containers: [{ name: 'app', image: 'replace.me/app:1' }] },
+          },
+        });
+        return p.spec?.containers[0]?.image === 'ghcr.io/app:1' ? p : undefined;
+      },
+      30_000,
+      'a Pod mutated by the policy',
+    );
+    assert.equal(pod.metadata?.annotations?.['rt-bootstrapper.kyma-project.io/defaulted'], 'true');
   });
 });

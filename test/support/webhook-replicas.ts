@@ -24,7 +24,7 @@ import { reportDeploymentRollout } from '../../src/local/simulated-kubelet.js';
 import type { ServingPolicy } from '../../src/serving-cert/serving-policy.js';
 import type { ServingCertIssuer } from '../../src/serving-cert/serving-cert-keeper.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
-import { startWebhookApp, type WebhookApp } from '../../src/webhook/webhook-app.js';
+import { startWebhookApp, type WebhookApp, type WebhookAppOptions } from '../../src/webhook/webhook-app.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { asWebhookServiceAccount } from './kcp.js';
 
@@ -44,7 +44,12 @@ export interface Replica {
 export async function startReplica(
   cluster: LocalCluster,
   identity: string,
-  options: { readonly policy?: ServingPolicy; readonly issuer?: ServingCertIssuer } = {},
+  options: {
+    readonly policy?: ServingPolicy;
+    readonly issuer?: ServingCertIssuer;
+    /** The runtime agent's admission policy (as the Deployment's `--admission-policy` says). */
+    readonly admissionPolicy?: WebhookAppOptions['admissionPolicy'];
+  } = {},
 ): Promise<Replica> {
   const app = await startWebhookApp({
     kubeConfig: await asWebhookServiceAccount(cluster),
@@ -59,6 +64,7 @@ export async function startReplica(
     host: '127.0.0.1',
     port: 0,
     logger: silentLogger(),
+    admissionPolicy: options.admissionPolicy,
   });
   return { identity, app };
 }

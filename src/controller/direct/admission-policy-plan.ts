@@ -121,14 +121,24 @@ export function withPolicyParams(
   return params === undefined ? sources : [...sources, params];
 }
 
-/** The webhook's objects with the policy and its binding before the Deployment (pure). */
+/**
+ * The webhook's objects with the policy and its binding just before the Deployment (pure): after
+ * the rights they are written with (the webhook's ServiceAccount's, ./runtime-installer.ts), and
+ * in force before the webhook's Pods roll.
+ */
 export function withPolicy(
   webhook: readonly KubernetesObject[],
   manifests: AdmissionPolicyManifests | undefined,
 ): readonly KubernetesObject[] {
-  return manifests === undefined
-    ? webhook
-    : [asObject(manifests.policy), asObject(manifests.binding), ...webhook];
+  if (manifests === undefined) return webhook;
+  const at = webhook.findIndex((o) => o.kind === 'Deployment');
+  const before = at === -1 ? webhook.length : at;
+  return [
+    ...webhook.slice(0, before),
+    asObject(manifests.policy),
+    asObject(manifests.binding),
+    ...webhook.slice(before),
+  ];
 }
 
 /**

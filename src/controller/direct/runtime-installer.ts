@@ -6,6 +6,9 @@ import { applyObjects } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
 import { noResponseError, statusCodeOf } from '../../kube/kube-errors.js';
 import { kubeRequest } from '../../kube/kube-request.js';
+import { impersonating } from '../../kube/impersonation.js';
+import { webhookUserName } from '../../render/webhook-write-policy.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { assertFenced, UNFENCED, type LeaseFence } from '../../kube/lease-fence.js';
 import { collectionPath, describeObject, objectPath } from '../../kube/resource-path.js';
 import {
@@ -32,6 +35,7 @@ import {
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
   RESTART_RIGHTS_ROLE,
+  RUNTIME_NAMESPACE,
   WEBHOOK_CERT_LEASE,
   WEBHOOK_DEPLOYMENT,
   WEBHOOK_TLS_SECRET,
@@ -83,6 +87,11 @@ interface LabelledPage {
   readonly items?: readonly { readonly metadata?: { readonly name?: string; readonly namespace?: string } }[];
   readonly metadata?: { readonly continue?: string };
 }
+/** Waits before a forbidden policy write is tried again ({@link RuntimeInstaller} `applyPolicy`). */
+const RBAC_SETTLE_MS = [100, 250, 500, 1_000, 2_000];
+/** The admission policy's kinds, written as the policy writer (its parameters are the set's). */
+const isPolicyKind = (o: KubernetesObject): boolean =>
+  o.kind === 'MutatingAdmissionPolicy' || o.kind === 'MutatingAdmissionPolicyBinding';
 /** An object's metadata alone (`managedFields` included), not its spec. */
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
@@ -99,7 +108,9 @@ export class RuntimeInstaller {
 
   /**
    * `parallel`: applies sent to the runtime at once where the plan lets them go together
-   * (./apply-stages.ts); the connections its client keeps.
+   * (./apply-stages.ts); the connections its client keeps. `policyWriter`: the user the admission
+   * policy and its binding are written as (the webhook's ServiceAccount, whose RBAC names only
+   * ours: a policy can mutate anything it matches, so its writer holds no more than that).
    */
   constructor(
     private readonly access: ClusterAccess,
@@ -107,7 +118,12 @@ export class RuntimeInstaller {
     private readonly fence: LeaseFence = UNFENCED,
     private readonly parallel = 1,
     private readonly apis: TrustBundleApis = trustBundleApis,
-  ) {}
+    policyWriter = webhookUserName(RUNTIME_NAMESPACE),
+  ) {
+    this.policyAccess = impersonating(access, policyWriter);
+  }
+
+  private readonly policyAccess: ClusterAccess;
 
   /**
    * Server-side applies the objects in order, those the order leaves free together
@@ -121,9 +137,13 @@ export class RuntimeInstaller {
     applied: (object: KubernetesObject, stored: KubernetesObject | undefined) => void = () => undefined,
   ): Promise<void> {
     const one = async (written: KubernetesObject): Promise<void> => {
-      const [stored] = await this.write('apply', () =>
-        applyObjects(this.access, [written], { timeoutMs: this.timeoutMs, answers: true }),
-      );
+      const stored = isPolicyKind(written)
+        ? await this.applyPolicy(written)
+        : (
+            await this.write('apply', () =>
+              applyObjects(this.access, [written], { timeoutMs: this.timeoutMs, answers: true }),
+            )
+          )[0];
       applied(written, stored);
     };
     await applyInStages(objects, this.parallel, (o) =>
@@ -424,6 +444,26 @@ export class RuntimeInstaller {
       );
     } catch (error) {
       if (statusCodeOf(error) !== 404) throw error;
+    }
+  }
+
+  /**
+   * Applies the admission policy or its binding as the policy writer. Its rights were applied
+   * moments before in the same pass, and the API server's authorizer sees a new binding a moment
+   * after storing it: a 403 is tried again for a few seconds before it fails the pass.
+   */
+  private async applyPolicy(o: KubernetesObject): Promise<KubernetesObject | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const [stored] = await this.write('apply', () =>
+          applyObjects(this.policyAccess, [o], { timeoutMs: this.timeoutMs, answers: true }),
+        );
+        return stored;
+      } catch (error) {
+        const wait = RBAC_SETTLE_MS[attempt];
+        if (statusCodeOf(error) !== 403 || wait === undefined) throw error;
+        await sleep(wait);
+      }
     }
   }
 

@@ -38,6 +38,8 @@ import { domainOf, hostOf } from './runtime-domain.js';
 import { preflightSecret } from './preflight-candidate.js';
 import { RuntimeIdentities } from './runtime-identity.js';
 import { RuntimeInstaller } from './runtime-installer.js';
+import { trustBundleApis } from '../../kube/trust-bundle-discovery.js';
+import { webhookUserName } from '../../render/webhook-write-policy.js';
 import type { RolloutDeployment } from './deployment-rollout.js';
 import { trustSeen, type RolloutWatches } from './rollout-watch.js';
 import { isSetObject, type SetLedger } from './set-writes.js';
@@ -142,7 +144,14 @@ export function runtimeOps(
       serverHost = hostOf(server);
       serverKey = server ?? '';
       d.clients(d.pool.size);
-      installer = new RuntimeInstaller(access, d.runtimeTimeoutMs, fence, RUNTIME_MAX_SOCKETS);
+      installer = new RuntimeInstaller(
+        access,
+        d.runtimeTimeoutMs,
+        fence,
+        RUNTIME_MAX_SOCKETS,
+        trustBundleApis,
+        webhookUserName(namespace),
+      );
     },
     answered: () => installer?.answered ?? false,
     drift: async () => {

@@ -22,6 +22,7 @@ import {
   type AdmissionPolicyVersion,
 } from '../../api/admission-path-report.js';
 import { abortableSleep } from '../../kube/abortable-sleep.js';
+import { Backoff } from '../../kube/backoff.js';
 import { discoverApi, discoveryGet } from '../../kube/api-discovery.js';
 import { applyConfigMapData, applyObjects } from '../../kube/apply.js';
 import type { ClusterAccess } from '../../kube/cluster-access.js';
@@ -43,6 +44,8 @@ import {
 
 /** Default time between two passes (a runtime upgraded to a minor that serves the API is found then). */
 export const DEFAULT_ADMISSION_POLICY_INTERVAL_MS = 5 * 60_000;
+/** The first wait after a failed pass; it doubles with each failure in a row, up to the interval. */
+export const ADMISSION_POLICY_RETRY_MS = 5_000;
 /** Bound of each call. */
 const CALL_TIMEOUT_MS = 10_000;
 
@@ -119,18 +122,24 @@ export class AdmissionPolicyInstaller {
   private async run(signal: AbortSignal, leads: () => boolean): Promise<void> {
     const interval = this.o.intervalMs ?? DEFAULT_ADMISSION_POLICY_INTERVAL_MS;
     const sleep = this.o.sleep ?? abortableSleep;
+    // A failed pass (an API server restarting, a write refused a moment) is tried again soon;
+    // the webhook admits meanwhile, so the wait grows to the interval, not beyond.
+    const retry = new Backoff({ baseMs: Math.min(ADMISSION_POLICY_RETRY_MS, interval), maxMs: interval });
     // Per term: a new term writes its report again.
     let written: string | undefined;
     while (!signal.aborted) {
       // Before the pass: a refresh during it ends the wait after it.
       this.wake = new AbortController();
+      let wait = interval;
       try {
         written = await this.pass(leads, written);
+        retry.reset();
       } catch (err) {
         if (stopped(signal)) return;
-        this.log.warn({ err }, 'cannot install the admission policy; trying again at the next interval');
+        wait = retry.next();
+        this.log.warn({ err, retryInMs: wait }, 'cannot install the admission policy; trying again');
       }
-      await sleep(interval, AbortSignal.any([signal, this.wake.signal]));
+      await sleep(wait, AbortSignal.any([signal, this.wake.signal]));
     }
   }
 

@@ -690,6 +690,11 @@ describe("the runtime's admission policy", () => {
         policy.map((o) => [o.kind, o.apiVersion]),
         policyKinds.map((k) => [k, `admissionregistration.k8s.io/${version}`]),
       );
+      // Written as the webhook's ServiceAccount: after its rights, before its Pods roll.
+      const kinds = ops.appliedObjects.map((o) => o.kind);
+      const at = (kind: string): number => kinds.indexOf(kind);
+      assert.ok(at('ClusterRoleBinding') < at('MutatingAdmissionPolicy'), kinds.join(','));
+      assert.ok(at('MutatingAdmissionPolicyBinding') < at('Deployment'), kinds.join(','));
       assert.equal(status.admissionPolicyAPI, `admissionregistration.k8s.io/${version}`);
       assert.equal(cond(status, 'AdmissionPolicy')?.reason, 'Served');
     }

@@ -12,6 +12,7 @@ import {
 import { servedApi, type ApiChoice } from '../../../../src/kube/served-api.js';
 import {
   AdmissionPolicyInstaller,
+  ADMISSION_POLICY_RETRY_MS,
   DEFAULT_ADMISSION_POLICY_INTERVAL_MS,
   type AdmissionPolicyCalls,
   type AdmissionPolicyInstallerOptions,
@@ -211,20 +212,38 @@ describe('the runtime agent installs the admission policy (the loop)', { timeout
     await t.stop();
   });
 
-  test('a failed apply is logged and tried again after the interval; no report before the objects are in', async () => {
-    const h = setup();
+  test('a failed apply is logged and tried again soon, sooner than the interval; no report before the objects are in', async () => {
+    const h = setup({ intervalMs: undefined });
     h.runtime.failApply = 1;
     const t = await h.startTerm();
     assert.deepEqual(h.runtime.applied, []);
     assert.deepEqual(h.runtime.published, []);
     assert.equal(h.installer.report(), undefined);
-    assert.deepEqual(h.warnings(), [
-      'cannot install the admission policy; trying again at the next interval',
-    ]);
-    assert.deepEqual(h.clock.asked, [1_234], 'a failure waits the interval, as a success does');
+    assert.deepEqual(h.warnings(), ['cannot install the admission policy; trying again']);
+    assert.deepEqual(
+      h.clock.asked,
+      [ADMISSION_POLICY_RETRY_MS],
+      'a failure waits the retry, not the interval',
+    );
     await h.nextPass();
     assert.deepEqual(h.runtime.applied, [KINDS]);
     assert.deepEqual(h.reports(), [POLICY_V1]);
+    assert.deepEqual(h.clock.asked, [ADMISSION_POLICY_RETRY_MS, DEFAULT_ADMISSION_POLICY_INTERVAL_MS]);
+    await t.stop();
+  });
+
+  test('failures in a row wait twice as long each time, up to the interval; a success starts over', async () => {
+    const h = setup({ intervalMs: 30_000 });
+    h.runtime.failApply = 4;
+    const t = await h.startTerm();
+    for (let i = 0; i < 3; i++) await h.nextPass();
+    assert.deepEqual(h.clock.asked, [5_000, 10_000, 20_000, 30_000]);
+    await h.nextPass();
+    assert.deepEqual(h.runtime.applied, [KINDS], 'the fifth pass applies');
+    h.runtime.failApply = 1;
+    h.load({ config: makeConfig({ overrides: { 'replace.me': 'other.io' } }) });
+    await h.nextPass();
+    assert.deepEqual(h.clock.asked.slice(4), [30_000, 5_000], 'after a success, the first retry again');
     await t.stop();
   });
 
