@@ -38,9 +38,12 @@ export function clusterTrustBundleMount(config: ClusterTrustBundleConfig): Volum
   return { mountPath: config.volumeMountPath, name: config.volumeName, readOnly: true };
 }
 
-// Structural equality of JSON data. node:util's isDeepStrictEqual costs microseconds per call
-// and compares prototypes, neither of which we want on the admission path.
-function jsonEqual(a: unknown, b: unknown): boolean {
+/**
+ * Structural equality of JSON data (the workload follower also uses it to tell our volume from a
+ * look-alike). node:util's isDeepStrictEqual costs microseconds per call and compares prototypes,
+ * neither of which we want on the admission path.
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {

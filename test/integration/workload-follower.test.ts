@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
+import { FEATURE_ADD_IMG_PULL_SECRET } from '../../src/api/webhook-features.js';
 import { WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
 import {
   ORIGINAL_IMAGES_ANNOTATION,
@@ -91,14 +92,25 @@ async function metric(r: Replica, name: string, labels: Record<string, string> =
 
 type Status = Partial<V1ContainerStatus>;
 
-/** A Pod as the admission leaves it: the revision label and annotation, the original images. */
+/**
+ * A Pod as the admission leaves it: the revision label and annotation, the original images, and
+ * our pull Secret where an image was rewritten (unless the Pod opted out of it).
+ */
 async function stampedPod(
   namespace: string,
   name: string,
-  o: { revision?: string; rewritten?: boolean; pullSecret?: boolean; image?: string; original?: string } = {},
+  o: {
+    revision?: string;
+    rewritten?: boolean;
+    pullSecret?: boolean;
+    optedOut?: boolean;
+    image?: string;
+    original?: string;
+  } = {},
 ): Promise<void> {
   const revision = o.revision ?? 'v1';
   const original = o.original ?? 'docker.io/app:1';
+  const pullSecret = o.optedOut !== true && (o.pullSecret ?? o.rewritten !== false);
   await core.createNamespacedPod({
     namespace,
     body: {
@@ -107,6 +119,7 @@ async function stampedPod(
         labels: { [REVISION_LABEL]: revision },
         annotations: {
           [REVISION_ANNOTATION]: revision,
+          ...(o.optedOut === true ? { [FEATURE_ADD_IMG_PULL_SECRET]: 'false' } : {}),
           ...(o.rewritten === false
             ? {}
             : { [ORIGINAL_IMAGES_ANNOTATION]: JSON.stringify({ app: original }) }),
@@ -114,7 +127,7 @@ async function stampedPod(
       },
       spec: {
         containers: [{ name: 'app', image: o.image ?? IMAGE }],
-        ...(o.pullSecret === true ? { imagePullSecrets: [{ name: SECRET }] } : {}),
+        ...(pullSecret ? { imagePullSecrets: [{ name: SECRET }] } : {}),
       },
     },
   });
@@ -351,6 +364,10 @@ describe('the workload follower', () => {
     await reported('r0', (r) => r.started === 1 && (r.ran?.length ?? 0) === 1, 'the stable Pod to run');
     // The new set sends Docker Hub to the mirror, which lacks the app: a regression.
     inForce = { revision: 'r1', overrides: MIRROR };
+    // The same image in a Pod that opted out of our pull Secret: the mirror refuses it without our
+    // credentials, its own choice (its status is followed before the failures the report waits for).
+    await stampedPod(ns, 'opted-out', { revision: 'r1', optedOut: true });
+    await kubelet(ns, 'opted-out', waiting('ErrImagePull', 'pull access denied: unauthorized'));
     await stampedPod(ns, 'regressed', { revision: 'r1' });
     await kubelet(ns, 'regressed', waiting('ErrImagePull', 'manifest unknown'));
     // Forged (created while the webhook let Pods through): an image the set would never run...
@@ -365,8 +382,10 @@ describe('the workload follower', () => {
     await stampedPod(ns, 'forged-revision', { revision: 'r-forged' });
     await kubelet(ns, 'forged-revision', waiting('ErrImagePull', 'not found'));
 
-    const h = await reported('r1', (r) => r.pods === 3 && r.failedPods === 2, "the new set's report");
+    const h = await reported('r1', (r) => r.pods === 4 && r.failedPods >= 2, "the new set's report");
+    assert.equal(h.failedPods, 2, 'the opted-out Pod is not among them');
     assert.equal(h.regressions, 1, 'only the Pod whose original ran under the stable set');
+    assert.ok(!h.samples.some((s) => s.pod.endsWith('/opted-out')), JSON.stringify(h.samples));
     assert.deepEqual(h.unproven, [{ image: originalKey(PRIVATE), pods: 1 }]);
     const forged = await reported('r-forged', (r) => r.pods === 1, 'the forged revision');
     assert.equal(forged.failedPods, 0);

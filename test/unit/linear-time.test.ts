@@ -86,6 +86,9 @@ const HOSTILE_UNITS = [
   '_',
   'BEGIN ',
   'DNS:',
+  // A secret key word with its value masked already: random units cannot form the word.
+  'token=***',
+  'auth=*** ',
 ];
 const SYNTAX = [...'aZ09 -_:/@=",;.\\\'*\t\n[]{}&+~'];
 const unitArb = fc.oneof(
@@ -123,6 +126,19 @@ const READERS: readonly Reader[] = [
       ['', 'auth-'],
       ['', 'a://'],
       ['Bearer ', 'a'],
+    ],
+  },
+  {
+    // Values masked already, one after another without an end between them: each key's value
+    // runs to the end of the text, so a scan of it per key would be quadratic.
+    name: 'redactMessage on masked values repeated, every character read',
+    read: (s) => redactMessage(s, s.length),
+    n: 1024,
+    examples: [
+      ['', 'token=***'],
+      ['', 'auth=*** '],
+      ['', 'api-key:***'],
+      ['password=', '***secret='],
     ],
   },
   {

@@ -1,10 +1,14 @@
 /**
  * What a Pod we changed says about its revision (DESIGN §11), pure: whether all its containers
  * started, and which of its failures the change can have caused. Only failures we can tell apart
- * from the application's own are counted: a pull of an image we rewrote, our pull Secret missing
- * where the Pod references it, a container that cannot be created or started because of our
- * mount. An image we did not rewrite, a crash loop of a container that started, anything else:
- * not ours.
+ * from the application's own are counted: a pull of an image we rewrote by a Pod that carries our
+ * pull Secret, our pull Secret missing where the Pod references it, a container that cannot be
+ * created or started because of our mount. An image we did not rewrite, a crash loop of a
+ * container that started, anything else: not ours.
+ *
+ * What a Pod's creator shapes does not speak for the change (DESIGN §14): a Pod that opted out of
+ * our pull Secret still gets the mirror, where a pull without our credentials may fail by its own
+ * choice; a kubelet message quotes names the creator picked.
  */
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import {
@@ -13,11 +17,16 @@ import {
   REVISION_LABEL,
   type WorkloadFailureKind,
 } from '../../api/workload-health.js';
-import { DEFAULT_CTB_MOUNT_PATH, DEFAULT_CTB_VOLUME_NAME } from '../../api/trust-bundle-config.js';
+import type { ClusterTrustBundleConfig } from '../../api/trust-bundle-config.js';
 import { parseImageReference } from '../../image/image-reference.js';
+import {
+  clusterTrustBundleMount,
+  clusterTrustBundleVolume,
+  jsonEqual,
+} from '../../mutation/add-cluster-trust-bundle.js';
 import { parseOriginals } from '../../mutation/stamp-revision.js';
 import { originalKey } from './original-key.js';
-import { redactMessage } from './redact-message.js';
+import { MAX_MESSAGE_LENGTH, SCAN_FACTOR, redactMessage } from './redact-message.js';
 import type { RevisionRulesLookup } from './revision-rules.js';
 
 /** One failure of one container that the change can have caused. */
@@ -36,12 +45,18 @@ export interface WorkloadFailure {
   readonly message?: string;
 }
 
+/** The trust-bundle settings the mutation builds its volume and mount from. */
+export type TrustBundleSettings = Pick<
+  ClusterTrustBundleConfig,
+  'name' | 'certWritePath' | 'volumeName' | 'volumeMountPath'
+>;
+
 /** What the classifier needs from the configuration in force. */
 export interface PodHealthSettings {
   /** Name of our pull Secret (the config's `imagePullSecret.name`). */
   readonly pullSecretName: string;
-  /** Our trust-bundle volume and mount path (defaults when the config has no block). */
-  readonly trustBundle?: { readonly volumeName: string; readonly volumeMountPath: string };
+  /** The config's trust bundle; absent when it mounts none (then no failure is a mount's). */
+  readonly trustBundle?: TrustBundleSettings;
 }
 
 /**
@@ -76,6 +91,10 @@ export const PULL_SECRET_MISSING_REASON = 'PullSecretMissing';
 const IMAGE_PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName']);
 // A missing Secret makes pulls fail; an invalid name is not about credentials.
 const SECRET_PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff']);
+/** How much of a kubelet message is searched for our volume's directory (as redaction reads). */
+const MOUNT_SCAN_LENGTH = MAX_MESSAGE_LENGTH * SCAN_FACTOR;
+// Characters that continue a volume name (a DNS label) in a path: a longer name is another volume.
+const VOLUME_NAME_CHAR = /[a-z0-9._-]/i;
 const MOUNT_REASONS = new Set(['CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
 // Terminated reasons of a container the runtime never got running.
 const NEVER_RAN_REASONS = new Set(['StartError', 'ContainerCannotRun']);
@@ -169,10 +188,6 @@ export function podFactsOf(
     }
     return to !== undefined && to === image ? original : undefined;
   };
-  const trust = settings.trustBundle ?? {
-    volumeName: DEFAULT_CTB_VOLUME_NAME,
-    volumeMountPath: DEFAULT_CTB_MOUNT_PATH,
-  };
   const usesSecret = (spec?.imagePullSecrets ?? []).some((r) => r.name === settings.pullSecretName);
   const failures: WorkloadFailure[] = [];
   const pullWaits: WorkloadFailure[] = [];
@@ -193,9 +208,17 @@ export function podFactsOf(
       ...describe(kind, s.name, image, reason, message),
       original: originalKey(original),
     });
-    if (IMAGE_PULL_REASONS.has(reason) && rewritten.has(s.name)) failures.push(failure('image-pull'));
+    // A pull our credentials take part in counts only where the Pod carries them: one that opted
+    // out of our Secret pulls the mirror without them. An invalid name is the rewrite's alone.
+    if (
+      IMAGE_PULL_REASONS.has(reason) &&
+      rewritten.has(s.name) &&
+      (usesSecret || !SECRET_PULL_REASONS.has(reason))
+    )
+      failures.push(failure('image-pull'));
     if (SECRET_PULL_REASONS.has(reason) && usesSecret) pullWaits.push(failure('pull-secret-missing'));
-    if (MOUNT_REASONS.has(reason) && namesOurMount(message, trust)) failures.push(failure('mount'));
+    if (MOUNT_REASONS.has(reason) && failsOnOurMount(pod, s.name, message, settings.trustBundle))
+      failures.push(failure('mount'));
   }
   return {
     revision,
@@ -206,11 +229,46 @@ export function podFactsOf(
   };
 }
 
-function namesOurMount(message: string, trust: { volumeName: string; volumeMountPath: string }): boolean {
-  return (
-    (trust.volumeName !== '' && message.includes(trust.volumeName)) ||
-    (trust.volumeMountPath !== '' && message.includes(trust.volumeMountPath))
+/**
+ * Whether container `name` fails on our mount. Names in a message are the creator's to pick (a
+ * ConfigMap, a container, a command), so a message counts only where everything it could be
+ * about is ours: the Pod carries exactly the volume the mutation adds, the container mounts it
+ * exactly as the mutation does and nowhere else, and the message names the volume's directory on
+ * the node, which holds the Pod's uid (the runtime's mount error quotes it as its source). The
+ * creator cannot spell that uid in what is fixed before the Pod exists; what a container's
+ * command or args expand (`$(VAR)`, from env a ConfigMap or annotation fills later) could, so
+ * such a container counts no mount failure.
+ */
+function failsOnOurMount(
+  pod: V1Pod,
+  name: string,
+  message: string,
+  trust: TrustBundleSettings | undefined,
+): boolean {
+  const uid = pod.metadata?.uid;
+  if (trust === undefined || uid === undefined || uid === '') return false;
+  const spec = pod.spec;
+  const container = [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].find(
+    (c) => c.name === name,
   );
+  if (container === undefined) return false;
+  const volumes = (spec?.volumes ?? []).filter((v) => v.name === trust.volumeName);
+  if (volumes.length !== 1 || !jsonEqual(volumes[0], clusterTrustBundleVolume(trust))) return false;
+  const mounts = (container.volumeMounts ?? []).filter((m) => m.name === trust.volumeName);
+  if (mounts.length !== 1 || !jsonEqual(mounts[0], clusterTrustBundleMount(trust))) return false;
+  const words = [...(container.command ?? []), ...(container.args ?? [])];
+  if (words.some((w) => w.includes('$('))) return false;
+  return namesDirectory(
+    message.slice(0, MOUNT_SCAN_LENGTH),
+    `/pods/${uid}/volumes/kubernetes.io~projected/${trust.volumeName}`,
+  );
+}
+
+/** Whether `text` holds `dir` as a whole path segment (not the head of a longer name). */
+function namesDirectory(text: string, dir: string): boolean {
+  for (let at = text.indexOf(dir); at !== -1; at = text.indexOf(dir, at + 1))
+    if (!VOLUME_NAME_CHAR.test(text[at + dir.length] ?? '')) return true;
+  return false;
 }
 
 function describe(

@@ -86,9 +86,12 @@ function maskKeyValues(text: string): string {
     i++;
     while (i < text.length && SPACE.test(text[i] ?? '')) i++;
     if (text[i] === '"') i++;
+    // Masked already: skipped before its value is scanned, else `token=***` repeated would scan
+    // to the end of the text once per key (the keys after it are still read).
+    if (text.startsWith(MASK, i)) continue;
     let end = i;
     while (end < text.length && !VALUE_END.test(text[end] ?? '')) end++;
-    if (end === i || text.startsWith(MASK, i)) continue;
+    if (end === i) continue;
     out += `${text.slice(copied, i)}${MASK}`;
     copied = end;
     KEY_RUN.lastIndex = end;

@@ -13,7 +13,6 @@ import type { V1ConfigMap, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { WEBHOOK_STATUS_CONFIG_MAP } from '../../api/webhook-status.js';
-import { DEFAULT_CTB_MOUNT_PATH, DEFAULT_CTB_VOLUME_NAME } from '../../api/trust-bundle-config.js';
 import type { WebhookConfig } from '../../api/webhook-config.js';
 import {
   REVISION_LABEL,
@@ -88,16 +87,16 @@ export interface WorkloadFollower {
   report(): WorkloadHealthReport;
 }
 
-/** The classifier's settings from the configuration in force (upstream's defaults without one). */
+/**
+ * The classifier's settings from the configuration in force (upstream's pull Secret name without
+ * one). Without a trust bundle in force no volume of ours is mounted, so no failure is a mount's.
+ */
 export function workloadSettingsOf(config: WebhookConfig | undefined): PodHealthSettings {
   const ctb = config?.clusterTrustBundle;
-  return {
-    pullSecretName: config?.imagePullSecret.name ?? 'registry-credentials',
-    trustBundle: {
-      volumeName: ctb?.volumeName ?? DEFAULT_CTB_VOLUME_NAME,
-      volumeMountPath: ctb?.volumeMountPath ?? DEFAULT_CTB_MOUNT_PATH,
-    },
-  };
+  const pullSecretName = config?.imagePullSecret.name ?? 'registry-credentials';
+  if (ctb === undefined) return { pullSecretName };
+  const { name, certWritePath, volumeName, volumeMountPath } = ctb;
+  return { pullSecretName, trustBundle: { name, certWritePath, volumeName, volumeMountPath } };
 }
 
 /** Starts the follower; it does nothing but poll until `isActive()` says this replica leads. */

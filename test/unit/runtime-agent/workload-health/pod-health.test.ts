@@ -14,11 +14,21 @@ import {
   podFactsOf,
   revisionOf,
   rewrittenContainers,
+  type PodHealthSettings,
+  type TrustBundleSettings,
 } from '../../../../src/runtime-agent/workload-health/pod-health.js';
 import { originalKey } from '../../../../src/runtime-agent/workload-health/original-key.js';
 
 const SECRET = 'registry-credentials';
-const settings = { pullSecretName: SECRET };
+/** The trust bundle in force: the default volume name and path. */
+const TRUST: TrustBundleSettings = {
+  name: 'kyma-ca',
+  certWritePath: 'ca.crt',
+  volumeName: 'rt-bootstrapper-certs',
+  volumeMountPath: '/etc/ssl/certs',
+};
+const settings: PodHealthSettings = { pullSecretName: SECRET, trustBundle: TRUST };
+const UID = '3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f';
 /** The rules every revision of these tests has: Docker Hub to mirror.example.com, as written. */
 const mirror = (image: string): string | undefined =>
   image.startsWith('docker.io/') ? `mirror.example.com/${image.slice('docker.io/'.length)}` : undefined;
@@ -32,8 +42,12 @@ interface PodShape {
   readonly rewritten?: Record<string, string> | string;
   readonly statuses?: Record<string, Partial<V1ContainerStatus>>;
   readonly initStatuses?: Record<string, Partial<V1ContainerStatus>>;
+  /** Default: our pull Secret where an image was rewritten, as the admission leaves such a Pod. */
   readonly pullSecrets?: string[];
   readonly revision?: string | null;
+  /** Our volume, and our mount in every container, as the admission adds them. */
+  readonly trustBundle?: TrustBundleSettings;
+  readonly uid?: string;
 }
 
 function pod(s: PodShape = {}): V1Pod {
@@ -53,10 +67,17 @@ function pod(s: PodShape = {}): V1Pod {
         }));
   const rewritten = s.rewritten ?? { app: 'docker.io/app:1' };
   const revision = s.revision === undefined ? 'v2' : s.revision;
+  const pullSecrets =
+    s.pullSecrets ??
+    (typeof rewritten === 'object' && Object.keys(rewritten).length > 0 ? [SECRET] : undefined);
+  const tb = s.trustBundle;
+  const mounts = () =>
+    tb ? { volumeMounts: [{ name: tb.volumeName, mountPath: tb.volumeMountPath, readOnly: true }] } : {};
   return {
     metadata: {
       name: 'p',
       namespace: 'ns',
+      ...(s.uid !== undefined ? { uid: s.uid } : {}),
       labels: revision === null ? {} : { [REVISION_LABEL]: revision },
       annotations: {
         ...(revision === null ? {} : { [REVISION_ANNOTATION]: revision }),
@@ -64,9 +85,24 @@ function pod(s: PodShape = {}): V1Pod {
       },
     },
     spec: {
-      containers: Object.entries(containers).map(([name, image]) => ({ name, image })),
-      ...(s.init ? { initContainers: Object.entries(s.init).map(([name, image]) => ({ name, image })) } : {}),
-      ...(s.pullSecrets ? { imagePullSecrets: s.pullSecrets.map((name) => ({ name })) } : {}),
+      containers: Object.entries(containers).map(([name, image]) => ({ name, image, ...mounts() })),
+      ...(s.init
+        ? { initContainers: Object.entries(s.init).map(([name, image]) => ({ name, image, ...mounts() })) }
+        : {}),
+      ...(pullSecrets ? { imagePullSecrets: pullSecrets.map((name) => ({ name })) } : {}),
+      ...(tb
+        ? {
+            volumes: [
+              {
+                name: tb.volumeName,
+                projected: {
+                  sources: [{ clusterTrustBundle: { name: tb.name, path: tb.certWritePath } }],
+                  defaultMode: 420,
+                },
+              },
+            ],
+          }
+        : {}),
     },
     status: {
       ...(s.statuses ? { containerStatuses: status(s.statuses) } : {}),
@@ -363,57 +399,6 @@ describe('pod health: failures the change can cause', () => {
     assert.deepEqual(kinds(p, false), ['pull-secret-missing:app', 'image-pull:b']);
   });
 
-  for (const reason of ['CreateContainerConfigError', 'CreateContainerError', 'RunContainerError'])
-    test(`${reason} naming our volume or mount path is a mount failure`, () => {
-      const byVolume = pod({
-        rewritten: {},
-        statuses: { app: { state: waiting(reason, 'volume "rt-bootstrapper-certs" not found') } },
-      });
-      assert.deepEqual(kinds(byVolume), ['mount:app']);
-      const byPath = pod({
-        rewritten: {},
-        statuses: { app: { state: waiting(reason, 'mount /etc/ssl/certs: read-only file system') } },
-      });
-      assert.deepEqual(kinds(byPath), ['mount:app']);
-      const other = pod({
-        rewritten: {},
-        statuses: { app: { state: waiting(reason, 'configmap "app" not found') } },
-      });
-      assert.deepEqual(kinds(other), [], 'another cause');
-    });
-
-  test('a mount failure is judged by the configured volume name and path', () => {
-    const custom = {
-      pullSecretName: SECRET,
-      trustBundle: { volumeName: 'my-certs', volumeMountPath: '/certs' },
-    };
-    const at = (message: string) =>
-      classifyPod(
-        pod({ rewritten: {}, statuses: { app: { state: waiting('CreateContainerError', message) } } }),
-        {
-          ...custom,
-          pullSecretExists: true,
-        },
-        RULES,
-      )?.failures.length;
-    assert.equal(at('volume my-certs missing'), 1);
-    assert.equal(at('cannot mount /certs'), 1);
-    assert.equal(at('volume rt-bootstrapper-certs missing'), 0, 'the default is not ours here');
-    const empty = { pullSecretName: SECRET, trustBundle: { volumeName: '', volumeMountPath: '' } };
-    assert.equal(
-      classifyPod(
-        pod({ rewritten: {}, statuses: { app: { state: waiting('CreateContainerError', 'x') } } }),
-        {
-          ...empty,
-          pullSecretExists: true,
-        },
-        RULES,
-      )?.failures.length,
-      0,
-      'empty names match nothing',
-    );
-  });
-
   test('messages are redacted and cut; fields are cut to the report limits', () => {
     const long = 'x'.repeat(2_000);
     const h = health(
@@ -431,6 +416,130 @@ describe('pod health: failures the change can cause', () => {
     assert.ok(f.image !== undefined && f.image.length <= 1024);
     const noMessage = pod({ statuses: { app: { state: { waiting: { reason: 'ErrImagePull' } } } } });
     assert.equal(health(noMessage)?.failures[0]?.message, undefined);
+  });
+});
+
+describe('pod health: a Pod without our pull Secret speaks for itself (DESIGN §14)', () => {
+  // A Pod that opted out of add-img-pull-secret still gets the mirror and an honest stamp.
+  for (const reason of ['ErrImagePull', 'ImagePullBackOff'])
+    test(`a rewritten image in ${reason} counts only where the Pod carries our pull Secret`, () => {
+      const optedOut = (pullSecrets: string[]) =>
+        pod({ pullSecrets, statuses: { app: { state: waiting(reason, 'unauthorized') } } });
+      for (const refs of [[], ['its-own']]) {
+        assert.deepEqual(kinds(optedOut(refs), true), [], `pull Secrets ${JSON.stringify(refs)}`);
+        assert.deepEqual(kinds(optedOut(refs), false), [], 'nor as our Secret missing: it does not list it');
+        const facts = podFactsOf(optedOut(refs), settings, RULES);
+        assert.ok(facts);
+        assert.deepEqual(facts.failures, []);
+        assert.equal(facts.pullWaits, undefined);
+      }
+      const other = { pullSecretName: 'another-name', trustBundle: TRUST };
+      assert.deepEqual(
+        podFactsOf(optedOut([SECRET]), other, RULES)?.failures,
+        [],
+        "a Secret of another name is not the set's",
+      );
+      assert.deepEqual(kinds(optedOut(['its-own', SECRET])), ['image-pull:app'], 'ours beside its own');
+    });
+
+  test('an invalid name our rewrite made counts with or without our pull Secret', () => {
+    const p = pod({ pullSecrets: [], statuses: { app: { state: waiting('InvalidImageName') } } });
+    assert.deepEqual(kinds(p), ['image-pull:app']);
+  });
+});
+
+describe('pod health: our mount (DESIGN §14)', () => {
+  const dir = (uid = UID, volume = TRUST.volumeName) =>
+    `/var/lib/kubelet/pods/${uid}/volumes/kubernetes.io~projected/${volume}`;
+  /** What runc says when it cannot mount a volume (containerd passes it on). */
+  const runc = (source = dir(), target = TRUST.volumeMountPath) =>
+    'failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create ' +
+    'failed: unable to start container process: error during container init: error mounting ' +
+    `"${source}" to rootfs at "${target}": mount ${source}:${target}, flags: 0x5001: not a directory: unknown`;
+  const mounted = (reason: string, message: string, s: PodShape = {}) =>
+    pod({
+      rewritten: {},
+      uid: UID,
+      trustBundle: TRUST,
+      statuses: { app: { state: waiting(reason, message) } },
+      ...s,
+    });
+
+  for (const reason of ['CreateContainerConfigError', 'CreateContainerError', 'RunContainerError'])
+    test(`${reason} of the runtime mounting our volume is a mount failure`, () => {
+      assert.deepEqual(kinds(mounted(reason, runc())), ['mount:app']);
+      const init = mounted(reason, runc(), {
+        init: { setup: 'quay.io/setup:1' },
+        statuses: { app: {} },
+        initStatuses: { setup: { state: waiting(reason, runc()) } },
+      });
+      assert.deepEqual(kinds(init), ['mount:setup'], 'an init container too');
+    });
+
+  test('names a tenant picks do not make a mount failure, even where our mount is', () => {
+    for (const message of [
+      'volume "rt-bootstrapper-certs" not found',
+      'configmap "rt-bootstrapper-certs" not found',
+      'mount /etc/ssl/certs: read-only file system',
+      'container has runAsNonRoot and image will run as root (pod: "rt-bootstrapper-certs_ns(x)", container: app)',
+      // The tenant's own volume mounted inside ours.
+      runc(`/var/lib/kubelet/pods/${UID}/volumes/kubernetes.io~configmap/extra`, '/etc/ssl/certs/extra'),
+      // A volume whose name begins with ours; ours in another Pod.
+      runc(dir(UID, 'rt-bootstrapper-certs-2')),
+      runc(dir('another-uid')),
+    ])
+      assert.deepEqual(kinds(mounted('RunContainerError', message)), [], message);
+  });
+
+  test('a mount failure counts only where the Pod carries exactly our volume and the container our mount', () => {
+    const variants: [string, (p: V1Pod) => void][] = [
+      ['no uid', (p) => delete p.metadata!.uid],
+      [
+        'a volume of our name that is not ours',
+        (p) => (p.spec!.volumes = [{ name: TRUST.volumeName, emptyDir: {} }]),
+      ],
+      [
+        'another bundle',
+        (p) => (p.spec!.volumes![0]!.projected!.sources![0]!.clusterTrustBundle!.name = 'tenant-ca'),
+      ],
+      [
+        'an optional bundle',
+        (p) => (p.spec!.volumes![0]!.projected!.sources![0]!.clusterTrustBundle!.optional = true),
+      ],
+      ['no mount in the container', (p) => (p.spec!.containers[0]!.volumeMounts = [])],
+      ['a mount with a subPath', (p) => (p.spec!.containers[0]!.volumeMounts![0]!.subPath = 'ca.crt')],
+      ['a writable mount', (p) => (p.spec!.containers[0]!.volumeMounts![0]!.readOnly = false)],
+      [
+        'our volume mounted a second time',
+        (p) => p.spec!.containers[0]!.volumeMounts!.push({ name: TRUST.volumeName, mountPath: '/proc/x' }),
+      ],
+      // What it expands can be written after the uid is known (env from a ConfigMap, an annotation).
+      ['a command that expands a variable', (p) => (p.spec!.containers[0]!.command = ['$(ENTRY)'])],
+      ['args that expand a variable', (p) => (p.spec!.containers[0]!.args = ['--ca=$(CA_PATH)'])],
+    ];
+    assert.deepEqual(kinds(mounted('RunContainerError', runc())), ['mount:app'], 'as the admission left it');
+    for (const [what, change] of variants) {
+      const p = mounted('RunContainerError', runc());
+      change(p);
+      assert.deepEqual(kinds(p), [], what);
+    }
+    const p = mounted('RunContainerError', runc());
+    p.spec!.containers[0]!.args = ['--port=8080'];
+    assert.deepEqual(kinds(p), ['mount:app'], 'args without a variable');
+    assert.deepEqual(
+      classifyPod(p, { pullSecretName: SECRET, pullSecretExists: true }, RULES)?.failures,
+      [],
+      'no trust bundle in force: nothing of ours is mounted',
+    );
+  });
+
+  test('a mount failure is judged by the configured volume name and path', () => {
+    const custom = { ...TRUST, volumeName: 'my-certs', volumeMountPath: '/certs' };
+    const p = mounted('CreateContainerError', runc(dir(UID, 'my-certs'), '/certs'), { trustBundle: custom });
+    const failures = (s: PodHealthSettings) =>
+      classifyPod(p, { ...s, pullSecretExists: true }, RULES)?.failures.length;
+    assert.equal(failures({ pullSecretName: SECRET, trustBundle: custom }), 1);
+    assert.equal(failures(settings), 0, 'the default is not ours here');
   });
 });
 

@@ -64,4 +64,10 @@ describe('redactMessage', () => {
     assert.equal(redactMessage('a https://u@h and http://v:w@h'), 'a https://***@h and http://***@h');
     assert.equal(redactMessage('my-token = "abc" x_secret:def'), 'my-token = "***" x_secret:***');
   });
+
+  test('a key inside a value masked already is still read', () => {
+    assert.equal(redactMessage('token=***token=abc'), 'token=***token=***');
+    assert.equal(redactMessage('auth=***,password=hunter2'), 'auth=***,password=***');
+    assert.equal(redactMessage('token=***'.repeat(3)), 'token=***'.repeat(3));
+  });
 });
