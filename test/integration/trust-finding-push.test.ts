@@ -164,7 +164,7 @@ describe('direct mode with the drift channel: a new trust-bundle finding is push
     t.diagnostic(`node to parameters without the mount: ${(performance.now() - t0).toFixed(0)} ms`);
     const c = conditionOf(rb, 'TrustBundleProjection');
     assert.equal(c?.status, 'False');
-    assert.match(c?.message ?? '', /pool legacy \(v1\.34\.4, 1 node\)/);
+    assert.match(c.message, /pool legacy \(v1\.34\.4, 1 node\)/);
     assert.equal(rb.status?.state, 'Ready', 'the runtime is served otherwise');
     assert.match((await reported())?.kubelets ?? '', /pool legacy \(v1\.34\.4, 1 node\)/);
     assert.ok((await accepted()) > acceptedBefore, "the webhook's event reached the listener");
