@@ -4,7 +4,7 @@
  * carry the webhook config. Pure: the same config gives the same objects.
  */
 import { APP_NAME, APP_NAME_LABEL, RUNTIME_NAMESPACE } from '../api/runtime-names.js';
-import { podAdmissionSelectors } from './webhook-registration.js';
+import { podAdmissionScope } from './webhook-registration.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/managed-labels.js';
 import type { WebhookConfig } from '../api/webhook-config.js';
 import { policyMatchConditions, policyPatchExpression, policyVariables } from './admission-policy-cel.js';
@@ -20,7 +20,10 @@ export type AdmissionPolicyApiVersion = 'v1' | 'v1beta1';
 export interface AdmissionPolicyOptions extends AdmissionPolicyParamOptions {
   /** `v1` (1.36 on) or `v1beta1` (1.34-1.35 with the gate); default `v1`. */
   readonly apiVersion?: AdmissionPolicyApiVersion | undefined;
-  /** The parameters' namespace; default kyma-system. */
+  /**
+   * The parameters' namespace, the webhook's (default kyma-system): the webhook's own Pods there
+   * are left out, as the webhook registration leaves them out.
+   */
   readonly namespace?: string | undefined;
 }
 
@@ -42,6 +45,7 @@ const LABELS = { [APP_NAME_LABEL]: APP_NAME, [MANAGED_BY_LABEL]: MANAGED_BY_VALU
  * matches, for CREATE only; it fails open (`Ignore`), so a Pod it cannot handle is the webhook's.
  *
  * @throws AdmissionPolicyConfigError naming the field the policy cannot carry.
+ * @throws AdmissionNamespaceError when the namespace is no namespace name.
  */
 export function renderAdmissionPolicy(
   config: WebhookConfig,
@@ -49,6 +53,7 @@ export function renderAdmissionPolicy(
 ): AdmissionPolicyManifests {
   const apiVersion = `admissionregistration.k8s.io/${options.apiVersion ?? 'v1'}`;
   const namespace = options.namespace ?? RUNTIME_NAMESPACE;
+  const podScope = podAdmissionScope(namespace);
   const params: Manifest = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -66,10 +71,11 @@ export function renderAdmissionPolicy(
           { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] },
         ],
         matchPolicy: 'Equivalent',
-        // As the webhook registration: kube-system and our own Pods stay out.
-        ...podAdmissionSelectors(),
+        // As the webhook registration: kube-system stays out, and (the first condition) our own Pods.
+        namespaceSelector: podScope.namespaceSelector,
+        objectSelector: podScope.objectSelector,
       },
-      matchConditions: policyMatchConditions(),
+      matchConditions: [podScope.ownPodsCondition, ...policyMatchConditions()],
       failurePolicy: 'Ignore',
       // Called again after a later webhook changed the Pod; the policy's own result is a fixed point.
       reinvocationPolicy: 'IfNeeded',

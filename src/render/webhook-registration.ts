@@ -34,14 +34,55 @@ function clientConfig(
     : { service: { name: WEBHOOK_SERVICE, namespace, path, port: 443 }, ...caBundle };
 }
 
+/** The matchCondition that leaves the webhook's own Pods out (the webhook's and the policy's). */
+export const NOT_OWN_PODS_CONDITION = 'not-rt-bootstrapper-own-pods';
+
+/** A namespace name that cannot be written into the own-Pods condition. */
+export class AdmissionNamespaceError extends Error {
+  constructor(readonly namespace: string) {
+    super(`the webhook's namespace ${JSON.stringify(namespace)} is no namespace name`);
+    this.name = 'AdmissionNamespaceError';
+  }
+}
+
+// A namespace name (DNS-1123 label): nothing else may reach the condition's text.
+const NAMESPACE_NAME = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * CEL: the Pod is not one of the webhook's own, that is not labelled `app.kubernetes.io/name:
+ * rt-bootstrapper` in `namespace` (the webhook's). The label alone is no proof: any namespace
+ * user can put it on a Pod of theirs; only a runtime's admin can create Pods in the webhook's
+ * namespace. The request's namespace is the API server's (a Pod's own field may be empty on a
+ * create), and every step is guarded: an error would count as a failure, and the registration
+ * fails open, so a Pod whose condition errs would be admitted unchanged.
+ *
+ * @throws AdmissionNamespaceError when `namespace` is no namespace name.
+ */
+export function notOwnPodExpression(namespace: string): string {
+  if (!NAMESPACE_NAME.test(namespace)) throw new AdmissionNamespaceError(namespace);
+  const labels = 'object.metadata.labels';
+  const key = JSON.stringify(APP_NAME_LABEL);
+  return (
+    `!(request.namespace == ${JSON.stringify(namespace)} && has(${labels}) && ` +
+    `${key} in ${labels} && ${labels}[${key}] == ${JSON.stringify(APP_NAME)})`
+  );
+}
+
 /**
  * The Pods our admission sees, the webhook's and the admission policy's alike: kube-system stays
- * out, and so do the webhook's own Pods (upstream's objectSelector): a webhook that must call
- * itself to start could never come back after all its replicas went down.
+ * out, and so do the webhook's own Pods in `namespace`, its own: a webhook that must call itself
+ * to start could never come back after all its replicas went down. Upstream leaves them out by
+ * an objectSelector on the label alone, which also let out any tenant's Pod carrying it; here a
+ * matchCondition names the namespace too, and the objectSelector is the empty one (every Pod),
+ * written out so that an apply over upstream's registration replaces its selector instead of
+ * leaving it to the field manager that wrote it.
+ *
+ * @throws AdmissionNamespaceError when `namespace` is no namespace name.
  */
-export function podAdmissionSelectors(): {
+export function podAdmissionScope(namespace: string): {
   namespaceSelector: V1LabelSelector;
   objectSelector: V1LabelSelector;
+  ownPodsCondition: { name: string; expression: string };
 } {
   return {
     namespaceSelector: {
@@ -53,19 +94,24 @@ export function podAdmissionSelectors(): {
         },
       ],
     },
-    objectSelector: { matchExpressions: [{ key: APP_NAME_LABEL, operator: 'NotIn', values: [APP_NAME] }] },
+    objectSelector: {},
+    ownPodsCondition: { name: NOT_OWN_PODS_CONDITION, expression: notOwnPodExpression(namespace) },
   };
 }
 
 /**
  * The MutatingWebhookConfiguration (pure): upstream's names and path, so an apply over an upstream
  * install replaces its one webhook instead of adding a second. In `url` mode the URL is used as
- * given (its path included).
+ * given (its path included). `namespace` is the webhook's: its Service's, and the one whose Pods
+ * labelled ours the webhook leaves out ({@link podAdmissionScope}).
+ *
+ * @throws AdmissionNamespaceError when `namespace` is no namespace name.
  */
 export function renderMutatingWebhookConfiguration(
   o: WebhookManifestOptions,
   namespace: string,
 ): V1MutatingWebhookConfiguration {
+  const podScope = podAdmissionScope(namespace);
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
@@ -100,7 +146,9 @@ export function renderMutatingWebhookConfiguration(
         // The server's answer times (QUEUE_TIMEOUT_MS, BODY_TIMEOUT_MS) are set inside this.
         timeoutSeconds: ADMISSION_TIMEOUT_SECONDS,
         failurePolicy: o.failurePolicy ?? 'Ignore',
-        ...podAdmissionSelectors(),
+        namespaceSelector: podScope.namespaceSelector,
+        objectSelector: podScope.objectSelector,
+        matchConditions: [podScope.ownPodsCondition],
       },
     ],
   };

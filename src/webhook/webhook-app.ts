@@ -227,6 +227,8 @@ export async function startWebhookApp(o: WebhookAppOptions): Promise<WebhookApp>
 
 /** {@link WebhookAppOptions} with every default applied: what the webhook reads besides the config's source. */
 interface WebhookAppSettings {
+  /** The webhook's own namespace (`POD_NAMESPACE`, else kyma-system). */
+  readonly namespace: string;
   /** How the trust-bundle capability is probed (its namespace filled in); undefined: never, the bundle is always mounted. */
   readonly capabilityProbe: CapabilityProbeSettings | undefined;
   readonly removeUpstreamLeftovers: boolean;
@@ -251,6 +253,7 @@ interface WebhookAppSettings {
 function resolveWebhookAppSettings(o: WebhookAppOptions): WebhookAppSettings {
   const namespace = process.env.POD_NAMESPACE || RUNTIME_NAMESPACE;
   return {
+    namespace,
     capabilityProbe: o.trustCapability === false ? undefined : { namespace, ...o.trustCapability },
     removeUpstreamLeftovers: o.removeUpstreamLeftovers ?? true,
     drift: o.drift
@@ -632,6 +635,7 @@ function wireWebhookApp(o: WebhookAppOptions) {
         logger,
         config: onRuntime,
         revision: () => holder.revision,
+        webhookNamespace: s.namespace,
         namespaceAnnotations: (name) => namespaces.store.get(name)?.metadata?.annotations,
         trustBundleMount: () => trustBundleMount(capability?.current()),
         statusConfigMap: o.statusConfigMap,

@@ -502,9 +502,10 @@ describe(`the admission policy (${api}) stores what the webhook's core makes of 
         metadata: { name: namespace, annotations: c.namespaceAnnotations },
       });
       assert.equal(created.status, 201, JSON.stringify(created.json));
+      // Rendered for the webhook's namespace (kyma-system, whose own Pods the policy leaves out and
+      // where no case runs); each case's parameters are put into its own namespace.
       const m = renderAdmissionPolicy(parseWebhookConfig(configIn(c, namespace)), {
         apiVersion: api,
-        namespace,
         revision: c.revision,
         trustBundleHash: c.trustBundleHash,
         trustBundleMount: c.trustBundleMount?.mount,
@@ -512,7 +513,8 @@ describe(`the admission policy (${api}) stores what the webhook's core makes of 
       // The policy is one text for every config: only the parameters differ.
       if (policy === undefined) policy = m.policy;
       else assert.deepEqual(m.policy, policy, c.name);
-      assert.equal((await call('POST', `/api/v1/namespaces/${namespace}/configmaps`, m.params)).status, 201);
+      const params = { ...m.params, metadata: { ...(m.params.metadata as object), namespace } };
+      assert.equal((await call('POST', `/api/v1/namespaces/${namespace}/configmaps`, params)).status, 201);
       // The Pod as admission gets it: defaulted by the API server, before any policy exists.
       const before = await createPod(i, c.pod);
       admitted.push({ ...before, input: before.status === 201 ? before.json : undefined });

@@ -37,11 +37,15 @@ export interface EscapeContext {
 /**
  * Whether the Pod counts at all: it runs (phase Running), is not being deleted, and the webhook's
  * registration covers it (not in {@link REGISTRATION_EXCLUDED_NAMESPACES}, not one of the
- * webhook's own Pods). Pending Pods are left out: one admitted a moment ago may still be starting.
+ * webhook's own Pods: labelled ours in `webhookNamespace`, as the registration's matchCondition
+ * reads it; the label elsewhere is a tenant's, and its Pod counts). Pending Pods are left out:
+ * one admitted a moment ago may still be starting.
  */
-export function isCounted(pod: Pod): boolean {
+export function isCounted(pod: Pod, webhookNamespace: string): boolean {
   if (pod.status?.phase !== 'Running' || pod.metadata?.deletionTimestamp !== undefined) return false;
-  if (REGISTRATION_EXCLUDED_NAMESPACES.includes(pod.metadata?.namespace ?? '')) return false;
+  const namespace = pod.metadata?.namespace ?? '';
+  if (REGISTRATION_EXCLUDED_NAMESPACES.includes(namespace)) return false;
+  if (namespace !== webhookNamespace) return true;
   // JSON may carry `labels: null`: no labels.
   return asJsonObject(pod.metadata?.labels)?.[APP_NAME_LABEL] !== APP_NAME;
 }

@@ -50,6 +50,8 @@ export interface EscapedPodsOptions {
   readonly config: () => WebhookConfig | undefined;
   /** The set version in force. */
   readonly revision: () => string | undefined;
+  /** The webhook's namespace: its own Pods there are not counted (../../render/webhook-registration.ts). */
+  readonly webhookNamespace: string;
   /** The feature annotations of a Namespace (the webhook's namespace cache). */
   readonly namespaceAnnotations: (name: string) => Readonly<Record<string, string>> | undefined;
   /** Whether the runtime takes the trust-bundle mount now. */
@@ -167,7 +169,7 @@ export class EscapedPods {
         if (restart) tally.reset();
         for (const pod of pods) {
           const namespace = pod.metadata?.namespace ?? '';
-          if (!isCounted(pod)) continue;
+          if (!isCounted(pod, this.o.webhookNamespace)) continue;
           const reasons = escapeReasons(pod, {
             ...context,
             namespaceAnnotations: this.o.namespaceAnnotations(namespace),

@@ -26,7 +26,11 @@ import {
   renderAdmissionPolicy,
   type AdmissionPolicyOptions,
 } from '../../../src/render/admission-policy.js';
-import { renderMutatingWebhookConfiguration } from '../../../src/render/webhook-registration.js';
+import {
+  AdmissionNamespaceError,
+  NOT_OWN_PODS_CONDITION,
+  renderMutatingWebhookConfiguration,
+} from '../../../src/render/webhook-registration.js';
 import { makeConfig, seedTrustBundle } from '../mutation/support.js';
 
 // The rendered objects are plain JSON; read them as such.
@@ -81,6 +85,7 @@ describe('renderAdmissionPolicy: the objects', () => {
     ]);
     assert.deepEqual(spec.matchConstraints.namespaceSelector, webhook?.namespaceSelector);
     assert.deepEqual(spec.matchConstraints.objectSelector, webhook?.objectSelector);
+    assert.deepEqual(spec.matchConditions[0], webhook?.matchConditions?.[0]);
     assert.equal(spec.failurePolicy, 'Ignore');
     assert.equal(spec.reinvocationPolicy, 'IfNeeded');
     assert.deepEqual(spec.paramKind, { apiVersion: 'v1', kind: 'ConfigMap' });
@@ -91,8 +96,27 @@ describe('renderAdmissionPolicy: the objects', () => {
     assert.match(mutation.jsonPatch.expression, /^variables\.deferred \? \[\] : /);
   });
 
+  test("a tenant's Pod labelled as ours is mutated: only the webhook's own Pods in its namespace are left out", () => {
+    const { spec } = render().policy;
+    // Upstream's objectSelector on the label alone let any namespace user's Pod escape the policy.
+    assert.deepEqual(spec.matchConstraints.objectSelector, {});
+    assert.deepEqual(spec.matchConditions[0], {
+      name: NOT_OWN_PODS_CONDITION,
+      expression:
+        '!(request.namespace == "kyma-system" && has(object.metadata.labels) && ' +
+        '"app.kubernetes.io/name" in object.metadata.labels && ' +
+        'object.metadata.labels["app.kubernetes.io/name"] == "rt-bootstrapper")',
+    });
+    // The namespace is the parameters', the webhook's: the same as the registration's.
+    const elsewhere = render({}, { namespace: 'rtb-ns' }).policy.spec;
+    const registration = renderMutatingWebhookConfiguration({ image: 'x' }, 'rtb-ns').webhooks?.[0];
+    assert.deepEqual(elsewhere.matchConditions[0], registration?.matchConditions?.[0]);
+    assert.match(elsewhere.matchConditions[0]?.expression ?? '', /request\.namespace == "rtb-ns"/);
+    assert.throws(() => render({}, { namespace: 'Not A Namespace' }), AdmissionNamespaceError);
+  });
+
   test('the matchConditions bound what CEL scans: containers, env, mounts, volumes, pull Secrets', () => {
-    const conditions = render().policy.spec.matchConditions;
+    const conditions = render().policy.spec.matchConditions.slice(1);
     assert.deepEqual(
       conditions.map((c) => c.name),
       ['at-most-so-many-containers', 'bounded-lists'],

@@ -24,6 +24,11 @@ import {
   WEBHOOK_TLS_SECRET,
 } from '../../../src/api/runtime-names.js';
 import { renderWebhookManifests, webhookManifestList } from '../../../src/render/webhook-manifests.js';
+import {
+  AdmissionNamespaceError,
+  NOT_OWN_PODS_CONDITION,
+  renderMutatingWebhookConfiguration,
+} from '../../../src/render/webhook-registration.js';
 import { UPSTREAM_LEFTOVERS } from '../../../src/api/upstream-leftovers.js';
 import { RESTARTER_LEASE } from '../../../src/api/trust-stamp.js';
 import { trustRestartRules } from '../../../src/render/webhook-rbac.js';
@@ -122,10 +127,36 @@ describe('rendered webhook manifests', () => {
       { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] },
     ]);
     const own = m.deployment.spec!.template.metadata!.labels!;
-    const expr = hook.objectSelector!.matchExpressions![0]!;
-    assert.equal(expr.operator, 'NotIn');
-    assert.deepEqual(expr, { key: 'app.kubernetes.io/name', operator: 'NotIn', values: ['rt-bootstrapper'] });
-    assert.ok(expr.values.includes(own[expr.key]!), 'the objectSelector excludes the webhook Pods');
+    assert.equal(own['app.kubernetes.io/name'], 'rt-bootstrapper');
+    assert.deepEqual(hook.matchConditions, [
+      {
+        name: NOT_OWN_PODS_CONDITION,
+        expression:
+          '!(request.namespace == "kyma-system" && has(object.metadata.labels) && ' +
+          '"app.kubernetes.io/name" in object.metadata.labels && ' +
+          'object.metadata.labels["app.kubernetes.io/name"] == "rt-bootstrapper")',
+      },
+    ]);
+  });
+
+  test("a tenant's Pod labelled as ours is admitted: no objectSelector on the label, the exemption names the webhook's namespace", () => {
+    // Upstream's selector let out every Pod labelled `app.kubernetes.io/name: rt-bootstrapper`,
+    // in any namespace; the empty selector (every Pod) is written out so that an apply over
+    // upstream's registration replaces it.
+    assert.deepEqual(hook.objectSelector, {});
+    const other = renderWebhookManifests({ image: 'x', namespace: 'rtb-ns' });
+    const expression = other.mutatingWebhookConfiguration.webhooks![0]!.matchConditions![0]!.expression;
+    assert.match(expression, /^!\(request\.namespace == "rtb-ns" && /);
+    assert.equal(expression.includes('kyma-system'), false);
+  });
+
+  test('a namespace that is no namespace name never reaches the condition', () => {
+    for (const namespace of ['', 'Kyma', 'a" || true || "', 'a'.repeat(64), 'ns\n'])
+      assert.throws(
+        () => renderMutatingWebhookConfiguration({ image: 'x' }, namespace),
+        AdmissionNamespaceError,
+        JSON.stringify(namespace),
+      );
   });
 
   test("the Deployment can be applied over upstream's: selector, container, port, command", () => {

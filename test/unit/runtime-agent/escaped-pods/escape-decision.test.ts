@@ -187,22 +187,31 @@ describe('escapeReasons', () => {
 });
 
 describe('isCounted', () => {
+  const OWN = 'kyma-system';
+  const ours = { 'app.kubernetes.io/name': 'rt-bootstrapper' };
   test('running Pods the registration covers', () => {
-    assert.equal(isCounted(runningPod()), true);
+    assert.equal(isCounted(runningPod(), OWN), true);
   });
   test('not Pending, Succeeded or terminating ones', () => {
     for (const phase of ['Pending', 'Succeeded', 'Failed', 'Unknown'])
-      assert.equal(isCounted({ ...runningPod(), status: { phase } }), false, phase);
-    assert.equal(isCounted({ ...runningPod(), status: {} }), false);
-    assert.equal(isCounted(runningPod({}, { deletionTimestamp: '2026-01-01T00:00:00Z' })), false);
+      assert.equal(isCounted({ ...runningPod(), status: { phase } }, OWN), false, phase);
+    assert.equal(isCounted({ ...runningPod(), status: {} }, OWN), false);
+    assert.equal(isCounted(runningPod({}, { deletionTimestamp: '2026-01-01T00:00:00Z' }), OWN), false);
   });
-  test('not in kube-system, nor the webhook’s own Pods (the registration skips both)', () => {
-    assert.equal(isCounted(runningPod({}, { namespace: 'kube-system' })), false);
+  test('not in kube-system, nor the webhook’s own Pods in its namespace (the registration skips both)', () => {
+    assert.equal(isCounted(runningPod({}, { namespace: 'kube-system' }), OWN), false);
+    assert.equal(isCounted(runningPod({}, { namespace: OWN, labels: ours }), OWN), false);
+    assert.equal(isCounted(runningPod({}, { namespace: 'other-ns', labels: ours }), 'other-ns'), false);
     assert.equal(
-      isCounted(runningPod({}, { labels: { 'app.kubernetes.io/name': 'rt-bootstrapper' } })),
-      false,
+      isCounted(runningPod({}, { namespace: OWN, labels: { 'app.kubernetes.io/name': 'other' } }), OWN),
+      true,
     );
-    assert.equal(isCounted(runningPod({}, { labels: { 'app.kubernetes.io/name': 'other' } })), true);
+    assert.equal(isCounted(runningPod({}, { namespace: OWN }), OWN), true);
+  });
+  test('a tenant’s Pod labelled as ours elsewhere counts: the registration admits it', () => {
+    assert.notEqual(NS, OWN);
+    assert.equal(isCounted(runningPod({}, { labels: ours }), OWN), true);
+    assert.equal(isCounted(runningPod({}, { namespace: 'default', labels: ours }), OWN), true);
   });
 });
 
