@@ -7,7 +7,7 @@
  *
  * The Pod passes Pod Security `restricted`, asks for no token and the least resources, so that
  * admission on a customer's runtime has as little reason as possible to refuse it; it opts out of
- * every rt-bootstrapper feature and carries the label our registration's objectSelector leaves
+ * every rt-bootstrapper feature and carries the label with which our registration leaves our own Pods in the webhook namespace
  * out, so our own webhook never changes it.
  */
 import { FEATURE_ALL } from '../../api/webhook-features.js';
