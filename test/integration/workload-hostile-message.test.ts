@@ -88,7 +88,11 @@ describe("a tenant's hostile kubelet messages", () => {
               [ORIGINAL_IMAGES_ANNOTATION]: JSON.stringify({ app: `docker.io/${name}:1` }),
             },
           },
-          spec: { containers: [{ name: 'app', image: imageOf(name) }] },
+          // With the pull Secret reference admission adds: a pull failure counts only with it.
+          spec: {
+            containers: [{ name: 'app', image: imageOf(name) }],
+            imagePullSecrets: [{ name: 'registry-credentials' }],
+          },
         },
       });
     webhook = await startTestWebhook(cluster);
