@@ -8,7 +8,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { NODE_POOL_LABEL } from '../../src/api/kubelet-skew.js';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { CTB_HASH_ANNOTATION } from '../../src/api/trust-stamp.js';
 import { readReport, WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
@@ -18,6 +17,7 @@ import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { renderWebhookManifests } from '../../src/render/webhook-manifests.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { putLegacyNode } from '../support/legacy-node.js';
 import { DirectFleet, conditionOf as condition } from '../support/direct-fleet.js';
 import { markDeploymentAvailable } from '../support/kcp.js';
 import {
@@ -32,31 +32,6 @@ import { registerWebhook, startTestWebhook, type TestWebhook } from '../support/
 const plane = useControlPlane({ kubernetes: '1.37', clusters: ['kcp', 'rt-skew'] });
 const runtime = () => plane().cluster('rt-skew');
 const fleet = new DirectFleet(() => plane().cluster('kcp'));
-const NODE = 'legacy-0';
-
-/** Creates (or updates) a Node with its pool label, reporting `kubeletVersion`. */
-async function putNode(kc: ClusterAccess, kubeletVersion: string): Promise<void> {
-  const existing = await kubeRequest<unknown>(kc, { method: 'GET', path: `/api/v1/nodes/${NODE}` }).catch(
-    () => undefined,
-  );
-  if (existing === undefined)
-    await kubeRequest(kc, {
-      method: 'POST',
-      path: '/api/v1/nodes',
-      body: {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name: NODE, labels: { [NODE_POOL_LABEL]: 'legacy' } },
-      },
-    });
-  // A node's status is written through its subresource, as a kubelet does.
-  await kubeRequest(kc, {
-    method: 'PATCH',
-    path: `/api/v1/nodes/${NODE}/status`,
-    contentType: 'application/merge-patch+json',
-    body: { status: { nodeInfo: { kubeletVersion } } },
-  });
-}
 
 /** The webhook's finding as its status ConfigMap holds it. */
 async function reported(kc: ClusterAccess) {
@@ -72,7 +47,7 @@ let hook: TestWebhook;
 describe('a 1.37 runtime serving ClusterTrustBundle at v1 only, with a node whose kubelet is 1.34', () => {
   before(async () => {
     const kc = runtime().kubeConfig();
-    await putNode(kc, 'v1.34.4');
+    await putLegacyNode(kc, 'v1.34.4');
     await fleet.prepare({ 'rt-skew': runtime() });
     await fleet.start({ runtimeTimeoutMs: 3_000 });
     await fleet.create('rt-skew');
@@ -140,7 +115,7 @@ describe('a 1.37 runtime serving ClusterTrustBundle at v1 only, with a node whos
 
   test('the node upgraded to kubelet 1.37: the mount again', async () => {
     const kc = runtime().kubeConfig();
-    await putNode(kc, 'v1.37.2');
+    await putLegacyNode(kc, 'v1.37.2');
     await eventually(
       async () => ((await reported(kc))?.kubelets === undefined ? true : undefined),
       30_000,

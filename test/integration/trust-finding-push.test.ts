@@ -13,17 +13,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { NODE_POOL_LABEL } from '../../src/api/kubelet-skew.js';
 import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { readReport, WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { KUBERNETES_VERSIONS } from '../../src/envtest/kubernetes-versions.js';
-import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 import { statusCodeOf } from '../../src/kube/kube-errors.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { ADMISSION_POLICY_NAME } from '../../src/render/admission-policy.js';
 import { PARAM_KEYS } from '../../src/render/admission-policy-params.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { putLegacyNode } from '../support/legacy-node.js';
 import { conditionOf, DirectFleet, writeDriftClientFiles } from '../support/direct-fleet.js';
 import { startTestWebhook } from '../support/webhook.js';
 
@@ -39,7 +38,6 @@ const plane = useControlPlane({
 const kcp = () => plane().cluster('kcp');
 const rt = () => plane().cluster(ID);
 const fleet = new DirectFleet(kcp);
-const NODE = 'legacy-0';
 /** Far below the resync (and the workloads' look at rest): only the push gets there in time. */
 const PUSH_BOUND_MS = 20_000;
 const RESYNC_MS = 10 * 60_000;
@@ -47,25 +45,6 @@ const paramsPath = `/api/v1/namespaces/${RUNTIME_NAMESPACE}/configmaps/${ADMISSI
 /** The parameters' keys of the trust-bundle mount. */
 const MOUNT_KEYS = Object.values(PARAM_KEYS).filter((k) => k.startsWith('trustBundle'));
 let dir = '';
-
-/** Creates a Node with its pool label, reporting `kubeletVersion` (its status as a kubelet writes it). */
-async function putNode(kc: ClusterAccess, kubeletVersion: string): Promise<void> {
-  await kubeRequest(kc, {
-    method: 'POST',
-    path: '/api/v1/nodes',
-    body: {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: NODE, labels: { [NODE_POOL_LABEL]: 'legacy' } },
-    },
-  });
-  await kubeRequest(kc, {
-    method: 'PATCH',
-    path: `/api/v1/nodes/${NODE}/status`,
-    contentType: 'application/merge-patch+json',
-    body: { status: { nodeInfo: { kubeletVersion } } },
-  });
-}
 
 /** The mount keys the policy's parameters on the runtime hold (undefined: no parameters). */
 async function mountKeys(): Promise<string[] | undefined> {
@@ -149,7 +128,7 @@ describe('direct mode with the drift channel: a new trust-bundle finding is push
       fleet.metric('rtb_drift_listener_events_accepted_total', { kind: 'ConfigMap' });
     const acceptedBefore = await accepted();
     const t0 = performance.now();
-    await putNode(rt().kubeConfig(), 'v1.34.4');
+    await putLegacyNode(rt().kubeConfig(), 'v1.34.4');
     const rb = await eventually(
       async () => {
         const r = await fleet.readRb(ID);
