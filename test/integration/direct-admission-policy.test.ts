@@ -19,6 +19,7 @@ import { statusCodeOf } from '../../src/kube/kube-errors.js';
 import { ADMISSION_POLICY_NAME } from '../../src/render/admission-policy.js';
 import { webhookUserName } from '../../src/render/webhook-write-policy.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { getIfExists } from '../support/get-if-exists.js';
 import { conditionOf, DirectFleet } from '../support/direct-fleet.js';
 import { RB_PATH } from '../support/kcp.js';
 
@@ -85,14 +86,7 @@ const rt = () => plane().cluster(ID);
 const fleet = new DirectFleet(kcp);
 
 /** The runtime's object at `path`, or undefined once it is gone. */
-async function read<T>(path: string): Promise<T | undefined> {
-  try {
-    return await kubeRequest<T>(rt().kubeConfig(), { method: 'GET', path });
-  } catch (error) {
-    if (statusCodeOf(error) === 404) return undefined;
-    throw error;
-  }
-}
+const read = <T>(path: string): Promise<T | undefined> => getIfExists<T>(rt().kubeConfig(), path);
 
 const policyPath = `/apis/${API_VERSION}/mutatingadmissionpolicies/${ADMISSION_POLICY_NAME}`;
 const bindingPath = `/apis/${API_VERSION}/mutatingadmissionpolicybindings/${ADMISSION_POLICY_NAME}`;

@@ -15,10 +15,9 @@ import { renderKimManifests } from '../../src/render/kim-manifests.js';
 import { ADMISSION_POLICY_NAME } from '../../src/render/admission-policy.js';
 import { ADMISSION_POLICY_FIELD_MANAGER } from '../../src/api/admission-path-report.js';
 import { defaultKubernetesVersion, KUBERNETES_VERSIONS } from '../../src/envtest/kubernetes-versions.js';
-import { kubeRequest } from '../../src/kube/kube-request.js';
-import { statusCodeOf } from '../../src/kube/kube-errors.js';
 import type { WebhookAppOptions } from '../../src/webhook/webhook-app.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { getIfExists } from '../support/get-if-exists.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { seedConfigText } from '../support/fixtures.js';
 import { dockerConfig } from '../support/kcp.js';
@@ -259,13 +258,8 @@ describe('KIM installs rt-bootstrapper as it installs upstream today', () => {
     const bindingPath = `/apis/${POLICY_API}/mutatingadmissionpolicybindings/${ADMISSION_POLICY_NAME}`;
     type Managed = { metadata?: { managedFields?: { manager?: string }[] } };
     const managers = async (path: string): Promise<string[] | undefined> => {
-      try {
-        const o = await kubeRequest<Managed>(kc, { method: 'GET', path });
-        return (o.metadata?.managedFields ?? []).map((f) => f.manager ?? '');
-      } catch (error) {
-        if (statusCodeOf(error) === 404) return undefined;
-        throw error;
-      }
+      const o = await getIfExists<Managed>(kc, path);
+      return o === undefined ? undefined : (o.metadata?.managedFields ?? []).map((f) => f.manager ?? '');
     };
     await eventually(
       async () => ((await managers(bindingPath)) === undefined ? undefined : true),

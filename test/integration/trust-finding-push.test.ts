@@ -17,11 +17,11 @@ import { RUNTIME_NAMESPACE } from '../../src/api/runtime-names.js';
 import { readReport, WEBHOOK_STATUS_CONFIG_MAP } from '../../src/api/webhook-status.js';
 import { eventually } from '../../src/envtest/eventually.js';
 import { KUBERNETES_VERSIONS } from '../../src/envtest/kubernetes-versions.js';
-import { statusCodeOf } from '../../src/kube/kube-errors.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { ADMISSION_POLICY_NAME } from '../../src/render/admission-policy.js';
 import { PARAM_KEYS } from '../../src/render/admission-policy-params.js';
 import { useControlPlane } from '../support/control-plane.js';
+import { getIfExists } from '../support/get-if-exists.js';
 import { putLegacyNode } from '../support/legacy-node.js';
 import { conditionOf, DirectFleet, writeDriftClientFiles } from '../support/direct-fleet.js';
 import { startTestWebhook } from '../support/webhook.js';
@@ -48,16 +48,8 @@ let dir = '';
 
 /** The mount keys the policy's parameters on the runtime hold (undefined: no parameters). */
 async function mountKeys(): Promise<string[] | undefined> {
-  try {
-    const cm = await kubeRequest<{ data?: Record<string, string> }>(rt().kubeConfig(), {
-      method: 'GET',
-      path: paramsPath,
-    });
-    return MOUNT_KEYS.filter((k) => cm.data?.[k] !== undefined);
-  } catch (error) {
-    if (statusCodeOf(error) === 404) return undefined;
-    throw error;
-  }
+  const cm = await getIfExists<{ data?: Record<string, string> }>(rt().kubeConfig(), paramsPath);
+  return cm === undefined ? undefined : MOUNT_KEYS.filter((k) => cm.data?.[k] !== undefined);
 }
 
 /** The webhook's finding as its status ConfigMap holds it. */
