@@ -51,9 +51,9 @@ describe("a runtime admin's forged report speaks for that runtime only", () => {
   f.useFleet(RUNTIMES, {
     waves: [
       { name: 'canary', selector: { matchLabels: { canary: 'true' } }, soak: '3s' },
-      // Long enough for the KCP to read each runtime's workloads at the target (every 10 s,
-      // WORKLOAD_WATCH_MS) before the soak ends, with room for a slow pass.
-      { name: 'all', percent: 100, soak: '30s' },
+      // Long enough for the KCP to read each runtime's workloads at the target (every second in
+      // the fleet's settings) before the soak ends, with room for slow passes.
+      { name: 'all', percent: 100, soak: '10s' },
     ],
     // The strictest threshold; minFailedRuntimes is left to its default (2).
     failureThreshold: 0,
@@ -115,7 +115,7 @@ describe("a runtime admin's forged report speaks for that runtime only", () => {
           30_000,
           "the KCP to read rt-2's workloads",
         );
-        // ...and still completes: soak (30 s) and observeFor (5 s) after the wave was healthy, rt-2 failed.
+        // ...and still completes: soak (10 s) and observeFor (5 s) after the wave was healthy, rt-2 failed.
         await f.waitPhase('Complete', 90_000);
       },
     );

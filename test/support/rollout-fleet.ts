@@ -108,6 +108,8 @@ export class RolloutFleet {
     await this.fleet.restart({
       release: { image: `example.com/rt-bootstrapper:${releaseVersion}`, version: releaseVersion },
       runtimeTimeoutMs: 3_000,
+      // Reports read every second while watched: a preflight's discovery is three reads (3 s, not 30).
+      workloadWatchMs: 1_000,
       rollout: { policyName: 'default', autoRollback: true },
       ...(this.events ? { events: this.events } : {}),
     });

@@ -37,7 +37,13 @@ export const UNMOUNT_REQUEUE_MS = 1_000;
 /** Direct mode's settings the reconciler reads, resolved once (./direct-mode-options.ts) and passed by reference. */
 export type ReconcilerSettings = Pick<
   DirectModeSettings,
-  'release' | 'drift' | 'servingPolicy' | 'webhookRouting' | 'runtimeTimeoutMs' | 'trustPollMs'
+  | 'release'
+  | 'drift'
+  | 'servingPolicy'
+  | 'webhookRouting'
+  | 'runtimeTimeoutMs'
+  | 'trustPollMs'
+  | 'workloadWatchMs'
 >;
 
 /** What the reconciler reads and writes. */
@@ -217,6 +223,7 @@ export class BootstrapperReconciler {
       serving: this.serving,
       servingCurrentUntil: record.servingCurrentUntil,
       trustPollMs: this.d.settings.trustPollMs,
+      workloadWatchMs: this.d.settings.workloadWatchMs,
       rollout: choice,
       workloadsLookedAt: record.workloadsLookedAt,
       fence,

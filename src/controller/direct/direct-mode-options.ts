@@ -7,6 +7,7 @@ import type { DriftEndpointOptions } from './drift-endpoint.js';
 import type { WebhookRelease, WebhookTestRouting } from './runtime-manifests.js';
 import type { SyncSources } from './sync-set.js';
 import { TRUST_POLL_MS } from './trust-restart-status.js';
+import { WORKLOAD_WATCH_MS } from './webhook-report.js';
 import type { DirectShardSettings } from './sharded-work.js';
 import type { EventRecorder } from '../../kube/event-recorder.js';
 
@@ -111,6 +112,12 @@ export interface DirectModeSettings {
   readonly stopDrainMs: number;
   /** How often a runtime's trust-bundle rotation under way is looked at (default TRUST_POLL_MS of ./trust-restart-status.ts; tests set it). */
   readonly trustPollMs: number;
+  /**
+   * How often a runtime's report is read while the rollout watches it (its wave under way, a
+   * preflight); a preflight waits three such reads to learn whether a runtime checks (default
+   * WORKLOAD_WATCH_MS of ./webhook-report.ts; tests set it).
+   */
+  readonly workloadWatchMs: number;
   /**
    * Progressive rollout (docs/rollout.md): the RolloutPolicy to follow, if it exists; off when
    * undefined (every runtime gets every change at once).
@@ -218,6 +225,7 @@ export function resolveDirectModeSettings(c: DirectModeChoices): DirectModeSetti
     runtimeDeadlineMs: c.runtimeDeadlineMs ?? DEFAULT_RUNTIME_DEADLINE_MS,
     stopDrainMs: c.stopDrainMs ?? DEFAULT_STOP_DRAIN_MS,
     trustPollMs: c.trustPollMs ?? TRUST_POLL_MS,
+    workloadWatchMs: c.workloadWatchMs ?? WORKLOAD_WATCH_MS,
     rollout: c.rollout,
     driftConfirmDelayMs: c.driftConfirmDelayMs ?? DRIFT_CONFIRM_DELAY_MS,
     shard: c.shard,

@@ -152,6 +152,7 @@ export function assembleDirectMode(o: DirectModeOptions): { parts: PartGroup; mo
         release: s.release,
         revisions: new RevisionStore(kcp, ns),
         autoRollback: s.rollout.autoRollback,
+        workloadWatchMs: s.workloadWatchMs,
         metrics: createRolloutMetrics(o.registry),
         logger: log.child({ part: 'rollout' }),
         queueMetrics: new PrometheusWorkQueueMetrics(o.registry),

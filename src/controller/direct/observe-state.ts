@@ -15,7 +15,6 @@ import {
   observeWorkloads,
   recordReportRefusal,
   WORKLOAD_SLOW_LOOK_MS,
-  WORKLOAD_WATCH_MS,
 } from './webhook-report.js';
 
 /**
@@ -68,6 +67,7 @@ export async function sFnObserve(ctx: StateContext, found: Found, outcome: Outco
       const nowMs = ctx.serving.now();
       const look = await observeWorkloads(status, readReport, {
         watch: choice?.watch === true,
+        watchMs: ctx.workloadWatchMs,
         nowMs,
         lastLookMs: ctx.workloadsLookedAt,
       });
@@ -123,6 +123,6 @@ async function placePreflight(
     return undefined;
   } catch (error) {
     ctx.log.warn({ err: error, candidate: want?.version ?? null }, 'could not place the preflight candidate');
-    return WORKLOAD_WATCH_MS;
+    return ctx.workloadWatchMs;
   }
 }

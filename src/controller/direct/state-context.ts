@@ -112,6 +112,8 @@ export interface StateContext {
   readonly servingCurrentUntil: number | undefined;
   /** How often a Ready runtime whose trust-bundle rotation is under way is looked at. */
   readonly trustPollMs: number;
+  /** How often the report of a runtime the rollout watches is read. */
+  readonly workloadWatchMs: number;
   /** What the rollout gives this runtime (its wave, how often it is watched, a preflight); none: no rollout. */
   readonly rollout: RolloutChoice | undefined;
   /** When (epoch ms) an earlier pass of this process last read the runtime's workloads; none yet: due. */

@@ -117,7 +117,7 @@ export async function observeTrustProjection(
 
 /**
  * How often a runtime's report is read while its wave is under way at the target or it checks a
- * preflight: a Pod failing under the target must be seen within the soak.
+ * preflight, by default: a Pod failing under the target must be seen within the soak.
  */
 export const WORKLOAD_WATCH_MS = 10_000;
 /**
@@ -132,8 +132,10 @@ const DEGRADED_MESSAGE_MAX_CHARS = 2048;
 
 /** When a look at the workloads is due, and how soon the next one is. */
 export interface WorkloadLook {
-  /** The rollout reads this runtime often now (see {@link WORKLOAD_WATCH_MS}). */
+  /** The rollout reads this runtime often now: every `watchMs`. */
   readonly watch: boolean;
+  /** How often while watched (the setting, default {@link WORKLOAD_WATCH_MS}). */
+  readonly watchMs: number;
   readonly nowMs: number;
   /** When this process last read the runtime's report for its workloads (epoch ms); none yet: due. */
   readonly lastLookMs?: number;
@@ -142,7 +144,7 @@ export interface WorkloadLook {
 /** Whether a look is due now (pure). */
 export function workloadLookDue(look: WorkloadLook): boolean {
   if (look.lastLookMs === undefined) return true;
-  return look.nowMs - look.lastLookMs >= (look.watch ? WORKLOAD_WATCH_MS : WORKLOAD_REST_MS);
+  return look.nowMs - look.lastLookMs >= (look.watch ? look.watchMs : WORKLOAD_REST_MS);
 }
 
 /**
@@ -196,7 +198,7 @@ export async function observeWorkloads(
   read: () => Promise<WebhookStatusReport>,
   look: WorkloadLook,
 ): Promise<{ looked: boolean; pollAfterMs: number }> {
-  const pollAfterMs = look.watch ? WORKLOAD_WATCH_MS : WORKLOAD_SLOW_LOOK_MS;
+  const pollAfterMs = look.watch ? look.watchMs : WORKLOAD_SLOW_LOOK_MS;
   if (!workloadLookDue(look)) return { looked: false, pollAfterMs };
   try {
     recordWorkloads(status, await read());

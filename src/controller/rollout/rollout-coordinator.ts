@@ -54,6 +54,8 @@ export interface RolloutCoordinatorOptions {
   readonly revisions: RevisionStore;
   /** `--no-auto-rollback` makes this false: a halt only halts. */
   readonly autoRollback: boolean;
+  /** How often a watched runtime's report is read (the preflight's discovery is counted in such reads). */
+  readonly workloadWatchMs: number;
   readonly metrics: RolloutMetrics;
   /** Metrics of the passes' queue (`rollout`). */
   readonly queueMetrics?: WorkQueueMetricsProvider;
@@ -300,6 +302,7 @@ export class RolloutCoordinator implements RolloutChooser {
       target: targetId,
       state: previous,
       now,
+      workloadWatchMs: this.o.workloadWatchMs,
       resumeToken: resumeTokenOf(resource.metadata.annotations?.[RESUME_ANNOTATION], decisions.resume),
     });
     const revisions = new Map<string, Revision>();

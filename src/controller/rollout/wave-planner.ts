@@ -79,6 +79,11 @@ export interface PlanInput {
   /** The persisted state; undefined for a policy that never saw a rollout. */
   readonly state: RolloutState | undefined;
   readonly now: number;
+  /**
+   * How often the KCP reads the report of a runtime the rollout watches (the setting
+   * `workloadWatchMs`): a preflight waits {@link PREFLIGHT_DISCOVERY_READS} such reads.
+   */
+  readonly workloadWatchMs: number;
   /** The policy's resume annotation, if set: a value not acted on yet resumes a halted rollout. */
   readonly resumeToken?: string;
   /**
@@ -200,7 +205,13 @@ export function planRollout(input: PlanInput): RolloutPlan {
   let discoverUntil: number | undefined;
   if (state.phase === 'Preflight') {
     const members = active.filter((r) => (waves.get(r.id) ?? lastWave) <= 0);
-    const next = preflightStep(state, policy, members, now);
+    const next = preflightStep(
+      state,
+      policy,
+      members,
+      now,
+      PREFLIGHT_DISCOVERY_READS * input.workloadWatchMs,
+    );
     state = next.state;
     discoverUntil = next.wakeAt;
     if (next.event) events.push(next.event);
@@ -407,23 +418,24 @@ export function firstPodAtOf(r: RuntimeView, now: number): number | undefined {
 }
 
 /**
+ * How many reads of a runtime's report while the rollout watches it a preflight waits, to learn
+ * whether a wave-0 runtime checks (its webhook follows Pods), before it starts wave 0 without it.
+ */
+export const PREFLIGHT_DISCOVERY_READS = 3;
+
+/**
  * One pass of phase Preflight (pure): runtimes of wave 0 that report missing or refused images for
  * the target's set, as many as the policy's minimum (see {@link haltMinimum}), halt the rollout
  * before anyone has the target; fewer are recorded, not acted on. Once every one that checks is
  * done (or the deadline passed), wave 0 starts. A runtime whose webhook reports no workloads runs a
  * release that cannot check: it is not waited for.
  */
-/**
- * How long a preflight waits to learn whether a wave-0 runtime checks (its webhook follows Pods)
- * before it starts wave 0 without it: three reads of a runtime's report while the rollout watches it.
- */
-export const PREFLIGHT_DISCOVERY_MS = 30_000;
-
 function preflightStep(
   state: RolloutState,
   policy: RolloutPolicy,
   members: readonly RuntimeView[],
   now: number,
+  discoveryMs: number,
 ): { state: RolloutState; event?: RolloutEvent; wakeAt?: number } {
   const set = setOf(state.target);
   const checking = members.filter((r) => r.followsPods === true);
@@ -454,13 +466,12 @@ function preflightStep(
   const done = checking.every((r) => ofTarget(r)?.done === true);
   const late = now - state.waveStartedAt >= policy.healthDeadlineMs;
   // A runtime not known to follow Pods may only not have been read yet (its report is read at
-  // rest once a minute, but every 10 s while the preflight watches it): waited for that long.
-  const undecided = checking.length < members.length && now - state.waveStartedAt < PREFLIGHT_DISCOVERY_MS;
+  // rest once a minute, but every `workloadWatchMs` while the preflight watches it): waited for
+  // that many reads.
+  const undecided = checking.length < members.length && now - state.waveStartedAt < discoveryMs;
   if ((!done || undecided) && !late) {
     const waiting = { ...state, failures: failures.slice(0, FAILURES_KEPT) };
-    return done
-      ? { state: waiting, wakeAt: state.waveStartedAt + PREFLIGHT_DISCOVERY_MS }
-      : { state: waiting };
+    return done ? { state: waiting, wakeAt: state.waveStartedAt + discoveryMs } : { state: waiting };
   }
   return {
     state: { ...state, phase: 'Progressing', wave: 0, waveStartedAt: now, failures: [] },

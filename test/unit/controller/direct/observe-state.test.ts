@@ -84,6 +84,7 @@ function contextOf(
     serving: { policy: {} as never, dnsNames: [], ipAddresses: [], caPem: () => '', now: () => NOW },
     servingCurrentUntil: undefined,
     trustPollMs: TRUST_POLL_MS,
+    workloadWatchMs: WORKLOAD_WATCH_MS,
     rollout: o.rollout,
     workloadsLookedAt: o.workloadsLookedAt,
     fence: o.fence ?? (() => true),

@@ -1,4 +1,5 @@
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import { WORKLOAD_WATCH_MS } from '../../../../src/controller/direct/webhook-report.js';
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
@@ -144,6 +145,7 @@ async function pass(
     serving: rt.settings(),
     servingCurrentUntil: undefined,
     trustPollMs: TRUST_POLL_MS,
+    workloadWatchMs: WORKLOAD_WATCH_MS,
     rollout: undefined,
     workloadsLookedAt: undefined,
     fence: UNFENCED,

@@ -129,11 +129,31 @@ describe('the webhook report: workloads and preflight', () => {
   });
 
   test('looks: due at once, then every WORKLOAD_WATCH_MS watched and WORKLOAD_REST_MS at rest', () => {
-    assert.equal(workloadLookDue({ watch: false, nowMs: 0 }), true);
-    assert.equal(workloadLookDue({ watch: true, nowMs: WORKLOAD_WATCH_MS - 1, lastLookMs: 0 }), false);
-    assert.equal(workloadLookDue({ watch: true, nowMs: WORKLOAD_WATCH_MS, lastLookMs: 0 }), true);
-    assert.equal(workloadLookDue({ watch: false, nowMs: WORKLOAD_WATCH_MS, lastLookMs: 0 }), false);
-    assert.equal(workloadLookDue({ watch: false, nowMs: WORKLOAD_REST_MS, lastLookMs: 0 }), true);
+    assert.equal(workloadLookDue({ watch: false, watchMs: WORKLOAD_WATCH_MS, nowMs: 0 }), true);
+    assert.equal(
+      workloadLookDue({
+        watch: true,
+        watchMs: WORKLOAD_WATCH_MS,
+        nowMs: WORKLOAD_WATCH_MS - 1,
+        lastLookMs: 0,
+      }),
+      false,
+    );
+    assert.equal(
+      workloadLookDue({ watch: true, watchMs: WORKLOAD_WATCH_MS, nowMs: WORKLOAD_WATCH_MS, lastLookMs: 0 }),
+      true,
+    );
+    assert.equal(
+      workloadLookDue({ watch: false, watchMs: WORKLOAD_WATCH_MS, nowMs: WORKLOAD_WATCH_MS, lastLookMs: 0 }),
+      false,
+    );
+    assert.equal(
+      workloadLookDue({ watch: false, watchMs: WORKLOAD_WATCH_MS, nowMs: WORKLOAD_REST_MS, lastLookMs: 0 }),
+      true,
+    );
+    // The setting: watched, every watchMs.
+    assert.equal(workloadLookDue({ watch: true, watchMs: 1_000, nowMs: 999, lastLookMs: 0 }), false);
+    assert.equal(workloadLookDue({ watch: true, watchMs: 1_000, nowMs: 1_000, lastLookMs: 0 }), true);
   });
 
   test('observeWorkloads reads only when due, survives a failed read, and says when to look again', async () => {
@@ -143,19 +163,31 @@ describe('the webhook report: workloads and preflight', () => {
       return Promise.resolve({ workloads: { s2: health() } });
     };
     const s = new StatusBuilder(rb(), new Date());
-    assert.deepEqual(await observeWorkloads(s, read, { watch: true, nowMs: 10, lastLookMs: 5 }), {
-      looked: false,
-      pollAfterMs: WORKLOAD_WATCH_MS,
-    });
+    assert.deepEqual(
+      await observeWorkloads(s, read, { watch: true, watchMs: WORKLOAD_WATCH_MS, nowMs: 10, lastLookMs: 5 }),
+      {
+        looked: false,
+        pollAfterMs: WORKLOAD_WATCH_MS,
+      },
+    );
     assert.equal(reads, 0);
-    assert.deepEqual(await observeWorkloads(s, read, { watch: false, nowMs: 10 }), {
+    assert.deepEqual(await observeWorkloads(s, read, { watch: true, watchMs: 2, nowMs: 10, lastLookMs: 5 }), {
       looked: true,
-      pollAfterMs: WORKLOAD_SLOW_LOOK_MS,
+      pollAfterMs: 2,
     });
+    reads = 0;
+    assert.deepEqual(
+      await observeWorkloads(s, read, { watch: false, watchMs: WORKLOAD_WATCH_MS, nowMs: 10 }),
+      {
+        looked: true,
+        pollAfterMs: WORKLOAD_SLOW_LOOK_MS,
+      },
+    );
     assert.equal(reads, 1);
     assert.equal(s.get('Degraded')?.status, 'True');
     const failed = await observeWorkloads(s, () => Promise.reject(new Error('down')), {
       watch: true,
+      watchMs: WORKLOAD_WATCH_MS,
       nowMs: 0,
     });
     assert.equal(failed.looked, false);

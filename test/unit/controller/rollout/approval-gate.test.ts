@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { WORKLOAD_WATCH_MS } from '../../../../src/controller/direct/webhook-report.js';
 import { describe, test } from 'node:test';
 import type { RolloutDecisionResource } from '../../../../src/api/rollout-decision.js';
 import { buildSyncSet, type SyncSet } from '../../../../src/controller/direct/sync-set.js';
@@ -52,7 +53,15 @@ const CAROL = { by: 'carol', at: Date.parse('2026-12-02T12:00:00Z'), name: 'defa
 const base: RolloutState = { ...WAVE0, changes: ['pullCredentials'] };
 
 const plan = (p: Partial<PlanInput>): RolloutPlan =>
-  planRollout({ policy: POLICY, runtimes: CANARY_ON_V2, target: 'v2', state: base, now: 60_000, ...p });
+  planRollout({
+    policy: POLICY,
+    runtimes: CANARY_ON_V2,
+    target: 'v2',
+    state: base,
+    now: 60_000,
+    workloadWatchMs: WORKLOAD_WATCH_MS,
+    ...p,
+  });
 
 /** A state of each phase, as a rollout of v2 with new pull credentials would store it. */
 const STATES: Record<RolloutPhase, RolloutState> = {
@@ -209,6 +218,7 @@ describe('approval gate of the wave planner', () => {
       target: 'v2',
       state: done,
       now: 1_000,
+      workloadWatchMs: WORKLOAD_WATCH_MS,
       changes: ['trustBundle'],
     });
     assert.equal(r.state.phase, 'AwaitingApproval');

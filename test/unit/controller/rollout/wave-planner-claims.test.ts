@@ -5,6 +5,7 @@
  * the wave.
  */
 import assert from 'node:assert/strict';
+import { WORKLOAD_WATCH_MS } from '../../../../src/controller/direct/webhook-report.js';
 import { describe, test } from 'node:test';
 import type {
   RuntimeBootstrapper,
@@ -59,7 +60,15 @@ function fleet(
 const LAST: RolloutState = { ...WAVE0, wave: 1 };
 
 const plan = (p: Partial<PlanInput>): RolloutPlan =>
-  planRollout({ policy: POLICY, runtimes: fleet('v1'), target: 'v2', state: WAVE0, now: 1_000, ...p });
+  planRollout({
+    policy: POLICY,
+    runtimes: fleet('v1'),
+    target: 'v2',
+    state: WAVE0,
+    now: 1_000,
+    workloadWatchMs: WORKLOAD_WATCH_MS,
+    ...p,
+  });
 const desired = (r: RolloutPlan): Record<string, string> => Object.fromEntries(r.desired);
 const failedIds = (r: RolloutPlan): string[] => r.state.failures.map((f) => f.id);
 const refused = { health: 'failed' as const, reason: 'the webhook refused set v2' };
@@ -204,6 +213,7 @@ describe('a halt needs failures on more than one runtime (minFailedRuntimes)', (
       target: 'v2',
       state: { ...WAVE0, wave: 0 },
       now: 1_000,
+      workloadWatchMs: WORKLOAD_WATCH_MS,
     });
     assert.equal(r.state.phase, 'Complete');
     assert.match(r.message, /this policy never halts/);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { WORKLOAD_WATCH_MS } from '../../../../src/controller/direct/webhook-report.js';
 import { describe, test } from 'node:test';
 import {
   DEFAULT_MIN_FAILED_RUNTIMES,
@@ -32,7 +33,15 @@ function fleet(current: string, over: Record<string, Partial<RuntimeView>> = {})
 }
 
 const plan = (p: Partial<PlanInput>) =>
-  planRollout({ policy: POLICY, runtimes: fleet('v1'), target: 'v2', state: DONE_V1, now: 1_000, ...p });
+  planRollout({
+    policy: POLICY,
+    runtimes: fleet('v1'),
+    target: 'v2',
+    state: DONE_V1,
+    now: 1_000,
+    workloadWatchMs: WORKLOAD_WATCH_MS,
+    ...p,
+  });
 
 const desiredOf = (r: ReturnType<typeof planRollout>) => Object.fromEntries(r.desired);
 
@@ -54,7 +63,14 @@ function pastUnsoakedCanary(over: Partial<RolloutPolicy>) {
 
 describe('wave planner', () => {
   test('no state yet: the target in force is adopted as healthy everywhere, nothing rolls', () => {
-    const r = planRollout({ policy: POLICY, runtimes: fleet('v1'), target: 'v1', state: undefined, now: 0 });
+    const r = planRollout({
+      policy: POLICY,
+      runtimes: fleet('v1'),
+      target: 'v1',
+      state: undefined,
+      now: 0,
+      workloadWatchMs: WORKLOAD_WATCH_MS,
+    });
     assert.deepEqual(
       r.state,
       { ...DONE_V1, wave: POLICY.waves.length + 1 },
@@ -273,6 +289,7 @@ describe('wave planner', () => {
       target: 'v2',
       state: DONE_V1,
       now: 0,
+      workloadWatchMs: WORKLOAD_WATCH_MS,
     });
     assert.ok(IDS.every((id) => s.desired.get(id) === 'v2'));
     const r = planRollout({
@@ -281,6 +298,7 @@ describe('wave planner', () => {
       target: 'v2',
       state: s.state,
       now: 1,
+      workloadWatchMs: WORKLOAD_WATCH_MS,
     });
     assert.notEqual(r.state.phase, 'Halted');
     assert.ok(IDS.every((id) => r.desired.get(id) === 'v2'));

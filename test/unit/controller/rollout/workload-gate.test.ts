@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { WORKLOAD_WATCH_MS } from '../../../../src/controller/direct/webhook-report.js';
 import { describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
 import { policyOf, stateOf, statusOf } from '../../../../src/controller/rollout/policy-resource.js';
@@ -11,7 +12,7 @@ import type { RolloutState } from '../../../../src/controller/rollout/rollout-st
 import { runtimeView } from '../../../../src/controller/rollout/runtime-view.js';
 import {
   planRollout,
-  PREFLIGHT_DISCOVERY_MS,
+  PREFLIGHT_DISCOVERY_READS,
   setOf,
   type PlanInput,
   type RuntimeView,
@@ -39,7 +40,15 @@ const canaryOn = (canary: Partial<RuntimeView>): RuntimeView[] =>
   fleet('v1', { 'rt-1': { current: 'v2', ...canary } });
 
 const plan = (p: Partial<PlanInput>) =>
-  planRollout({ policy: POLICY, runtimes: fleet('v1'), target: 'v2', state: WAVE0, now: 1_000, ...p });
+  planRollout({
+    policy: POLICY,
+    runtimes: fleet('v1'),
+    target: 'v2',
+    state: WAVE0,
+    now: 1_000,
+    workloadWatchMs: WORKLOAD_WATCH_MS,
+    ...p,
+  });
 const desired = (r: ReturnType<typeof planRollout>) => Object.fromEntries(r.desired);
 
 describe('workload gate: failures under the target', () => {
@@ -215,6 +224,7 @@ describe('preflight phase', () => {
       target: 'v2',
       state: DONE_V1,
       now: 1_000,
+      workloadWatchMs: WORKLOAD_WATCH_MS,
       preflightNeeded: true,
     });
     assert.equal(r.state.phase, 'Preflight');
@@ -238,6 +248,7 @@ describe('preflight phase', () => {
         target: 'v2',
         state: DONE_V1,
         now: 1,
+        workloadWatchMs: WORKLOAD_WATCH_MS,
         preflightNeeded: needed,
       });
       assert.equal(r.state.phase, 'Progressing', 'wave 0 started at once');
@@ -332,18 +343,29 @@ describe('preflight phase', () => {
   });
 
   test('a canary whose webhook reports no workloads cannot check: waited for only until its report was read', () => {
-    // Its report may not have been read since it was installed: the preflight waits that long.
+    // Its report may not have been read since it was installed: the preflight waits three reads.
+    const discoveryMs = PREFLIGHT_DISCOVERY_READS * WORKLOAD_WATCH_MS;
     const early = plan({ state: PREFLIGHT, runtimes: fleet('v1') });
     assert.equal(early.state.phase, 'Preflight');
-    assert.equal(early.wakeAt, PREFLIGHT_DISCOVERY_MS, 'looks again once the reports were read');
-    const r = plan({ state: PREFLIGHT, runtimes: fleet('v1'), now: PREFLIGHT_DISCOVERY_MS });
+    assert.equal(early.wakeAt, discoveryMs, 'looks again once the reports were read');
+    assert.equal(
+      plan({ state: PREFLIGHT, runtimes: fleet('v1'), now: discoveryMs - 1 }).state.phase,
+      'Preflight',
+    );
+    const r = plan({ state: PREFLIGHT, runtimes: fleet('v1'), now: discoveryMs });
     assert.equal(r.state.phase, 'Progressing');
+    // Reports read more often (the setting): the wait is as many of those reads.
+    const often = plan({ state: PREFLIGHT, runtimes: fleet('v1'), workloadWatchMs: 1_000 });
+    assert.equal(often.wakeAt, PREFLIGHT_DISCOVERY_READS * 1_000);
+    const soon = plan({ state: PREFLIGHT, runtimes: fleet('v1'), workloadWatchMs: 1_000, now: 3_000 });
+    assert.equal(soon.state.phase, 'Progressing');
     const two = planRollout({
       policy: { ...POLICY, waves: [{ name: 'canary', percent: 100, soakMs: 0 }] },
       runtimes: fleet('v1', { 'rt-1': checking }),
       target: 'v2',
       state: PREFLIGHT,
       now: 1_000,
+      workloadWatchMs: WORKLOAD_WATCH_MS,
     });
     assert.equal(two.state.phase, 'Preflight');
     assert.match(two.message, /0\/1 checked; not checking \(webhook reports no workloads\): rt-2, rt-3/);
