@@ -9,26 +9,32 @@ void describe('LoopPacer', () => {
   void test('starts go through in order, as many per turn as the budget holds, each start’s work counted', async () => {
     let clock = 0;
     const pacer = new LoopPacer({ turnBudgetMs: 4, now: () => clock });
-    const started: string[] = [];
-    const perTurn: string[][] = [];
-    // A timer per turn notes what started before it.
-    const timer = setInterval(() => perTurn.push(started.splice(0)), 0);
+    // The loop's turns, counted in each check phase before the pacer's callbacks (an immediate
+    // queued in a check phase runs in the next one): not by a timer, which a turn shorter than
+    // its millisecond would not let fire.
+    let turn = 0;
+    let counting = true;
+    const count = (): void => {
+      turn++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const perTurn = new Map<number, string[]>();
     try {
       await Promise.all(
         ['a', 'b', 'c', 'd', 'e'].map(async (name) => {
           await pacer.turn();
-          started.push(name);
+          perTurn.set(turn, [...(perTurn.get(turn) ?? []), name]);
           // The start's own synchronous work, done before the next start is let through.
           clock += 1.5;
         }),
       );
       await nextTurn();
     } finally {
-      clearInterval(timer);
+      counting = false;
     }
-    const turns = perTurn.filter((t) => t.length > 0);
     assert.deepEqual(
-      turns,
+      [...perTurn.values()],
       [
         ['a', 'b', 'c'],
         ['d', 'e'],
