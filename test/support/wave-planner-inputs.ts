@@ -1,6 +1,8 @@
 /** What the wave planner's tests start from: a fleet of runtime views and the usual rollout states. */
+import { WORKLOAD_WATCH_MS } from '../../src/controller/direct/webhook-report.js';
+import type { RolloutPolicy } from '../../src/controller/rollout/rollout-policy.js';
 import type { RolloutState } from '../../src/controller/rollout/rollout-state.js';
-import type { RuntimeView } from '../../src/controller/rollout/wave-planner.js';
+import type { PlanInput, RuntimeView } from '../../src/controller/rollout/wave-planner.js';
 
 /**
  * The runtimes `ids`, each on `current` and healthy, those in `canaries` labelled `canary: "true"`;
@@ -33,3 +35,16 @@ export const WAVE0: RolloutState = {
 
 /** A completed rollout of v1 (past a canary wave and the rest). */
 export const DONE_V1: RolloutState = { ...WAVE0, target: 'v1', wave: 2, phase: 'Complete' };
+
+/**
+ * The planner's input for target v2 under `policy` from `state`, at 1 s, reports read at the
+ * default rate; `p` sets any field.
+ */
+export function planInput(
+  policy: RolloutPolicy,
+  runtimes: readonly RuntimeView[],
+  state: RolloutState | undefined,
+  p: Partial<PlanInput> = {},
+): PlanInput {
+  return { policy, runtimes, target: 'v2', state, now: 1_000, workloadWatchMs: WORKLOAD_WATCH_MS, ...p };
+}

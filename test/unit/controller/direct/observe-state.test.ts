@@ -17,16 +17,15 @@ import {
 import { runStateMachine } from '../../../../src/controller/direct/state-machine.js';
 import { StatusBuilder } from '../../../../src/controller/direct/status-builder.js';
 import type { SyncSetResult } from '../../../../src/controller/direct/sync-set.js';
-import { TRUST_POLL_MS } from '../../../../src/controller/direct/trust-restart-status.js';
 import {
   WORKLOAD_SLOW_LOOK_MS,
   WORKLOAD_WATCH_MS,
 } from '../../../../src/controller/direct/webhook-report.js';
 import type { LeaseFence } from '../../../../src/kube/lease-fence.js';
-import { silentLogger } from '../../../../src/telemetry/logger.js';
 import { seedConfigText } from '../../../support/fixtures.js';
 import { unusedOps } from './fake-serving-runtime.js';
 import { keptTrustProjection } from '../../../support/trust-projection-condition.js';
+import { stateContext } from '../../../support/state-context.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
@@ -72,24 +71,16 @@ function contextOf(
   webhook: Webhook,
   o: { rollout?: RolloutChoice; fence?: LeaseFence; workloadsLookedAt?: number; set?: SyncSetResult } = {},
 ): StateContext {
-  return {
+  return stateContext({
     rb,
     set: o.set ?? SET,
-    release: { image: 'i', version: '1.0.0' },
-    registrationUrl: undefined,
-    forceResync: false,
-    identity: undefined,
     ops: webhook.ops,
     status: new StatusBuilder(rb, new Date(NOW)),
     serving: { policy: {} as never, dnsNames: [], ipAddresses: [], caPem: () => '', now: () => NOW },
-    servingCurrentUntil: undefined,
-    trustPollMs: TRUST_POLL_MS,
-    workloadWatchMs: WORKLOAD_WATCH_MS,
     rollout: o.rollout,
     workloadsLookedAt: o.workloadsLookedAt,
     fence: o.fence ?? (() => true),
-    log: silentLogger(),
-  };
+  });
 }
 
 /** A state that ends the states' work Ready (at the set the status holds), requeued after `ms`. */

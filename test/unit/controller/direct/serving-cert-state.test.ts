@@ -1,5 +1,4 @@
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
-import { WORKLOAD_WATCH_MS } from '../../../../src/controller/direct/webhook-report.js';
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
@@ -39,9 +38,7 @@ import {
 } from '../../../../src/serving-cert/serving-secret-plan.js';
 import { readServingSecret } from '../../../../src/serving-cert/serving-secret-codec.js';
 import { DNS, endOfWork, FakeServingRuntime, START, unusedOps } from './fake-serving-runtime.js';
-import { TRUST_POLL_MS } from '../../../../src/controller/direct/trust-restart-status.js';
-import { UNFENCED } from '../../../../src/kube/lease-fence.js';
-import { silentLogger } from '../../../../src/telemetry/logger.js';
+import { stateContext } from '../../../support/state-context.js';
 
 const DAY = 24 * 3600_000;
 const P = KCP_SERVING_POLICY;
@@ -133,24 +130,13 @@ async function pass(
     spec: { runtimeID: 'rt' },
   };
   const status = new StatusBuilder(rb, new Date(rt.now));
-  const ctx: StateContext = {
+  const ctx = stateContext({
     rb,
     set: { ok: false, reason: 'not used here' },
-    release: { image: 'i', version: '1' },
-    registrationUrl: undefined,
-    forceResync: false,
-    identity: undefined,
     ops: o.ops ?? ops(rt),
     status,
     serving: rt.settings(),
-    servingCurrentUntil: undefined,
-    trustPollMs: TRUST_POLL_MS,
-    workloadWatchMs: WORKLOAD_WATCH_MS,
-    rollout: undefined,
-    workloadsLookedAt: undefined,
-    fence: UNFENCED,
-    log: silentLogger(),
-  };
+  });
   const end: StateFn =
     o.endRequeueMs === undefined ? END : () => Promise.resolve({ requeueAfterMs: o.endRequeueMs });
   const { outcome } = await runStateMachine(servingCertificateState(end), ctx, endOfWork);

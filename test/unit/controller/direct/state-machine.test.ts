@@ -1,5 +1,4 @@
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
-import { WORKLOAD_WATCH_MS } from '../../../../src/controller/direct/webhook-report.js';
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { RuntimeBootstrapper } from '../../../../src/api/runtime-bootstrapper.js';
@@ -12,7 +11,7 @@ import {
   sFnInitialize,
 } from '../../../../src/controller/direct/state-machine.js';
 import type { DeploymentReadiness } from '../../../../src/controller/direct/runtime-installer.js';
-import type { BootstrapperOps, StateContext } from '../../../../src/controller/direct/state-context.js';
+import type { BootstrapperOps } from '../../../../src/controller/direct/state-context.js';
 import type { ServingView } from '../../../../src/controller/direct/serving-certificate.js';
 import { RuntimeUnreachableError } from '../../../../src/controller/direct/runtime-unreachable.js';
 import { StatusBuilder, statusChanged } from '../../../../src/controller/direct/status-builder.js';
@@ -25,12 +24,10 @@ import {
 } from '../../../../src/pki/certificate-authority.js';
 import type { SecretWrite } from '../../../../src/serving-cert/serving-secret-plan.js';
 import { seedConfigText, syncSources } from '../../../support/fixtures.js';
-import { TRUST_POLL_MS } from '../../../../src/controller/direct/trust-restart-status.js';
-import { UNFENCED } from '../../../../src/kube/lease-fence.js';
-import { silentLogger } from '../../../../src/telemetry/logger.js';
 import { endOfWork, FakeServingRuntime, START } from './fake-serving-runtime.js';
 import { servedTrustBundleApi, type TrustBundleApi } from '../../../../src/kube/trust-bundle-api.js';
 import type { AdmissionPolicyApi } from '../../../../src/controller/direct/admission-policy-plan.js';
+import { stateContext } from '../../../support/state-context.js';
 
 let kcpCa: CertificateAuthority;
 before(async () => {
@@ -167,24 +164,15 @@ async function run(
   opts: { set?: SyncSetResult; force?: boolean; servingCurrentUntil?: number } = {},
 ) {
   const status = new StatusBuilder(r, new Date(ops.runtime.now));
-  const ctx: StateContext = {
+  const ctx = stateContext({
     rb: r,
     set: opts.set ?? set,
-    release: { image: 'i', version: '1.0.0' },
-    registrationUrl: undefined,
     forceResync: opts.force ?? false,
-    identity: undefined,
     ops,
     status,
     serving: ops.runtime.settings(),
     servingCurrentUntil: opts.servingCurrentUntil,
-    trustPollMs: TRUST_POLL_MS,
-    workloadWatchMs: WORKLOAD_WATCH_MS,
-    rollout: undefined,
-    workloadsLookedAt: undefined,
-    fence: UNFENCED,
-    log: silentLogger(),
-  };
+  });
   const pass = await runStateMachine(sFnInitialize, ctx, endOfWork);
   return { outcome: pass.outcome, status: status.build(), servingCheckedUntil: pass.servingCheckedUntil };
 }

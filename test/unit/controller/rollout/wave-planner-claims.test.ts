@@ -27,7 +27,7 @@ import {
   type RolloutPlan,
   type RuntimeView,
 } from '../../../../src/controller/rollout/wave-planner.js';
-import { runtimeViews, WAVE0 } from '../../../support/wave-planner-inputs.js';
+import { runtimeViews, WAVE0, planInput } from '../../../support/wave-planner-inputs.js';
 
 const SOAK = 60_000;
 const OBSERVE = 120_000;
@@ -59,16 +59,7 @@ function fleet(
 /** v2 on the last wave (everyone), started at 0. */
 const LAST: RolloutState = { ...WAVE0, wave: 1 };
 
-const plan = (p: Partial<PlanInput>): RolloutPlan =>
-  planRollout({
-    policy: POLICY,
-    runtimes: fleet('v1'),
-    target: 'v2',
-    state: WAVE0,
-    now: 1_000,
-    workloadWatchMs: WORKLOAD_WATCH_MS,
-    ...p,
-  });
+const plan = (p: Partial<PlanInput>): RolloutPlan => planRollout(planInput(POLICY, fleet('v1'), WAVE0, p));
 const desired = (r: RolloutPlan): Record<string, string> => Object.fromEntries(r.desired);
 const failedIds = (r: RolloutPlan): string[] => r.state.failures.map((f) => f.id);
 const refused = { health: 'failed' as const, reason: 'the webhook refused set v2' };

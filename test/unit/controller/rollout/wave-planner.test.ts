@@ -13,7 +13,7 @@ import {
   type PlanInput,
   type RuntimeView,
 } from '../../../../src/controller/rollout/wave-planner.js';
-import { DONE_V1, runtimeViews } from '../../../support/wave-planner-inputs.js';
+import { DONE_V1, runtimeViews, planInput } from '../../../support/wave-planner-inputs.js';
 
 const CANARY = { matchLabels: { canary: 'true' } };
 /** Canary (selector, 60 s soak), then the rest. */
@@ -32,16 +32,7 @@ function fleet(current: string, over: Record<string, Partial<RuntimeView>> = {})
   return runtimeViews(IDS, ['rt-1'], current, over);
 }
 
-const plan = (p: Partial<PlanInput>) =>
-  planRollout({
-    policy: POLICY,
-    runtimes: fleet('v1'),
-    target: 'v2',
-    state: DONE_V1,
-    now: 1_000,
-    workloadWatchMs: WORKLOAD_WATCH_MS,
-    ...p,
-  });
+const plan = (p: Partial<PlanInput>) => planRollout(planInput(POLICY, fleet('v1'), DONE_V1, p));
 
 const desiredOf = (r: ReturnType<typeof planRollout>) => Object.fromEntries(r.desired);
 

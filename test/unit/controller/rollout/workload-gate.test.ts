@@ -17,7 +17,7 @@ import {
   type PlanInput,
   type RuntimeView,
 } from '../../../../src/controller/rollout/wave-planner.js';
-import { DONE_V1, runtimeViews, WAVE0 } from '../../../support/wave-planner-inputs.js';
+import { DONE_V1, runtimeViews, WAVE0, planInput } from '../../../support/wave-planner-inputs.js';
 
 const POLICY: RolloutPolicy = {
   waves: [{ name: 'canary', selector: { matchLabels: { canary: 'true' } }, soakMs: 60_000 }],
@@ -39,16 +39,7 @@ const PREFLIGHT: RolloutState = { ...WAVE0, phase: 'Preflight' };
 const canaryOn = (canary: Partial<RuntimeView>): RuntimeView[] =>
   fleet('v1', { 'rt-1': { current: 'v2', ...canary } });
 
-const plan = (p: Partial<PlanInput>) =>
-  planRollout({
-    policy: POLICY,
-    runtimes: fleet('v1'),
-    target: 'v2',
-    state: WAVE0,
-    now: 1_000,
-    workloadWatchMs: WORKLOAD_WATCH_MS,
-    ...p,
-  });
+const plan = (p: Partial<PlanInput>) => planRollout(planInput(POLICY, fleet('v1'), WAVE0, p));
 const desired = (r: ReturnType<typeof planRollout>) => Object.fromEntries(r.desired);
 
 describe('workload gate: failures under the target', () => {
