@@ -154,7 +154,8 @@ const plainName = unitOnly ? 'unit' : 'static, unit, integration';
 const matrixName = (kubernetes) =>
   `on Kubernetes ${kubernetes} (the matrix: RTB_TEST_KUBERNETES=${kubernetes})`;
 const e2eName = 'end to end (test/e2e)';
-const early = (path) => schedule.isEarlyFile(source(path));
+const early = (path) => schedule.hasMarker(source(path), schedule.EARLY_MARKER);
+const cpuBound = (path) => schedule.hasMarker(source(path), schedule.CPU_MARKER);
 const onPurpose = (path) => source(path).includes(failOpenTally.FAIL_OPEN_MARKER);
 /** Failed-open admission calls per job, for the summary at the end. */
 const failOpenByJob = new Map();
@@ -167,11 +168,19 @@ const unit = plan.plain.filter((f) => f.startsWith('test/unit/'));
 const unitId = `test/unit (${unit.length} files)`;
 const jobs = [
   ...(unit.length > 0
-    ? [{ id: unitId, phase: plainName, lane: 'main', files: unit, early: false, env: {} }]
+    ? [{ id: unitId, phase: plainName, lane: 'main', files: unit, early: false, cpuBound: true, env: {} }]
     : []),
   ...plan.plain
     .filter((f) => !f.startsWith('test/unit/'))
-    .map((f) => ({ id: f, phase: plainName, lane: 'main', files: [f], early: early(f), env: {} })),
+    .map((f) => ({
+      id: f,
+      phase: plainName,
+      lane: 'main',
+      files: [f],
+      early: early(f),
+      cpuBound: cpuBound(f),
+      env: {},
+    })),
   ...plan.runs.flatMap((run) =>
     run.files.map((f) => ({
       id: `${f}@${run.kubernetes}`,
@@ -179,10 +188,19 @@ const jobs = [
       lane: 'main',
       files: [f],
       early: early(f),
+      cpuBound: cpuBound(f),
       env: { RTB_TEST_KUBERNETES: run.kubernetes },
     })),
   ),
-  ...e2eFiles.map((f) => ({ id: f, phase: e2eName, lane: 'e2e', files: [f], early: early(f), env: {} })),
+  ...e2eFiles.map((f) => ({
+    id: f,
+    phase: e2eName,
+    lane: 'e2e',
+    files: [f],
+    early: early(f),
+    cpuBound: cpuBound(f),
+    env: {},
+  })),
 ];
 for (const run of plan.runs)
   console.error(`run-tests: ${matrixName(run.kubernetes)}: ${run.files.join(' ')}`);

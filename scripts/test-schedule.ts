@@ -9,6 +9,13 @@
  */
 export const EARLY_MARKER = '// test-schedule: early';
 
+/**
+ * The line that keeps a test file from running beside another CPU-bound job (the unit files, or
+ * another so marked): it keeps the machine's cores busy by itself, and two such jobs side by side
+ * take longer than one after the other while the rest of the lane waits behind them.
+ */
+export const CPU_MARKER = '// test-schedule: cpu';
+
 /** Which side of the run a job belongs to. */
 export type Lane = 'main' | 'e2e';
 
@@ -22,6 +29,8 @@ export interface TestJob {
   readonly files: readonly string[];
   /** Marked with EARLY_MARKER. */
   readonly early: boolean;
+  /** Marked with CPU_MARKER (or the unit files' job): never beside another such job. */
+  readonly cpuBound: boolean;
   readonly env: Readonly<Record<string, string>>;
 }
 
@@ -32,9 +41,9 @@ export interface LaneWidths {
   readonly e2e: number;
 }
 
-/** Whether a test file's text holds the EARLY_MARKER line. */
-export function isEarlyFile(source: string): boolean {
-  return source.split('\n').some((line) => line.trim() === EARLY_MARKER);
+/** Whether a test file's text holds `marker` (EARLY_MARKER, CPU_MARKER) as a line of its own. */
+export function hasMarker(source: string, marker: string): boolean {
+  return source.split('\n').some((line) => line.trim() === marker);
 }
 
 /**
@@ -61,7 +70,8 @@ export function orderJobs(
 /**
  * The first waiting job that may start beside the running ones, if any: one `ready` lets start (what
  * it needs is built), a lane runs up to its width (the main lane one fewer while an unmarked
- * end-to-end job runs), and an unmarked end-to-end job only while no other unmarked one runs.
+ * end-to-end job runs), an unmarked end-to-end job only while no other unmarked one runs, and a
+ * CPU-bound job only while no other one runs.
  */
 export function nextJob(
   waiting: readonly TestJob[],
@@ -78,6 +88,7 @@ export function nextJob(
   return waiting.find((job) => {
     if (!ready(job)) return false;
     if (count((r) => r.lane === job.lane) >= width(job.lane)) return false;
+    if (job.cpuBound && count((r) => r.cpuBound) > 0) return false;
     return job.lane === 'main' || job.early || count((r) => r.lane === 'e2e' && !r.early) === 0;
   });
 }

@@ -52,6 +52,13 @@ export interface ControlPlaneOptions {
   log?: (line: string) => void;
 }
 
+/**
+ * How long a stopping API server may take: idle, it exits within about a second, but a watch still
+ * open holds it (Go's graceful shutdown) until its own much later deadline. Its state is in etcd,
+ * so nothing is lost by ending it then.
+ */
+const API_SERVER_STOP_GRACE_MS = 3_000;
+
 /** One independent cluster: its own kube-apiserver and its own prefix in the shared etcd. */
 export class LocalCluster {
   private process: ManagedProcess | undefined;
@@ -113,7 +120,7 @@ export class LocalCluster {
   async stop(): Promise<void> {
     // Its counters end with the process: a restart inside a test must not lose them.
     await recordFailOpens([this]);
-    await this.process?.stop();
+    await this.process?.stop(API_SERVER_STOP_GRACE_MS);
   }
 }
 

@@ -5,9 +5,9 @@ import { cacheRoot } from './cache-root.js';
 import { releaseNodeResources, type NodeRecord } from './node-resources.js';
 
 /**
- * Every etcd and kube-apiserver this process started, so that they are stopped by PID on
- * normal exit, on an uncaught failure and on SIGINT/SIGTERM. A PID file per owner process
- * lets the next harness sweep up children of an owner that was killed with SIGKILL.
+ * Every etcd and kube-apiserver this process started, and every other child it tracks, so that
+ * they are stopped by PID on normal exit, on an uncaught failure and on SIGINT/SIGTERM. A PID file
+ * per owner process lets the next harness sweep up children of an owner killed with SIGKILL.
  */
 interface Tracked {
   readonly pid: number;
@@ -68,16 +68,25 @@ export function spawnTracked(
     stdio: ['ignore', logFd, logFd],
     env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost', ...env },
   });
-  const pid = child.pid;
-  if (pid !== undefined) {
-    tracked.set(pid, { pid, binary });
-    persist();
-    child.once('exit', () => {
-      tracked.delete(pid);
-      persist();
-    });
-  }
+  trackChild(child, binary);
   return child;
+}
+
+/**
+ * Tracks a child started elsewhere (with pipes, say): it is killed when this process ends for any
+ * reason. The sweep after an owner's SIGKILL kills it only while its command line still begins
+ * with `binary` (PIDs are reused; a child that exec'd something else stays).
+ */
+export function trackChild(child: ChildProcess, binary: string): void {
+  installHooks();
+  const pid = child.pid;
+  if (pid === undefined) return;
+  tracked.set(pid, { pid, binary });
+  persist();
+  child.once('exit', () => {
+    tracked.delete(pid);
+    persist();
+  });
 }
 
 /** Registers a node whose cgroups, bridge and slot are released when this process ends. */

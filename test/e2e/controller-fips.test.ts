@@ -20,6 +20,7 @@ import { resolveRtbImage } from '../../src/envtest/rtb-image.js';
 import { ensureCrds } from '../../src/kube/crd.js';
 import { kubeRequest } from '../../src/kube/kube-request.js';
 import { WATCH_EVENT_PATH, encodeWatchEvent } from '../../src/drift/watch-event.js';
+import { trackChild } from '../../src/envtest/process-registry.js';
 import { useControlPlane } from '../support/control-plane.js';
 import { tlsProtocol } from '../support/tls-protocol.js';
 import { writeDriftClientFiles } from '../support/direct-fleet.js';
@@ -110,6 +111,8 @@ describe('rtb controller --fips in the image, direct mode against real API serve
       ]),
       { env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    // Killed with this process if it ends early (a signal to the whole run): after() would not run.
+    trackChild(child, CHROOT);
     child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
   });
@@ -233,6 +236,7 @@ describe('rtb controller --fips in the image, direct mode against real API serve
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
+    trackChild(webhook, CHROOT);
     webhook.stdout.on('data', (c: Buffer) => (webhookOutput += c.toString()));
     webhook.stderr.on('data', (c: Buffer) => (webhookOutput += c.toString()));
     try {

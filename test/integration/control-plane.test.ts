@@ -220,7 +220,7 @@ describe('harness cleanup', () => {
   ] as const) {
     test(`no process or folder is left after ${signal ?? mode}`, async () => {
       const result = await run(mode, signal);
-      assert.equal(result.pids.length, 2, 'one etcd and one kube-apiserver were started');
+      assert.equal(result.pids.length, 3, 'one etcd, one kube-apiserver and a piped child were started');
       if (mode === 'throw') assert.notEqual(result.code, 0);
       if (signal) assert.equal(result.signal, signal);
       await eventually(() => (result.pids.some(isRunning) ? undefined : true), 10_000, 'children to end');
@@ -231,7 +231,7 @@ describe('harness cleanup', () => {
   test('children of an owner killed with SIGKILL are swept by the next harness', async () => {
     const result = await run('wait', 'SIGKILL');
     assert.ok(result.pids.every(isRunning), 'SIGKILL leaves orphans behind');
-    assert.equal(sweepOrphans(), 2);
+    assert.equal(sweepOrphans(), 3);
     await eventually(() => (result.pids.some(isRunning) ? undefined : true), 10_000, 'orphans to end');
   });
 });

@@ -33,7 +33,7 @@ import { FakeKim } from './fake-kim.js';
 const SELECTED = Array.from({ length: 12 }, (_, i) => `rt-${String(i).padStart(2, '0')}`);
 const UNSELECTED = ['other-0', 'other-1', 'other-2'];
 const SELECTOR = { 'rtb-test': 'selected' };
-const COALESCE_MS = 2_500;
+const COALESCE_MS = 2_000;
 
 describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
   const plane = useControlPlane({ clusters: ['kcp'] });
@@ -60,7 +60,7 @@ describe('rtb controller --mode=annotate on a real kube-apiserver', () => {
         coalesceMs: COALESCE_MS,
         concurrency: 4,
         // A short resync: the sources are re-evaluated all the time, and that must signal nobody.
-        resyncMs: 300,
+        resyncMs: 150,
         stateConfigMapName: 'rt-bootstrapper-controller-state',
       },
     });

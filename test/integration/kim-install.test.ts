@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { RUNTIME_NAMESPACE, WEBHOOK_DEPLOYMENT, WEBHOOK_TLS_SECRET } from '../../src/api/runtime-names.js';
 import type { LocalCluster } from '../../src/envtest/control-plane.js';
-import type { ServingPolicy } from '../../src/serving-cert/serving-policy.js';
+import { WEBHOOK_SERVING_POLICY, type ServingPolicy } from '../../src/serving-cert/serving-policy.js';
 import { renderKimManifests } from '../../src/render/kim-manifests.js';
 import { ADMISSION_POLICY_NAME } from '../../src/render/admission-policy.js';
 import { ADMISSION_POLICY_FIELD_MANAGER } from '../../src/api/admission-path-report.js';
@@ -50,6 +50,9 @@ const SOURCES: KimSources = {
 };
 
 const running: Replica[] = [];
+// The product's policy but for the settle: the API server's informer delivers a caBundle within
+// about a second, and the product's 20 s margin would make each install wait for nothing.
+const QUICK_SETTLE: ServingPolicy = { ...WEBHOOK_SERVING_POLICY, settleMs: 2_000 };
 
 after(async () => {
   await Promise.all(running.map((r) => r.app.stop()));
@@ -58,7 +61,7 @@ after(async () => {
 async function startReplica(
   cluster: LocalCluster,
   identity: string,
-  policy?: ServingPolicy,
+  policy: ServingPolicy = QUICK_SETTLE,
   admissionPolicy?: WebhookAppOptions['admissionPolicy'],
 ): Promise<Replica> {
   const replica = await startSupportReplica(cluster, identity, { policy, admissionPolicy });
@@ -200,7 +203,7 @@ describe('KIM installs rt-bootstrapper as it installs upstream today', () => {
     const fast: ServingPolicy = {
       servingLifetimeMs: 60_000,
       servingRenewFraction: 1 / 3,
-      caLifetimeMs: 30_000,
+      caLifetimeMs: 16_000,
       caRotateFraction: 1 / 2,
       settleMs: 1_500,
       overlapMs: 3_000,

@@ -1,3 +1,4 @@
+// test-schedule: cpu
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';

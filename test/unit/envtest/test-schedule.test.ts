@@ -1,16 +1,25 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { isEarlyFile, nextJob, orderJobs, type TestJob } from '../../../scripts/test-schedule.js';
+import {
+  CPU_MARKER,
+  EARLY_MARKER,
+  hasMarker,
+  nextJob,
+  orderJobs,
+  type TestJob,
+} from '../../../scripts/test-schedule.js';
 
-const job = (id: string, lane: TestJob['lane'] = 'main', early = false): TestJob => ({
+const job = (id: string, lane: TestJob['lane'] = 'main', early = false, cpuBound = false): TestJob => ({
   id,
   phase: lane,
   lane,
   files: [id],
   early,
+  cpuBound,
   env: {},
 });
+const isEarlyFile = (source: string): boolean => hasMarker(source, EARLY_MARKER);
 
 describe('the test schedule', () => {
   test('a file is early with the marker as a line of its own', () => {
@@ -23,6 +32,20 @@ describe('the test schedule', () => {
       const source = readFileSync(new URL(`../../e2e/${name}.test.ts`, import.meta.url), 'utf8');
       assert.ok(isEarlyFile(source), `test/e2e/${name}.test.ts is early`);
     }
+  });
+
+  test('the static check (type checker, linter, formatter) is CPU-bound', () => {
+    const source = readFileSync(new URL('../../static/typecheck-and-lint.test.ts', import.meta.url), 'utf8');
+    assert.ok(hasMarker(source, CPU_MARKER));
+  });
+
+  test('a CPU-bound job never starts beside another; the next one that may start does', () => {
+    const widths = { main: 3, e2e: 2 };
+    const [unit, lint, m1] = [job('unit', 'main', false, true), job('lint', 'main', false, true), job('m1')];
+    assert.equal(nextJob([lint, m1], [unit], widths), m1);
+    assert.equal(nextJob([lint], [unit, m1], widths), undefined);
+    assert.equal(nextJob([lint], [m1], widths), lint);
+    assert.equal(nextJob([lint], [], widths), lint);
   });
 
   test('early first, then the longest of the last run, never-timed ones before timed ones', () => {
