@@ -10,7 +10,8 @@
 // (`RTB_TEST_CONCURRENCY`), and the end-to-end lane under test/e2e (a real node each: kubelet,
 // containerd, Pods from the rtb image; docs/node.md), which starts once its node and image are
 // built (meanwhile the main lane runs). In the end-to-end lane one file at a time works a node,
-// and while one does, the main lane runs one job fewer;
+// and while one does, a CPU-bound job (the static check, the unit files: `// test-schedule: cpu`,
+// never two at once) runs with no other main job beside it;
 // files marked `// test-schedule: early` (they mostly wait for the kubelet's 5-minute bundle cache)
 // start first and run beside it, up to `RTB_E2E_CONCURRENCY` (2) files at once
 // (`RTB_E2E_BESIDE=early`: the unmarked ones wait for the main lane to end). In each lane

@@ -69,9 +69,9 @@ export function orderJobs(
 
 /**
  * The first waiting job that may start beside the running ones, if any: one `ready` lets start (what
- * it needs is built), a lane runs up to its width (the main lane one fewer while an unmarked
- * end-to-end job runs), an unmarked end-to-end job only while no other unmarked one runs, and a
- * CPU-bound job only while no other one runs.
+ * it needs is built), a lane runs up to its width (the main lane one fewer while a node is at work
+ * beside a CPU-bound job), an unmarked end-to-end job only while no other unmarked one runs and the
+ * main lane is within that width, and a CPU-bound job only while no other one runs.
  */
 export function nextJob(
   waiting: readonly TestJob[],
@@ -80,15 +80,25 @@ export function nextJob(
   ready: (job: TestJob) => boolean = () => true,
 ): TestJob | undefined {
   const count = (p: (job: TestJob) => boolean): number => running.filter(p).length;
-  // A node at work takes one of the main lane's places, so it gets about the share of the machine
-  // it had when the end-to-end files ran after the others.
+  // A node at work and a CPU-bound job together take one of the main lane's places, so the node
+  // keeps about the share of the machine it had when the end-to-end files ran after the others;
+  // beside the other main jobs (mostly waiting on API servers) it needs none.
   const nodeAtWork = count((r) => r.lane === 'e2e' && !r.early) > 0;
-  const width = (lane: Lane): number =>
-    lane === 'main' ? Math.max(1, widths.main - (nodeAtWork ? 1 : 0)) : widths.e2e;
+  const cpuAtWork = count((r) => r.cpuBound) > 0;
+  const width = (job: TestJob): number =>
+    job.lane === 'main'
+      ? Math.max(1, widths.main - (nodeAtWork && (job.cpuBound || cpuAtWork) ? 1 : 0))
+      : widths.e2e;
   return waiting.find((job) => {
     if (!ready(job)) return false;
-    if (count((r) => r.lane === job.lane) >= width(job.lane)) return false;
-    if (job.cpuBound && count((r) => r.cpuBound) > 0) return false;
-    return job.lane === 'main' || job.early || count((r) => r.lane === 'e2e' && !r.early) === 0;
+    if (count((r) => r.lane === job.lane) >= width(job)) return false;
+    if (job.cpuBound && cpuAtWork) return false;
+    if (job.lane === 'main' || job.early) return true;
+    // A node: alone among the unmarked, and only where the main lane keeps the width it then has.
+    const mainCount = count((r) => r.lane === 'main');
+    return (
+      count((r) => r.lane === 'e2e' && !r.early) === 0 &&
+      !(cpuAtWork && mainCount > Math.max(1, widths.main - 1))
+    );
   });
 }

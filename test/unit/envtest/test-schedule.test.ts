@@ -58,7 +58,7 @@ describe('the test schedule', () => {
     );
   });
 
-  test('a lane runs up to its width, the main lane one fewer beside a node at work; one unmarked end-to-end job at a time, early ones beside it', () => {
+  test('a lane runs up to its width; one unmarked end-to-end job at a time, early ones beside it', () => {
     const widths = { main: 2, e2e: 2 };
     const [m1, m2, m3] = [job('m1'), job('m2'), job('m3')];
     const [slow, wait1, wait2] = [job('slow', 'e2e'), job('w1', 'e2e', true), job('w2', 'e2e', true)];
@@ -69,13 +69,33 @@ describe('the test schedule', () => {
     assert.equal(nextJob([other], [wait1], widths), other);
     assert.equal(nextJob([wait2], [wait1, slow], widths), undefined);
     assert.equal(nextJob([m3], [m1], widths), m3);
-    // A node at work takes one of the main lane's places; an early (waiting) one does not.
-    assert.equal(nextJob([m3], [m1, slow], widths), undefined);
-    assert.equal(nextJob([m3], [m1, wait1], widths), m3);
-    assert.equal(nextJob([m3], [slow], { main: 1, e2e: 2 }), m3);
+    assert.equal(nextJob([m3], [m1, slow], widths), m3);
     assert.equal(
       nextJob([other, m3], [m1], widths, (j) => j.lane === 'main'),
       m3,
     );
+  });
+
+  test('a node at work beside a CPU-bound job takes one of the main lane’s places; an early (waiting) one does not', () => {
+    const widths = { main: 2, e2e: 2 };
+    const [unit, lint, m1, m2] = [
+      job('unit', 'main', false, true),
+      job('lint', 'main', false, true),
+      job('m1'),
+      job('m2'),
+    ];
+    const [slow, wait1] = [job('slow', 'e2e'), job('w1', 'e2e', true)];
+    // Beside a node: no second main job next to a CPU-bound one, in either order.
+    assert.equal(nextJob([m2], [unit, slow], widths), undefined);
+    assert.equal(nextJob([lint], [m1, slow], widths), undefined);
+    assert.equal(nextJob([lint], [slow], widths), lint);
+    // An early end-to-end job is no node at work.
+    assert.equal(nextJob([m2], [unit, wait1], widths), m2);
+    // No node is started where it would leave the main lane over that width; with room it is.
+    assert.equal(nextJob([slow], [unit, m1], widths), undefined);
+    assert.equal(nextJob([slow], [unit], widths), slow);
+    assert.equal(nextJob([slow], [m1, m2], widths), slow);
+    assert.equal(nextJob([m2], [unit], { main: 1, e2e: 2 }), undefined);
+    assert.equal(nextJob([m2], [slow], { main: 1, e2e: 2 }), m2);
   });
 });
