@@ -155,8 +155,13 @@ const plainName = unitOnly ? 'unit' : 'static, unit, integration';
 const matrixName = (kubernetes) =>
   `on Kubernetes ${kubernetes} (the matrix: RTB_TEST_KUBERNETES=${kubernetes})`;
 const e2eName = 'end to end (test/e2e)';
-const early = (path) => schedule.hasMarker(source(path), schedule.EARLY_MARKER);
-const cpuBound = (path) => schedule.hasMarker(source(path), schedule.CPU_MARKER);
+/** A job of one file, its markers read from its text. */
+const fileJob = (f, { id = f, phase, lane, env = {} }) => {
+  const text = source(f);
+  const early = schedule.hasMarker(text, schedule.EARLY_MARKER);
+  const cpuBound = schedule.hasMarker(text, schedule.CPU_MARKER);
+  return { id, phase, lane, files: [f], early, cpuBound, env };
+};
 const onPurpose = (path) => source(path).includes(failOpenTally.FAIL_OPEN_MARKER);
 /** Failed-open admission calls per job, for the summary at the end. */
 const failOpenByJob = new Map();
@@ -173,35 +178,18 @@ const jobs = [
     : []),
   ...plan.plain
     .filter((f) => !f.startsWith('test/unit/'))
-    .map((f) => ({
-      id: f,
-      phase: plainName,
-      lane: 'main',
-      files: [f],
-      early: early(f),
-      cpuBound: cpuBound(f),
-      env: {},
-    })),
+    .map((f) => fileJob(f, { phase: plainName, lane: 'main' })),
   ...plan.runs.flatMap((run) =>
-    run.files.map((f) => ({
-      id: `${f}@${run.kubernetes}`,
-      phase: matrixName(run.kubernetes),
-      lane: 'main',
-      files: [f],
-      early: early(f),
-      cpuBound: cpuBound(f),
-      env: { RTB_TEST_KUBERNETES: run.kubernetes },
-    })),
+    run.files.map((f) =>
+      fileJob(f, {
+        id: `${f}@${run.kubernetes}`,
+        phase: matrixName(run.kubernetes),
+        lane: 'main',
+        env: { RTB_TEST_KUBERNETES: run.kubernetes },
+      }),
+    ),
   ),
-  ...e2eFiles.map((f) => ({
-    id: f,
-    phase: e2eName,
-    lane: 'e2e',
-    files: [f],
-    early: early(f),
-    cpuBound: cpuBound(f),
-    env: {},
-  })),
+  ...e2eFiles.map((f) => fileJob(f, { phase: e2eName, lane: 'e2e' })),
 ];
 for (const run of plan.runs)
   console.error(`run-tests: ${matrixName(run.kubernetes)}: ${run.files.join(' ')}`);

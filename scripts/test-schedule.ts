@@ -85,20 +85,15 @@ export function nextJob(
   // beside the other main jobs (mostly waiting on API servers) it needs none.
   const nodeAtWork = count((r) => r.lane === 'e2e' && !r.early) > 0;
   const cpuAtWork = count((r) => r.cpuBound) > 0;
-  const width = (job: TestJob): number =>
-    job.lane === 'main'
-      ? Math.max(1, widths.main - (nodeAtWork && (job.cpuBound || cpuAtWork) ? 1 : 0))
-      : widths.e2e;
+  const mainWidth = (node: boolean, cpu: boolean): number => Math.max(1, widths.main - (node && cpu ? 1 : 0));
+  const mainCount = count((r) => r.lane === 'main');
   return waiting.find((job) => {
     if (!ready(job)) return false;
-    if (count((r) => r.lane === job.lane) >= width(job)) return false;
     if (job.cpuBound && cpuAtWork) return false;
-    if (job.lane === 'main' || job.early) return true;
+    if (job.lane === 'main') return mainCount < mainWidth(nodeAtWork, job.cpuBound || cpuAtWork);
+    if (count((r) => r.lane === 'e2e') >= widths.e2e) return false;
+    if (job.early) return true;
     // A node: alone among the unmarked, and only where the main lane keeps the width it then has.
-    const mainCount = count((r) => r.lane === 'main');
-    return (
-      count((r) => r.lane === 'e2e' && !r.early) === 0 &&
-      !(cpuAtWork && mainCount > Math.max(1, widths.main - 1))
-    );
+    return !nodeAtWork && mainCount <= mainWidth(true, cpuAtWork);
   });
 }
